@@ -1,0 +1,58 @@
+package circuits
+
+import (
+	"math/bits"
+	"math/rand"
+
+	"github.com/consensys/gnark/frontend"
+	gbits "github.com/consensys/gnark/std/math/bits"
+)
+
+// wordBits is the width of each decomposed word.
+const wordBits = 64
+
+// Bits proves that the secret 64-bit words X have Count pairs of adjacent set
+// bits in all: each word is decomposed into 64 boolean wires (64 constraints
+// and a recomposition), and each adjacent pair ANDed (63 constraints). Almost
+// every wire is 0 or 1, so batch-addition replaces most of the MSM work.
+type Bits struct {
+	X     []frontend.Variable
+	Count frontend.Variable `gnark:",public"`
+}
+
+func (c *Bits) Define(api frontend.API) error {
+	var count frontend.Variable = 0
+	for _, x := range c.X {
+		b := gbits.ToBinary(api, x, gbits.WithNbDigits(wordBits))
+		for j := 0; j+1 < wordBits; j++ {
+			count = api.Add(count, api.Mul(b[j], b[j+1]))
+		}
+	}
+	api.AssertIsEqual(count, c.Count)
+	return nil
+}
+
+// bitsPerWord is about how many constraints one word costs.
+const bitsPerWord = 2 * wordBits
+
+func bitsWords(n int) int { return max(1, n/bitsPerWord) }
+
+var bitsCircuit = Builtin{
+	Name: "bits",
+	Doc:  "64-bit words decomposed to bits, adjacent bits ANDed; boolean-heavy",
+	circuit: func(n int) frontend.Circuit {
+		return &Bits{X: make([]frontend.Variable, bitsWords(n))}
+	},
+	assign: func(n int, seed int64) frontend.Circuit {
+		rng := rand.New(rand.NewSource(seed))
+		c := &Bits{X: make([]frontend.Variable, bitsWords(n))}
+		count := 0
+		for i := range c.X {
+			x := rng.Uint64()
+			c.X[i] = x
+			count += bits.OnesCount64(x & (x >> 1))
+		}
+		c.Count = count
+		return c
+	},
+}

@@ -1,0 +1,45 @@
+package circuits
+
+import (
+	"math/big"
+	"math/rand"
+
+	"github.com/consensys/gnark/frontend"
+)
+
+// MulChain proves knowledge of X with x_n = Y, where x_0 = X and
+// x_{i+1} = x_i·(x_i + i + 1). One multiplication per constraint, and every
+// wire is a random-looking field element: the worst case for batch-addition.
+type MulChain struct {
+	X frontend.Variable
+	Y frontend.Variable `gnark:",public"`
+	N int               `gnark:"-"`
+}
+
+func (c *MulChain) Define(api frontend.API) error {
+	x := c.X
+	for i := 0; i < c.N; i++ {
+		x = api.Mul(x, api.Add(x, i+1))
+	}
+	api.AssertIsEqual(x, c.Y)
+	return nil
+}
+
+var mulchain = Builtin{
+	Name: "mulchain",
+	Doc:  "x_{i+1} = x_i·(x_i+i+1); every wire significant",
+	circuit: func(n int) frontend.Circuit {
+		return &MulChain{N: n - 1} // n−1 multiplications and the final equality
+	},
+	assign: func(n int, seed int64) frontend.Circuit {
+		rng := rand.New(rand.NewSource(seed))
+		x := mod(new(big.Int).Rand(rng, modulus))
+		x0 := new(big.Int).Set(x)
+		t := new(big.Int)
+		for i := 0; i < n-1; i++ {
+			t.Add(x, big.NewInt(int64(i+1)))
+			mod(x.Mul(x, t))
+		}
+		return &MulChain{X: x0, Y: x, N: n - 1}
+	},
+}

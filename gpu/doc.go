@@ -1,0 +1,14 @@
+// Package gpu is zkpipe's compute backend: the multi-scalar multiplications
+// and NTTs of a Groth16 proof, behind the few operations package stages
+// declares in its Backend interface.
+//
+// CPU is the reference implementation, on gnark-crypto. The CUDA backend (built
+// from gpu/cuda with nvcc, loaded at run time) implements the same operations
+// and passes the same tests.
+//
+// Data flow for one proof:
+//
+//	Key      — a circuit's bases, made resident once by Load (shared by all jobs)
+//	Vectors  — one proof's a, b, c and its classified scalars (host memory)
+//	Staged   — the Vectors as the device holds them, from Transfer until Free
+package gpu

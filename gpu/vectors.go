@@ -1,0 +1,48 @@
+package gpu
+
+import (
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+)
+
+// Query is one MSM's scalars split by value, the output of pin/transfer's
+// classification: zeros are dropped, ones are summed by batch-addition (one
+// mixed addition each, no scalar multiplication), and only the significant
+// rest goes to the tail MSM. In a boolean-heavy circuit most wires are 0 or 1.
+type Query struct {
+	Len     int      // how many scalars (and bases) the query has
+	Ones    []uint64 // bit j of Ones[j/64] is set ⇔ scalar j == 1
+	NumOnes int
+
+	// Dense means every scalar is significant: Idx is nil and Vals holds all
+	// Len scalars in order, so the tail MSM runs on the bases as they are.
+	Dense bool
+	Idx   []uint32     // ascending indexes of the significant scalars
+	Vals  []fr.Element // Vals[k] is the scalar of base Idx[k] (Montgomery form)
+}
+
+// IsOne reports whether scalar j was classified as one.
+func (q *Query) IsOne(j int) bool { return q.Ones[j>>6]&(1<<(uint(j)&63)) != 0 }
+
+// Vectors is one proof's input to the device.
+type Vectors struct {
+	// Constraint evaluations a = A·W, b = B·W, c = C·W, length ≤ n; the
+	// backend treats missing entries as zero. ComputeH may overwrite them.
+	A, B, C []fr.Element
+
+	QA, QB, QK Query // scalars of the A, B (G1 and G2) and K queries
+}
+
+// Staged is one proof's Vectors as a device holds them, from Transfer until
+// Free. Host keeps the host copy (CPU paths such as a CPU B_G2 read it);
+// Device is the backend's own state.
+type Staged struct {
+	Resident Resident
+	Host     *Vectors
+	Device   any
+}
+
+// G1Sums holds one result per G1 query.
+type G1Sums struct {
+	A, B1, K bn254.G1Jac
+}

@@ -1,0 +1,273 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Stage is one step of the pipeline: Workers goroutines reading from a channel
+// of capacity Queue.
+type Stage[J any] struct {
+	Name    string
+	Workers int // goroutines running Run; at least 1
+	Queue   int // capacity of the channel feeding this stage; 0 means unbuffered
+
+	// Admit, if set, is called by a worker before Run and may block (the memory
+	// governor reserves a job's footprint here). Its wait is counted as queue
+	// time, its error fails the job like Run's.
+	Admit func(ctx context.Context, job J) error
+
+	// Run does this stage's work on one job. It must not keep job after it
+	// returns; an error ends the job, which then skips the later stages.
+	Run func(ctx context.Context, job J, worker int) error
+}
+
+// Timing is when a job reached a stage, when a worker took it, and when it left.
+type Timing struct {
+	Stage    string
+	Worker   int
+	Queued   time.Time // the previous stage finished (or the source emitted it)
+	Started  time.Time // a worker began Run (after Admit)
+	Finished time.Time
+}
+
+// Wait is how long the job waited for this stage: queue plus admission.
+func (t Timing) Wait() time.Duration { return t.Started.Sub(t.Queued) }
+
+// Busy is how long the stage worked on the job.
+func (t Timing) Busy() time.Duration { return t.Finished.Sub(t.Started) }
+
+// Result is a job as it leaves the pipeline, finished or failed.
+type Result[J any] struct {
+	Job     J
+	Timings []Timing // one per stage the job reached, in stage order
+	Err     error    // nil when every stage succeeded
+	Stage   string   // the stage that failed, when Err != nil
+}
+
+// PanicError is a stage's panic turned into its job's error.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (p *PanicError) Error() string { return fmt.Sprintf("panic: %v\n%s", p.Value, p.Stack) }
+
+// Unwrap returns the panic value when it was an error.
+func (p *PanicError) Unwrap() error {
+	if err, ok := p.Value.(error); ok {
+		return err
+	}
+	return nil
+}
+
+// StageCount is a snapshot of one stage's occupancy.
+type StageCount struct {
+	Name    string
+	Queued  int // jobs waiting in the stage's channel or in admission
+	Running int // jobs in Run
+}
+
+// Pipeline runs jobs through its stages. Build one with New, run it once.
+type Pipeline[J any] struct {
+	stages  []Stage[J]
+	queued  []atomic.Int64
+	running []atomic.Int64
+	used    atomic.Bool
+}
+
+// New checks the stages and returns a pipeline over them. A stage with no Run,
+// no name or fewer than one worker is a programmer error and panics.
+func New[J any](stages ...Stage[J]) *Pipeline[J] {
+	if len(stages) == 0 {
+		panic("pipeline: no stages")
+	}
+	for i, s := range stages {
+		if s.Name == "" || s.Run == nil || s.Workers < 1 || s.Queue < 0 {
+			panic(fmt.Sprintf("pipeline: stage %d (%q) needs a name, a Run, Workers ≥ 1 and Queue ≥ 0", i, s.Name))
+		}
+	}
+	return &Pipeline[J]{
+		stages:  stages,
+		queued:  make([]atomic.Int64, len(stages)),
+		running: make([]atomic.Int64, len(stages)),
+	}
+}
+
+// Snapshot reports how many jobs wait in and run in each stage. Safe to call
+// from any goroutine while Run is going.
+func (p *Pipeline[J]) Snapshot() []StageCount {
+	out := make([]StageCount, len(p.stages))
+	for i, s := range p.stages {
+		out[i] = StageCount{Name: s.Name, Queued: int(p.queued[i].Load()), Running: int(p.running[i].Load())}
+	}
+	return out
+}
+
+// envelope carries a job and its record between stages.
+type envelope[J any] struct {
+	job     J
+	timings []Timing
+	queued  time.Time
+}
+
+// Run feeds every job from src through the stages and calls sink once per job,
+// from a single goroutine, as each finishes or fails; sink must not block for
+// long, since it holds back the jobs behind it. Run returns when src is closed
+// and every job has reached sink (nil), or when ctx is cancelled (ctx.Err()),
+// after every goroutine it started has exited. Jobs still inside the pipeline
+// at cancellation are dropped without reaching sink.
+func (p *Pipeline[J]) Run(ctx context.Context, src <-chan J, sink func(Result[J])) error {
+	if p.used.Swap(true) {
+		panic("pipeline: Run called twice")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// Failed jobs go straight to the sink rather than through the later
+	// stages' queues, so their result line appears at once.
+	results := make(chan Result[J])
+	var all sync.WaitGroup
+
+	// Source: wrap each job in an envelope, stamping when it entered stage 0.
+	in := make(chan *envelope[J], p.stages[0].Queue)
+	all.Add(1)
+	go func() {
+		defer all.Done()
+		defer close(in)
+		for {
+			var job J
+			var ok bool
+			select {
+			case job, ok = <-src:
+				if !ok {
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+			env := &envelope[J]{job: job, timings: make([]Timing, 0, len(p.stages)), queued: time.Now()}
+			p.queued[0].Add(1)
+			select {
+			case in <- env:
+			case <-ctx.Done():
+				p.queued[0].Add(-1)
+				return
+			}
+		}
+	}()
+
+	// Stages: each reads its channel with Workers goroutines and writes the
+	// next stage's channel (or, for the last, the results).
+	for i := range p.stages {
+		var out chan *envelope[J]
+		if i+1 < len(p.stages) {
+			out = make(chan *envelope[J], p.stages[i+1].Queue)
+		}
+		var workers sync.WaitGroup
+		for w := 0; w < p.stages[i].Workers; w++ {
+			workers.Add(1)
+			go func() {
+				defer workers.Done()
+				p.work(ctx, i, w, in, out, results)
+			}()
+		}
+		all.Add(1)
+		go func(out chan *envelope[J]) {
+			defer all.Done()
+			workers.Wait()
+			if out != nil {
+				close(out)
+			}
+		}(out)
+		in = out
+	}
+
+	// All goroutines done ⇒ nothing more can reach results.
+	go func() {
+		all.Wait()
+		close(results)
+	}()
+	for r := range results {
+		sink(r)
+	}
+	return ctx.Err()
+}
+
+// work is one worker of stage i.
+func (p *Pipeline[J]) work(ctx context.Context, i, w int, in <-chan *envelope[J], out chan<- *envelope[J], results chan<- Result[J]) {
+	s := &p.stages[i]
+	// A job leaves this worker on out (next stage) or results (done or failed).
+	emit := func(env *envelope[J], err error) bool {
+		if err == nil && out != nil {
+			env.queued = time.Now()
+			if i+1 < len(p.stages) {
+				p.queued[i+1].Add(1)
+			}
+			select {
+			case out <- env:
+				return true
+			case <-ctx.Done():
+				p.queued[i+1].Add(-1)
+				return false
+			}
+		}
+		r := Result[J]{Job: env.job, Timings: env.timings, Err: err}
+		if err != nil {
+			r.Stage = s.Name
+		}
+		select {
+		case results <- r:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for {
+		var env *envelope[J]
+		var ok bool
+		select {
+		case env, ok = <-in:
+			if !ok {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+		t := Timing{Stage: s.Name, Worker: w, Queued: env.queued}
+		var err error
+		if s.Admit != nil {
+			err = protect(func() error { return s.Admit(ctx, env.job) })
+		}
+		p.queued[i].Add(-1)
+		t.Started = time.Now()
+		if err == nil {
+			p.running[i].Add(1)
+			err = protect(func() error { return s.Run(ctx, env.job, w) })
+			p.running[i].Add(-1)
+		}
+		t.Finished = time.Now()
+		env.timings = append(env.timings, t)
+		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return // cancelled: the job is dropped, as Run documents
+		}
+		if !emit(env, err) {
+			return
+		}
+	}
+}
+
+// protect runs f, turning a panic into a *PanicError with its stack.
+func protect(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return f()
+}

@@ -1,0 +1,367 @@
+// Package gnarksrc is the circuit source for gnark's own files: a circuit
+// directory of circuit.r1cs, circuit.pk and circuit.vk in gnark's binary
+// encodings, jobs with a gnark binary witness (or, for built-in circuits, a
+// seed to generate one), and proofs in gnark's binary encoding that
+// groth16.Verify accepts.
+package gnarksrc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"path/filepath"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr/hash_to_field"
+	"github.com/consensys/gnark/backend/groth16"
+	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
+	"github.com/consensys/gnark/backend/witness"
+	"github.com/consensys/gnark/constraint"
+	cs "github.com/consensys/gnark/constraint/bn254"
+	"github.com/consensys/gnark/constraint/solver"
+	fcs "github.com/consensys/gnark/frontend/cs"
+	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/stages"
+)
+
+// File names inside a circuit directory.
+const (
+	R1CSFile = "circuit.r1cs"
+	PKFile   = "circuit.pk"
+	VKFile   = "circuit.vk"
+	MetaFile = "circuit.json" // optional: which built-in made the circuit, for generate jobs
+)
+
+// Meta describes a circuit made by zkpipe setup.
+type Meta struct {
+	Builtin     string `json:"builtin"`
+	Constraints int    `json:"constraints"` // the size asked of the built-in
+}
+
+// Source proves jobs for one gnark circuit.
+type Source struct {
+	ccs     *cs.R1CS
+	pk      *groth16bn254.ProvingKey
+	vk      *groth16bn254.VerifyingKey
+	builtin *circuits.Builtin // nil unless the directory names one
+	size    int
+	commits constraint.Groth16Commitments
+}
+
+// state is what a job carries between this source's steps.
+type state struct {
+	full, public witness.Witness
+	commitments  []bn254.G1Affine
+	pok          bn254.G1Affine
+}
+
+func (s *Source) Kind() string { return "gnark" }
+
+// VerifyingKey is the circuit's verifying key.
+func (s *Source) VerifyingKey() *groth16bn254.VerifyingKey { return s.vk }
+
+// LoadDir reads a circuit directory; the circuit is named after it.
+func LoadDir(dir string) (*stages.Circuit, error) {
+	name := filepath.Base(filepath.Clean(dir))
+	ccs := groth16.NewCS(ecc.BN254)
+	if err := readFile(filepath.Join(dir, R1CSFile), ccs.ReadFrom); err != nil {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	pk := groth16.NewProvingKey(ecc.BN254)
+	// UnsafeReadFrom skips the subgroup checks (minutes for large keys): a bad
+	// proving key can only spoil its owner's proofs, which the verifier rejects.
+	if err := readFile(filepath.Join(dir, PKFile), pk.UnsafeReadFrom); err != nil {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	vk := groth16.NewVerifyingKey(ecc.BN254)
+	if err := readFile(filepath.Join(dir, VKFile), vk.ReadFrom); err != nil {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	var meta *Meta
+	if b, err := os.ReadFile(filepath.Join(dir, MetaFile)); err == nil {
+		meta = new(Meta)
+		if err := json.Unmarshal(b, meta); err != nil {
+			return nil, fmt.Errorf("circuit %s: %s: %w", name, MetaFile, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	return New(name, ccs, pk, vk, meta)
+}
+
+func readFile(path string, read func(r io.Reader) (int64, error)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := read(bufio.NewReaderSize(f, 1<<20)); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}
+
+// New builds a circuit from gnark objects already in memory.
+func New(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingKey, vkI groth16.VerifyingKey, meta *Meta) (*stages.Circuit, error) {
+	ccs, ok1 := ccsI.(*cs.R1CS)
+	pk, ok2 := pkI.(*groth16bn254.ProvingKey)
+	vk, ok3 := vkI.(*groth16bn254.VerifyingKey)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, fmt.Errorf("circuit %s: want a BN254 R1CS with Groth16 keys, got %T, %T, %T", name, ccsI, pkI, vkI)
+	}
+	src := &Source{ccs: ccs, pk: pk, vk: vk, commits: ccs.CommitmentInfo.(constraint.Groth16Commitments)}
+	if meta != nil {
+		b, err := circuits.Lookup(meta.Builtin)
+		if err != nil {
+			return nil, fmt.Errorf("circuit %s: %w", name, err)
+		}
+		src.builtin, src.size = &b, meta.Constraints
+	}
+
+	nbWires := ccs.GetNbInternalVariables() + ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables()
+	if len(pk.InfinityA) != nbWires || len(pk.InfinityB) != nbWires {
+		return nil, fmt.Errorf("circuit %s: proving key is for %d wires, the R1CS has %d", name, len(pk.InfinityA), nbWires)
+	}
+	if pk.Domain.Cardinality < uint64(ccs.GetNbConstraints()) {
+		return nil, fmt.Errorf("circuit %s: proving key's domain %d is smaller than %d constraints", name, pk.Domain.Cardinality, ccs.GetNbConstraints())
+	}
+
+	c := &stages.Circuit{
+		Name:        name,
+		Constraints: ccs.GetNbConstraints(),
+		NbWires:     nbWires,
+		NbPublic:    ccs.GetNbPublicVariables(),
+		Source:      src,
+		Key: &gpu.Key{
+			Domain:      &pk.Domain,
+			HConvention: gpu.HDivideByZ,
+			A:           pk.G1.A, B1: pk.G1.B, K: pk.G1.K, Z: pk.G1.Z,
+			B2: pk.G2.B,
+		},
+		Alpha1: pk.G1.Alpha, Beta1: pk.G1.Beta, Delta1: pk.G1.Delta,
+		Beta2: pk.G2.Beta, Delta2: pk.G2.Delta,
+	}
+	// A and B skip the wires whose bases are infinity, as gnark's prover does.
+	for i := 0; i < nbWires; i++ {
+		if !pk.InfinityA[i] {
+			c.Sel.A = append(c.Sel.A, uint32(i))
+		}
+		if !pk.InfinityB[i] {
+			c.Sel.B = append(c.Sel.B, uint32(i))
+		}
+	}
+	// K starts after the public wires and skips the privately committed
+	// wires and the commitment wires themselves (they are public to the
+	// verifier), as gnark's setup lays out pk.G1.K.
+	skip := make(map[int]bool)
+	for _, w := range src.commits.CommitmentIndexes() {
+		skip[w] = true
+	}
+	for _, ws := range src.commits.GetPrivateCommitted() {
+		for _, w := range ws {
+			skip[w] = true
+		}
+	}
+	for i := c.NbPublic; i < nbWires; i++ {
+		if !skip[i] {
+			c.Sel.K = append(c.Sel.K, uint32(i))
+		}
+	}
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ─── parse ───────────────────────────────────────────────────────────────────
+
+// Parse reads the job's binary witness, or generates one for a built-in
+// circuit, and checks it has the circuit's public and secret counts.
+func (s *Source) Parse(_ context.Context, j *stages.Job) error {
+	req := &j.Request
+	if req.Wtns != "" || len(req.Input) > 0 {
+		return fmt.Errorf("circuit %s is a gnark circuit: wtns and input jobs need a circom circuit (--zkey)", j.Circuit.Name)
+	}
+	var full witness.Witness
+	switch {
+	case req.Witness != "" && req.Generate != nil:
+		return fmt.Errorf("give witness or generate, not both")
+	case req.Witness != "":
+		data, err := os.ReadFile(req.Witness)
+		if err != nil {
+			return fmt.Errorf("witness: %w", err)
+		}
+		w, err := witness.New(ecc.BN254.ScalarField())
+		if err != nil {
+			return err
+		}
+		if err := w.UnmarshalBinary(data); err != nil {
+			return fmt.Errorf("witness %s: malformed or truncated: %w", req.Witness, err)
+		}
+		full = w
+	case req.Generate != nil:
+		if s.builtin == nil {
+			return fmt.Errorf("circuit %s was not made by zkpipe setup from a built-in: it cannot generate witnesses", j.Circuit.Name)
+		}
+		w, err := s.builtin.Witness(s.size, req.Generate.Seed)
+		if err != nil {
+			return fmt.Errorf("generate: %w", err)
+		}
+		full = w
+	default:
+		return fmt.Errorf("job has neither witness nor generate")
+	}
+
+	pub, err := full.Public()
+	if err != nil {
+		return err
+	}
+	nbPub, nbAll := len(pub.Vector().(fr.Vector)), len(full.Vector().(fr.Vector))
+	wantPub, wantSecret := s.ccs.GetNbPublicVariables()-1, s.ccs.GetNbSecretVariables()
+	if nbPub != wantPub || nbAll-nbPub != wantSecret {
+		return fmt.Errorf("witness has %d public and %d secret values, circuit %s wants %d and %d",
+			nbPub, nbAll-nbPub, j.Circuit.Name, wantPub, wantSecret)
+	}
+	j.Source = &state{full: full, public: pub}
+	return nil
+}
+
+// ─── synthesize ──────────────────────────────────────────────────────────────
+
+// Synthesize solves the R1CS (gnark's ccs.Solve) with the BSB22 commitment
+// hint installed as gnark's prover installs it: each commitment is a Pedersen
+// commitment to its privately committed wires, hashed with the public ones
+// into the challenge wire. The proof of knowledge of the commitments is
+// folded here too, while the committed values are at hand.
+func (s *Source) Synthesize(_ context.Context, j *stages.Job) error {
+	st := j.Source.(*state)
+	pk := s.pk
+	st.commitments = make([]bn254.G1Affine, len(s.commits))
+	committed := make([][]fr.Element, len(s.commits))
+	htf := hash_to_field.New([]byte(constraint.CommitmentDst))
+
+	bsb22 := solver.OverrideHint(solver.GetHintID(fcs.Bsb22CommitmentComputePlaceholder), func(_ *big.Int, in, out []*big.Int) error {
+		i := int(in[0].Int64())
+		in = in[1:]
+		hashed := in[:len(s.commits[i].PublicAndCommitmentCommitted)]
+		priv := in[len(hashed):]
+		committed[i] = make([]fr.Element, len(s.commits[i].PrivateCommitted))
+		for k := range priv {
+			committed[i][k].SetBigInt(priv[k])
+		}
+		var err error
+		if st.commitments[i], err = pk.CommitmentKeys[i].Commit(committed[i]); err != nil {
+			return err
+		}
+		htf.Write(constraint.SerializeCommitment(st.commitments[i].Marshal(), hashed, (fr.Bits-1)/8+1))
+		sum := htf.Sum(nil)
+		htf.Reset()
+		var res fr.Element
+		res.SetBytes(sum[:min(fr.Bytes, htf.Size())])
+		res.BigInt(out[0])
+		return nil
+	})
+
+	sol, err := s.ccs.Solve(st.full, bsb22)
+	if err != nil {
+		return fmt.Errorf("unsatisfied witness: %w", err)
+	}
+	r := sol.(*cs.R1CSSolution)
+
+	if len(s.commits) > 0 {
+		poks := make([]bn254.G1Affine, len(s.commits))
+		for i := range pk.CommitmentKeys {
+			if poks[i], err = pk.CommitmentKeys[i].ProveKnowledge(committed[i]); err != nil {
+				return fmt.Errorf("commitment %d: proof of knowledge: %w", i, err)
+			}
+		}
+		// fold the proofs of knowledge with a challenge from the commitment wires
+		ser := make([]byte, fr.Bytes*len(s.commits))
+		for i := range s.commits {
+			copy(ser[fr.Bytes*i:], r.W[s.commits[i].CommitmentIndex].Marshal())
+		}
+		ch, err := fr.Hash(ser, []byte("G16-BSB22"), 1)
+		if err != nil {
+			return err
+		}
+		if _, err := st.pok.Fold(poks, ch[0], ecc.MultiExpConfig{NbTasks: 1}); err != nil {
+			return err
+		}
+	}
+
+	j.W = r.W
+	j.Vec.A, j.Vec.B, j.Vec.C = r.A, r.B, r.C
+	st.full = nil
+	return nil
+}
+
+// ─── emit ────────────────────────────────────────────────────────────────────
+
+// Emit writes ID.proof (gnark binary), ID.public (gnark binary public
+// witness) and ID.proof.json (the same points in decimal, snarkjs's layout).
+func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out stages.Output) (stages.Emitted, error) {
+	st := j.Source.(*state)
+	proof := &groth16bn254.Proof{Ar: p.Ar, Bs: p.Bs, Krs: p.Krs, Commitments: st.commitments, CommitmentPok: st.pok}
+	var buf bytes.Buffer
+	if _, err := proof.WriteTo(&buf); err != nil {
+		return stages.Emitted{}, err
+	}
+	pub, err := st.public.MarshalBinary()
+	if err != nil {
+		return stages.Emitted{}, err
+	}
+	js, err := json.Marshal(ProofJSON(proof))
+	if err != nil {
+		return stages.Emitted{}, err
+	}
+	var em stages.Emitted
+	// The binary proof goes last: its presence marks the job as done.
+	if em.Public, err = out.Write(j.ID+".public", pub); err != nil {
+		return em, err
+	}
+	if _, err = out.Write(j.ID+".proof.json", js); err != nil {
+		return em, err
+	}
+	if em.Proof, err = out.Write(j.ID+".proof", buf.Bytes()); err != nil {
+		return em, err
+	}
+	for _, v := range st.public.Vector().(fr.Vector) {
+		em.PublicInputs = append(em.PublicInputs, v.String())
+	}
+	return em, nil
+}
+
+// JSONProof is a gnark proof in decimal, laid out as snarkjs lays its own.
+type JSONProof struct {
+	Protocol      string       `json:"protocol"`
+	Curve         string       `json:"curve"`
+	A             [3]string    `json:"pi_a"`
+	B             [3][2]string `json:"pi_b"`
+	C             [3]string    `json:"pi_c"`
+	Commitments   [][3]string  `json:"commitments,omitempty"`
+	CommitmentPok *[3]string   `json:"commitment_pok,omitempty"`
+}
+
+// ProofJSON returns p's JSON form.
+func ProofJSON(p *groth16bn254.Proof) JSONProof {
+	g1 := func(a *bn254.G1Affine) [3]string { return [3]string{a.X.String(), a.Y.String(), "1"} }
+	out := JSONProof{Protocol: "groth16", Curve: "bn128", A: g1(&p.Ar), C: g1(&p.Krs),
+		B: [3][2]string{{p.Bs.X.A0.String(), p.Bs.X.A1.String()}, {p.Bs.Y.A0.String(), p.Bs.Y.A1.String()}, {"1", "0"}}}
+	for i := range p.Commitments {
+		out.Commitments = append(out.Commitments, g1(&p.Commitments[i]))
+	}
+	if len(p.Commitments) > 0 {
+		pok := g1(&p.CommitmentPok)
+		out.CommitmentPok = &pok
+	}
+	return out
+}

@@ -1,0 +1,56 @@
+package stages
+
+import (
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/zkpipe/zkpipe/gpu"
+)
+
+// Circuit is a loaded circuit: its proving key made resident once, shared by
+// every job of the circuit, and the source-specific part behind Source.
+type Circuit struct {
+	Name        string
+	Constraints int
+	NbWires     int
+	NbPublic    int // public wires, including the constant one wire
+	Source      Source
+
+	// Key holds the bases of every MSM; Resident is the device's copy.
+	Key      *gpu.Key
+	Resident gpu.Resident
+
+	// Sel maps each query's scalars to wires: the scalar of base j of the A
+	// query is W[Sel.A[j]]; B₁ and B₂ share Sel.B. Wires whose bases are
+	// infinity are left out (gnark's pk.InfinityA/B), and K covers only the
+	// private wires that are neither committed nor commitments.
+	Sel struct{ A, B, K []uint32 }
+
+	// [α]₁, [β]₁, [δ]₁, [β]₂, [δ]₂
+	Alpha1, Beta1, Delta1 bn254.G1Affine
+	Beta2, Delta2         bn254.G2Affine
+}
+
+// Check verifies that the selections fit the key and the wire count, so a
+// bad key fails at load rather than inside a proof.
+func (c *Circuit) Check() error {
+	k := c.Key
+	switch {
+	case len(c.Sel.A) != len(k.A):
+		return fmt.Errorf("circuit %s: %d A scalars for %d A bases", c.Name, len(c.Sel.A), len(k.A))
+	case len(c.Sel.B) != len(k.B1) || len(k.B1) != len(k.B2):
+		return fmt.Errorf("circuit %s: %d B scalars for %d B₁ and %d B₂ bases", c.Name, len(c.Sel.B), len(k.B1), len(k.B2))
+	case len(c.Sel.K) != len(k.K):
+		return fmt.Errorf("circuit %s: %d K scalars for %d K bases", c.Name, len(c.Sel.K), len(k.K))
+	case k.HLen() > k.N():
+		return fmt.Errorf("circuit %s: H query of %d points for a domain of %d", c.Name, k.HLen(), k.N())
+	}
+	for name, sel := range map[string][]uint32{"A": c.Sel.A, "B": c.Sel.B, "K": c.Sel.K} {
+		for _, w := range sel {
+			if int(w) >= c.NbWires {
+				return fmt.Errorf("circuit %s: %s selects wire %d of %d", c.Name, name, w, c.NbWires)
+			}
+		}
+	}
+	return nil
+}

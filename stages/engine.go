@@ -1,0 +1,158 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/pipeline"
+)
+
+// The stages, in order. Names are used for flags (--NAME-workers), result
+// lines and trace spans.
+const (
+	Parse      = "parse"
+	Synthesize = "synthesize"
+	Transfer   = "transfer" // pin/transfer
+	MSMH       = "msm-h"    // NTT+MSM_H
+	BatchAdd   = "batch-add"
+	TailMSM    = "tail-msm"
+	BG2        = "b-g2"
+	Assemble   = "assemble"
+)
+
+// Names lists the stages in order.
+var Names = []string{Parse, Synthesize, Transfer, MSMH, BatchAdd, TailMSM, BG2, Assemble}
+
+// Shape is one stage's concurrency: workers, and the depth of its input queue.
+type Shape struct{ Workers, Queue int }
+
+// Config is everything an Engine needs, resolved from flags by the command.
+type Config struct {
+	Shapes   map[string]Shape // per stage; a missing stage gets 1 worker, queue 1
+	Backend  Backend
+	G2       G2Backend // B_G2's device; nil means Backend's if it has one
+	Governor Governor  // nil: no memory governor
+	Out      Output
+}
+
+// Engine proves streams of jobs for a set of loaded circuits.
+type Engine struct {
+	cfg      Config
+	circuits map[string]*Circuit
+	only     *Circuit // the circuit jobs get when they name none and one is loaded
+
+	// Reused buffers for the classified queries (pin/transfer).
+	bitmaps mem.Pool[uint64]
+	indexes mem.Pool[uint32]
+	scalars mem.Pool[fr.Element]
+}
+
+// NewEngine checks the circuits and makes their keys resident on the backend.
+func NewEngine(cfg Config, circuits ...*Circuit) (*Engine, error) {
+	if cfg.Backend == nil || cfg.Out == nil {
+		return nil, fmt.Errorf("engine: a backend and an output are required")
+	}
+	if cfg.G2 == nil {
+		g2, ok := cfg.Backend.(G2Backend)
+		if !ok {
+			return nil, fmt.Errorf("engine: backend %s does no G2 work; choose a B_G2 device", cfg.Backend.Name())
+		}
+		cfg.G2 = g2
+	}
+	e := &Engine{cfg: cfg, circuits: make(map[string]*Circuit)}
+	for _, c := range circuits {
+		if _, dup := e.circuits[c.Name]; dup {
+			return nil, fmt.Errorf("engine: two circuits named %q", c.Name)
+		}
+		if err := c.Check(); err != nil {
+			return nil, err
+		}
+		if c.Resident == nil {
+			r, err := cfg.Backend.Load(c.Key)
+			if err != nil {
+				return nil, fmt.Errorf("engine: load circuit %s on %s: %w", c.Name, cfg.Backend.Name(), err)
+			}
+			c.Resident = r
+		}
+		e.circuits[c.Name] = c
+	}
+	if len(circuits) == 1 {
+		e.only = circuits[0]
+	}
+	return e, nil
+}
+
+// CircuitNames lists the loaded circuits.
+func (e *Engine) CircuitNames() []string {
+	var out []string
+	for n := range e.circuits {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Pipeline builds the eight stages over e's configuration.
+func (e *Engine) Pipeline() *pipeline.Pipeline[*Job] {
+	shape := func(name string) Shape {
+		s, ok := e.cfg.Shapes[name]
+		if !ok {
+			return Shape{Workers: 1, Queue: 1}
+		}
+		return Shape{Workers: max(s.Workers, 1), Queue: max(s.Queue, 0)}
+	}
+	stage := func(name string, run func(context.Context, *Job) error) pipeline.Stage[*Job] {
+		s := shape(name)
+		return pipeline.Stage[*Job]{Name: name, Workers: s.Workers, Queue: s.Queue,
+			Run: func(ctx context.Context, j *Job, _ int) error { return run(ctx, j) }}
+	}
+	synth := stage(Synthesize, e.synthesize)
+	synth.Admit = e.admit
+	return pipeline.New(
+		stage(Parse, e.parse),
+		synth,
+		stage(Transfer, e.transfer),
+		stage(MSMH, e.msmH),
+		stage(BatchAdd, e.batchAdd),
+		stage(TailMSM, e.tailMSM),
+		stage(BG2, e.bG2),
+		stage(Assemble, e.assemble),
+	)
+}
+
+// Run proves every job from jobs and calls sink once per job, finished or
+// failed, after handing back everything the job held. See pipeline.Run.
+func (e *Engine) Run(ctx context.Context, p *pipeline.Pipeline[*Job], jobs <-chan *Job, sink func(pipeline.Result[*Job])) error {
+	return p.Run(ctx, jobs, func(r pipeline.Result[*Job]) {
+		e.release(r.Job)
+		if r.Err != nil {
+			r.Err = fmt.Errorf("job %s: %s: %w", r.Job.ID, r.Stage, r.Err)
+		}
+		sink(r)
+	})
+}
+
+// release hands back whatever j still holds; safe to call more than once.
+func (e *Engine) release(j *Job) {
+	e.putQuery(&j.Vec.QA)
+	e.putQuery(&j.Vec.QB)
+	e.putQuery(&j.Vec.QK)
+	if j.Staged != nil {
+		e.cfg.Backend.Free(j.Staged)
+		j.Staged = nil
+	}
+	j.W, j.Vec.A, j.Vec.B, j.Vec.C, j.Source = nil, nil, nil, nil, nil
+	if j.Reservation != nil {
+		j.Reservation.Close()
+	}
+}
+
+// releaseBytes tells the governor a stage has freed about n bytes.
+func (j *Job) releaseBytes(n int64) {
+	if j.Reservation != nil {
+		j.Reservation.Release(n)
+	}
+}

@@ -1,0 +1,42 @@
+package stages
+
+import (
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// Job is one proof as it flows through the stages: each stage reads what the
+// ones before it left and adds its own part. A stage drops (or hands back)
+// each buffer as soon as no later stage needs it.
+type Job struct {
+	stream.Request
+	Line int   // input line number, for messages
+	Err  error // set before parse when the line itself was bad (malformed, duplicate id)
+
+	// parse
+	Circuit *Circuit
+	Source  any // the source's own state: witness, commitments
+
+	// Reservation is the memory governor's hold on this job's footprint,
+	// from admission to synthesize until the job leaves; nil without one.
+	Reservation Reservation
+
+	// synthesize: the full wire vector and the constraint evaluations
+	// (Vec.A/B/C = a, b, c); pin/transfer adds the classified queries.
+	W   []fr.Element
+	Vec gpu.Vectors
+
+	// pin/transfer: the vectors as the device holds them
+	Staged *gpu.Staged
+
+	// partial results: [h(τ)Z(τ)/δ]₁, the batch sums of ones and the tails
+	H              bn254.G1Jac
+	Ones, Tails    gpu.G1Sums
+	OnesB2, TailB2 bn254.G2Jac
+
+	// assemble
+	Points  Points
+	Emitted Emitted
+}

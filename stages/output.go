@@ -1,0 +1,50 @@
+package stages
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Output stores a job's files.
+type Output interface {
+	// Write stores data under name, whole or not at all, and returns the path
+	// a reader should use. Writing the same name again replaces it atomically,
+	// so a job delivered twice is harmless.
+	Write(name string, data []byte) (string, error)
+}
+
+// Dir is an Output writing files into a directory.
+type Dir string
+
+// Write writes data to a temporary file in the directory, syncs it, and
+// renames it into place: a reader sees the whole file or none, even if the
+// disk fills or the process dies mid-write.
+func (d Dir) Write(name string, data []byte) (string, error) {
+	final := filepath.Join(string(d), name)
+	f, err := os.CreateTemp(string(d), "."+name+".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", final, err)
+	}
+	tmp := f.Name()
+	fail := func(err error) (string, error) {
+		f.Close()
+		os.Remove(tmp)
+		return "", fmt.Errorf("write %s: %w", final, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("write %s: %w", final, err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("write %s: %w", final, err)
+	}
+	return final, nil
+}

@@ -1,0 +1,37 @@
+package stages
+
+import (
+	"context"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+)
+
+// Source is what differs between kinds of circuit (gnark's files, circom's
+// zkey): how a job's witness is read and solved, and how its proof is
+// written. From pin/transfer to the proof's points, every circuit shares the
+// same stages.
+type Source interface {
+	// Kind names the source ("gnark", "circom") for results and traces.
+	Kind() string
+	// Parse reads or generates job's witness and checks its sizes, keeping
+	// what Synthesize needs in job.Source.
+	Parse(ctx context.Context, job *Job) error
+	// Synthesize fills job.W (the full wire vector) and job.Vec.A, B, C (the
+	// constraint evaluations). An unsatisfied witness is an error.
+	Synthesize(ctx context.Context, job *Job) error
+	// Emit writes the proof of job, whose points are p, through out, and
+	// returns what its result line reports.
+	Emit(ctx context.Context, job *Job, p *Points, out Output) (Emitted, error)
+}
+
+// Points are the proof's group elements before encoding: A = Ar, B = Bs, C = Krs.
+type Points struct {
+	Ar, Krs bn254.G1Affine
+	Bs      bn254.G2Affine
+}
+
+// Emitted is what a written proof reports on its result line.
+type Emitted struct {
+	Proof, Public string   // paths
+	PublicInputs  []string // decimal
+}

@@ -1,0 +1,89 @@
+package stream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+)
+
+// Request is one job line, e.g.
+//
+//	{"id":"j1","circuit":"mulchain","witness":"jobs/j1.witness"}
+//	{"id":"j2","generate":{"seed":7}}
+//	{"id":"j3","wtns":"w/j3.wtns"}            (circom, with --zkey)
+//	{"id":"j4","input":{"a":"3","b":"11"}}    (circom, with --wasm)
+type Request struct {
+	ID       string          `json:"id"`
+	Circuit  string          `json:"circuit,omitempty"`  // a loaded circuit's name; optional with one loaded
+	Witness  string          `json:"witness,omitempty"`  // gnark binary full witness
+	Generate *Generate       `json:"generate,omitempty"` // built-in circuits: make the witness
+	Wtns     string          `json:"wtns,omitempty"`     // circom: snarkjs .wtns witness
+	Input    json.RawMessage `json:"input,omitempty"`    // circom: circuit inputs, for --wasm
+}
+
+// Generate asks a built-in circuit for a satisfying witness drawn from Seed.
+type Generate struct {
+	Seed int64 `json:"seed"`
+}
+
+// Line is a request as read, or why it could not be read.
+type Line struct {
+	Number  int // 1-based line number in the input
+	Request Request
+	Err     error // malformed line, missing or bad id, duplicate id
+}
+
+// validID keeps ids usable as file names under --out.
+var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ErrDuplicateID marks a second job with an id already seen in this stream.
+var ErrDuplicateID = errors.New("duplicate id")
+
+// Read sends one Line per non-blank input line on out, as lines arrive (a
+// pipe may stay open for hours), until r ends or ctx is cancelled; then it
+// closes out. A line that is not a valid request still yields a Line, with
+// Err set and an id of "line-N" when its own is unusable, so that it gets a
+// result like any other job. Read returns r's error, if any, other than EOF.
+func Read(ctx context.Context, r io.Reader, out chan<- Line) error {
+	defer close(out)
+	seen := make(map[string]bool)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20) // inputs may be inline: allow long lines
+	n := 0
+	for sc.Scan() {
+		n++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		l := Line{Number: n}
+		dec := json.NewDecoder(bytes.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l.Request); err != nil {
+			l.Err = fmt.Errorf("line %d: malformed job: %v", n, err)
+		} else if dec.More() {
+			l.Err = fmt.Errorf("line %d: malformed job: trailing data after the JSON value", n)
+		} else if !validID.MatchString(l.Request.ID) {
+			l.Err = fmt.Errorf("line %d: invalid id %q: want 1-128 of [A-Za-z0-9._-], not starting with . _ or -", n, l.Request.ID)
+		} else if seen[l.Request.ID] {
+			l.Err = fmt.Errorf("line %d: %w %q", n, ErrDuplicateID, l.Request.ID)
+		}
+		if l.Err != nil && !validID.MatchString(l.Request.ID) {
+			l.Request.ID = fmt.Sprintf("line-%d", n)
+		}
+		if l.Err == nil {
+			seen[l.Request.ID] = true
+		}
+		select {
+		case out <- l:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return sc.Err()
+}

@@ -1,0 +1,69 @@
+package stream
+
+import (
+	"encoding/json"
+	"io"
+	"sync"
+)
+
+// Result is one result line: a job's outcome and where its time went.
+type Result struct {
+	ID           string   `json:"id"`
+	Circuit      string   `json:"circuit,omitempty"`
+	Proof        string   `json:"proof,omitempty"`         // path of the proof file
+	Public       string   `json:"public,omitempty"`        // path of the public witness / public.json
+	PublicInputs []string `json:"public_inputs,omitempty"` // decimal, in order
+	Error        string   `json:"error,omitempty"`
+	FailedStage  string   `json:"failed_stage,omitempty"`
+
+	Stages  []StageTime `json:"stages"`
+	TotalMS float64     `json:"total_ms"` // from entering parse to leaving the last stage reached
+
+	// Memory (package mem): the job's peak process RSS while it ran, what the
+	// governor reserved for it, and minor page faults attributed to it.
+	RSSPeakBytes  int64 `json:"rss_peak_bytes,omitempty"`
+	ReservedBytes int64 `json:"reserved_bytes,omitempty"`
+	MinorFaults   int64 `json:"minor_faults,omitempty"`
+}
+
+// StageTime is one stage of one job. Times ending in _at_ms are milliseconds
+// since the stream started, so the results of one run share one time axis.
+type StageTime struct {
+	Stage       string  `json:"stage"`
+	Worker      int     `json:"worker"`
+	QueueMS     float64 `json:"queue_ms"` // waiting for a worker (and for admission)
+	RunMS       float64 `json:"run_ms"`
+	QueuedAtMS  float64 `json:"queued_at_ms"`
+	StartedAtMS float64 `json:"started_at_ms"`
+	EndedAtMS   float64 `json:"ended_at_ms"`
+}
+
+// Writer writes result lines; safe for concurrent use.
+type Writer struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+// NewWriter writes one JSON value per line to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{enc: json.NewEncoder(w)} }
+
+// Write writes r as one line.
+func (w *Writer) Write(r Result) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.enc.Encode(r)
+}
+
+// ReadResults reads a results file back (for zkpipe timeline and tests).
+func ReadResults(r io.Reader) ([]Result, error) {
+	var out []Result
+	dec := json.NewDecoder(r)
+	for dec.More() {
+		var x Result
+		if err := dec.Decode(&x); err != nil {
+			return out, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
