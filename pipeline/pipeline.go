@@ -135,11 +135,11 @@ func (p *Pipeline[J]) Run(ctx context.Context, src <-chan J, sink func(Result[J]
 	var all sync.WaitGroup
 
 	// Source: wrap each job in an envelope, stamping when it entered stage 0.
-	in := make(chan *envelope[J], p.stages[0].Queue)
+	first := make(chan *envelope[J], p.stages[0].Queue)
 	all.Add(1)
 	go func() {
 		defer all.Done()
-		defer close(in)
+		defer close(first)
 		for {
 			var job J
 			var ok bool
@@ -154,7 +154,7 @@ func (p *Pipeline[J]) Run(ctx context.Context, src <-chan J, sink func(Result[J]
 			env := &envelope[J]{job: job, timings: make([]Timing, 0, len(p.stages)), queued: time.Now()}
 			p.queued[0].Add(1)
 			select {
-			case in <- env:
+			case first <- env:
 			case <-ctx.Done():
 				p.queued[0].Add(-1)
 				return
@@ -164,6 +164,7 @@ func (p *Pipeline[J]) Run(ctx context.Context, src <-chan J, sink func(Result[J]
 
 	// Stages: each reads its channel with Workers goroutines and writes the
 	// next stage's channel (or, for the last, the results).
+	var in <-chan *envelope[J] = first
 	for i := range p.stages {
 		var out chan *envelope[J]
 		if i+1 < len(p.stages) {
@@ -172,10 +173,10 @@ func (p *Pipeline[J]) Run(ctx context.Context, src <-chan J, sink func(Result[J]
 		var workers sync.WaitGroup
 		for w := 0; w < p.stages[i].Workers; w++ {
 			workers.Add(1)
-			go func() {
+			go func(in <-chan *envelope[J], out chan<- *envelope[J]) {
 				defer workers.Done()
 				p.work(ctx, i, w, in, out, results)
-			}()
+			}(in, out) // in is reassigned below: pass this stage's by value
 		}
 		all.Add(1)
 		go func(out chan *envelope[J]) {

@@ -145,14 +145,10 @@ func (e *Engine) release(j *Job) {
 		j.Staged = nil
 	}
 	j.W, j.Vec.A, j.Vec.B, j.Vec.C, j.Source = nil, nil, nil, nil, nil
-	if j.Reservation != nil {
-		j.Reservation.Close()
-	}
+	j.Reservation.Close()
 }
 
 // releaseBytes tells the governor a stage has freed about n bytes.
 func (j *Job) releaseBytes(n int64) {
-	if j.Reservation != nil {
-		j.Reservation.Release(n)
-	}
+	j.Reservation.Release(n)
 }

@@ -1,20 +1,17 @@
 package stages
 
-import "context"
+import (
+	"context"
+
+	"github.com/zkpipe/zkpipe/mem"
+)
 
 // Governor admits jobs under a memory budget (mem.Governor). The synthesize
 // stage asks it before a job's vectors exist; its wait pushes back on parse.
 type Governor interface {
 	// Admit blocks until bytes fit the budget and returns the hold on them. It
 	// fails at once, naming both sizes, when bytes can never fit.
-	Admit(ctx context.Context, job string, bytes int64) (Reservation, error)
-}
-
-// Reservation is one job's hold on the memory budget.
-type Reservation interface {
-	Bytes() int64        // what is still held
-	Release(bytes int64) // hand part back early, as a stage frees its buffers
-	Close()              // hand back the rest; idempotent
+	Admit(ctx context.Context, job string, bytes int64) (*mem.Reservation, error)
 }
 
 // Footprint estimates the bytes a job of c holds at its peak, from admission

@@ -4,6 +4,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -21,7 +22,7 @@ type Job struct {
 
 	// Reservation is the memory governor's hold on this job's footprint,
 	// from admission to synthesize until the job leaves; nil without one.
-	Reservation Reservation
+	Reservation *mem.Reservation
 
 	// synthesize: the full wire vector and the constraint evaluations
 	// (Vec.A/B/C = a, b, c); pin/transfer adds the classified queries.

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
+)
+
+func init() {
+	commands = append(commands, &cli.Command{
+		Name:  "setup",
+		Usage: "compile a built-in circuit and run gnark's Groth16 setup into a circuit directory",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "circuit", Usage: fmt.Sprintf("built-in circuit: %v", circuits.Names()), Value: "mulchain", EnvVars: env("circuit")},
+			&cli.IntFlag{Name: "constraints", Aliases: []string{"n"}, Usage: "about how many constraints", Value: 1 << 12, EnvVars: env("constraints")},
+			&cli.StringFlag{Name: "out", Usage: "circuit directory to write (its base name is the circuit's name)", Required: true, EnvVars: env("out")},
+		},
+		Action: func(c *cli.Context) error {
+			start := time.Now()
+			info, err := gnarksrc.Setup(c.String("circuit"), c.Int("constraints"), c.String("out"))
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%s: %s, %d constraints (domain %d), %d wires, in %s\n",
+				c.String("out"), c.String("circuit"), info.Constraints, info.Domain, info.Wires, time.Since(start).Round(time.Millisecond))
+			return nil
+		},
+	})
+}

@@ -1,0 +1,115 @@
+// Package provertest sets up small built-in circuits and runs streams
+// through the engine, for the tests of several packages. Setups are cached
+// per process: gnark's setup is the slow part of a proof test.
+package provertest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/constraint"
+	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/pipeline"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
+	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// Keys are a set-up built-in circuit.
+type Keys struct {
+	Builtin circuits.Builtin
+	N       int
+	CCS     constraint.ConstraintSystem
+	PK      groth16.ProvingKey
+	VK      groth16.VerifyingKey
+}
+
+var (
+	mu    sync.Mutex
+	cache = map[string]*Keys{}
+)
+
+// Setup compiles and sets up builtin at about n constraints (cached).
+func Setup(t testing.TB, builtin string, n int) *Keys {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	key := fmt.Sprintf("%s/%d", builtin, n)
+	if k, ok := cache[key]; ok {
+		return k
+	}
+	b, err := circuits.Lookup(builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccs, err := b.Compile(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, vk, err := groth16.Setup(ccs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &Keys{Builtin: b, N: n, CCS: ccs, PK: pk, VK: vk}
+	cache[key] = k
+	return k
+}
+
+// Circuit returns a fresh stages.Circuit over k, named name, able to generate
+// witnesses.
+func (k *Keys) Circuit(t testing.TB, name string) *stages.Circuit {
+	t.Helper()
+	c, err := gnarksrc.New(name, k.CCS, k.PK, k.VK, &gnarksrc.Meta{Builtin: k.Builtin.Name, Constraints: k.N})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Config is a small engine configuration on the CPU backend: every stage
+// with the given workers and queue, writing into dir.
+func Config(dir string, workers, queue int) stages.Config {
+	cpu := gpu.NewCPU(2, 2)
+	cfg := stages.Config{Shapes: map[string]stages.Shape{}, Backend: cpu, G2: cpu, Out: stages.Dir(dir)}
+	for _, n := range stages.Names {
+		cfg.Shapes[n] = stages.Shape{Workers: workers, Queue: queue}
+	}
+	return cfg
+}
+
+// Run proves jobs with cfg and circuits and returns the result lines in the
+// order they finished, failing the test if the stream itself fails or takes
+// longer than timeout.
+func Run(t testing.TB, cfg stages.Config, circuits []*stages.Circuit, jobs []*stages.Job, timeout time.Duration) []stream.Result {
+	t.Helper()
+	eng, err := stages.NewEngine(cfg, circuits...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	src := make(chan *stages.Job)
+	go func() {
+		defer close(src)
+		for _, j := range jobs {
+			select {
+			case src <- j:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var out []stream.Result
+	t0 := time.Now()
+	if err := eng.Run(ctx, eng.Pipeline(), src, func(r pipeline.Result[*stages.Job]) {
+		out = append(out, stages.ResultLine(r, t0))
+	}); err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	return out
+}

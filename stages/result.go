@@ -1,0 +1,37 @@
+package stages
+
+import (
+	"time"
+
+	"github.com/zkpipe/zkpipe/pipeline"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// ResultLine turns a finished job into its result line; times are measured
+// from t0, the stream's start.
+func ResultLine(r pipeline.Result[*Job], t0 time.Time) stream.Result {
+	j := r.Job
+	out := stream.Result{ID: j.ID, Stages: make([]stream.StageTime, 0, len(r.Timings))}
+	if j.Circuit != nil {
+		out.Circuit = j.Circuit.Name
+	}
+	if r.Err != nil {
+		out.Error = r.Err.Error()
+		out.FailedStage = r.Stage
+	} else {
+		out.Proof, out.Public, out.PublicInputs = j.Emitted.Proof, j.Emitted.Public, j.Emitted.PublicInputs
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	for _, t := range r.Timings {
+		out.Stages = append(out.Stages, stream.StageTime{
+			Stage: t.Stage, Worker: t.Worker,
+			QueueMS: ms(t.Wait()), RunMS: ms(t.Busy()),
+			QueuedAtMS: ms(t.Queued.Sub(t0)), StartedAtMS: ms(t.Started.Sub(t0)), EndedAtMS: ms(t.Finished.Sub(t0)),
+		})
+	}
+	if n := len(r.Timings); n > 0 {
+		out.TotalMS = ms(r.Timings[n-1].Finished.Sub(r.Timings[0].Queued))
+	}
+	out.ReservedBytes = j.Reservation.Reserved()
+	return out
+}
