@@ -121,29 +121,37 @@ func init() {
 	})
 }
 
-// prove runs the stream read from in and hands each result line to emit.
-// The first SIGINT or SIGTERM stops reading jobs and lets those in flight
-// finish; a second cancels them.
+// prove runs the stream read from in over the --circuit directories and
+// hands each result line to emit.
 func prove(c *cli.Context, in io.Reader, emit func(stream.Result) error) error {
-	run, cleanup, err := newProveRun(c)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
+	var circs []*stages.Circuit
 	for _, dir := range c.StringSlice("circuit") {
 		circ, err := gnarksrc.LoadDir(dir)
 		if err != nil {
 			return err
 		}
-		run.circuits = append(run.circuits, circ)
+		circs = append(circs, circ)
 	}
+	return proveWith(c, circs, c.String("out"), in, emit)
+}
+
+// proveWith runs the stream read from in over circuits (hooks may add more)
+// into outDir. The first SIGINT or SIGTERM stops reading jobs and lets those
+// in flight finish; a second cancels them.
+func proveWith(c *cli.Context, circuits []*stages.Circuit, outDir string, in io.Reader, emit func(stream.Result) error) error {
+	run, cleanup, err := newProveRun(c)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	run.circuits = append(circuits, run.circuits...)
 	if len(run.circuits) == 0 {
 		return fmt.Errorf("no circuit: give --circuit DIR (or --zkey FILE for circom)")
 	}
-	if err := os.MkdirAll(c.String("out"), 0o755); err != nil {
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
 	}
-	run.cfg.Out = stages.Dir(c.String("out"))
+	run.cfg.Out = stages.Dir(outDir)
 	return run.stream(c.Context, in, emit)
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/consensys/gnark/logger"
 	"github.com/urfave/cli/v2"
 )
 
@@ -23,6 +24,15 @@ func main() {
 			"upper-case with - as _ (for example ZKPIPE_MSM_H_WORKERS=2).",
 		Commands:             commands,
 		EnableBashCompletion: true,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "gnark-log", Usage: "show gnark's own debug log", EnvVars: env("gnark-log")},
+		},
+		Before: func(c *cli.Context) error {
+			if !c.Bool("gnark-log") {
+				logger.Disable() // gnark logs every solve and verify at debug level
+			}
+			return nil
+		},
 	}
 	if err := app.Run(os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "zkpipe:", err)

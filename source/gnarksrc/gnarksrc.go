@@ -365,3 +365,17 @@ func ProofJSON(p *groth16bn254.Proof) JSONProof {
 	}
 	return out
 }
+
+// R1CS is the circuit's constraint system, for gnark's own prover in benchmarks.
+func (s *Source) R1CS() constraint.ConstraintSystem { return s.ccs }
+
+// ProvingKey is the circuit's gnark proving key.
+func (s *Source) ProvingKey() groth16.ProvingKey { return s.pk }
+
+// Witness generates a built-in circuit's full witness from seed.
+func (s *Source) Witness(seed int64) (witness.Witness, error) {
+	if s.builtin == nil {
+		return nil, fmt.Errorf("not a built-in circuit: cannot generate witnesses")
+	}
+	return s.builtin.Witness(s.size, seed)
+}
