@@ -317,4 +317,3 @@ func (run *proveRun) stream(parent context.Context, in io.Reader, emit func(stre
 	}
 	return nil
 }
-

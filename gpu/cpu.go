@@ -41,7 +41,7 @@ func (c *CPU) Name() string { return "cpu" }
 
 type cpuResident struct{ key *Key }
 
-func (r cpuResident) Key() *Key     { return r.key }
+func (r cpuResident) Key() *Key    { return r.key }
 func (r cpuResident) Close() error { return nil }
 
 // Load keeps the key where it is: host memory is the CPU's device memory.
