@@ -1,0 +1,251 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/zkpipe/zkpipe/pipeline"
+)
+
+type job struct {
+	id    int
+	trail []string // stages that ran, in order
+	mu    sync.Mutex
+}
+
+func (j *job) visit(s string) {
+	j.mu.Lock()
+	j.trail = append(j.trail, s)
+	j.mu.Unlock()
+}
+
+func stage(name string, workers, queue int, run func(ctx context.Context, j *job) error) pipeline.Stage[*job] {
+	return pipeline.Stage[*job]{Name: name, Workers: workers, Queue: queue, Run: func(ctx context.Context, j *job, _ int) error {
+		j.visit(name)
+		if run == nil {
+			return nil
+		}
+		return run(ctx, j)
+	}}
+}
+
+func feed(ctx context.Context, n int) <-chan *job {
+	src := make(chan *job)
+	go func() {
+		defer close(src)
+		for i := range n {
+			select {
+			case src <- &job{id: i}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return src
+}
+
+func collect(t *testing.T, p *pipeline.Pipeline[*job], src <-chan *job) []pipeline.Result[*job] {
+	t.Helper()
+	var out []pipeline.Result[*job]
+	if err := p.Run(context.Background(), src, func(r pipeline.Result[*job]) { out = append(out, r) }); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return out
+}
+
+func TestEveryJobPassesEveryStageWithOrderedTimings(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	p := pipeline.New(stage("a", 3, 2, nil), stage("b", 1, 0, nil), stage("c", 2, 5, nil))
+	res := collect(t, p, feed(context.Background(), 50))
+	if len(res) != 50 {
+		t.Fatalf("%d results, want 50", len(res))
+	}
+	seen := map[int]bool{}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatalf("job %d: %v", r.Job.id, r.Err)
+		}
+		seen[r.Job.id] = true
+		if fmt.Sprint(r.Job.trail) != "[a b c]" {
+			t.Errorf("job %d ran %v", r.Job.id, r.Job.trail)
+		}
+		if len(r.Timings) != 3 {
+			t.Fatalf("job %d: %d timings", r.Job.id, len(r.Timings))
+		}
+		for i, tm := range r.Timings {
+			if tm.Stage != []string{"a", "b", "c"}[i] {
+				t.Errorf("timing %d is for stage %s", i, tm.Stage)
+			}
+			if tm.Started.Before(tm.Queued) || tm.Finished.Before(tm.Started) {
+				t.Errorf("job %d stage %s: queued %v started %v finished %v", r.Job.id, tm.Stage, tm.Queued, tm.Started, tm.Finished)
+			}
+			if i > 0 && tm.Queued.Before(r.Timings[i-1].Finished) {
+				t.Errorf("job %d queued at %s before leaving %s", r.Job.id, tm.Stage, r.Timings[i-1].Stage)
+			}
+		}
+	}
+	if len(seen) != 50 {
+		t.Errorf("%d distinct jobs, want 50", len(seen))
+	}
+}
+
+func TestAFailedJobSkipsLaterStagesAndOthersGoOn(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	bad := errors.New("bad witness")
+	p := pipeline.New(
+		stage("parse", 2, 1, nil),
+		stage("solve", 2, 1, func(_ context.Context, j *job) error {
+			if j.id%3 == 0 {
+				return bad
+			}
+			return nil
+		}),
+		stage("prove", 2, 1, nil),
+	)
+	res := collect(t, p, feed(context.Background(), 30))
+	if len(res) != 30 {
+		t.Fatalf("%d results, want 30", len(res))
+	}
+	for _, r := range res {
+		if r.Job.id%3 == 0 {
+			if !errors.Is(r.Err, bad) || r.Stage != "solve" {
+				t.Errorf("job %d: err %v at %q, want bad witness at solve", r.Job.id, r.Err, r.Stage)
+			}
+			if fmt.Sprint(r.Job.trail) != "[parse solve]" || len(r.Timings) != 2 {
+				t.Errorf("failed job %d ran %v with %d timings", r.Job.id, r.Job.trail, len(r.Timings))
+			}
+		} else if r.Err != nil || len(r.Timings) != 3 {
+			t.Errorf("job %d: err %v, %d timings", r.Job.id, r.Err, len(r.Timings))
+		}
+	}
+}
+
+func TestAPanicBecomesThatJobsErrorWithItsStack(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	p := pipeline.New(stage("boom", 2, 1, func(_ context.Context, j *job) error {
+		if j.id == 4 {
+			panic(fmt.Sprintf("kaboom %d", j.id))
+		}
+		return nil
+	}), stage("after", 1, 1, nil))
+	res := collect(t, p, feed(context.Background(), 10))
+	if len(res) != 10 {
+		t.Fatalf("%d results, want 10", len(res))
+	}
+	for _, r := range res {
+		var pe *pipeline.PanicError
+		if r.Job.id == 4 {
+			if !errors.As(r.Err, &pe) || pe.Value != "kaboom 4" || len(pe.Stack) == 0 || r.Stage != "boom" {
+				t.Fatalf("job 4: err %v (%T) at %q", r.Err, r.Err, r.Stage)
+			}
+		} else if r.Err != nil {
+			t.Errorf("job %d: %v", r.Job.id, r.Err)
+		}
+	}
+}
+
+// A blocked last stage must stop the source after a bounded number of jobs:
+// workers plus queue depths, never the whole input.
+func TestASlowStagePushesBackOnTheSource(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	gate := make(chan struct{})
+	p := pipeline.New(
+		stage("a", 1, 1, nil),
+		stage("b", 2, 1, nil),
+		stage("slow", 1, 1, func(ctx context.Context, _ *job) error {
+			select {
+			case <-gate:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}),
+	)
+	var pulled atomic.Int64
+	src := make(chan *job)
+	go func() {
+		defer close(src)
+		for i := range 1000 {
+			src <- &job{id: i}
+			pulled.Add(1)
+		}
+	}()
+	done := make(chan []pipeline.Result[*job])
+	go func() { done <- collect(t, p, src) }()
+
+	// Wait until the source stops making progress.
+	last := int64(-1)
+	for pulled.Load() != last {
+		last = pulled.Load()
+		time.Sleep(50 * time.Millisecond)
+	}
+	// queues (1+1+1) + workers (1+2+1) + one held by the source goroutine
+	const bound = 3 + 4 + 1
+	if got := pulled.Load(); got > bound {
+		t.Fatalf("source got %d jobs ahead of a blocked stage; bound is %d", got, bound)
+	}
+	snap := p.Snapshot()
+	if snap[2].Running != 1 {
+		t.Errorf("snapshot %+v: want 1 job running in the slow stage", snap)
+	}
+	close(gate)
+	if res := <-done; len(res) != 1000 {
+		t.Fatalf("%d results after opening the gate, want 1000", len(res))
+	}
+}
+
+func TestCancellationStopsTheStreamAndLeaksNothing(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{}, 100)
+	p := pipeline.New(
+		stage("a", 4, 2, nil),
+		stage("block", 3, 2, func(ctx context.Context, _ *job) error {
+			started <- struct{}{}
+			<-ctx.Done()
+			return ctx.Err()
+		}),
+		stage("c", 1, 1, nil),
+	)
+	errc := make(chan error)
+	go func() {
+		errc <- p.Run(ctx, feed(ctx, 1_000_000), func(pipeline.Result[*job]) {})
+	}()
+	for range 3 {
+		<-started
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run returned %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancellation")
+	}
+}
+
+func TestNewRejectsMisconfiguredStages(t *testing.T) {
+	for _, s := range []pipeline.Stage[*job]{
+		{Name: "", Workers: 1, Run: func(context.Context, *job, int) error { return nil }},
+		{Name: "x", Workers: 0, Run: func(context.Context, *job, int) error { return nil }},
+		{Name: "x", Workers: 1},
+		{Name: "x", Workers: 1, Queue: -1, Run: func(context.Context, *job, int) error { return nil }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("New accepted %+v", s)
+				}
+			}()
+			pipeline.New(s)
+		}()
+	}
+}
