@@ -16,8 +16,15 @@ import (
 var commands []*cli.Command
 
 func main() {
+	if err := newApp().Run(os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "zkpipe:", err)
+		os.Exit(1)
+	}
+}
+
+func newApp() *cli.App {
 	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
-	app := &cli.App{
+	return &cli.App{
 		Name:  "zkpipe",
 		Usage: "a Groth16 proving engine for continuous streams of proofs",
 		Description: "Every flag can also be set by an environment variable ZKPIPE_<FLAG>, " +
@@ -33,10 +40,6 @@ func main() {
 			}
 			return nil
 		},
-	}
-	if err := app.Run(os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "zkpipe:", err)
-		os.Exit(1)
 	}
 }
 
