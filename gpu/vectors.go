@@ -46,3 +46,32 @@ type Staged struct {
 type G1Sums struct {
 	A, B1, K bn254.G1Jac
 }
+
+// Classify fills q with the scalars w[sel[j]], j < len(sel): a bitmap of the
+// ones, and the significant rest compacted with their indexes; zeros are
+// dropped. ones, idx and vals are the buffers it fills (len(ones) ≥
+// ⌈len(sel)/64⌉, len(idx) and len(vals) ≥ len(sel)); when nothing is zero or
+// one the query is Dense and q.Idx is nil (idx unused).
+func Classify(q *Query, w []fr.Element, sel []uint32, ones []uint64, idx []uint32, vals []fr.Element) {
+	n := len(sel)
+	*q = Query{Len: n, Ones: ones[:(n+63)/64]}
+	clear(q.Ones)
+	k := 0
+	for j, wire := range sel {
+		s := &w[wire]
+		switch {
+		case s.IsZero():
+		case s.IsOne():
+			q.Ones[j>>6] |= 1 << (uint(j) & 63)
+			q.NumOnes++
+		default:
+			idx[k] = uint32(j)
+			vals[k] = *s
+			k++
+		}
+	}
+	q.Idx, q.Vals = idx[:k], vals[:k]
+	if k == n {
+		q.Idx, q.Dense = nil, true
+	}
+}

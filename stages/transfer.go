@@ -26,35 +26,15 @@ func (e *Engine) transfer(ctx context.Context, j *Job) error {
 	return nil
 }
 
-// classify splits the scalars w[sel[j]] of one query: a bitmap of the ones,
-// and the significant rest compacted with their indexes. When nothing is zero
-// or one the query is Dense and the tail MSM runs on the bases as they are.
-// Buffers come from the engine's pools and go back in release.
+// classify splits the scalars w[sel[j]] of one query into zero, one and
+// significant (gpu.Classify), in buffers from the engine's pools that go back
+// in putQuery.
 func (e *Engine) classify(q *gpu.Query, w []fr.Element, sel []uint32) {
 	n := len(sel)
-	*q = gpu.Query{Len: n}
-	q.Ones = e.bitmaps.Get((n + 63) / 64)
-	clear(q.Ones)
-	q.Idx = e.indexes.Get(n)
-	q.Vals = e.scalars.Get(n)
-	k := 0
-	for j, wire := range sel {
-		s := &w[wire]
-		switch {
-		case s.IsZero():
-		case s.IsOne():
-			q.Ones[j>>6] |= 1 << (uint(j) & 63)
-			q.NumOnes++
-		default:
-			q.Idx[k] = uint32(j)
-			q.Vals[k] = *s
-			k++
-		}
-	}
-	q.Idx, q.Vals = q.Idx[:k], q.Vals[:k]
-	if k == n {
-		e.indexes.Put(q.Idx)
-		q.Idx, q.Dense = nil, true
+	idx := e.indexes.Get(n)
+	gpu.Classify(q, w, sel, e.bitmaps.Get((n+63)/64), idx, e.scalars.Get(n))
+	if q.Dense {
+		e.indexes.Put(idx)
 	}
 }
 
