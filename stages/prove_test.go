@@ -3,8 +3,14 @@ package stages_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
@@ -67,5 +73,120 @@ func TestEveryBuiltinProvesAtConcurrencyOneAndMore(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// gnark's verifier must reject a tampered proof, a wrong public input and a
+// proof checked against another circuit's verifying key.
+func TestGnarkRejectsTamperedProofsWrongInputsAndWrongKeys(t *testing.T) {
+	keys := provertest.Setup(t, "mulchain", 300)
+	other := provertest.Setup(t, "bits", 300)
+	dir := t.TempDir()
+	res := provertest.Run(t, provertest.Config(dir, 1, 1), []*stages.Circuit{keys.Circuit(t, "chain")},
+		[]*stages.Job{{Request: stream.Request{ID: "p", Generate: &stream.Generate{Seed: 9}}}}, time.Minute)
+	if len(res) != 1 || res[0].Error != "" {
+		t.Fatalf("results %+v", res)
+	}
+	r := res[0]
+	if err := verify(t, keys.VK, r); err != nil {
+		t.Fatalf("the untouched proof is rejected: %v", err)
+	}
+
+	proof := groth16.NewProof(ecc.BN254)
+	f, _ := os.Open(r.Proof)
+	if _, err := proof.ReadFrom(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	data, _ := os.ReadFile(r.Public)
+	pub, _ := witness.New(ecc.BN254.ScalarField())
+	if err := pub.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+
+	// tampered: C ← C + A
+	p := proof.(*groth16bn254.Proof)
+	tampered := *p
+	tampered.Krs.Add(&tampered.Krs, &tampered.Ar)
+	if err := groth16.Verify(&tampered, keys.VK, pub); err == nil {
+		t.Error("gnark accepted a tampered proof")
+	}
+	// wrong public input: Y + 1
+	vec := pub.Vector().(fr.Vector)
+	vec[0].Add(&vec[0], new(fr.Element).SetOne())
+	if err := groth16.Verify(proof, keys.VK, pub); err == nil {
+		t.Error("gnark accepted a wrong public input")
+	}
+	vec[0].Sub(&vec[0], new(fr.Element).SetOne())
+	if err := groth16.Verify(proof, keys.VK, pub); err != nil {
+		t.Fatalf("restored public input rejected: %v", err)
+	}
+	// wrong verifying key
+	if err := groth16.Verify(proof, other.VK, pub); err == nil {
+		t.Error("gnark accepted the proof under another circuit's key")
+	}
+}
+
+// failingOutput fails every write of one job, as a full disk would.
+type failingOutput struct {
+	stages.Dir
+	failID string
+}
+
+func (o failingOutput) Write(name string, data []byte) (string, error) {
+	if strings.HasPrefix(name, o.failID+".") {
+		return "", fmt.Errorf("write %s: %w", name, syscall.ENOSPC)
+	}
+	return o.Dir.Write(name, data)
+}
+
+func TestAFullDiskFailsOnlyThatJob(t *testing.T) {
+	keys := provertest.Setup(t, "mulchain", 300)
+	dir := t.TempDir()
+	cfg := provertest.Config(dir, 2, 1)
+	cfg.Out = failingOutput{Dir: stages.Dir(dir), failID: "j1"}
+	var jobs []*stages.Job
+	for i := range 3 {
+		jobs = append(jobs, &stages.Job{Request: stream.Request{ID: fmt.Sprintf("j%d", i), Generate: &stream.Generate{Seed: int64(i)}}})
+	}
+	res := provertest.Run(t, cfg, []*stages.Circuit{keys.Circuit(t, "chain")}, jobs, time.Minute)
+	for _, r := range res {
+		if r.ID == "j1" {
+			if !strings.Contains(r.Error, "no space left on device") || !strings.Contains(r.Error, "job j1: assemble") {
+				t.Errorf("j1: error %q", r.Error)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "j1.proof")); err == nil {
+				t.Error("j1 left a proof file")
+			}
+			continue
+		}
+		if r.Error != "" {
+			t.Fatalf("%s: %s", r.ID, r.Error)
+		}
+		if err := verify(t, keys.VK, r); err != nil {
+			t.Errorf("%s: %v", r.ID, err)
+		}
+	}
+}
+
+func TestDirWritesWholeFilesOrNone(t *testing.T) {
+	dir := t.TempDir()
+	d := stages.Dir(dir)
+	p, err := d.Write("a.proof", []byte("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Write("a.proof", []byte("second, longer")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "second, longer" {
+		t.Errorf("rewrite left %q", b)
+	}
+	if _, err := stages.Dir(filepath.Join(dir, "missing")).Write("b.proof", []byte("x")); err == nil {
+		t.Error("write into a missing directory succeeded")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want only a.proof (no temporaries)", len(entries))
 	}
 }
