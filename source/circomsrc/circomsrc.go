@@ -1,0 +1,254 @@
+// Package circomsrc is the circuit source for circom circuits and snarkjs's
+// files: a Groth16 proving key (.zkey), jobs with a witness (.wtns) or with
+// the circuit's inputs and its witness calculator (circuit.wasm, run in Go on
+// wazero), and proofs in snarkjs's JSON that `snarkjs groth16 verify`
+// accepts.
+//
+// It differs from gnark's source in parse and synthesize and in h: the zkey
+// holds A and B as coefficients (c = a∘b), and its H points are the odd
+// Lagrange bases of the 2n domain, so the key asks the backend for
+// gpu.HOddCoset. From pin/transfer on, the stages are the same.
+package circomsrc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
+	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/stages"
+)
+
+// Source proves jobs for one circom circuit.
+type Source struct {
+	zkey *Zkey
+	calc *Calculator // nil without a witness calculator: wtns jobs only
+	vk   *VerifyingKey
+}
+
+// state is what a job carries from parse to emit.
+type state struct {
+	w      []fr.Element    // from a .wtns; nil for an input job until synthesize
+	input  json.RawMessage // an input job's inputs
+	public []fr.Element    // wires 1 … nPublic, kept for emit (W is dropped after transfer)
+}
+
+func (s *Source) Kind() string { return "circom" }
+
+// Zkey is the circuit's proving key.
+func (s *Source) Zkey() *Zkey { return s.zkey }
+
+// VerifyingKey is the verifying key the zkey holds.
+func (s *Source) VerifyingKey() *VerifyingKey { return s.vk }
+
+// Load reads a .zkey and, if wasmPath is not empty, the circuit's witness
+// calculator; the circuit is named after the zkey's file name, less its
+// extension.
+func Load(ctx context.Context, zkeyPath, wasmPath string) (*stages.Circuit, error) {
+	name := strings.TrimSuffix(filepath.Base(zkeyPath), filepath.Ext(zkeyPath))
+	z, err := ReadZkeyFile(zkeyPath)
+	if err != nil {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	var calc *Calculator
+	if wasmPath != "" {
+		code, err := os.ReadFile(wasmPath)
+		if err != nil {
+			return nil, fmt.Errorf("circuit %s: %w", name, err)
+		}
+		if calc, err = NewCalculator(ctx, code); err != nil {
+			return nil, fmt.Errorf("circuit %s: %s: %w", name, wasmPath, err)
+		}
+	}
+	c, err := New(name, z, calc)
+	if err != nil && calc != nil {
+		calc.Close(ctx)
+	}
+	return c, err
+}
+
+// New builds a circuit from a parsed zkey and an optional calculator.
+func New(name string, z *Zkey, calc *Calculator) (*stages.Circuit, error) {
+	if calc != nil && calc.WitnessSize() != z.NVars {
+		return nil, fmt.Errorf("circuit %s: the wasm computes %d wires, the zkey has %d: they are not of one circuit", name, calc.WitnessSize(), z.NVars)
+	}
+	n := uint64(z.DomainSize)
+	// h is evaluated on the coset ω₂ₙ·⟨ωₙ⟩; ωₙ must be snarkjs's, which is
+	// ω₂ₙ² for both: gnark-crypto and snarkjs take powers of one 2²⁸-th root.
+	w2n := fft.NewDomain(2 * n).Generator
+	dom := fft.NewDomain(n, fft.WithShift(w2n))
+	var sq fr.Element
+	if sq.Square(&w2n); !sq.Equal(&dom.Generator) {
+		return nil, fmt.Errorf("circuit %s: ω₂ₙ² is not ωₙ in gnark-crypto's domains", name)
+	}
+
+	src := &Source{zkey: z, calc: calc, vk: &VerifyingKey{
+		NPublic: z.NPublic, Alpha1: z.Alpha1, Beta2: z.Beta2, Gamma2: z.Gamma2, Delta2: z.Delta2, IC: z.IC,
+	}}
+	c := &stages.Circuit{
+		Name:        name,
+		Constraints: z.NbRows,
+		NbWires:     z.NVars,
+		NbPublic:    z.NPublic + 1,
+		Source:      src,
+		Key:         &gpu.Key{Domain: dom, HConvention: gpu.HOddCoset, Z: z.H},
+		Alpha1:      z.Alpha1, Beta1: z.Beta1, Delta1: z.Delta1,
+		Beta2: z.Beta2, Delta2: z.Delta2,
+	}
+	// A, B₁/B₂ and K drop the wires whose bases are infinity (a wire absent
+	// from the matrix): their terms are zero, and the MSMs need not see them.
+	k := c.Key
+	for i := 0; i < z.NVars; i++ {
+		if !z.A[i].IsInfinity() {
+			c.Sel.A = append(c.Sel.A, uint32(i))
+			k.A = append(k.A, z.A[i])
+		}
+		inf1, inf2 := z.B1[i].IsInfinity(), z.B2[i].IsInfinity()
+		if inf1 != inf2 {
+			return nil, fmt.Errorf("circuit %s: zkey's B1 and B2 disagree on wire %d: one is infinity, the other not", name, i)
+		}
+		if !inf1 {
+			c.Sel.B = append(c.Sel.B, uint32(i))
+			k.B1 = append(k.B1, z.B1[i])
+			k.B2 = append(k.B2, z.B2[i])
+		}
+	}
+	// K: the C section covers the private wires nPublic+1 … nVars−1.
+	for i, p := range z.C {
+		if !p.IsInfinity() {
+			c.Sel.K = append(c.Sel.K, uint32(z.NPublic+1+i))
+			k.K = append(k.K, p)
+		}
+	}
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ─── parse ───────────────────────────────────────────────────────────────────
+
+// Parse reads a job's .wtns and checks it is for this circuit, or checks an
+// input job's inputs are a JSON object (the witness is computed in
+// synthesize, off the parse stage).
+func (s *Source) Parse(_ context.Context, j *stages.Job) error {
+	req, name := &j.Request, j.Circuit.Name
+	if req.Witness != "" || req.Generate != nil {
+		return fmt.Errorf("circuit %s is a circom circuit: give wtns or input, not witness or generate", name)
+	}
+	switch {
+	case req.Wtns != "" && len(req.Input) > 0:
+		return fmt.Errorf("give wtns or input, not both")
+	case req.Wtns != "":
+		data, err := os.ReadFile(req.Wtns)
+		if err != nil {
+			return fmt.Errorf("wtns: %w", err)
+		}
+		w, err := ParseWtns(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", req.Wtns, err)
+		}
+		if len(w) != s.zkey.NVars {
+			return fmt.Errorf("%s: witness of %d wires for circuit %s of %d: a witness for another circuit", req.Wtns, len(w), name, s.zkey.NVars)
+		}
+		j.Source = &state{w: w}
+	case len(req.Input) > 0:
+		if s.calc == nil {
+			return fmt.Errorf("an input job needs the circuit's witness calculator: give --wasm for circuit %s", name)
+		}
+		if _, err := flattenInput(req.Input); err != nil {
+			return err
+		}
+		j.Source = &state{input: req.Input}
+	default:
+		return fmt.Errorf("job has neither wtns nor input")
+	}
+	return nil
+}
+
+// ─── synthesize ──────────────────────────────────────────────────────────────
+
+// Synthesize computes an input job's witness, then the constraint
+// evaluations as snarkjs's buildABC does:
+//
+//	a = A·W, b = B·W  from the zkey's coefficients (rows 0 … n−1)
+//	c = a∘b           pointwise; the zkey has no C matrix
+//
+// c = a∘b holds by construction, so a wtns that does not satisfy the circuit
+// is caught in emit, where the proof is checked before it is written.
+func (s *Source) Synthesize(ctx context.Context, j *stages.Job) error {
+	st := j.Source.(*state)
+	if st.w == nil {
+		w, err := s.calc.Calculate(ctx, st.input)
+		if err != nil {
+			return err
+		}
+		st.w, st.input = w, nil
+	}
+	n := s.zkey.DomainSize
+	a, b, c := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
+	var t fr.Element
+	for m, dst := range [2][]fr.Element{a, b} {
+		co := &s.zkey.Coefs[m]
+		for k, row := range co.Row {
+			t.Mul(&co.Value[k], &st.w[co.Wire[k]])
+			dst[row].Add(&dst[row], &t)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	for i := range c {
+		c[i].Mul(&a[i], &b[i])
+	}
+	st.public = append([]fr.Element(nil), st.w[1:1+s.zkey.NPublic]...)
+	j.W, st.w = st.w, nil
+	j.Vec.A, j.Vec.B, j.Vec.C = a, b, c
+	return nil
+}
+
+// ─── emit ────────────────────────────────────────────────────────────────────
+
+// Emit checks the proof against the zkey's own verifying key (four pairings,
+// about a millisecond: a witness that does not satisfy the circuit must never
+// become a proof file), then writes ID.public.json and ID.proof.json in
+// snarkjs's JSON, the proof last: its presence marks the job done.
+func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out stages.Output) (stages.Emitted, error) {
+	var em stages.Emitted
+	public := j.Source.(*state).public
+	proof := &Proof{A: p.Ar, B: p.Bs, C: p.Krs}
+	if err := s.vk.Verify(proof, public); err != nil {
+		return em, fmt.Errorf("the witness does not satisfy circuit %s (its proof fails the zkey's verifying key); nothing written", j.Circuit.Name)
+	}
+	em.PublicInputs = make([]string, 0, len(public)) // [] in JSON, not null
+	for i := range public {
+		em.PublicInputs = append(em.PublicInputs, public[i].String())
+	}
+	pub, err := json.Marshal(em.PublicInputs)
+	if err != nil {
+		return em, err
+	}
+	pj, err := json.Marshal(proof.JSON())
+	if err != nil {
+		return em, err
+	}
+	if em.Public, err = out.Write(j.ID+".public.json", pub); err != nil {
+		return em, err
+	}
+	if em.Proof, err = out.Write(j.ID+".proof.json", pj); err != nil {
+		return em, err
+	}
+	return em, nil
+}
+
+// Proof is a Groth16 proof: A = Ar, B = Bs, C = Krs.
+type Proof struct {
+	A, C bn254.G1Affine
+	B    bn254.G2Affine
+}

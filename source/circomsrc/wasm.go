@@ -1,0 +1,453 @@
+package circomsrc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Calculator runs circom's witness calculator (the circuit_js/circuit.wasm
+// circom writes) in Go on wazero, as circom's witness_calculator.js does in
+// Node: set each input signal through the shared read-write memory, then
+// read the witness back a field element at a time.
+//
+// The module is compiled once; instances are pooled, one per concurrent
+// computation (a module instance is not safe for concurrent use), and an
+// instance whose run failed is dropped rather than reused.
+type Calculator struct {
+	rt          wazero.Runtime
+	code        wazero.CompiledModule
+	n32         int // 32-bit words in a field element
+	witnessSize int
+	nInputs     int
+
+	mu   sync.Mutex
+	free []api.Module
+}
+
+// wasmFailure is what circom's runtime.exceptionHandler codes mean, from
+// witness_calculator.js.
+var wasmFailure = map[uint32]string{
+	1: "signal not found",
+	2: "too many signals set",
+	3: "signal already set",
+	4: "assert failed",
+	5: "not enough memory",
+	6: "input signal array access exceeds the size",
+	7: "out of bounds array access",
+}
+
+// callState is one computation's messages, reached by the host functions
+// through the call's context.
+type callState struct {
+	errs strings.Builder // printErrorMessage: why an assert failed, and where
+	fail error           // set by exceptionHandler before it aborts the call
+}
+
+type callKey struct{}
+
+// errAbort unwinds a call from exceptionHandler; callState.fail says why.
+var errAbort = errors.New("circom witness calculator aborted")
+
+// NewCalculator compiles a circom witness-calculator module and checks that it
+// computes BN254 witnesses.
+func NewCalculator(ctx context.Context, wasm []byte) (*Calculator, error) {
+	// CloseOnContextDone lets a cancelled job stop a long computation.
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(true))
+	c := &Calculator{rt: rt}
+	fail := func(err error) (*Calculator, error) {
+		rt.Close(ctx)
+		return nil, err
+	}
+	message := func(ctx context.Context, m api.Module) string {
+		var b strings.Builder
+		f := m.ExportedFunction("getMessageChar")
+		for f != nil && b.Len() < 4096 {
+			r, err := f.Call(ctx)
+			if err != nil || len(r) == 0 || uint32(r[0]) == 0 {
+				break
+			}
+			b.WriteByte(byte(r[0]))
+		}
+		return b.String()
+	}
+	state := func(ctx context.Context) *callState {
+		if s, ok := ctx.Value(callKey{}).(*callState); ok {
+			return s
+		}
+		return new(callState)
+	}
+	_, err := rt.NewHostModuleBuilder("runtime").
+		NewFunctionBuilder().WithFunc(func(ctx context.Context, code uint32) {
+		s := state(ctx)
+		what, ok := wasmFailure[code]
+		if !ok {
+			what = fmt.Sprintf("error code %d", code)
+		}
+		if msg := strings.TrimSpace(s.errs.String()); msg != "" {
+			what += ": " + strings.ReplaceAll(msg, "\n", "; ")
+		}
+		s.fail = errors.New(what)
+		panic(errAbort)
+	}).Export("exceptionHandler").
+		NewFunctionBuilder().WithFunc(func(ctx context.Context, m api.Module) {
+		s := state(ctx)
+		if s.errs.Len() < 4096 {
+			s.errs.WriteString(message(ctx, m))
+			s.errs.WriteByte('\n')
+		}
+	}).Export("printErrorMessage").
+		// log() output of the circuit is read (the module expects it) and dropped.
+		NewFunctionBuilder().WithFunc(func(ctx context.Context, m api.Module) { message(ctx, m) }).Export("writeBufferMessage").
+		NewFunctionBuilder().WithFunc(func(context.Context) {}).Export("showSharedRWMemory").
+		Instantiate(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("wasm: host module: %w", err))
+	}
+	if c.code, err = rt.CompileModule(ctx, wasm); err != nil {
+		return fail(fmt.Errorf("wasm: not a circom witness calculator: %w", err))
+	}
+	m, err := c.instance(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	defer c.put(m)
+	call := func(name string, args ...uint64) uint64 {
+		if err != nil {
+			return 0
+		}
+		var r []uint64
+		r, err = callFn(ctx, m, name, args...)
+		if len(r) == 0 {
+			return 0
+		}
+		return r[0]
+	}
+	c.n32 = int(call("getFieldNumLen32"))
+	call("getRawPrime")
+	prime := c.readShared(func(j int) uint64 { return call("readSharedRWMemory", uint64(j)) })
+	c.witnessSize = int(call("getWitnessSize"))
+	c.nInputs = int(call("getInputSize"))
+	if err != nil {
+		return fail(fmt.Errorf("wasm: %w", err))
+	}
+	if c.n32 != 8 || prime.Cmp(fr.Modulus()) != 0 {
+		return fail(fmt.Errorf("wasm: the witness calculator is for the prime %s (%d words); only BN254 is supported", prime, c.n32))
+	}
+	return c, nil
+}
+
+// WitnessSize is the number of wires the calculator produces.
+func (c *Calculator) WitnessSize() int { return c.witnessSize }
+
+// Close frees the runtime and every instance.
+func (c *Calculator) Close(ctx context.Context) error { return c.rt.Close(ctx) }
+
+func callFn(ctx context.Context, m api.Module, name string, args ...uint64) ([]uint64, error) {
+	f := m.ExportedFunction(name)
+	if f == nil {
+		return nil, fmt.Errorf("the module exports no %s: not a circom 2 witness calculator", name)
+	}
+	return f.Call(ctx, args...)
+}
+
+// readShared reads a field element from the shared memory, word j (little
+// end first) from read(j).
+func (c *Calculator) readShared(read func(j int) uint64) *big.Int {
+	b := make([]byte, 4*max(c.n32, 0))
+	for j := 0; j < c.n32; j++ {
+		w := uint32(read(j))
+		i := len(b) - 4*(j+1)
+		b[i], b[i+1], b[i+2], b[i+3] = byte(w>>24), byte(w>>16), byte(w>>8), byte(w)
+	}
+	return new(big.Int).SetBytes(b)
+}
+
+func (c *Calculator) instance(ctx context.Context) (api.Module, error) {
+	c.mu.Lock()
+	if n := len(c.free); n > 0 {
+		m := c.free[n-1]
+		c.free = c.free[:n-1]
+		c.mu.Unlock()
+		return m, nil
+	}
+	c.mu.Unlock()
+	// Anonymous instances: wazero allows any number of unnamed ones.
+	m, err := c.rt.InstantiateModule(ctx, c.code, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	if err != nil {
+		return nil, fmt.Errorf("wasm: instantiate: %w", err)
+	}
+	return m, nil
+}
+
+func (c *Calculator) put(m api.Module) {
+	c.mu.Lock()
+	c.free = append(c.free, m)
+	c.mu.Unlock()
+}
+
+// Calculate computes the full witness for the circuit inputs in input, a JSON
+// object whose values are numbers, decimal or 0x-hex strings, or (nested)
+// arrays and objects of them, as witness_calculator.js takes them. Inputs the
+// circuit rejects (a failed assert, a missing or unknown signal) are errors.
+func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) (w []fr.Element, err error) {
+	signals, err := flattenInput(input)
+	if err != nil {
+		return nil, err
+	}
+	m, err := c.instance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := new(callState)
+	ctx = context.WithValue(ctx, callKey{}, st)
+	defer func() {
+		if err == nil {
+			c.put(m)
+			return
+		}
+		m.Close(context.Background()) // its memory may be half-written
+		if st.fail != nil {
+			err = fmt.Errorf("inputs rejected by the circuit: %w", st.fail)
+		}
+	}()
+	call := func(name string, args ...uint64) (uint64, error) {
+		r, err := callFn(ctx, m, name, args...)
+		if err != nil {
+			return 0, err
+		}
+		if len(r) == 0 {
+			return 0, nil
+		}
+		return r[0], nil
+	}
+
+	if _, err := call("init", 0); err != nil {
+		return nil, err
+	}
+	set := 0
+	for _, s := range signals {
+		h := fnv64(s.name)
+		r, err := call("getInputSignalSize", h>>32, h&0xffffffff)
+		if err != nil {
+			return nil, err
+		}
+		size := int32(uint32(r))
+		switch {
+		case size < 0:
+			return nil, fmt.Errorf("inputs rejected by the circuit: signal %s not found", s.name)
+		case int(size) > len(s.values):
+			return nil, fmt.Errorf("inputs rejected by the circuit: not enough values for input signal %s (%d of %d)", s.name, len(s.values), size)
+		case int(size) < len(s.values):
+			return nil, fmt.Errorf("inputs rejected by the circuit: too many values for input signal %s (%d for %d)", s.name, len(s.values), size)
+		}
+		for i, v := range s.values {
+			words := v.Bits() // little-endian machine words; v < r fits 4 of 64 bits
+			for j := 0; j < c.n32; j++ {
+				var word uint64
+				if j/2 < len(words) {
+					word = uint64(words[j/2]) >> (32 * uint(j%2)) & 0xffffffff
+				}
+				if _, err := call("writeSharedRWMemory", uint64(j), word); err != nil {
+					return nil, err
+				}
+			}
+			if _, err := call("setInputSignal", h>>32, h&0xffffffff, uint64(i)); err != nil {
+				return nil, err
+			}
+			set++
+		}
+	}
+	if set < c.nInputs {
+		return nil, fmt.Errorf("inputs rejected by the circuit: only %d of %d input values set", set, c.nInputs)
+	}
+
+	w = make([]fr.Element, c.witnessSize)
+	var b [32]byte
+	for i := range w {
+		if _, err := call("getWitness", uint64(i)); err != nil {
+			return nil, err
+		}
+		for j := 0; j < c.n32; j++ {
+			x, err := call("readSharedRWMemory", uint64(j))
+			if err != nil {
+				return nil, err
+			}
+			b[4*j], b[4*j+1], b[4*j+2], b[4*j+3] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24)
+		}
+		if w[i], err = fr.LittleEndian.Element(&b); err != nil {
+			return nil, fmt.Errorf("wasm: witness value %d: %w", i, err)
+		}
+	}
+	return w, nil
+}
+
+// signal is one qualified input name ("a", "in[2]", "x.y") and its values
+// in order, each reduced modulo r.
+type signal struct {
+	name   string
+	values []*big.Int
+}
+
+// flattenInput qualifies input as witness_calculator.js's qualify_input does:
+// object keys join with ".", an array of objects gives name[i] prefixes, and
+// an array of numbers (nested or not) is one signal's values, flattened.
+func flattenInput(raw json.RawMessage) ([]signal, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("input: %w", err)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("input: want a JSON object of signals, got %s", kindOf(v))
+	}
+	var out []signal
+	var walk func(prefix string, v any) error
+	walk = func(prefix string, v any) error {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range sortedKeys(x) {
+				name := k
+				if prefix != "" {
+					name = prefix + "." + k
+				}
+				if err := walk(name, x[k]); err != nil {
+					return err
+				}
+			}
+			return nil
+		case []any:
+			if hasObjects(x) {
+				for i, e := range x {
+					if err := walk(fmt.Sprintf("%s[%d]", prefix, i), e); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+		s := signal{name: prefix}
+		if err := flatValues(prefix, v, &s.values); err != nil {
+			return err
+		}
+		out = append(out, s)
+		return nil
+	}
+	if err := walk("", obj); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func hasObjects(a []any) bool {
+	for _, e := range a {
+		switch x := e.(type) {
+		case map[string]any:
+			return true
+		case []any:
+			if hasObjects(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func flatValues(name string, v any, out *[]*big.Int) error {
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			if err := flatValues(name, e, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	case json.Number:
+		return appendValue(name, string(x), out)
+	case string:
+		return appendValue(name, x, out)
+	case bool:
+		if x {
+			return appendValue(name, "1", out)
+		}
+		return appendValue(name, "0", out)
+	}
+	return fmt.Errorf("input %s: want a number or a string of one, got %s", name, kindOf(v))
+}
+
+// appendValue parses s as JavaScript's BigInt(s) would (decimal, or 0x, 0o,
+// 0b prefixed; a leading minus for decimals) and reduces it modulo r.
+func appendValue(name, s string, out *[]*big.Int) error {
+	t := strings.TrimSpace(s)
+	v, ok := new(big.Int), false
+	if strings.ContainsAny(t, ".eE") && !strings.HasPrefix(t, "0x") && !strings.HasPrefix(t, "0X") {
+		if f, err := strconv.ParseFloat(t, 64); err == nil && f == float64(int64(f)) {
+			v.SetInt64(int64(f))
+			ok = true
+		}
+	} else if t == "" {
+		ok = true // BigInt("") is 0
+	} else {
+		_, ok = v.SetString(t, 0)
+		if ok && strings.HasPrefix(t, "0") && len(t) > 1 && !strings.ContainsAny(t[1:2], "xXoObB") {
+			_, ok = v.SetString(t, 10) // "012" is twelve to BigInt, octal to Go's base 0
+		}
+	}
+	if !ok {
+		return fmt.Errorf("input %s: %q is not an integer", name, s)
+	}
+	v.Mod(v, fr.Modulus())
+	*out = append(*out, v)
+	return nil
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func sortedKeys(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// fnv64 is FNV-1a over the name's bytes, which circom uses to look input
+// signals up (witness_calculator.js's fnvHash).
+func fnv64(s string) uint64 {
+	h := uint64(0xCBF29CE484222325)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 0x100000001B3
+	}
+	return h
+}
