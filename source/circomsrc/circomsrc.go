@@ -252,3 +252,11 @@ type Proof struct {
 	A, C bn254.G1Affine
 	B    bn254.G2Affine
 }
+
+// Close frees the witness calculator, if any.
+func (s *Source) Close(ctx context.Context) error {
+	if s.calc == nil {
+		return nil
+	}
+	return s.calc.Close(ctx)
+}

@@ -226,3 +226,35 @@ func parseG2(p *bn254.G2Affine, c [3][2]string, what string) error {
 	}
 	return nil
 }
+
+// VerifyFiles checks the proof in proofPath against the public inputs in
+// publicPath (snarkjs's proof.json and public.json).
+func VerifyFiles(vk *VerifyingKey, proofPath, publicPath string) error {
+	p, err := ReadProof(proofPath)
+	if err != nil {
+		return err
+	}
+	pub, err := ReadPublic(publicPath)
+	if err != nil {
+		return err
+	}
+	return vk.Verify(p, pub)
+}
+
+// IsPublicJSON tells whether path holds a JSON array (a public.json) rather
+// than an object, so that callers may accept a proof and its public inputs in
+// either order.
+func IsPublicJSON(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, b := range data {
+		switch b {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return b == '['
+	}
+	return false
+}
