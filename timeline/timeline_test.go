@@ -36,7 +36,7 @@ func results(n int) []stream.Result {
 
 type bar struct {
 	stage, fill, stroke string
-	x, y, w         float64
+	x, y, w             float64
 }
 
 type row struct {
