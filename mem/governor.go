@@ -1,0 +1,415 @@
+package mem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// Governor admits jobs under an RSS budget, and accounts for the pinned
+// budget (stages.Governor). It satisfies stages.Governor: the synthesize stage
+// calls Admit before a job's vectors exist, so a job that does not fit waits
+// there and pushes back on parse.
+//
+// A job is admitted when both of these hold:
+//
+//	promised:  charged + reserved + need ≤ budget
+//	measured:  max(rss, charged + reserved + reusable) + max(0, need − reusable) ≤ budget
+//
+// where charged is what resident keys and pinned pools hold for the whole run
+// (Charge, ChargePinned), reserved what admitted jobs still hold, rss the
+// process's resident memory now and reusable the part of it no job owns but
+// the next can reuse without faulting in new pages (Pools' idle buffers, free
+// Go heap). The measured test does not count reserved memory twice: rss
+// already holds what admitted jobs have touched, so the two are combined with
+// max, not added; what rss shows beyond every promise (the runtime, garbage,
+// the sources' own copies of keys) is counted once. It is exact when admitted
+// jobs have touched all they reserved, and conservative when several are
+// admitted from one reading; it can be optimistic only for a job admitted
+// a moment ago that has not touched its memory yet while garbage is high.
+//
+// Jobs are admitted in arrival order: one that does not fit holds back those
+// behind it, so a large job is not starved by small ones. A job larger than
+// the whole budget fails at once (TooLargeError). When nothing is admitted,
+// the next job is let in even if the measured test fails, for there is
+// nothing left to wait for (counted as Forced); the promised test still holds.
+// While the measured test is what holds a job back, the governor starts a
+// garbage collection at most once a second, so that garbage is not mistaken
+// for memory in use.
+type Governor struct {
+	budget, pinnedBudget int64
+	measure              func() Usage
+	gc                   func() // nil when measuring is not the process's own
+	period               time.Duration
+	goLimit              bool
+	prevGoLimit          int64
+
+	mu       sync.Mutex
+	charged  int64 // resident keys and pinned pools, against budget
+	pinned   int64 // pinned pools, against pinnedBudget
+	reserved int64 // what admitted jobs still hold
+	queue    []*waiter
+	inflight map[*Reservation]struct{} // admitted, not yet closed
+	sampling bool                      // the sampler goroutine runs
+	last     Usage                     // the latest sample
+	lastGC   time.Time
+	stats    Stats
+}
+
+// Config sets up a Governor.
+type Config struct {
+	Budget int64 // RSS budget in bytes; Unlimited admits every job (and still measures)
+	Pinned int64 // pinned-memory budget in bytes; 0 allows no pinned pool
+
+	// Measure reads the process's memory; nil means ReadUsage. Tests give
+	// their own to make the measured test predictable.
+	Measure func() Usage
+	// Sample is how often RSS and faults are sampled while jobs are admitted,
+	// for their PeakRSS and MinorFaults and to re-check jobs held back by the
+	// measured test; 0 means 20 ms (a sample costs about 10 µs).
+	Sample time.Duration
+	// SetGoLimit makes the Go runtime's soft memory limit
+	// (debug.SetMemoryLimit) follow the budget less pinned memory, which is
+	// not the Go heap's; Close restores the old limit.
+	SetGoLimit bool
+}
+
+// Stats are the governor's counters.
+type Stats struct {
+	Budget, PinnedBudget int64
+
+	Charged  int64 // held for the run by resident keys and pinned pools (part of Budget)
+	Pinned   int64 // held by pinned pools (part of PinnedBudget and of Charged)
+	Reserved int64 // held by admitted jobs now
+	Admitted int   // jobs past admission and not yet closed
+	Waiting  int   // jobs waiting for admission now
+
+	PeakReserved int64
+	PeakAdmitted int           // most jobs past admission at once
+	Granted      int64         // admissions so far
+	Waits        int64         // admissions that had to wait
+	WaitTime     time.Duration // their total wait
+	Rejected     int64         // jobs larger than the budget
+	Forced       int64         // admitted over the measured test, nothing else being in flight
+
+	RSS, PeakRSS int64 // the latest and highest RSS sampled
+	Reusable     int64 // of RSS, at the latest sample
+}
+
+// ErrTooLarge is what a TooLargeError matches with errors.Is.
+var ErrTooLarge = errors.New("job larger than the memory budget")
+
+// TooLargeError is a job whose footprint can never fit the budget.
+type TooLargeError struct {
+	Need     int64 // the job's footprint
+	Budget   int64 // the whole RSS budget
+	Resident int64 // held by resident keys and pinned pools
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Resident > 0 {
+		return fmt.Sprintf("needs %s of memory, more than the %s left of the %s memory budget beside %s of resident keys and pinned buffers (raise --mem-budget)",
+			FormatBytes(e.Need), FormatBytes(e.Budget-e.Resident), FormatBytes(e.Budget), FormatBytes(e.Resident))
+	}
+	return fmt.Sprintf("needs %s of memory, more than the whole %s memory budget (raise --mem-budget)",
+		FormatBytes(e.Need), FormatBytes(e.Budget))
+}
+
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// waiter is a job waiting for admission.
+type waiter struct {
+	need  int64
+	ready chan struct{} // closed once res is set
+	res   *Reservation
+}
+
+// NewGovernor returns a governor over cfg's budgets. A budget of zero or less
+// is a programmer error and panics (ParseBudget refuses it).
+func NewGovernor(cfg Config) *Governor {
+	if cfg.Budget <= 0 || cfg.Pinned < 0 {
+		panic(fmt.Sprintf("mem: budgets of %d and %d bytes", cfg.Budget, cfg.Pinned))
+	}
+	g := &Governor{
+		budget:       cfg.Budget,
+		pinnedBudget: cfg.Pinned,
+		measure:      cfg.Measure,
+		period:       cfg.Sample,
+		goLimit:      cfg.SetGoLimit && cfg.Budget != Unlimited,
+		inflight:     make(map[*Reservation]struct{}),
+	}
+	if g.measure == nil {
+		g.measure = ReadUsage
+		g.gc = runtime.GC
+	}
+	if g.period <= 0 {
+		g.period = 20 * time.Millisecond
+	}
+	g.last = g.measure()
+	g.stats.PeakRSS = g.last.RSS
+	if g.goLimit {
+		g.prevGoLimit = debug.SetMemoryLimit(g.budget)
+	}
+	return g
+}
+
+// Close restores the Go runtime's memory limit, if the governor set it.
+func (g *Governor) Close() {
+	if g.goLimit {
+		debug.SetMemoryLimit(g.prevGoLimit)
+	}
+}
+
+// Budget is the RSS budget.
+func (g *Governor) Budget() int64 { return g.budget }
+
+// Admit blocks until need bytes fit the budget, in arrival order, and returns
+// the job's hold on them; the caller must Close it when the job leaves. It
+// fails at once with a *TooLargeError when need can never fit, and returns
+// ctx.Err() if ctx ends first (a job cancelled after being granted gives its
+// bytes straight back).
+func (g *Governor) Admit(ctx context.Context, job string, need int64) (*Reservation, error) {
+	need = max(need, 0)
+	g.mu.Lock()
+	if g.budget != Unlimited && need > g.budget-g.charged {
+		g.stats.Rejected++
+		g.mu.Unlock()
+		return nil, &TooLargeError{Need: need, Budget: g.budget, Resident: g.charged}
+	}
+	w := &waiter{need: need, ready: make(chan struct{})}
+	g.queue = append(g.queue, w)
+	g.grantLocked(nil)
+	if w.res != nil {
+		g.mu.Unlock()
+		return w.res, nil
+	}
+	g.stats.Waits++
+	g.mu.Unlock()
+
+	start := time.Now()
+	select {
+	case <-w.ready:
+		g.mu.Lock()
+		g.stats.WaitTime += time.Since(start)
+		g.mu.Unlock()
+		return w.res, nil
+	case <-ctx.Done():
+		g.mu.Lock()
+		g.stats.WaitTime += time.Since(start)
+		if w.res != nil { // granted as ctx ended
+			g.mu.Unlock()
+			w.res.Close()
+			return nil, ctx.Err()
+		}
+		for i, x := range g.queue {
+			if x == w {
+				g.queue = append(g.queue[:i], g.queue[i+1:]...)
+				break
+			}
+		}
+		g.grantLocked(nil) // w may have been holding back those behind it
+		g.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// grantLocked admits waiters from the head of the queue while they fit. u is
+// a fresh reading, or nil to take one if the measured test needs it.
+func (g *Governor) grantLocked(u *Usage) {
+	for len(g.queue) > 0 {
+		w := g.queue[0]
+		ok, byMeasure := g.fitsLocked(w.need, &u)
+		if !ok {
+			if byMeasure && g.gc != nil && time.Since(g.lastGC) > time.Second {
+				g.lastGC = time.Now()
+				go g.gc()
+			}
+			return
+		}
+		g.queue[0] = nil
+		g.queue = g.queue[1:]
+		if u == nil {
+			v := g.measure()
+			u = &v
+		}
+		w.res = g.admitLocked(w.need, *u)
+		close(w.ready)
+	}
+}
+
+// fitsLocked applies the promised and measured tests (see Governor) to need;
+// byMeasure tells that only the measured one failed. *u is read on first use.
+func (g *Governor) fitsLocked(need int64, u **Usage) (ok, byMeasure bool) {
+	if g.budget == Unlimited {
+		return true, false
+	}
+	promised := g.charged + g.reserved
+	if promised+need > g.budget {
+		return false, false
+	}
+	if *u == nil {
+		v := g.measure()
+		*u = &v
+	}
+	rss, reusable := (*u).RSS, (*u).Reusable
+	if max(rss, promised+reusable)+max(0, need-reusable) <= g.budget {
+		return true, false
+	}
+	if len(g.inflight) == 0 {
+		g.stats.Forced++
+		return true, false // nothing admitted: nothing to wait for
+	}
+	return false, true
+}
+
+// admitLocked grants need bytes to a job, given the reading u.
+func (g *Governor) admitLocked(need int64, u Usage) *Reservation {
+	g.sampleLocked(u) // closes the interval before this job joins
+	r := NewReservation(need, g.give)
+	r.onClose = func(rest int64) { g.closeJob(r, rest) }
+	g.reserved += need
+	g.inflight[r] = struct{}{}
+	s := &g.stats
+	s.Granted++
+	s.PeakAdmitted = max(s.PeakAdmitted, len(g.inflight))
+	s.PeakReserved = max(s.PeakReserved, g.reserved)
+	r.observe(u.RSS, 0)
+	if !g.sampling {
+		g.sampling = true
+		go g.sampler()
+	}
+	return r
+}
+
+// give takes back bytes a job released early.
+func (g *Governor) give(bytes int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.reserved -= bytes
+	g.grantLocked(nil)
+}
+
+// closeJob takes back the rest of r and ends its accounting, in one step, so
+// that a job is never admitted into the bytes of one still counted as in.
+func (g *Governor) closeJob(r *Reservation, rest int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	u := g.measure()
+	g.sampleLocked(u)
+	delete(g.inflight, r)
+	g.reserved -= rest
+	g.grantLocked(&u)
+}
+
+// sampleLocked records u: the peak RSS, and the faults since the last sample
+// split evenly among the jobs admitted now.
+func (g *Governor) sampleLocked(u Usage) {
+	faults := u.MinorFaults - g.last.MinorFaults
+	g.last = u
+	g.stats.PeakRSS = max(g.stats.PeakRSS, u.RSS)
+	if n := len(g.inflight); n > 0 {
+		share := float64(max(faults, 0)) / float64(n)
+		for r := range g.inflight {
+			r.observe(u.RSS, share)
+		}
+	}
+}
+
+// sampler samples while any job is admitted, and re-checks the queue, since
+// a job held back by the measured test waits on RSS, which changes without
+// telling anyone.
+func (g *Governor) sampler() {
+	t := time.NewTicker(g.period)
+	defer t.Stop()
+	for range t.C {
+		g.mu.Lock()
+		if len(g.inflight) == 0 {
+			g.sampling = false
+			g.mu.Unlock()
+			return
+		}
+		u := g.measure()
+		g.sampleLocked(u)
+		g.grantLocked(&u)
+		g.mu.Unlock()
+	}
+}
+
+// Charge counts bytes that stay resident for the run, such as a circuit's
+// proving key, against the budget; what does not fit beside them fails
+// admission as too large. Close the returned hold to give them back.
+func (g *Governor) Charge(bytes int64) *Reservation {
+	bytes = max(bytes, 0)
+	g.mu.Lock()
+	g.charged += bytes
+	g.mu.Unlock()
+	return NewReservation(bytes, func(n int64) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.charged -= n
+		g.grantLocked(nil)
+	})
+}
+
+// ChargePinned counts bytes of pinned host memory against the pinned budget
+// and, since pinned pages are resident, against the RSS budget. It fails,
+// naming the sizes, when either would be exceeded. Close the returned hold
+// once the memory is freed.
+func (g *Governor) ChargePinned(bytes int64) (*Reservation, error) {
+	bytes = max(bytes, 0)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pinnedBudget != Unlimited && g.pinned+bytes > g.pinnedBudget {
+		return nil, fmt.Errorf("pinning %s would exceed the %s pinned budget (%s already pinned; raise --pinned-budget)",
+			FormatBytes(bytes), FormatBytes(g.pinnedBudget), FormatBytes(g.pinned))
+	}
+	if g.budget != Unlimited && g.charged+g.reserved+bytes > g.budget {
+		return nil, fmt.Errorf("pinning %s would exceed the %s memory budget (%s already held; raise --mem-budget)",
+			FormatBytes(bytes), FormatBytes(g.budget), FormatBytes(g.charged+g.reserved))
+	}
+	g.pinned += bytes
+	g.charged += bytes
+	g.setGoLimitLocked()
+	return NewReservation(bytes, func(n int64) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.pinned -= n
+		g.charged -= n
+		g.setGoLimitLocked()
+		g.grantLocked(nil)
+	}), nil
+}
+
+// setGoLimitLocked keeps the Go heap's soft limit at the budget less pinned
+// memory, which the Go runtime does not manage.
+func (g *Governor) setGoLimitLocked() {
+	if g.goLimit {
+		debug.SetMemoryLimit(max(g.budget-g.pinned, 0))
+	}
+}
+
+// Stats returns the counters now; RSS and PeakRSS are as of the latest sample.
+func (g *Governor) Stats() Stats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.stats
+	s.Budget, s.PinnedBudget = g.budget, g.pinnedBudget
+	s.Charged, s.Pinned, s.Reserved = g.charged, g.pinned, g.reserved
+	s.Admitted, s.Waiting = len(g.inflight), len(g.queue)
+	s.RSS, s.Reusable = g.last.RSS, g.last.Reusable
+	return s
+}
+
+// Sample takes a reading now (for a status line between samples) and returns
+// the counters with it.
+func (g *Governor) Sample() Stats {
+	u := g.measure()
+	g.mu.Lock()
+	g.sampleLocked(u)
+	g.mu.Unlock()
+	return g.Stats()
+}
