@@ -1,0 +1,407 @@
+// hosttest.cpp — checks zk.cuh's arithmetic and the MSM/NTT algorithm on the
+// CPU, with g++, where there is no GPU: `make hosttest` (or
+// g++ -O2 -std=c++17 hosttest.cpp -o hosttest && ./hosttest).
+// The MSM driver below mirrors msm() in zkpipe.cu step by step, with
+// std::stable_sort in place of CUB's radix sort.
+#include "zk.cuh"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+static int failures = 0;
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                                \
+            printf(__VA_ARGS__);                                                                                       \
+            printf("\n");                                                                                              \
+            failures++;                                                                                                \
+        }                                                                                                              \
+    } while (0)
+
+static std::mt19937_64 rng(42);
+
+template <class F> F raw(u64 x) {
+    F r = F::zero();
+    r.v[0] = x;
+    return r;
+}
+template <class F> F R() {
+    F r = raw<F>(1);
+    for (int i = 0; i < 256; i++) r = r.dbl();
+    return r;
+}
+template <class F> F R2() {
+    F r = R<F>();
+    for (int i = 0; i < 256; i++) r = r.dbl();
+    return r;
+}
+template <class F> F mont(u64 x) { return raw<F>(x) * R2<F>(); }
+template <class F> F rnd() {
+    F r;
+    for (int i = 0; i < 4; i++) r.v[i] = rng();
+    r.v[3] &= 0x0fffffffffffffffULL; // < 2^252 < q
+    return r;
+}
+// pow by a 256-bit exponent (limbs).
+template <class F> F pow(F b, const u64 e[4]) {
+    F r = R<F>();
+    for (int i = 255; i >= 0; i--) {
+        r = r.sqr();
+        if ((e[i / 64] >> (i % 64)) & 1) r = r * b;
+    }
+    return r;
+}
+template <class F> F inv(F a) {
+    u64 e[4] = {F::q(0) - 2, F::q(1), F::q(2), F::q(3)};
+    return pow(a, e);
+}
+
+typedef XYZZ<Fp> P1;
+typedef Affine<Fp> A1;
+
+A1 to_aff(const P1 &p) {
+    A1 a;
+    if (p.is_inf()) {
+        a.x = Fp::zero();
+        a.y = Fp::zero();
+        return a;
+    }
+    a.x = p.X * inv(p.ZZ);
+    a.y = p.Y * inv(p.ZZZ);
+    return a;
+}
+bool on_curve(const A1 &a) { return a.y.sqr().eq(a.x.sqr() * a.x + mont<Fp>(3)); }
+bool aeq(const A1 &a, const A1 &b) { return a.x.eq(b.x) && a.y.eq(b.y); }
+
+P1 naive_mul(const A1 &a, const Fr &k_mont) {
+    Fr k = k_mont.from_mont();
+    P1 r = P1::inf();
+    P1 base = P1::inf();
+    base.add_affine(a.x, a.y, field_one<Fp>());
+    for (int i = 255; i >= 0; i--) {
+        r.dbl_assign();
+        if ((k.v[i / 64] >> (i % 64)) & 1) r.add(base);
+    }
+    return r;
+}
+
+// msm_emul mirrors msm() in zkpipe.cu.
+P1 msm_emul(const std::vector<A1> &bases, const std::vector<Fr> &sc, const u32 *idx, u32 L) {
+    size_t n = sc.size();
+    int c = msm_window(n), nw = msm_windows(c);
+    u32 half = 1u << (c - 1), nb = (u32)nw * half;
+    size_t m = n * nw;
+    std::vector<u32> keys(m), vals(m);
+    for (size_t i = 0; i < n; i++) digits_body(i, sc.data(), n, c, nw, keys.data(), vals.data());
+    std::vector<size_t> ord(m);
+    for (size_t i = 0; i < m; i++) ord[i] = i;
+    std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+    std::vector<u32> k2(m), v2(m);
+    for (size_t i = 0; i < m; i++) k2[i] = keys[ord[i]], v2[i] = vals[ord[i]];
+    std::vector<u32> start(nb, 0), end(nb, 0), cnt(nb);
+    for (size_t i = 0; i < m; i++) bounds_body(i, k2.data(), m, nb, start.data(), end.data());
+    for (u32 b = 0; b < nb; b++) cnt[b] = end[b] - start[b];
+    size_t bound = n, prev_total = m;
+    std::vector<P1> P;
+    int level = 0;
+    do {
+        std::vector<u32> chunks(nb), off(nb);
+        for (u32 b = 0; b < nb; b++) chunks_body(b, cnt.data(), L, chunks.data());
+        u32 acc = 0;
+        for (u32 b = 0; b < nb; b++) off[b] = acc, acc += chunks[b];
+        size_t total = prev_total / L + nb;
+        CHECK(acc <= total, "chunk bound %u > %zu", acc, total);
+        std::vector<P1> Q(total, P1::inf());
+        for (u32 t = 0; t < total; t++) {
+            if (level == 0)
+                level0_body(t, bases.data(), idx, v2.data(), start.data(), cnt.data(), off.data(), chunks.data(), nb,
+                            L, Q.data());
+            else
+                levelN_body(t, P.data(), start.data(), cnt.data(), off.data(), chunks.data(), nb, L, Q.data());
+        }
+        P = Q;
+        start = off;
+        cnt = chunks;
+        prev_total = total;
+        bound = (bound + L - 1) / L;
+        level++;
+    } while (bound > 1);
+    for (u32 b = 0; b < nb; b++) CHECK(cnt[b] <= 1, "bucket %u has %u parts", b, cnt[b]);
+    u32 S = half < 32 ? half : 32, spw = half / S, nseg = (u32)nw * spw;
+    std::vector<P1> seg(nseg);
+    for (u32 s = 0; s < nseg; s++) segment_body(s, P.data(), start.data(), cnt.data(), half, S, seg.data());
+    std::vector<P1> win(nw, P1::inf());
+    for (u32 s = 0; s < nseg; s++) win[s / spw].add(seg[s]);
+    P1 r = win[nw - 1];
+    for (int w = nw - 2; w >= 0; w--) {
+        for (int i = 0; i < c; i++) r.dbl_assign();
+        r.add(win[w]);
+    }
+    return r;
+}
+
+Fr fr_rnd() {
+    Fr r;
+    for (int i = 0; i < 4; i++) r.v[i] = rng();
+    r.v[3] &= 0x0fffffffffffffffULL;
+    return r;
+}
+
+void test_field() {
+    Fp a = mont<Fp>(3), b = mont<Fp>(5);
+    CHECK((a * b).eq(mont<Fp>(15)), "3*5");
+    CHECK((a * b).from_mont().eq(raw<Fp>(15)), "from_mont");
+    CHECK(R<Fp>().eq(field_one<Fp>()), "one constant");
+    for (int i = 0; i < 100; i++) {
+        Fp x = rnd<Fp>(), y = rnd<Fp>();
+        CHECK(((x + y) - y).eq(x), "add/sub");
+        CHECK((x - x).is_zero(), "x-x");
+        CHECK((x + x.neg()).is_zero(), "neg");
+        CHECK((x * inv(x)).eq(R<Fp>()), "inv");
+        CHECK(((x + y) * (x - y)).eq(x.sqr() - y.sqr()), "square identity");
+        Fr u = fr_rnd(), v = fr_rnd();
+        CHECK((u * v).eq(v * u), "fr comm");
+        CHECK(((u * v) * inv(v)).eq(u), "fr inv");
+    }
+    // Fp2: (a+bu)(a−bu) = a² + b²
+    for (int i = 0; i < 20; i++) {
+        Fp2 x, y;
+        x.a0 = rnd<Fp>();
+        x.a1 = rnd<Fp>();
+        y.a0 = x.a0;
+        y.a1 = x.a1.neg();
+        Fp2 p = x * y;
+        CHECK(p.a0.eq(x.a0.sqr() + x.a1.sqr()) && p.a1.is_zero(), "fp2 conj");
+        Fp2 z;
+        z.a0 = rnd<Fp>();
+        z.a1 = rnd<Fp>();
+        CHECK((x.sqr()).eq(x * x), "fp2 sqr");
+        CHECK(((x + z) * y).eq(x * y + z * y), "fp2 distrib");
+    }
+}
+
+std::vector<A1> make_bases(size_t n) {
+    A1 G;
+    G.x = mont<Fp>(1);
+    G.y = mont<Fp>(2);
+    std::vector<A1> out;
+    P1 acc = P1::inf();
+    // points k·G for random small-ish steps, with some repeats and one infinity
+    for (size_t i = 0; i < n; i++) {
+        int step = 1 + (int)(rng() % 5);
+        for (int s = 0; s < step; s++) acc.add_affine(G.x, G.y, field_one<Fp>());
+        out.push_back(to_aff(acc));
+    }
+    if (n > 3) out[2] = out[1]; // repeated point
+    if (n > 5) {
+        out[4].x = Fp::zero(); // infinity
+        out[4].y = Fp::zero();
+    }
+    return out;
+}
+
+void test_curve() {
+    A1 G;
+    G.x = mont<Fp>(1);
+    G.y = mont<Fp>(2);
+    CHECK(on_curve(G), "G on curve");
+    P1 d1;
+    d1.set_dbl_affine(G.x, G.y);
+    P1 d2 = P1::inf();
+    d2.add_affine(G.x, G.y, field_one<Fp>());
+    d2.add_affine(G.x, G.y, field_one<Fp>());
+    P1 g = P1::inf();
+    g.add_affine(G.x, G.y, field_one<Fp>());
+    P1 d3 = g;
+    d3.add(g);
+    P1 d4 = g;
+    d4.dbl_assign();
+    A1 a1 = to_aff(d1);
+    CHECK(on_curve(a1), "2G on curve");
+    CHECK(aeq(a1, to_aff(d2)) && aeq(a1, to_aff(d3)) && aeq(a1, to_aff(d4)), "2G four ways");
+    // 5G = 2G + 3G, = mul_small(5)
+    P1 t3 = d1;
+    t3.add_affine(G.x, G.y, field_one<Fp>());
+    P1 t5 = t3;
+    t5.add(d1);
+    P1 m5 = g;
+    m5.mul_small(5);
+    CHECK(on_curve(to_aff(t5)) && aeq(to_aff(t5), to_aff(m5)), "5G");
+    // P + (−P) = ∞
+    P1 z = t3;
+    z.add(t3.neg());
+    CHECK(z.is_inf(), "P-P");
+    P1 z2 = t3;
+    A1 a3 = to_aff(t3);
+    z2.add_affine(a3.x, a3.y.neg(), field_one<Fp>());
+    CHECK(z2.is_inf(), "P-P mixed");
+}
+
+void test_msm(size_t n, u32 L, bool use_idx, int mode) {
+    std::vector<A1> bases = make_bases(n + 7);
+    std::vector<Fr> sc(n);
+    Fr one = R<Fr>();
+    for (size_t i = 0; i < n; i++) {
+        switch (mode) {
+        case 0:
+            sc[i] = fr_rnd();
+            if (i % 7 == 3) sc[i] = Fr::zero();
+            if (i % 11 == 5) sc[i] = one;
+            if (i % 13 == 1) sc[i] = one.neg(); // r − 1
+            break;
+        case 1:
+            sc[i] = one.neg(); // every scalar r − 1: one bucket per window
+            break;
+        case 2:
+            sc[i] = mont<Fr>(2 + i % 3);
+            break;
+        }
+    }
+    std::vector<u32> idx(n);
+    for (size_t i = 0; i < n; i++) idx[i] = (u32)((i * 3 + 1) % (n + 7));
+    P1 want = P1::inf();
+    for (size_t i = 0; i < n; i++) {
+        const A1 &b = bases[use_idx ? idx[i] : i];
+        if (b.is_inf()) continue;
+        want.add(naive_mul(b, sc[i]));
+    }
+    P1 got = msm_emul(bases, sc, use_idx ? idx.data() : nullptr, L);
+    CHECK(aeq(to_aff(want), to_aff(got)), "msm n=%zu L=%u idx=%d mode=%d", n, L, use_idx, mode);
+}
+
+void test_ones() {
+    size_t n = 300;
+    std::vector<A1> bases = make_bases(n);
+    std::vector<u64> bm((n + 63) / 64, 0);
+    P1 want = P1::inf();
+    for (size_t j = 0; j < n; j++)
+        if (rng() % 3 == 0 || j == 1 || j == 2 || j == 4) {
+            bm[j / 64] |= 1ULL << (j % 64);
+            if (!bases[j].is_inf()) want.add_affine(bases[j].x, bases[j].y, field_one<Fp>());
+        }
+    std::vector<P1> part(bm.size());
+    for (size_t t = 0; t < bm.size(); t++) ones_body(t, bases.data(), bm.data(), n, part.data());
+    P1 got = P1::inf();
+    for (auto &p : part) got.add(p);
+    CHECK(aeq(to_aff(want), to_aff(got)), "ones");
+}
+
+// ─── NTT ────────────────────────────────────────────────────────────────────
+
+struct Dom {
+    int logn;
+    u32 n;
+    Fr w, winv, g, ginv, ninv;
+    std::vector<Fr> tw, twinv, gn, ginvn;
+};
+
+Dom make_dom(int logn, Fr g) {
+    Dom d;
+    d.logn = logn;
+    d.n = 1u << logn;
+    // ω = 5^((r−1)/n)
+    u64 e[4] = {Fr::q(0) - 1, Fr::q(1), Fr::q(2), Fr::q(3)};
+    for (int i = 0; i < logn; i++) {
+        for (int k = 0; k < 4; k++) e[k] = (e[k] >> 1) | (k < 3 ? e[k + 1] << 63 : 0);
+    }
+    d.w = pow(mont<Fr>(5), e);
+    d.winv = inv(d.w);
+    d.g = g;
+    d.ginv = inv(g);
+    d.ninv = inv(mont<Fr>(d.n));
+    size_t h = d.n / 2;
+    d.tw.resize(h ? h : 1);
+    d.twinv.resize(h ? h : 1);
+    d.gn.resize(d.n);
+    d.ginvn.resize(d.n);
+    for (size_t i = 0; i < h; i++) powers_body(i, d.w, R<Fr>(), d.tw.data()), powers_body(i, d.winv, R<Fr>(), d.twinv.data());
+    for (size_t i = 0; i < d.n; i++) powers_body(i, d.g, d.ninv, d.gn.data()), powers_body(i, d.ginv, d.ninv, d.ginvn.data());
+    return d;
+}
+
+void dif(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw) {
+    for (u32 m = d.n / 2; m >= 1; m >>= 1)
+        for (u32 t = 0; t < d.n / 2; t++) dif_body(t, x.data(), d.n, m, tw.data());
+}
+void dit(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw) {
+    for (u32 m = 1; m <= d.n / 2; m <<= 1)
+        for (u32 t = 0; t < d.n / 2; t++) dit_body(t, x.data(), d.n, m, tw.data());
+}
+void scale_rev(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tab) {
+    for (u32 p = 0; p < d.n; p++) x[p] = x[p] * tab[bitrev(p, d.logn)];
+}
+Fr horner(const std::vector<Fr> &coef_rev, const Dom &d, Fr z) {
+    Fr r = Fr::zero();
+    for (int j = (int)d.n - 1; j >= 0; j--) r = r * z + coef_rev[bitrev((u32)j, d.logn)];
+    return r;
+}
+
+void test_ntt(int logn) {
+    Dom d = make_dom(logn, mont<Fr>(5));
+    std::vector<Fr> x(d.n);
+    for (auto &v : x) v = fr_rnd();
+    // DIF: y[bitrev(k)] = Σ x_i ω^{ik}
+    std::vector<Fr> y = x;
+    dif(y, d, d.tw);
+    for (u32 k = 0; k < d.n; k++) {
+        Fr s = Fr::zero(), wk = R<Fr>();
+        for (u32 i = 0; i < k; i++) wk = wk * d.w;
+        Fr p = R<Fr>();
+        for (u32 i = 0; i < d.n; i++) s = s + x[i] * p, p = p * wk;
+        CHECK(s.eq(y[bitrev(k, logn)]), "dif k=%u", k);
+    }
+    // DIT with ω⁻¹ and 1/n inverts it.
+    dit(y, d, d.twinv);
+    for (u32 i = 0; i < d.n; i++) CHECK((y[i] * d.ninv).eq(x[i]), "dit inverse %u", i);
+
+    // H: satisfied constraints (c = a∘b), then A·B − C = H·Z at a random z.
+    std::vector<Fr> a(d.n), b(d.n), c(d.n);
+    for (u32 i = 0; i < d.n; i++) a[i] = fr_rnd(), b[i] = fr_rnd(), c[i] = a[i] * b[i];
+    auto coef = [&](std::vector<Fr> v) {
+        dif(v, d, d.twinv);
+        for (auto &e : v) e = e * d.ninv;
+        return v;
+    };
+    std::vector<Fr> ca = coef(a), cb = coef(b), cc = coef(c);
+    std::vector<Fr> *xs[3] = {&a, &b, &c};
+    for (auto p : xs) {
+        dif(*p, d, d.twinv);
+        scale_rev(*p, d, d.gn);
+        dit(*p, d, d.tw);
+    }
+    Fr zg = pow(d.g, std::vector<u64>{d.n, 0, 0, 0}.data()) - R<Fr>();
+    Fr zinv = inv(zg);
+    for (u32 i = 0; i < d.n; i++) a[i] = (a[i] * b[i] - c[i]) * zinv;
+    dif(a, d, d.twinv);
+    scale_rev(a, d, d.ginvn);
+    Fr z = fr_rnd();
+    Fr zn = pow(z, std::vector<u64>{d.n, 0, 0, 0}.data()) - R<Fr>();
+    Fr lhs = horner(ca, d, z) * horner(cb, d, z) - horner(cc, d, z);
+    Fr rhs = horner(a, d, z) * zn;
+    CHECK(lhs.eq(rhs), "H identity logn=%d", logn);
+    CHECK(a[bitrev(d.n - 1, logn)].is_zero(), "deg h ≤ n−2");
+}
+
+int main() {
+    test_field();
+    test_curve();
+    test_ones();
+    for (size_t n : {1, 2, 3, 17, 100, 300})
+        for (u32 L : {2u, 32u}) test_msm(n, L, false, 0);
+    test_msm(150, 4, true, 0);
+    test_msm(200, 4, false, 1);
+    test_msm(200, 32, true, 1);
+    test_msm(64, 3, false, 2);
+    test_msm(2100, 32, true, 0); // c = 7: two segments per window
+    for (int logn : {1, 2, 3, 5}) test_ntt(logn);
+    if (failures) {
+        printf("%d failures\n", failures);
+        return 1;
+    }
+    printf("hosttest: ok\n");
+    return 0;
+}
