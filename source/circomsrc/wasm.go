@@ -245,7 +245,7 @@ func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) (w []
 		}
 		size := int32(uint32(r))
 		switch {
-		case size < 0:
+		case size <= 0: // circom answers 0 or −1 for a name it does not know
 			return nil, fmt.Errorf("inputs rejected by the circuit: signal %s not found", s.name)
 		case int(size) > len(s.values):
 			return nil, fmt.Errorf("inputs rejected by the circuit: not enough values for input signal %s (%d of %d)", s.name, len(s.values), size)
