@@ -1,0 +1,539 @@
+package gpu_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
+	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// These tests need libzkpipe_cuda.so (gpu/cuda/build.sh) and a GPU: the
+// library is $ZKPIPE_CUDA_LIB, else cuda/libzkpipe_cuda.so beside this
+// file. Without either they skip, saying why.
+
+var (
+	cudaOnce sync.Once
+	cudaDev  *gpu.CUDA
+	cudaErr  error
+)
+
+func openCUDA(t testing.TB) *gpu.CUDA {
+	t.Helper()
+	cudaOnce.Do(func() {
+		path := os.Getenv("ZKPIPE_CUDA_LIB")
+		if path == "" {
+			path, _ = filepath.Abs("cuda/libzkpipe_cuda.so")
+		}
+		cudaDev, cudaErr = gpu.OpenCUDA(path)
+	})
+	if cudaErr != nil {
+		t.Skipf("no CUDA backend, skipping GPU test: %v", cudaErr)
+	}
+	return cudaDev
+}
+
+func TestOpenCUDAMissingLibrary(t *testing.T) {
+	_, err := gpu.OpenCUDA(filepath.Join(t.TempDir(), "nope.so"))
+	if err == nil {
+		t.Fatal("OpenCUDA of a missing library succeeded")
+	}
+	_, err = gpu.OpenCUDA("")
+	if err == nil {
+		t.Fatal("OpenCUDA with no path succeeded")
+	}
+}
+
+// ─── random inputs ───────────────────────────────────────────────────────────
+
+// randFr returns a uniformish element (any value < r is a valid Montgomery form).
+func randFr(r *rand.Rand) fr.Element {
+	var x fr.Element
+	for {
+		for i := range x {
+			x[i] = r.Uint64()
+		}
+		x[3] &= 0x3fffffffffffffff
+		if x[3] < 0x30644e72e131a029 { // below r: a valid Montgomery form
+			return x
+		}
+	}
+}
+
+var (
+	pointsMu sync.Mutex
+	g1Cache  []bn254.G1Affine
+	g2Cache  []bn254.G2Affine
+)
+
+// distinctG1 returns m random distinct G1 points (cached).
+func distinctG1(m int) []bn254.G1Affine {
+	pointsMu.Lock()
+	defer pointsMu.Unlock()
+	if len(g1Cache) < m {
+		r := rand.New(rand.NewPCG(1, uint64(m)))
+		sc := make([]fr.Element, m)
+		for i := range sc {
+			sc[i] = randFr(r)
+		}
+		_, _, g, _ := bn254.Generators()
+		g1Cache = bn254.BatchScalarMultiplicationG1(&g, sc)
+	}
+	return g1Cache[:m]
+}
+
+func distinctG2(m int) []bn254.G2Affine {
+	pointsMu.Lock()
+	defer pointsMu.Unlock()
+	if len(g2Cache) < m {
+		r := rand.New(rand.NewPCG(2, uint64(m)))
+		sc := make([]fr.Element, m)
+		for i := range sc {
+			sc[i] = randFr(r)
+		}
+		_, _, _, g := bn254.Generators()
+		g2Cache = bn254.BatchScalarMultiplicationG2(&g, sc)
+	}
+	return g2Cache[:m]
+}
+
+// tileG1 returns n points cycling through distinct ones; with edges, a
+// repeated point and the point at infinity.
+func tileG1(n int, edges bool) []bn254.G1Affine {
+	d := distinctG1(min(n, 1<<14))
+	out := make([]bn254.G1Affine, n)
+	for i := range out {
+		out[i] = d[i%len(d)]
+	}
+	if edges && n > 4 {
+		out[1] = out[0]
+		out[3] = bn254.G1Affine{}
+	}
+	return out
+}
+
+func tileG2(n int, edges bool) []bn254.G2Affine {
+	d := distinctG2(min(n, 512))
+	out := make([]bn254.G2Affine, n)
+	for i := range out {
+		out[i] = d[i%len(d)]
+	}
+	if edges && n > 4 {
+		out[1] = out[0]
+		out[3] = bn254.G2Affine{}
+	}
+	return out
+}
+
+// scalar modes
+const (
+	mixed  = iota // zeros, ones, r−1 and random
+	zeros         // every scalar zero
+	ones          // every scalar one
+	dense         // every scalar significant and random
+	repeat        // every scalar r−1: one bucket per window
+	small         // 2, 3, 4
+)
+
+func scalars(r *rand.Rand, n, mode int) []fr.Element {
+	s := make([]fr.Element, n)
+	var one, minusOne fr.Element
+	one.SetOne()
+	minusOne.Neg(&one)
+	for i := range s {
+		switch mode {
+		case mixed:
+			switch r.IntN(5) {
+			case 0:
+			case 1:
+				s[i] = one
+			case 2:
+				s[i] = minusOne
+			default:
+				s[i] = randFr(r)
+			}
+		case zeros:
+		case ones:
+			s[i] = one
+		case dense:
+			s[i] = randFr(r)
+			if s[i].IsZero() || s[i].IsOne() {
+				s[i].SetUint64(7)
+			}
+		case repeat:
+			s[i] = minusOne
+		case small:
+			s[i].SetUint64(uint64(2 + i%3))
+		}
+	}
+	return s
+}
+
+// classify mirrors stages' pin/transfer classification.
+func classify(s []fr.Element) gpu.Query {
+	q := gpu.Query{Len: len(s), Ones: make([]uint64, (len(s)+63)/64)}
+	for j := range s {
+		switch {
+		case s[j].IsZero():
+		case s[j].IsOne():
+			q.Ones[j/64] |= 1 << (j % 64)
+			q.NumOnes++
+		default:
+			q.Idx = append(q.Idx, uint32(j))
+			q.Vals = append(q.Vals, s[j])
+		}
+	}
+	if len(q.Vals) == len(s) {
+		q.Idx, q.Dense = nil, true
+	}
+	return q
+}
+
+func domain(n int, conv gpu.HConvention) *fft.Domain {
+	if conv == gpu.HOddCoset {
+		w := fft.NewDomain(uint64(2 * n)).Generator
+		return fft.NewDomain(uint64(n), fft.WithShift(w))
+	}
+	return fft.NewDomain(uint64(n))
+}
+
+type fixture struct {
+	key  *gpu.Key
+	vecs func() *gpu.Vectors // fresh copies: ComputeH consumes a, b, c
+}
+
+func newFixture(r *rand.Rand, size, mode int, conv gpu.HConvention, edges bool) fixture {
+	n := 1
+	for n < size {
+		n *= 2
+	}
+	k := &gpu.Key{Domain: domain(n, conv), HConvention: conv}
+	k.A = tileG1(size, edges)
+	k.B1 = tileG1(size, edges)
+	slices.Reverse(k.B1)
+	k.K = tileG1(size, edges)
+	k.K = append(k.K[size/3:], k.K[:size/3]...)
+	hl := n - 1
+	if conv == gpu.HOddCoset || n == 1 {
+		hl = n
+	}
+	k.Z = tileG1(hl, edges)
+	k.B2 = tileG2(size, edges)
+	l := max(size-3, 1)
+	a, b, c := scalars(r, l, dense), scalars(r, l, dense), scalars(r, l, dense)
+	qa, qb, qk := classify(scalars(r, size, mode)), classify(scalars(r, size, mode)), classify(scalars(r, size, mode))
+	return fixture{key: k, vecs: func() *gpu.Vectors {
+		return &gpu.Vectors{A: slices.Clone(a), B: slices.Clone(b), C: slices.Clone(c), QA: qa, QB: qb, QK: qk}
+	}}
+}
+
+// compare runs every backend operation on cuda and cpu and fails on a difference.
+func compare(t *testing.T, cuda *gpu.CUDA, f fixture, g2 bool) {
+	t.Helper()
+	ctx := context.Background()
+	cpu := gpu.NewCPU(0, 0)
+	rc, err := cpu.Load(f.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg, err := cuda.Load(f.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rg.Close()
+	sc, _ := cpu.Transfer(ctx, rc, f.vecs())
+	sg, err := cuda.Transfer(ctx, rg, f.vecs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cuda.Free(sg)
+
+	onesC, _ := cpu.BatchAddG1(ctx, sc)
+	onesG, err := cuda.BatchAddG1(ctx, sg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eqSums(t, "batch-add", onesC, onesG)
+	tailC, err := cpu.TailMSMG1(ctx, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tailG, err := cuda.TailMSMG1(ctx, sg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eqSums(t, "tail-msm", tailC, tailG)
+	if g2 {
+		c2, _ := cpu.BatchAddG2(ctx, sc)
+		g2s, err := cuda.BatchAddG2(ctx, sg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c2.Equal(&g2s) {
+			t.Errorf("batch-add G2 differs")
+		}
+		c2, _ = cpu.MSMG2(ctx, sc)
+		g2s, err = cuda.MSMG2(ctx, sg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c2.Equal(&g2s) {
+			t.Errorf("msm G2 differs")
+		}
+	}
+	// h itself, then MSM_H on fresh copies
+	hC, err := cpu.ComputeH(ctx, f.key, f.vecs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.PutH(hC)
+	hG, err := cuda.ComputeH(ctx, sg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl := f.key.HLen()
+	for i := range hl {
+		if !hC[i].Equal(&hG[i]) {
+			t.Fatalf("h[%d] differs (of %d): cpu %s cuda %s", i, hl, hC[i].String(), hG[i].String())
+		}
+	}
+	sg2, err := cuda.Transfer(ctx, rg, f.vecs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cuda.Free(sg2)
+	sc2, _ := cpu.Transfer(ctx, rc, f.vecs())
+	mC, err := cpu.MSMH(ctx, sc2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mG, err := cuda.MSMH(ctx, sg2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mC.Equal(&mG) {
+		t.Errorf("msm-h differs")
+	}
+}
+
+func eqSums(t *testing.T, what string, a, b gpu.G1Sums) {
+	t.Helper()
+	if !a.A.Equal(&b.A) {
+		t.Errorf("%s A differs", what)
+	}
+	if !a.B1.Equal(&b.B1) {
+		t.Errorf("%s B1 differs", what)
+	}
+	if !a.K.Equal(&b.K) {
+		t.Errorf("%s K differs", what)
+	}
+}
+
+func TestCUDAMatchesCPU(t *testing.T) {
+	cuda := openCUDA(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	modes := map[int]string{mixed: "mixed", zeros: "zeros", ones: "ones", dense: "dense", repeat: "repeat", small: "small"}
+	sizes := []int{1, 2, 3, 100, 1000, 4097, 70001}
+	if testing.Short() {
+		sizes = sizes[:4]
+	}
+	for _, size := range sizes {
+		for _, mode := range []int{mixed, zeros, ones, dense, repeat, small} {
+			for _, conv := range []gpu.HConvention{gpu.HDivideByZ, gpu.HOddCoset} {
+				if conv == gpu.HOddCoset && mode != mixed {
+					continue
+				}
+				g2 := size <= 4097 || mode == mixed
+				t.Run(fmt.Sprintf("n=%d/%s/conv=%d", size, modes[mode], conv), func(t *testing.T) {
+					compare(t, cuda, newFixture(r, size, mode, conv, true), g2)
+				})
+			}
+		}
+	}
+}
+
+// TestCUDALarge compares a 2^22-element MSM, batch-addition and H with the CPU.
+func TestCUDALarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large: skipped in -short")
+	}
+	cuda := openCUDA(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	const n = 1 << 22
+	compare(t, cuda, newFixture(r, n, mixed, gpu.HDivideByZ, true), false)
+}
+
+// ─── full proofs ─────────────────────────────────────────────────────────────
+
+func verify(vk groth16.VerifyingKey, r stream.Result) error {
+	proof := groth16.NewProof(ecc.BN254)
+	f, err := os.Open(r.Proof)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := proof.ReadFrom(f); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(r.Public)
+	if err != nil {
+		return err
+	}
+	pub, err := witness.New(ecc.BN254.ScalarField())
+	if err != nil {
+		return err
+	}
+	if err := pub.UnmarshalBinary(data); err != nil {
+		return err
+	}
+	return groth16.Verify(proof, vk, pub)
+}
+
+func TestCUDAProofsVerify(t *testing.T) {
+	cuda := openCUDA(t)
+	for _, name := range []string{"mulchain", "bits", "commit"} {
+		keys := provertest.Setup(t, name, 300)
+		for _, g2 := range []string{"cuda", "cpu"} {
+			t.Run(name+"/bg2="+g2, func(t *testing.T) {
+				dir := t.TempDir()
+				cfg := provertest.Config(dir, 2, 2)
+				cfg.Backend = cuda
+				if g2 == "cuda" {
+					cfg.G2 = cuda
+				}
+				var jobs []*stages.Job
+				for i := range 4 {
+					jobs = append(jobs, &stages.Job{Request: stream.Request{ID: fmt.Sprintf("j%d", i), Generate: &stream.Generate{Seed: int64(i)}}})
+				}
+				res := provertest.Run(t, cfg, []*stages.Circuit{keys.Circuit(t, name)}, jobs, 2*time.Minute)
+				if len(res) != len(jobs) {
+					t.Fatalf("%d results for %d jobs", len(res), len(jobs))
+				}
+				for _, r := range res {
+					if r.Error != "" {
+						t.Fatalf("job %s: %s", r.ID, r.Error)
+					}
+					if err := verify(keys.VK, r); err != nil {
+						t.Fatalf("job %s: gnark rejects the CUDA proof: %v", r.ID, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// ─── measurements ────────────────────────────────────────────────────────────
+
+// TestCUDAMeasure prints device timings; it runs only with ZKPIPE_CUDA_BENCH=1.
+func TestCUDAMeasure(t *testing.T) {
+	if os.Getenv("ZKPIPE_CUDA_BENCH") == "" {
+		t.Skip("set ZKPIPE_CUDA_BENCH=1 to measure")
+	}
+	cuda := openCUDA(t)
+	t.Logf("device: %s", cuda.Device())
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(7, 8))
+	median := func(f func() error) (time.Duration, error) {
+		if err := f(); err != nil { // warm-up
+			return 0, err
+		}
+		var ts []time.Duration
+		for range 5 {
+			t0 := time.Now()
+			if err := f(); err != nil {
+				return 0, err
+			}
+			ts = append(ts, time.Since(t0))
+		}
+		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+		return ts[len(ts)/2], nil
+	}
+	for _, lg := range []int{20, 22, 24} {
+		n := 1 << lg
+		k := &gpu.Key{Domain: fft.NewDomain(2), A: tileG1(n, false)}
+		res, err := cuda.Load(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := &gpu.Vectors{QA: classify(scalars(r, n, dense))}
+		s, err := cuda.Transfer(ctx, res, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := median(func() error { _, err := cuda.TailMSMG1(ctx, s); return err })
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := fmt.Sprintf("G1 MSM 2^%d: cuda %.1f ms", lg, float64(d.Microseconds())/1000)
+		if lg <= 22 {
+			var p bn254.G1Jac
+			t0 := time.Now()
+			if _, err := p.MultiExp(k.A, v.QA.Vals, ecc.MultiExpConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			dc := time.Since(t0)
+			line += fmt.Sprintf(", gnark cpu %.1f ms (%.1f×)", float64(dc.Microseconds())/1000, float64(dc)/float64(d))
+		}
+		fmt.Println(line)
+		cuda.Free(s)
+		res.Close()
+	}
+	for _, lg := range []int{16, 20, 22} {
+		n := 1 << lg
+		k := &gpu.Key{Domain: fft.NewDomain(uint64(n)), A: tileG1(2, false)}
+		k.Z = tileG1(n-1, false)
+		res, err := cuda.Load(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := median(func() error {
+			s, err := cuda.Transfer(ctx, res, &gpu.Vectors{A: scalars(r, n, dense), B: scalars(r, n, dense), C: scalars(r, n, dense), QA: classify(scalars(r, 2, dense))})
+			if err != nil {
+				return err
+			}
+			defer cuda.Free(s)
+			t0 := time.Now()
+			_, err = cuda.MSMH(ctx, s)
+			dt := time.Since(t0)
+			if lg == 22 {
+				fmt.Printf("  msm-h 2^%d run: %.1f ms\n", lg, float64(dt.Microseconds())/1000)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("NTT+MSM_H 2^%d (with transfer of a,b,c): %.1f ms\n", lg, float64(d.Microseconds())/1000)
+		res.Close()
+	}
+	for _, lg := range []int{20, 24} {
+		n := 1 << lg
+		k := &gpu.Key{Domain: fft.NewDomain(uint64(n))}
+		res, err := cuda.Load(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := cuda.TimeNTT(res, scalars(r, n, dense), 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("NTT 2^%d: %.3f ms (mean of 20, CUDA events)\n", lg, float64(d.Microseconds())/1000)
+		res.Close()
+	}
+}
