@@ -1,0 +1,101 @@
+package stream_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+func TestReadDeliversEachLineAsItArrives(t *testing.T) {
+	pr, pw := io.Pipe()
+	out := make(chan stream.Line)
+	go stream.Read(context.Background(), pr, out)
+	go pw.Write([]byte(`{"id":"a","generate":{"seed":1}}` + "\n"))
+	select {
+	case l := <-out:
+		if l.Err != nil || l.Request.ID != "a" || l.Request.Generate.Seed != 1 {
+			t.Fatalf("got %+v", l)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a complete line was not delivered while the pipe stayed open")
+	}
+	pw.Close()
+	if _, ok := <-out; ok {
+		t.Fatal("out not closed at end of input")
+	}
+}
+
+func TestReadNamesBadLinesAndKeepsGoing(t *testing.T) {
+	in := strings.Join([]string{
+		`{"id":"ok","witness":"w"}`,
+		``,
+		`{"id":"bad json"`,
+		`{"id":"ok","witness":"again"}`,
+		`{"id":"../../etc/passwd","witness":"w"}`,
+		`{"id":"x","unknown_field":1}`,
+		`{"id":"y"} {"id":"z"}`,
+		`{"id":"last","input":{"a":"3"}}`,
+	}, "\n")
+	out := make(chan stream.Line, 100)
+	if err := stream.Read(context.Background(), strings.NewReader(in), out); err != nil {
+		t.Fatal(err)
+	}
+	var got []stream.Line
+	for l := range out {
+		got = append(got, l)
+	}
+	want := []struct{ id, err string }{
+		{"ok", ""},
+		{"line-3", "malformed job"},
+		{"ok", "duplicate id"},
+		{"line-5", "invalid id"},
+		{"x", "unknown field"},
+		{"y", "trailing data"},
+		{"last", ""},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d lines, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		l := got[i]
+		if l.Request.ID != w.id {
+			t.Errorf("line %d: id %q, want %q", l.Number, l.Request.ID, w.id)
+		}
+		if (w.err == "") != (l.Err == nil) || l.Err != nil && !strings.Contains(l.Err.Error(), w.err) {
+			t.Errorf("line %d: err %v, want %q", l.Number, l.Err, w.err)
+		}
+	}
+	if !errors.Is(got[2].Err, stream.ErrDuplicateID) {
+		t.Errorf("duplicate not marked with ErrDuplicateID: %v", got[2].Err)
+	}
+}
+
+func TestResultsRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	w := stream.NewWriter(&buf)
+	in := []stream.Result{
+		{ID: "a", Proof: "out/a.proof", Stages: []stream.StageTime{{Stage: "parse", RunMS: 1.5, EndedAtMS: 2}}},
+		{ID: "b", Error: "job b: parse: boom", FailedStage: "parse", Stages: []stream.StageTime{}},
+	}
+	for _, r := range in {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(buf.String(), "\n"); n != 2 {
+		t.Fatalf("%d lines, want 2", n)
+	}
+	out, err := stream.ReadResults(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || out[0].Stages[0].RunMS != 1.5 || out[1].FailedStage != "parse" {
+		t.Fatalf("round trip gave %+v", out)
+	}
+}
