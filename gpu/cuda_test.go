@@ -494,6 +494,32 @@ func TestCUDAMeasure(t *testing.T) {
 		cuda.Free(s)
 		res.Close()
 	}
+	{
+		n := 1 << 20
+		k := &gpu.Key{Domain: fft.NewDomain(2), B1: tileG1(n, false), B2: tileG2(n, false)}
+		res, err := cuda.Load(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := &gpu.Vectors{QB: classify(scalars(r, n, dense))}
+		s, err := cuda.Transfer(ctx, res, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := median(func() error { _, err := cuda.MSMG2(ctx, s); return err })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p bn254.G2Jac
+		t0 := time.Now()
+		if _, err := p.MultiExp(k.B2, v.QB.Vals, ecc.MultiExpConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		dc := time.Since(t0)
+		fmt.Printf("G2 MSM 2^20: cuda %.1f ms, gnark cpu %.1f ms (%.1f×)\n", float64(d.Microseconds())/1000, float64(dc.Microseconds())/1000, float64(dc)/float64(d))
+		cuda.Free(s)
+		res.Close()
+	}
 	for _, lg := range []int{16, 20, 22} {
 		n := 1 << lg
 		k := &gpu.Key{Domain: fft.NewDomain(uint64(n)), A: tileG1(2, false)}

@@ -58,7 +58,9 @@ struct FrParams {
 template <class P> struct Field {
     u64 v[4];
 
-    HD static u64 q(int i) { return i == 0 ? P::Q0 : i == 1 ? P::Q1 : i == 2 ? P::Q2 : P::Q3; }
+    HD static u64 q(int i) {
+        return i == 0 ? (u64)P::Q0 : i == 1 ? (u64)P::Q1 : i == 2 ? (u64)P::Q2 : (u64)P::Q3;
+    }
 
     HD static Field zero() {
         Field r;

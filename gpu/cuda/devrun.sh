@@ -1,0 +1,47 @@
+#!/bin/bash
+# devrun.sh STEP… — run on the H200 machine from the repository root, with
+# the Go binaries built on the development machine in .carry/:
+#   CGO_ENABLED=0 go test -c -o .carry/gpu.test ./gpu
+#   CGO_ENABLED=0 go build -o .carry/zkpipe .
+# Steps: build (nvcc), test (GPU tests against the CPU backend, proofs),
+# measure (MSM/NTT timings), bench N (zkpipe bench of mulchain and bits at N constraints).
+# Logs go to $OUT (or /tmp/zkout).
+set -o pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/zkout}
+mkdir -p "$OUT"
+export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda.so
+while [ $# -gt 0 ]; do
+	step=$1
+	shift
+	case $step in
+	build)
+		nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader
+		t0=$(date +%s)
+		if ! gpu/cuda/build.sh -Xptxas -v >"$OUT/build.log" 2>&1; then
+			grep -v "^ptxas info" "$OUT/build.log" | tail -40
+			exit 1
+		fi
+		echo "nvcc: $(($(date +%s) - t0)) s"
+		grep -B1 -E "[1-9][0-9]* bytes spill" "$OUT/build.log" | grep -oE "Compiling entry function '[^']+'|[0-9]+ bytes spill stores" | paste - - | head -20
+		;;
+	test)
+		.carry/gpu.test -test.run 'CUDA' -test.v -test.timeout 400s >"$OUT/test.log" 2>&1
+		rc=$?
+		grep -E "^\s*--- (FAIL|SKIP)|differs|cuda_test.go|^(ok|FAIL|PASS)" "$OUT/test.log" | head -60
+		grep -cE "^\s*--- PASS" "$OUT/test.log" | sed 's/^/passed: /'
+		echo "test rc=$rc"
+		;;
+	measure)
+		ZKPIPE_CUDA_BENCH=1 .carry/gpu.test -test.run 'CUDAMeasure' -test.v -test.timeout 400s 2>&1 | tee "$OUT/measure.log" | grep -vE "^=== RUN"
+		;;
+	bench)
+		n=$1
+		shift
+		for c in mulchain bits; do
+			.carry/zkpipe setup --circuit $c -n "$n" --out /tmp/circ/$c >"$OUT/setup-$c.log" 2>&1 || { tail -5 "$OUT/setup-$c.log"; continue; }
+			.carry/zkpipe bench --circuit /tmp/circ/$c -n 8 --device cuda --bg2-device cuda --msm-h-workers 1 --tail-msm-workers 1 --synthesize-workers 4 2>&1 | tee "$OUT/bench-$c-$n.log" | tail -12
+		done
+		;;
+	esac
+done

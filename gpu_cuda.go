@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/stages"
+)
+
+// The CUDA backend joins --device auto|cuda through cudaBackend (cmd_prove.go)
+// and adds its flags to every command that takes the prove hooks. It
+// registers during variable initialisation, before the commands' init().
+var _ = func() bool {
+	cudaBackend = openCUDABackend
+	proveHooks = append(proveHooks, proveHook{flags: cudaFlags()})
+	return true
+}()
+
+const cudaLibName = "libzkpipe_cuda.so"
+
+func cudaFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "cuda-lib", Category: "compute", EnvVars: env("cuda-lib"),
+			Usage: "path of " + cudaLibName + " (built by gpu/cuda/build.sh); default: beside the zkpipe executable, then ./gpu/cuda/"},
+		&cli.IntFlag{Name: "cuda-device", Category: "compute", EnvVars: env("cuda-device"), Usage: "GPU index for --device cuda"},
+		&cli.IntFlag{Name: "cuda-pinned-mib", Value: 64, Category: "compute", EnvVars: env("cuda-pinned-mib"),
+			Usage: "MiB of each of the CUDA backend's two pinned bounce buffers (allocated once, counted against --pinned-budget)"},
+	}
+}
+
+var (
+	cudaOpen sync.Once
+	cudaDev  *gpu.CUDA
+	cudaErr  error
+)
+
+// openCUDABackend opens the CUDA backend once per process; it serves both
+// the G1 stages and, with --bg2-device cuda, B_G2.
+func openCUDABackend(c *cli.Context) (stages.Backend, stages.G2Backend, error) {
+	cudaOpen.Do(func() {
+		path, err := cudaLibPath(c.String("cuda-lib"))
+		if err != nil {
+			cudaErr = err
+			return
+		}
+		mib := c.Int("cuda-pinned-mib")
+		if mib <= 0 {
+			mib = 64
+		}
+		cudaDev, cudaErr = gpu.OpenCUDA(path, gpu.WithCUDADevice(c.Int("cuda-device")), gpu.WithPinnedBytes(mib<<20))
+		if cudaErr == nil {
+			fmt.Fprintf(os.Stderr, "zkpipe: CUDA backend on %s (%s)\n", cudaDev.Device(), path)
+		}
+	})
+	if cudaErr != nil {
+		return nil, nil, cudaErr
+	}
+	return cudaDev, cudaDev, nil
+}
+
+// cudaLibPath is --cuda-lib (or $ZKPIPE_CUDA_LIB) when given, else the first
+// of: beside the executable, ./gpu/cuda/.
+func cudaLibPath(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	var tried []string
+	if exe, err := os.Executable(); err == nil {
+		tried = append(tried, filepath.Join(filepath.Dir(exe), cudaLibName))
+	}
+	tried = append(tried, filepath.Join("gpu", "cuda", cudaLibName))
+	for _, p := range tried {
+		if _, err := os.Stat(p); err == nil {
+			return filepath.Abs(p)
+		}
+	}
+	return "", fmt.Errorf("%w: no %s in %v (give --cuda-lib)", gpu.ErrNoCUDA, cudaLibName, tried)
+}
