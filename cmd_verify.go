@@ -12,12 +12,21 @@ import (
 func init() {
 	commands = append(commands, &cli.Command{
 		Name:      "verify",
-		Usage:     "check proofs with gnark's own Groth16 verifier",
-		UsageText: "zkpipe verify --circuit DIR OUT/ID.proof…  (each proof's public witness is OUT/ID.public)",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "circuit", Usage: "gnark circuit directory (its circuit.vk is used)", Required: true, EnvVars: env("verify-circuit")},
-		},
+		Usage:     "check proofs: gnark's with gnark's Groth16 verifier, circom's against a snarkjs verification key",
+		UsageText: "zkpipe verify --circuit DIR OUT/ID.proof…  (each proof's public witness is OUT/ID.public)\n" +
+			"zkpipe verify --vkey verification_key.json OUT/ID.proof.json OUT/ID.public.json…",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "circuit", Usage: "gnark circuit directory (its circuit.vk is used)", EnvVars: env("verify-circuit")},
+		}, verifyCircomFlags...),
 		Action: func(c *cli.Context) error {
+			switch {
+			case c.String("vkey") != "" && c.String("circuit") != "":
+				return fmt.Errorf("give --circuit (gnark) or --vkey (circom), not both")
+			case c.String("vkey") != "":
+				return verifyCircom(c)
+			case c.String("circuit") == "":
+				return fmt.Errorf("give --circuit DIR (gnark proofs) or --vkey FILE (circom proofs)")
+			}
 			if c.NArg() == 0 {
 				return fmt.Errorf("no proof files given")
 			}
