@@ -73,8 +73,9 @@ type Config struct {
 	// measured test; 0 means 20 ms (a sample costs about 10 µs).
 	Sample time.Duration
 	// SetGoLimit makes the Go runtime's soft memory limit
-	// (debug.SetMemoryLimit) follow the budget less pinned memory, which is
-	// not the Go heap's; Close restores the old limit.
+	// (debug.SetMemoryLimit) follow the budget less the resident memory that
+	// is not the runtime's (the binary, C libraries, pinned buffers), but
+	// never below a quarter of the budget; Close restores the old limit.
 	SetGoLimit bool
 }
 
@@ -152,7 +153,8 @@ func NewGovernor(cfg Config) *Governor {
 	g.last = g.measure()
 	g.stats.PeakRSS = g.last.RSS
 	if g.goLimit {
-		g.prevGoLimit = debug.SetMemoryLimit(g.budget)
+		g.prevGoLimit = debug.SetMemoryLimit(-1)
+		g.setGoLimitLocked()
 	}
 	return g
 }
@@ -344,8 +346,11 @@ func (g *Governor) sampler() {
 // admission as too large. Close the returned hold to give them back.
 func (g *Governor) Charge(bytes int64) *Reservation {
 	bytes = max(bytes, 0)
+	u := g.measure()
 	g.mu.Lock()
 	g.charged += bytes
+	g.sampleLocked(u)
+	g.setGoLimitLocked() // keys are loaded by now: a good time to measure what is not Go's
 	g.mu.Unlock()
 	return NewReservation(bytes, func(n int64) {
 		g.mu.Lock()
@@ -384,11 +389,14 @@ func (g *Governor) ChargePinned(bytes int64) (*Reservation, error) {
 	}), nil
 }
 
-// setGoLimitLocked keeps the Go heap's soft limit at the budget less pinned
-// memory, which the Go runtime does not manage.
+// setGoLimitLocked keeps the Go runtime's soft limit at the budget less the
+// resident memory it does not manage: the binary, C libraries and pinned
+// buffers (measured as RSS beyond the runtime's own, at least the pinned
+// charge). Without that the runtime would aim at an RSS above the budget.
 func (g *Governor) setGoLimitLocked() {
 	if g.goLimit {
-		debug.SetMemoryLimit(max(g.budget-g.pinned, 0))
+		other := max(g.pinned, g.last.RSS-g.last.Go)
+		debug.SetMemoryLimit(max(g.budget-other, g.budget/4))
 	}
 }
 

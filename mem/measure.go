@@ -16,6 +16,10 @@ type Usage struct {
 	// not yet returned to the OS (runtime/metrics /memory/classes/heap/free).
 	Reusable    int64
 	MinorFaults int64 // since the process started (getrusage ru_minflt)
+	// Go is the memory the Go runtime holds from the OS (runtime/metrics
+	// total less released); RSS beyond it is the binary, C libraries and
+	// pinned buffers, which the Go memory limit does not see.
+	Go int64
 }
 
 // ReadUsage measures the process now. It costs about 10 µs: one read of
@@ -24,8 +28,9 @@ func ReadUsage() Usage {
 	var u Usage
 	heap := readHeap()
 	u.RSS = readStatm()
+	u.Go = heap.total - heap.released
 	if u.RSS <= 0 {
-		u.RSS = heap.total - heap.released
+		u.RSS = u.Go
 	}
 	u.Reusable = heap.free + IdleBytes()
 	u.MinorFaults = minorFaults()

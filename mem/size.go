@@ -51,14 +51,14 @@ func ParseSize(s string) (int64, error) {
 
 // ParseBudget reads a budget flag: a size (ParseSize), a share of total such
 // as "75%", or "off" (also "none", "unlimited") for Unlimited. A share must be
-// in (0, 100]; a budget of zero bytes is refused, since it could admit nothing.
+// in (0, 100]. A size under 1 MiB is refused: it could admit nothing, and is
+// most likely a share without its "%".
 func ParseBudget(s string, total int64) (int64, error) {
 	t := strings.TrimSpace(s)
 	switch strings.ToLower(t) {
 	case "off", "none", "unlimited":
 		return Unlimited, nil
 	}
-	var b int64
 	if p, ok := strings.CutSuffix(t, "%"); ok {
 		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
 		if err != nil || !(v > 0 && v <= 100) {
@@ -67,15 +67,14 @@ func ParseBudget(s string, total int64) (int64, error) {
 		if total <= 0 {
 			return 0, fmt.Errorf("budget %q: the machine's memory is unknown; give a size", s)
 		}
-		b = int64(float64(total) * v / 100)
-	} else {
-		var err error
-		if b, err = ParseSize(t); err != nil {
-			return 0, fmt.Errorf("budget: %w", err)
-		}
+		return max(int64(float64(total)*v/100), 1), nil
 	}
-	if b <= 0 {
-		return 0, fmt.Errorf("budget %q is zero: nothing could be admitted", s)
+	b, err := ParseSize(t)
+	if err != nil {
+		return 0, fmt.Errorf("budget: %w", err)
+	}
+	if b < 1<<20 {
+		return 0, fmt.Errorf("budget %q is under 1 MiB, too small for any proof (a share needs its %%: 75%%)", s)
 	}
 	return b, nil
 }

@@ -41,7 +41,7 @@ func TestParseBudget(t *testing.T) {
 			t.Errorf("ParseBudget(%q) = %d, %v; want %d", c.in, got, err, c.want)
 		}
 	}
-	for _, bad := range []string{"0%", "101%", "-5%", "x%", "0", "0GiB", "lots"} {
+	for _, bad := range []string{"0%", "101%", "-5%", "x%", "0", "0GiB", "lots", "75", "512KiB"} {
 		if got, err := ParseBudget(bad, total); err == nil {
 			t.Errorf("ParseBudget(%q) = %d, want an error", bad, got)
 		}

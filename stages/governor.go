@@ -2,7 +2,10 @@ package stages
 
 import (
 	"context"
+	"math"
 
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/mem"
 )
 
@@ -15,19 +18,68 @@ type Governor interface {
 }
 
 // Footprint estimates the bytes a job of c holds at its peak, from admission
-// to the end of NTT+MSM_H: the wire vector, a, b, c and their padded copies,
-// the classified queries and the gathered bases of the tail MSMs.
+// to the end of the job: the largest of its three phases (see footprint).
 func (c *Circuit) Footprint() int64 {
-	const fr, g1, g2 = 32, 64, 128
-	n := int64(c.Key.N())
-	wires := int64(c.NbWires)
-	q := int64(len(c.Sel.A) + len(c.Sel.B) + len(c.Sel.K))
-	return wires*fr + // W
-		6*n*fr + // a, b, c and the padded copies the NTT works on
-		q*(fr+4) + q/8 + // classified scalars, indexes, bitmaps
-		int64(len(c.Sel.A))*g1 + int64(len(c.Sel.B))*(g1+g2) // gathered bases (worst case)
+	f := c.footprint()
+	return max(f.synth, f.ntt, f.tail)
 }
 
-// Sizes the stages hand back as they finish, against Footprint.
-func (c *Circuit) wireBytes() int64 { return int64(c.NbWires) * 32 }
-func (c *Circuit) nttBytes() int64  { return 6 * int64(c.Key.N()) * 32 }
+// footprint is what one job of c holds on the host in each phase, as the CPU
+// backend allocates it (a device backend holds less on the host, so this
+// errs on the safe side there). Pooled buffers count at their capacity class
+// (the next power of two), n is the domain size, fr = 32 bytes.
+//
+//	synth (synthesize, pin/transfer): W and gnark's solver flags (33 B a wire),
+//	      a, b, c (gnark allocates them with capacity n), the classified queries
+//	ntt   (NTT+MSM_H): a, b, c, the queries, the three padded copies the NTTs
+//	      work on (h is one of them), and the digits of h's MSM
+//	tail  (batch-add to assemble): the queries, the largest gathered bases of
+//	      one tail MSM (G1, or G2 for B), and that MSM's digits
+type footprint struct{ synth, ntt, tail int64 }
+
+func (c *Circuit) footprint() footprint {
+	n := c.Key.N()
+	abc := 3 * int64(n) * fr.Bytes
+	var queries int64
+	for _, sel := range [][]uint32{c.Sel.A, c.Sel.B, c.Sel.K} {
+		q := len(sel)
+		queries += mem.ClassBytes[fr.Element](q) + mem.ClassBytes[uint32](q) + mem.ClassBytes[uint64]((q+63)/64)
+	}
+	na, nb, nk := len(c.Sel.A), len(c.Sel.B), len(c.Sel.K)
+	gather := max(mem.ClassBytes[bn254.G1Affine](max(na, nb, nk)), mem.ClassBytes[bn254.G2Affine](nb))
+	return footprint{
+		synth: int64(c.NbWires)*(fr.Bytes+1) + abc + queries,
+		ntt:   abc + queries + 3*int64(n)*fr.Bytes + msmDigits(n),
+		tail:  queries + gather + msmDigits(max(na, nb, nk)),
+	}
+}
+
+// msmDigits is the scratch gnark-crypto's MultiExp allocates for n scalars:
+// a 16-bit signed digit per c-bit window of each, with c chosen as it does
+// (cost (fr.Bits+1)(n+2^c)/c over c = 4…16): 32 B a scalar at 2^22 points,
+// about 74 at 2^10.
+func msmDigits(n int) int64 {
+	if n == 0 {
+		return 0
+	}
+	best, bestCost := 16, math.MaxFloat64
+	for c := 4; c <= 16; c++ {
+		if cost := float64((fr.Bits+1)*(n+1<<c)) / float64(c); cost < bestCost {
+			best, bestCost = c, cost
+		}
+	}
+	return int64(n) * 2 * int64((fr.Bits+best-1)/best)
+}
+
+// Sizes the stages hand back as they finish, against Footprint: after
+// pin/transfer (W is dead) the job needs only its later phases' peak, and
+// after NTT+MSM_H (a, b, c and the padded copies are dead) only the tail's.
+func (c *Circuit) wireBytes() int64 {
+	f := c.footprint()
+	return max(f.synth, f.ntt, f.tail) - max(f.ntt, f.tail)
+}
+
+func (c *Circuit) nttBytes() int64 {
+	f := c.footprint()
+	return max(f.ntt, f.tail) - f.tail
+}
