@@ -84,6 +84,9 @@ func setupMem(c *cli.Context, run *proveRun) (func(), error) {
 	st := &memStatus{g: g, out: memOut, every: c.Duration("mem-status")}
 	run.onStart = append(run.onStart, func(p *pipeline.Pipeline[*stages.Job], t0 time.Time) {
 		holds = append(holds, chargeResident(g, run.circuits))
+		if st.every > 0 {
+			fmt.Fprintln(memOut, startLine(g.Stats(), machine, run.circuits))
+		}
 		st.start(p, t0)
 	})
 	run.onResult = append(run.onResult, func(r pipeline.Result[*stages.Job], line *stream.Result) {
@@ -223,6 +226,27 @@ func statusLine(proved, failed int64, elapsed time.Duration, stages []pipeline.S
 	}
 	if m.Rejected > 0 {
 		fmt.Fprintf(&b, ", %d too large", m.Rejected)
+	}
+	return b.String()
+}
+
+// startLine says what the budgets came to and how many jobs fit, e.g.
+//
+//	zkpipe: memory budget 12.0 GiB (machine 15.6 GiB, cgroup none), pinned 3.00 GiB; resident at start 3.20 GiB; a job of mulchain reserves 1.46 GiB (5 fit)
+func startLine(m mem.Stats, machine mem.Machine, circuits []*stages.Circuit) string {
+	var b strings.Builder
+	cg := "none"
+	if machine.Cgroup > 0 {
+		cg = mem.FormatBytes(machine.Cgroup)
+	}
+	fmt.Fprintf(&b, "zkpipe: memory budget %s (machine %s, cgroup %s), pinned %s; resident at start %s",
+		mem.FormatBytes(m.Budget), mem.FormatBytes(machine.Total), cg, mem.FormatBytes(m.PinnedBudget), mem.FormatBytes(m.Charged))
+	for _, c := range circuits {
+		f := c.Footprint()
+		fmt.Fprintf(&b, "; a job of %s reserves %s", c.Name, mem.FormatBytes(f))
+		if m.Budget != mem.Unlimited && f > 0 {
+			fmt.Fprintf(&b, " (%d fit)", max(m.Budget-m.Charged, 0)/f)
+		}
 	}
 	return b.String()
 }

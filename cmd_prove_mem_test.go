@@ -97,6 +97,12 @@ func TestProveReportsMemoryPerJob(t *testing.T) {
 	if faults <= 0 {
 		t.Error("no minor faults attributed to any job")
 	}
+	first := strings.SplitN(status, "\n", 2)[0]
+	for _, want := range []string{"memory budget 2.00 GiB", "resident at start", "a job of chain reserves " + mem.FormatBytes(circ.Footprint())} {
+		if !strings.Contains(first, want) {
+			t.Errorf("start line %q does not say %q", first, want)
+		}
+	}
 	// the last line, printed as the stream ends, has the final counts
 	last := status[strings.LastIndex(strings.TrimSpace(status), "\n")+1:]
 	for _, want := range []string{"zkpipe: 4 proofs", "/2.00 GiB", "admitted 4", "synthesize 0+0"} {

@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"math"
+	"math/bits"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
@@ -32,12 +33,13 @@ func (c *Circuit) Footprint() int64 {
 //	synth (synthesize, pin/transfer): W and gnark's solver flags (33 B a wire),
 //	      a, b, c (gnark allocates them with capacity n), the classified queries
 //	ntt   (NTT+MSM_H): a, b, c, the queries, the three padded copies the NTTs
-//	      work on (h is one of them), and the digits of h's MSM
-//	tail  (batch-add to assemble): the queries, the largest gathered bases of
-//	      one tail MSM (G1, or G2 for B), and that MSM's digits
+//	      work on (h is one of them), and the scratch of h's MSM
+//	tail  (batch-add to assemble): the queries, and the largest of one tail
+//	      MSM's gathered bases and scratch (G1, or G2 for B)
 type footprint struct{ synth, ntt, tail int64 }
 
 func (c *Circuit) footprint() footprint {
+	const g1, g2 = int64(bn254.SizeOfG1AffineUncompressed), int64(bn254.SizeOfG2AffineUncompressed)
 	n := c.Key.N()
 	abc := 3 * int64(n) * fr.Bytes
 	var queries int64
@@ -45,30 +47,38 @@ func (c *Circuit) footprint() footprint {
 		q := len(sel)
 		queries += mem.ClassBytes[fr.Element](q) + mem.ClassBytes[uint32](q) + mem.ClassBytes[uint64]((q+63)/64)
 	}
-	na, nb, nk := len(c.Sel.A), len(c.Sel.B), len(c.Sel.K)
-	gather := max(mem.ClassBytes[bn254.G1Affine](max(na, nb, nk)), mem.ClassBytes[bn254.G2Affine](nb))
+	nb, ng1 := len(c.Sel.B), max(len(c.Sel.A), len(c.Sel.B), len(c.Sel.K))
+	tail := max(mem.ClassBytes[bn254.G1Affine](ng1)+msmScratch(ng1, g1), mem.ClassBytes[bn254.G2Affine](nb)+msmScratch(nb, g2))
 	return footprint{
 		synth: int64(c.NbWires)*(fr.Bytes+1) + abc + queries,
-		ntt:   abc + queries + 3*int64(n)*fr.Bytes + msmDigits(n),
-		tail:  queries + gather + msmDigits(max(na, nb, nk)),
+		ntt:   abc + queries + 3*int64(n)*fr.Bytes + msmScratch(n, g1),
+		tail:  queries + tail,
 	}
 }
 
-// msmDigits is the scratch gnark-crypto's MultiExp allocates for n scalars:
-// a 16-bit signed digit per c-bit window of each, with c chosen as it does
-// (cost (fr.Bits+1)(n+2^c)/c over c = 4…16): 32 B a scalar at 2^22 points,
-// about 74 at 2^10.
-func msmDigits(n int) int64 {
+// msmScratch is what gnark-crypto's MultiExp allocates for n scalars over
+// points of the given affine size, with its window c chosen as it does (cost
+// (fr.Bits+1)(n+2^c)/c over c = 4…16):
+//
+//   - digits: a 16-bit signed digit per window of each scalar, 32 B a scalar
+//     at 2^22 points (c = 16), about 74 at 2^10;
+//   - buckets: each window's goroutine keeps 2^(c−1) buckets in affine and in
+//     extended Jacobian coordinates (3× the affine size) on its stack, which
+//     grows in powers of two: 8 MiB a window in G1 at c = 16, 128 MiB for the
+//     16 windows if all run at once (they may, with enough tasks).
+func msmScratch(n int, affine int64) int64 {
 	if n == 0 {
 		return 0
 	}
-	best, bestCost := 16, math.MaxFloat64
-	for c := 4; c <= 16; c++ {
-		if cost := float64((fr.Bits+1)*(n+1<<c)) / float64(c); cost < bestCost {
-			best, bestCost = c, cost
+	c, bestCost := 16, math.MaxFloat64
+	for w := 4; w <= 16; w++ {
+		if cost := float64((fr.Bits+1)*(n+1<<w)) / float64(w); cost < bestCost {
+			c, bestCost = w, cost
 		}
 	}
-	return int64(n) * 2 * int64((fr.Bits+best-1)/best)
+	windows := int64((fr.Bits + c - 1) / c)
+	stack := int64(1) << bits.Len64(uint64((int64(1)<<(c-1))*3*affine-1))
+	return int64(n)*2*windows + windows*stack
 }
 
 // Sizes the stages hand back as they finish, against Footprint: after
