@@ -156,6 +156,19 @@ void test_field() {
     CHECK((a * b).eq(mont<Fp>(15)), "3*5");
     CHECK((a * b).from_mont().eq(raw<Fp>(15)), "from_mont");
     CHECK(R<Fp>().eq(field_one<Fp>()), "one constant");
+    {
+        Fp m1 = R<Fp>().neg();
+        CHECK((m1 * m1).eq(R<Fp>()), "(-1)^2");
+        Fp top;
+        for (int i = 0; i < 4; i++) top.v[i] = Fp::q(i);
+        top.v[0] -= 1; // q − 1, the largest element
+        CHECK((top * top).eq(raw<Fp>(1) * raw<Fp>(1)), "(q-1)^2");
+        Fr tr;
+        for (int i = 0; i < 4; i++) tr.v[i] = Fr::q(i);
+        tr.v[0] -= 1;
+        CHECK((tr * tr).eq(raw<Fr>(1) * raw<Fr>(1)), "fr (q-1)^2");
+        CHECK((tr * raw<Fr>(1)).eq((raw<Fr>(1) * raw<Fr>(1)).neg() * R<Fr>() * raw<Fr>(1) * R2<Fr>()), "fr (q-1)*1");
+    }
     for (int i = 0; i < 100; i++) {
         Fp x = rnd<Fp>(), y = rnd<Fp>();
         CHECK(((x + y) - y).eq(x), "add/sub");
@@ -331,6 +344,62 @@ void dit(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw) {
     for (u32 m = 1; m <= d.n / 2; m <<= 1)
         for (u32 t = 0; t < d.n / 2; t++) dit_body(t, x.data(), d.n, m, tw.data());
 }
+// passes mirrors ntt_passes in zkpipe.cu: S stages a pass, G groups a block.
+void passes(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, bool difp, int S) {
+    int rem = d.logn;
+    u32 mtop = d.n / 2, mlow = 1;
+    const u32 threads = 8;
+    while (rem > 0) {
+        int s = rem < S ? rem : S;
+        if (difp) mlow = mtop >> (s - 1);
+        u32 ngroups = d.n >> s, size = 1u << s;
+        u32 G = threads >> (s - 1);
+        if (G == 0) G = 1;
+        for (u32 g0 = 0; g0 < ngroups; g0 += G) {
+            std::vector<Fr> sh(G * size);
+            for (u32 q = 0; q < G * size; q++) {
+                u32 k = q / G, gi = q % G;
+                if (g0 + gi < ngroups) sh[gi * size + k] = x[group_pos(g0 + gi, k, mlow, s)];
+            }
+            for (int i = 0; i < s; i++) {
+                int tt = difp ? s - 1 - i : i;
+                for (u32 gi = 0; gi < G; gi++)
+                    for (u32 u = 0; u < size / 2; u++)
+                        if (g0 + gi < ngroups) group_bfly(&sh[gi * size], u, tt, (g0 + gi) % mlow, mlow, d.n, tw.data(), difp);
+            }
+            for (u32 q = 0; q < G * size; q++) {
+                u32 k = q / G, gi = q % G;
+                if (g0 + gi < ngroups) x[group_pos(g0 + gi, k, mlow, s)] = sh[gi * size + k];
+            }
+        }
+        rem -= s;
+        if (difp)
+            mtop = mlow / 2;
+        else
+            mlow <<= s;
+    }
+}
+
+void test_passes(int logn) {
+    Dom d = make_dom(logn, mont<Fr>(5));
+    for (int S : {1, 2, 3, 8}) {
+        std::vector<Fr> x(d.n);
+        for (auto &v : x) v = fr_rnd();
+        std::vector<Fr> a = x, b = x;
+        dif(a, d, d.tw);
+        passes(b, d, d.tw, true, S);
+        bool ok = true;
+        for (u32 i = 0; i < d.n; i++) ok = ok && a[i].eq(b[i]);
+        CHECK(ok, "dif passes logn=%d S=%d", logn, S);
+        a = x, b = x;
+        dit(a, d, d.tw);
+        passes(b, d, d.tw, false, S);
+        ok = true;
+        for (u32 i = 0; i < d.n; i++) ok = ok && a[i].eq(b[i]);
+        CHECK(ok, "dit passes logn=%d S=%d", logn, S);
+    }
+}
+
 void scale_rev(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tab) {
     for (u32 p = 0; p < d.n; p++) x[p] = x[p] * tab[bitrev(p, d.logn)];
 }
@@ -398,6 +467,7 @@ int main() {
     test_msm(64, 3, false, 2);
     test_msm(2100, 32, true, 0); // c = 7: two segments per window
     for (int logn : {1, 2, 3, 5}) test_ntt(logn);
+    for (int logn : {0, 1, 2, 3, 4, 5, 7, 10}) test_passes(logn);
     if (failures) {
         printf("%d failures\n", failures);
         return 1;

@@ -143,31 +143,26 @@ template <class P> struct Field {
 
     HD Field dbl() const { return *this + *this; }
 
-    // Montgomery product a·b·2⁻²⁵⁶ mod q (CIOS).
+    // Montgomery product a·b·2⁻²⁵⁶ mod q: CIOS without the extra carry
+    // words, valid because q's top limb is below 2⁶³ − 1 (gnark's "no-carry"
+    // variant), then one conditional subtraction.
     HD friend Field operator*(const Field &a, const Field &b) {
-        u64 t[6] = {0, 0, 0, 0, 0, 0};
+        u64 t[4] = {0, 0, 0, 0};
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            u64 c = 0;
-#pragma unroll
-            for (int j = 0; j < 4; j++) mac(t[j], a.v[j], b.v[i], c);
-            u64 s = t[4] + c;
-            t[5] = s < c;
-            t[4] = s;
+            u64 A = 0;
+            mac(t[0], a.v[0], b.v[i], A);
             u64 m = t[0] * P::INV;
-            c = 0;
-            u64 dummy = t[0];
-            mac(dummy, m, q(0), c);
+            u64 C = 0, d = t[0];
+            mac(d, m, q(0), C);
 #pragma unroll
             for (int j = 1; j < 4; j++) {
+                mac(t[j], a.v[j], b.v[i], A);
                 u64 x = t[j];
-                mac(x, m, q(j), c);
+                mac(x, m, q(j), C);
                 t[j - 1] = x;
             }
-            s = t[4] + c;
-            u64 c2 = s < c;
-            t[3] = s;
-            t[4] = t[5] + c2;
+            t[3] = C + A;
         }
         Field r;
 #pragma unroll
@@ -586,4 +581,36 @@ HD void powers_body(size_t i, Fr base, Fr f, Fr *out) {
         e >>= 1;
     }
     out[i] = r;
+}
+
+// ─── NTT passes of several stages in shared memory ──────────────────────────
+//
+// A pass runs s consecutive radix-2 stages, m = mlow·2^(s−1) … mlow (DIF) or
+// mlow … mlow·2^(s−1) (DIT). The butterflies of these stages pair elements
+// that differ by multiples of mlow inside blocks of mlow·2^s, so they split
+// into n/2^s independent groups of 2^s elements: group g is
+// {b·mlow·2^s + r + k·mlow : k < 2^s} with b = g / mlow, r = g % mlow.
+
+HD size_t group_pos(u32 g, u32 k, u32 mlow, int s) {
+    u32 b = g / mlow, r = g % mlow;
+    return (size_t)b * ((size_t)mlow << s) + r + (size_t)k * mlow;
+}
+
+// group_bfly: butterfly u (< 2^(s−1)) of stage tt (m = mlow·2^tt) on the
+// group's elements sh[0 … 2^s), for group residue r.
+HD void group_bfly(Fr *sh, u32 u, int tt, u32 r, u32 mlow, u32 n, const Fr *tw, bool dif) {
+    u32 half = 1u << tt;
+    u32 k0 = (u >> tt) * 2 * half + (u & (half - 1)), k1 = k0 + half;
+    u32 m = mlow << tt;
+    u32 j = r + (u & (half - 1)) * mlow;
+    Fr w = tw[(size_t)j * (n / (2 * m))];
+    Fr a = sh[k0], b = sh[k1];
+    if (dif) {
+        sh[k0] = a + b;
+        sh[k1] = (a - b) * w;
+    } else {
+        b = b * w;
+        sh[k0] = a + b;
+        sh[k1] = a - b;
+    }
 }

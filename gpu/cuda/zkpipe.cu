@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <mutex>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -162,6 +163,35 @@ __global__ void __launch_bounds__(512) k_dit_head(Fr *x, u32 n, u32 top, const F
     x[base + t + top] = sx[t + top];
 }
 
+// k_ntt_pass: one pass of s stages (see group_pos), G = blockDim/2^(s−1)
+// consecutive groups a block, loaded so that consecutive threads read
+// consecutive residues (contiguous addresses when mlow ≥ G).
+template <bool DIF>
+__global__ void __launch_bounds__(512) k_ntt_pass(Fr *x, u32 n, u32 mlow, int s, u32 ngroups, const Fr *tw) {
+    extern __shared__ Fr sh[];
+    u32 size = 1u << s;
+    u32 G = blockDim.x >> (s - 1);
+    u32 g0 = blockIdx.x * G;
+    for (u32 q = threadIdx.x; q < G * size; q += blockDim.x) {
+        u32 k = q / G, gi = q % G;
+        if (g0 + gi < ngroups) sh[gi * size + k] = x[group_pos(g0 + gi, k, mlow, s)];
+    }
+    __syncthreads();
+    u32 gi = threadIdx.x >> (s - 1), u = threadIdx.x & ((1u << (s - 1)) - 1);
+    u32 g = g0 + gi;
+    bool active = g < ngroups;
+    u32 r = g % mlow;
+    for (int i = 0; i < s; i++) {
+        int tt = DIF ? s - 1 - i : i;
+        if (active) group_bfly(sh + gi * size, u, tt, r, mlow, n, tw, DIF);
+        __syncthreads();
+    }
+    for (u32 q = threadIdx.x; q < G * size; q += blockDim.x) {
+        u32 k = q / G, gi2 = q % G;
+        if (g0 + gi2 < ngroups) x[group_pos(g0 + gi2, k, mlow, s)] = sh[gi2 * size + k];
+    }
+}
+
 __global__ void k_scale_rev(Fr *x, u32 n, int logn, const Fr *tab) {
     u32 p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p < n) x[p] = x[p] * tab[bitrev(p, logn)];
@@ -185,7 +215,39 @@ __global__ void k_powers(Fr *out, size_t count, Fr base, Fr f) {
 
 const u32 TAIL = 512; // butterflies of the shared-memory NTT stages (1024 elements, 32 KiB)
 
+// NTT by passes of up to PASS stages in shared memory (k_ntt_pass); with
+// ZKPIPE_NTT=radix2 in the environment at zk_init, one launch per stage
+// instead (the first version, kept as a fallback).
+const int PASS = 8, PASS_THREADS = 512;
+bool ntt_radix2 = false;
+
+int ntt_passes(Fr *x, int logn, const Fr *tw, bool difp, cudaStream_t st) {
+    u32 n = 1u << logn;
+    int rem = logn;
+    u32 mtop = n / 2, mlow = 1;
+    while (rem > 0) {
+        int s = rem < PASS ? rem : PASS;
+        if (difp) mlow = mtop >> (s - 1);
+        u32 ngroups = n >> s;
+        u32 G = PASS_THREADS >> (s - 1);
+        unsigned grid = (ngroups + G - 1) / G;
+        size_t smem = (size_t)G * (1u << s) * sizeof(Fr);
+        if (difp)
+            k_ntt_pass<true><<<grid, PASS_THREADS, smem, st>>>(x, n, mlow, s, ngroups, tw);
+        else
+            k_ntt_pass<false><<<grid, PASS_THREADS, smem, st>>>(x, n, mlow, s, ngroups, tw);
+        CKL();
+        rem -= s;
+        if (difp)
+            mtop = mlow / 2;
+        else
+            mlow <<= s;
+    }
+    return 0;
+}
+
 int dif(Fr *x, int logn, const Fr *tw, cudaStream_t s) {
+    if (!ntt_radix2) return ntt_passes(x, logn, tw, true, s);
     u32 n = 1u << logn;
     u32 m = n / 2;
     for (; m >= 1 && m > TAIL; m >>= 1) {
@@ -200,6 +262,7 @@ int dif(Fr *x, int logn, const Fr *tw, cudaStream_t s) {
 }
 
 int dit(Fr *x, int logn, const Fr *tw, cudaStream_t s) {
+    if (!ntt_radix2) return ntt_passes(x, logn, tw, false, s);
     u32 n = 1u << logn;
     if (n < 2) return 0;
     u32 top = n / 2 < TAIL ? n / 2 : TAIL;
@@ -417,6 +480,8 @@ int zk_init(int dev, char *name, int namelen, size_t *mem_total) {
     if (count == 0) return failmsg("no CUDA device", __LINE__);
     if (dev < 0 || dev >= count) return failmsg("no such CUDA device", __LINE__);
     CK(cudaSetDevice(dev));
+    const char *ntt = getenv("ZKPIPE_NTT");
+    ntt_radix2 = ntt && strcmp(ntt, "radix2") == 0;
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, dev));
     snprintf(name, (size_t)namelen, "%s (sm_%d%d, %d SMs)", p.name, p.major, p.minor, p.multiProcessorCount);
