@@ -43,6 +43,47 @@ var memOut io.Writer = os.Stderr
 // when it opened (gpu.CUDA's bounce buffers); it is charged to the budgets.
 type pinnedHolder interface{ PinnedBytes() int }
 
+// pinnedStager is a backend that stages through pinned host buffers lent by
+// zkpipe rather than its own: a mem.PinnedPool allocated with the backend's
+// allocator and touched once, at start-up, within --pinned-budget.
+type pinnedStager interface {
+	// PinnedAlloc allocates page-locked host memory (cudaHostAlloc) and
+	// returns the function that frees it (cudaFreeHost).
+	PinnedAlloc(bytes int) (buf []byte, free func() error, err error)
+	// PinnedSlots is the size of one staging buffer and how many the
+	// backend can use at once; fewer are given when the budget is short.
+	PinnedSlots() (slot, slots int)
+	// UsePinned hands the pool over before the first Transfer. The backend
+	// takes buffers with Get and gives each back with Put once its copy is
+	// done; every one must be back when the stream ends.
+	UsePinned(p *mem.PinnedPool)
+}
+
+// startPinned allocates the pinned pool of a pinnedStager backend; nil, nil
+// for other backends.
+func startPinned(g *mem.Governor, b stages.Backend) (*mem.PinnedPool, error) {
+	ps, ok := b.(pinnedStager)
+	if !ok {
+		return nil, nil
+	}
+	slot, slots := ps.PinnedSlots()
+	if slot <= 0 || slots <= 0 {
+		return nil, nil
+	}
+	if budget := g.Stats().PinnedBudget; budget != mem.Unlimited {
+		slots = min(slots, int((budget-g.Stats().Pinned)/int64(slot)))
+		if slots < 1 {
+			return nil, fmt.Errorf("--pinned-budget %s holds no %s staging buffer of the %s backend", mem.FormatBytes(budget), mem.FormatBytes(int64(slot)), b.Name())
+		}
+	}
+	p, err := mem.NewPinnedPool(g, ps.PinnedAlloc, slot, slots)
+	if err != nil {
+		return nil, fmt.Errorf("%s backend: %w", b.Name(), err)
+	}
+	ps.UsePinned(p)
+	return p, nil
+}
+
 // setupMem makes the governor from the flags and hooks it into the run.
 func setupMem(c *cli.Context, run *proveRun) (func(), error) {
 	machine := mem.ReadMachine()
@@ -65,7 +106,11 @@ func setupMem(c *cli.Context, run *proveRun) (func(), error) {
 	}
 	g := mem.NewGovernor(mem.Config{Budget: budget, Pinned: pinned, SetGoLimit: true})
 	var holds []*mem.Reservation
+	var pool *mem.PinnedPool
 	cleanup := func() {
+		if err := pool.Close(); err != nil {
+			fmt.Fprintf(memOut, "zkpipe: %v\n", err)
+		}
 		for _, h := range holds {
 			h.Close()
 		}
@@ -78,6 +123,10 @@ func setupMem(c *cli.Context, run *proveRun) (func(), error) {
 			return nil, fmt.Errorf("%s backend: %w", run.cfg.Backend.Name(), err)
 		}
 		holds = append(holds, h)
+	}
+	if pool, err = startPinned(g, run.cfg.Backend); err != nil {
+		cleanup()
+		return nil, err
 	}
 	run.cfg.Governor = g
 

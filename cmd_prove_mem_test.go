@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/pipeline"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
@@ -156,5 +157,44 @@ func TestStatusLine(t *testing.T) {
 		"2 jobs in (2.00 GiB), 1 waiting | pinned 128 MiB/4.00 GiB | admitted 40, at most 3 at once; 12 waited (3.2s), 2 let in over measured RSS"
 	if got != want {
 		t.Errorf("status line\n got %s\nwant %s", got, want)
+	}
+}
+
+// stagingCPU is the CPU backend posing as one that stages through lent
+// pinned buffers, with Go memory standing in for cudaHostAlloc.
+type stagingCPU struct {
+	*gpu.CPU
+	slot, slots int
+	live        int
+	pool        *mem.PinnedPool
+}
+
+func (s *stagingCPU) PinnedAlloc(n int) ([]byte, func() error, error) {
+	s.live++
+	return make([]byte, n), func() error { s.live--; return nil }, nil
+}
+func (s *stagingCPU) PinnedSlots() (int, int)     { return s.slot, s.slots }
+func (s *stagingCPU) UsePinned(p *mem.PinnedPool) { s.pool = p }
+
+func TestPinnedPoolForAStagingBackend(t *testing.T) {
+	g := mem.NewGovernor(mem.Config{Budget: 64 << 20, Pinned: 10 << 20})
+	b := &stagingCPU{CPU: gpu.NewCPU(1, 1), slot: 4 << 20, slots: 4}
+	p, err := startPinned(g, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10 MiB of pinned budget holds two of the four 4 MiB buffers wanted
+	if b.pool != p || p.Slots() != 2 || b.live != 2 || g.Stats().Pinned != 8<<20 {
+		t.Fatalf("pool %v of %d slots, %d live, pinned %d", p, p.Slots(), b.live, g.Stats().Pinned)
+	}
+	if err := p.Close(); err != nil || b.live != 0 || g.Stats().Pinned != 0 {
+		t.Fatalf("close: %v, %d live, pinned %d", err, b.live, g.Stats().Pinned)
+	}
+	b.slot = 16 << 20
+	if _, err := startPinned(g, b); err == nil || !strings.Contains(err.Error(), "--pinned-budget 10.0 MiB holds no 16.0 MiB staging buffer") {
+		t.Fatalf("a buffer over the budget: %v", err)
+	}
+	if p, err := startPinned(g, gpu.NewCPU(1, 1)); p != nil || err != nil {
+		t.Fatalf("plain CPU backend: %v, %v", p, err)
 	}
 }

@@ -101,8 +101,12 @@ func (p *PinnedPool) Put(b []byte) {
 
 // Close frees every buffer and gives the charge back. Every buffer must have
 // been put back; Close reports those that were not, and leaves them to leak
-// rather than free memory a job may still be copying from.
+// rather than free memory a job may still be copying from. A nil pool closes
+// without error.
 func (p *PinnedPool) Close() error {
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
