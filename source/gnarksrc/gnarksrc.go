@@ -122,7 +122,7 @@ func New(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingKey, 
 	if meta != nil {
 		b, err := circuits.Lookup(meta.Builtin)
 		if err != nil {
-			return nil, fmt.Errorf("circuit %s: %w", name, err)
+			return nil, fmt.Errorf("circuit %s: %s: %w", name, MetaFile, err)
 		}
 		src.builtin, src.size = &b, meta.Constraints
 	}
