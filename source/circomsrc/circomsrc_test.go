@@ -246,8 +246,15 @@ func TestTampered(t *testing.T) {
 }
 
 // TestCalculator checks that the Go witness calculator (wazero) computes the
-// same witness as snarkjs's (Node), byte for byte once encoded.
+// same witness as snarkjs's (Node), with the shared memory read directly and
+// a word a call.
 func TestCalculator(t *testing.T) {
+	for _, wordByWord := range []bool{false, true} {
+		testCalculator(t, wordByWord)
+	}
+}
+
+func testCalculator(t *testing.T, wordByWord bool) {
 	arr := circuit(t, "arr", arrSrc)
 	code, err := os.ReadFile(arr.wasm)
 	if err != nil {
@@ -257,6 +264,7 @@ func TestCalculator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	calc.wordByWord = wordByWord
 	defer calc.Close(context.Background())
 	for i, in := range []string{
 		`{"xs":[1,2,3],"m":[[4,5],[6,7]]}`,
@@ -275,11 +283,11 @@ func TestCalculator(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(got) != len(wantW) {
-			t.Fatalf("input %d: %d wires, snarkjs %d", i, len(got), len(wantW))
+			t.Fatalf("word by word %v, input %d: %d wires, snarkjs %d", wordByWord, i, len(got), len(wantW))
 		}
 		for k := range got {
 			if !got[k].Equal(&wantW[k]) {
-				t.Fatalf("input %d: wire %d is %s, snarkjs says %s", i, k, got[k].String(), wantW[k].String())
+				t.Fatalf("word by word %v, input %d: wire %d is %s, snarkjs says %s", wordByWord, i, k, got[k].String(), wantW[k].String())
 			}
 		}
 	}

@@ -33,7 +33,89 @@ type Calculator struct {
 	nInputs     int
 
 	mu   sync.Mutex
-	free []api.Module
+	free []*instance
+
+	wordByWord bool // tests: use the per-word calls even where direct access works
+}
+
+// instance is one module instance with its exports looked up once:
+// ExportedFunction builds a new call engine (and stack) on every lookup,
+// which dominated the witness computation when done per call.
+type instance struct {
+	m     api.Module
+	fns   map[string]api.Function
+	stack []uint64
+	// shared is the address of the shared read-write memory in the module's
+	// memory, when it exports getSharedRWMemoryStart and its memory (circom
+	// 2.1 on): values are then copied in and out directly, not a 32-bit word
+	// a call (each call costs about a microsecond, most of it the goroutine
+	// wazero starts to watch the context).
+	shared uint32
+	direct bool
+}
+
+// writeShared puts v (below 2²⁵⁶) into the shared memory, little-endian.
+func (i *instance) writeShared(ctx context.Context, n32 int, v *big.Int) error {
+	var b [32]byte
+	v.FillBytes(b[:])
+	for l, r := 0, 31; l < r; l, r = l+1, r-1 {
+		b[l], b[r] = b[r], b[l]
+	}
+	if i.direct {
+		if !i.m.Memory().Write(i.shared, b[:]) {
+			return fmt.Errorf("wasm: shared memory at %d is outside the module's memory", i.shared)
+		}
+		return nil
+	}
+	for j := 0; j < n32; j++ {
+		w := uint64(b[4*j]) | uint64(b[4*j+1])<<8 | uint64(b[4*j+2])<<16 | uint64(b[4*j+3])<<24
+		if _, err := i.call(ctx, "writeSharedRWMemory", uint64(j), w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readShared copies the shared memory's field element into b, little-endian.
+func (i *instance) readShared(ctx context.Context, n32 int, b *[32]byte) error {
+	if i.direct {
+		m, ok := i.m.Memory().Read(i.shared, 32)
+		if !ok {
+			return fmt.Errorf("wasm: shared memory at %d is outside the module's memory", i.shared)
+		}
+		copy(b[:], m)
+		return nil
+	}
+	for j := 0; j < n32; j++ {
+		x, err := i.call(ctx, "readSharedRWMemory", uint64(j))
+		if err != nil {
+			return err
+		}
+		b[4*j], b[4*j+1], b[4*j+2], b[4*j+3] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24)
+	}
+	return nil
+}
+
+// call calls an export of i with args and returns its first result, if any.
+func (i *instance) call(ctx context.Context, name string, args ...uint64) (uint64, error) {
+	f, ok := i.fns[name]
+	if !ok {
+		if f = i.m.ExportedFunction(name); f == nil {
+			return 0, fmt.Errorf("the module exports no %s: not a circom 2 witness calculator", name)
+		}
+		i.fns[name] = f
+	}
+	i.stack = append(i.stack[:0], args...)
+	for len(i.stack) < 4 {
+		i.stack = append(i.stack, 0)
+	}
+	if err := f.CallWithStack(ctx, i.stack); err != nil {
+		return 0, err
+	}
+	if len(f.Definition().ResultTypes()) == 0 {
+		return 0, nil
+	}
+	return i.stack[0], nil
 }
 
 // wasmFailure is what circom's runtime.exceptionHandler codes mean, from
@@ -118,21 +200,18 @@ func NewCalculator(ctx context.Context, wasm []byte) (*Calculator, error) {
 	if c.code, err = rt.CompileModule(ctx, wasm); err != nil {
 		return fail(fmt.Errorf("wasm: not a circom witness calculator: %w", err))
 	}
-	m, err := c.instance(ctx)
+	in, err := c.instance(ctx)
 	if err != nil {
 		return fail(err)
 	}
-	defer c.put(m)
+	defer c.put(in)
 	call := func(name string, args ...uint64) uint64 {
 		if err != nil {
 			return 0
 		}
-		var r []uint64
-		r, err = callFn(ctx, m, name, args...)
-		if len(r) == 0 {
-			return 0
-		}
-		return r[0]
+		var r uint64
+		r, err = in.call(ctx, name, args...)
+		return r
 	}
 	c.n32 = int(call("getFieldNumLen32"))
 	call("getRawPrime")
@@ -154,14 +233,6 @@ func (c *Calculator) WitnessSize() int { return c.witnessSize }
 // Close frees the runtime and every instance.
 func (c *Calculator) Close(ctx context.Context) error { return c.rt.Close(ctx) }
 
-func callFn(ctx context.Context, m api.Module, name string, args ...uint64) ([]uint64, error) {
-	f := m.ExportedFunction(name)
-	if f == nil {
-		return nil, fmt.Errorf("the module exports no %s: not a circom 2 witness calculator", name)
-	}
-	return f.Call(ctx, args...)
-}
-
 // readShared reads a field element from the shared memory, word j (little
 // end first) from read(j).
 func (c *Calculator) readShared(read func(j int) uint64) *big.Int {
@@ -174,7 +245,7 @@ func (c *Calculator) readShared(read func(j int) uint64) *big.Int {
 	return new(big.Int).SetBytes(b)
 }
 
-func (c *Calculator) instance(ctx context.Context) (api.Module, error) {
+func (c *Calculator) instance(ctx context.Context) (*instance, error) {
 	c.mu.Lock()
 	if n := len(c.free); n > 0 {
 		m := c.free[n-1]
@@ -188,12 +259,21 @@ func (c *Calculator) instance(ctx context.Context) (api.Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wasm: instantiate: %w", err)
 	}
-	return m, nil
+	in := &instance{m: m, fns: map[string]api.Function{}}
+	if m.ExportedFunction("getSharedRWMemoryStart") != nil && m.Memory() != nil {
+		start, err := in.call(ctx, "getSharedRWMemoryStart")
+		if err != nil {
+			m.Close(ctx)
+			return nil, fmt.Errorf("wasm: %w", err)
+		}
+		in.shared, in.direct = uint32(start), true
+	}
+	return in, nil
 }
 
-func (c *Calculator) put(m api.Module) {
+func (c *Calculator) put(in *instance) {
 	c.mu.Lock()
-	c.free = append(c.free, m)
+	c.free = append(c.free, in)
 	c.mu.Unlock()
 }
 
@@ -206,32 +286,26 @@ func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) (w []
 	if err != nil {
 		return nil, err
 	}
-	m, err := c.instance(ctx)
+	in, err := c.instance(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if c.wordByWord {
+		in.direct = false
 	}
 	st := new(callState)
 	ctx = context.WithValue(ctx, callKey{}, st)
 	defer func() {
 		if err == nil {
-			c.put(m)
+			c.put(in)
 			return
 		}
-		m.Close(context.Background()) // its memory may be half-written
+		in.m.Close(context.Background()) // its memory may be half-written
 		if st.fail != nil {
 			err = fmt.Errorf("inputs rejected by the circuit: %w", st.fail)
 		}
 	}()
-	call := func(name string, args ...uint64) (uint64, error) {
-		r, err := callFn(ctx, m, name, args...)
-		if err != nil {
-			return 0, err
-		}
-		if len(r) == 0 {
-			return 0, nil
-		}
-		return r[0], nil
-	}
+	call := func(name string, args ...uint64) (uint64, error) { return in.call(ctx, name, args...) }
 
 	if _, err := call("init", 0); err != nil {
 		return nil, err
@@ -253,15 +327,8 @@ func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) (w []
 			return nil, fmt.Errorf("inputs rejected by the circuit: too many values for input signal %s (%d for %d)", s.name, len(s.values), size)
 		}
 		for i, v := range s.values {
-			words := v.Bits() // little-endian machine words; v < r fits 4 of 64 bits
-			for j := 0; j < c.n32; j++ {
-				var word uint64
-				if j/2 < len(words) {
-					word = uint64(words[j/2]) >> (32 * uint(j%2)) & 0xffffffff
-				}
-				if _, err := call("writeSharedRWMemory", uint64(j), word); err != nil {
-					return nil, err
-				}
+			if err := in.writeShared(ctx, c.n32, v); err != nil {
+				return nil, err
 			}
 			if _, err := call("setInputSignal", h>>32, h&0xffffffff, uint64(i)); err != nil {
 				return nil, err
@@ -279,12 +346,8 @@ func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) (w []
 		if _, err := call("getWitness", uint64(i)); err != nil {
 			return nil, err
 		}
-		for j := 0; j < c.n32; j++ {
-			x, err := call("readSharedRWMemory", uint64(j))
-			if err != nil {
-				return nil, err
-			}
-			b[4*j], b[4*j+1], b[4*j+2], b[4*j+3] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24)
+		if err := in.readShared(ctx, c.n32, &b); err != nil {
+			return nil, err
 		}
 		if w[i], err = fr.LittleEndian.Element(&b); err != nil {
 			return nil, fmt.Errorf("wasm: witness value %d: %w", i, err)
