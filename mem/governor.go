@@ -112,6 +112,10 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
+	if e.Resident >= e.Budget {
+		return fmt.Sprintf("needs %s of memory, but resident keys and pinned buffers (%s) already fill the %s memory budget (raise --mem-budget)",
+			FormatBytes(e.Need), FormatBytes(e.Resident), FormatBytes(e.Budget))
+	}
 	if e.Resident > 0 {
 		return fmt.Sprintf("needs %s of memory, more than the %s left of the %s memory budget beside %s of resident keys and pinned buffers (raise --mem-budget)",
 			FormatBytes(e.Need), FormatBytes(e.Budget-e.Resident), FormatBytes(e.Budget), FormatBytes(e.Resident))

@@ -129,6 +129,11 @@ func TestTooLargeFailsAtOnce(t *testing.T) {
 	if s := g.Stats(); s.Rejected != 2 || s.Granted != 0 || s.Charged != 30<<20 {
 		t.Fatalf("stats %+v", s)
 	}
+	more := g.Charge(90 << 20)
+	if _, err = g.Admit(context.Background(), "k", 1); err == nil || !strings.Contains(err.Error(), "(120 MiB) already fill the 100 MiB memory budget") {
+		t.Errorf("budget full of keys: %v", err)
+	}
+	more.Close()
 	keys.Close()
 	if r, err := g.Admit(context.Background(), "k", 80<<20); err != nil {
 		t.Fatalf("after the keys are gone: %v", err)
