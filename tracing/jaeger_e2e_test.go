@@ -55,7 +55,7 @@ func TestJaegerEndToEnd(t *testing.T) {
 
 	// Run 1: OTLP/gRPC, one trace per job.
 	t.Run("grpc per job", func(t *testing.T) {
-		ids, results := prove(t, zk, dir, circuit, tag+"-g", 6, append(shape, "--otlp-endpoint", "http://"+j.otlpGRPC)...)
+		ids, results := prove(t, zk, dir, circuit, tag+"-g", 6, false, append(shape, "--otlp-endpoint", "http://"+j.otlpGRPC)...)
 		traces := j.waitForJobs(t, ids)
 		jobs := checkJobs(t, traces, ids, results)
 		for _, id := range ids {
@@ -67,12 +67,15 @@ func TestJaegerEndToEnd(t *testing.T) {
 		checkResource(t, traces)
 	})
 
-	// Run 2: OTLP/HTTP, the whole stream of 4 under one stream span.
+	// Run 2: OTLP/HTTP, the whole stream of 4 good jobs and a bad one under
+	// one stream span.
 	t.Run("http grouped", func(t *testing.T) {
-		ids, results := prove(t, zk, dir, circuit, tag+"-h", 4,
-			append(shape, "--otlp-endpoint", "http://"+j.otlpHTTP, "--otlp-protocol", "http", "--trace-group", "4")...)
-		traces := j.waitForJobs(t, ids)
+		ids, results := prove(t, zk, dir, circuit, tag+"-h", 4, true,
+			append(shape, "--otlp-endpoint", "http://"+j.otlpHTTP, "--otlp-protocol", "http", "--trace-group", "5")...)
+		bad := tag + "-h-bad"
+		traces := j.waitForJobs(t, append(ids, bad))
 		jobs := checkJobs(t, traces, ids, results)
+		checkFailed(t, traces, bad, jobs[ids[0]].trace.TraceID)
 		trace := jobs[ids[0]].trace
 		var stream *span
 		for i := range trace.Spans {
@@ -83,8 +86,11 @@ func TestJaegerEndToEnd(t *testing.T) {
 		if stream == nil {
 			t.Fatalf("no stream span in the trace of %s", ids[0])
 		}
-		if n, _ := stream.tag("zkpipe.jobs").(float64); n != 4 {
-			t.Errorf("stream span: zkpipe.jobs = %v, want 4", stream.tag("zkpipe.jobs"))
+		if n, _ := stream.tag("zkpipe.jobs").(float64); n != 5 {
+			t.Errorf("stream span: zkpipe.jobs = %v, want 5", stream.tag("zkpipe.jobs"))
+		}
+		if n, _ := stream.tag("zkpipe.failed_jobs").(float64); n != 1 {
+			t.Errorf("stream span: zkpipe.failed_jobs = %v, want 1", stream.tag("zkpipe.failed_jobs"))
 		}
 		for _, id := range ids {
 			sj := jobs[id]
@@ -365,7 +371,8 @@ func run(t *testing.T, bin string, args ...string) []byte {
 
 // prove runs n jobs named PREFIX-jI through zkpipe prove and returns their
 // ids in input order and their result lines, each checked to be a proof.
-func prove(t *testing.T, bin, dir, circuit, prefix string, n int, flags ...string) ([]string, map[string]stream.Result) {
+// With bad, a last job PREFIX-bad names a missing witness and must fail.
+func prove(t *testing.T, bin, dir, circuit, prefix string, n int, bad bool, flags ...string) ([]string, map[string]stream.Result) {
 	t.Helper()
 	var jobs bytes.Buffer
 	var ids []string
@@ -373,6 +380,9 @@ func prove(t *testing.T, bin, dir, circuit, prefix string, n int, flags ...strin
 		id := fmt.Sprintf("%s-j%d", prefix, i)
 		ids = append(ids, id)
 		fmt.Fprintf(&jobs, `{"id":%q,"generate":{"seed":%d}}`+"\n", id, i+1)
+	}
+	if bad {
+		fmt.Fprintf(&jobs, `{"id":"%s-bad","witness":%q}`+"\n", prefix, filepath.Join(dir, "no-such-witness"))
 	}
 	jobsPath := filepath.Join(dir, prefix+".jobs.jsonl")
 	if err := os.WriteFile(jobsPath, jobs.Bytes(), 0o644); err != nil {
@@ -392,13 +402,21 @@ func prove(t *testing.T, bin, dir, circuit, prefix string, n int, flags ...strin
 	}
 	results := map[string]stream.Result{}
 	for _, r := range lines {
-		if r.Error != "" || r.Proof == "" {
+		if r.ID == prefix+"-bad" {
+			if r.Error == "" || r.FailedStage != "parse" {
+				t.Fatalf("job %s with a missing witness: error %q in stage %q, want a parse error", r.ID, r.Error, r.FailedStage)
+			}
+		} else if r.Error != "" || r.Proof == "" {
 			t.Fatalf("job %s: no proof: %s", r.ID, r.Error)
 		}
 		results[r.ID] = r
 	}
-	if len(results) != n {
-		t.Fatalf("%d results for %d jobs", len(results), n)
+	want := n
+	if bad {
+		want++
+	}
+	if len(results) != want {
+		t.Fatalf("%d results for %d jobs", len(results), want)
 	}
 	return ids, results
 }
@@ -528,6 +546,41 @@ func checkOverlap(t *testing.T, ids []string, jobs map[string]*jobSpans) {
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].us > found[j].us })
 	t.Logf("%d overlapping stage pairs; longest: %s with %s for %d µs", len(found), found[0].a, found[0].b, found[0].us)
+}
+
+// checkFailed wants the failed job in the group's trace, its span and its
+// parse span marked as errors (Jaeger: tag error=true), and no later stages.
+func checkFailed(t *testing.T, traces []traceJSON, id, traceID string) {
+	t.Helper()
+	for _, tr := range traces {
+		for i := range tr.Spans {
+			s := &tr.Spans[i]
+			if got, _ := s.tag("zkpipe.job.id").(string); s.OperationName != "job" || got != id {
+				continue
+			}
+			if tr.TraceID != traceID {
+				t.Errorf("failed job %s in trace %s, not its group's %s", id, tr.TraceID, traceID)
+			}
+			if s.tag("error") != true || s.tag("zkpipe.failed_stage") != "parse" {
+				t.Errorf("failed job %s: error=%v zkpipe.failed_stage=%v, want true and parse", id, s.tag("error"), s.tag("zkpipe.failed_stage"))
+			}
+			var children []string
+			for k := range tr.Spans {
+				c := &tr.Spans[k]
+				if c.parent() == s.SpanID {
+					children = append(children, c.OperationName)
+					if c.tag("error") != true {
+						t.Errorf("failed job %s: its %s span is not marked error", id, c.OperationName)
+					}
+				}
+			}
+			if len(children) != 1 || children[0] != "parse" {
+				t.Errorf("failed job %s: stage spans %v, want [parse]", id, children)
+			}
+			return
+		}
+	}
+	t.Errorf("failed job %s: no span in Jaeger", id)
 }
 
 // checkResource wants the service, host and backend on the spans' process.
