@@ -14,6 +14,8 @@
 # there, and one proof of each prover is checked with snarkjs groth16 verify.
 # On a machine without node or Go (the GPU machine), run measure with
 # prebuilt binaries: ZKPIPE_BIN=… RAPIDSNARK_BIN=… (see notes/circom.md).
+# REPEAT=k proves each witness k times; ZKPIPE_DEVICES="cpu cuda" times
+# zkpipe on each backend; ZKPIPE_FLAGS adds flags to zkpipe prove.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=${WORK:-$ROOT/.cache/bench-circom}
@@ -24,7 +26,6 @@ mkdir -p "$WORK/w"
 cd "$WORK"
 
 now() { date +%s.%N; }
-rate() { python3 -c "import sys; n,a,b=map(float,sys.argv[1:]); print(f'{n/(b-a):.4f}')" "$@"; }
 
 tools() {
 	if [[ -n "${ZKPIPE_NODE_BIN:-}" ]]; then echo "$ZKPIPE_NODE_BIN"; else bash "$ROOT/.ci/circom-tools.sh"; fi
@@ -45,82 +46,103 @@ prepare() {
 	done
 }
 
+# stream_rate RESULTS: proofs/s of a zkpipe stream from its result lines
+# (stream start to the last stage's end); fails if any job failed.
+stream_rate() {
+	if grep -q '"error"' "$1"; then
+		echo "zkpipe: failed jobs in $1:" >&2
+		grep -o '"error":"[^"]*"' "$1" | head -3 >&2
+		return 1
+	fi
+	local n end
+	n=$(grep -c . "$1")
+	end=$(grep -o '"ended_at_ms":[0-9.]*' "$1" | cut -d: -f2 | sort -g | tail -1)
+	awk -v n="$n" -v e="$end" 'BEGIN { printf "%.4f\n", n / (e / 1000) }'
+}
+
+# first_proofs: one proof.json from each prover's output directory.
+first_proofs() {
+	for d in out-*; do
+		ls $d/*.proof.json 2>/dev/null | head -1
+	done
+}
+
+rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.4f\n", n / (b - a) }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
 measure() {
 	local zk=${ZKPIPE_BIN:-} rs=${RAPIDSNARK_BIN:-}
 	if [[ -z "$zk" ]]; then zk=$WORK/zkpipe; (cd "$ROOT" && CGO_ENABLED=0 go build -o "$zk" .); fi
 	if [[ -z "$rs" ]]; then rs=$WORK/rapidsnark-bench; (cd "$ROOT/bench/rapidsnark" && go build -o "$rs" .); fi
-	local wt=() jobs=out-zkpipe/jobs.jsonl ijobs=out-zkpipe-in/jobs.jsonl
-	rm -rf out-zkpipe out-zkpipe-in out-rapidsnark out-snarkjs
-	mkdir -p out-zkpipe out-zkpipe-in out-rapidsnark out-snarkjs
-	for ((i = 0; i < PROOFS; i++)); do
-		wt+=("w/w$i.wtns")
-		echo "{\"id\":\"w$i\",\"wtns\":\"w/w$i.wtns\"}" >> $jobs
-		echo "{\"id\":\"w$i\",\"input\":{\"a\":\"$((i + 2))\",\"b\":\"$((i + 7))\"}}" >> $ijobs
+	local repeat=${REPEAT:-1} wt=() n=0
+	rm -rf out-*
+	mkdir -p out-jobs out-rapidsnark out-snarkjs
+	# PROOFS witnesses, each proved REPEAT times (distinct ids): a longer
+	# stream without more witness files to carry.
+	for ((r = 0; r < repeat; r++)); do
+		for ((i = 0; i < PROOFS; i++)); do
+			wt+=("w/w$i.wtns")
+			echo "{\"id\":\"w$i-$r\",\"wtns\":\"w/w$i.wtns\"}" >> out-jobs/wtns.jsonl
+			echo "{\"id\":\"w$i-$r\",\"input\":{\"a\":\"$((i + 2))\",\"b\":\"$((i + 7))\"}}" >> out-jobs/input.jsonl
+			n=$((n + 1))
+		done
 	done
-	echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-	echo "circuit: chain.circom, 2^16 domain, $PROOFS proofs"
+	echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "circuit: chain.circom, 65533 constraints, 2^16 domain; $n proofs ($PROOFS witnesses × $repeat)"
 
-	# zkpipe: wall time of the whole command, key load included, and the
-	# stream alone (t0 = stream start, from the result lines).
-	local t0 t1
-	t0=$(now)
-	"$zk" prove --zkey chain.zkey --jobs $jobs --out out-zkpipe --results out-zkpipe/results.jsonl ${ZKPIPE_FLAGS:-}
-	t1=$(now)
-	local zs; zs=$(python3 - out-zkpipe/results.jsonl <<'PY'
-import json, sys
-rs = [json.loads(l) for l in open(sys.argv[1])]
-bad = [r["id"] for r in rs if r.get("error")]
-if bad: sys.exit("zkpipe failed: %s" % bad)
-end = max(s["ended_at_ms"] for r in rs for s in r["stages"]) / 1000
-print(f"{len(rs)/end:.4f}")
-PY
-)
-	echo "zkpipe (wtns jobs): $zs proofs/s on the stream; $(rate $PROOFS $t0 $t1) proofs/s with the key load ($(python3 -c "print(f'{$t1-$t0:.1f}')") s)"
+	local summary=() t0 t1 zs=""
+	for dev in ${ZKPIPE_DEVICES:-cpu}; do
+		for kind in wtns input; do
+			local d=out-zkpipe-$dev-$kind extra=()
+			mkdir -p $d
+			[[ $kind == input ]] && extra=(--wasm chain_js/chain.wasm)
+			t0=$(now)
+			if ! "$zk" prove --device "$dev" --zkey chain.zkey "${extra[@]}" --jobs out-jobs/$kind.jsonl --out $d \
+				--results $d/results.jsonl ${ZKPIPE_FLAGS:-} 2> $d/stderr.log; then
+				echo "zkpipe --device $dev, $kind jobs: failed:"
+				tail -5 $d/stderr.log
+				continue
+			fi
+			t1=$(now)
+			local r
+			r=$(stream_rate $d/results.jsonl) || continue
+			echo "zkpipe --device $dev, $kind jobs: $r proofs/s on the stream ($(rate $n $t0 $t1) with the key load)"
+			summary+=("zkpipe-$dev-$kind $r")
+			[[ -z "$zs" ]] && zs=$r
+		done
+	done
 
-	local zi=""
-	if [[ -f chain_js/chain.wasm ]]; then
-		"$zk" prove --zkey chain.zkey --wasm chain_js/chain.wasm --jobs $ijobs --out out-zkpipe-in --results out-zkpipe-in/results.jsonl ${ZKPIPE_FLAGS:-}
-		zi=$(python3 - out-zkpipe-in/results.jsonl <<'PY'
-import json, sys
-rs = [json.loads(l) for l in open(sys.argv[1])]
-bad = [r["id"] for r in rs if r.get("error")]
-if bad: sys.exit("zkpipe failed: %s" % bad)
-end = max(s["ended_at_ms"] for r in rs for s in r["stages"]) / 1000
-print(f"{len(rs)/end:.4f}")
-PY
-)
-		echo "zkpipe (input jobs, witness by wasm in the stream): $zi proofs/s"
+	local rsj rr=""
+	if rsj=$("$rs" -zkey chain.zkey -out out-rapidsnark "${wt[@]}"); then
+		rr=$(echo "$rsj" | grep -o '"proofs_per_s":[0-9.e+-]*' | cut -d: -f2)
+		echo "rapidsnark: $rr proofs/s, one proof a call ($rsj)"
+	else
+		echo "rapidsnark: failed"
 	fi
 
-	local rsj; rsj=$("$rs" -zkey chain.zkey -out out-rapidsnark "${wt[@]}")
-	local rr; rr=$(python3 -c "import json,sys; print(f\"{json.loads(sys.argv[1])['proofs_per_s']:.4f}\")" "$rsj")
-	echo "rapidsnark: $rr proofs/s ($rsj)"
-
-	local sr=""
-	local bin; bin=$(tools 2>/dev/null) || bin=""
-	if [[ -n "$bin" && -x "$bin/snarkjs" ]] && command -v node >/dev/null; then
+	local sr="" bin=""
+	if command -v node >/dev/null && bin=$(tools 2>/dev/null) && [[ -x "$bin/snarkjs" ]]; then
 		t0=$(now)
 		for ((i = 0; i < SNARKJS_PROOFS; i++)); do
-			"$bin/snarkjs" groth16 prove chain.zkey w/w$i.wtns out-snarkjs/w$i.proof.json out-snarkjs/w$i.public.json
+			"$bin/snarkjs" groth16 prove chain.zkey w/w$i.wtns out-snarkjs/w$i-0.proof.json out-snarkjs/w$i-0.public.json
 		done
 		t1=$(now)
 		sr=$(rate $SNARKJS_PROOFS $t0 $t1)
 		echo "snarkjs groth16 prove: $sr proofs/s ($SNARKJS_PROOFS proofs, one process each)"
-		for d in out-zkpipe out-zkpipe-in out-rapidsnark out-snarkjs; do
-			[[ -f $d/w0.proof.json ]] || continue
-			echo -n "snarkjs groth16 verify $d/w0: "
-			"$bin/snarkjs" groth16 verify verification_key.json $d/w0.public.json $d/w0.proof.json | tail -1
+		for p in $(first_proofs); do
+			echo "snarkjs groth16 verify $p: $("$bin/snarkjs" groth16 verify verification_key.json ${p%.proof.json}.public.json $p | tail -1)"
 		done
 	else
 		echo "snarkjs: not timed (no node here)"
 	fi
-	"$zk" verify-circom --vkey verification_key.json out-zkpipe/w0.proof.json out-zkpipe/w0.public.json out-rapidsnark/w0.proof.json out-rapidsnark/w0.public.json
-	python3 -c "
-import sys
-z, zi, r, s = (float(x) if x else None for x in sys.argv[1:])
-print(f'ratio zkpipe/rapidsnark: {z/r:.2f}x' + (f'  (input jobs: {zi/r:.2f}x)' if zi else ''))
-if s: print(f'ratio zkpipe/snarkjs:    {z/s:.2f}x' + (f'  (input jobs: {zi/s:.2f}x)' if zi else ''))
-" "$zs" "$zi" "$rr" "$sr"
+	for p in $(first_proofs); do
+		"$zk" verify --vkey verification_key.json $p ${p%.proof.json}.public.json
+	done
+	for s in "${summary[@]+"${summary[@]}"}"; do
+		set -- $s
+		[[ -n "$rr" ]] && echo "ratio $1/rapidsnark: $(ratio $2 $rr)x"
+		[[ -n "$sr" ]] && echo "ratio $1/snarkjs: $(ratio $2 $sr)x"
+	done
 }
 
 case "${1:-}" in
