@@ -31,7 +31,7 @@ sleep 3
 kill -0 $jp
 shape=(--device cpu)
 for s in parse synthesize transfer msm-h batch-add tail-msm b-g2 assemble; do shape+=(--$s-workers 2 --$s-queue 2); done
-for spec in 2000:64:5 65536:16:3; do
+for spec in ${SPECS:-2000:64:5 65536:16:3}; do
 	IFS=: read -r size jobs rounds <<<"$spec"
 	/tmp/tb/zkpipe setup --circuit mulchain --constraints "$size" --out /tmp/tb/mulchain-$size
 	echo "== mulchain $size constraints, $jobs jobs, 2 workers per stage"
