@@ -129,8 +129,9 @@ func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 // waiter is a job waiting for admission.
 type waiter struct {
 	need  int64
-	ready chan struct{} // closed once res is set
+	ready chan struct{} // closed once res or err is set
 	res   *Reservation
+	err   error
 }
 
 // NewGovernor returns a governor over cfg's budgets. A budget of zero or less
@@ -189,9 +190,9 @@ func (g *Governor) Admit(ctx context.Context, job string, need int64) (*Reservat
 	w := &waiter{need: need, ready: make(chan struct{})}
 	g.queue = append(g.queue, w)
 	g.grantLocked(nil)
-	if w.res != nil {
+	if w.res != nil || w.err != nil {
 		g.mu.Unlock()
-		return w.res, nil
+		return w.res, w.err
 	}
 	g.stats.Waits++
 	g.mu.Unlock()
@@ -202,7 +203,7 @@ func (g *Governor) Admit(ctx context.Context, job string, need int64) (*Reservat
 		g.mu.Lock()
 		g.stats.WaitTime += time.Since(start)
 		g.mu.Unlock()
-		return w.res, nil
+		return w.res, w.err
 	case <-ctx.Done():
 		g.mu.Lock()
 		g.stats.WaitTime += time.Since(start)
@@ -228,6 +229,15 @@ func (g *Governor) Admit(ctx context.Context, job string, need int64) (*Reservat
 func (g *Governor) grantLocked(u *Usage) {
 	for len(g.queue) > 0 {
 		w := g.queue[0]
+		if g.budget != Unlimited && w.need > g.budget-g.charged {
+			// a charge since it queued leaves it no room: fail it, never wait forever
+			g.queue[0] = nil
+			g.queue = g.queue[1:]
+			g.stats.Rejected++
+			w.err = &TooLargeError{Need: w.need, Budget: g.budget, Resident: g.charged}
+			close(w.ready)
+			continue
+		}
 		ok, byMeasure := g.fitsLocked(w.need, &u)
 		if !ok {
 			if byMeasure && g.gc != nil && time.Since(g.lastGC) > time.Second {

@@ -14,8 +14,9 @@ func TestPoolIdleBytes(t *testing.T) {
 	}
 	p.Put(a)
 	p.Put(b) // over Limit: dropped
-	if p.Idle() != 8<<10 || IdleBytes()-before != 8<<10 {
-		t.Fatalf("idle %d, all pools %d", p.Idle(), IdleBytes()-before)
+	// other tests' pools can only shrink (be collected) while this runs
+	if p.Idle() != 8<<10 || IdleBytes() > before+8<<10 || IdleBytes() < p.Idle() {
+		t.Fatalf("idle %d, all pools %d (before %d)", p.Idle(), IdleBytes(), before)
 	}
 	if c := p.Get(700); cap(c) != 1024 || p.Idle() != 0 {
 		t.Fatalf("reuse: cap %d, idle %d", cap(c), p.Idle())
@@ -28,14 +29,15 @@ func TestPoolIdleBytes(t *testing.T) {
 	// a pool nobody holds stops counting
 	q := &Pool[byte]{}
 	q.Put(q.Get(1 << 20))
-	if IdleBytes()-before != 1<<20 {
-		t.Fatalf("idle %d", IdleBytes()-before)
+	alive := IdleBytes()
+	if alive < 1<<20 {
+		t.Fatalf("idle %d with a pool keeping 1 MiB", alive)
 	}
 	q = nil
 	runtime.GC()
 	runtime.GC()
-	if got := IdleBytes() - before; got != 0 {
-		t.Fatalf("a collected pool still counts %d bytes", got)
+	if got := IdleBytes(); got > alive-1<<20 {
+		t.Fatalf("a collected pool still counts: %d bytes idle, %d before it went", got, alive)
 	}
 	runtime.KeepAlive(p)
 }
