@@ -42,7 +42,8 @@ for i in $(seq 1 12); do echo "{\"id\":\"p$i\",\"generate\":{\"seed\":$i}}"; don
 /tmp/tb/zkpipe prove --circuit /tmp/tb/mulchain-65536 --jobs /tmp/tb/jobs --out /tmp/tb/out \
 	--results "$o/timeline-results.jsonl" --otlp-endpoint http://127.0.0.1:4317 --trace-group 12 "${shape[@]}"
 /tmp/tb/zkpipe timeline "$o/timeline-results.jsonl" -o "$o/timeline.svg"
-# What Jaeger holds (service list and trace count), through the Go binary's absence of curl: use bash /dev/tcp.
+sleep 2 # Jaeger stores what it received after its batch timeout (200 ms)
+# What Jaeger holds, read with bash's /dev/tcp (no curl there).
 exec 3<>/dev/tcp/127.0.0.1/16686
 printf 'GET /api/traces?service=zkpipe&limit=100000 HTTP/1.0\r\nHost: x\r\n\r\n' >&3
 cat <&3 | gzip >"$o/jaeger-traces.json.gz"
