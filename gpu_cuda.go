@@ -27,8 +27,10 @@ func cudaFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cuda-lib", Category: "compute", EnvVars: env("cuda-lib"),
 			Usage: "path of " + cudaLibName + " (built by gpu/cuda/build.sh); default: beside the zkpipe executable, then ./gpu/cuda/"},
 		&cli.IntFlag{Name: "cuda-device", Category: "compute", EnvVars: env("cuda-device"), Usage: "GPU index for --device cuda"},
-		&cli.IntFlag{Name: "cuda-pinned-mib", Value: 64, Category: "compute", EnvVars: env("cuda-pinned-mib"),
-			Usage: "MiB of each of the CUDA backend's two pinned bounce buffers (allocated once, counted against --pinned-budget)"},
+		&cli.IntFlag{Name: "cuda-pinned-mib", Value: 32, Category: "compute", EnvVars: env("cuda-pinned-mib"),
+			Usage: "MiB of each pinned bounce buffer of the CUDA backend, two per lane (allocated once, counted against --pinned-budget)"},
+		&cli.IntFlag{Name: "cuda-lanes", Value: 4, Category: "compute", EnvVars: env("cuda-lanes"),
+			Usage: "uploads to the GPU that run at once (each copies through its own pinned buffers on its own core)"},
 	}
 }
 
@@ -47,11 +49,15 @@ func openCUDABackend(c *cli.Context) (stages.Backend, stages.G2Backend, error) {
 			cudaErr = err
 			return
 		}
-		mib := c.Int("cuda-pinned-mib")
+		mib, lanes := c.Int("cuda-pinned-mib"), c.Int("cuda-lanes")
 		if mib <= 0 {
-			mib = 64
+			mib = 32
 		}
-		cudaDev, cudaErr = gpu.OpenCUDA(path, gpu.WithCUDADevice(c.Int("cuda-device")), gpu.WithPinnedBytes(mib<<20))
+		if lanes <= 0 {
+			lanes = 4
+		}
+		cudaDev, cudaErr = gpu.OpenCUDA(path, gpu.WithCUDADevice(c.Int("cuda-device")),
+			gpu.WithPinnedBytes(mib<<20), gpu.WithTransferLanes(lanes))
 		if cudaErr == nil {
 			fmt.Fprintf(os.Stderr, "zkpipe: CUDA backend on %s (%s)\n", cudaDev.Device(), path)
 		}

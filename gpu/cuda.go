@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"math/bits"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -21,24 +22,34 @@ import (
 // with nvcc) loaded at run time with purego, so that Go builds need no cgo.
 //
 // Keys are uploaded once per circuit by Load and stay resident on the device.
-// Per-proof vectors go to the device through two pinned bounce buffers taken
-// once at start-up (OpenCUDA), never pinned per proof. Device memory for a
-// proof comes from CUDA's stream-ordered pool, which keeps freed memory for
-// the next proof. Transfers run on their own stream under one lock, kernels
-// on another under a second lock, so one job's upload overlaps another's
-// MSMs; every method is safe for concurrent use by stage workers.
+// Per-proof vectors go to the device through pinned bounce buffers taken
+// once at start-up (OpenCUDA), never pinned per proof: several transfer lanes
+// (two buffers and a stream each) copy at once. Device memory for a proof
+// comes from CUDA's stream-ordered pool, which keeps freed memory for the
+// next proof. Kernels run on their own stream under a lock, so one job's
+// upload overlaps another's MSMs; every method is safe for concurrent use by
+// stage workers.
 type CUDA struct {
 	fn       cudaFns
 	device   string
 	memTotal uint64
 
 	pinBytes int
-	pin      [2]unsafe.Pointer
+	lanes    chan *cudaLane // transfer lanes, each taken by one upload at a time
+	all      []*cudaLane
 
-	xferMu sync.Mutex // the transfer stream and the pinned buffers
-	xfer   uintptr
+	xfer   uintptr    // allocations and zero-fills of transfers
 	compMu sync.Mutex // the compute stream
 	comp   uintptr
+}
+
+// cudaLane is one concurrent upload path: two pinned bounce buffers (the CPU
+// fills one while the other is copied) and a stream. Several lanes copy at
+// once, so the CPU side of a transfer (memcpy into pinned memory) runs on
+// several cores.
+type cudaLane struct {
+	pin    [2]unsafe.Pointer
+	stream uintptr
 }
 
 // cudaFns are the C entry points of libzkpipe_cuda.so (see gpu/cuda/zkpipe.cu).
@@ -69,14 +80,18 @@ type CUDAOption func(*cudaConfig)
 type cudaConfig struct {
 	device   int
 	pinBytes int
+	lanes    int
 }
 
 // WithCUDADevice picks the GPU (default 0).
 func WithCUDADevice(i int) CUDAOption { return func(c *cudaConfig) { c.device = i } }
 
-// WithPinnedBytes sets the size of each of the two pinned bounce buffers
-// (default 64 MiB each); the total counts against the pinned budget.
+// WithPinnedBytes sets the size of each pinned bounce buffer (default
+// 32 MiB; two per lane); the total counts against the pinned budget.
 func WithPinnedBytes(n int) CUDAOption { return func(c *cudaConfig) { c.pinBytes = n } }
+
+// WithTransferLanes sets how many uploads run at once (default 4).
+func WithTransferLanes(n int) CUDAOption { return func(c *cudaConfig) { c.lanes = n } }
 
 // ErrNoCUDA wraps every reason OpenCUDA cannot give a backend.
 var ErrNoCUDA = errors.New("cuda unavailable")
@@ -84,7 +99,7 @@ var ErrNoCUDA = errors.New("cuda unavailable")
 // OpenCUDA loads libzkpipe_cuda.so from libPath, opens the GPU and takes the
 // pinned buffers. A missing library or GPU is an error wrapping ErrNoCUDA.
 func OpenCUDA(libPath string, opts ...CUDAOption) (*CUDA, error) {
-	cfg := cudaConfig{pinBytes: 64 << 20}
+	cfg := cudaConfig{pinBytes: 32 << 20, lanes: 4}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -98,7 +113,10 @@ func OpenCUDA(libPath string, opts ...CUDAOption) (*CUDA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: load %s: %v", ErrNoCUDA, libPath, err)
 	}
-	c := &CUDA{pinBytes: cfg.pinBytes}
+	if cfg.pinBytes < 1<<20 || cfg.lanes < 1 {
+		return nil, fmt.Errorf("cuda: %d pinned bytes a buffer and %d lanes: want ≥ 1 MiB and ≥ 1", cfg.pinBytes, cfg.lanes)
+	}
+	c := &CUDA{pinBytes: cfg.pinBytes, lanes: make(chan *cudaLane, cfg.lanes)}
 	f := &c.fn
 	for _, s := range []struct {
 		name string
@@ -127,10 +145,20 @@ func OpenCUDA(libPath string, opts ...CUDAOption) (*CUDA, error) {
 			return nil, err
 		}
 	}
-	for i := range c.pin {
-		if err := c.check("pinned alloc", f.hostAlloc(&c.pin[i], uint64(c.pinBytes))); err != nil {
+	for range cfg.lanes {
+		l := &cudaLane{}
+		c.all = append(c.all, l)
+		if err := c.check("stream", f.streamCreate(&l.stream)); err != nil {
+			c.Close()
 			return nil, err
 		}
+		for i := range l.pin {
+			if err := c.check("pinned alloc", f.hostAlloc(&l.pin[i], uint64(c.pinBytes))); err != nil {
+				c.Close()
+				return nil, err
+			}
+		}
+		c.lanes <- l
 	}
 	return c, nil
 }
@@ -160,29 +188,22 @@ func (c *CUDA) Name() string { return "cuda" }
 func (c *CUDA) Device() string { return c.device }
 
 // PinnedBytes is the pinned host memory this backend holds.
-func (c *CUDA) PinnedBytes() int { return len(c.pin) * c.pinBytes }
+func (c *CUDA) PinnedBytes() int { return 2 * len(c.all) * c.pinBytes }
 
-// Close gives back the pinned buffers. Residents must be closed first.
+// Close gives back the pinned buffers, waiting for uploads in flight.
+// Residents must be closed first.
 func (c *CUDA) Close() error {
-	c.xferMu.Lock()
-	defer c.xferMu.Unlock()
 	var err error
-	for i, p := range c.pin {
-		if p != nil {
-			err = errors.Join(err, c.check("pinned free", c.fn.hostFree(p)))
-			c.pin[i] = nil
+	for _, l := range c.all {
+		for i, p := range l.pin {
+			if p != nil {
+				err = errors.Join(err, c.check("pinned free", c.fn.hostFree(p)))
+				l.pin[i] = nil
+			}
 		}
 	}
+	c.all = nil
 	return err
-}
-
-// upload copies n bytes at src (host) to dst (device) through the pinned
-// buffers. Caller holds xferMu.
-func (c *CUDA) upload(dst uintptr, src unsafe.Pointer, n int) error {
-	if n == 0 {
-		return nil
-	}
-	return c.check("upload", c.fn.upload(dst, src, uint64(n), c.pin[0], c.pin[1], uint64(c.pinBytes), c.xfer))
 }
 
 // alloc takes n bytes of device memory on stream s.
@@ -194,32 +215,85 @@ func (c *CUDA) alloc(n int, s uintptr) (uintptr, error) {
 	return p, nil
 }
 
-// sliceUpload allocates room for total elements of x's type and uploads x
-// into its start. Caller holds xferMu.
-func sliceUpload[T any](c *CUDA, x []T, total int) (uintptr, error) {
+// hostBuf is host memory to stage on the device: n bytes at src, in a
+// device buffer of total bytes whose tail is zero-filled.
+type hostBuf struct {
+	src      unsafe.Pointer
+	n, total int
+}
+
+func bufOf[T any](x []T, total int) hostBuf {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
-	p, err := c.alloc(total*size, c.xfer)
-	if err != nil {
-		return 0, err
-	}
+	b := hostBuf{n: len(x) * size, total: total * size}
 	if len(x) > 0 {
-		if err := c.upload(p, unsafe.Pointer(&x[0]), len(x)*size); err != nil {
-			c.fn.devFree(p, c.xfer)
-			return 0, err
+		b.src = unsafe.Pointer(&x[0])
+	}
+	return b
+}
+
+// stage allocates a device buffer for each host buffer, zero-fills the
+// tails and uploads the contents, pieces of each spread over the lanes.
+// On error nothing stays allocated.
+func (c *CUDA) stage(bufs []hostBuf) ([]uintptr, error) {
+	out := make([]uintptr, len(bufs))
+	free := func() {
+		for _, p := range out {
+			if p != 0 {
+				c.fn.devFree(p, c.xfer)
+			}
 		}
 	}
-	if total > len(x) {
-		if err := c.check("memset", c.fn.memset(p+uintptr(len(x)*size), uint64((total-len(x))*size), c.xfer)); err != nil {
-			c.fn.devFree(p, c.xfer)
-			return 0, err
+	for i, b := range bufs {
+		p, err := c.alloc(b.total, c.xfer)
+		if err != nil {
+			free()
+			return nil, err
 		}
-		if err := c.check("sync", c.fn.streamSync(c.xfer)); err != nil {
-			c.fn.devFree(p, c.xfer)
-			return 0, err
+		out[i] = p
+		if b.total > b.n {
+			if err := c.check("memset", c.fn.memset(p+uintptr(b.n), uint64(b.total-b.n), c.xfer)); err != nil {
+				free()
+				return nil, err
+			}
 		}
 	}
-	return p, nil
+	// The lanes' streams use the buffers once their allocation is done.
+	if err := c.check("sync", c.fn.streamSync(c.xfer)); err != nil {
+		free()
+		return nil, err
+	}
+	piece := 4 * c.pinBytes
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for i, b := range bufs {
+		for off := 0; off < b.n; off += piece {
+			n := min(piece, b.n-off)
+			dst, src := out[i]+uintptr(off), unsafe.Add(b.src, off)
+			l := <-c.lanes
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := c.check("upload", c.fn.upload(dst, src, uint64(n), l.pin[0], l.pin[1], uint64(c.pinBytes), l.stream))
+				c.lanes <- l
+				if err != nil {
+					mu.Lock()
+					first = errors.Join(first, err)
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	runtime.KeepAlive(bufs)
+	if first != nil {
+		free()
+		return nil, first
+	}
+	return out, nil
 }
 
 // ─── Load ────────────────────────────────────────────────────────────────────
@@ -263,24 +337,12 @@ func (c *CUDA) Load(k *Key) (Resident, error) {
 		return nil, fmt.Errorf("cuda: domain of %d is not a power of two ≤ 2^30", n)
 	}
 	r := &cudaResident{c: c, key: k, logn: bits.TrailingZeros(uint(n))}
-	c.xferMu.Lock()
 	err := func() error {
-		var err error
-		if r.a, err = sliceUpload(c, k.A, len(k.A)); err != nil {
+		p, err := c.stage([]hostBuf{bufOf(k.A, len(k.A)), bufOf(k.B1, len(k.B1)), bufOf(k.K, len(k.K)), bufOf(k.Z, len(k.Z)), bufOf(k.B2, len(k.B2))})
+		if err != nil {
 			return err
 		}
-		if r.b1, err = sliceUpload(c, k.B1, len(k.B1)); err != nil {
-			return err
-		}
-		if r.k, err = sliceUpload(c, k.K, len(k.K)); err != nil {
-			return err
-		}
-		if r.z, err = sliceUpload(c, k.Z, len(k.Z)); err != nil {
-			return err
-		}
-		if r.b2, err = sliceUpload(c, k.B2, len(k.B2)); err != nil {
-			return err
-		}
+		r.a, r.b1, r.k, r.z, r.b2 = p[0], p[1], p[2], p[3], p[4]
 		for _, t := range []struct {
 			p *uintptr
 			n int
@@ -297,7 +359,6 @@ func (c *CUDA) Load(k *Key) (Resident, error) {
 		consts[5].SetOne()
 		return c.check("domain", c.fn.domainTables(r.tw, r.twinv, r.gn, r.ginvn, int32(r.logn), &consts[0], c.xfer))
 	}()
-	c.xferMu.Unlock()
 	if err != nil {
 		r.Close()
 		return nil, err
@@ -346,53 +407,33 @@ func (c *CUDA) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged,
 			return nil, err
 		}
 	}
-	st := &cudaStaged{}
-	c.xferMu.Lock()
-	err := func() error {
-		up := func(dst *uintptr, p uintptr, err error) error {
-			if err != nil {
-				return err
-			}
-			*dst = p
-			st.bufs = append(st.bufs, p)
-			return ctx.Err()
+	// a, b, c padded to n; per query: ones bitmap, values, indexes (sparse)
+	bufs := []hostBuf{bufOf(v.A, n), bufOf(v.B, n), bufOf(v.C, n)}
+	for _, q := range []*Query{&v.QA, &v.QB, &v.QK} {
+		words := (q.Len + 63) / 64
+		bufs = append(bufs, bufOf(q.Ones[:words], words), bufOf(q.Vals, len(q.Vals)))
+		if !q.Dense {
+			bufs = append(bufs, bufOf(q.Idx, len(q.Idx)))
 		}
-		p, err := sliceUpload(c, v.A, n)
-		if err := up(&st.a, p, err); err != nil {
-			return err
-		}
-		p, err = sliceUpload(c, v.B, n)
-		if err := up(&st.b, p, err); err != nil {
-			return err
-		}
-		p, err = sliceUpload(c, v.C, n)
-		if err := up(&st.c, p, err); err != nil {
-			return err
-		}
-		for i, q := range []*Query{&v.QA, &v.QB, &v.QK} {
-			dq := &st.q[i]
-			dq.len, dq.nvals = q.Len, len(q.Vals)
-			words := (q.Len + 63) / 64
-			p, err := sliceUpload(c, q.Ones[:words], words)
-			if err := up(&dq.ones, p, err); err != nil {
-				return err
-			}
-			p, err = sliceUpload(c, q.Vals, len(q.Vals))
-			if err := up(&dq.vals, p, err); err != nil {
-				return err
-			}
-			if !q.Dense {
-				p, err = sliceUpload(c, q.Idx, len(q.Idx))
-				if err := up(&dq.idx, p, err); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}()
-	c.xferMu.Unlock()
-	s := &Staged{Resident: res, Host: v, Device: st}
+	}
+	p, err := c.stage(bufs)
 	if err != nil {
+		return nil, err
+	}
+	st := &cudaStaged{a: p[0], b: p[1], c: p[2], bufs: p}
+	next := 3
+	for i, q := range []*Query{&v.QA, &v.QB, &v.QK} {
+		dq := &st.q[i]
+		dq.len, dq.nvals = q.Len, len(q.Vals)
+		dq.ones, dq.vals = p[next], p[next+1]
+		next += 2
+		if !q.Dense {
+			dq.idx = p[next]
+			next++
+		}
+	}
+	s := &Staged{Resident: res, Host: v, Device: st}
+	if err := ctx.Err(); err != nil {
 		c.Free(s)
 		return nil, err
 	}
@@ -481,12 +522,11 @@ func (c *CUDA) TimeNTT(res Resident, x []fr.Element, reps int) (time.Duration, e
 	if !ok || len(x) != r.key.N() {
 		return 0, fmt.Errorf("cuda: TimeNTT wants a CUDA resident and n elements")
 	}
-	c.xferMu.Lock()
-	p, err := sliceUpload(c, x, len(x))
-	c.xferMu.Unlock()
+	ps, err := c.stage([]hostBuf{bufOf(x, len(x))})
 	if err != nil {
 		return 0, err
 	}
+	p := ps[0]
 	c.compMu.Lock()
 	defer c.compMu.Unlock()
 	defer c.fn.devFree(p, c.comp)

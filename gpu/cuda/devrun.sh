@@ -4,7 +4,8 @@
 #   CGO_ENABLED=0 go test -c -o .carry/gpu.test ./gpu
 #   CGO_ENABLED=0 go build -o .carry/zkpipe .
 # Steps: build (nvcc), test (GPU tests against the CPU backend, proofs),
-# measure (MSM/NTT timings), bench N (zkpipe bench of mulchain and bits at N constraints).
+# measure (MSM/NTT timings), bench N (zkpipe bench of mulchain and bits at N
+# constraints, $PROOFS proofs), prebuilt (no nvcc: use .carry/libzkpipe_cuda.so).
 # Logs go to $OUT (or /tmp/zkout).
 set -o pipefail
 cd "$(dirname "$0")/../.."
@@ -15,6 +16,10 @@ while [ $# -gt 0 ]; do
 	step=$1
 	shift
 	case $step in
+	prebuilt) # use .carry/libzkpipe_cuda.so, built by an earlier run from the same sources
+		nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader
+		export ZKPIPE_CUDA_LIB=$PWD/.carry/libzkpipe_cuda.so
+		;;
 	build)
 		nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader
 		t0=$(date +%s)
@@ -46,9 +51,10 @@ while [ $# -gt 0 ]; do
 	bench)
 		n=$1
 		shift
+		proofs=${PROOFS:-8}
 		for c in mulchain bits; do
 			.carry/zkpipe setup --circuit $c -n "$n" --out /tmp/circ/$c >"$OUT/setup-$c.log" 2>&1 || { tail -5 "$OUT/setup-$c.log"; continue; }
-			.carry/zkpipe bench --circuit /tmp/circ/$c -n 8 --device cuda --bg2-device cuda \
+			.carry/zkpipe bench --circuit /tmp/circ/$c -n "$proofs" --device cuda --bg2-device cuda \
 				--parse-workers 2 --synthesize-workers 6 --transfer-workers 2 --assemble-workers 2 2>&1 | tee "$OUT/bench-$c-$n.log" | tail -14
 		done
 		;;
