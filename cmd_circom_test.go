@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// zkpipe prove --zkey --wasm over wtns and input jobs, good and bad, then
+// zkpipe verify --vkey on each proof and on a tampered one; with
+// $ZKPIPE_NODE_BIN set (scripts/test sets it), snarkjs checks them too. The
+// circuit is source/circomsrc/testdata's (mul.circom, a = 0 rejected).
+func TestCircomProveAndVerify(t *testing.T) {
+	td, err := filepath.Abs("source/circomsrc/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	out := filepath.Join(root, "out")
+	jobs := strings.Join([]string{
+		fmt.Sprintf(`{"id":"w","wtns":%q}`, filepath.Join(td, "mul.wtns")),
+		`{"id":"i","input":{"a":"7","b":"2"}}`,
+		`{"id":"rejected","input":{"a":"0","b":"2"}}`,
+		fmt.Sprintf(`{"id":"notwtns","wtns":%q}`, filepath.Join(td, "mul.zkey")),
+		`{"id":"gnark","witness":"x.wit"}`,
+	}, "\n") + "\n"
+	jobsFile, results := filepath.Join(root, "jobs.jsonl"), filepath.Join(root, "results.jsonl")
+	if err := os.WriteFile(jobsFile, []byte(jobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"zkpipe", "prove", "--device", "cpu", "--zkey", filepath.Join(td, "mul.zkey"), "--wasm", filepath.Join(td, "mul.wasm"),
+		"--jobs", jobsFile, "--out", out, "--results", results}
+	if err := newApp().Run(args); err != nil {
+		t.Fatalf("prove: %v", err)
+	}
+	f, err := os.Open(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := stream.ReadResults(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantErr := map[string]string{"rejected": "assert failed", "notwtns": "not a wtns file", "gnark": "give wtns or input"}
+	var proofs []string
+	for _, l := range lines {
+		if want, ok := wantErr[l.ID]; ok {
+			if !strings.Contains(l.Error, want) {
+				t.Errorf("%s: error %q, want %q", l.ID, l.Error, want)
+			}
+			continue
+		}
+		if l.Error != "" || l.Circuit != "mul" {
+			t.Errorf("%s: circuit %q, error %q", l.ID, l.Circuit, l.Error)
+			continue
+		}
+		proofs = append(proofs, l.Proof, l.Public)
+	}
+	if len(lines) != 5 || len(proofs) != 4 {
+		t.Fatalf("%d results, %d proofs; want 5 and 2", len(lines), len(proofs)/2)
+	}
+	vkey := filepath.Join(td, "mul.vkey.json")
+	if err := newApp().Run(append([]string{"zkpipe", "verify", "--vkey", vkey}, proofs...)); err != nil {
+		t.Errorf("zkpipe verify: %v", err)
+	}
+	// The files of a pair may come in either order; one job's proof does not
+	// prove the other's public inputs (a = 3 and a = 7).
+	if err := newApp().Run([]string{"zkpipe", "verify", "--vkey", vkey, proofs[1], proofs[0]}); err != nil {
+		t.Errorf("zkpipe verify, public.json first: %v", err)
+	}
+	if err := newApp().Run([]string{"zkpipe", "verify", "--vkey", vkey, proofs[0], proofs[3]}); err == nil {
+		t.Error("zkpipe verify accepts a proof with another proof's public inputs")
+	}
+	if bin := os.Getenv("ZKPIPE_NODE_BIN"); bin != "" {
+		for i := 0; i < len(proofs); i += 2 {
+			o, err := exec.Command(filepath.Join(bin, "snarkjs"), "groth16", "verify", vkey, proofs[i+1], proofs[i]).CombinedOutput()
+			if err != nil || !strings.Contains(string(o), "OK!") {
+				t.Errorf("snarkjs rejects %s: %v %s", proofs[i], err, o)
+			}
+		}
+	}
+	if err := newApp().Run([]string{"zkpipe", "prove", "--zkey", "a.zkey", "--wasm", "a.wasm", "--wasm", "b.wasm", "--jobs", jobsFile}); err == nil ||
+		!strings.Contains(err.Error(), "2 --wasm for 1 --zkey") {
+		t.Errorf("two --wasm for one --zkey: %v", err)
+	}
+}
