@@ -47,6 +47,7 @@ type Governor struct {
 	period               time.Duration
 	goLimit              bool
 	prevGoLimit          int64
+	prevGC               int // GOGC before, when GCPercent set it; 0 otherwise
 
 	mu       sync.Mutex
 	charged  int64 // resident keys and pinned pools, against budget
@@ -77,6 +78,11 @@ type Config struct {
 	// is not the runtime's (the binary, C libraries, pinned buffers), but
 	// never below a quarter of the budget; Close restores the old limit.
 	SetGoLimit bool
+	// GCPercent, when positive, sets the Go collector's GOGC while the
+	// governor is open (Close restores it). Under a budget, collecting
+	// earlier than the memory limit forces keeps the runtime from returning
+	// pages to the OS only for the next proof to fault them in again.
+	GCPercent int
 }
 
 // Stats are the governor's counters.
@@ -161,13 +167,20 @@ func NewGovernor(cfg Config) *Governor {
 		g.prevGoLimit = debug.SetMemoryLimit(-1)
 		g.setGoLimitLocked()
 	}
+	if cfg.GCPercent > 0 {
+		g.prevGC = debug.SetGCPercent(cfg.GCPercent)
+	}
 	return g
 }
 
-// Close restores the Go runtime's memory limit, if the governor set it.
+// Close restores the Go runtime's memory limit and GOGC, if the governor set
+// them.
 func (g *Governor) Close() {
 	if g.goLimit {
 		debug.SetMemoryLimit(g.prevGoLimit)
+	}
+	if g.prevGC != 0 {
+		debug.SetGCPercent(g.prevGC)
 	}
 }
 

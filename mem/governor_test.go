@@ -3,6 +3,7 @@ package mem
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -371,4 +372,28 @@ func TestWaiterFailsWhenAChargeLeavesNoRoom(t *testing.T) {
 		t.Fatal("the job waits forever")
 	}
 	keys.Close()
+}
+
+func TestGoRuntimeSettingsFollowAndAreRestored(t *testing.T) {
+	limit0 := debug.SetMemoryLimit(-1)
+	gc0 := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(gc0)
+	f := &fakeMemory{}
+	f.rss.Store(100 << 20) // all of it the runtime's (Go = 0 in the fake: 100 MiB not Go's)
+	g := NewGovernor(Config{Budget: 1 << 30, Measure: f.read, SetGoLimit: true, GCPercent: 37})
+	if got := debug.SetMemoryLimit(-1); got != 1<<30-100<<20 {
+		t.Errorf("Go memory limit %d, want the budget less 100 MiB of non-Go RSS", got)
+	}
+	if got := debug.SetGCPercent(37); got != 37 {
+		t.Errorf("GOGC %d, want 37", got)
+	}
+	p, _ := g.ChargePinned(0)
+	p.Close()
+	g.Close()
+	if got := debug.SetMemoryLimit(-1); got != limit0 {
+		t.Errorf("Go memory limit %d after Close, want %d", got, limit0)
+	}
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GOGC %d after Close, want 100", got)
+	}
 }
