@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/big"
+	"strconv"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
@@ -147,9 +148,23 @@ func leInt(b []byte) *big.Int {
 	return new(big.Int).SetBytes(be)
 }
 
+// item names what a reader reads, for its errors: "point 7", "[α]₁". It is
+// formatted only on an error: a zkey holds millions of items.
+type item struct {
+	name string
+	i    int // −1: no index
+}
+
+func (it item) String() string {
+	if it.i < 0 {
+		return it.name
+	}
+	return it.name + " " + strconv.Itoa(it.i)
+}
+
 // fr reads a scalar in standard form, little-endian (a .wtns value). It must
 // be below r.
-func (r *reader) fr(what string) fr.Element {
+func (r *reader) fr(what item) fr.Element {
 	var b [32]byte
 	copy(b[:], r.take(32))
 	e, err := fr.LittleEndian.Element(&b)
@@ -163,7 +178,7 @@ func (r *reader) fr(what string) fr.Element {
 // that one Montgomery product with a standard-form witness value gives the
 // Montgomery form of c·w. As gnark's limbs, c·R² is the Montgomery form of
 // c·R; one product with R⁻¹ gives c.
-func (r *reader) frMont2(what string) fr.Element {
+func (r *reader) frMont2(what item) fr.Element {
 	var e fr.Element
 	b := r.take(32)
 	for i := range e {
@@ -177,7 +192,7 @@ func (r *reader) frMont2(what string) fr.Element {
 
 // fp reads a base-field coordinate in Montgomery form, little-endian: the
 // same limbs gnark's fp.Element holds.
-func (r *reader) fp(what string) fp.Element {
+func (r *reader) fp(what item) fp.Element {
 	var e fp.Element
 	b := r.take(32)
 	for i := range e {
@@ -192,7 +207,7 @@ func (r *reader) fp(what string) fp.Element {
 // g1 reads an affine G1 point (x, y); (0, 0) is the point at infinity, as in
 // gnark. A point off the curve is an error. Subgroup membership is not
 // checked (G1 has cofactor 1).
-func (r *reader) g1(what string) bn254.G1Affine {
+func (r *reader) g1(what item) bn254.G1Affine {
 	var p bn254.G1Affine
 	p.X = r.fp(what)
 	p.Y = r.fp(what)
@@ -206,7 +221,7 @@ func (r *reader) g1(what string) bn254.G1Affine {
 // twist is an error; like gnark's UnsafeReadFrom for proving keys, the
 // subgroup is not checked (milliseconds a point): a bad proving key only
 // spoils its own proofs, which verifiers reject.
-func (r *reader) g2(what string) bn254.G2Affine {
+func (r *reader) g2(what item) bn254.G2Affine {
 	var p bn254.G2Affine
 	p.X.A0 = r.fp(what)
 	p.X.A1 = r.fp(what)

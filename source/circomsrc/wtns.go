@@ -35,7 +35,7 @@ func ParseWtns(data []byte) ([]fr.Element, error) {
 	}
 	w := make([]fr.Element, n)
 	for i := range w {
-		if w[i] = r.fr(fmt.Sprintf("value %d", i)); r.err != nil {
+		if w[i] = r.fr(item{"value", i}); r.err != nil {
 			return nil, r.err
 		}
 	}

@@ -109,9 +109,9 @@ func ParseZkey(data []byte) (*Zkey, error) {
 	case z.DomainSize > 1<<maxLogDomain:
 		return nil, fmt.Errorf("zkey: domain size %d is over 2^%d", z.DomainSize, maxLogDomain)
 	}
-	z.Alpha1, z.Beta1 = r.g1("[α]₁"), r.g1("[β]₁")
-	z.Beta2, z.Gamma2 = r.g2("[β]₂"), r.g2("[γ]₂")
-	z.Delta1, z.Delta2 = r.g1("[δ]₁"), r.g2("[δ]₂")
+	z.Alpha1, z.Beta1 = r.g1(item{"[α]₁", -1}), r.g1(item{"[β]₁", -1})
+	z.Beta2, z.Gamma2 = r.g2(item{"[β]₂", -1}), r.g2(item{"[γ]₂", -1})
+	z.Delta1, z.Delta2 = r.g1(item{"[δ]₁", -1}), r.g2(item{"[δ]₂", -1})
 	if err := r.done(); err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func ParseZkey(data []byte) (*Zkey, error) {
 		}
 		out := make([]bn254.G1Affine, count)
 		for i := range out {
-			out[i] = r.g1(fmt.Sprintf("point %d", i))
+			out[i] = r.g1(item{"point", i})
 			if r.err != nil {
 				return nil, r.err
 			}
@@ -157,7 +157,7 @@ func ParseZkey(data []byte) (*Zkey, error) {
 	}
 	z.B2 = make([]bn254.G2Affine, z.NVars)
 	for i := range z.B2 {
-		if z.B2[i] = r.g2(fmt.Sprintf("point %d", i)); r.err != nil {
+		if z.B2[i] = r.g2(item{"point", i}); r.err != nil {
 			return nil, r.err
 		}
 	}
@@ -175,7 +175,7 @@ func ParseZkey(data []byte) (*Zkey, error) {
 	}
 	for k := uint32(0); k < m; k++ {
 		mat, row, wire := r.u32(), r.u32(), r.u32()
-		v := r.frMont2(fmt.Sprintf("coefficient %d", k))
+		v := r.frMont2(item{"coefficient", int(k)})
 		if r.err != nil {
 			return nil, r.err
 		}
