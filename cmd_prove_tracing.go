@@ -79,9 +79,19 @@ func setupTracing(c *cli.Context, run *proveRun) (func(), error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := tr.Close(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "zkpipe: tracing: flushing spans:", err)
+			fmt.Fprintf(os.Stderr, "zkpipe: tracing: last spans not delivered to %s within 10s: %v\n", collector(cfg), err)
 		}
 	}, nil
+}
+
+// collector names where spans go, for messages.
+func collector(cfg tracing.Config) string {
+	for _, e := range []string{cfg.Endpoint, os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")} {
+		if e != "" {
+			return e
+		}
+	}
+	return "the collector"
 }
 
 // dev2 names the B_G2 stage's device.

@@ -42,6 +42,10 @@ type Config struct {
 	// Group puts this many consecutive jobs under one "stream" span, so one
 	// trace shows several proofs side by side. 0 or 1: one trace per job.
 	Group int
+	// GroupWait is how long a partial group waits for more jobs before it
+	// is emitted anyway, so that a stream that pauses (jobs from a pipe
+	// that stays open) still shows its last jobs. 0 means 30 s.
+	GroupWait time.Duration
 	// QueueSpans adds a "queue" span for each stage's wait (by default the
 	// wait is the gap before the stage's span, and its zkpipe.queue_ms).
 	QueueSpans bool
@@ -72,8 +76,9 @@ type Tracer struct {
 	cfg      Config
 
 	mu      sync.Mutex
-	pending []Job // the current group's jobs, until it is full
-	groups  int   // groups emitted so far
+	pending []Job       // the current group's jobs, until it is full
+	flush   *time.Timer // emits a partial group that waited GroupWait
+	groups  int         // groups emitted so far
 }
 
 // Start sets up OTLP export through a batching span processor and returns
@@ -177,7 +182,8 @@ type Job struct {
 }
 
 // Record makes the spans of j. With Group > 1 they wait until Group jobs
-// have finished (or Close), so that the stream span can span them all.
+// have finished (or GroupWait has passed, or Close), so that the stream span
+// can span them all.
 // Safe for concurrent use; it does no I/O and costs some tens of µs a job
 // (BenchmarkRecord: 44 µs on this 2-vCPU machine, against ~100 ms a proof).
 func (t *Tracer) Record(j Job) {
@@ -192,6 +198,25 @@ func (t *Tracer) Record(j Job) {
 	}
 	t.pending = append(t.pending, j)
 	if len(t.pending) >= t.cfg.Group {
+		t.emitGroup()
+		return
+	}
+	if len(t.pending) == 1 {
+		wait := t.cfg.GroupWait
+		if wait <= 0 {
+			wait = 30 * time.Second
+		}
+		group := t.groups
+		t.flush = time.AfterFunc(wait, func() { t.flushPartial(group) })
+	}
+}
+
+// flushPartial emits group number group if it is still pending (its timer
+// may fire just as the group fills).
+func (t *Tracer) flushPartial(group int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.groups == group && len(t.pending) > 0 {
 		t.emitGroup()
 	}
 }
@@ -215,6 +240,10 @@ func (t *Tracer) Close(ctx context.Context) error {
 func (t *Tracer) emitGroup() {
 	jobs := t.pending
 	t.pending = nil
+	if t.flush != nil {
+		t.flush.Stop()
+		t.flush = nil
+	}
 	start, end := jobs[0].Timings[0].Queued, jobs[0].Timings[len(jobs[0].Timings)-1].Finished
 	failed := 0
 	for _, j := range jobs {

@@ -258,6 +258,32 @@ func TestGroups(t *testing.T) {
 	}
 }
 
+func TestGroupWait(t *testing.T) {
+	tr, exp := start(t, Config{Group: 4, GroupWait: 50 * time.Millisecond})
+	defer tr.Close(context.Background())
+	t0 := time.Now()
+	tr.Record(fakeJob("a", t0, 0, 0, time.Millisecond))
+	tr.Record(fakeJob("b", t0, time.Millisecond, 0, time.Millisecond))
+	tr.provider.ForceFlush(context.Background())
+	if n := len(exp.GetSpans()); n != 0 {
+		t.Fatalf("%d spans before the group is full or has waited", n)
+	}
+	time.Sleep(200 * time.Millisecond)
+	tr.provider.ForceFlush(context.Background())
+	streams := 0
+	for _, s := range exp.GetSpans() {
+		if s.Name == "stream" {
+			streams++
+			if v, _ := attr(s, "zkpipe.jobs"); v.AsInt64() != 2 {
+				t.Errorf("partial group of %v jobs, want 2", v)
+			}
+		}
+	}
+	if streams != 1 {
+		t.Fatalf("%d stream spans after GroupWait, want the partial group's", streams)
+	}
+}
+
 // discard is an exporter that drops everything, so that the benchmark
 // measures Record and the batcher, not an exporter.
 type discard struct{}
