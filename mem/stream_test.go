@@ -2,44 +2,22 @@ package mem_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
-	"github.com/consensys/gnark/backend/witness"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
-// verify checks a result's proof with gnark's own verifier.
+// verify checks a result's proof with gnark's own groth16.Verify.
 func verify(vk groth16.VerifyingKey, r stream.Result) error {
-	proof := groth16.NewProof(ecc.BN254)
-	f, err := os.Open(r.Proof)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if _, err := proof.ReadFrom(f); err != nil {
-		return err
-	}
-	data, err := os.ReadFile(r.Public)
-	if err != nil {
-		return err
-	}
-	pub, err := witness.New(ecc.BN254.ScalarField())
-	if err != nil {
-		return err
-	}
-	if err := pub.UnmarshalBinary(data); err != nil {
-		return err
-	}
-	return groth16.Verify(proof, vk, pub)
+	return gnarksrc.VerifyFiles(vk, r.Proof, r.Public)
 }
 
 func jobs(circuit string, ids ...string) []*stages.Job {
