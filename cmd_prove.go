@@ -41,6 +41,15 @@ type proveHook struct {
 
 var proveHooks []proveHook
 
+// registerProveHook adds a feature's hook. Call it from a package-level
+// variable's initialiser (var _ = registerProveHook(…)), not from init():
+// the commands gather the hooks' flags in their own init(), which may run
+// before another file's init().
+func registerProveHook(h proveHook) bool {
+	proveHooks = append(proveHooks, h)
+	return true
+}
+
 // stageFlags are --NAME-workers and --NAME-queue for each stage.
 func stageFlags() []cli.Flag {
 	var fs []cli.Flag

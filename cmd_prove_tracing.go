@@ -13,15 +13,7 @@ import (
 	"github.com/zkpipe/zkpipe/tracing"
 )
 
-// The hook registers during variable initialisation, not in init(): the
-// prove command's flags are gathered by cmd_prove.go's init(), which runs
-// before this file's.
 var _ = registerProveHook(proveHook{flags: tracingFlags(), setup: setupTracing})
-
-func registerProveHook(h proveHook) bool {
-	proveHooks = append(proveHooks, h)
-	return true
-}
 
 func tracingFlags() []cli.Flag {
 	return []cli.Flag{

@@ -28,6 +28,7 @@ if [[ ! -x "$dir/jaeger" || "$(cat "$dir/version" 2>/dev/null)" != "$JAEGER" ]];
 		echo "$JAEGER" >version
 	)
 fi
+[[ "${1:-}" == --build-only ]] && exit 0
 bin="$(mktemp -d)"
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/zkpipe" .
