@@ -11,8 +11,8 @@ import (
 
 func init() {
 	commands = append(commands, &cli.Command{
-		Name:      "verify",
-		Usage:     "check proofs: gnark's with gnark's Groth16 verifier, circom's against a snarkjs verification key",
+		Name:  "verify",
+		Usage: "check proofs: gnark's with gnark's Groth16 verifier, circom's against a snarkjs verification key",
 		UsageText: "zkpipe verify --circuit DIR OUT/ID.proof…  (each proof's public witness is OUT/ID.public)\n" +
 			"zkpipe verify --vkey verification_key.json OUT/ID.proof.json OUT/ID.public.json…",
 		Flags: append([]cli.Flag{
