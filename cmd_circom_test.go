@@ -34,7 +34,7 @@ func TestCircomProveAndVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"zkpipe", "prove", "--device", "cpu", "--zkey", filepath.Join(td, "mul.zkey"), "--wasm", filepath.Join(td, "mul.wasm"),
-		"--jobs", jobsFile, "--out", out, "--results", results}
+		"--r1cs", filepath.Join(td, "mul.r1cs"), "--jobs", jobsFile, "--out", out, "--results", results}
 	if err := newApp().Run(args); err != nil {
 		t.Fatalf("prove: %v", err)
 	}

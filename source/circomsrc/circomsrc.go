@@ -29,6 +29,7 @@ import (
 type Source struct {
 	zkey *Zkey
 	calc *Calculator // nil without a witness calculator: wtns jobs only
+	r1cs *R1CS       // nil without one: unsatisfied witnesses are caught in emit
 	vk   *VerifyingKey
 }
 
@@ -47,36 +48,63 @@ func (s *Source) Zkey() *Zkey { return s.zkey }
 // VerifyingKey is the verifying key the zkey holds.
 func (s *Source) VerifyingKey() *VerifyingKey { return s.vk }
 
+// Files are a circom circuit's files: the zkey, and optionally its witness
+// calculator (for input jobs) and its constraint system (to reject an
+// unsatisfied witness in synthesize, before the MSMs, rather than in emit).
+type Files struct {
+	Zkey, Wasm, R1CS string
+}
+
 // Load reads a .zkey and, if wasmPath is not empty, the circuit's witness
 // calculator; the circuit is named after the zkey's file name, less its
 // extension.
 func Load(ctx context.Context, zkeyPath, wasmPath string) (*stages.Circuit, error) {
-	name := strings.TrimSuffix(filepath.Base(zkeyPath), filepath.Ext(zkeyPath))
-	z, err := ReadZkeyFile(zkeyPath)
+	return LoadFiles(ctx, Files{Zkey: zkeyPath, Wasm: wasmPath})
+}
+
+// LoadFiles reads a circuit's files; the circuit is named after the zkey's
+// file name, less its extension.
+func LoadFiles(ctx context.Context, f Files) (*stages.Circuit, error) {
+	name := strings.TrimSuffix(filepath.Base(f.Zkey), filepath.Ext(f.Zkey))
+	z, err := ReadZkeyFile(f.Zkey)
 	if err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
+	var r1cs *R1CS
+	if f.R1CS != "" {
+		if r1cs, err = ReadR1CSFile(f.R1CS); err != nil {
+			return nil, fmt.Errorf("circuit %s: %w", name, err)
+		}
+	}
 	var calc *Calculator
-	if wasmPath != "" {
-		code, err := os.ReadFile(wasmPath)
+	if f.Wasm != "" {
+		code, err := os.ReadFile(f.Wasm)
 		if err != nil {
 			return nil, fmt.Errorf("circuit %s: %w", name, err)
 		}
 		if calc, err = NewCalculator(ctx, code); err != nil {
-			return nil, fmt.Errorf("circuit %s: %s: %w", name, wasmPath, err)
+			return nil, fmt.Errorf("circuit %s: %s: %w", name, f.Wasm, err)
 		}
 	}
-	c, err := New(name, z, calc)
+	c, err := New(name, z, calc, r1cs)
 	if err != nil && calc != nil {
 		calc.Close(ctx)
 	}
 	return c, err
 }
 
-// New builds a circuit from a parsed zkey and an optional calculator.
-func New(name string, z *Zkey, calc *Calculator) (*stages.Circuit, error) {
+// New builds a circuit from a parsed zkey, an optional calculator and an
+// optional constraint system, which must all be of one circuit.
+func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, error) {
 	if calc != nil && calc.WitnessSize() != z.NVars {
 		return nil, fmt.Errorf("circuit %s: the wasm computes %d wires, the zkey has %d: they are not of one circuit", name, calc.WitnessSize(), z.NVars)
+	}
+	if r1cs != nil {
+		m := len(r1cs.Constraints)
+		if r1cs.NWires != z.NVars || r1cs.NPublic() != z.NPublic || m+z.NPublic+1 != z.NbRows {
+			return nil, fmt.Errorf("circuit %s: the r1cs (%d wires, %d public, %d constraints) and the zkey (%d wires, %d public, %d rows) are not of one circuit",
+				name, r1cs.NWires, r1cs.NPublic(), m, z.NVars, z.NPublic, z.NbRows)
+		}
 	}
 	n := uint64(z.DomainSize)
 	// h is evaluated on the coset ω₂ₙ·⟨ωₙ⟩; ωₙ must be snarkjs's, which is
@@ -88,7 +116,7 @@ func New(name string, z *Zkey, calc *Calculator) (*stages.Circuit, error) {
 		return nil, fmt.Errorf("circuit %s: ω₂ₙ² is not ωₙ in gnark-crypto's domains", name)
 	}
 
-	src := &Source{zkey: z, calc: calc, vk: &VerifyingKey{
+	src := &Source{zkey: z, calc: calc, r1cs: r1cs, vk: &VerifyingKey{
 		NPublic: z.NPublic, Alpha1: z.Alpha1, Beta2: z.Beta2, Gamma2: z.Gamma2, Delta2: z.Delta2, IC: z.IC,
 	}}
 	c := &stages.Circuit{
@@ -180,8 +208,10 @@ func (s *Source) Parse(_ context.Context, j *stages.Job) error {
 //	a = A·W, b = B·W  from the zkey's coefficients (rows 0 … n−1)
 //	c = a∘b           pointwise; the zkey has no C matrix
 //
-// c = a∘b holds by construction, so a wtns that does not satisfy the circuit
-// is caught in emit, where the proof is checked before it is written.
+// c = a∘b holds by construction: with the circuit's r1cs, the witness is
+// checked against its constraints first (about as costly as a and b);
+// without, a wtns that does not satisfy the circuit is caught in emit, where
+// the proof is checked before it is written.
 func (s *Source) Synthesize(ctx context.Context, j *stages.Job) error {
 	st := j.Source.(*state)
 	if st.w == nil {
@@ -190,6 +220,11 @@ func (s *Source) Synthesize(ctx context.Context, j *stages.Job) error {
 			return err
 		}
 		st.w, st.input = w, nil
+	}
+	if s.r1cs != nil {
+		if err := s.r1cs.Check(st.w); err != nil {
+			return fmt.Errorf("unsatisfied witness: %w", err)
+		}
 	}
 	n := s.zkey.DomainSize
 	a, b, c := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)

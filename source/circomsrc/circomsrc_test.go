@@ -77,14 +77,22 @@ func TestStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	noWasm, err := New("mul-nowasm", z, nil)
+	noWasm, err := New("mul-nowasm", z, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	circuits := []*stages.Circuit{load(t, mul, true), load(t, arr, true), noWasm}
+	r1cs, err := ReadR1CSFile(filepath.Join(mul.dir, "mul.r1cs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withR1CS, err := New("mul-r1cs", z, nil, r1cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	circuits := []*stages.Circuit{load(t, mul, true), load(t, arr, true), noWasm, withR1CS}
 
 	good := map[string][]string{ // id → public inputs (c, a for mul; y for arr)
-		"m-w1": nil, "m-i1": nil, "m-i2": nil, "a-w1": nil, "a-i1": nil, "n-w1": nil,
+		"m-w1": nil, "m-i1": nil, "m-i2": nil, "a-w1": nil, "a-i1": nil, "n-w1": nil, "r-w1": nil,
 	}
 	jobs := []*stages.Job{
 		wtnsJob("m-w1", "mul", mulW),
@@ -115,6 +123,8 @@ func TestStream(t *testing.T) {
 		wtnsJob("bad-missingfile", "mul", filepath.Join(tmp, "nope.wtns")),
 		inputJob("bad-nowasm", "mul-nowasm", `{"a":"3","b":11}`),
 		wtnsJob("n-w1", "mul-nowasm", mulW),
+		wtnsJob("r-w1", "mul-r1cs", mulW),
+		wtnsJob("bad-unsat-r1cs", "mul-r1cs", mul2W),
 		{Request: stream.Request{ID: "bad-both", Circuit: "mul", Wtns: mulW, Input: json.RawMessage(`{"a":1,"b":1}`)}},
 		{Request: stream.Request{ID: "bad-gnark", Circuit: "mul", Witness: mulW}},
 	}
@@ -126,6 +136,7 @@ func TestStream(t *testing.T) {
 		"bad-trailing":    "1 bytes after the last of 2 sections",
 		"bad-other":       "a witness for another circuit",
 		"bad-unsat":       "does not satisfy circuit mul",
+		"bad-unsat-r1cs":  "synthesize: unsatisfied witness: the witness does not satisfy constraint 0 of 21",
 		"bad-reject":      "assert failed",
 		"bad-unknown":     "signal zz not found",
 		"bad-missing":     "only 1 of 2 input values set",
@@ -141,7 +152,7 @@ func TestStream(t *testing.T) {
 	if len(res) != len(jobs) {
 		t.Fatalf("%d results for %d jobs", len(res), len(jobs))
 	}
-	vkeys := map[string]string{"mul": mul.vkey, "arr": arr.vkey, "mul-nowasm": mul.vkey}
+	vkeys := map[string]string{"mul": mul.vkey, "arr": arr.vkey, "mul-nowasm": mul.vkey, "mul-r1cs": mul.vkey}
 	for _, r := range res {
 		if want, bad := wantErr[r.ID]; bad {
 			if r.Error == "" || !strings.Contains(r.Error, want) {
@@ -185,6 +196,7 @@ func TestStream(t *testing.T) {
 	eq("m-w1", want(3, 11))
 	eq("m-i1", want(3, 11))
 	eq("n-w1", want(3, 11))
+	eq("r-w1", want(3, 11))
 	eq("m-i2", want(16, -5))
 	eq("a-i1", good["a-w1"])
 	if len(good["a-w1"]) != 1 {
@@ -336,6 +348,15 @@ func TestLoadErrors(t *testing.T) {
 		{"missing", filepath.Join(dir, "none.zkey"), "", "no such file"},
 	} {
 		_, err := Load(context.Background(), c.zkey, c.wasm)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	for _, c := range []struct{ name, r1cs, want string }{
+		{"r1cs of another circuit", filepath.Join(arr.dir, "arr.r1cs"), "the r1cs (112 wires, 1 public, 104 constraints) and the zkey (24 wires, 2 public, 24 rows) are not of one circuit"},
+		{"a zkey for an r1cs", mul.zkey, "not a r1cs file"},
+	} {
+		_, err := LoadFiles(context.Background(), Files{Zkey: mul.zkey, R1CS: c.r1cs})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}

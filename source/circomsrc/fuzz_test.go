@@ -19,7 +19,7 @@ import (
 //
 //	go test -run '^$' -fuzz FuzzParseZkey -fuzztime 60s ./source/circomsrc/
 //
-// (likewise FuzzParseWtns, FuzzInput, FuzzCalculate).
+// (likewise FuzzParseWtns, FuzzParseR1CS, FuzzInput, FuzzCalculate).
 
 func testdata(t testing.TB, name string) []byte {
 	t.Helper()
@@ -73,7 +73,7 @@ func TestTestdata(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer calc.Close(context.Background())
-	c, err := New("mul", z, calc)
+	c, err := New("mul", z, calc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +141,60 @@ func FuzzParseZkey(f *testing.F) {
 				}
 			}
 		}
-		if _, err := New("fuzz", z, nil); err != nil {
+		if _, err := New("fuzz", z, nil, nil); err != nil {
 			return // e.g. B1 and B2 disagree on infinity
+		}
+	})
+}
+
+// TestR1CS reads the committed r1cs: its counts, the committed witness
+// satisfies it, and a changed wire does not.
+func TestR1CS(t *testing.T) {
+	r, err := ParseR1CS(testdata(t, "mul.r1cs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.NWires != 24 || r.NPubOut != 1 || r.NPubIn != 1 || r.NPrvIn != 1 || len(r.Constraints) != 21 {
+		t.Fatalf("r1cs: %d wires, %d/%d/%d outputs/public/private, %d constraints", r.NWires, r.NPubOut, r.NPubIn, r.NPrvIn, len(r.Constraints))
+	}
+	w, err := ParseWtns(testdata(t, "mul.wtns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Check(w); err != nil {
+		t.Fatal(err)
+	}
+	w[5].SetUint64(5)
+	if err := r.Check(w); err == nil {
+		t.Fatal("a changed wire satisfies the r1cs")
+	}
+	z, err := ParseZkey(testdata(t, "mul.zkey"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New("mul", z, nil, r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func FuzzParseR1CS(f *testing.F) {
+	r := testdata(f, "mul.r1cs")
+	f.Add(r)
+	f.Add(r[:len(r)-8])
+	f.Add(r[:200])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ParseR1CS(data)
+		if err != nil {
+			return
+		}
+		for k, c := range r.Constraints {
+			for _, lc := range [][]Term{c.A, c.B, c.C} {
+				for _, term := range lc {
+					if int(term.Wire) >= r.NWires {
+						t.Fatalf("constraint %d: wire %d of %d", k, term.Wire, r.NWires)
+					}
+				}
+			}
 		}
 	})
 }

@@ -1,0 +1,137 @@
+package circomsrc
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+)
+
+// R1CS is a circom constraint system (.r1cs, version 1):
+//
+//	1 header       n8 u32, prime (n8 bytes), nWires u32, nPubOut u32,
+//	               nPubIn u32, nPrvIn u32, nLabels u64, nConstraints u32
+//	2 constraints  nConstraints × (A, B, C), each a linear combination:
+//	               nTerms u32, nTerms × {wire u32, value (n8 bytes, standard form)}
+//	3 wire→label   nWires × u64 (not kept)
+//
+// Custom-gate sections (PLONK only) are ignored. Wire 0 is the one wire, then
+// the public outputs, the public inputs, the private inputs, the rest.
+type R1CS struct {
+	NWires, NPubOut, NPubIn, NPrvIn int
+	Constraints                     []Constraint
+}
+
+// Constraint is ⟨A,W⟩·⟨B,W⟩ = ⟨C,W⟩.
+type Constraint struct{ A, B, C []Term }
+
+// Term is one coefficient of a linear combination.
+type Term struct {
+	Wire  uint32
+	Value fr.Element
+}
+
+// NPublic counts the public wires past the one wire (outputs and inputs), as
+// a zkey's nPublic does.
+func (r *R1CS) NPublic() int { return r.NPubOut + r.NPubIn }
+
+// ReadR1CSFile reads and checks a .r1cs file.
+func ReadR1CSFile(path string) (*R1CS, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := ParseR1CS(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// ParseR1CS parses a .r1cs held in memory, checking the header's counts,
+// that every term names a wire of the circuit with a value below r, and that
+// the constraints section holds exactly its constraints.
+func ParseR1CS(data []byte) (*R1CS, error) {
+	f, err := parseBinFile(data, "r1cs", 1)
+	if err != nil {
+		return nil, err
+	}
+	h, err := f.section(1, "header")
+	if err != nil {
+		return nil, err
+	}
+	h.prime(fr.Modulus(), "field")
+	c := &R1CS{NWires: int(h.u32()), NPubOut: int(h.u32()), NPubIn: int(h.u32()), NPrvIn: int(h.u32())}
+	h.u64() // labels
+	m := h.u32()
+	if err := h.done(); err != nil {
+		return nil, err
+	}
+	if c.NWires < 1 || c.NWires > 1<<31-1 || 1+c.NPubOut+c.NPubIn+c.NPrvIn > c.NWires {
+		return nil, fmt.Errorf("r1cs: %d wires cannot hold 1 + %d outputs + %d public and %d private inputs", c.NWires, c.NPubOut, c.NPubIn, c.NPrvIn)
+	}
+	r, err := f.section(2, "constraints")
+	if err != nil {
+		return nil, err
+	}
+	// Each constraint takes at least 12 bytes (three empty combinations):
+	// a count beyond that fails before any allocation.
+	if uint64(m)*12 > uint64(len(r.b)) {
+		return nil, fmt.Errorf("r1cs: constraints section: %d constraints need at least %d bytes, the section has %d", m, uint64(m)*12, len(r.b))
+	}
+	c.Constraints = make([]Constraint, m)
+	lc := func(k uint32) []Term {
+		n := r.u32()
+		if r.err == nil && uint64(n)*36 > uint64(len(r.b)) {
+			r.err = fmt.Errorf("r1cs: constraints section: constraint %d: %d terms need %d bytes, %d remain", k, n, uint64(n)*36, len(r.b))
+		}
+		if r.err != nil {
+			return nil
+		}
+		ts := make([]Term, n)
+		for i := range ts {
+			ts[i].Wire = r.u32()
+			ts[i].Value = r.fr(item{"a coefficient of constraint", int(k)})
+			if r.err == nil && int(ts[i].Wire) >= c.NWires {
+				r.err = fmt.Errorf("r1cs: constraint %d: wire %d of %d", k, ts[i].Wire, c.NWires)
+			}
+		}
+		return ts
+	}
+	for k := range c.Constraints {
+		cs := &c.Constraints[k]
+		cs.A, cs.B, cs.C = lc(uint32(k)), lc(uint32(k)), lc(uint32(k))
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// eval returns ⟨lc, w⟩.
+func eval(lc []Term, w []fr.Element) fr.Element {
+	var s, t fr.Element
+	for i := range lc {
+		t.Mul(&lc[i].Value, &w[lc[i].Wire])
+		s.Add(&s, &t)
+	}
+	return s
+}
+
+// Check returns an error naming the first constraint w does not satisfy.
+func (r *R1CS) Check(w []fr.Element) error {
+	if len(w) != r.NWires {
+		return fmt.Errorf("witness of %d wires, the r1cs has %d", len(w), r.NWires)
+	}
+	for k := range r.Constraints {
+		c := &r.Constraints[k]
+		a, b, cc := eval(c.A, w), eval(c.B, w), eval(c.C, w)
+		if a.Mul(&a, &b); !a.Equal(&cc) {
+			return fmt.Errorf("the witness does not satisfy constraint %d of %d", k, len(r.Constraints))
+		}
+	}
+	return nil
+}
