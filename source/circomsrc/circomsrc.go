@@ -42,7 +42,8 @@ type state struct {
 
 func (s *Source) Kind() string { return "circom" }
 
-// Zkey is the circuit's proving key.
+// Zkey is the circuit's proving key without its point sections (they live
+// in the circuit's gpu.Key, filtered): header, IC and coefficients.
 func (s *Source) Zkey() *Zkey { return s.zkey }
 
 // VerifyingKey is the verifying key the zkey holds.
@@ -116,7 +117,11 @@ func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, e
 		return nil, fmt.Errorf("circuit %s: ω₂ₙ² is not ωₙ in gnark-crypto's domains", name)
 	}
 
-	src := &Source{zkey: z, calc: calc, r1cs: r1cs, vk: &VerifyingKey{
+	// The source keeps the zkey less its point sections: Key holds them,
+	// filtered, and the unfiltered ones would double the key's memory.
+	trimmed := *z
+	trimmed.A, trimmed.B1, trimmed.B2, trimmed.C, trimmed.H = nil, nil, nil, nil, nil
+	src := &Source{zkey: &trimmed, calc: calc, r1cs: r1cs, vk: &VerifyingKey{
 		NPublic: z.NPublic, Alpha1: z.Alpha1, Beta2: z.Beta2, Gamma2: z.Gamma2, Delta2: z.Delta2, IC: z.IC,
 	}}
 	c := &stages.Circuit{
@@ -131,33 +136,48 @@ func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, e
 	}
 	// A, B₁/B₂ and K drop the wires whose bases are infinity (a wire absent
 	// from the matrix): their terms are zero, and the MSMs need not see them.
+	// K is the C section: the private wires nPublic+1 … nVars−1.
 	k := c.Key
-	for i := 0; i < z.NVars; i++ {
-		if !z.A[i].IsInfinity() {
-			c.Sel.A = append(c.Sel.A, uint32(i))
-			k.A = append(k.A, z.A[i])
-		}
-		inf1, inf2 := z.B1[i].IsInfinity(), z.B2[i].IsInfinity()
-		if inf1 != inf2 {
+	for i := range z.B1 {
+		if z.B1[i].IsInfinity() != z.B2[i].IsInfinity() {
 			return nil, fmt.Errorf("circuit %s: zkey's B1 and B2 disagree on wire %d: one is infinity, the other not", name, i)
 		}
-		if !inf1 {
-			c.Sel.B = append(c.Sel.B, uint32(i))
-			k.B1 = append(k.B1, z.B1[i])
-			k.B2 = append(k.B2, z.B2[i])
-		}
 	}
-	// K: the C section covers the private wires nPublic+1 … nVars−1.
-	for i, p := range z.C {
-		if !p.IsInfinity() {
-			c.Sel.K = append(c.Sel.K, uint32(z.NPublic+1+i))
-			k.K = append(k.K, p)
-		}
-	}
+	k.A, c.Sel.A = keep(z.A, 0, z.A)
+	k.B1, c.Sel.B = keep(z.B1, 0, z.B1)
+	k.B2, _ = keep(z.B2, 0, z.B1)
+	k.K, c.Sel.K = keep(z.C, uint32(z.NPublic+1), z.C)
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// keep returns the points of ps whose twin in mask is not infinity, in a
+// slice of their exact size (ps itself when none is), and their wires,
+// first + index. Filtering by append would leave up to twice the key's
+// memory in spare capacity.
+func keep[P any](ps []P, first uint32, mask []bn254.G1Affine) ([]P, []uint32) {
+	n := 0
+	for i := range mask {
+		if !mask[i].IsInfinity() {
+			n++
+		}
+	}
+	out, sel := ps, make([]uint32, 0, n)
+	if n < len(ps) {
+		out = make([]P, 0, n)
+	}
+	for i := range mask {
+		if mask[i].IsInfinity() {
+			continue
+		}
+		sel = append(sel, first+uint32(i))
+		if n < len(ps) {
+			out = append(out, ps[i])
+		}
+	}
+	return out, sel
 }
 
 // ─── parse ───────────────────────────────────────────────────────────────────

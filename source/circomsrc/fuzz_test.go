@@ -77,6 +77,16 @@ func TestTestdata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One wire is in no A term and 22 in no B term: their infinity bases go.
+	// Every private wire has a C-section point: K is that section whole.
+	if len(c.Sel.A) != 23 || len(c.Sel.B) != 2 || len(c.Sel.K) != 21 || c.Sel.K[0] != 3 || len(c.Key.A) != 23 || len(c.Key.B2) != 2 {
+		t.Fatalf("selections A %d, B %d, K %d from %d", len(c.Sel.A), len(c.Sel.B), len(c.Sel.K), c.Sel.K[0])
+	}
+	for j, w := range c.Sel.A {
+		if z.A[w].IsInfinity() || !c.Key.A[j].Equal(&z.A[w]) {
+			t.Fatalf("A base %d is not wire %d's", j, w)
+		}
+	}
 	out := t.TempDir()
 	res := provertest.Run(t, provertest.Config(out, 1, 1), []*stages.Circuit{c},
 		[]*stages.Job{wtnsJob("w", "", "testdata/mul.wtns"), inputJob("i", "", `{"a":3,"b":11}`), inputJob("r", "", `{"a":0,"b":11}`)}, time.Minute)
