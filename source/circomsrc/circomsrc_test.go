@@ -67,6 +67,7 @@ func corrupt(t *testing.T, path, name string, change func([]byte) []byte) string
 // with an error that says why, and the stream goes on.
 func TestStream(t *testing.T) {
 	mul, arr, mul2 := circuit(t, "mul", mulSrc), circuit(t, "arr", arrSrc), circuit(t, "mul2", mul2Src)
+	nopub := circuit(t, "nopub", nopubSrc)
 	tmp, out := t.TempDir(), t.TempDir()
 
 	mulW := mul.wtns(t, tmp, "mul", `{"a":"3","b":"11"}`)
@@ -89,10 +90,10 @@ func TestStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	circuits := []*stages.Circuit{load(t, mul, true), load(t, arr, true), noWasm, withR1CS}
+	circuits := []*stages.Circuit{load(t, mul, true), load(t, arr, true), noWasm, withR1CS, load(t, nopub, true)}
 
 	good := map[string][]string{ // id → public inputs (c, a for mul; y for arr)
-		"m-w1": nil, "m-i1": nil, "m-i2": nil, "a-w1": nil, "a-i1": nil, "n-w1": nil, "r-w1": nil,
+		"m-w1": nil, "m-i1": nil, "m-i2": nil, "a-w1": nil, "a-i1": nil, "n-w1": nil, "r-w1": nil, "p-i1": nil,
 	}
 	jobs := []*stages.Job{
 		wtnsJob("m-w1", "mul", mulW),
@@ -124,6 +125,7 @@ func TestStream(t *testing.T) {
 		inputJob("bad-nowasm", "mul-nowasm", `{"a":"3","b":11}`),
 		wtnsJob("n-w1", "mul-nowasm", mulW),
 		wtnsJob("r-w1", "mul-r1cs", mulW),
+		inputJob("p-i1", "nopub", `{"a":5,"b":6}`),
 		wtnsJob("bad-unsat-r1cs", "mul-r1cs", mul2W),
 		{Request: stream.Request{ID: "bad-both", Circuit: "mul", Wtns: mulW, Input: json.RawMessage(`{"a":1,"b":1}`)}},
 		{Request: stream.Request{ID: "bad-gnark", Circuit: "mul", Witness: mulW}},
@@ -152,7 +154,7 @@ func TestStream(t *testing.T) {
 	if len(res) != len(jobs) {
 		t.Fatalf("%d results for %d jobs", len(res), len(jobs))
 	}
-	vkeys := map[string]string{"mul": mul.vkey, "arr": arr.vkey, "mul-nowasm": mul.vkey, "mul-r1cs": mul.vkey}
+	vkeys := map[string]string{"mul": mul.vkey, "arr": arr.vkey, "mul-nowasm": mul.vkey, "mul-r1cs": mul.vkey, "nopub": nopub.vkey}
 	for _, r := range res {
 		if want, bad := wantErr[r.ID]; bad {
 			if r.Error == "" || !strings.Contains(r.Error, want) {
@@ -199,6 +201,9 @@ func TestStream(t *testing.T) {
 	eq("r-w1", want(3, 11))
 	eq("m-i2", want(16, -5))
 	eq("a-i1", good["a-w1"])
+	if b, err := os.ReadFile(filepath.Join(out, "p-i1.public.json")); err != nil || string(b) != "[]" {
+		t.Errorf("p-i1: public.json %q (%v), want []", b, err)
+	}
 	if len(good["a-w1"]) != 1 {
 		t.Errorf("a-w1: public inputs %v, want one", good["a-w1"])
 	}

@@ -215,6 +215,18 @@ template Mul(N) {
 }
 component main {public [a]} = Mul(20);
 `
+	// nopub: no public inputs or outputs (public.json is [], IC one point).
+	nopubSrc = `pragma circom 2.0.0;
+template Sq() {
+    signal input a;
+    signal input b;
+    signal x;
+    signal y;
+    x <== a * b;
+    y <== x * x;
+}
+component main = Sq();
+`
 	// arr: array inputs, a chain of squarings (about 110 constraints).
 	arrSrc = `pragma circom 2.0.0;
 template Arr(N) {
