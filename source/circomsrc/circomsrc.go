@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,7 +195,7 @@ func (s *Source) Parse(_ context.Context, j *stages.Job) error {
 	case req.Wtns != "" && len(req.Input) > 0:
 		return fmt.Errorf("give wtns or input, not both")
 	case req.Wtns != "":
-		data, err := os.ReadFile(req.Wtns)
+		data, err := readAtMost(req.Wtns, wtnsSize(s.zkey.NVars)+4096)
 		if err != nil {
 			return fmt.Errorf("wtns: %w", err)
 		}
@@ -218,6 +219,28 @@ func (s *Source) Parse(_ context.Context, j *stages.Job) error {
 		return fmt.Errorf("job has neither wtns nor input")
 	}
 	return nil
+}
+
+// wtnsSize is the size of a .wtns of n values: the container header, the
+// header section (n8, the prime, the count) and the values section.
+func wtnsSize(n int) int64 { return 12 + (12 + 4 + 32 + 4) + (12 + 32*int64(n)) }
+
+// readAtMost reads a whole file of at most limit bytes: a job naming a huge
+// file, or a device that never ends, fails at once instead of filling memory.
+func readAtMost(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: more than %d bytes, far more than a witness of this circuit", path, limit)
+	}
+	return data, nil
 }
 
 // ─── synthesize ──────────────────────────────────────────────────────────────

@@ -112,6 +112,8 @@ func TestStream(t *testing.T) {
 			return b
 		})),
 		wtnsJob("bad-trailing", "mul", corrupt(t, mulW, "trailing.wtns", func(b []byte) []byte { return append(b, 0) })),
+		wtnsJob("bad-huge", "mul", corrupt(t, mulW, "huge.wtns", func(b []byte) []byte { return append(b, make([]byte, 5000)...) })),
+		wtnsJob("bad-device", "mul", "/dev/zero"),
 		wtnsJob("a-w1", "arr", arrW),
 		wtnsJob("bad-other", "mul", arrW),
 		wtnsJob("bad-unsat", "mul", mul2W),
@@ -136,6 +138,8 @@ func TestStream(t *testing.T) {
 		"bad-size":        "values section: 24 values need 768 bytes, the section has 736",
 		"bad-count":       "values section: 23 values need 736 bytes, the section has 768",
 		"bad-trailing":    "1 bytes after the last of 2 sections",
+		"bad-huge":        "more than 4940 bytes, far more than a witness",
+		"bad-device":      "/dev/zero: more than 4940 bytes",
 		"bad-other":       "a witness for another circuit",
 		"bad-unsat":       "does not satisfy circuit mul",
 		"bad-unsat-r1cs":  "synthesize: unsatisfied witness: the witness does not satisfy constraint 0 of 21",
