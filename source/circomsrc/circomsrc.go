@@ -111,7 +111,10 @@ func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, e
 	n := uint64(z.DomainSize)
 	// h is evaluated on the coset ω₂ₙ·⟨ωₙ⟩; ωₙ must be snarkjs's, which is
 	// ω₂ₙ² for both: gnark-crypto and snarkjs take powers of one 2²⁸-th root.
-	w2n := fft.NewDomain(2 * n).Generator
+	w2n, err := fft.Generator(2 * n) // not NewDomain(2n): its tables would be twice the key's domain
+	if err != nil {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
 	dom := fft.NewDomain(n, fft.WithShift(w2n))
 	var sq fr.Element
 	if sq.Square(&w2n); !sq.Equal(&dom.Generator) {
