@@ -213,16 +213,18 @@ func NewCalculator(ctx context.Context, wasm []byte) (*Calculator, error) {
 		r, err = in.call(ctx, name, args...)
 		return r
 	}
-	c.n32 = int(call("getFieldNumLen32"))
+	if c.n32 = int(int32(call("getFieldNumLen32"))); err == nil && c.n32 != 8 {
+		return fail(fmt.Errorf("wasm: the witness calculator's field elements are %d 32-bit words; only BN254 (8) is supported", c.n32))
+	}
 	call("getRawPrime")
-	prime := c.readShared(func(j int) uint64 { return call("readSharedRWMemory", uint64(j)) })
+	prime := c.readWords(func(j int) uint64 { return call("readSharedRWMemory", uint64(j)) })
 	c.witnessSize = int(call("getWitnessSize"))
 	c.nInputs = int(call("getInputSize"))
 	if err != nil {
 		return fail(fmt.Errorf("wasm: %w", err))
 	}
-	if c.n32 != 8 || prime.Cmp(fr.Modulus()) != 0 {
-		return fail(fmt.Errorf("wasm: the witness calculator is for the prime %s (%d words); only BN254 is supported", prime, c.n32))
+	if prime.Cmp(fr.Modulus()) != 0 {
+		return fail(fmt.Errorf("wasm: the witness calculator is for the prime %s; only BN254 is supported", prime))
 	}
 	return c, nil
 }
@@ -233,10 +235,10 @@ func (c *Calculator) WitnessSize() int { return c.witnessSize }
 // Close frees the runtime and every instance.
 func (c *Calculator) Close(ctx context.Context) error { return c.rt.Close(ctx) }
 
-// readShared reads a field element from the shared memory, word j (little
+// readWords reads a field element from the shared memory, word j (little
 // end first) from read(j).
-func (c *Calculator) readShared(read func(j int) uint64) *big.Int {
-	b := make([]byte, 4*max(c.n32, 0))
+func (c *Calculator) readWords(read func(j int) uint64) *big.Int {
+	b := make([]byte, 4*c.n32)
 	for j := 0; j < c.n32; j++ {
 		w := uint32(read(j))
 		i := len(b) - 4*(j+1)
