@@ -26,7 +26,7 @@ func TestCircomProveAndVerify(t *testing.T) {
 		fmt.Sprintf(`{"id":"w","wtns":%q}`, filepath.Join(td, "mul.wtns")),
 		`{"id":"i","input":{"a":"7","b":"2"}}`,
 		`{"id":"rejected","input":{"a":"0","b":"2"}}`,
-		fmt.Sprintf(`{"id":"notwtns","wtns":%q}`, filepath.Join(td, "mul.zkey")),
+		fmt.Sprintf(`{"id":"notwtns","wtns":%q}`, filepath.Join(td, "mul.vkey.json")),
 		`{"id":"gnark","witness":"x.wit"}`,
 	}, "\n") + "\n"
 	jobsFile, results := filepath.Join(root, "jobs.jsonl"), filepath.Join(root, "results.jsonl")
