@@ -7,8 +7,9 @@ import (
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 )
 
-// verifyCircomFlags and verifyCircom check snarkjs proofs; `zkpipe verify
-// --vkey` can dispatch to them as verify-circom does.
+// verifyCircomFlags and verifyCircom check snarkjs proofs: `zkpipe verify
+// --vkey verification_key.json PROOF.json PUBLIC.json…` (cmd_verify.go
+// dispatches on --vkey).
 var verifyCircomFlags = []cli.Flag{
 	&cli.StringFlag{Name: "vkey", Usage: "snarkjs verification_key.json (circom proofs)", EnvVars: env("vkey")},
 }
@@ -41,20 +42,4 @@ func verifyCircom(c *cli.Context) error {
 		return fmt.Errorf("%d of %d proofs rejected", bad, len(args)/2)
 	}
 	return nil
-}
-
-func init() {
-	commands = append(commands, &cli.Command{
-		Name:      "verify-circom",
-		Usage:     "check snarkjs Groth16 proofs (proof.json, public.json) against a verification_key.json",
-		UsageText: "zkpipe verify-circom --vkey verification_key.json OUT/ID.proof.json OUT/ID.public.json [PROOF PUBLIC…]",
-		Flags:     verifyCircomFlags,
-		Before: func(c *cli.Context) error {
-			if c.String("vkey") == "" {
-				return fmt.Errorf("--vkey is required")
-			}
-			return nil
-		},
-		Action: verifyCircom,
-	})
 }
