@@ -17,18 +17,13 @@ import (
 )
 
 func init() {
-	flags := []cli.Flag{
+	flags := engineFlags(
 		&cli.StringFlag{Name: "circuit", Usage: "gnark circuit directory made by zkpipe setup", Required: true, EnvVars: env("bench-circuit")},
 		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: "proofs in each run", EnvVars: env("bench-proofs")},
 		&cli.BoolFlag{Name: "skip-gnark", Usage: "time zkpipe only", EnvVars: env("skip-gnark")},
 		&cli.StringFlag{Name: "out", Usage: "directory for proofs (default: a fresh temporary one)", EnvVars: env("bench-out")},
 		&cli.StringFlag{Name: "results", Usage: "also write zkpipe's result lines here (for zkpipe timeline)", EnvVars: env("bench-results")},
-	}
-	flags = append(flags, computeFlags()...)
-	flags = append(flags, stageFlags()...)
-	for _, h := range proveHooks {
-		flags = append(flags, h.flags...)
-	}
+	)
 	commands = append(commands, &cli.Command{
 		Name:   "bench",
 		Usage:  "prove the same proofs with gnark's groth16.Prove one after another and with zkpipe's stream; compare proofs/s",

@@ -14,18 +14,13 @@ import (
 )
 
 func init() {
-	flags := []cli.Flag{
+	flags := engineFlags(
 		&cli.StringFlag{Name: "circuit", Value: "commit", Usage: "built-in circuit to prove", EnvVars: env("demo-circuit")},
 		&cli.IntFlag{Name: "constraints", Aliases: []string{"c"}, Value: 1 << 12, Usage: "about how many constraints", EnvVars: env("demo-constraints")},
 		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: "how many proofs to stream", EnvVars: env("demo-proofs")},
 		&cli.StringFlag{Name: "cache", Usage: "where set-up circuits are kept (default: the user cache dir)/zkpipe", EnvVars: env("cache")},
 		&cli.StringFlag{Name: "out", Usage: "directory for proofs (default: a fresh temporary one)", EnvVars: env("demo-out")},
-	}
-	flags = append(flags, computeFlags()...)
-	flags = append(flags, stageFlags()...)
-	for _, h := range proveHooks {
-		flags = append(flags, h.flags...)
-	}
+	)
 	commands = append(commands, &cli.Command{
 		Name:  "demo",
 		Usage: "set up a small built-in circuit (cached) and prove a stream of proofs, verifying each",

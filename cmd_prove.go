@@ -72,19 +72,24 @@ func computeFlags() []cli.Flag {
 	}
 }
 
-func proveFlags() []cli.Flag {
-	fs := []cli.Flag{
-		&cli.StringSliceFlag{Name: "circuit", Usage: "gnark circuit directory (repeatable); the circuit is named after the directory", EnvVars: env("circuit")},
-		&cli.StringFlag{Name: "jobs", Value: "-", Usage: "JSON Lines of jobs, - for stdin (read as lines arrive)", EnvVars: env("jobs")},
-		&cli.StringFlag{Name: "out", Value: "out", Usage: "directory for proofs", EnvVars: env("out")},
-		&cli.StringFlag{Name: "results", Value: "-", Usage: "JSON Lines of results, - for stdout", EnvVars: env("results")},
-	}
-	fs = append(fs, computeFlags()...)
+// engineFlags are a command's own flags followed by everything that shapes
+// the engine: backends, stages and the hooks' flags (prove, demo, bench).
+func engineFlags(own ...cli.Flag) []cli.Flag {
+	fs := append(own, computeFlags()...)
 	fs = append(fs, stageFlags()...)
 	for _, h := range proveHooks {
 		fs = append(fs, h.flags...)
 	}
 	return fs
+}
+
+func proveFlags() []cli.Flag {
+	return engineFlags(
+		&cli.StringSliceFlag{Name: "circuit", Usage: "gnark circuit directory (repeatable); the circuit is named after the directory", EnvVars: env("circuit")},
+		&cli.StringFlag{Name: "jobs", Value: "-", Usage: "JSON Lines of jobs, - for stdin (read as lines arrive)", EnvVars: env("jobs")},
+		&cli.StringFlag{Name: "out", Value: "out", Usage: "directory for proofs", EnvVars: env("out")},
+		&cli.StringFlag{Name: "results", Value: "-", Usage: "JSON Lines of results, - for stdout", EnvVars: env("results")},
+	)
 }
 
 func init() {

@@ -17,9 +17,9 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/consensys/gnark/backend/groth16"
-	"github.com/consensys/gnark/backend/witness"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -382,27 +382,7 @@ func TestCUDALarge(t *testing.T) {
 // ─── full proofs ─────────────────────────────────────────────────────────────
 
 func verify(vk groth16.VerifyingKey, r stream.Result) error {
-	proof := groth16.NewProof(ecc.BN254)
-	f, err := os.Open(r.Proof)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if _, err := proof.ReadFrom(f); err != nil {
-		return err
-	}
-	data, err := os.ReadFile(r.Public)
-	if err != nil {
-		return err
-	}
-	pub, err := witness.New(ecc.BN254.ScalarField())
-	if err != nil {
-		return err
-	}
-	if err := pub.UnmarshalBinary(data); err != nil {
-		return err
-	}
-	return groth16.Verify(proof, vk, pub)
+	return gnarksrc.VerifyFiles(vk, r.Proof, r.Public)
 }
 
 func TestCUDAProofsVerify(t *testing.T) {
