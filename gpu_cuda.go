@@ -16,8 +16,7 @@ import (
 // registers during variable initialisation, before the commands' init().
 var _ = func() bool {
 	cudaBackend = openCUDABackend
-	proveHooks = append(proveHooks, proveHook{flags: cudaFlags()})
-	return true
+	return registerProveHook(proveHook{flags: cudaFlags()})
 }()
 
 const cudaLibName = "libzkpipe_cuda.so"
