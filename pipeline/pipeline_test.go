@@ -249,3 +249,37 @@ func TestNewRejectsMisconfiguredStages(t *testing.T) {
 		}()
 	}
 }
+
+// Admission runs before a stage's work: its wait counts as queue time, and
+// its error fails the job at that stage without running it.
+func TestAdmissionWaitsAsQueueTimeAndItsErrorFailsTheJob(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	full := errors.New("over budget")
+	admit := stage("synthesize", 1, 1, nil)
+	admit.Admit = func(ctx context.Context, j *job) error {
+		if j.id == 2 {
+			return full
+		}
+		time.Sleep(20 * time.Millisecond)
+		return nil
+	}
+	p := pipeline.New(stage("parse", 1, 1, nil), admit, stage("prove", 1, 1, nil))
+	res := collect(t, p, feed(context.Background(), 4))
+	if len(res) != 4 {
+		t.Fatalf("%d results, want 4", len(res))
+	}
+	for _, r := range res {
+		if r.Job.id == 2 {
+			if !errors.Is(r.Err, full) || r.Stage != "synthesize" || fmt.Sprint(r.Job.trail) != "[parse]" {
+				t.Errorf("job 2: err %v at %q, ran %v", r.Err, r.Stage, r.Job.trail)
+			}
+			continue
+		}
+		if r.Err != nil {
+			t.Fatalf("job %d: %v", r.Job.id, r.Err)
+		}
+		if w := r.Timings[1].Wait(); w < 20*time.Millisecond {
+			t.Errorf("job %d: admission's 20 ms wait not counted as queue time (%v)", r.Job.id, w)
+		}
+	}
+}
