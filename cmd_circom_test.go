@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/zkpipe/zkpipe/stream"
 )
 
 // zkpipe prove --zkey --wasm over wtns and input jobs, good and bad, then
@@ -35,18 +33,7 @@ func TestCircomProveAndVerify(t *testing.T) {
 	}
 	args := []string{"zkpipe", "prove", "--device", "cpu", "--zkey", filepath.Join(td, "mul.zkey"), "--wasm", filepath.Join(td, "mul.wasm"),
 		"--r1cs", filepath.Join(td, "mul.r1cs"), "--jobs", jobsFile, "--out", out, "--results", results}
-	if err := newApp().Run(args); err != nil {
-		t.Fatalf("prove: %v", err)
-	}
-	f, err := os.Open(results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	lines, err := stream.ReadResults(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := runProve(t, results, args...)
 	wantErr := map[string]string{"rejected": "assert failed", "notwtns": "not a wtns file", "gnark": "give wtns or input"}
 	var proofs []string
 	for _, l := range lines {

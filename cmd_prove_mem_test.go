@@ -53,18 +53,7 @@ func proveJobs(t *testing.T, dir string, n int, flags ...string) ([]stream.Resul
 	defer func() { memOut = os.Stderr }()
 	args := append([]string{"zkpipe", "prove", "--device", "cpu", "--circuit", dir, "--jobs", jobsFile,
 		"--out", filepath.Join(root, "out"), "--results", results}, flags...)
-	if err := newApp().Run(args); err != nil {
-		t.Fatalf("prove: %v", err)
-	}
-	f, err := os.Open(results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	lines, err := stream.ReadResults(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := runProve(t, results, args...)
 	if len(lines) != n {
 		t.Fatalf("%d result lines for %d jobs", len(lines), n)
 	}

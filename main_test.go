@@ -15,6 +15,25 @@ import (
 	"github.com/zkpipe/zkpipe/stream"
 )
 
+// runProve runs the zkpipe command with args, which write result lines to
+// results, and returns those lines.
+func runProve(t *testing.T, results string, args ...string) []stream.Result {
+	t.Helper()
+	if err := newApp().Run(args); err != nil {
+		t.Fatalf("%s: %v", args[1], err)
+	}
+	f, err := os.Open(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := stream.ReadResults(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
 // setupCircuit makes a built-in circuit directory named name.
 func setupCircuit(t *testing.T, root, name, builtin string, n int) string {
 	t.Helper()
@@ -81,18 +100,7 @@ func TestMixedStreamProvesTheGoodAndNamesTheBad(t *testing.T) {
 	results := w("results.jsonl")
 	args := []string{"zkpipe", "prove", "--device", "cpu", "--circuit", chain, "--circuit", bitsDir,
 		"--jobs", jobsFile, "--out", out, "--results", results, "--synthesize-workers", "2", "--msm-h-workers", "2"}
-	if err := newApp().Run(args); err != nil {
-		t.Fatalf("prove: %v", err)
-	}
-	f, err := os.Open(results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	lines, err := stream.ReadResults(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := runProve(t, results, args...)
 	if len(lines) != 11 {
 		t.Fatalf("%d result lines for 11 jobs", len(lines))
 	}
