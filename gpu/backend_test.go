@@ -203,3 +203,18 @@ func TestCheckQueryRejectsWrongSizes(t *testing.T) {
 		t.Error("tail MSM accepted 2 scalars for 3 bases")
 	}
 }
+
+// A panic in one chunk of a parallel loop must reach the caller's goroutine
+// (where the pipeline turns it into the job's error), not crash the process.
+func TestAPanicInAChunkReachesTheCaller(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("the chunk's panic did not reach the caller")
+		}
+	}()
+	parallel(100, 4, func(chunk, _, _ int) {
+		if chunk == 2 {
+			panic("chunk 2")
+		}
+	})
+}

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"math/big"
 	"runtime"
-	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
+	"github.com/sourcegraph/conc"
 	"github.com/zkpipe/zkpipe/mem"
 )
 
@@ -104,14 +104,12 @@ func (c *CPU) ComputeH(ctx context.Context, k *Key, v *Vectors) ([]fr.Element, e
 	defer c.pad.Put(b)
 	defer c.pad.Put(cc)
 
-	var wg sync.WaitGroup
+	var wg conc.WaitGroup // re-panics in this goroutine: the stage turns it into the job's error
 	for _, x := range [][]fr.Element{a, b, cc} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			d.FFTInverse(x, fft.DIF, tasks)
 			d.FFT(x, fft.DIT, fft.OnCoset(), tasks)
-		}()
+		})
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -325,7 +323,9 @@ func checkQuery(name string, q *Query, nbBases int) error {
 }
 
 // parallel splits [0, n) into at most tasks chunks run concurrently and
-// returns how many chunks it used.
+// returns how many chunks it used. A panic in a chunk is re-raised in the
+// caller's goroutine (conc.WaitGroup), where the pipeline makes it the job's
+// error instead of a crash of the process.
 func parallel(n, tasks int, f func(chunk, lo, hi int)) int {
 	if n == 0 {
 		return 0
@@ -335,14 +335,10 @@ func parallel(n, tasks int, f func(chunk, lo, hi int)) int {
 		f(0, 0, n)
 		return 1
 	}
-	var wg sync.WaitGroup
+	var wg conc.WaitGroup
 	for i := 0; i < tasks; i++ {
 		lo, hi := i*n/tasks, (i+1)*n/tasks
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(i, lo, hi)
-		}()
+		wg.Go(func() { f(i, lo, hi) })
 	}
 	wg.Wait()
 	return tasks

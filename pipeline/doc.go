@@ -12,8 +12,9 @@
 //     context stops the whole stream, and Run returns only after every
 //     goroutine it started has exited.
 //  3. A job that fails carries its error to the sink, skipping later stages;
-//     the other jobs go on. A panic in a stage becomes that job's error, with
-//     its stack, never a crash of the stream.
+//     the other jobs go on. A panic in a stage becomes that job's error, a
+//     conc *panics.ErrRecovered with its value and stack, never a crash of the
+//     stream.
 //  4. Each job records, per stage, when it was queued, started and finished,
 //     and which worker ran it.
 package pipeline

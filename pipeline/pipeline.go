@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sourcegraph/conc"
+	"github.com/sourcegraph/conc/panics"
 )
 
 // Stage is one step of the pipeline: Workers goroutines reading from a channel
@@ -48,22 +50,6 @@ type Result[J any] struct {
 	Timings []Timing // one per stage the job reached, in stage order
 	Err     error    // nil when every stage succeeded
 	Stage   string   // the stage that failed, when Err != nil
-}
-
-// PanicError is a stage's panic turned into its job's error.
-type PanicError struct {
-	Value any
-	Stack []byte
-}
-
-func (p *PanicError) Error() string { return fmt.Sprintf("panic: %v\n%s", p.Value, p.Stack) }
-
-// Unwrap returns the panic value when it was an error.
-func (p *PanicError) Unwrap() error {
-	if err, ok := p.Value.(error); ok {
-		return err
-	}
-	return nil
 }
 
 // StageCount is a snapshot of one stage's occupancy.
@@ -170,13 +156,10 @@ func (p *Pipeline[J]) Run(ctx context.Context, src <-chan J, sink func(Result[J]
 		if i+1 < len(p.stages) {
 			out = make(chan *envelope[J], p.stages[i+1].Queue)
 		}
-		var workers sync.WaitGroup
+		var workers conc.WaitGroup
+		stageIn := in // in is reassigned below
 		for w := 0; w < p.stages[i].Workers; w++ {
-			workers.Add(1)
-			go func(in <-chan *envelope[J], out chan<- *envelope[J]) {
-				defer workers.Done()
-				p.work(ctx, i, w, in, out, results)
-			}(in, out) // in is reassigned below: pass this stage's by value
+			workers.Go(func() { p.work(ctx, i, w, stageIn, out, results) })
 		}
 		all.Add(1)
 		go func(out chan *envelope[J]) {
@@ -263,12 +246,12 @@ func (p *Pipeline[J]) work(ctx context.Context, i, w int, in <-chan *envelope[J]
 	}
 }
 
-// protect runs f, turning a panic into a *PanicError with its stack.
+// protect runs f, turning a panic into a *panics.ErrRecovered (conc) that
+// keeps the panic's value and stack and unwraps to the value when it was an
+// error.
 func protect(f func() error) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &PanicError{Value: v, Stack: debug.Stack()}
-		}
-	}()
-	return f()
+	if r := panics.Try(func() { err = f() }); r != nil {
+		return r.AsError()
+	}
+	return err
 }

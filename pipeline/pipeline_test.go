@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcegraph/conc/panics"
 	"go.uber.org/goleak"
 
 	"github.com/zkpipe/zkpipe/pipeline"
@@ -140,7 +141,7 @@ func TestAPanicBecomesThatJobsErrorWithItsStack(t *testing.T) {
 		t.Fatalf("%d results, want 10", len(res))
 	}
 	for _, r := range res {
-		var pe *pipeline.PanicError
+		var pe *panics.ErrRecovered
 		if r.Job.id == 4 {
 			if !errors.As(r.Err, &pe) || pe.Value != "kaboom 4" || len(pe.Stack) == 0 || r.Stage != "boom" {
 				t.Fatalf("job 4: err %v (%T) at %q", r.Err, r.Err, r.Stage)
