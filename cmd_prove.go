@@ -118,11 +118,12 @@ func init() {
 				out = f
 			}
 			failed := 0
+			results := stream.NewWriter(out)
 			err := prove(c, in, func(line stream.Result) error {
 				if line.Error != "" {
 					failed++
 				}
-				return stream.NewWriter(out).Write(line)
+				return results.Write(line)
 			})
 			if err != nil {
 				return err
