@@ -22,12 +22,7 @@ func runProve(t *testing.T, results string, args ...string) []stream.Result {
 	if err := newApp().Run(args); err != nil {
 		t.Fatalf("%s: %v", args[1], err)
 	}
-	f, err := os.Open(results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	lines, err := stream.ReadResults(f)
+	lines, err := stream.ReadResultsFile(results)
 	if err != nil {
 		t.Fatal(err)
 	}

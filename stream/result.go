@@ -3,6 +3,7 @@ package stream
 import (
 	"encoding/json"
 	"io"
+	"os"
 	"sync"
 )
 
@@ -66,4 +67,14 @@ func ReadResults(r io.Reader) ([]Result, error) {
 		out = append(out, x)
 	}
 	return out, nil
+}
+
+// ReadResultsFile reads the results file at path.
+func ReadResultsFile(path string) ([]Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadResults(f)
 }

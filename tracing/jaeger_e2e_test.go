@@ -391,12 +391,7 @@ func prove(t *testing.T, bin, dir, circuit, prefix string, n int, bad bool, flag
 	resultsPath := filepath.Join(dir, prefix+".results.jsonl")
 	args := append([]string{"prove", "--circuit", circuit, "--jobs", jobsPath, "--out", filepath.Join(dir, "out"), "--results", resultsPath}, flags...)
 	run(t, bin, args...)
-	f, err := os.Open(resultsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	lines, err := stream.ReadResults(f)
+	lines, err := stream.ReadResultsFile(resultsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
