@@ -578,6 +578,19 @@ func (p *xyzzG2) jac() bn254.G2Jac {
 	return r
 }
 
+// horner is one step of combining an MSM's window sums, highest window
+// first: res ← 2^w·res + win, in G1 or G2.
+func horner[J any, P interface {
+	*J
+	DoubleAssign() *J
+	AddAssign(*J) *J
+}](res P, w int, win *J) {
+	for range w {
+		res.DoubleAssign()
+	}
+	res.AddAssign(win)
+}
+
 // msmG1 runs one G1 MSM of n scalars (device, Montgomery) against bases
 // (through idx when nonzero) and combines its windows. Caller holds compMu.
 func (c *CUDA) msmG1(bases, scalars, idx uintptr, n int) (bn254.G1Jac, error) {
@@ -593,11 +606,8 @@ func (c *CUDA) msmG1(bases, scalars, idx uintptr, n int) (bn254.G1Jac, error) {
 		return res, err
 	}
 	for i := int(nw) - 1; i >= 0; i-- {
-		for range w {
-			res.DoubleAssign()
-		}
 		p := win[i].jac()
-		res.AddAssign(&p)
+		horner(&res, int(w), &p)
 	}
 	return res, nil
 }
@@ -615,11 +625,8 @@ func (c *CUDA) msmG2(bases, scalars, idx uintptr, n int) (bn254.G2Jac, error) {
 		return res, err
 	}
 	for i := int(nw) - 1; i >= 0; i-- {
-		for range w {
-			res.DoubleAssign()
-		}
 		p := win[i].jac()
-		res.AddAssign(&p)
+		horner(&res, int(w), &p)
 	}
 	return res, nil
 }
