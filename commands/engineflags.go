@@ -36,8 +36,13 @@ func engineOptions(c *cli.Context, out string) engine.Options {
 		Out: out,
 		Log: logOut(c),
 	}
+	// A stage the user shaped (by flag or environment) keeps that shape; the
+	// engine chooses the others.
 	for _, name := range stages.Names {
-		o.Shapes[name] = stages.Shape{Workers: c.Int(name + "-workers"), Queue: c.Int(name + "-queue")}
+		w, q := name+"-workers", name+"-queue"
+		if c.IsSet(w) || c.IsSet(q) {
+			o.Shapes[name] = stages.Shape{Workers: c.Int(w), Queue: c.Int(q)}
+		}
 	}
 	return o
 }
@@ -47,8 +52,8 @@ func stageFlags() []cli.Flag {
 	var fs []cli.Flag
 	for _, name := range stages.Names {
 		fs = append(fs,
-			&cli.IntFlag{Name: name + "-workers", Value: 1, Usage: "workers of stage " + name, EnvVars: env(name + "-workers"), Category: "stages"},
-			&cli.IntFlag{Name: name + "-queue", Value: 1, Usage: "queue depth in front of stage " + name, EnvVars: env(name + "-queue"), Category: "stages"},
+			&cli.IntFlag{Name: name + "-workers", Value: 1, Usage: "workers of stage " + name + " (unset: chosen by zkpipe from the cores and devices)", EnvVars: env(name + "-workers"), Category: "stages"},
+			&cli.IntFlag{Name: name + "-queue", Value: 1, Usage: "queue depth in front of stage " + name + " (unset: chosen with the workers)", EnvVars: env(name + "-queue"), Category: "stages"},
 		)
 	}
 	return fs

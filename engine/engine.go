@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,7 +38,8 @@ type Engine struct {
 	out     *OutDir
 	core    *stages.Engine
 
-	owned []*stages.Circuit // closed with the engine
+	owned      []*stages.Circuit // closed with the engine
+	autoStages map[string]bool   // stages whose shape autoShape chose
 
 	ran                     atomic.Bool
 	proved, failed, resumed atomic.Int64
@@ -102,11 +104,9 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	if e.out, err = OpenOutDir(e.opts.Out); err != nil {
 		return nil, err
 	}
-	shapes := make(map[string]stages.Shape, len(stages.Names))
-	for _, n := range stages.Names {
-		shapes[n] = e.opts.shape(n)
-	}
-	e.core, err = stages.NewEngine(stages.Config{Shapes: shapes, Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out}, circuits...)
+	_, bg2OnCPU := e.g2.(*gpu.CPU)
+	e.opts.Shapes, e.autoStages = autoShape(opts.Shapes, runtime.NumCPU(), e.cuda != nil, !bg2OnCPU)
+	e.core, err = stages.NewEngine(stages.Config{Shapes: e.opts.Shapes, Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out}, circuits...)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	e.warnTooLarge(circuits)
 	if e.opts.Memory.Status > 0 {
 		fmt.Fprintln(e.log, startLine(e.gov.Stats(), e.machine, circuits))
-		fmt.Fprintln(e.log, shapeLine(&e.opts))
+		fmt.Fprintln(e.log, shapeLine(&e.opts, e.autoStages))
 	}
 
 	tc := opts.Tracing

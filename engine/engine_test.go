@@ -239,8 +239,12 @@ func TestAddCircuitWhileRunning(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if e.Capacity() != 16 {
-		t.Errorf("capacity %d, want 16 (8 stages of one worker and a queue of one)", e.Capacity())
+	want := 0
+	for _, sh := range e.opts.Shapes {
+		want += sh.Workers + sh.Queue
+	}
+	if e.Capacity() != want || want < 16 {
+		t.Errorf("capacity %d, want %d (every stage's workers and queue)", e.Capacity(), want)
 	}
 }
 
@@ -249,4 +253,57 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+func TestAutoShapeKeepsUserSettings(t *testing.T) {
+	set := map[string]stages.Shape{stages.Synthesize: {Workers: 3, Queue: 0}}
+	got, auto := autoShape(set, 16, true, false)
+	if got[stages.Synthesize] != (stages.Shape{Workers: 3, Queue: 0}) || auto[stages.Synthesize] {
+		t.Errorf("synthesize %+v (auto %v): the user's 3/0 must win", got[stages.Synthesize], auto[stages.Synthesize])
+	}
+	if got[stages.Transfer].Workers != 3 || got[stages.BG2].Workers != 2 || !auto[stages.Transfer] {
+		t.Errorf("GPU on 16 cores: transfer %+v, b-g2 %+v", got[stages.Transfer], got[stages.BG2])
+	}
+	if got, _ := autoShape(nil, 16, true, true); got[stages.BG2].Workers != 1 {
+		t.Errorf("B_G2 on the GPU: %+v, want one worker", got[stages.BG2])
+	}
+	if got, _ := autoShape(nil, 16, false, false); got[stages.MSMH].Workers != 2 || got[stages.Parse].Workers != 1 {
+		t.Errorf("CPU on 16 cores: msm-h %+v, parse %+v", got[stages.MSMH], got[stages.Parse])
+	}
+	for _, cores := range []int{1, 2, 16, 128} {
+		for _, gpu := range []bool{false, true} {
+			shapes, _ := autoShape(nil, cores, gpu, false)
+			o := Options{Shapes: shapes}
+			if err := o.check(); err != nil {
+				t.Errorf("%d cores, gpu %v: auto shape out of range: %v", cores, gpu, err)
+			}
+		}
+	}
+}
+
+// The shape a 16-core GPU host gets, run here on the CPU: several workers in
+// every stage change nothing about the proofs.
+func TestAutoShapeOfABigHostProvesTheSame(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	o := cpuOptions(out)
+	o.Shapes, _ = autoShape(nil, 16, true, false)
+	o.Memory.Budget = "256MiB"
+	lines, err := runAll(t, o, generated("j", 8), loadChain(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vk, err := gnarksrc.ReadVerifyingKey(filepath.Join(must(chainDir()), gnarksrc.VKFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if l.Error != "" {
+			t.Errorf("%s: %s", l.ID, l.Error)
+		} else if err := gnarksrc.VerifyFiles(vk, l.Proof, l.Public); err != nil {
+			t.Errorf("%s: gnark rejects it: %v", l.ID, err)
+		}
+	}
+	if len(lines) != 8 {
+		t.Errorf("%d result lines for 8 jobs", len(lines))
+	}
 }

@@ -24,7 +24,8 @@ type Options struct {
 	CUDA               CUDAOptions
 
 	// Shapes sets workers and queue depth per stage (stages.Names); a stage
-	// left out gets one worker and a queue of one.
+	// left out gets a shape zkpipe chooses from the cores and where the
+	// stages run (see autoShape).
 	Shapes map[string]stages.Shape
 
 	Memory MemoryOptions

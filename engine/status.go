@@ -115,14 +115,17 @@ func startLine(m mem.Stats, machine mem.Machine, circuits []*stages.Circuit) str
 
 // shapeLine says which shape is in force, e.g.
 //
-//	zkpipe: shape parse 1/1 synthesize 2/1 … (workers/queue)
-func shapeLine(o *Options) string {
+//	zkpipe: shape parse 2/2* synthesize 4/1 … (workers/queue; * chosen by zkpipe, the rest set by flags)
+func shapeLine(o *Options, auto map[string]bool) string {
 	var b strings.Builder
 	b.WriteString("zkpipe: shape")
 	for _, n := range stages.Names {
 		s := o.shape(n)
 		fmt.Fprintf(&b, " %s %d/%d", n, s.Workers, s.Queue)
+		if auto[n] {
+			b.WriteString("*")
+		}
 	}
-	b.WriteString(" (workers/queue)")
+	b.WriteString(" (workers/queue; * chosen by zkpipe from the cores and devices, the rest set by flags)")
 	return b.String()
 }
