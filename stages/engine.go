@@ -46,6 +46,8 @@ type Engine struct {
 	mu       sync.RWMutex // guards circuits: AddCircuit may run while jobs parse
 	circuits map[string]*Circuit
 
+	cpu cpuShare // CPU time of each stage run
+
 	// Reused buffers for the classified queries (pin/transfer).
 	bitmaps mem.Pool[uint64]
 	indexes mem.Pool[uint32]
@@ -154,7 +156,11 @@ func (e *Engine) Pipeline() *pipeline.Pipeline[*Job] {
 	stage := func(name string, run func(context.Context, *Job) error) pipeline.Stage[*Job] {
 		s := shape(name)
 		return pipeline.Stage[*Job]{Name: name, Workers: s.Workers, Queue: s.Queue,
-			Run: func(ctx context.Context, j *Job, _ int) error { return run(ctx, j) }}
+			Run: func(ctx context.Context, j *Job, _ int) error {
+				r := e.cpu.start()
+				defer func() { j.addCPU(name, e.cpu.end(r)) }()
+				return run(ctx, j)
+			}}
 	}
 	synth := stage(Synthesize, e.synthesize)
 	synth.Admit = e.admit

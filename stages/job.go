@@ -1,6 +1,8 @@
 package stages
 
 import (
+	"time"
+
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/gpu"
@@ -40,4 +42,14 @@ type Job struct {
 	// assemble
 	Points  Points
 	Emitted Emitted
+
+	// CPU is the process CPU time attributed to each stage's run (cpuShare).
+	CPU map[string]time.Duration
+}
+
+func (j *Job) addCPU(stage string, d time.Duration) {
+	if j.CPU == nil {
+		j.CPU = make(map[string]time.Duration, len(Names))
+	}
+	j.CPU[stage] += d
 }

@@ -33,10 +33,13 @@ type Result struct {
 // StageTime is one stage of one job. Times ending in _at_ms are milliseconds
 // since the stream started, so the results of one run share one time axis.
 type StageTime struct {
-	Stage       string  `json:"stage"`
-	Worker      int     `json:"worker"`
-	QueueMS     float64 `json:"queue_ms"` // waiting for a worker (and for admission)
-	RunMS       float64 `json:"run_ms"`
+	Stage   string  `json:"stage"`
+	Worker  int     `json:"worker"`
+	QueueMS float64 `json:"queue_ms"` // waiting for a worker (and for admission)
+	RunMS   float64 `json:"run_ms"`
+	// CPUMS is the process's CPU time while the stage ran, shared evenly
+	// with the stage runs overlapping it (exact when none does).
+	CPUMS       float64 `json:"cpu_ms"`
 	QueuedAtMS  float64 `json:"queued_at_ms"`
 	StartedAtMS float64 `json:"started_at_ms"`
 	EndedAtMS   float64 `json:"ended_at_ms"`
