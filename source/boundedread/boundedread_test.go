@@ -101,9 +101,9 @@ func TestDevicesDirectoriesAndHugeFilesAreRefusedFast(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]string{
-		"/dev/zero": "character device that cannot be read with a deadline",
-		dir:         "a directory",
-		sparse:      "1073741824 bytes, more than the 100 expected",
+		"/dev/zero":                   "character device that cannot be read with a deadline",
+		dir:                           "a directory",
+		sparse:                        "1073741824 bytes, more than the 100 expected",
 		filepath.Join(dir, "missing"): "no such file",
 	} {
 		within(t, time.Second, func() {
