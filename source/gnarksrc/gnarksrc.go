@@ -108,7 +108,8 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	}
 	pk := groth16.NewProvingKey(ecc.BN254)
 	// UnsafeReadFrom skips the subgroup checks (minutes for large keys): a bad
-	// proving key can only spoil its owner's proofs, which the verifier rejects.
+	// proving key can only spoil its owner's proofs, which Emit's check
+	// against the verifying key rejects before anything is written.
 	if err := readFile(filepath.Join(dir, PKFile), pk.UnsafeReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
@@ -239,7 +240,7 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 	case req.Witness != "":
 		w, err := readWitnessFile(ctx, req.Witness, s.witnessShape(j.Circuit.Name), boundedread.Options{Timeout: s.opts.ReadTimeout})
 		if err != nil {
-			return fmt.Errorf("witness %s: %w", req.Witness, err)
+			return fmt.Errorf("witness: %w", err)
 		}
 		full = w
 	case req.Generate != nil:

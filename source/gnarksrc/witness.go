@@ -37,10 +37,14 @@ func (w witnessShape) size() int64 {
 
 // readWitnessFile reads path as a witness of shape want, bounded by ctx and
 // o's deadline (see package boundedread): a FIFO nobody writes to, a device
-// or a stalled mount fails this job alone.
+// or a stalled mount fails this job alone. Its errors name the path.
 func readWitnessFile(ctx context.Context, path string, want witnessShape, o boundedread.Options) (witness.Witness, error) {
 	return boundedread.Read(ctx, path, o, func(f *boundedread.File) (witness.Witness, error) {
-		return readWitness(f, f.Size(), want)
+		w, err := readWitness(f, f.Size(), want)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return w, nil
 	})
 }
 
