@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,8 +159,9 @@ func TestACorruptedProofFailsItsJobAndIsNotWritten(t *testing.T) {
 }
 
 // A witness path that is a FIFO nobody writes to fails its job within the
-// read timeout, and the jobs after it are proved.
-func TestAFIFOWitnessFailsItsJobAlone(t *testing.T) {
+// read timeout; /dev/zero, a 1 GiB sparse file and files with a random
+// header fail theirs at once; and the jobs after them are proved.
+func TestBadWitnessPathsFailTheirJobsAlone(t *testing.T) {
 	keys := provertest.Setup(t, "mulchain", 300)
 	c, err := gnarksrc.NewWith("chain", keys.CCS, keys.PK, keys.VK, &gnarksrc.Meta{Builtin: "mulchain", Constraints: 300}, gnarksrc.Options{ReadTimeout: time.Second})
 	if err != nil {
@@ -170,9 +172,29 @@ func TestAFIFOWitnessFailsItsJobAlone(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
+	sparse := filepath.Join(dir, "sparse.witness")
+	if err := os.WriteFile(sparse, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(sparse, 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	random := func(name string, n int) string {
+		b := make([]byte, n)
+		rng.Read(b)
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
 	jobs := []*stages.Job{
 		{Request: stream.Request{ID: "fifo", Witness: fifo}},
 		{Request: stream.Request{ID: "zero", Witness: "/dev/zero"}},
+		{Request: stream.Request{ID: "sparse", Witness: sparse}},
+		{Request: stream.Request{ID: "r76", Witness: random("r76", 76)}},
+		{Request: stream.Request{ID: "r4k", Witness: random("r4k", 4096)}},
 		{Request: stream.Request{ID: "after", Generate: &stream.Generate{Seed: 2}}},
 	}
 	t0 := time.Now()
@@ -187,8 +209,15 @@ func TestAFIFOWitnessFailsItsJobAlone(t *testing.T) {
 	if r := got["fifo"]; !strings.Contains(r.Error, "no complete read within 1s") || r.FailedStage != stages.Parse {
 		t.Errorf("fifo: %q in %s", r.Error, r.FailedStage)
 	}
-	if r := got["zero"]; !strings.Contains(r.Error, "cannot be read with a deadline") {
-		t.Errorf("zero: %q", r.Error)
+	for id, want := range map[string]string{
+		"zero":   "cannot be read with a deadline",
+		"sparse": "witness has 0 public and 0 secret values, circuit chain wants 1 and 1",
+		"r76":    "circuit chain wants 1 and 1",
+		"r4k":    "circuit chain wants 1 and 1",
+	} {
+		if r := got[id]; !strings.Contains(r.Error, want) {
+			t.Errorf("%s: %q, want %q", id, r.Error, want)
+		}
 	}
 	if r := got["after"]; r.Error != "" {
 		t.Errorf("after: %q", r.Error)
