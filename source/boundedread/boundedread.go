@@ -151,13 +151,24 @@ func Read[T any](ctx context.Context, path string, o Options, read func(f *File)
 		defer t.Stop()
 		timer = t.C
 	}
+	timedOut := func() error {
+		return fmt.Errorf("%s: no complete read within %v (a FIFO nobody writes to, or a stalled mount?): %w", path, o.timeout(), ErrTimeout)
+	}
 	select {
 	case r := <-done:
+		// the reader's own deadline and the timer end together: whichever
+		// is seen first, the error is the same
+		if errors.Is(r.err, ErrTimeout) {
+			if ctx.Err() != nil {
+				return zero, fmt.Errorf("%s: %w", path, ctx.Err())
+			}
+			return zero, timedOut()
+		}
 		return r.v, r.err
 	case <-ctx.Done():
 		return zero, fmt.Errorf("%s: %w", path, ctx.Err())
 	case <-timer:
-		return zero, fmt.Errorf("%s: no complete read within %v (a FIFO nobody writes to, or a stalled mount?): %w", path, o.timeout(), ErrTimeout)
+		return zero, timedOut()
 	}
 }
 
