@@ -36,7 +36,7 @@ func benchCommand() *cli.Command {
 
 func bench(c *cli.Context) error {
 	n := c.Int("proofs")
-	circ, err := gnarksrc.LoadDir(c.String("circuit"))
+	circ, err := gnarksrc.LoadDirWith(c.String("circuit"), gnarkOptions(c))
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func demoCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			circ, err := gnarksrc.LoadDir(dir)
+			circ, err := gnarksrc.LoadDirWith(dir, gnarkOptions(c))
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/tracing"
 )
@@ -16,7 +18,23 @@ func engineFlags(own ...cli.Flag) []cli.Flag {
 	fs = append(fs, stageFlags()...)
 	fs = append(fs, memFlags()...)
 	fs = append(fs, tracingFlags()...)
+	fs = append(fs, sourceFlags()...)
 	return append(fs, cudaFlags()...)
+}
+
+// sourceFlags set how circuits' files are read and their proofs checked.
+func sourceFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "read-timeout", Value: boundedread.DefaultTimeout, Category: "input", EnvVars: env("read-timeout"),
+			Usage: "the longest one witness file may take to read, from open to the last byte: a FIFO nobody writes to or a stalled mount fails its job alone (0: the default)"},
+		&cli.BoolFlag{Name: "skip-verify", Category: "input", EnvVars: env("skip-verify"),
+			Usage: "do not check gnark proofs against the verifying key before writing them (about 0.6 ms a proof): for benchmarks only"},
+	}
+}
+
+// gnarkOptions are the gnark source's options from the flags.
+func gnarkOptions(c *cli.Context) gnarksrc.Options {
+	return gnarksrc.Options{ReadTimeout: c.Duration("read-timeout"), SkipVerify: c.Bool("skip-verify")}
 }
 
 // engineOptions reads the engine's flags into its options; out is the

@@ -244,3 +244,22 @@ func TestSecondSignalEndsAStreamBlockedOnAFIFO(t *testing.T) {
 		t.Fatal("still running 5 s after the second Ctrl-C")
 	}
 }
+
+// With --results -, stdout holds result lines and nothing else (gnark's
+// logger writes to stdout: nothing of it may get there).
+func TestStdoutHoldsOnlyResultLines(t *testing.T) {
+	bin := binary(t)
+	root := t.TempDir()
+	chain := setupCircuit(t, root, "chain", "mulchain", 100)
+	jobs := filepath.Join(root, "jobs.jsonl")
+	writeJobs(t, jobs, generateJobs(2)...)
+	out, err := exec.Command(bin, "prove", "--device", "cpu", "--circuit", chain, "--jobs", jobs,
+		"--out", filepath.Join(root, "out"), "--results", "-").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := stream.ReadResults(strings.NewReader(string(out)))
+	if err != nil || len(lines) != 2 {
+		t.Fatalf("stdout is not two result lines (%v):\n%s", err, out)
+	}
+}

@@ -143,7 +143,7 @@ func loadCircuits(c *cli.Context) (circs []*stages.Circuit, err error) {
 		}
 	}()
 	for _, dir := range c.StringSlice("circuit") {
-		circ, err := gnarksrc.LoadDir(dir)
+		circ, err := gnarksrc.LoadDirWith(dir, gnarkOptions(c))
 		if err != nil {
 			return circs, err
 		}
@@ -157,7 +157,7 @@ func loadCircuits(c *cli.Context) (circs []*stages.Circuit, err error) {
 		return circs, fmt.Errorf("%d --r1cs for %d --zkey: give each --r1cs after its --zkey", len(r1css), len(zkeys))
 	}
 	for i, zk := range zkeys {
-		files := circomsrc.Files{Zkey: zk}
+		files := circomsrc.Files{Zkey: zk, ReadTimeout: c.Duration("read-timeout")}
 		if i < len(wasms) {
 			files.Wasm = wasms[i]
 		}
