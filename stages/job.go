@@ -31,8 +31,10 @@ type Job struct {
 	W   []fr.Element
 	Vec gpu.Vectors
 
-	// pin/transfer: the vectors as the device holds them
+	// pin/transfer: the vectors as the device holds them, and which device
+	// that is when the backend has several ("cuda:1")
 	Staged *gpu.Staged
+	Device string
 
 	// partial results: [h(τ)Z(τ)/δ]₁, the batch sums of ones and the tails
 	H              bn254.G1Jac

@@ -15,6 +15,7 @@ func ResultLine(r pipeline.Result[*Job], t0 time.Time) stream.Result {
 	if j.Circuit != nil {
 		out.Circuit = j.Circuit.Name
 	}
+	out.Device = j.Device
 	if r.Err != nil {
 		out.Error = r.Err.Error()
 		out.FailedStage = r.Stage
