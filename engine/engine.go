@@ -286,7 +286,7 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 			e.tracer.Record(tracing.Job{
 				ID: line.ID, Circuit: line.Circuit, Constraints: constraints,
 				ReservedBytes: line.ReservedBytes,
-				Timings:       r.Timings, Err: r.Err, FailedStage: r.Stage,
+				Timings:       r.Timings, Err: r.Err, FailedStage: r.Stage, Device: line.Device,
 			})
 		}
 		send(line)
