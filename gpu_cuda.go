@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/urfave/cli/v2"
@@ -19,12 +18,10 @@ var _ = func() bool {
 	return registerProveHook(proveHook{flags: cudaFlags()})
 }()
 
-const cudaLibName = "libzkpipe_cuda.so"
-
 func cudaFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "cuda-lib", Category: "compute", EnvVars: env("cuda-lib"),
-			Usage: "path of " + cudaLibName + " (built by gpu/cuda/build.sh); default: beside the zkpipe executable, then ./gpu/cuda/"},
+			Usage: "path of " + gpu.CUDALibraryName + " (built by gpu/cuda/build.sh); default: beside the zkpipe executable, then the system library path (never the working directory)"},
 		&cli.IntFlag{Name: "cuda-device", Category: "compute", EnvVars: env("cuda-device"), Usage: "GPU index for --device cuda"},
 		&cli.IntFlag{Name: "cuda-pinned-mib", Value: 32, Category: "compute", EnvVars: env("cuda-pinned-mib"),
 			Usage: "MiB of each pinned bounce buffer of the CUDA backend, two per lane (allocated once, counted against --pinned-budget)"},
@@ -43,11 +40,6 @@ var (
 // the G1 stages and, with --bg2-device cuda, B_G2.
 func openCUDABackend(c *cli.Context) (stages.Backend, stages.G2Backend, error) {
 	cudaOpen.Do(func() {
-		path, err := cudaLibPath(c.String("cuda-lib"))
-		if err != nil {
-			cudaErr = err
-			return
-		}
 		mib, lanes := c.Int("cuda-pinned-mib"), c.Int("cuda-lanes")
 		if mib <= 0 {
 			mib = 32
@@ -55,33 +47,14 @@ func openCUDABackend(c *cli.Context) (stages.Backend, stages.G2Backend, error) {
 		if lanes <= 0 {
 			lanes = 4
 		}
-		cudaDev, cudaErr = gpu.OpenCUDA(path, gpu.WithCUDADevice(c.Int("cuda-device")),
+		cudaDev, cudaErr = gpu.OpenCUDA(c.String("cuda-lib"), gpu.WithCUDADevice(c.Int("cuda-device")),
 			gpu.WithPinnedBytes(mib<<20), gpu.WithTransferLanes(lanes))
 		if cudaErr == nil {
-			fmt.Fprintf(os.Stderr, "zkpipe: CUDA backend on %s (%s)\n", cudaDev.Device(), path)
+			fmt.Fprintf(os.Stderr, "zkpipe: CUDA backend on %s (%s)\n", cudaDev.Device(), cudaDev.Library())
 		}
 	})
 	if cudaErr != nil {
 		return nil, nil, cudaErr
 	}
 	return cudaDev, cudaDev, nil
-}
-
-// cudaLibPath is --cuda-lib (or $ZKPIPE_CUDA_LIB) when given, else the first
-// of: beside the executable, ./gpu/cuda/.
-func cudaLibPath(flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	var tried []string
-	if exe, err := os.Executable(); err == nil {
-		tried = append(tried, filepath.Join(filepath.Dir(exe), cudaLibName))
-	}
-	tried = append(tried, filepath.Join("gpu", "cuda", cudaLibName))
-	for _, p := range tried {
-		if _, err := os.Stat(p); err == nil {
-			return filepath.Abs(p)
-		}
-	}
-	return "", fmt.Errorf("%w: no %s in %v (give --cuda-lib)", gpu.ErrNoCUDA, cudaLibName, tried)
 }

@@ -1,59 +1,350 @@
-// hostlib.cpp — a CPU stand-in for libzkpipe_cuda.so with the same C API,
-// built from zk.cuh with g++, so that gpu/cuda.go (purego loading, layouts,
-// window combination) can be tested on a machine with no GPU:
+// hostlib.cpp — a CPU stand-in for libzkpipe_cuda.so with the same C ABI
+// (zkpipe.h), so that gpu/ (purego loading, the ABI handshake, layouts,
+// window combination, lifecycle, error and cleanup paths) is tested on a
+// machine with no GPU:
 //
 //	g++ -O2 -std=c++17 -shared -fPIC hostlib.cpp -o /tmp/libzkpipe_host.so
 //	ZKPIPE_CUDA_LIB=/tmp/libzkpipe_host.so go test -run CUDA ./gpu
 //
-// "Device" memory is host memory; the drivers mirror zkpipe.cu's step by step
-// (std::stable_sort for CUB's radix sort, loops for the grids). Slow: for
+// The drivers are driver.cuh's, the very code zkpipe.cu runs on the GPU;
+// only the device differs: HostDev runs each kernel's per-thread body in a
+// loop, std::stable_sort stands for CUB's radix sort, a serial loop for its
+// scan, and "device" memory is host memory with a byte count. Slow: for
 // small sizes only.
+//
+// Test controls, not part of zkpipe.h (the Go tests look them up):
+//
+//	zk_host_fail(what, nth)  the nth next call (1 = the next) of kind what
+//	                         fails: "cudaMalloc" (every device allocation),
+//	                         "kernel" (every kernel launch), "copy" (uploads
+//	                         and downloads); nth 0 clears it
+//	zk_host_set_memory(total) the device's memory for zk_mem_info and the
+//	                         limit of allocations (0: unlimited, reported as 1 TiB)
+//	zk_host_allocated()      device bytes allocated now
+//	zk_host_live()           device allocations live now
+#include "driver.cuh"
 #include "zk.cuh"
+#include "zkpipe.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
+
+namespace {
+
+// ─── failures on request ─────────────────────────────────────────────────────
+
+enum Kind { MALLOC, KERNEL, COPY, KINDS };
+const char *kind_name[KINDS] = {"cudaMalloc", "kernel", "copy"};
+std::atomic<long> fail_at_call[KINDS]; // fail when the countdown reaches 1; 0: never
+
+// injected reports whether this call of kind k is the one told to fail.
+int injected(Kind k) {
+    long v = fail_at_call[k].load();
+    while (v > 0) {
+        if (fail_at_call[k].compare_exchange_weak(v, v - 1)) {
+            if (v == 1) return fail_at(2, __FILE__, __LINE__, "%s: injected failure (zk_host_fail)", kind_name[k]);
+            return 0;
+        }
+    }
+    return 0;
+}
+
+// ─── "device" memory: host memory with a size header, counted ───────────────
+
+const size_t HDR = 64; // keeps the user pointer 64-byte aligned
+std::atomic<uint64_t> dev_total{0}, dev_used{0};
+std::atomic<long> dev_live{0};
+
+int dalloc(void **p, size_t bytes) {
+    TRY(injected(MALLOC));
+    if (!bytes) bytes = 1;
+    uint64_t total = dev_total.load();
+    if (total && dev_used.load() + bytes > total)
+        return fail_at(2, __FILE__, __LINE__, "cudaMalloc: out of memory (%zu bytes, %llu of %llu in use)", bytes,
+                       (unsigned long long)dev_used.load(), (unsigned long long)total);
+    char *q = (char *)aligned_alloc(HDR, (HDR + bytes + HDR - 1) / HDR * HDR);
+    if (!q) return fail_at(2, __FILE__, __LINE__, "cudaMalloc: out of host memory (%zu bytes)", bytes);
+    memcpy(q, &bytes, sizeof bytes);
+    memset(q + HDR, 0xa5, bytes); // poison: unwritten output shows
+    dev_used += bytes;
+    dev_live++;
+    *p = q + HDR;
+    return 0;
+}
+
+void dfree(void *p) {
+    if (!p) return;
+    char *q = (char *)p - HDR;
+    size_t bytes;
+    memcpy(&bytes, q, sizeof bytes);
+    dev_used -= bytes;
+    dev_live--;
+    free(q);
+}
+
+// ─── the device of driver.cuh ───────────────────────────────────────────────
+
+bool ntt_radix2 = false;
+
+struct HostDev {
+    int alloc(void **p, size_t bytes) { return dalloc(p, bytes); }
+    void release(void *p) { dfree(p); }
+    int zero(void *p, size_t bytes) {
+        memset(p, 0, bytes);
+        return 0;
+    }
+    int to_host(void *dst, const void *src, size_t bytes) {
+        TRY(injected(COPY));
+        memcpy(dst, src, bytes);
+        return 0;
+    }
+    int sync() { return 0; }
+
+    // MSM
+    int digits(const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
+        TRY(injected(KERNEL));
+        for (size_t i = 0; i < n; i++) digits_body(i, scalars, n, c, nw, keys, vals);
+        return 0;
+    }
+    int sort_pairs(void *tmp, size_t *tmp_bytes, const u32 *kin, u32 *kout, const u32 *vin, u32 *vout, size_t items,
+                   int end_bit) {
+        if (items > SORT_MAX_ITEMS) return FAILF("sort: %zu items, more than CUB takes", items);
+        if (!tmp) {
+            *tmp_bytes = 1;
+            return 0;
+        }
+        TRY(injected(KERNEL));
+        u32 mask = end_bit >= 32 ? 0xffffffffu : (1u << end_bit) - 1;
+        std::vector<size_t> ord(items);
+        for (size_t i = 0; i < items; i++) ord[i] = i;
+        std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return (kin[a] & mask) < (kin[b] & mask); });
+        for (size_t i = 0; i < items; i++) kout[i] = kin[ord[i]], vout[i] = vin[ord[i]];
+        return 0;
+    }
+    int bounds(const u32 *keys, size_t m, u32 nb, u32 *start, u32 *end) {
+        TRY(injected(KERNEL));
+        for (size_t i = 0; i < m; i++) bounds_body(i, keys, m, nb, start, end);
+        return 0;
+    }
+    int counts(const u32 *start, const u32 *end, u32 nb, u32 *cnt) {
+        TRY(injected(KERNEL));
+        for (u32 b = 0; b < nb; b++) cnt[b] = end[b] - start[b];
+        return 0;
+    }
+    int chunks(const u32 *cnt, u32 nb, u32 L, u32 *out) {
+        TRY(injected(KERNEL));
+        for (u32 b = 0; b < nb; b++) chunks_body(b, cnt, L, out);
+        return 0;
+    }
+    int exclusive_sum(void *tmp, size_t *tmp_bytes, const u32 *in, u32 *out, u32 nb) {
+        if (!tmp) {
+            *tmp_bytes = 1;
+            return 0;
+        }
+        TRY(injected(KERNEL));
+        u32 acc = 0;
+        for (u32 b = 0; b < nb; b++) out[b] = acc, acc += in[b];
+        return 0;
+    }
+    template <class F>
+    int level0(const Affine<F> *bases, const u32 *idx, const u32 *vals, const u32 *start, const u32 *cnt,
+               const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
+        TRY(injected(KERNEL));
+        for (u32 t = 0; t < total; t++) level0_body(t, bases, idx, vals, start, cnt, off, chunks, nb, L, out);
+        return 0;
+    }
+    template <class F>
+    int levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L,
+               u32 total, XYZZ<F> *out) {
+        TRY(injected(KERNEL));
+        for (u32 t = 0; t < total; t++) levelN_body(t, in, start, cnt, off, chunks, nb, L, out);
+        return 0;
+    }
+    template <class F>
+    int segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg, XYZZ<F> *out) {
+        TRY(injected(KERNEL));
+        for (u32 s = 0; s < nseg; s++) segment_body(s, P, start, cnt, half, S, out);
+        return 0;
+    }
+    // reduce: group b sums in[b·per, min(m, (b+1)·per)) into out[b] (k_reduce).
+    template <class F> int reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out, size_t groups) {
+        TRY(injected(KERNEL));
+        for (size_t b = 0; b < groups; b++) {
+            XYZZ<F> acc = XYZZ<F>::inf();
+            for (size_t i = b * per; i < m && i < (b + 1) * per; i++) acc.add(in[i]);
+            out[b] = acc;
+        }
+        return 0;
+    }
+    template <class F> int ones(const Affine<F> *bases, const u64 *bitmap, size_t n, size_t nw, XYZZ<F> *part) {
+        TRY(injected(KERNEL));
+        for (size_t t = 0; t < nw; t++) ones_body(t, bases, bitmap, n, part);
+        return 0;
+    }
+
+    // NTT: a pass is its groups' butterflies, stage by stage (k_ntt_pass
+    // without the shared memory); the radix-2 tail and head likewise.
+    int ntt_pass(Fr *x, u32 n, u32 mlow, int s, u32 ngroups, const Fr *tw, bool difp) {
+        TRY(injected(KERNEL));
+        u32 size = 1u << s;
+        std::vector<Fr> sh(size);
+        for (u32 g = 0; g < ngroups; g++) {
+            for (u32 k = 0; k < size; k++) sh[k] = x[group_pos(g, k, mlow, s)];
+            u32 r = g % mlow;
+            for (int i = 0; i < s; i++) {
+                int tt = difp ? s - 1 - i : i;
+                for (u32 u = 0; u < size / 2; u++) group_bfly(sh.data(), u, tt, r, mlow, n, tw, difp);
+            }
+            for (u32 k = 0; k < size; k++) x[group_pos(g, k, mlow, s)] = sh[k];
+        }
+        return 0;
+    }
+    int dif_stage(Fr *x, u32 n, u32 m, const Fr *tw) {
+        TRY(injected(KERNEL));
+        for (u32 t = 0; t < n / 2; t++) dif_body(t, x, n, m, tw);
+        return 0;
+    }
+    int dit_stage(Fr *x, u32 n, u32 m, const Fr *tw) {
+        TRY(injected(KERNEL));
+        for (u32 t = 0; t < n / 2; t++) dit_body(t, x, n, m, tw);
+        return 0;
+    }
+    int dif_tail(Fr *x, u32 n, u32 top, const Fr *tw) {
+        TRY(injected(KERNEL));
+        for (u32 m = top; m >= 1; m >>= 1)
+            for (u32 t = 0; t < n / 2; t++) dif_body(t, x, n, m, tw);
+        return 0;
+    }
+    int dit_head(Fr *x, u32 n, u32 top, const Fr *tw) {
+        TRY(injected(KERNEL));
+        for (u32 m = 1; m <= top; m <<= 1)
+            for (u32 t = 0; t < n / 2; t++) dit_body(t, x, n, m, tw);
+        return 0;
+    }
+    int scale_rev(Fr *x, u32 n, int logn, const Fr *tab) {
+        TRY(injected(KERNEL));
+        for (u32 p = 0; p < n; p++) x[p] = x[p] * tab[bitrev(p, logn)];
+        return 0;
+    }
+    int pointwise(Fr *a, const Fr *b, const Fr *c, u32 n, Fr zinv, bool divide) {
+        TRY(injected(KERNEL));
+        for (u32 i = 0; i < n; i++) {
+            Fr r = a[i] * b[i] - c[i];
+            if (divide) r = r * zinv;
+            a[i] = r;
+        }
+        return 0;
+    }
+    int powers(Fr *out, size_t count, Fr base, Fr f) {
+        TRY(injected(KERNEL));
+        for (size_t i = 0; i < count; i++) powers_body(i, base, f, out);
+        return 0;
+    }
+};
+
+} // namespace
 
 extern "C" {
 
-int zk_error(char *buf, int len) {
-    snprintf(buf, (size_t)len, "host stand-in");
-    return 0;
+// ─── test controls ───────────────────────────────────────────────────────────
+
+int zk_host_fail(const char *what, long nth) {
+    for (int k = 0; k < KINDS; k++)
+        if (strcmp(what, kind_name[k]) == 0) {
+            fail_at_call[k].store(nth > 0 ? nth : 0);
+            return 0;
+        }
+    return -1;
 }
-int zk_init(int dev, char *name, int namelen, size_t *mem_total) {
+void zk_host_set_memory(uint64_t total) { dev_total.store(total); }
+uint64_t zk_host_allocated(void) { return dev_used.load(); }
+long zk_host_live(void) { return dev_live.load(); }
+
+// ─── zkpipe.h ────────────────────────────────────────────────────────────────
+
+uint32_t zk_abi_version(zk_abi *out) {
+    if (out) {
+        out->abi_bytes = sizeof(zk_abi);
+        out->fr_bytes = sizeof(Fr);
+        out->g1_affine_bytes = sizeof(Affine<Fp>);
+        out->g2_affine_bytes = sizeof(Affine<Fp2>);
+        out->g1_xyzz_bytes = sizeof(XYZZ<Fp>);
+        out->g2_xyzz_bytes = sizeof(XYZZ<Fp2>);
+        out->err_bytes = ZK_ERR_BYTES;
+        out->max_windows = ZK_MAX_WINDOWS;
+        out->pointer_bytes = sizeof(void *);
+        out->count_bytes = sizeof(uint64_t);
+    }
+    return ZK_ABI_VERSION;
+}
+
+int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char *err) {
+    ErrScope es(err);
+    if (dev != 0) return FAILF("no CUDA device %d (1 found)", dev);
+    const char *ntt = getenv("ZKPIPE_NTT");
+    ntt_radix2 = ntt && strcmp(ntt, "radix2") == 0;
     snprintf(name, (size_t)namelen, "host stand-in (no GPU), device %d", dev);
-    *mem_total = 0;
+    uint64_t t = dev_total.load();
+    *mem_total = t ? t : 1ULL << 40;
     return 0;
 }
-int zk_host_alloc(void **p, size_t bytes) {
+
+int zk_mem_info(uint64_t *free_bytes, uint64_t *total, char *err) {
+    ErrScope es(err);
+    uint64_t t = dev_total.load(), u = dev_used.load();
+    if (!t) t = 1ULL << 40;
+    *total = t;
+    *free_bytes = u < t ? t - u : 0;
+    return 0;
+}
+
+int zk_host_alloc(void **p, uint64_t bytes, char *err) {
+    ErrScope es(err);
     *p = calloc(1, bytes);
-    return *p ? 0 : 1;
+    return *p ? 0 : FAILF("pinned alloc of %llu bytes failed", (unsigned long long)bytes);
 }
-int zk_host_free(void *p) {
+int zk_host_free(void *p, char *err) {
+    ErrScope es(err);
     free(p);
     return 0;
 }
-int zk_stream_create(void **s) {
-    *s = (void *)1;
+int zk_stream_create(void **s, char *err) {
+    ErrScope es(err);
+    *s = malloc(1); // a distinct handle, freed by zk_stream_destroy
+    return *s ? 0 : FAILF("stream create failed");
+}
+int zk_stream_destroy(void *s, char *err) {
+    ErrScope es(err);
+    free(s);
     return 0;
 }
-int zk_stream_sync(void *) { return 0; }
-int zk_dev_alloc(void **p, size_t bytes, void *) {
-    *p = malloc(bytes ? bytes : 1);
-    memset(*p, 0xa5, bytes); // poison: unwritten output shows
-    return *p ? 0 : 1;
-}
-int zk_dev_free(void *p, void *) {
-    free(p);
+int zk_stream_sync(void *, char *err) {
+    ErrScope es(err);
     return 0;
 }
-int zk_memset(void *p, size_t bytes, void *) {
+int zk_dev_alloc(void **p, uint64_t bytes, void *, char *err) {
+    ErrScope es(err);
+    return dalloc(p, bytes);
+}
+int zk_dev_free(void *p, void *, char *err) {
+    ErrScope es(err);
+    dfree(p);
+    return 0;
+}
+int zk_memset(void *p, uint64_t bytes, void *, char *err) {
+    ErrScope es(err);
     memset(p, 0, bytes);
     return 0;
 }
-int zk_upload(void *dst, const void *src, size_t bytes, void *pin0, void *pin1, size_t pin_bytes, void *) {
+int zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1, uint64_t pin_bytes, void *,
+              char *err) {
+    ErrScope es(err);
+    TRY(injected(COPY));
     void *pin[2] = {pin0, pin1};
     size_t k = 0;
     for (size_t off = 0; off < bytes; off += pin_bytes, k++) {
@@ -63,142 +354,57 @@ int zk_upload(void *dst, const void *src, size_t bytes, void *pin0, void *pin1, 
     }
     return 0;
 }
-int zk_download(void *dst, const void *src, size_t bytes, void *) {
+int zk_download(void *dst, const void *src, uint64_t bytes, void *, char *err) {
+    ErrScope es(err);
+    TRY(injected(COPY));
     memcpy(dst, src, bytes);
     return 0;
 }
 
-int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int logn, const u64 *consts, void *) {
-    const Fr *k = (const Fr *)consts;
-    size_t n = (size_t)1 << logn, h = n / 2;
-    for (size_t i = 0; i < h; i++) powers_body(i, k[0], k[5], (Fr *)tw), powers_body(i, k[1], k[5], (Fr *)twinv);
-    for (size_t i = 0; i < n; i++) powers_body(i, k[2], k[4], (Fr *)gn), powers_body(i, k[3], k[4], (Fr *)ginvn);
-    return 0;
+int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn, const uint64_t *consts, void *,
+                     char *err) {
+    ErrScope es(err);
+    HostDev d;
+    return domain_tables_run(d, (Fr *)tw, (Fr *)twinv, (Fr *)gn, (Fr *)ginvn, logn, (const Fr *)consts);
 }
 
-static void dif(Fr *x, int logn, const Fr *tw) {
-    u32 n = 1u << logn;
-    for (u32 m = n / 2; m >= 1; m >>= 1)
-        for (u32 t = 0; t < n / 2; t++) dif_body(t, x, n, m, tw);
-}
-static void dit(Fr *x, int logn, const Fr *tw) {
-    u32 n = 1u << logn;
-    for (u32 m = 1; m <= n / 2; m <<= 1)
-        for (u32 t = 0; t < n / 2; t++) dit_body(t, x, n, m, tw);
-}
-static void scale_rev(Fr *x, int logn, const Fr *tab) {
-    u32 n = 1u << logn;
-    for (u32 p = 0; p < n; p++) x[p] = x[p] * tab[bitrev(p, logn)];
+int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
+                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *, char *err) {
+    ErrScope es(err);
+    HostDev d;
+    return compute_h_run(d, (Fr *)a, (Fr *)b, (Fr *)c, logn, (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn,
+                         (const Fr *)ginvn, conv, *(const Fr *)zinv, ntt_radix2);
 }
 
-int zk_compute_h(void *a, void *b, void *c, int logn, const void *tw, const void *twinv, const void *gn,
-                 const void *ginvn, int conv, const u64 *zinv, void *) {
-    u32 n = 1u << logn;
-    Fr *x[3] = {(Fr *)a, (Fr *)b, (Fr *)c};
-    for (int i = 0; i < 3; i++) {
-        dif(x[i], logn, (const Fr *)twinv);
-        scale_rev(x[i], logn, (const Fr *)gn);
-        dit(x[i], logn, (const Fr *)tw);
-    }
-    Fr z = *(const Fr *)zinv;
-    for (u32 i = 0; i < n; i++) {
-        Fr r = x[0][i] * x[1][i] - x[2][i];
-        if (conv == 0) r = r * z;
-        x[0][i] = r;
-    }
-    if (conv == 0) {
-        dif(x[0], logn, (const Fr *)twinv);
-        scale_rev(x[0], logn, (const Fr *)ginvn);
-    }
-    return 0;
-}
-
-int zk_bench_ntt(void *x, int logn, const void *tw, int reps, float *ms, void *) {
-    for (int i = 0; i < reps; i++) dit((Fr *)x, logn, (const Fr *)tw);
+int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *, char *err) {
+    ErrScope es(err);
+    HostDev d;
+    for (int i = 0; i < reps; i++) TRY(dit(d, (Fr *)x, logn, (const Fr *)tw, ntt_radix2));
     *ms = 0;
     return 0;
 }
 
-} // extern "C"
-
-template <class F>
-static int msm(const Affine<F> *bases, const Fr *sc, const u32 *idx, size_t n, XYZZ<F> *out, int *c_out, int *nw_out) {
-    *c_out = *nw_out = 0;
-    if (n == 0) return 0;
-    const u32 L = 32;
-    int c = msm_window(n), nw = msm_windows(c);
-    u32 half = 1u << (c - 1), nb = (u32)nw * half;
-    size_t m = n * nw;
-    std::vector<u32> keys(m), vals(m);
-    for (size_t i = 0; i < n; i++) digits_body(i, sc, n, c, nw, keys.data(), vals.data());
-    std::vector<size_t> ord(m);
-    for (size_t i = 0; i < m; i++) ord[i] = i;
-    std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
-    std::vector<u32> k2(m), v2(m);
-    for (size_t i = 0; i < m; i++) k2[i] = keys[ord[i]], v2[i] = vals[ord[i]];
-    std::vector<u32> start(nb, 0), end(nb, 0), cnt(nb);
-    for (size_t i = 0; i < m; i++) bounds_body(i, k2.data(), m, nb, start.data(), end.data());
-    for (u32 b = 0; b < nb; b++) cnt[b] = end[b] - start[b];
-    size_t bound = n, prev_total = m;
-    std::vector<XYZZ<F>> P;
-    int level = 0;
-    do {
-        std::vector<u32> chunks(nb), off(nb);
-        for (u32 b = 0; b < nb; b++) chunks_body(b, cnt.data(), L, chunks.data());
-        u32 acc = 0;
-        for (u32 b = 0; b < nb; b++) off[b] = acc, acc += chunks[b];
-        size_t total = prev_total / L + nb;
-        std::vector<XYZZ<F>> Q(total);
-        for (u32 t = 0; t < total; t++) {
-            if (level == 0)
-                level0_body(t, bases, idx, v2.data(), start.data(), cnt.data(), off.data(), chunks.data(), nb, L,
-                            Q.data());
-            else
-                levelN_body(t, P.data(), start.data(), cnt.data(), off.data(), chunks.data(), nb, L, Q.data());
-        }
-        P = Q;
-        start = off;
-        cnt = chunks;
-        prev_total = total;
-        bound = (bound + L - 1) / L;
-        level++;
-    } while (bound > 1);
-    u32 S = half < 32 ? half : 32, spw = half / S, nseg = (u32)nw * spw;
-    std::vector<XYZZ<F>> seg(nseg);
-    for (u32 s = 0; s < nseg; s++) segment_body(s, P.data(), start.data(), cnt.data(), half, S, seg.data());
-    for (int w = 0; w < nw; w++) {
-        XYZZ<F> r = XYZZ<F>::inf();
-        for (u32 s = 0; s < spw; s++) r.add(seg[w * spw + s]);
-        out[w] = r;
-    }
-    *c_out = c;
-    *nw_out = nw;
-    return 0;
+int zk_msm_g1(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
+              int32_t *nw, void *, char *err) {
+    ErrScope es(err);
+    HostDev d;
+    return msm_run<Fp>(d, (const Affine<Fp> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp> *)out, c, nw);
 }
-
-template <class F> static int ones(const Affine<F> *bases, const u64 *bitmap, size_t n, XYZZ<F> *out) {
-    size_t nw = (n + 63) / 64;
-    std::vector<XYZZ<F>> part(nw);
-    for (size_t t = 0; t < nw; t++) ones_body(t, bases, bitmap, n, part.data());
-    XYZZ<F> r = XYZZ<F>::inf();
-    for (auto &p : part) r.add(p);
-    *out = r;
-    return 0;
+int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
+              int32_t *nw, void *, char *err) {
+    ErrScope es(err);
+    HostDev d;
+    return msm_run<Fp2>(d, (const Affine<Fp2> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp2> *)out, c, nw);
 }
-
-extern "C" {
-
-int zk_msm_g1(const void *bases, const void *scalars, const u32 *idx, size_t n, void *out, int *c, int *nw, void *) {
-    return msm<Fp>((const Affine<Fp> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp> *)out, c, nw);
+int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *, char *err) {
+    ErrScope es(err);
+    HostDev d;
+    return ones_run<Fp>(d, (const Affine<Fp> *)bases, bitmap, n, (XYZZ<Fp> *)out);
 }
-int zk_msm_g2(const void *bases, const void *scalars, const u32 *idx, size_t n, void *out, int *c, int *nw, void *) {
-    return msm<Fp2>((const Affine<Fp2> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp2> *)out, c, nw);
-}
-int zk_ones_g1(const void *bases, const u64 *bitmap, size_t n, void *out, void *) {
-    return ones<Fp>((const Affine<Fp> *)bases, bitmap, n, (XYZZ<Fp> *)out);
-}
-int zk_ones_g2(const void *bases, const u64 *bitmap, size_t n, void *out, void *) {
-    return ones<Fp2>((const Affine<Fp2> *)bases, bitmap, n, (XYZZ<Fp2> *)out);
+int zk_ones_g2(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *, char *err) {
+    ErrScope es(err);
+    HostDev d;
+    return ones_run<Fp2>(d, (const Affine<Fp2> *)bases, bitmap, n, (XYZZ<Fp2> *)out);
 }
 
 } // extern "C"
