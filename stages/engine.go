@@ -111,7 +111,7 @@ func (e *Engine) Pipeline() *pipeline.Pipeline[*Job] {
 	}
 	synth := stage(Synthesize, e.synthesize)
 	synth.Admit = e.admit
-	return pipeline.New(
+	p := pipeline.New(
 		stage(Parse, e.parse),
 		synth,
 		stage(Transfer, e.transfer),
@@ -121,6 +121,10 @@ func (e *Engine) Pipeline() *pipeline.Pipeline[*Job] {
 		stage(BG2, e.bG2),
 		stage(Assemble, e.assemble),
 	)
+	// A job that cancellation keeps from the sink still hands back its
+	// device buffers and memory reservation.
+	p.Drop = e.release
+	return p
 }
 
 // Run proves every job from jobs and calls sink once per job, finished or
