@@ -2,10 +2,12 @@ package stages
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/pipeline"
 )
@@ -44,6 +46,9 @@ type Engine struct {
 	circuits map[string]*Circuit
 	only     *Circuit // the circuit jobs get when they name none and one is loaded
 
+	loaded     []gpu.Resident     // residents this engine loaded (Close closes them)
+	deviceKeys []*mem.Reservation // their charges on the device budget
+
 	// Reused buffers for the classified queries (pin/transfer).
 	bitmaps mem.Pool[uint64]
 	indexes mem.Pool[uint32]
@@ -65,17 +70,29 @@ func NewEngine(cfg Config, circuits ...*Circuit) (*Engine, error) {
 	e := &Engine{cfg: cfg, circuits: make(map[string]*Circuit)}
 	for _, c := range circuits {
 		if _, dup := e.circuits[c.Name]; dup {
+			e.Close()
 			return nil, fmt.Errorf("engine: two circuits named %q", c.Name)
 		}
 		if err := c.Check(); err != nil {
+			e.Close()
 			return nil, err
 		}
 		if c.Resident == nil {
+			if g, sz := e.deviceBudget(); g != nil {
+				h, err := g.ChargeDevice(sz.ResidentBytes(c.Key))
+				if err != nil {
+					e.Close()
+					return nil, fmt.Errorf("engine: circuit %s on %s: %w", c.Name, cfg.Backend.Name(), err)
+				}
+				e.deviceKeys = append(e.deviceKeys, h)
+			}
 			r, err := cfg.Backend.Load(c.Key)
 			if err != nil {
+				e.Close()
 				return nil, fmt.Errorf("engine: load circuit %s on %s: %w", c.Name, cfg.Backend.Name(), err)
 			}
 			c.Resident = r
+			e.loaded = append(e.loaded, r)
 		}
 		e.circuits[c.Name] = c
 	}
@@ -83,6 +100,28 @@ func NewEngine(cfg Config, circuits ...*Circuit) (*Engine, error) {
 		e.only = circuits[0]
 	}
 	return e, nil
+}
+
+// Close frees the residents this engine loaded (circuits that came with a
+// Resident are the caller's) and gives back their device charges. Call it
+// after Run has returned; the backend itself is the caller's to close.
+func (e *Engine) Close() error {
+	var err error
+	for _, c := range e.circuits {
+		for _, r := range e.loaded {
+			if c.Resident == r {
+				c.Resident = nil
+			}
+		}
+	}
+	for _, r := range e.loaded {
+		err = errors.Join(err, r.Close())
+	}
+	for _, h := range e.deviceKeys {
+		h.Close()
+	}
+	e.loaded, e.deviceKeys = nil, nil
+	return err
 }
 
 // CircuitNames lists the loaded circuits.
@@ -111,10 +150,12 @@ func (e *Engine) Pipeline() *pipeline.Pipeline[*Job] {
 	}
 	synth := stage(Synthesize, e.synthesize)
 	synth.Admit = e.admit
+	xfer := stage(Transfer, e.transfer)
+	xfer.Admit = e.admitDevice
 	p := pipeline.New(
 		stage(Parse, e.parse),
 		synth,
-		stage(Transfer, e.transfer),
+		xfer,
 		stage(MSMH, e.msmH),
 		stage(BatchAdd, e.batchAdd),
 		stage(TailMSM, e.tailMSM),
@@ -148,6 +189,7 @@ func (e *Engine) release(j *Job) {
 		e.cfg.Backend.Free(j.Staged)
 		j.Staged = nil
 	}
+	j.DeviceReservation.Close()
 	j.W, j.Vec.A, j.Vec.B, j.Vec.C, j.Source = nil, nil, nil, nil, nil
 	j.Reservation.Close()
 }
