@@ -6,10 +6,13 @@
 //	g++ -O2 -std=c++17 -shared -fPIC hostlib.cpp -o /tmp/libzkpipe_host.so
 //	ZKPIPE_CUDA_LIB=/tmp/libzkpipe_host.so go test -run CUDA ./gpu
 //
-// The drivers are driver.cuh's, the very code zkpipe.cu runs on the GPU;
-// only the device differs: HostDev runs each kernel's per-thread body in a
-// loop, std::stable_sort stands for CUB's radix sort, a serial loop for its
-// scan, and "device" memory is host memory with a byte count. Slow: for
+// The drivers are driver.cuh's and the kernels kernels.cuh's, the very code
+// zkpipe.cu runs on the GPU, launched with the same grids: HostDev runs each
+// launch on the CPU, every CUDA thread a fiber (cuda_host.h), so that
+// barriers and shared memory behave as on the GPU. What stays the GPU's
+// alone: CUB's radix sort and scan (std::stable_sort and a serial loop here),
+// zk_upload's events and pinned double-buffering (two memcpys here), and the
+// memory pool ("device" memory is host memory with a byte count). Slow: for
 // small sizes only.
 //
 // Test controls, not part of zkpipe.h (the Go tests look them up):
@@ -22,6 +25,7 @@
 //	                         limit of allocations (0: unlimited, reported as 1 TiB)
 //	zk_host_allocated()      device bytes allocated now
 //	zk_host_live()           device allocations live now
+#include "cuda_host.h" // before the kernels: CUDA's execution model on the CPU
 #include "driver.cuh"
 #include "zk.cuh"
 #include "zkpipe.h"
@@ -35,6 +39,8 @@
 #include <vector>
 
 namespace {
+
+#include "kernels.cuh" // the GPU's kernels, run by cuda_host::launch
 
 // ─── failures on request ─────────────────────────────────────────────────────
 
@@ -105,10 +111,10 @@ struct HostDev {
     }
     int sync() { return 0; }
 
-    // MSM
+    // MSM: the launches of CudaDev (zkpipe.cu), same grids and blocks.
     int digits(const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
         TRY(injected(KERNEL));
-        for (size_t i = 0; i < n; i++) digits_body(i, scalars, n, c, nw, keys, vals);
+        cuda_host::launch(blocks(n), TPB, 0, [&] { k_digits(scalars, n, c, nw, keys, vals); });
         return 0;
     }
     int sort_pairs(void *tmp, size_t *tmp_bytes, const u32 *kin, u32 *kout, const u32 *vin, u32 *vout, size_t items,
@@ -119,6 +125,7 @@ struct HostDev {
             return 0;
         }
         TRY(injected(KERNEL));
+        // CUB's radix sort is stable, as std::stable_sort is.
         u32 mask = end_bit >= 32 ? 0xffffffffu : (1u << end_bit) - 1;
         std::vector<size_t> ord(items);
         for (size_t i = 0; i < items; i++) ord[i] = i;
@@ -128,17 +135,17 @@ struct HostDev {
     }
     int bounds(const u32 *keys, size_t m, u32 nb, u32 *start, u32 *end) {
         TRY(injected(KERNEL));
-        for (size_t i = 0; i < m; i++) bounds_body(i, keys, m, nb, start, end);
+        cuda_host::launch(blocks(m), TPB, 0, [&] { k_bounds(keys, m, nb, start, end); });
         return 0;
     }
     int counts(const u32 *start, const u32 *end, u32 nb, u32 *cnt) {
         TRY(injected(KERNEL));
-        for (u32 b = 0; b < nb; b++) cnt[b] = end[b] - start[b];
+        cuda_host::launch(blocks(nb), TPB, 0, [&] { k_cnt(start, end, nb, cnt); });
         return 0;
     }
     int chunks(const u32 *cnt, u32 nb, u32 L, u32 *out) {
         TRY(injected(KERNEL));
-        for (u32 b = 0; b < nb; b++) chunks_body(b, cnt, L, out);
+        cuda_host::launch(blocks(nb), TPB, 0, [&] { k_chunks(cnt, nb, L, out); });
         return 0;
     }
     int exclusive_sum(void *tmp, size_t *tmp_bytes, const u32 *in, u32 *out, u32 nb) {
@@ -147,7 +154,7 @@ struct HostDev {
             return 0;
         }
         TRY(injected(KERNEL));
-        u32 acc = 0;
+        u32 acc = 0; // CUB's scan
         for (u32 b = 0; b < nb; b++) out[b] = acc, acc += in[b];
         return 0;
     }
@@ -155,94 +162,79 @@ struct HostDev {
     int level0(const Affine<F> *bases, const u32 *idx, const u32 *vals, const u32 *start, const u32 *cnt,
                const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
         TRY(injected(KERNEL));
-        for (u32 t = 0; t < total; t++) level0_body(t, bases, idx, vals, start, cnt, off, chunks, nb, L, out);
+        cuda_host::launch(blocks(total), TPB, 0,
+                          [&] { k_level0<F>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out); });
         return 0;
     }
     template <class F>
     int levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L,
                u32 total, XYZZ<F> *out) {
         TRY(injected(KERNEL));
-        for (u32 t = 0; t < total; t++) levelN_body(t, in, start, cnt, off, chunks, nb, L, out);
+        cuda_host::launch(blocks(total), TPB, 0, [&] { k_levelN<F>(in, start, cnt, off, chunks, nb, L, total, out); });
         return 0;
     }
     template <class F>
     int segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg, XYZZ<F> *out) {
         TRY(injected(KERNEL));
-        for (u32 s = 0; s < nseg; s++) segment_body(s, P, start, cnt, half, S, out);
+        cuda_host::launch(blocks(nseg, 128), 128, 0, [&] { k_segment<F>(P, start, cnt, half, S, nseg, out); });
         return 0;
     }
-    // reduce: group b sums in[b·per, min(m, (b+1)·per)) into out[b] (k_reduce).
     template <class F> int reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out, size_t groups) {
         TRY(injected(KERNEL));
-        for (size_t b = 0; b < groups; b++) {
-            XYZZ<F> acc = XYZZ<F>::inf();
-            for (size_t i = b * per; i < m && i < (b + 1) * per; i++) acc.add(in[i]);
-            out[b] = acc;
-        }
+        cuda_host::launch((unsigned)groups, RED, 0, [&] { k_reduce<F>(in, m, per, out); }, true);
         return 0;
     }
     template <class F> int ones(const Affine<F> *bases, const u64 *bitmap, size_t n, size_t nw, XYZZ<F> *part) {
         TRY(injected(KERNEL));
-        for (size_t t = 0; t < nw; t++) ones_body(t, bases, bitmap, n, part);
+        cuda_host::launch(blocks(nw, 128), 128, 0, [&] { k_ones<F>(bases, bitmap, n, nw, part); });
         return 0;
     }
 
-    // NTT: a pass is its groups' butterflies, stage by stage (k_ntt_pass
-    // without the shared memory); the radix-2 tail and head likewise.
-    int ntt_pass(Fr *x, u32 n, u32 mlow, int s, u32 ngroups, const Fr *tw, bool difp) {
+    // NTT
+    int ntt_pass(Fr *x, u32 n, u32 mlow, int st, u32 ngroups, const Fr *tw, bool difp) {
         TRY(injected(KERNEL));
-        u32 size = 1u << s;
-        std::vector<Fr> sh(size);
-        for (u32 g = 0; g < ngroups; g++) {
-            for (u32 k = 0; k < size; k++) sh[k] = x[group_pos(g, k, mlow, s)];
-            u32 r = g % mlow;
-            for (int i = 0; i < s; i++) {
-                int tt = difp ? s - 1 - i : i;
-                for (u32 u = 0; u < size / 2; u++) group_bfly(sh.data(), u, tt, r, mlow, n, tw, difp);
-            }
-            for (u32 k = 0; k < size; k++) x[group_pos(g, k, mlow, s)] = sh[k];
-        }
+        u32 G = NTT_PASS_THREADS >> (st - 1);
+        unsigned grid = (ngroups + G - 1) / G;
+        size_t smem = (size_t)G * (1u << st) * sizeof(Fr);
+        if (difp)
+            cuda_host::launch(grid, NTT_PASS_THREADS, smem, [&] { k_ntt_pass<true>(x, n, mlow, st, ngroups, tw); }, true);
+        else
+            cuda_host::launch(grid, NTT_PASS_THREADS, smem, [&] { k_ntt_pass<false>(x, n, mlow, st, ngroups, tw); }, true);
         return 0;
     }
     int dif_stage(Fr *x, u32 n, u32 m, const Fr *tw) {
         TRY(injected(KERNEL));
-        for (u32 t = 0; t < n / 2; t++) dif_body(t, x, n, m, tw);
+        cuda_host::launch(blocks(n / 2), TPB, 0, [&] { k_dif(x, n, m, tw); });
         return 0;
     }
     int dit_stage(Fr *x, u32 n, u32 m, const Fr *tw) {
         TRY(injected(KERNEL));
-        for (u32 t = 0; t < n / 2; t++) dit_body(t, x, n, m, tw);
+        cuda_host::launch(blocks(n / 2), TPB, 0, [&] { k_dit(x, n, m, tw); });
         return 0;
     }
-    int dif_tail(Fr *x, u32 n, u32 top, const Fr *tw) {
+    int dif_tail(Fr *x, u32 n, u32 m, const Fr *tw) {
         TRY(injected(KERNEL));
-        for (u32 m = top; m >= 1; m >>= 1)
-            for (u32 t = 0; t < n / 2; t++) dif_body(t, x, n, m, tw);
+        cuda_host::launch(n / (2 * m), m, 2 * m * sizeof(Fr), [&] { k_dif_tail(x, n, m, tw); }, true);
         return 0;
     }
     int dit_head(Fr *x, u32 n, u32 top, const Fr *tw) {
         TRY(injected(KERNEL));
-        for (u32 m = 1; m <= top; m <<= 1)
-            for (u32 t = 0; t < n / 2; t++) dit_body(t, x, n, m, tw);
+        cuda_host::launch(n / (2 * top), top, 2 * top * sizeof(Fr), [&] { k_dit_head(x, n, top, tw); }, true);
         return 0;
     }
     int scale_rev(Fr *x, u32 n, int logn, const Fr *tab) {
         TRY(injected(KERNEL));
-        for (u32 p = 0; p < n; p++) x[p] = x[p] * tab[bitrev(p, logn)];
+        cuda_host::launch(blocks(n), TPB, 0, [&] { k_scale_rev(x, n, logn, tab); });
         return 0;
     }
     int pointwise(Fr *a, const Fr *b, const Fr *c, u32 n, Fr zinv, bool divide) {
         TRY(injected(KERNEL));
-        for (u32 i = 0; i < n; i++) {
-            Fr r = a[i] * b[i] - c[i];
-            if (divide) r = r * zinv;
-            a[i] = r;
-        }
+        cuda_host::launch(blocks(n), TPB, 0, [&] { k_pointwise(a, b, c, n, zinv, divide ? 1 : 0); });
         return 0;
     }
     int powers(Fr *out, size_t count, Fr base, Fr f) {
         TRY(injected(KERNEL));
-        for (size_t i = 0; i < count; i++) powers_body(i, base, f, out);
+        cuda_host::launch(blocks(count), TPB, 0, [&] { k_powers(out, count, base, f); });
         return 0;
     }
 };
