@@ -336,15 +336,24 @@ func TestCUDADeviceMemory(t *testing.T) {
 	if got, want := free0-free1, c.ResidentBytes(f.key); got != want {
 		t.Errorf("Load took %d device bytes, ResidentBytes says %d", got, want)
 	}
-	// A job's staged vectors alone: JobBytes must cover them with room for
-	// the MSM scratch.
-	s, err := c.Transfer(context.Background(), res, f.vecs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	free2, _ := c.DeviceMemory()
-	c.Free(s)
-	if staged, job := free1-free2, c.JobBytes(f.key); staged > job {
-		t.Errorf("a job's vectors take %d device bytes, more than JobBytes %d", staged, job)
+	// A whole job (vectors and every operation's scratch) at its peak,
+	// against JobBytes, which the governor reserves: never more, and not
+	// wastefully less (at least half of the estimate is used).
+	for _, size := range []int{100, 3000, 20000} {
+		f := newFixture(rand.New(rand.NewPCG(9, uint64(size))), size, dense, gpu.HDivideByZ, false)
+		res, err := c.Load(f.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := h.Peak(1)
+		if err := prove(context.Background(), c, res, f); err != nil {
+			t.Fatal(err)
+		}
+		peak, job := int64(h.Peak(0)-held), c.JobBytes(f.key)
+		t.Logf("n=%d: a job's device peak %s, JobBytes %s (%.2f×)", size, mem.FormatBytes(peak), mem.FormatBytes(job), float64(peak)/float64(job))
+		if peak > job || peak < job/2 {
+			t.Errorf("n=%d: a job took %d device bytes at its peak; JobBytes %d is not within [peak, 2·peak]", size, peak, job)
+		}
+		res.Close()
 	}
 }

@@ -86,11 +86,19 @@ func (c *CUDA) JobBytes(k *Key) int64 {
 	return staged + scratch
 }
 
-// msmScratchBytes bounds what msm_run (gpu/cuda/driver.cuh) allocates at
-// once for n points whose XYZZ form is xyzz bytes: m = n·nw digit slots,
-// four u32 arrays of m (keys, values, sorted) plus CUB's sort scratch (at
-// most as much again), then the level-0 sums (m/32 + nb points) beside the
-// sorted values. Window choice as msm_window: c = ⌊log₂n⌋ − 4 in [4, 16].
+// msmScratchBytes bounds what msm_run (gpu/cuda/driver.cuh) holds at once
+// for n points whose XYZZ form is xyzz bytes, phase by phase, with m = n·nw
+// digit slots, nb buckets and T₀ = m/32 + nb, T₁ = T₀/32 + nb the sums of
+// the first two levels (window choice as msm_window: c = ⌊log₂n⌋ − 4 in
+// [4, 16]):
+//
+//	sort     keys, values and their sorted copies (16m) and CUB's scratch,
+//	         at most the alternate buffers of the largest sort (8m)
+//	level 0  the sorted values (4m), bucket runs and chunks (16·nb), T₀ sums
+//	level ≥1 the same, with the previous level's sums beside this one's:
+//	         (T₀ + T₁) sums (the sorted values are freed after the last level)
+//
+// The later levels and the segments are smaller than these.
 func msmScratchBytes(n int, xyzz int64) int64 {
 	if n == 0 {
 		return 0
@@ -99,9 +107,12 @@ func msmScratchBytes(n int, xyzz int64) int64 {
 	nw := int64((255 + c - 1) / c)
 	m := int64(n) * nw
 	nb := nw << (c - 1)
-	digits := 4*4*m + 2*4*m
-	levels := 4*m + (m/32+nb)*xyzz + 6*4*nb
-	return max(digits, levels)
+	t0 := m/32 + nb
+	t1 := t0/32 + nb
+	sort := 16*m + 8*m
+	level0 := 4*m + 16*nb + t0*xyzz
+	level1 := 4*m + 16*nb + (t0+t1)*xyzz
+	return max(sort, level0, level1)
 }
 
 // Load uploads the key's bases and builds the NTT tables on the device.

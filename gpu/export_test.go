@@ -63,6 +63,7 @@ type HostStandIn struct {
 	SetMemory func(total uint64)                 // zk_host_set_memory
 	Allocated func() uint64                      // zk_host_allocated
 	Live      func() int64                       // zk_host_live
+	Peak      func(reset int32) uint64           // zk_host_peak
 }
 
 func (c *CUDA) HostStandIn() *HostStandIn {
@@ -70,7 +71,7 @@ func (c *CUDA) HostStandIn() *HostStandIn {
 	for _, s := range []struct {
 		name string
 		ptr  any
-	}{{"zk_host_fail", &h.Fail}, {"zk_host_set_memory", &h.SetMemory}, {"zk_host_allocated", &h.Allocated}, {"zk_host_live", &h.Live}} {
+	}{{"zk_host_fail", &h.Fail}, {"zk_host_set_memory", &h.SetMemory}, {"zk_host_allocated", &h.Allocated}, {"zk_host_live", &h.Live}, {"zk_host_peak", &h.Peak}} {
 		sym, err := c.lib.sym(s.name)
 		if err != nil {
 			return nil

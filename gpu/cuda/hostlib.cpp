@@ -24,6 +24,8 @@
 //	zk_host_set_memory(total) the device's memory for zk_mem_info and the
 //	                         limit of allocations (0: unlimited, reported as 1 TiB)
 //	zk_host_allocated()      device bytes allocated now
+//	zk_host_peak(reset)      the most allocated at once (since the last reset;
+//	                         reset ≠ 0 starts a new period at the bytes held now)
 //	zk_host_live()           device allocations live now
 #include "cuda_host.h" // before the kernels: CUDA's execution model on the CPU
 #include "driver.cuh"
@@ -63,7 +65,7 @@ int injected(Kind k) {
 // ─── "device" memory: host memory with a size header, counted ───────────────
 
 const size_t HDR = 64; // keeps the user pointer 64-byte aligned
-std::atomic<uint64_t> dev_total{0}, dev_used{0};
+std::atomic<uint64_t> dev_total{0}, dev_used{0}, dev_peak{0};
 std::atomic<long> dev_live{0};
 
 int dalloc(void **p, size_t bytes) {
@@ -77,7 +79,9 @@ int dalloc(void **p, size_t bytes) {
     if (!q) return fail_at(2, __FILE__, __LINE__, "cudaMalloc: out of host memory (%zu bytes)", bytes);
     memcpy(q, &bytes, sizeof bytes);
     memset(q + HDR, 0xa5, bytes); // poison: unwritten output shows
-    dev_used += bytes;
+    uint64_t now = dev_used += bytes;
+    for (uint64_t p = dev_peak.load(); now > p && !dev_peak.compare_exchange_weak(p, now);) {
+    }
     dev_live++;
     *p = q + HDR;
     return 0;
@@ -255,6 +259,7 @@ int zk_host_fail(const char *what, long nth) {
 }
 void zk_host_set_memory(uint64_t total) { dev_total.store(total); }
 uint64_t zk_host_allocated(void) { return dev_used.load(); }
+uint64_t zk_host_peak(int reset) { return reset ? dev_peak.exchange(dev_used.load()) : dev_peak.load(); }
 long zk_host_live(void) { return dev_live.load(); }
 
 // ─── zkpipe.h ────────────────────────────────────────────────────────────────
