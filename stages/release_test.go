@@ -114,3 +114,65 @@ func TestCancelledJobsGiveBackWhatTheyHold(t *testing.T) {
 		t.Errorf("Engine.Close left %d device bytes charged", s.DeviceCharged)
 	}
 }
+
+// countingBackend is the CPU backend whose residents count their closes.
+type countingBackend struct {
+	*gpu.CPU
+	open atomic.Int64
+}
+
+type countedResident struct {
+	gpu.Resident
+	b *countingBackend
+}
+
+func (r countedResident) Close() error { r.b.open.Add(-1); return r.Resident.Close() }
+
+func (b *countingBackend) ResidentBytes(*gpu.Key) int64 { return 1 << 20 }
+func (b *countingBackend) JobBytes(*gpu.Key) int64      { return 1 << 20 }
+
+func (b *countingBackend) Load(k *gpu.Key) (gpu.Resident, error) {
+	r, err := b.CPU.Load(k)
+	if err != nil {
+		return nil, err
+	}
+	b.open.Add(1)
+	return countedResident{r, b}, nil
+}
+
+// An engine made, run and closed many times over the same circuit leaves
+// nothing loaded or charged behind it.
+func TestEnginesOpenAndCloseManyTimes(t *testing.T) {
+	keys := provertest.Setup(t, "mulchain", 300)
+	circ := keys.Circuit(t, "mulchain")
+	be := &countingBackend{CPU: gpu.NewCPU(2, 2)}
+	g := mem.NewGovernor(mem.Config{Budget: mem.Unlimited, Device: fixedDevice{}})
+	defer g.Close()
+	for i := range 20 {
+		cfg := provertest.Config(t.TempDir(), 1, 1)
+		cfg.Backend, cfg.G2, cfg.Governor = be, be, g
+		eng, err := stages.NewEngine(cfg, circ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := g.Stats(); s.DeviceCharged != 1<<20 {
+			t.Fatalf("round %d: %d device bytes charged for the keys, want 1 MiB", i, s.DeviceCharged)
+		}
+		src := make(chan *stages.Job, 1)
+		src <- &stages.Job{Request: stream.Request{ID: fmt.Sprintf("j%d", i), Generate: &stream.Generate{Seed: int64(i)}}}
+		close(src)
+		var failed error
+		if err := eng.Run(context.Background(), eng.Pipeline(), src, func(r pipeline.Result[*stages.Job]) { failed = r.Err }); err != nil || failed != nil {
+			t.Fatalf("round %d: %v, %v", i, err, failed)
+		}
+		if err := eng.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if be.open.Load() != 0 || circ.Resident != nil {
+			t.Fatalf("round %d: %d residents open after Close", i, be.open.Load())
+		}
+		if s := g.Stats(); s.DeviceCharged != 0 || s.DeviceReserved != 0 || s.Reserved != 0 {
+			t.Fatalf("round %d: still held after Close: %+v", i, s)
+		}
+	}
+}
