@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -174,5 +175,23 @@ func TestEnginesOpenAndCloseManyTimes(t *testing.T) {
 		if s := g.Stats(); s.DeviceCharged != 0 || s.DeviceReserved != 0 || s.Reserved != 0 {
 			t.Fatalf("round %d: still held after Close: %+v", i, s)
 		}
+	}
+}
+
+// A circuit whose resident keys do not fit the device budget is refused at
+// load, naming both sizes, and nothing is left loaded.
+func TestACircuitTooLargeForTheDeviceIsRefused(t *testing.T) {
+	keys := provertest.Setup(t, "mulchain", 300)
+	be := &countingBackend{CPU: gpu.NewCPU(2, 2)}
+	g := mem.NewGovernor(mem.Config{Budget: mem.Unlimited, Device: fixedDevice{}, DeviceBudget: 512 << 10})
+	defer g.Close()
+	cfg := provertest.Config(t.TempDir(), 1, 1)
+	cfg.Backend, cfg.G2, cfg.Governor = be, be, g
+	_, err := stages.NewEngine(cfg, keys.Circuit(t, "mulchain"))
+	if !errors.Is(err, mem.ErrTooLarge) || !strings.Contains(err.Error(), "1.00 MiB") || !strings.Contains(err.Error(), "512 KiB") {
+		t.Fatalf("NewEngine: %v, want a refusal naming 1.00 MiB of keys and the 512 KiB budget", err)
+	}
+	if be.open.Load() != 0 || g.Stats().DeviceCharged != 0 {
+		t.Fatalf("after the refusal: %d residents open, %d bytes charged", be.open.Load(), g.Stats().DeviceCharged)
 	}
 }
