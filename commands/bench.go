@@ -113,7 +113,11 @@ func bench(c *cli.Context) error {
 	// Timed from the engine being open (keys resident) to the last result.
 	var start time.Time
 	started := func() error { start = time.Now(); return nil }
-	err = runStream(c, engineOptions(c, out), []*stages.Circuit{circ}, strings.NewReader(jobs.String()), started, func(r stream.Result) error {
+	opts, err := engineOptions(c, out)
+	if err != nil {
+		return err
+	}
+	err = runStream(c, opts, []*stages.Circuit{circ}, strings.NewReader(jobs.String()), started, func(r stream.Result) error {
 		lines = append(lines, r)
 		if resultsFile != nil {
 			return resultsFile.Write(r)
@@ -148,7 +152,11 @@ func bench(c *cli.Context) error {
 // process, so each stage's cpu_ms is its own CPU time, and prints the mean
 // per stage: where a proof's core-seconds go.
 func serialCPU(c *cli.Context, circ *stages.Circuit, out string, witnesses []string) error {
-	eng, err := engine.New(c.Context, engineOptions(c, filepath.Join(out, "serial")), circ)
+	opts, err := engineOptions(c, filepath.Join(out, "serial"))
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(c.Context, opts, circ)
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,10 @@ func prove(c *cli.Context) error {
 		defer f.Close()
 		in = f
 	}
+	opts, err := engineOptions(c, c.String("out"))
+	if err != nil {
+		return err
+	}
 	circuits, err := loadCircuits(c)
 	if err != nil {
 		return err
@@ -58,7 +62,6 @@ func prove(c *cli.Context) error {
 	if len(circuits) == 0 {
 		return fmt.Errorf("no circuit: give --circuit DIR (or --zkey FILE for circom)")
 	}
-	opts := engineOptions(c, c.String("out"))
 	opts.SkipDone = c.Bool("skip-done")
 	var results *stream.Writer
 	var resultsFile *os.File

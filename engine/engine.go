@@ -29,7 +29,8 @@ type Engine struct {
 
 	machine mem.Machine
 	gov     *mem.Governor
-	cuda    *gpu.CUDA // when the engine opened one
+	cudas   []*gpu.CUDA // the GPUs the engine opened
+	multi   *gpu.Multi  // over them, when there are several
 	backend stages.Backend
 	g2      stages.G2Backend
 	pinned  *mem.PinnedPool
@@ -85,12 +86,17 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 
 	// The budgets first: a typo in one fails before a GPU is opened.
 	e.machine = mem.ReadMachine()
-	if e.gov, err = newGovernor(opts.Memory, e.machine); err != nil {
+	gcfg, err := governorConfig(opts.Memory, e.machine)
+	if err != nil {
 		return nil, err
 	}
 	if e.backend, e.g2, err = e.openBackends(); err != nil {
 		return nil, err
 	}
+	if dm, ok := e.backend.(mem.DeviceMemory); ok {
+		gcfg.Device = dm // device memory becomes a budget beside RSS and pinned
+	}
+	e.gov = mem.NewGovernor(gcfg)
 	if ph, ok := e.backend.(pinnedHolder); ok && ph.PinnedBytes() > 0 {
 		h, err := e.gov.ChargePinned(int64(ph.PinnedBytes()))
 		if err != nil {
@@ -105,7 +111,10 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 		return nil, err
 	}
 	_, bg2OnCPU := e.g2.(*gpu.CPU)
-	e.opts.Shapes, e.autoStages = autoShape(opts.Shapes, runtime.NumCPU(), e.cuda != nil, !bg2OnCPU)
+	e.opts.Shapes, e.autoStages = autoShape(opts.Shapes, runtime.NumCPU(), len(e.cudas) > 0, !bg2OnCPU)
+	if e.multi != nil {
+		perDevice(e.opts.Shapes, len(e.cudas), !bg2OnCPU)
+	}
 	e.core, err = stages.NewEngine(stages.Config{Shapes: e.opts.Shapes, Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out}, circuits...)
 	if err != nil {
 		return nil, err
@@ -142,6 +151,9 @@ func (e *Engine) AddCircuit(c *stages.Circuit) error {
 	e.owned = append(e.owned, c)
 	e.holds = append(e.holds, e.gov.Charge(keyBytes(c)))
 	e.mu.Unlock()
+	if e.opts.Memory.Status > 0 {
+		fmt.Fprintf(e.log, "zkpipe: circuit %s loaded (%d constraints)\n", c.Name, c.Constraints)
+	}
 	e.warnTooLarge([]*stages.Circuit{c})
 	return nil
 }
@@ -330,7 +342,11 @@ func (e *Engine) resume(j *stages.Job) (stream.Result, bool) {
 
 func (e *Engine) statusLine() string {
 	s := e.Snapshot()
-	return statusLine(s.Proved, s.Failed, s.Elapsed, s.Stages, s.Memory)
+	line := statusLine(s.Proved, s.Failed, s.Elapsed, s.Stages, s.Memory)
+	if e.multi != nil {
+		line += " | " + sharesLine(e.multi)
+	}
+	return line
 }
 
 // Close stops tracing (waiting at most 10 s for the collector), releases
@@ -346,6 +362,12 @@ func (e *Engine) Close() error {
 		}
 		cancel()
 		e.tracer = nil
+	}
+	if e.core != nil {
+		// the keys it made resident, and their device charges
+		if err := e.core.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	e.mu.Lock()
 	owned := e.owned
@@ -373,12 +395,12 @@ func (e *Engine) Close() error {
 		e.gov.Close()
 		e.gov = nil
 	}
-	if e.cuda != nil {
-		if err := e.cuda.Close(); err != nil {
+	for _, c := range e.cudas {
+		if err := c.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		e.cuda = nil
 	}
+	e.cudas = nil
 	if err := e.out.Close(); err != nil {
 		errs = append(errs, err)
 	}

@@ -55,3 +55,18 @@ func autoShape(set map[string]stages.Shape, cores int, onGPU, bg2OnGPU bool) (ma
 	}
 	return out, chosen
 }
+
+// perDevice multiplies the device stages' workers by the number of GPUs: a
+// shape's device-stage counts (set or chosen) apply to each GPU, whose
+// kernels queue on its own streams.
+func perDevice(shapes map[string]stages.Shape, gpus int, bg2OnGPU bool) {
+	device := []string{stages.Transfer, stages.MSMH, stages.BatchAdd, stages.TailMSM}
+	if bg2OnGPU {
+		device = append(device, stages.BG2)
+	}
+	for _, n := range device {
+		s := shapes[n]
+		s.Workers *= gpus
+		shapes[n] = s
+	}
+}

@@ -2,6 +2,7 @@ package gpu_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -54,10 +55,28 @@ func TestOpenCUDAMissingLibrary(t *testing.T) {
 	if err == nil {
 		t.Fatal("OpenCUDA of a missing library succeeded")
 	}
-	_, err = gpu.OpenCUDA("")
+	// No path: beside the executable, else the system library path; with
+	// neither holding the library, ErrNoCUDA.
+	c, err := gpu.OpenCUDA("")
 	if err == nil {
-		t.Fatal("OpenCUDA with no path succeeded")
+		defer c.Close()
+		if lib := c.Library(); lib != gpu.CUDALibraryName && filepath.Dir(lib) != exeDir(t) {
+			t.Fatalf("OpenCUDA(\"\") loaded %s: neither beside the executable nor on the system path", lib)
+		}
+	} else if !errors.Is(err, gpu.ErrNoCUDA) {
+		t.Fatalf("OpenCUDA(\"\"): %v, want ErrNoCUDA", err)
 	}
+}
+
+func exeDir(t *testing.T) string {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(exe)
 }
 
 // ─── random inputs ───────────────────────────────────────────────────────────

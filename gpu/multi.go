@@ -97,7 +97,8 @@ func (d *member) err() error {
 }
 
 // outcome records a call's result on d, taking d out of rotation when the
-// error is a lost device or the last of maxStrikes in a row.
+// error is a lost device or the last of maxStrikes failures with no
+// successful computation between.
 func (d *member) outcome(err error) error {
 	if err == nil {
 		d.strikes.Store(0)
@@ -211,7 +212,8 @@ func (m *Multi) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged
 			}
 			return nil, err
 		}
-		d.outcome(nil)
+		// A transfer's success clears no strikes: uploads work on a device
+		// whose kernels fail.
 		d.total.Add(1)
 		return &Staged{Resident: r, Host: s.Host, Device: &multiStaged{dev: best, inner: s}}, nil
 	}
@@ -274,4 +276,59 @@ func (m *Multi) Free(s *Staged) {
 	d := m.devs[ms.dev]
 	d.Free(ms.inner)
 	d.staged.Add(-1)
+}
+
+// PinnedBytes is the pinned host memory the devices hold together.
+func (m *Multi) PinnedBytes() int {
+	n := 0
+	for _, d := range m.devs {
+		if p, ok := d.Device.(interface{ PinnedBytes() int }); ok {
+			n += p.PinnedBytes()
+		}
+	}
+	return n
+}
+
+// The device-memory budget of several devices is kept as one pool, the sum
+// of theirs: keys are resident on each (ResidentBytes counts every copy),
+// and a job holds its footprint on one. A job could so be admitted while
+// the device it lands on is the fuller one; per-device budgets would be
+// exact.
+
+// DeviceMemory sums the devices' free and total memory (mem.DeviceMemory).
+func (m *Multi) DeviceMemory() (free, total int64) {
+	for _, d := range m.devs {
+		if dm, ok := d.Device.(interface{ DeviceMemory() (int64, int64) }); ok && d.err() == nil {
+			f, t := dm.DeviceMemory()
+			free, total = free+f, total+t
+		}
+	}
+	return free, total
+}
+
+type deviceSizer interface {
+	ResidentBytes(k *Key) int64
+	JobBytes(k *Key) int64
+}
+
+// ResidentBytes is what k takes on all the devices together.
+func (m *Multi) ResidentBytes(k *Key) int64 {
+	var n int64
+	for _, d := range m.devs {
+		if s, ok := d.Device.(deviceSizer); ok {
+			n += s.ResidentBytes(k)
+		}
+	}
+	return n
+}
+
+// JobBytes is the most one job of k holds on the device it runs on.
+func (m *Multi) JobBytes(k *Key) int64 {
+	var n int64
+	for _, d := range m.devs {
+		if s, ok := d.Device.(deviceSizer); ok {
+			n = max(n, s.JobBytes(k))
+		}
+	}
+	return n
 }

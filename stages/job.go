@@ -25,6 +25,9 @@ type Job struct {
 	// Reservation is the memory governor's hold on this job's footprint,
 	// from admission to synthesize until the job leaves; nil without one.
 	Reservation *mem.Reservation
+	// DeviceReservation is the hold on the device budget, from
+	// pin/transfer until the job leaves; nil without one.
+	DeviceReservation *mem.Reservation
 
 	// synthesize: the full wire vector and the constraint evaluations
 	// (Vec.A/B/C = a, b, c); pin/transfer adds the classified queries.
