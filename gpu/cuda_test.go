@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -463,7 +465,20 @@ func TestCUDAMeasure(t *testing.T) {
 		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
 		return ts[len(ts)/2], nil
 	}
-	for _, lg := range []int{20, 22, 24} {
+	// ZKPIPE_CUDA_MSM_SIZES=20,22,24,27 adds sizes (log2) to the G1 MSMs
+	// timed; 2^27 takes 12 GiB of host memory for its bases and scalars.
+	sizes := []int{20, 22, 24}
+	if v := os.Getenv("ZKPIPE_CUDA_MSM_SIZES"); v != "" {
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			lg, err := strconv.Atoi(f)
+			if err != nil || lg < 1 || lg > 28 {
+				t.Fatalf("ZKPIPE_CUDA_MSM_SIZES: %q", v)
+			}
+			sizes = append(sizes, lg)
+		}
+	}
+	for _, lg := range sizes {
 		n := 1 << lg
 		k := &gpu.Key{Domain: fft.NewDomain(2), A: tileG1(n, false)}
 		res, err := cuda.Load(k)

@@ -231,5 +231,8 @@ func FormatDevice(s Stats) string {
 	if s.DeviceWaiting > 0 {
 		out += fmt.Sprintf(", %d waiting", s.DeviceWaiting)
 	}
+	if s.DeviceWaits > 0 {
+		out += fmt.Sprintf(", %d waited %s", s.DeviceWaits, s.DeviceWaitTime.Round(time.Millisecond))
+	}
 	return out + fmt.Sprintf("), free %s of %s", FormatBytes(s.DeviceFree), FormatBytes(s.DeviceTotal))
 }
