@@ -44,7 +44,7 @@ func TestJaegerEndToEnd(t *testing.T) {
 	zk := zkpipeBinary(t, dir)
 
 	circuit := filepath.Join(dir, "mulchain")
-	run(t, zk, "setup", "--circuit", "mulchain", "--constraints", "2000", "--out", circuit)
+	run(t, zk, 0, "setup", "--circuit", "mulchain", "--constraints", "2000", "--out", circuit)
 
 	// Two workers and a queue of two at every stage, so that jobs overlap.
 	shape := []string{"--device", "cpu", "--msm-tasks", "1", "--fft-tasks", "1"}
@@ -357,14 +357,22 @@ func zkpipeBinary(t *testing.T, dir string) string {
 	return bin
 }
 
-func run(t *testing.T, bin string, args ...string) []byte {
+// run runs zkpipe with args and wants exit code code (2: the run finished
+// and some jobs failed; README's exit codes).
+func run(t *testing.T, bin string, code int, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
+	got := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		got = ee.ExitCode()
+	} else if err != nil {
 		t.Fatalf("zkpipe %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+	}
+	if got != code {
+		t.Fatalf("zkpipe %s: exit code %d, want %d\n%s", strings.Join(args, " "), got, code, stderr.Bytes())
 	}
 	return out
 }
@@ -390,7 +398,11 @@ func prove(t *testing.T, bin, dir, circuit, prefix string, n int, bad bool, flag
 	}
 	resultsPath := filepath.Join(dir, prefix+".results.jsonl")
 	args := append([]string{"prove", "--circuit", circuit, "--jobs", jobsPath, "--out", filepath.Join(dir, "out"), "--results", resultsPath}, flags...)
-	run(t, bin, args...)
+	code := 0
+	if bad {
+		code = 2 // one job failed
+	}
+	run(t, bin, code, args...)
 	lines, err := stream.ReadResultsFile(resultsPath)
 	if err != nil {
 		t.Fatal(err)
