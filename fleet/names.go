@@ -1,0 +1,39 @@
+package fleet
+
+import "time"
+
+// Names of the NATS resources zkpipe uses (see the package comment).
+const (
+	JobsStream    = "ZKPIPE_JOBS"
+	ResultsStream = "ZKPIPE_RESULTS"
+
+	jobsSubject    = "zkpipe.jobs."    // + priority
+	resultsSubject = "zkpipe.results." // + job id
+
+	CircuitBucket = "zkpipe-circuits"
+	WitnessBucket = "zkpipe-witness"
+	ProofBucket   = "zkpipe-proofs"
+
+	// witnessRef marks a job's witness (or wtns) as an object in
+	// WitnessBucket rather than a path on the worker.
+	witnessRef = "nats-object:"
+)
+
+// Priorities, highest first: a worker takes every waiting job of one before
+// any of the next.
+var Priorities = []string{"high", "normal", "low"}
+
+// Defaults of Config.
+const (
+	DefaultAckWait    = 30 * time.Second
+	DefaultDuplicates = time.Hour
+)
+
+func jobSubject(priority string) string { return jobsSubject + priority }
+func resultSubject(id string) string    { return resultsSubject + id }
+
+// resultObject is the object that marks job id as done.
+func resultObject(id string) string { return id + "/result.json" }
+
+// proofObject is the object name of an output file of job id.
+func proofObject(id, file string) string { return id + "/" + file }
