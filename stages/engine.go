@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/mem"
@@ -40,9 +41,10 @@ type Config struct {
 
 // Engine proves streams of jobs for a set of loaded circuits.
 type Engine struct {
-	cfg      Config
+	cfg Config
+
+	mu       sync.RWMutex // guards circuits: AddCircuit may run while jobs parse
 	circuits map[string]*Circuit
-	only     *Circuit // the circuit jobs get when they name none and one is loaded
 
 	// Reused buffers for the classified queries (pin/transfer).
 	bitmaps mem.Pool[uint64]
@@ -64,29 +66,74 @@ func NewEngine(cfg Config, circuits ...*Circuit) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, circuits: make(map[string]*Circuit)}
 	for _, c := range circuits {
-		if _, dup := e.circuits[c.Name]; dup {
-			return nil, fmt.Errorf("engine: two circuits named %q", c.Name)
-		}
-		if err := c.Check(); err != nil {
+		if err := e.AddCircuit(c); err != nil {
 			return nil, err
 		}
-		if c.Resident == nil {
-			r, err := cfg.Backend.Load(c.Key)
-			if err != nil {
-				return nil, fmt.Errorf("engine: load circuit %s on %s: %w", c.Name, cfg.Backend.Name(), err)
-			}
-			c.Resident = r
-		}
-		e.circuits[c.Name] = c
-	}
-	if len(circuits) == 1 {
-		e.only = circuits[0]
 	}
 	return e, nil
 }
 
-// CircuitNames lists the loaded circuits.
+// AddCircuit checks c and makes its keys resident on the backend; jobs may
+// name it as soon as it returns. Safe to call while jobs run.
+func (e *Engine) AddCircuit(c *Circuit) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, dup := e.circuits[c.Name]; dup {
+		return fmt.Errorf("engine: two circuits named %q", c.Name)
+	}
+	if err := c.Check(); err != nil {
+		return err
+	}
+	if c.Resident == nil {
+		r, err := e.cfg.Backend.Load(c.Key)
+		if err != nil {
+			return fmt.Errorf("engine: load circuit %s on %s: %w", c.Name, e.cfg.Backend.Name(), err)
+		}
+		c.Resident = r
+	}
+	e.circuits[c.Name] = c
+	return nil
+}
+
+// Circuit resolves a job's circuit name: the loaded circuit of that name,
+// or, for an empty name, the only one loaded.
+func (e *Engine) Circuit(name string) (*Circuit, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if name != "" {
+		c, ok := e.circuits[name]
+		if !ok {
+			return nil, fmt.Errorf("unknown circuit %q (loaded: %v)", name, e.circuitNames())
+		}
+		return c, nil
+	}
+	if len(e.circuits) == 1 {
+		for _, c := range e.circuits {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("no circuit named, and %d are loaded: %v", len(e.circuits), e.circuitNames())
+}
+
+// Circuits lists the loaded circuits, by name.
+func (e *Engine) Circuits() []*Circuit {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([]*Circuit, 0, len(e.circuits))
+	for _, n := range e.circuitNames() {
+		out = append(out, e.circuits[n])
+	}
+	return out
+}
+
+// CircuitNames lists the loaded circuits' names.
 func (e *Engine) CircuitNames() []string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.circuitNames()
+}
+
+func (e *Engine) circuitNames() []string {
 	var out []string
 	for n := range e.circuits {
 		out = append(out, n)

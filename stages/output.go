@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Output stores a job's files.
@@ -22,7 +23,7 @@ type Dir string
 // disk fills or the process dies mid-write.
 func (d Dir) Write(name string, data []byte) (string, error) {
 	final := filepath.Join(string(d), name)
-	f, err := os.CreateTemp(string(d), "."+name+".tmp-*")
+	f, err := os.CreateTemp(string(d), "."+name+tempMark+"*")
 	if err != nil {
 		return "", fmt.Errorf("write %s: %w", final, err)
 	}
@@ -47,4 +48,13 @@ func (d Dir) Write(name string, data []byte) (string, error) {
 		return "", fmt.Errorf("write %s: %w", final, err)
 	}
 	return final, nil
+}
+
+// tempMark is in the name of every temporary file Dir writes.
+const tempMark = ".tmp-"
+
+// IsTempName tells whether name is one of Dir's temporary files (a dot, the
+// final name, .tmp-, a random suffix): a run killed mid-write leaves one.
+func IsTempName(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMark)
 }

@@ -2,7 +2,6 @@ package stages
 
 import (
 	"context"
-	"fmt"
 )
 
 // parse resolves the job's circuit (its keys are already resident) and has
@@ -12,17 +11,12 @@ func (e *Engine) parse(ctx context.Context, j *Job) error {
 	if j.Err != nil {
 		return j.Err
 	}
-	switch {
-	case j.Request.Circuit != "":
-		c, ok := e.circuits[j.Request.Circuit]
-		if !ok {
-			return fmt.Errorf("unknown circuit %q (loaded: %v)", j.Request.Circuit, e.CircuitNames())
+	if j.Circuit == nil {
+		c, err := e.Circuit(j.Request.Circuit)
+		if err != nil {
+			return err
 		}
 		j.Circuit = c
-	case e.only != nil:
-		j.Circuit = e.only
-	default:
-		return fmt.Errorf("no circuit named, and %d are loaded: %v", len(e.circuits), e.CircuitNames())
 	}
 	return j.Circuit.Source.Parse(ctx, j)
 }

@@ -16,6 +16,9 @@ type Result struct {
 	PublicInputs []string `json:"public_inputs,omitempty"` // decimal, in order
 	Error        string   `json:"error,omitempty"`
 	FailedStage  string   `json:"failed_stage,omitempty"`
+	// Resumed marks a job answered from the outputs an earlier run left
+	// (prove --skip-done): no stage ran, so Stages is empty.
+	Resumed bool `json:"resumed,omitempty"`
 
 	Stages  []StageTime `json:"stages"`
 	TotalMS float64     `json:"total_ms"` // from entering parse to leaving the last stage reached

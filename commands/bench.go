@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 	"github.com/zkpipe/zkpipe/stream"
 )
 
-func init() {
+func benchCommand() *cli.Command {
 	flags := engineFlags(
 		&cli.StringFlag{Name: "circuit", Usage: "gnark circuit directory made by zkpipe setup", Required: true, EnvVars: env("bench-circuit")},
 		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: "proofs in each run", EnvVars: env("bench-proofs")},
@@ -24,12 +24,12 @@ func init() {
 		&cli.StringFlag{Name: "out", Usage: "directory for proofs (default: a fresh temporary one)", EnvVars: env("bench-out")},
 		&cli.StringFlag{Name: "results", Usage: "also write zkpipe's result lines here (for zkpipe timeline)", EnvVars: env("bench-results")},
 	)
-	commands = append(commands, &cli.Command{
+	return &cli.Command{
 		Name:   "bench",
 		Usage:  "prove the same proofs with gnark's groth16.Prove one after another and with zkpipe's stream; compare proofs/s",
 		Flags:  flags,
 		Action: bench,
-	})
+	}
 }
 
 func bench(c *cli.Context) error {
@@ -109,7 +109,7 @@ func bench(c *cli.Context) error {
 		resultsFile = stream.NewWriter(f)
 	}
 	start := time.Now()
-	err = proveWith(c, []*stages.Circuit{circ}, out, strings.NewReader(jobs.String()), func(r stream.Result) error {
+	err = runStream(c, engineOptions(c, out), []*stages.Circuit{circ}, strings.NewReader(jobs.String()), nil, func(r stream.Result) error {
 		lines = append(lines, r)
 		if resultsFile != nil {
 			return resultsFile.Write(r)

@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
-func init() {
-	commands = append(commands, &cli.Command{
+func verifyCommand() *cli.Command {
+	return &cli.Command{
 		Name:  "verify",
 		Usage: "check proofs: gnark's with gnark's Groth16 verifier, circom's against a snarkjs verification key",
 		UsageText: "zkpipe verify --circuit DIR OUT/ID.proof…  (each proof's public witness is OUT/ID.public)\n" +
@@ -49,5 +49,5 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }

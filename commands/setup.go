@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
-func init() {
-	commands = append(commands, &cli.Command{
+func setupCommand() *cli.Command {
+	return &cli.Command{
 		Name:  "setup",
 		Usage: "compile a built-in circuit and run gnark's Groth16 setup into a circuit directory",
 		Flags: []cli.Flag{
@@ -28,5 +28,5 @@ func init() {
 				c.String("out"), c.String("circuit"), info.Constraints, info.Domain, info.Wires, time.Since(start).Round(time.Millisecond))
 			return nil
 		},
-	})
+	}
 }

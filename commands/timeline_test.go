@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -30,7 +29,8 @@ func TestTimelineCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "t.svg")
-	app := &cli.App{Name: "zkpipe", Commands: commands, Writer: io.Discard, ErrWriter: io.Discard}
+	app := App()
+	app.Writer, app.ErrWriter = io.Discard, io.Discard
 	if err := app.Run([]string{"zkpipe", "timeline", in, "-o", out, "--width", "640"}); err != nil {
 		t.Fatal(err)
 	}

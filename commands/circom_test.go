@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // $ZKPIPE_NODE_BIN set (scripts/test sets it), snarkjs checks them too. The
 // circuit is source/circomsrc/testdata's (mul.circom, a = 0 rejected).
 func TestCircomProveAndVerify(t *testing.T) {
-	td, err := filepath.Abs("source/circomsrc/testdata")
+	td, err := filepath.Abs("../source/circomsrc/testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,15 +53,15 @@ func TestCircomProveAndVerify(t *testing.T) {
 		t.Fatalf("%d results, %d proofs; want 5 and 2", len(lines), len(proofs)/2)
 	}
 	vkey := filepath.Join(td, "mul.vkey.json")
-	if err := newApp().Run(append([]string{"zkpipe", "verify", "--vkey", vkey}, proofs...)); err != nil {
+	if err := App().Run(append([]string{"zkpipe", "verify", "--vkey", vkey}, proofs...)); err != nil {
 		t.Errorf("zkpipe verify: %v", err)
 	}
 	// The files of a pair may come in either order; one job's proof does not
 	// prove the other's public inputs (a = 3 and a = 7).
-	if err := newApp().Run([]string{"zkpipe", "verify", "--vkey", vkey, proofs[1], proofs[0]}); err != nil {
+	if err := App().Run([]string{"zkpipe", "verify", "--vkey", vkey, proofs[1], proofs[0]}); err != nil {
 		t.Errorf("zkpipe verify, public.json first: %v", err)
 	}
-	if err := newApp().Run([]string{"zkpipe", "verify", "--vkey", vkey, proofs[0], proofs[3]}); err == nil {
+	if err := App().Run([]string{"zkpipe", "verify", "--vkey", vkey, proofs[0], proofs[3]}); err == nil {
 		t.Error("zkpipe verify accepts a proof with another proof's public inputs")
 	}
 	if bin := os.Getenv("ZKPIPE_NODE_BIN"); bin != "" {
@@ -72,7 +72,7 @@ func TestCircomProveAndVerify(t *testing.T) {
 			}
 		}
 	}
-	if err := newApp().Run([]string{"zkpipe", "prove", "--zkey", "a.zkey", "--wasm", "a.wasm", "--wasm", "b.wasm", "--jobs", jobsFile}); err == nil ||
+	if err := App().Run([]string{"zkpipe", "prove", "--zkey", "a.zkey", "--wasm", "a.wasm", "--wasm", "b.wasm", "--jobs", jobsFile}); err == nil ||
 		!strings.Contains(err.Error(), "2 --wasm for 1 --zkey") {
 		t.Errorf("two --wasm for one --zkey: %v", err)
 	}

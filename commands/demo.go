@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 	"github.com/zkpipe/zkpipe/stream"
 )
 
-func init() {
+func demoCommand() *cli.Command {
 	flags := engineFlags(
 		&cli.StringFlag{Name: "circuit", Value: "commit", Usage: "built-in circuit to prove", EnvVars: env("demo-circuit")},
 		&cli.IntFlag{Name: "constraints", Aliases: []string{"c"}, Value: 1 << 12, Usage: "about how many constraints", EnvVars: env("demo-constraints")},
@@ -21,7 +21,7 @@ func init() {
 		&cli.StringFlag{Name: "cache", Usage: "where set-up circuits are kept (default: the user cache dir)/zkpipe", EnvVars: env("cache")},
 		&cli.StringFlag{Name: "out", Usage: "directory for proofs (default: a fresh temporary one)", EnvVars: env("demo-out")},
 	)
-	commands = append(commands, &cli.Command{
+	return &cli.Command{
 		Name:  "demo",
 		Usage: "set up a small built-in circuit (cached) and prove a stream of proofs, verifying each",
 		Flags: flags,
@@ -49,7 +49,7 @@ func init() {
 			fmt.Printf("proving %d proofs of %s (%d constraints) on %s into %s\n", c.Int("proofs"), name, circ.Constraints, c.String("device"), out)
 			start := time.Now()
 			done, bad := 0, 0
-			err = proveWith(c, []*stages.Circuit{circ}, out, strings.NewReader(jobs.String()), func(r stream.Result) error {
+			err = runStream(c, engineOptions(c, out), []*stages.Circuit{circ}, strings.NewReader(jobs.String()), nil, func(r stream.Result) error {
 				done++
 				status := "verified by gnark"
 				if r.Error != "" {
@@ -70,7 +70,7 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }
 
 // demoCircuit returns the cached circuit directory, setting it up if missing.

@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"flag"
@@ -12,8 +12,8 @@ import (
 	"github.com/zkpipe/zkpipe/timeline"
 )
 
-func init() {
-	commands = append(commands, &cli.Command{
+func timelineCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "timeline",
 		Usage:     "draw the stages of every job of a results file on a time axis (SVG)",
 		UsageText: "zkpipe timeline RESULTS.jsonl -o FILE.svg   (RESULTS - for stdin; -o - for stdout)",
@@ -49,7 +49,7 @@ func init() {
 			}
 			return timeline.Write(os.Stdout, results, opt)
 		},
-	})
+	}
 }
 
 // trailingFlags returns the positional arguments, applying any of the

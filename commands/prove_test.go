@@ -1,7 +1,9 @@
-package main
+package commands
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -16,10 +18,20 @@ import (
 )
 
 // runProve runs the zkpipe command with args, which write result lines to
-// results, and returns those lines.
+// results, and returns those lines. A run whose jobs failed is not an error
+// here: the tests read the failures from the result lines.
 func runProve(t *testing.T, results string, args ...string) []stream.Result {
 	t.Helper()
-	if err := newApp().Run(args); err != nil {
+	return runProveTo(t, nil, results, args...)
+}
+
+// runProveTo is runProve with the status lines and warnings sent to log.
+func runProveTo(t *testing.T, log io.Writer, results string, args ...string) []stream.Result {
+	t.Helper()
+	app := App()
+	app.ErrWriter = log
+	var jobsFailed *JobsFailedError
+	if err := app.Run(args); err != nil && !errors.As(err, &jobsFailed) {
 		t.Fatalf("%s: %v", args[1], err)
 	}
 	lines, err := stream.ReadResultsFile(results)

@@ -1,0 +1,103 @@
+// Package commands is zkpipe's command line: each command turns its flags
+// into an explicit configuration and calls the package that does the work
+// (engine for proving streams, gnarksrc for setup and verification, timeline
+// for pictures). main.go only calls Main.
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/consensys/gnark/logger"
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes of zkpipe, as README.md documents them.
+const (
+	ExitOK          = 0   // every job proven (or resumed)
+	ExitRunFailed   = 1   // the run failed: bad flags, a circuit that does not load, outputs that cannot be written
+	ExitJobsFailed  = 2   // the run finished, and some jobs failed: their result lines say why
+	ExitInterrupted = 130 // a second Ctrl-C (or SIGTERM) aborted the jobs in flight
+)
+
+// JobsFailedError is a run that finished with failed jobs.
+type JobsFailedError struct{ Failed, Total int }
+
+func (e *JobsFailedError) Error() string {
+	return fmt.Sprintf("%d of %d job(s) failed; see their result lines", e.Failed, e.Total)
+}
+
+// errInterrupted is a run aborted by a second signal.
+var errInterrupted = errors.New("aborted by a second signal; the jobs in flight were cancelled")
+
+// Main runs the zkpipe command line and returns the process's exit code.
+func Main(args []string) int {
+	err := App().Run(args)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(os.Stderr, "zkpipe:", err)
+	var jobs *JobsFailedError
+	switch {
+	case errors.As(err, &jobs):
+		return ExitJobsFailed
+	case errors.Is(err, errInterrupted):
+		return ExitInterrupted
+	}
+	return ExitRunFailed
+}
+
+// App is the zkpipe command line.
+func App() *cli.App {
+	return &cli.App{
+		Name:  "zkpipe",
+		Usage: "a Groth16 proving engine for continuous streams of proofs",
+		Description: "Every flag can also be set by an environment variable ZKPIPE_<FLAG>, " +
+			"upper-case with - as _ (for example ZKPIPE_MSM_H_WORKERS=2).\n\n" +
+			"Exit codes: 0 every job proven; 1 the run failed (flags, circuits, outputs); " +
+			"2 the run finished and some jobs failed (their result lines say why); 130 aborted by a second Ctrl-C.",
+		Commands: []*cli.Command{
+			benchCommand(),
+			demoCommand(),
+			proveCommand(),
+			setupCommand(),
+			timelineCommand(),
+			verifyCommand(),
+		},
+		EnableBashCompletion: true,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "gnark-log", Usage: "show gnark's own debug log", EnvVars: env("gnark-log")},
+		},
+		Before: func(c *cli.Context) error {
+			if !c.Bool("gnark-log") {
+				logger.Disable() // gnark logs every solve and verify at debug level
+			}
+			return nil
+		},
+	}
+}
+
+// logOut is where a command's status lines and warnings go: the app's
+// ErrWriter (tests set it), else stderr.
+func logOut(c *cli.Context) io.Writer {
+	if c.App != nil && c.App.ErrWriter != nil {
+		return c.App.ErrWriter
+	}
+	return os.Stderr
+}
+
+// env names a flag's environment variable: ZKPIPE_ and the flag in capitals.
+func env(flag string) []string {
+	b := []byte("ZKPIPE_" + flag)
+	for i, c := range b {
+		switch {
+		case c == '-':
+			b[i] = '_'
+		case c >= 'a' && c <= 'z':
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return []string{string(b)}
+}

@@ -1,0 +1,109 @@
+package commands
+
+import (
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/tracing"
+)
+
+// engineFlags are a command's own flags followed by everything that shapes
+// the engine: backends, stages, memory, tracing, CUDA (prove, demo, bench).
+func engineFlags(own ...cli.Flag) []cli.Flag {
+	fs := append(own, computeFlags()...)
+	fs = append(fs, stageFlags()...)
+	fs = append(fs, memFlags()...)
+	fs = append(fs, tracingFlags()...)
+	return append(fs, cudaFlags()...)
+}
+
+// engineOptions reads the engine's flags into its options; out is the
+// output directory.
+func engineOptions(c *cli.Context, out string) engine.Options {
+	o := engine.Options{
+		Device: c.String("device"), BG2Device: c.String("bg2-device"),
+		MSMTasks: c.Int("msm-tasks"), FFTTasks: c.Int("fft-tasks"),
+		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Device: c.Int("cuda-device"),
+			PinnedMiB: c.Int("cuda-pinned-mib"), Lanes: c.Int("cuda-lanes")},
+		Shapes: map[string]stages.Shape{},
+		Memory: engine.MemoryOptions{Budget: c.String("mem-budget"), Pinned: c.String("pinned-budget"), Status: c.Duration("mem-status")},
+		Tracing: tracing.Config{
+			Endpoint: c.String("otlp-endpoint"), Protocol: c.String("otlp-protocol"),
+			Group: c.Int("trace-group"), QueueSpans: c.Bool("trace-queue-spans"),
+		},
+		Out: out,
+		Log: logOut(c),
+	}
+	for _, name := range stages.Names {
+		o.Shapes[name] = stages.Shape{Workers: c.Int(name + "-workers"), Queue: c.Int(name + "-queue")}
+	}
+	return o
+}
+
+// stageFlags are --NAME-workers and --NAME-queue for each stage.
+func stageFlags() []cli.Flag {
+	var fs []cli.Flag
+	for _, name := range stages.Names {
+		fs = append(fs,
+			&cli.IntFlag{Name: name + "-workers", Value: 1, Usage: "workers of stage " + name, EnvVars: env(name + "-workers"), Category: "stages"},
+			&cli.IntFlag{Name: name + "-queue", Value: 1, Usage: "queue depth in front of stage " + name, EnvVars: env(name + "-queue"), Category: "stages"},
+		)
+	}
+	return fs
+}
+
+// computeFlags set the backends and the parallelism inside a stage.
+func computeFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "device", Value: "auto", Usage: "compute backend: auto, cpu or cuda", EnvVars: env("device"), Category: "compute"},
+		&cli.StringFlag{Name: "bg2-device", Value: "cpu", Usage: "device of the B_G2 stage: cpu or cuda", EnvVars: env("bg2-device"), Category: "compute"},
+		&cli.IntFlag{Name: "msm-tasks", Usage: "goroutines one CPU MSM or batch-addition may use (0: one per core; at most 1024)", EnvVars: env("msm-tasks"), Category: "compute"},
+		&cli.IntFlag{Name: "fft-tasks", Usage: "goroutines one CPU NTT may use (0: one per core)", EnvVars: env("fft-tasks"), Category: "compute"},
+	}
+}
+
+func cudaFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "cuda-lib", Category: "compute", EnvVars: env("cuda-lib"),
+			Usage: "path of " + engine.CUDALibName + " (built by gpu/cuda/build.sh); default: beside the zkpipe executable; never the working directory"},
+		&cli.IntFlag{Name: "cuda-device", Category: "compute", EnvVars: env("cuda-device"), Usage: "GPU index for --device cuda"},
+		&cli.IntFlag{Name: "cuda-pinned-mib", Value: 32, Category: "compute", EnvVars: env("cuda-pinned-mib"),
+			Usage: "MiB of each pinned bounce buffer of the CUDA backend, two per lane (allocated once, counted against --pinned-budget)"},
+		&cli.IntFlag{Name: "cuda-lanes", Value: 4, Category: "compute", EnvVars: env("cuda-lanes"),
+			Usage: "uploads to the GPU that run at once (each copies through its own pinned buffers on its own core)"},
+	}
+}
+
+func memFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "mem-budget", Value: "75%", Category: "memory", EnvVars: env("mem-budget"),
+			Usage: "resident memory (RSS) zkpipe may use: a size (16GiB, 512MiB), a share of the machine's memory " +
+				"lowered to its cgroup limit (75%), or off; a job is admitted to synthesize only when its footprint fits. " +
+				"Under a budget the Go memory limit follows it and GOGC is 50 unless set in the environment"},
+		&cli.StringFlag{Name: "pinned-budget", Value: "25%", Category: "memory", EnvVars: env("pinned-budget"),
+			Usage: "page-locked host memory a GPU backend may hold for staging, within --mem-budget: a size, or a share of --mem-budget (of the machine's memory when that is off)"},
+		&cli.DurationFlag{Name: "mem-status", Value: time.Second, Category: "memory", EnvVars: env("mem-status"),
+			Usage: "print a status line on stderr this often (at least 1s; 0: never): proofs, proofs/s, " +
+				"each stage's queued+running jobs, RSS and pinned memory against their budgets"},
+	}
+}
+
+func tracingFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "otlp-endpoint", Category: "tracing",
+			Usage: "send OpenTelemetry traces to this OTLP collector, e.g. http://localhost:4317 (grpc) or http://localhost:4318 (http); " +
+				"unset: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, else tracing is off",
+			EnvVars: env("otlp-endpoint")},
+		&cli.StringFlag{Name: "otlp-protocol", Value: "grpc", Category: "tracing",
+			Usage:   "OTLP transport: grpc or http (http/protobuf)",
+			EnvVars: append(env("otlp-protocol"), "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")},
+		&cli.IntFlag{Name: "trace-group", Category: "tracing",
+			Usage:   "put N consecutive jobs in one trace, under a \"stream\" span (0: one trace per job)",
+			EnvVars: env("trace-group")},
+		&cli.BoolFlag{Name: "trace-queue-spans", Category: "tracing",
+			Usage:   "add a \"queue\" span for each stage's wait (it is always in the zkpipe.queue_ms attribute)",
+			EnvVars: env("trace-queue-spans")},
+	}
+}

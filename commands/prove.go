@@ -1,0 +1,183 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
+	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+func proveCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "prove",
+		Usage:     "prove a stream of jobs (JSON Lines) through the staged pipeline",
+		UsageText: "zkpipe prove --circuit DIR [--circuit DIR…] --jobs FILE|- --out DIR [--results FILE]",
+		Flags:     proveFlags(),
+		Action:    prove,
+	}
+}
+
+func proveFlags() []cli.Flag {
+	return engineFlags(
+		&cli.StringSliceFlag{Name: "circuit", Usage: "gnark circuit directory (repeatable); the circuit is named after the directory", EnvVars: env("circuit")},
+		&cli.StringFlag{Name: "jobs", Value: "-", Usage: "JSON Lines of jobs, - for stdin (read as lines arrive)", EnvVars: env("jobs")},
+		&cli.StringFlag{Name: "out", Value: "out", Usage: "directory for proofs (locked while zkpipe runs)", EnvVars: env("out")},
+		&cli.StringFlag{Name: "results", Value: "-", Usage: "JSON Lines of results, - for stdout (opened once the circuits are loaded)", EnvVars: env("results")},
+		&cli.BoolFlag{Name: "skip-done", Usage: "answer a job whose proof is already in --out and verifies from those files (its result line says \"resumed\") instead of proving it again", EnvVars: env("skip-done")},
+		&cli.StringSliceFlag{Name: "zkey", Usage: "circom circuit: snarkjs Groth16 proving key (repeatable); the circuit is named after the file, less .zkey", EnvVars: env("zkey"), Category: "circom"},
+		&cli.StringSliceFlag{Name: "wasm", Usage: "circom witness calculator (circuit_js/circuit.wasm) of the --zkey in the same position, for input jobs", EnvVars: env("wasm"), Category: "circom"},
+		&cli.StringSliceFlag{Name: "r1cs", Usage: "circom constraint system of the --zkey in the same position: unsatisfied witnesses fail in synthesize", EnvVars: env("r1cs"), Category: "circom"},
+	)
+}
+
+// prove runs the stream of --jobs over the --circuit directories and --zkey
+// files. The first SIGINT or SIGTERM stops reading jobs and lets those in
+// flight finish; a second cancels them.
+func prove(c *cli.Context) error {
+	in := io.Reader(os.Stdin)
+	if p := c.String("jobs"); p != "-" {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	circuits, err := loadCircuits(c)
+	if err != nil {
+		return err
+	}
+	if len(circuits) == 0 {
+		return fmt.Errorf("no circuit: give --circuit DIR (or --zkey FILE for circom)")
+	}
+	opts := engineOptions(c, c.String("out"))
+	opts.SkipDone = c.Bool("skip-done")
+	var results *stream.Writer
+	var resultsFile *os.File
+	defer func() {
+		if resultsFile != nil {
+			resultsFile.Close()
+		}
+	}()
+	failed, total := 0, 0
+	err = runStream(c, opts, circuits, in, func() error {
+		// Opened only now: a run that fails to start leaves an earlier
+		// results file as it was.
+		out := io.Writer(os.Stdout)
+		if p := c.String("results"); p != "-" {
+			if resultsFile, err = os.Create(p); err != nil {
+				return err
+			}
+			out = resultsFile
+		}
+		results = stream.NewWriter(out)
+		return nil
+	}, func(line stream.Result) error {
+		total++
+		if line.Error != "" {
+			failed++
+		}
+		return results.Write(line)
+	})
+	if err != nil {
+		return err
+	}
+	if resultsFile != nil {
+		f := resultsFile
+		resultsFile = nil
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--results: %w", err)
+		}
+	}
+	if failed > 0 {
+		return &JobsFailedError{Failed: failed, Total: total}
+	}
+	return nil
+}
+
+// runStream opens the engine over circuits, calls started once it is ready,
+// and streams the jobs read from in through it into emit. Signals: the first stops reading jobs, the
+// second cancels those in flight (and ends the process 2 s later if the
+// stream has not returned by then).
+func runStream(c *cli.Context, opts engine.Options, circuits []*stages.Circuit, in io.Reader,
+	started func() error, emit func(stream.Result) error) error {
+	sig := watchSignals(c.Context, logOut(c))
+	defer sig.stop()
+	eng, err := engine.New(sig.hard, opts, circuits...)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	if started != nil {
+		if err := started(); err != nil {
+			return err
+		}
+	}
+	err = eng.Stream(sig.hard, sig.intake, in, emit)
+	if sig.aborted() {
+		return errInterrupted
+	}
+	if err != nil {
+		if errors.Is(err, engine.ErrOutput) {
+			return fmt.Errorf("stopped taking jobs: %w (the jobs in flight have their result lines)", err)
+		}
+		return err
+	}
+	return nil
+}
+
+// loadCircuits loads every --circuit directory and --zkey (with its --wasm
+// and --r1cs, paired by position).
+func loadCircuits(c *cli.Context) (circs []*stages.Circuit, err error) {
+	defer func() {
+		if err != nil {
+			closeCircuits(circs)
+		}
+	}()
+	for _, dir := range c.StringSlice("circuit") {
+		circ, err := gnarksrc.LoadDir(dir)
+		if err != nil {
+			return circs, err
+		}
+		circs = append(circs, circ)
+	}
+	zkeys, wasms, r1css := c.StringSlice("zkey"), c.StringSlice("wasm"), c.StringSlice("r1cs")
+	if len(wasms) > len(zkeys) {
+		return circs, fmt.Errorf("%d --wasm for %d --zkey: give each --wasm after its --zkey", len(wasms), len(zkeys))
+	}
+	if len(r1css) > len(zkeys) {
+		return circs, fmt.Errorf("%d --r1cs for %d --zkey: give each --r1cs after its --zkey", len(r1css), len(zkeys))
+	}
+	for i, zk := range zkeys {
+		files := circomsrc.Files{Zkey: zk}
+		if i < len(wasms) {
+			files.Wasm = wasms[i]
+		}
+		if i < len(r1css) {
+			files.R1CS = r1css[i]
+		}
+		circ, err := circomsrc.LoadFiles(c.Context, files)
+		if err != nil {
+			return circs, err
+		}
+		circs = append(circs, circ)
+	}
+	return circs, nil
+}
+
+// closeCircuits releases circuits no engine took.
+func closeCircuits(circs []*stages.Circuit) {
+	for _, c := range circs {
+		if s, ok := c.Source.(interface{ Close(context.Context) error }); ok {
+			s.Close(context.Background())
+		}
+	}
+}

@@ -1,0 +1,399 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/pipeline"
+	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
+	"github.com/zkpipe/zkpipe/tracing"
+)
+
+// Engine proves streams of jobs for a set of circuits: the backend, the
+// memory governor, the output directory and tracing, opened once by New and
+// released by Close.
+type Engine struct {
+	opts Options
+	log  io.Writer
+
+	machine mem.Machine
+	gov     *mem.Governor
+	cuda    *gpu.CUDA // when the engine opened one
+	backend stages.Backend
+	g2      stages.G2Backend
+	pinned  *mem.PinnedPool
+	holds   []*mem.Reservation
+	tracer  *tracing.Tracer
+	out     *OutDir
+	core    *stages.Engine
+
+	owned []*stages.Circuit // closed with the engine
+
+	ran                     atomic.Bool
+	proved, failed, resumed atomic.Int64
+
+	mu     sync.Mutex // guards pipe and t0 once Run starts
+	pipe   *pipeline.Pipeline[*stages.Job]
+	t0     time.Time
+	status statusTicker
+}
+
+// Resumable is a circuit source that can find a finished job's outputs in a
+// directory and check them against the circuit's verifying key (gnarksrc and
+// circomsrc sources are). Done's error wraps fs.ErrNotExist when the job left
+// no proof there.
+type Resumable interface {
+	Done(dir, id string) (stages.Emitted, error)
+}
+
+// closer is a circuit source holding something to release (circom's witness
+// calculator).
+type closer interface{ Close(context.Context) error }
+
+// New opens what opts describe and makes the circuits' keys resident. The
+// engine owns the circuits from then on: Close releases them, and so does a
+// failed New.
+func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Engine, err error) {
+	e := &Engine{opts: opts, log: opts.Log, owned: circuits}
+	if e.log == nil {
+		e.log = os.Stderr
+	}
+	e.status.out = e.log
+	defer func() {
+		if err != nil {
+			e.Close()
+		}
+	}()
+	if err := e.opts.check(); err != nil {
+		return nil, err
+	}
+	if e.opts.Out == "" {
+		e.opts.Out = "out"
+	}
+
+	// The budgets first: a typo in one fails before a GPU is opened.
+	e.machine = mem.ReadMachine()
+	if e.gov, err = newGovernor(opts.Memory, e.machine); err != nil {
+		return nil, err
+	}
+	if e.backend, e.g2, err = e.openBackends(); err != nil {
+		return nil, err
+	}
+	if ph, ok := e.backend.(pinnedHolder); ok && ph.PinnedBytes() > 0 {
+		h, err := e.gov.ChargePinned(int64(ph.PinnedBytes()))
+		if err != nil {
+			return nil, fmt.Errorf("%s backend: %w", e.backend.Name(), err)
+		}
+		e.holds = append(e.holds, h)
+	}
+	if e.pinned, err = startPinned(e.gov, e.backend); err != nil {
+		return nil, err
+	}
+	if e.out, err = OpenOutDir(e.opts.Out); err != nil {
+		return nil, err
+	}
+	shapes := make(map[string]stages.Shape, len(stages.Names))
+	for _, n := range stages.Names {
+		shapes[n] = e.opts.shape(n)
+	}
+	e.core, err = stages.NewEngine(stages.Config{Shapes: shapes, Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out}, circuits...)
+	if err != nil {
+		return nil, err
+	}
+	e.holds = append(e.holds, chargeResident(e.gov, circuits))
+	e.warnTooLarge(circuits)
+	if e.opts.Memory.Status > 0 {
+		fmt.Fprintln(e.log, startLine(e.gov.Stats(), e.machine, circuits))
+		fmt.Fprintln(e.log, shapeLine(&e.opts))
+	}
+
+	tc := opts.Tracing
+	dev, g2 := e.backend.Name(), e.backend.Name()
+	if named, ok := e.g2.(interface{ Name() string }); ok {
+		g2 = named.Name()
+	}
+	tc.Backend = dev
+	tc.Devices = map[string]string{stages.Transfer: dev, stages.MSMH: dev, stages.BatchAdd: dev, stages.TailMSM: dev, stages.BG2: g2}
+	if e.tracer, err = tracing.Start(ctx, tc); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// AddCircuit makes c's keys resident and lets jobs name it; safe while Run
+// is going (a worker of a fleet loads circuits as their first job comes).
+// The engine owns c from then on.
+func (e *Engine) AddCircuit(c *stages.Circuit) error {
+	if err := e.core.AddCircuit(c); err != nil {
+		closeCircuit(c)
+		return err
+	}
+	e.mu.Lock()
+	e.owned = append(e.owned, c)
+	e.holds = append(e.holds, e.gov.Charge(keyBytes(c)))
+	e.mu.Unlock()
+	e.warnTooLarge([]*stages.Circuit{c})
+	return nil
+}
+
+// HasCircuit tells whether a circuit of that name is loaded.
+func (e *Engine) HasCircuit(name string) bool {
+	_, err := e.core.Circuit(name)
+	return err == nil && name != ""
+}
+
+// Circuits lists the loaded circuits.
+func (e *Engine) Circuits() []*stages.Circuit { return e.core.Circuits() }
+
+// Capacity is how many jobs the pipeline holds at once: each stage's
+// workers and queue. A feeder that keeps no more than this many jobs in
+// flight never waits on the pipeline for long.
+func (e *Engine) Capacity() int {
+	n := 0
+	for _, name := range stages.Names {
+		s := e.opts.shape(name)
+		n += s.Workers + s.Queue
+	}
+	return n
+}
+
+// Out is the output directory.
+func (e *Engine) Out() *OutDir { return e.out }
+
+// Snapshot is the engine's state at one moment, for status lines and metrics.
+type Snapshot struct {
+	Proved, Failed, Resumed int64
+	Elapsed                 time.Duration         // since Run started
+	Stages                  []pipeline.StageCount // nil before Run
+	Memory                  mem.Stats
+	Backend                 string
+}
+
+// Snapshot reports the engine's counts, stages and memory. Safe from any
+// goroutine.
+func (e *Engine) Snapshot() Snapshot {
+	s := Snapshot{Proved: e.proved.Load(), Failed: e.failed.Load(), Resumed: e.resumed.Load(), Backend: e.backend.Name()}
+	e.mu.Lock()
+	p, t0 := e.pipe, e.t0
+	e.mu.Unlock()
+	if p != nil {
+		s.Stages, s.Elapsed = p.Snapshot(), time.Since(t0)
+	}
+	s.Memory = e.gov.Sample()
+	return s
+}
+
+// ErrOutput marks a run stopped because its outputs could not be written.
+var ErrOutput = errors.New("outputs cannot be written")
+
+// Run proves every job from jobs and hands each result line to emit, from
+// one goroutine at a time, in the order jobs finish. It returns when jobs is
+// closed and every job taken has its result (nil), or when ctx is cancelled.
+//
+// When an output file cannot be written (a full or read-only disk), Run
+// stops taking jobs, lets those in flight finish (each reports its own
+// error) and returns an error wrapping ErrOutput. When emit fails, Run
+// cancels the jobs in flight and returns emit's error. Run may be called
+// once.
+func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error {
+	if e.ran.Swap(true) {
+		return errors.New("engine: Run called twice")
+	}
+	hard, cancelHard := context.WithCancel(ctx)
+	defer cancelHard()
+	intake, stopIntake := context.WithCancel(hard)
+	defer stopIntake()
+
+	var emitMu sync.Mutex
+	var emitErr error
+	send := func(r stream.Result) {
+		emitMu.Lock()
+		defer emitMu.Unlock()
+		if err := emit(r); err != nil && emitErr == nil {
+			emitErr = fmt.Errorf("write result of %s: %w", r.ID, err)
+			cancelHard()
+		}
+	}
+	e.out.OnFailed(func(err error) {
+		fmt.Fprintf(e.log, "zkpipe: %v; taking no more jobs, finishing those in flight\n", err)
+		stopIntake()
+	})
+
+	in := make(chan *stages.Job)
+	go func() {
+		defer close(in)
+		for {
+			var l stream.Line
+			var ok bool
+			select {
+			case l, ok = <-jobs:
+				if !ok {
+					return
+				}
+			case <-intake.Done():
+				return
+			}
+			j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err}
+			if e.opts.SkipDone && j.Err == nil {
+				if r, done := e.resume(j); done {
+					send(r)
+					continue
+				}
+			}
+			select {
+			case in <- j:
+			case <-intake.Done():
+				return
+			}
+		}
+	}()
+
+	p := e.core.Pipeline()
+	e.mu.Lock()
+	e.pipe, e.t0 = p, time.Now()
+	t0 := e.t0
+	e.mu.Unlock()
+	e.status.every, e.status.line = e.opts.Memory.Status, e.statusLine
+	e.status.start()
+	defer e.status.stop()
+
+	err := e.core.Run(hard, p, in, func(r pipeline.Result[*stages.Job]) {
+		line := stages.ResultLine(r, t0)
+		res := r.Job.Reservation
+		line.ReservedBytes = res.Reserved()
+		line.RSSPeakBytes = res.PeakRSS()
+		line.MinorFaults = res.MinorFaults()
+		if line.Error == "" {
+			e.proved.Add(1)
+		} else {
+			e.failed.Add(1)
+		}
+		if e.tracer != nil {
+			constraints := 0
+			if r.Job.Circuit != nil {
+				constraints = r.Job.Circuit.Constraints
+			}
+			e.tracer.Record(tracing.Job{
+				ID: line.ID, Circuit: line.Circuit, Constraints: constraints,
+				ReservedBytes: line.ReservedBytes,
+				Timings:       r.Timings, Err: r.Err, FailedStage: r.Stage,
+			})
+		}
+		send(line)
+	})
+	emitMu.Lock()
+	defer emitMu.Unlock()
+	switch {
+	case emitErr != nil:
+		return emitErr
+	case err != nil:
+		return err
+	}
+	if werr := e.out.Failed(); werr != nil {
+		return fmt.Errorf("%w: %v", ErrOutput, werr)
+	}
+	return nil
+}
+
+// resume answers j from the outputs a earlier run left, when they verify.
+func (e *Engine) resume(j *stages.Job) (stream.Result, bool) {
+	c, err := e.core.Circuit(j.Request.Circuit)
+	if err != nil {
+		return stream.Result{}, false // parse will say why
+	}
+	j.Circuit = c
+	r, ok := c.Source.(Resumable)
+	if !ok {
+		return stream.Result{}, false
+	}
+	em, err := r.Done(e.out.Path(), j.ID)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(e.log, "zkpipe: job %s: the outputs of an earlier run do not verify (%v); proving it again\n", j.ID, err)
+		}
+		return stream.Result{}, false
+	}
+	e.resumed.Add(1)
+	return stream.Result{ID: j.ID, Circuit: c.Name, Proof: em.Proof, Public: em.Public,
+		PublicInputs: em.PublicInputs, Resumed: true, Stages: []stream.StageTime{}}, true
+}
+
+func (e *Engine) statusLine() string {
+	s := e.Snapshot()
+	return statusLine(s.Proved, s.Failed, s.Elapsed, s.Stages, s.Memory)
+}
+
+// Close stops tracing (waiting at most 10 s for the collector), releases
+// the circuits, the pinned buffers, the backend and the output directory.
+// Safe to call more than once.
+func (e *Engine) Close() error {
+	var errs []error
+	if e.tracer != nil {
+		// Bounded: an unreachable collector must not keep zkpipe from exiting.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := e.tracer.Close(ctx); err != nil {
+			fmt.Fprintf(e.log, "zkpipe: tracing: last spans not delivered within 10s: %v\n", err)
+		}
+		cancel()
+		e.tracer = nil
+	}
+	e.mu.Lock()
+	owned := e.owned
+	e.owned = nil
+	e.mu.Unlock()
+	for _, c := range owned {
+		if err := closeCircuit(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if e.pinned != nil {
+		if err := e.pinned.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		e.pinned = nil
+	}
+	e.mu.Lock()
+	holds := e.holds
+	e.holds = nil
+	e.mu.Unlock()
+	for _, h := range holds {
+		h.Close()
+	}
+	if e.gov != nil {
+		e.gov.Close()
+		e.gov = nil
+	}
+	if e.cuda != nil {
+		if err := e.cuda.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		e.cuda = nil
+	}
+	if err := e.out.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// closeCircuit frees c's device keys and its source's resources.
+func closeCircuit(c *stages.Circuit) error {
+	var errs []error
+	if c.Resident != nil {
+		errs = append(errs, c.Resident.Close())
+		c.Resident = nil
+	}
+	if s, ok := c.Source.(closer); ok {
+		errs = append(errs, s.Close(context.Background()))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/stages"
+)
+
+// pinnedHolder is a backend that holds pinned host memory of its own, taken
+// when it opened (gpu.CUDA's bounce buffers); it is charged to the budgets.
+type pinnedHolder interface{ PinnedBytes() int }
+
+// pinnedStager is a backend that stages through pinned host buffers lent by
+// zkpipe rather than its own: a mem.PinnedPool allocated with the backend's
+// allocator and touched once, at start-up, within the pinned budget.
+type pinnedStager interface {
+	// PinnedAlloc allocates page-locked host memory (cudaHostAlloc) and
+	// returns the function that frees it (cudaFreeHost).
+	PinnedAlloc(bytes int) (buf []byte, free func() error, err error)
+	// PinnedSlots is the size of one staging buffer and how many the
+	// backend can use at once; fewer are given when the budget is short.
+	PinnedSlots() (slot, slots int)
+	// UsePinned hands the pool over before the first Transfer. The backend
+	// takes buffers with Get and gives each back with Put once its copy is
+	// done; every one must be back when the stream ends.
+	UsePinned(p *mem.PinnedPool)
+}
+
+// startPinned allocates the pinned pool of a pinnedStager backend; nil, nil
+// for other backends.
+func startPinned(g *mem.Governor, b stages.Backend) (*mem.PinnedPool, error) {
+	ps, ok := b.(pinnedStager)
+	if !ok {
+		return nil, nil
+	}
+	slot, slots := ps.PinnedSlots()
+	if slot <= 0 || slots <= 0 {
+		return nil, nil
+	}
+	if budget := g.Stats().PinnedBudget; budget != mem.Unlimited {
+		slots = min(slots, int((budget-g.Stats().Pinned)/int64(slot)))
+		if slots < 1 {
+			return nil, fmt.Errorf("--pinned-budget %s holds no %s staging buffer of the %s backend", mem.FormatBytes(budget), mem.FormatBytes(int64(slot)), b.Name())
+		}
+	}
+	p, err := mem.NewPinnedPool(g, ps.PinnedAlloc, slot, slots)
+	if err != nil {
+		return nil, fmt.Errorf("%s backend: %w", b.Name(), err)
+	}
+	ps.UsePinned(p)
+	return p, nil
+}
+
+// newGovernor makes the memory governor from the budgets.
+func newGovernor(o MemoryOptions, machine mem.Machine) (*mem.Governor, error) {
+	if o.Budget == "" {
+		o.Budget = "75%"
+	}
+	if o.Pinned == "" {
+		o.Pinned = "25%"
+	}
+	budget, err := mem.ParseBudget(o.Budget, machine.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("--mem-budget: %w", err)
+	}
+	// A pinned share is of the RSS budget, which pinned memory is part of.
+	pinnedOf := budget
+	if budget == mem.Unlimited {
+		pinnedOf = machine.Limit
+	}
+	pinned, err := mem.ParseBudget(o.Pinned, pinnedOf)
+	if err != nil {
+		return nil, fmt.Errorf("--pinned-budget: %w", err)
+	}
+	if budget != mem.Unlimited && pinned != mem.Unlimited && pinned > budget {
+		return nil, fmt.Errorf("--pinned-budget %s is more than --mem-budget %s: pinned memory is resident, so it counts against both",
+			mem.FormatBytes(pinned), mem.FormatBytes(budget))
+	}
+	cfg := mem.Config{Budget: budget, Pinned: pinned, SetGoLimit: true}
+	if budget != mem.Unlimited && os.Getenv("GOGC") == "" {
+		// Measured on mulchain 2^16 under a budget for three jobs: GOGC=50
+		// halved the minor faults of steady-state proofs and kept peak RSS
+		// 20% further under the budget than the default 100 (notes/mem.md).
+		cfg.GCPercent = 50
+	}
+	return mem.NewGovernor(cfg), nil
+}
+
+// chargeResident charges what is resident before the first job (the keys
+// made resident, the sources' copies of them, the runtime and the binary) as
+// the floor every job stands on: the larger of the memory in use then, after
+// a collection, and an estimate of the keys alone.
+func chargeResident(g *mem.Governor, circuits []*stages.Circuit) *mem.Reservation {
+	runtime.GC() // what loading left behind is not resident state
+	u := mem.ReadUsage()
+	var keys int64
+	for _, c := range circuits {
+		keys += keyBytes(c)
+	}
+	return g.Charge(max(u.RSS-u.Reusable, keys))
+}
+
+// warnTooLarge says when a circuit's job cannot fit beside what is resident.
+func (e *Engine) warnTooLarge(circuits []*stages.Circuit) {
+	b := e.gov.Budget()
+	if b == mem.Unlimited {
+		return
+	}
+	for _, c := range circuits {
+		if room := b - e.gov.Stats().Charged; c.Footprint() > room {
+			fmt.Fprintf(e.log, "zkpipe: warning: a job of %s needs %s, but the %s memory budget leaves %s beside what is resident; its jobs will fail (raise --mem-budget)\n",
+				c.Name, mem.FormatBytes(c.Footprint()), mem.FormatBytes(b), mem.FormatBytes(max(room, 0)))
+		}
+	}
+}
+
+// keyBytes estimates the host memory of a circuit's resident key: its G1
+// bases (A, B₁, K, H: 64 B each), G2 bases (B₂: 128 B), the selections
+// (4 B a scalar) and the domain's twiddles and coset tables (about 4n
+// elements of 32 B).
+func keyBytes(c *stages.Circuit) int64 {
+	k := c.Key
+	return int64(len(k.A)+len(k.B1)+len(k.K)+len(k.Z))*64 + int64(len(k.B2))*128 +
+		int64(len(c.Sel.A)+len(c.Sel.B)+len(c.Sel.K))*4 + 4*int64(k.N())*32
+}

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/tracing"
+)
+
+// Options configure an Engine. The zero value proves on the CPU if no GPU
+// backend is found, one worker and a queue of one at every stage, under the
+// default memory budgets, into the directory "out".
+type Options struct {
+	// Device is the compute backend of the G1 stages: "auto" (CUDA when a
+	// library and a GPU are found, else the CPU; the default), "cpu" or "cuda".
+	Device string
+	// BG2Device runs the B_G2 stage: "cpu" (the default) or "cuda".
+	BG2Device string
+	// MSMTasks and FFTTasks bound the goroutines of one CPU MSM (or batch
+	// addition) and one CPU NTT; 0 means one per core.
+	MSMTasks, FFTTasks int
+	CUDA               CUDAOptions
+
+	// Shapes sets workers and queue depth per stage (stages.Names); a stage
+	// left out gets one worker and a queue of one.
+	Shapes map[string]stages.Shape
+
+	Memory MemoryOptions
+
+	// Tracing exports each job's spans over OTLP; with no endpoint (here or
+	// in OTEL_EXPORTER_OTLP_*) tracing is off.
+	Tracing tracing.Config
+
+	// Out is the directory proofs are written to. The engine creates it,
+	// holds a lock on it for its life (a second engine on the same directory
+	// is refused) and removes the temporary files a killed run left there.
+	Out string
+	// SkipDone answers a job whose output files already exist and verify
+	// from those files (its result line says "resumed") instead of proving
+	// it again.
+	SkipDone bool
+
+	// Log receives the status line and warnings; nil means os.Stderr.
+	Log io.Writer
+}
+
+// CUDAOptions configure the CUDA backend (Device "auto" or "cuda").
+type CUDAOptions struct {
+	// Lib is the path of libzkpipe_cuda.so; empty: $ZKPIPE_CUDA_LIB, then
+	// beside the executable, then the system's library path.
+	Lib string
+	// Device is the GPU's index.
+	Device int
+	// PinnedMiB is the size of each pinned bounce buffer (two per lane);
+	// 0 means 32.
+	PinnedMiB int
+	// Lanes is how many uploads run at once; 0 means 4.
+	Lanes int
+}
+
+// MemoryOptions are the memory governor's budgets.
+type MemoryOptions struct {
+	// Budget is the resident memory zkpipe may use: a size ("16GiB"), a share
+	// of the machine's memory lowered to its cgroup limit ("75%", the
+	// default), or "off".
+	Budget string
+	// Pinned is the page-locked memory a GPU backend may hold for staging: a
+	// size, or a share of Budget ("25%", the default).
+	Pinned string
+	// Status prints a status line to Log this often (at least a second);
+	// 0 means never.
+	Status time.Duration
+}
+
+// Limits of the settings: past them a flag is a typo, not a wish.
+const (
+	MaxWorkers = 1024
+	MaxQueue   = 1 << 16
+	// MaxMSMTasks is the most goroutines gnark-crypto's MultiExp accepts.
+	MaxMSMTasks = 1024
+)
+
+// check refuses settings out of range before anything is opened, naming the
+// flag a user would have set.
+func (o *Options) check() error {
+	for name, s := range o.Shapes {
+		if !isStage(name) {
+			return fmt.Errorf("unknown stage %q (stages: %v)", name, stages.Names)
+		}
+		if s.Workers < 1 || s.Workers > MaxWorkers {
+			return fmt.Errorf("--%s-workers %d: want 1 to %d", name, s.Workers, MaxWorkers)
+		}
+		if s.Queue < 0 || s.Queue > MaxQueue {
+			return fmt.Errorf("--%s-queue %d: want 0 to %d", name, s.Queue, MaxQueue)
+		}
+	}
+	if o.MSMTasks < 0 || o.MSMTasks > MaxMSMTasks {
+		return fmt.Errorf("--msm-tasks %d: want 0 (one per core) to %d, the most gnark-crypto's MSM accepts", o.MSMTasks, MaxMSMTasks)
+	}
+	if o.FFTTasks < 0 || o.FFTTasks > MaxMSMTasks {
+		return fmt.Errorf("--fft-tasks %d: want 0 (one per core) to %d", o.FFTTasks, MaxMSMTasks)
+	}
+	if o.CUDA.PinnedMiB < 0 || o.CUDA.Lanes < 0 || o.CUDA.Device < 0 {
+		return fmt.Errorf("--cuda-pinned-mib %d, --cuda-lanes %d, --cuda-device %d: none may be negative", o.CUDA.PinnedMiB, o.CUDA.Lanes, o.CUDA.Device)
+	}
+	if o.Tracing.Group < 0 {
+		return fmt.Errorf("--trace-group %d: want 0 or more", o.Tracing.Group)
+	}
+	if o.Memory.Status < 0 {
+		return fmt.Errorf("--mem-status %s: want 0 (never) or more", o.Memory.Status)
+	}
+	return nil
+}
+
+func isStage(name string) bool {
+	for _, n := range stages.Names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// shape is the stage's settings with the defaults filled in.
+func (o *Options) shape(name string) stages.Shape {
+	if s, ok := o.Shapes[name]; ok {
+		return s
+	}
+	return stages.Shape{Workers: 1, Queue: 1}
+}

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/pipeline"
+	"github.com/zkpipe/zkpipe/stages"
+)
+
+// statusTicker prints the engine's status line every so often until stop.
+type statusTicker struct {
+	out   io.Writer
+	every time.Duration
+	line  func() string
+
+	quit chan struct{}
+	wg   sync.WaitGroup
+}
+
+// start prints a line every t.every (at least a second) until stop; a zero
+// interval prints nothing.
+func (t *statusTicker) start() {
+	if t.every <= 0 || t.quit != nil {
+		return
+	}
+	t.every = max(t.every, time.Second)
+	t.quit = make(chan struct{})
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		tick := time.NewTicker(t.every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				fmt.Fprintln(t.out, t.line())
+			case <-t.quit:
+				return
+			}
+		}
+	}()
+}
+
+// stop ends the ticker and prints a last line.
+func (t *statusTicker) stop() {
+	if t.quit == nil {
+		return
+	}
+	close(t.quit)
+	t.wg.Wait()
+	fmt.Fprintln(t.out, t.line())
+	t.quit = nil
+}
+
+// statusLine is, for example:
+//
+//	zkpipe: 37 proofs (1 failed) in 15s, 2.47/s | parse 0+1 synthesize 1+1 … assemble 0+0 | rss 3.20 GiB/12.0 GiB (peak 3.51 GiB), resident 1.20 GiB, 2 jobs in (2.10 GiB), 1 waiting | pinned 128 MiB/4.00 GiB
+//
+// where each stage shows its queued+running jobs.
+func statusLine(proved, failed int64, elapsed time.Duration, stages []pipeline.StageCount, m mem.Stats) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "zkpipe: %d proofs", proved)
+	if failed > 0 {
+		fmt.Fprintf(&b, " (%d failed)", failed)
+	}
+	rate := 0.0
+	if elapsed > 0 {
+		rate = float64(proved) / elapsed.Seconds()
+	}
+	fmt.Fprintf(&b, " in %s, %.2f/s |", elapsed.Round(time.Second), rate)
+	for _, st := range stages {
+		fmt.Fprintf(&b, " %s %d+%d", st.Name, st.Queued, st.Running)
+	}
+	fmt.Fprintf(&b, " | rss %s/%s (peak %s), resident %s, %d jobs in (%s)", mem.FormatBytes(m.RSS), mem.FormatBytes(m.Budget),
+		mem.FormatBytes(m.PeakRSS), mem.FormatBytes(m.Charged), m.Admitted, mem.FormatBytes(m.Reserved))
+	if m.Waiting > 0 {
+		fmt.Fprintf(&b, ", %d waiting", m.Waiting)
+	}
+	fmt.Fprintf(&b, " | pinned %s/%s", mem.FormatBytes(m.Pinned), mem.FormatBytes(m.PinnedBudget))
+	fmt.Fprintf(&b, " | admitted %d, at most %d at once; %d waited (%s)", m.Granted, m.PeakAdmitted, m.Waits, m.WaitTime.Round(time.Millisecond))
+	if m.Forced > 0 {
+		fmt.Fprintf(&b, ", %d let in over measured RSS", m.Forced)
+	}
+	if m.Rejected > 0 {
+		fmt.Fprintf(&b, ", %d too large", m.Rejected)
+	}
+	return b.String()
+}
+
+// startLine says what the budgets came to and how many jobs fit, e.g.
+//
+//	zkpipe: memory budget 12.0 GiB (machine 15.6 GiB, cgroup none), pinned 3.00 GiB; resident at start 3.20 GiB; a job of mulchain reserves 1.46 GiB (5 fit)
+func startLine(m mem.Stats, machine mem.Machine, circuits []*stages.Circuit) string {
+	var b strings.Builder
+	cg := "none"
+	if machine.Cgroup > 0 {
+		cg = mem.FormatBytes(machine.Cgroup)
+	}
+	fmt.Fprintf(&b, "zkpipe: memory budget %s (machine %s, cgroup %s), pinned %s; resident at start %s",
+		mem.FormatBytes(m.Budget), mem.FormatBytes(machine.Total), cg, mem.FormatBytes(m.PinnedBudget), mem.FormatBytes(m.Charged))
+	for _, c := range circuits {
+		f := c.Footprint()
+		fmt.Fprintf(&b, "; a job of %s reserves %s", c.Name, mem.FormatBytes(f))
+		if m.Budget != mem.Unlimited && f > 0 {
+			fmt.Fprintf(&b, " (%d fit)", max(m.Budget-m.Charged, 0)/f)
+		}
+	}
+	return b.String()
+}
+
+// shapeLine says which shape is in force, e.g.
+//
+//	zkpipe: shape parse 1/1 synthesize 2/1 … (workers/queue)
+func shapeLine(o *Options) string {
+	var b strings.Builder
+	b.WriteString("zkpipe: shape")
+	for _, n := range stages.Names {
+		s := o.shape(n)
+		fmt.Fprintf(&b, " %s %d/%d", n, s.Workers, s.Queue)
+	}
+	b.WriteString(" (workers/queue)")
+	return b.String()
+}
