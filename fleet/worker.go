@@ -92,7 +92,11 @@ func NewWorker(q *Queue, p Prover, o WorkerOptions) *Worker {
 }
 
 // InHand is how many pulled jobs have no answer yet.
-func (w *Worker) InHand() int { return len(w.slots) }
+func (w *Worker) InHand() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.held)
+}
 
 // Capacity is the most jobs the worker holds at once.
 func (w *Worker) Capacity() int { return cap(w.slots) }
@@ -107,10 +111,11 @@ func (w *Worker) observe(outcome string) {
 	}
 }
 
-// Run pulls and proves jobs until ctx ends, then stops pulling, lets the
-// jobs in hand finish and answers them, and returns. Jobs it cannot finish
-// go back to the queue.
-func (w *Worker) Run(ctx context.Context) error {
+// Run pulls and proves jobs until intake ends, then stops pulling, lets the
+// jobs in hand finish, answers them and returns. Ending ctx cancels the jobs
+// in hand: they go back to the queue (as they would after the ack wait if
+// the process died). intake should derive from ctx.
+func (w *Worker) Run(ctx, intake context.Context) error {
 	for _, d := range []string{"circuits", "witness"} {
 		if err := os.MkdirAll(filepath.Join(w.o.Cache, d), 0o755); err != nil {
 			return err
@@ -123,9 +128,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer sub.Unsubscribe()
 
-	// The prover runs until the intake closes jobs, whatever ctx does: the
-	// jobs in it finish (a second signal kills the process instead).
-	proveCtx, cancelProve := context.WithCancel(context.WithoutCancel(ctx))
+	// The prover runs until the intake closes jobs, or ctx ends.
+	proveCtx, cancelProve := context.WithCancel(ctx)
 	defer cancelProve()
 	proveErr := make(chan error, 1)
 	go func() {
@@ -145,19 +149,23 @@ func (w *Worker) Run(ctx context.Context) error {
 	beat, stopBeat := context.WithCancel(proveCtx)
 	bg.Go(func() { w.heartbeat(beat) })
 
-	w.intake(ctx)
+	w.intake(intake)
 	close(w.jobs)
 	err = <-proveErr
 	close(w.finished)
 	stopBeat()
 	bg.Wait()
-	// Anything still held (the prover failed) goes back to the queue.
+	// Anything still held (cancelled, or the prover failed) goes back to
+	// the queue.
 	w.mu.Lock()
 	for _, h := range w.held {
 		h.msg.Nak()
 		w.observe("requeued")
 	}
 	w.mu.Unlock()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	return err
 }
 
