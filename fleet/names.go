@@ -32,8 +32,6 @@ const (
 func jobSubject(priority string) string { return jobsSubject + priority }
 func resultSubject(id string) string    { return resultsSubject + id }
 
-// resultObject is the object that marks job id as done.
-func resultObject(id string) string { return id + "/result.json" }
-
-// proofObject is the object name of an output file of job id.
-func proofObject(id, file string) string { return id + "/" + file }
+// outputsObject is the object holding job id's outputs; its presence marks
+// the job as done.
+func outputsObject(id string) string { return id }

@@ -3,10 +3,10 @@ package fleet
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -88,43 +88,43 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 
 // fetchOutputs writes res's files into out and points res at them.
 func fetchOutputs(ctx context.Context, q *Queue, out string, res *stream.Result) error {
-	dir := stages.Dir(out)
-	get := func(obj string, optional bool) ([]byte, error) {
-		var err error
-		for try := 0; try < 5; try++ {
-			var data []byte
-			if data, err = q.Proofs.GetBytes(ctx, obj); err == nil {
-				return data, nil
-			}
-			if errors.Is(err, jetstream.ErrObjectNotFound) && optional {
-				return nil, nil
-			}
-			// A worker may be storing it again (a redelivered job).
-			time.Sleep(200 * time.Millisecond)
+	var data []byte
+	var err error
+	for try := 0; try < 5; try++ {
+		if data, err = q.Proofs.GetBytes(ctx, outputsObject(res.ID)); err == nil {
+			break
 		}
-		return nil, fmt.Errorf("job %s: %s: %w", res.ID, obj, err)
+		// A worker may be storing it again (a redelivered job).
+		time.Sleep(200 * time.Millisecond)
 	}
-	pub, err := get(res.Public, false)
 	if err != nil {
-		return err
+		return fmt.Errorf("job %s: outputs: %w", res.ID, err)
 	}
-	proof, err := get(res.Proof, false)
-	if err != nil {
-		return err
+	var o Outputs
+	if err := json.Unmarshal(data, &o); err != nil {
+		return fmt.Errorf("job %s: outputs: %w", res.ID, err)
 	}
-	js, err := get(res.Proof+".json", true)
-	if err != nil {
-		return err
+	proof, public := path.Base(res.Proof), path.Base(res.Public)
+	if o.Files[proof] == nil || o.Files[public] == nil {
+		return fmt.Errorf("job %s: outputs lack %s or %s", res.ID, proof, public)
 	}
-	if res.Public, err = dir.Write(path.Base(res.Public), pub); err != nil {
-		return err
-	}
-	if js != nil {
-		if _, err = dir.Write(path.Base(res.Proof)+".json", js); err != nil {
+	dir := stages.Dir(out)
+	for name, b := range o.Files {
+		if name == proof {
+			continue
+		}
+		if path.Base(name) != name || !strings.HasPrefix(name, res.ID+".") {
+			return fmt.Errorf("job %s: outputs hold a file named %q", res.ID, name)
+		}
+		p, err := dir.Write(name, b)
+		if err != nil {
 			return err
+		}
+		if name == public {
+			res.Public = p
 		}
 	}
 	// The proof last, as prove writes it: its presence means the rest is there.
-	res.Proof, err = dir.Write(path.Base(res.Proof), proof)
+	res.Proof, err = dir.Write(proof, o.Files[proof])
 	return err
 }

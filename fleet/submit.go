@@ -103,7 +103,7 @@ func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, prio
 	s := Submitted{ID: req.ID, Line: line}
 	// Done already? A KV-like check on the proof store, beyond the server's
 	// duplicate window.
-	if _, err := q.Proofs.GetInfo(ctx, resultObject(req.ID)); err == nil {
+	if _, err := q.Proofs.GetInfo(ctx, outputsObject(req.ID)); err == nil {
 		s.Done = true
 		return s, nil
 	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {

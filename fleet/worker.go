@@ -380,20 +380,23 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 	return nil
 }
 
-// republish answers h from its stored result, if the job is done.
+// republish answers h from its stored outputs, if the job is done.
 func (w *Worker) republish(ctx context.Context, h *held) (bool, error) {
-	data, err := w.q.Proofs.GetBytes(ctx, resultObject(h.id))
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
+	// GetInfo is one direct get; most jobs are not done.
+	if _, err := w.q.Proofs.GetInfo(ctx, outputsObject(h.id)); errors.Is(err, jetstream.ErrObjectNotFound) {
 		return false, nil
+	} else if err != nil {
+		return false, err
 	}
+	data, err := w.q.Proofs.GetBytes(ctx, outputsObject(h.id))
 	if err != nil {
 		return false, err
 	}
-	var res stream.Result
-	if err := json.Unmarshal(data, &res); err != nil {
-		return false, fmt.Errorf("stored result of %s: %w", h.id, err)
+	var o Outputs
+	if err := json.Unmarshal(data, &o); err != nil {
+		return false, fmt.Errorf("stored outputs of %s: %w", h.id, err)
 	}
-	if err := w.publish(ctx, h, res); err != nil {
+	if err := w.publish(ctx, h, o.Result); err != nil {
 		return false, err
 	}
 	if err := h.msg.Ack(); err != nil {
@@ -470,8 +473,7 @@ func (w *Worker) finish(ctx context.Context, h *held, res stream.Result) {
 	}
 	local = append(local, res.Proof)
 	line := res
-	line.Proof = proofObject(h.id, filepath.Base(res.Proof))
-	line.Public = proofObject(h.id, filepath.Base(res.Public))
+	line.Proof, line.Public = filepath.Base(res.Proof), filepath.Base(res.Public)
 	err := w.store(ctx, h.id, local, line)
 	for _, f := range local {
 		os.Remove(f)
@@ -491,24 +493,29 @@ func (w *Worker) finish(ctx context.Context, h *held, res stream.Result) {
 	w.release(h)
 }
 
-// store puts the output files and then the result line, which marks the
-// job as done, into the proof store.
+// Outputs is what the proof store holds for a finished job: its result
+// line, whose Proof and Public name entries of Files, and its files.
+type Outputs struct {
+	Result stream.Result     `json:"result"`
+	Files  map[string][]byte `json:"files"`
+}
+
+// store puts the job's files and result line, as one object, in the store.
 func (w *Worker) store(ctx context.Context, id string, files []string, line stream.Result) error {
+	o := Outputs{Result: line, Files: map[string][]byte{}}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return err
 		}
-		if _, err := w.q.Proofs.PutBytes(ctx, proofObject(id, filepath.Base(f)), data); err != nil {
-			return fmt.Errorf("store %s: %w", filepath.Base(f), err)
-		}
+		o.Files[filepath.Base(f)] = data
 	}
-	data, err := json.Marshal(line)
+	data, err := json.Marshal(o)
 	if err != nil {
 		return err
 	}
-	if _, err := w.q.Proofs.PutBytes(ctx, resultObject(id), data); err != nil {
-		return fmt.Errorf("store result of %s: %w", id, err)
+	if _, err := w.q.Proofs.PutBytes(ctx, outputsObject(id), data); err != nil {
+		return fmt.Errorf("store outputs of %s: %w", id, err)
 	}
 	return nil
 }
