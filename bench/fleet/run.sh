@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fleet throughput: N jobs of a small circuit through `zkpipe serve
 # --worker=false` and 1, 2, 3 worker processes on this machine, against
-# a local `zkpipe prove` of the same jobs. Prints jobs/s and the queue's
-# cost per job (fleet seconds per job minus prove's, one worker).
+# a local `zkpipe prove` of the same jobs. Prints jobs/s, the queue's cost
+# per job (fleet seconds per job minus prove's, one worker), and the CPU
+# seconds of each process (server, workers together, the results collector).
 #
 #   bench/fleet/run.sh [JOBS] [CONSTRAINTS]      (defaults 400, 200)
 set -euo pipefail
@@ -19,11 +20,15 @@ for i in $(seq 1 "$jobs"); do echo "{\"id\":\"j$i\",\"circuit\":\"chain\",\"gene
 
 now() { date +%s.%N; }
 
+# cpu PID: user+system seconds of a running process
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14+$15)/hz}' "/proc/$1/stat"; }
+
 t0=$(now)
-$z prove --circuit chain --jobs jobs.jsonl --out prove-out --results prove.jsonl --mem-status 0 2>/dev/null
+/usr/bin/time -f '%U %S' -o prove.cpu $z prove --circuit chain --jobs jobs.jsonl --out prove-out --results prove.jsonl --mem-status 0 2>/dev/null
 t1=$(now)
 prove_s=$(echo "$t1 - $t0" | bc -l)
-printf 'prove     %4d jobs in %6.2fs  %6.1f jobs/s\n' "$jobs" "$prove_s" "$(echo "$jobs / $prove_s" | bc -l)"
+printf 'prove     %4d jobs in %6.2fs  %6.1f jobs/s  cpu %.2fs\n' "$jobs" "$prove_s" "$(echo "$jobs / $prove_s" | bc -l)" \
+	"$(awk '{print $1+$2}' prove.cpu)"
 
 for n in 1 2 3; do
 	port=$((24222 + n))
@@ -44,13 +49,17 @@ for n in 1 2 3; do
 	$z submit --nats "$url" jobs.jsonl 2>/dev/null
 	until [ "$(cat "results$n.jsonl" 2>/dev/null | wc -l)" -ge "$jobs" ]; do sleep 0.05; done
 	t1=$(now)
-	kill "$res"
 	s=$(echo "$t1 - $t0" | bc -l)
-	printf 'fleet %d   %4d jobs in %6.2fs  %6.1f jobs/s' "$n" "$jobs" "$s" "$(echo "$jobs / $s" | bc -l)"
+	wcpu=0
+	for p in "${pids[@]}"; do wcpu=$(echo "$wcpu + $(cpu "$p")" | bc -l); done
+	printf 'fleet %d   %4d jobs in %6.2fs  %6.1f jobs/s  cpu: server %.2fs, workers %.2fs, results %.2fs' \
+		"$n" "$jobs" "$s" "$(echo "$jobs / $s" | bc -l)" "$(cpu "$srv")" "$wcpu" "$(cpu "$res")"
 	if [ "$n" = 1 ]; then
 		printf '  queue overhead %.2f ms/job over prove' "$(echo "($s - $prove_s) * 1000 / $jobs" | bc -l)"
 	fi
 	echo
-	kill "${pids[@]}" "$srv"
-	wait "${pids[@]}" "$srv" 2>/dev/null || true
+	kill "$res" "${pids[@]}"
+	wait "$res" "${pids[@]}" 2>/dev/null || true
+	kill "$srv"
+	wait "$srv" 2>/dev/null || true
 done
