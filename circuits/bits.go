@@ -55,4 +55,5 @@ var bitsCircuit = Builtin{
 		c.Count = count
 		return c
 	},
+	shape: func(n int) Shape { return Shape{Public: 1, Secret: bitsWords(n)} },
 }

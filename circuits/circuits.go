@@ -29,7 +29,22 @@ type Builtin struct {
 	circuit func(n int) frontend.Circuit
 	// assign returns a satisfying assignment of circuit(n) drawn from seed.
 	assign func(n int, seed int64) frontend.Circuit
+	// shape is what Compile(n) has, without compiling (seconds and GiBs
+	// at 2²⁰); see Shape.
+	shape func(n int) Shape
 }
+
+// Shape is what a built-in's R1CS at a size has: its public inputs (less
+// the one wire), its secret inputs, and its constraints where they follow
+// from the size without compiling (0 where they do not). TestShapeIsCompiled
+// checks it against Compile.
+type Shape struct {
+	Public, Secret, Constraints int
+}
+
+// Shape is the shape of b's R1CS at about n constraints, for checking a
+// circuit directory's circuit.json against its circuit.r1cs at load.
+func (b Builtin) Shape(n int) Shape { return b.shape(n) }
 
 var builtins = []Builtin{mulchain, bitsCircuit, commitCircuit}
 

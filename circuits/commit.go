@@ -61,4 +61,5 @@ var commitCircuit = Builtin{
 		c.Sum = mod(sum)
 		return c
 	},
+	shape: func(n int) Shape { return Shape{Public: 1, Secret: 2 * commitLen(n)} },
 }

@@ -42,4 +42,5 @@ var mulchain = Builtin{
 		}
 		return &MulChain{X: x0, Y: x, N: n - 1}
 	},
+	shape: func(n int) Shape { return Shape{Public: 1, Secret: 1, Constraints: n} },
 }

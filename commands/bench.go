@@ -11,6 +11,7 @@ import (
 
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -23,6 +24,7 @@ func benchCommand() *cli.Command {
 		&cli.BoolFlag{Name: "skip-gnark", Usage: "time zkpipe only", EnvVars: env("skip-gnark")},
 		&cli.StringFlag{Name: "out", Usage: "directory for proofs (default: a fresh temporary one)", EnvVars: env("bench-out")},
 		&cli.StringFlag{Name: "results", Usage: "also write zkpipe's result lines here (for zkpipe timeline)", EnvVars: env("bench-results")},
+		&cli.IntFlag{Name: "serial-cpu", Usage: "then prove this many of the same witnesses one at a time and print each stage's CPU ms per proof", EnvVars: env("bench-serial-cpu")},
 	)
 	return &cli.Command{
 		Name:   "bench",
@@ -34,7 +36,7 @@ func benchCommand() *cli.Command {
 
 func bench(c *cli.Context) error {
 	n := c.Int("proofs")
-	circ, err := gnarksrc.LoadDir(c.String("circuit"))
+	circ, err := gnarksrc.LoadDirWith(c.String("circuit"), gnarkOptions(c))
 	if err != nil {
 		return err
 	}
@@ -108,8 +110,14 @@ func bench(c *cli.Context) error {
 		defer f.Close()
 		resultsFile = stream.NewWriter(f)
 	}
-	start := time.Now()
-	err = runStream(c, engineOptions(c, out), []*stages.Circuit{circ}, strings.NewReader(jobs.String()), nil, func(r stream.Result) error {
+	// Timed from the engine being open (keys resident) to the last result.
+	var start time.Time
+	started := func() error { start = time.Now(); return nil }
+	opts, err := engineOptions(c, out)
+	if err != nil {
+		return err
+	}
+	err = runStream(c, opts, []*stages.Circuit{circ}, strings.NewReader(jobs.String()), started, func(r stream.Result) error {
 		lines = append(lines, r)
 		if resultsFile != nil {
 			return resultsFile.Write(r)
@@ -134,14 +142,74 @@ func bench(c *cli.Context) error {
 		fmt.Printf("ratio zkpipe/gnark:  %.2f×\n", rate/gnarkRate)
 	}
 	printStageTable(lines)
+	if k := c.Int("serial-cpu"); k > 0 {
+		return serialCPU(c, circ, out, witnesses[:min(k, n)])
+	}
+	return nil
+}
+
+// serialCPU proves the witnesses one at a time, each job alone in the
+// process, so each stage's cpu_ms is its own CPU time, and prints the mean
+// per stage: where a proof's core-seconds go.
+func serialCPU(c *cli.Context, circ *stages.Circuit, out string, witnesses []string) error {
+	opts, err := engineOptions(c, filepath.Join(out, "serial"))
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(c.Context, opts, circ)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	jobs := make(chan stream.Line)
+	results := make(chan stream.Result, 1)
+	runErr := make(chan error, 1)
+	go func() {
+		runErr <- eng.Run(c.Context, jobs, func(r stream.Result) error { results <- r; return nil })
+	}()
+	var lines []stream.Result
+	for i, w := range witnesses {
+		jobs <- stream.Line{Number: i + 1, Request: stream.Request{ID: fmt.Sprintf("s%d", i), Witness: w}}
+		r := <-results
+		if r.Error != "" {
+			close(jobs)
+			return fmt.Errorf("zkpipe job %s failed: %s", r.ID, r.Error)
+		}
+		lines = append(lines, r)
+	}
+	close(jobs)
+	if err := <-runErr; err != nil {
+		return err
+	}
+	fmt.Printf("one proof at a time, %d proofs: CPU ms per proof by stage (process CPU while the stage ran alone)\n", len(lines))
+	fmt.Printf("%-11s %10s %10s %8s\n", "stage", "run ms", "cpu ms", "cores")
+	var run, cpu float64
+	for _, name := range stages.Names {
+		var r, cp []float64
+		for _, l := range lines {
+			for _, s := range l.Stages {
+				if s.Stage == name {
+					r, cp = append(r, s.RunMS), append(cp, s.CPUMS)
+				}
+			}
+		}
+		cores := 0.0
+		if mean(r) > 0 {
+			cores = mean(cp) / mean(r)
+		}
+		fmt.Printf("%-11s %10.1f %10.1f %8.2f\n", name, mean(r), mean(cp), cores)
+		run, cpu = run+mean(r), cpu+mean(cp)
+	}
+	fmt.Printf("%-11s %10.1f %10.1f %8.2f\n", "total", run, cpu, cpu/max(run, 1e-9))
 	return nil
 }
 
 // printStageTable prints each stage's mean run and queue time over lines,
-// and its median run time.
+// its median run time, and its mean CPU time (shared with overlapping
+// stages: see stream.StageTime.CPUMS).
 func printStageTable(lines []stream.Result) {
 	type acc struct {
-		run, queue []float64
+		run, queue, cpu []float64
 	}
 	per := map[string]*acc{}
 	for _, r := range lines {
@@ -152,16 +220,17 @@ func printStageTable(lines []stream.Result) {
 				per[s.Stage] = a
 			}
 			a.run = append(a.run, s.RunMS)
+			a.cpu = append(a.cpu, s.CPUMS)
 			a.queue = append(a.queue, s.QueueMS)
 		}
 	}
-	fmt.Printf("%-11s %10s %10s %10s\n", "stage", "run ms", "median", "queue ms")
+	fmt.Printf("%-11s %10s %10s %10s %10s\n", "stage", "run ms", "median", "queue ms", "cpu ms")
 	for _, name := range stages.Names {
 		a := per[name]
 		if a == nil {
 			continue
 		}
-		fmt.Printf("%-11s %10.1f %10.1f %10.1f\n", name, mean(a.run), median(a.run), mean(a.queue))
+		fmt.Printf("%-11s %10.1f %10.1f %10.1f %10.1f\n", name, mean(a.run), median(a.run), mean(a.queue), mean(a.cpu))
 	}
 }
 

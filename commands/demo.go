@@ -31,7 +31,7 @@ func demoCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			circ, err := gnarksrc.LoadDir(dir)
+			circ, err := gnarksrc.LoadDirWith(dir, gnarkOptions(c))
 			if err != nil {
 				return err
 			}
@@ -49,7 +49,11 @@ func demoCommand() *cli.Command {
 			fmt.Printf("proving %d proofs of %s (%d constraints) on %s into %s\n", c.Int("proofs"), name, circ.Constraints, c.String("device"), out)
 			start := time.Now()
 			done, bad := 0, 0
-			err = runStream(c, engineOptions(c, out), []*stages.Circuit{circ}, strings.NewReader(jobs.String()), nil, func(r stream.Result) error {
+			opts, err := engineOptions(c, out)
+			if err != nil {
+				return err
+			}
+			err = runStream(c, opts, []*stages.Circuit{circ}, strings.NewReader(jobs.String()), nil, func(r stream.Result) error {
 				done++
 				status := "verified by gnark"
 				if r.Error != "" {

@@ -1,10 +1,16 @@
 package commands
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/tracing"
 )
@@ -16,19 +22,40 @@ func engineFlags(own ...cli.Flag) []cli.Flag {
 	fs = append(fs, stageFlags()...)
 	fs = append(fs, memFlags()...)
 	fs = append(fs, tracingFlags()...)
+	fs = append(fs, sourceFlags()...)
 	return append(fs, cudaFlags()...)
+}
+
+// sourceFlags set how circuits' files are read and their proofs checked.
+func sourceFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "read-timeout", Value: boundedread.DefaultTimeout, Category: "input", EnvVars: env("read-timeout"),
+			Usage: "the longest one witness file may take to read, from open to the last byte: a FIFO nobody writes to or a stalled mount fails its job alone (0: the default)"},
+		&cli.BoolFlag{Name: "skip-verify", Category: "input", EnvVars: env("skip-verify"),
+			Usage: "do not check gnark proofs against the verifying key before writing them (about 0.6 ms a proof): for benchmarks only"},
+	}
+}
+
+// gnarkOptions are the gnark source's options from the flags.
+func gnarkOptions(c *cli.Context) gnarksrc.Options {
+	return gnarksrc.Options{ReadTimeout: c.Duration("read-timeout"), SkipVerify: c.Bool("skip-verify")}
 }
 
 // engineOptions reads the engine's flags into its options; out is the
 // output directory.
-func engineOptions(c *cli.Context, out string) engine.Options {
+func engineOptions(c *cli.Context, out string) (engine.Options, error) {
+	devices, all, err := parseDevices(c.String("cuda-device"))
+	if err != nil {
+		return engine.Options{}, err
+	}
 	o := engine.Options{
 		Device: c.String("device"), BG2Device: c.String("bg2-device"),
 		MSMTasks: c.Int("msm-tasks"), FFTTasks: c.Int("fft-tasks"),
-		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Device: c.Int("cuda-device"),
+		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Devices: devices, AllDevices: all,
 			PinnedMiB: c.Int("cuda-pinned-mib"), Lanes: c.Int("cuda-lanes")},
 		Shapes: map[string]stages.Shape{},
-		Memory: engine.MemoryOptions{Budget: c.String("mem-budget"), Pinned: c.String("pinned-budget"), Status: c.Duration("mem-status")},
+		Memory: engine.MemoryOptions{Budget: c.String("mem-budget"), Pinned: c.String("pinned-budget"),
+			Device: c.String("device-budget"), Status: c.Duration("mem-status")},
 		Tracing: tracing.Config{
 			Endpoint: c.String("otlp-endpoint"), Protocol: c.String("otlp-protocol"),
 			Group: c.Int("trace-group"), QueueSpans: c.Bool("trace-queue-spans"),
@@ -36,10 +63,30 @@ func engineOptions(c *cli.Context, out string) engine.Options {
 		Out: out,
 		Log: logOut(c),
 	}
+	// A stage the user shaped (by flag or environment) keeps that shape; the
+	// engine chooses the others.
 	for _, name := range stages.Names {
-		o.Shapes[name] = stages.Shape{Workers: c.Int(name + "-workers"), Queue: c.Int(name + "-queue")}
+		w, q := name+"-workers", name+"-queue"
+		if c.IsSet(w) || c.IsSet(q) {
+			o.Shapes[name] = stages.Shape{Workers: c.Int(w), Queue: c.Int(q)}
+		}
 	}
-	return o
+	return o, nil
+}
+
+// parseDevices reads --cuda-device: a GPU index, a list (0,1), or all.
+func parseDevices(v string) (devices []int, all bool, err error) {
+	if v == "all" {
+		return nil, true, nil
+	}
+	for _, f := range strings.Split(v, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || i < 0 {
+			return nil, false, fmt.Errorf("--cuda-device %q: want a GPU index (0), a list (0,1) or all", v)
+		}
+		devices = append(devices, i)
+	}
+	return devices, false, nil
 }
 
 // stageFlags are --NAME-workers and --NAME-queue for each stage.
@@ -47,8 +94,8 @@ func stageFlags() []cli.Flag {
 	var fs []cli.Flag
 	for _, name := range stages.Names {
 		fs = append(fs,
-			&cli.IntFlag{Name: name + "-workers", Value: 1, Usage: "workers of stage " + name, EnvVars: env(name + "-workers"), Category: "stages"},
-			&cli.IntFlag{Name: name + "-queue", Value: 1, Usage: "queue depth in front of stage " + name, EnvVars: env(name + "-queue"), Category: "stages"},
+			&cli.IntFlag{Name: name + "-workers", Value: 1, Usage: "workers of stage " + name + " (unset: chosen by zkpipe from the cores and devices)", EnvVars: env(name + "-workers"), Category: "stages"},
+			&cli.IntFlag{Name: name + "-queue", Value: 1, Usage: "queue depth in front of stage " + name + " (unset: chosen with the workers)", EnvVars: env(name + "-queue"), Category: "stages"},
 		)
 	}
 	return fs
@@ -67,8 +114,9 @@ func computeFlags() []cli.Flag {
 func cudaFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "cuda-lib", Category: "compute", EnvVars: env("cuda-lib"),
-			Usage: "path of " + engine.CUDALibName + " (built by gpu/cuda/build.sh); default: beside the zkpipe executable; never the working directory"},
-		&cli.IntFlag{Name: "cuda-device", Category: "compute", EnvVars: env("cuda-device"), Usage: "GPU index for --device cuda"},
+			Usage: "path of " + gpu.CUDALibraryName + " (built by gpu/cuda/build.sh); default: beside the zkpipe executable, then the system library path; never the working directory"},
+		&cli.StringFlag{Name: "cuda-device", Value: "0", Category: "compute", EnvVars: env("cuda-device"),
+			Usage: "GPUs for --device cuda: an index (0), a list (0,1) or all; with several, each job runs its device stages on the least loaded GPU, and the device-stage worker counts apply to each"},
 		&cli.IntFlag{Name: "cuda-pinned-mib", Value: 32, Category: "compute", EnvVars: env("cuda-pinned-mib"),
 			Usage: "MiB of each pinned bounce buffer of the CUDA backend, two per lane (allocated once, counted against --pinned-budget)"},
 		&cli.IntFlag{Name: "cuda-lanes", Value: 4, Category: "compute", EnvVars: env("cuda-lanes"),
@@ -84,6 +132,8 @@ func memFlags() []cli.Flag {
 				"Under a budget the Go memory limit follows it and GOGC is 50 unless set in the environment"},
 		&cli.StringFlag{Name: "pinned-budget", Value: "25%", Category: "memory", EnvVars: env("pinned-budget"),
 			Usage: "page-locked host memory a GPU backend may hold for staging, within --mem-budget: a size, or a share of --mem-budget (of the machine's memory when that is off)"},
+		&cli.StringFlag{Name: "device-budget", Category: "memory", EnvVars: env("device-budget"),
+			Usage: "GPU memory that resident keys and jobs in flight may hold, a size (80GiB); unset: the GPU's free memory at start. A job waits at pin/transfer until its device memory fits"},
 		&cli.DurationFlag{Name: "mem-status", Value: time.Second, Category: "memory", EnvVars: env("mem-status"),
 			Usage: "print a status line on stderr this often (at least 1s; 0: never): proofs, proofs/s, " +
 				"each stage's queued+running jobs, RSS and pinned memory against their budgets"},

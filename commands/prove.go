@@ -52,6 +52,10 @@ func prove(c *cli.Context) error {
 		defer f.Close()
 		in = f
 	}
+	opts, err := engineOptions(c, c.String("out"))
+	if err != nil {
+		return err
+	}
 	circuits, err := loadCircuits(c)
 	if err != nil {
 		return err
@@ -59,7 +63,6 @@ func prove(c *cli.Context) error {
 	if len(circuits) == 0 {
 		return fmt.Errorf("no circuit: give --circuit DIR (or --zkey FILE for circom)")
 	}
-	opts := engineOptions(c, c.String("out"))
 	opts.SkipDone = c.Bool("skip-done")
 	var results *stream.Writer
 	var resultsFile *os.File
@@ -151,7 +154,7 @@ func loadCircuits(c *cli.Context) (circs []*stages.Circuit, err error) {
 		}
 	}()
 	for _, dir := range c.StringSlice("circuit") {
-		circ, err := gnarksrc.LoadDir(dir)
+		circ, err := gnarksrc.LoadDirWith(dir, gnarkOptions(c))
 		if err != nil {
 			return circs, err
 		}
@@ -165,7 +168,7 @@ func loadCircuits(c *cli.Context) (circs []*stages.Circuit, err error) {
 		return circs, fmt.Errorf("%d --r1cs for %d --zkey: give each --r1cs after its --zkey", len(r1css), len(zkeys))
 	}
 	for i, zk := range zkeys {
-		files := circomsrc.Files{Zkey: zk}
+		files := circomsrc.Files{Zkey: zk, ReadTimeout: c.Duration("read-timeout")}
 		if i < len(wasms) {
 			files.Wasm = wasms[i]
 		}

@@ -1,20 +1,15 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
-// CUDALibName is the CUDA backend's shared library (built by gpu/cuda/build.sh).
-const CUDALibName = "libzkpipe_cuda.so"
-
-// backends resolves Device and BG2Device. It returns the G1 backend, B_G2's
-// and, when it opened one, the CUDA backend the engine must close.
+// openBackends resolves Device and BG2Device into the G1 backend and
+// B_G2's; the GPUs it opens are the engine's to close (e.cudas).
 func (e *Engine) openBackends() (stages.Backend, stages.G2Backend, error) {
 	o := &e.opts
 	cpu := gpu.NewCPU(o.MSMTasks, o.FFTTasks)
@@ -24,19 +19,15 @@ func (e *Engine) openBackends() (stages.Backend, stages.G2Backend, error) {
 	switch d := o.Device; d {
 	case "cpu":
 	case "", "auto", "cuda":
-		c, path, err := openCUDA(o.CUDA)
+		b, err := e.openGPUs()
 		if err != nil {
 			if d == "cuda" {
 				return nil, nil, fmt.Errorf("--device cuda: %w", err)
 			}
-			if !errors.Is(err, errNoLibrary) {
-				fmt.Fprintf(e.log, "zkpipe: no CUDA device (%v); proving on the CPU\n", err)
-			}
+			fmt.Fprintf(e.log, "zkpipe: no CUDA device (%v); proving on the CPU\n", err)
 			break
 		}
-		fmt.Fprintf(e.log, "zkpipe: CUDA backend on %s (%s)\n", c.Device(), path)
-		e.cuda = c
-		dev, cudaG2 = c, c
+		dev, cudaG2 = b, b
 	default:
 		return nil, nil, fmt.Errorf("--device %q: want auto, cpu or cuda", d)
 	}
@@ -53,15 +44,69 @@ func (e *Engine) openBackends() (stages.Backend, stages.G2Backend, error) {
 	return dev, g2, nil
 }
 
-// errNoLibrary: no CUDA library was found where one is looked for. With
-// --device auto that is the quiet case: a CPU machine.
-var errNoLibrary = errors.New("no CUDA library")
+// gpuBackend is a GPU backend for the G1 stages and B_G2: one gpu.CUDA, or a
+// gpu.Multi over several.
+type gpuBackend interface {
+	stages.Backend
+	stages.G2Backend
+}
+
+// openGPUs opens every GPU CUDA.Devices names (all of them for
+// AllDevices): one is the backend itself, several are spread over by a
+// gpu.Multi, each with its own transfer lanes and pinned buffers.
+func (e *Engine) openGPUs() (gpuBackend, error) {
+	o := e.opts.CUDA
+	devices := o.Devices
+	if o.AllDevices {
+		n, err := gpu.CUDADevices(cudaLib(o))
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%w: the library sees no GPU", gpu.ErrNoCUDA)
+		}
+		devices = nil
+		for i := range n {
+			devices = append(devices, i)
+		}
+	}
+	if len(devices) == 0 {
+		devices = []int{o.Device}
+	}
+	var labels []string
+	var devs []gpu.Device
+	for _, i := range devices {
+		o.Device = i
+		c, path, err := openCUDA(o)
+		if err != nil {
+			return nil, fmt.Errorf("GPU %d: %w", i, err)
+		}
+		e.cudas = append(e.cudas, c)
+		labels = append(labels, fmt.Sprintf("cuda:%d", i))
+		devs = append(devs, c)
+		fmt.Fprintf(e.log, "zkpipe: CUDA backend on GPU %d, %s (%s)\n", i, c.Device(), path)
+	}
+	if len(devs) == 1 {
+		return e.cudas[0], nil
+	}
+	m, err := gpu.NewMulti(devs, labels)
+	if err != nil {
+		return nil, err
+	}
+	e.multi = m
+	return m, nil
+}
+
+// cudaLib is the library flag, or $ZKPIPE_CUDA_LIB.
+func cudaLib(o CUDAOptions) string {
+	if o.Lib != "" {
+		return o.Lib
+	}
+	return os.Getenv("ZKPIPE_CUDA_LIB")
+}
 
 func openCUDA(o CUDAOptions) (*gpu.CUDA, string, error) {
-	path, err := cudaLibPath(o.Lib)
-	if err != nil {
-		return nil, "", err
-	}
+	lib := cudaLib(o)
 	mib, lanes := o.PinnedMiB, o.Lanes
 	if mib == 0 {
 		mib = 32
@@ -69,38 +114,9 @@ func openCUDA(o CUDAOptions) (*gpu.CUDA, string, error) {
 	if lanes == 0 {
 		lanes = 4
 	}
-	c, err := gpu.OpenCUDA(path, gpu.WithCUDADevice(o.Device), gpu.WithPinnedBytes(mib<<20), gpu.WithTransferLanes(lanes))
-	return c, path, err
-}
-
-// cudaLibPath is the library to load: lib when given, else
-// $ZKPIPE_CUDA_LIB, else the one beside the executable. Never a path
-// relative to the working directory: a library planted there would run its
-// code inside zkpipe.
-func cudaLibPath(lib string) (string, error) {
-	if lib == "" {
-		lib = os.Getenv("ZKPIPE_CUDA_LIB")
-	}
-	if lib != "" {
-		if !filepath.IsAbs(lib) {
-			abs, err := filepath.Abs(lib) // given by the user: theirs to name
-			if err != nil {
-				return "", err
-			}
-			lib = abs
-		}
-		return lib, nil
-	}
-	exe, err := os.Executable()
+	c, err := gpu.OpenCUDA(lib, gpu.WithCUDADevice(o.Device), gpu.WithPinnedBytes(mib<<20), gpu.WithTransferLanes(lanes))
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", errNoLibrary, err)
+		return nil, "", err
 	}
-	if exe, err = filepath.EvalSymlinks(exe); err != nil {
-		return "", fmt.Errorf("%w: %v", errNoLibrary, err)
-	}
-	p := filepath.Join(filepath.Dir(exe), CUDALibName)
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("%w: none beside the executable (%s); give --cuda-lib or ZKPIPE_CUDA_LIB", errNoLibrary, p)
-	}
-	return p, nil
+	return c, c.Library(), nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +29,8 @@ type Engine struct {
 
 	machine mem.Machine
 	gov     *mem.Governor
-	cuda    *gpu.CUDA // when the engine opened one
+	cudas   []*gpu.CUDA // the GPUs the engine opened
+	multi   *gpu.Multi  // over them, when there are several
 	backend stages.Backend
 	g2      stages.G2Backend
 	pinned  *mem.PinnedPool
@@ -37,7 +39,8 @@ type Engine struct {
 	out     *OutDir
 	core    *stages.Engine
 
-	owned []*stages.Circuit // closed with the engine
+	owned      []*stages.Circuit // closed with the engine
+	autoStages map[string]bool   // stages whose shape autoShape chose
 
 	ran                     atomic.Bool
 	proved, failed, resumed atomic.Int64
@@ -83,12 +86,17 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 
 	// The budgets first: a typo in one fails before a GPU is opened.
 	e.machine = mem.ReadMachine()
-	if e.gov, err = newGovernor(opts.Memory, e.machine); err != nil {
+	gcfg, err := governorConfig(opts.Memory, e.machine)
+	if err != nil {
 		return nil, err
 	}
 	if e.backend, e.g2, err = e.openBackends(); err != nil {
 		return nil, err
 	}
+	if dm, ok := e.backend.(mem.DeviceMemory); ok {
+		gcfg.Device = dm // device memory becomes a budget beside RSS and pinned
+	}
+	e.gov = mem.NewGovernor(gcfg)
 	if ph, ok := e.backend.(pinnedHolder); ok && ph.PinnedBytes() > 0 {
 		h, err := e.gov.ChargePinned(int64(ph.PinnedBytes()))
 		if err != nil {
@@ -102,11 +110,12 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	if e.out, err = OpenOutDir(e.opts.Out); err != nil {
 		return nil, err
 	}
-	shapes := make(map[string]stages.Shape, len(stages.Names))
-	for _, n := range stages.Names {
-		shapes[n] = e.opts.shape(n)
+	_, bg2OnCPU := e.g2.(*gpu.CPU)
+	e.opts.Shapes, e.autoStages = autoShape(opts.Shapes, runtime.NumCPU(), len(e.cudas) > 0, !bg2OnCPU)
+	if e.multi != nil {
+		perDevice(e.opts.Shapes, len(e.cudas), !bg2OnCPU)
 	}
-	e.core, err = stages.NewEngine(stages.Config{Shapes: shapes, Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out}, circuits...)
+	e.core, err = stages.NewEngine(stages.Config{Shapes: e.opts.Shapes, Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out}, circuits...)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +123,7 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	e.warnTooLarge(circuits)
 	if e.opts.Memory.Status > 0 {
 		fmt.Fprintln(e.log, startLine(e.gov.Stats(), e.machine, circuits))
-		fmt.Fprintln(e.log, shapeLine(&e.opts))
+		fmt.Fprintln(e.log, shapeLine(&e.opts, e.autoStages))
 	}
 
 	tc := opts.Tracing
@@ -142,6 +151,9 @@ func (e *Engine) AddCircuit(c *stages.Circuit) error {
 	e.owned = append(e.owned, c)
 	e.holds = append(e.holds, e.gov.Charge(keyBytes(c)))
 	e.mu.Unlock()
+	if e.opts.Memory.Status > 0 {
+		fmt.Fprintf(e.log, "zkpipe: circuit %s loaded (%d constraints)\n", c.Name, c.Constraints)
+	}
 	e.warnTooLarge([]*stages.Circuit{c})
 	return nil
 }
@@ -286,7 +298,7 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 			e.tracer.Record(tracing.Job{
 				ID: line.ID, Circuit: line.Circuit, Constraints: constraints,
 				ReservedBytes: line.ReservedBytes,
-				Timings:       r.Timings, Err: r.Err, FailedStage: r.Stage,
+				Timings:       r.Timings, Err: r.Err, FailedStage: r.Stage, Device: line.Device,
 			})
 		}
 		send(line)
@@ -330,7 +342,11 @@ func (e *Engine) resume(j *stages.Job) (stream.Result, bool) {
 
 func (e *Engine) statusLine() string {
 	s := e.Snapshot()
-	return statusLine(s.Proved, s.Failed, s.Elapsed, s.Stages, s.Memory)
+	line := statusLine(s.Proved, s.Failed, s.Elapsed, s.Stages, s.Memory)
+	if e.multi != nil {
+		line += " | " + sharesLine(e.multi)
+	}
+	return line
 }
 
 // Close stops tracing (waiting at most 10 s for the collector), releases
@@ -346,6 +362,12 @@ func (e *Engine) Close() error {
 		}
 		cancel()
 		e.tracer = nil
+	}
+	if e.core != nil {
+		// the keys it made resident, and their device charges
+		if err := e.core.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	e.mu.Lock()
 	owned := e.owned
@@ -373,12 +395,12 @@ func (e *Engine) Close() error {
 		e.gov.Close()
 		e.gov = nil
 	}
-	if e.cuda != nil {
-		if err := e.cuda.Close(); err != nil {
+	for _, c := range e.cudas {
+		if err := c.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		e.cuda = nil
 	}
+	e.cudas = nil
 	if err := e.out.Close(); err != nil {
 		errs = append(errs, err)
 	}

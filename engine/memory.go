@@ -54,8 +54,8 @@ func startPinned(g *mem.Governor, b stages.Backend) (*mem.PinnedPool, error) {
 	return p, nil
 }
 
-// newGovernor makes the memory governor from the budgets.
-func newGovernor(o MemoryOptions, machine mem.Machine) (*mem.Governor, error) {
+// governorConfig reads the budgets into the governor's configuration.
+func governorConfig(o MemoryOptions, machine mem.Machine) (mem.Config, error) {
 	if o.Budget == "" {
 		o.Budget = "75%"
 	}
@@ -64,7 +64,7 @@ func newGovernor(o MemoryOptions, machine mem.Machine) (*mem.Governor, error) {
 	}
 	budget, err := mem.ParseBudget(o.Budget, machine.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("--mem-budget: %w", err)
+		return mem.Config{}, fmt.Errorf("--mem-budget: %w", err)
 	}
 	// A pinned share is of the RSS budget, which pinned memory is part of.
 	pinnedOf := budget
@@ -73,10 +73,10 @@ func newGovernor(o MemoryOptions, machine mem.Machine) (*mem.Governor, error) {
 	}
 	pinned, err := mem.ParseBudget(o.Pinned, pinnedOf)
 	if err != nil {
-		return nil, fmt.Errorf("--pinned-budget: %w", err)
+		return mem.Config{}, fmt.Errorf("--pinned-budget: %w", err)
 	}
 	if budget != mem.Unlimited && pinned != mem.Unlimited && pinned > budget {
-		return nil, fmt.Errorf("--pinned-budget %s is more than --mem-budget %s: pinned memory is resident, so it counts against both",
+		return mem.Config{}, fmt.Errorf("--pinned-budget %s is more than --mem-budget %s: pinned memory is resident, so it counts against both",
 			mem.FormatBytes(pinned), mem.FormatBytes(budget))
 	}
 	cfg := mem.Config{Budget: budget, Pinned: pinned, SetGoLimit: true}
@@ -86,7 +86,15 @@ func newGovernor(o MemoryOptions, machine mem.Machine) (*mem.Governor, error) {
 		// 20% further under the budget than the default 100 (notes/mem.md).
 		cfg.GCPercent = 50
 	}
-	return mem.NewGovernor(cfg), nil
+	if o.Device != "" {
+		// A size only: a share would be of a device not yet opened.
+		d, err := mem.ParseBudget(o.Device, 0)
+		if err != nil || d == mem.Unlimited || d <= 0 {
+			return mem.Config{}, fmt.Errorf("--device-budget %q: want a size such as 80GiB (unset: the GPU's free memory at start)", o.Device)
+		}
+		cfg.DeviceBudget = d
+	}
+	return cfg, nil
 }
 
 // chargeResident charges what is resident before the first job (the keys

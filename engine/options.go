@@ -24,7 +24,8 @@ type Options struct {
 	CUDA               CUDAOptions
 
 	// Shapes sets workers and queue depth per stage (stages.Names); a stage
-	// left out gets one worker and a queue of one.
+	// left out gets a shape zkpipe chooses from the cores and where the
+	// stages run (see autoShape).
 	Shapes map[string]stages.Shape
 
 	Memory MemoryOptions
@@ -51,8 +52,13 @@ type CUDAOptions struct {
 	// Lib is the path of libzkpipe_cuda.so; empty: $ZKPIPE_CUDA_LIB, then
 	// beside the executable, then the system's library path.
 	Lib string
-	// Device is the GPU's index.
+	// Device is the GPU's index, when Devices is empty.
 	Device int
+	// Devices are the GPUs to spread the stream over (each job's device
+	// stages all run on one, the least loaded); AllDevices takes every GPU
+	// the library sees.
+	Devices    []int
+	AllDevices bool
 	// PinnedMiB is the size of each pinned bounce buffer (two per lane);
 	// 0 means 32.
 	PinnedMiB int
@@ -69,6 +75,11 @@ type MemoryOptions struct {
 	// Pinned is the page-locked memory a GPU backend may hold for staging: a
 	// size, or a share of Budget ("25%", the default).
 	Pinned string
+	// Device is the GPU memory resident keys and jobs in flight may hold,
+	// a size ("80GiB"); empty means the GPU's free memory when the engine
+	// opens. A job waits at pin/transfer until its device memory fits; a
+	// circuit whose keys cannot fit is refused with both sizes.
+	Device string
 	// Status prints a status line to Log this often (at least a second);
 	// 0 means never.
 	Status time.Duration
@@ -101,6 +112,11 @@ func (o *Options) check() error {
 	}
 	if o.FFTTasks < 0 || o.FFTTasks > MaxMSMTasks {
 		return fmt.Errorf("--fft-tasks %d: want 0 (one per core) to %d", o.FFTTasks, MaxMSMTasks)
+	}
+	for _, d := range o.CUDA.Devices {
+		if d < 0 {
+			return fmt.Errorf("--cuda-device %d: want a GPU index, a list, or all", d)
+		}
 	}
 	if o.CUDA.PinnedMiB < 0 || o.CUDA.Lanes < 0 || o.CUDA.Device < 0 {
 		return fmt.Errorf("--cuda-pinned-mib %d, --cuda-lanes %d, --cuda-device %d: none may be negative", o.CUDA.PinnedMiB, o.CUDA.Lanes, o.CUDA.Device)

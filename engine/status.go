@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/pipeline"
 	"github.com/zkpipe/zkpipe/stages"
@@ -82,6 +83,9 @@ func statusLine(proved, failed int64, elapsed time.Duration, stages []pipeline.S
 		fmt.Fprintf(&b, ", %d waiting", m.Waiting)
 	}
 	fmt.Fprintf(&b, " | pinned %s/%s", mem.FormatBytes(m.Pinned), mem.FormatBytes(m.PinnedBudget))
+	if d := mem.FormatDevice(m); d != "" {
+		fmt.Fprintf(&b, " | %s", d)
+	}
 	fmt.Fprintf(&b, " | admitted %d, at most %d at once; %d waited (%s)", m.Granted, m.PeakAdmitted, m.Waits, m.WaitTime.Round(time.Millisecond))
 	if m.Forced > 0 {
 		fmt.Fprintf(&b, ", %d let in over measured RSS", m.Forced)
@@ -115,14 +119,35 @@ func startLine(m mem.Stats, machine mem.Machine, circuits []*stages.Circuit) str
 
 // shapeLine says which shape is in force, e.g.
 //
-//	zkpipe: shape parse 1/1 synthesize 2/1 … (workers/queue)
-func shapeLine(o *Options) string {
+//	zkpipe: shape parse 2/2* synthesize 4/1 … (workers/queue; * chosen by zkpipe, the rest set by flags)
+func shapeLine(o *Options, auto map[string]bool) string {
 	var b strings.Builder
 	b.WriteString("zkpipe: shape")
 	for _, n := range stages.Names {
 		s := o.shape(n)
 		fmt.Fprintf(&b, " %s %d/%d", n, s.Workers, s.Queue)
+		if auto[n] {
+			b.WriteString("*")
+		}
 	}
-	b.WriteString(" (workers/queue)")
+	b.WriteString(" (workers/queue; * chosen by zkpipe from the cores and devices, the rest set by flags)")
+	return b.String()
+}
+
+// sharesLine is each GPU's count of jobs and whether it is out of rotation,
+// e.g. "gpus cuda:0 41, cuda:1 40 (out)".
+func sharesLine(m *gpu.Multi) string {
+	var b strings.Builder
+	b.WriteString("gpus")
+	jobs, up := m.Share()
+	for i, name := range m.Devices() {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %s %d", name, jobs[i])
+		if !up[i] {
+			b.WriteString(" (out)")
+		}
+	}
 	return b.String()
 }

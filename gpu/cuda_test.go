@@ -2,12 +2,15 @@ package gpu_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,10 +57,28 @@ func TestOpenCUDAMissingLibrary(t *testing.T) {
 	if err == nil {
 		t.Fatal("OpenCUDA of a missing library succeeded")
 	}
-	_, err = gpu.OpenCUDA("")
+	// No path: beside the executable, else the system library path; with
+	// neither holding the library, ErrNoCUDA.
+	c, err := gpu.OpenCUDA("")
 	if err == nil {
-		t.Fatal("OpenCUDA with no path succeeded")
+		defer c.Close()
+		if lib := c.Library(); lib != gpu.CUDALibraryName && filepath.Dir(lib) != exeDir(t) {
+			t.Fatalf("OpenCUDA(\"\") loaded %s: neither beside the executable nor on the system path", lib)
+		}
+	} else if !errors.Is(err, gpu.ErrNoCUDA) {
+		t.Fatalf("OpenCUDA(\"\"): %v, want ErrNoCUDA", err)
 	}
+}
+
+func exeDir(t *testing.T) string {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(exe)
 }
 
 // ─── random inputs ───────────────────────────────────────────────────────────
@@ -444,7 +465,20 @@ func TestCUDAMeasure(t *testing.T) {
 		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
 		return ts[len(ts)/2], nil
 	}
-	for _, lg := range []int{20, 22, 24} {
+	// ZKPIPE_CUDA_MSM_SIZES=20,22,24,27 adds sizes (log2) to the G1 MSMs
+	// timed; 2^27 takes 12 GiB of host memory for its bases and scalars.
+	sizes := []int{20, 22, 24}
+	if v := os.Getenv("ZKPIPE_CUDA_MSM_SIZES"); v != "" {
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			lg, err := strconv.Atoi(f)
+			if err != nil || lg < 1 || lg > 28 {
+				t.Fatalf("ZKPIPE_CUDA_MSM_SIZES: %q", v)
+			}
+			sizes = append(sizes, lg)
+		}
+	}
+	for _, lg := range sizes {
 		n := 1 << lg
 		k := &gpu.Key{Domain: fft.NewDomain(2), A: tileG1(n, false)}
 		res, err := cuda.Load(k)

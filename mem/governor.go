@@ -59,6 +59,7 @@ type Governor struct {
 	last     Usage                     // the latest sample
 	lastGC   time.Time
 	stats    Stats
+	dev      deviceState // the device budget (device.go)
 }
 
 // Config sets up a Governor.
@@ -78,6 +79,13 @@ type Config struct {
 	// is not the runtime's (the binary, C libraries, pinned buffers), but
 	// never below a quarter of the budget; Close restores the old limit.
 	SetGoLimit bool
+	// Device, when set, adds a device-memory budget (device.go): the
+	// governor reads the device's free memory from it, ChargeDevice counts
+	// resident keys and AdmitDevice makes jobs wait for device memory.
+	Device DeviceMemory
+	// DeviceBudget is the device memory keys and jobs may hold; 0 means what
+	// the device has free when the governor is made.
+	DeviceBudget int64
 	// GCPercent, when positive, sets the Go collector's GOGC while the
 	// governor is open (Close restores it). Under a budget, collecting
 	// earlier than the memory limit forces keeps the runtime from returning
@@ -105,6 +113,20 @@ type Stats struct {
 
 	RSS, PeakRSS int64 // the latest and highest RSS sampled
 	Reusable     int64 // of RSS, at the latest sample
+
+	// The device budget (Config.Device; all zero without one). FormatDevice
+	// writes them for a status line.
+	DeviceBudget, DeviceTotal int64 // the budget, and the device's memory
+	DeviceFree                int64 // free on the device at the latest reading
+	DeviceCharged             int64 // held for the run by resident keys
+	DeviceReserved            int64 // held by admitted jobs now
+	DeviceAdmitted            int   // jobs holding device memory now
+	DeviceWaiting             int   // jobs waiting for device memory now
+	DevicePeakReserved        int64
+	DeviceGranted             int64         // device admissions so far
+	DeviceWaits               int64         // device admissions that had to wait
+	DeviceWaitTime            time.Duration // their total wait
+	DeviceRejected            int64         // jobs larger than the device budget
 }
 
 // ErrTooLarge is what a TooLargeError matches with errors.Is.
@@ -163,6 +185,7 @@ func NewGovernor(cfg Config) *Governor {
 	}
 	g.last = g.measure()
 	g.stats.PeakRSS = g.last.RSS
+	g.initDevice(cfg)
 	if g.goLimit {
 		g.prevGoLimit = debug.SetMemoryLimit(-1)
 		g.setGoLimitLocked()
@@ -348,15 +371,15 @@ func (g *Governor) sampleLocked(u Usage) {
 	}
 }
 
-// sampler samples while any job is admitted, and re-checks the queue, since
-// a job held back by the measured test waits on RSS, which changes without
-// telling anyone.
+// sampler samples while any job is admitted or waits for device memory, and
+// re-checks the queues, since a job held back by a measured test waits on
+// RSS or the device's free memory, which change without telling anyone.
 func (g *Governor) sampler() {
 	t := time.NewTicker(g.period)
 	defer t.Stop()
 	for range t.C {
 		g.mu.Lock()
-		if len(g.inflight) == 0 {
+		if len(g.inflight) == 0 && len(g.dev.queue) == 0 {
 			g.sampling = false
 			g.mu.Unlock()
 			return
@@ -364,6 +387,7 @@ func (g *Governor) sampler() {
 		u := g.measure()
 		g.sampleLocked(u)
 		g.grantLocked(&u)
+		g.grantDeviceLocked()
 		g.mu.Unlock()
 	}
 }
@@ -436,6 +460,7 @@ func (g *Governor) Stats() Stats {
 	s.Charged, s.Pinned, s.Reserved = g.charged, g.pinned, g.reserved
 	s.Admitted, s.Waiting = len(g.inflight), len(g.queue)
 	s.RSS, s.Reusable = g.last.RSS, g.last.Reusable
+	g.deviceStatsLocked(&s)
 	return s
 }
 
@@ -445,6 +470,9 @@ func (g *Governor) Sample() Stats {
 	u := g.measure()
 	g.mu.Lock()
 	g.sampleLocked(u)
+	if d := &g.dev; d.dev != nil {
+		d.free, d.total = d.dev.DeviceMemory()
+	}
 	g.mu.Unlock()
 	return g.Stats()
 }

@@ -2,6 +2,7 @@ package mem_test
 
 import (
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -86,7 +87,9 @@ func TestMeasuredBudgetStream(t *testing.T) {
 	cfg := provertest.Config(t.TempDir(), 3, 2)
 	cfg.Governor = g
 	js := jobs("mulchain", "a", "b", "c", "d", "e", "f")
+	faults0 := mem.ReadUsage().MinorFaults
 	res := provertest.Run(t, cfg, []*stages.Circuit{circ}, js, 2*time.Minute)
+	faults := mem.ReadUsage().MinorFaults - faults0
 	for _, r := range res {
 		if r.Error != "" {
 			t.Fatalf("job %s: %s", r.ID, r.Error)
@@ -100,11 +103,20 @@ func TestMeasuredBudgetStream(t *testing.T) {
 	if len(res) != len(js) || s.PeakAdmitted > 2 || s.Granted != int64(len(js)) {
 		t.Fatalf("%d results, stats %+v", len(res), s)
 	}
+	// Each job's faults are its share of the process's while it was in
+	// flight: the shares add up to no more than the process's faults over
+	// the stream (each rounded, so give each half a fault).
+	var sum int64
 	for _, j := range js {
-		if j.Reservation.PeakRSS() <= 0 || j.Reservation.MinorFaults() < 0 {
-			t.Errorf("job %s: rss %d, faults %d", j.ID, j.Reservation.PeakRSS(), j.Reservation.MinorFaults())
+		if j.Reservation.PeakRSS() <= 0 || j.Reservation.PeakRSS() > s.PeakRSS {
+			t.Errorf("job %s: peak RSS %d outside (0, the governor's peak %d]", j.ID, j.Reservation.PeakRSS(), s.PeakRSS)
 		}
+		sum += j.Reservation.MinorFaults()
 	}
+	if sum > faults+int64(len(js)) {
+		t.Errorf("jobs' faults add up to %d, more than the process's %d over the stream", sum, faults)
+	}
+	t.Logf("faults: jobs %d, process %d", sum, faults)
 }
 
 func TestJobLargerThanBudgetFailsFast(t *testing.T) {
@@ -191,4 +203,36 @@ func BenchmarkFaultsPerProof(b *testing.B) {
 	b.ReportMetric(float64(js[0].Reservation.MinorFaults()), "faults-first")
 	b.ReportMetric(float64(rest[len(rest)/2]), "faults-median")
 	b.ReportMetric(float64(gov.Stats().PeakRSS)/(1<<20), "peak-rss-MiB")
+}
+
+// The governor's footprint estimate against what one job really takes: the
+// highest RSS sampled while it runs alone (every millisecond) less the RSS
+// before it, with free heap pages returned to the OS first so that the job
+// has to fault in what it uses. Tolerance: the growth is between a third of
+// the estimate and the estimate plus a half (Go's collector lets garbage
+// reach about as much again as the live heap before it collects, and the
+// estimate counts pooled buffers at their power-of-two capacity).
+func TestFootprintMatchesMeasuredMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("memory under the race detector is not the program's")
+	}
+	keys := provertest.Setup(t, "mulchain", 1<<12)
+	circ := keys.Circuit(t, "mulchain")
+	foot := circ.Footprint()
+	g := mem.NewGovernor(mem.Config{Budget: mem.Unlimited, Sample: time.Millisecond})
+	defer g.Close()
+	cfg := provertest.Config(t.TempDir(), 1, 0)
+	cfg.Governor = g
+	js := jobs("mulchain", "one")
+	debug.FreeOSMemory()
+	base := mem.ReadUsage().RSS
+	res := provertest.Run(t, cfg, []*stages.Circuit{circ}, js, 2*time.Minute)
+	if len(res) != 1 || res[0].Error != "" {
+		t.Fatalf("results %+v", res)
+	}
+	growth := js[0].Reservation.PeakRSS() - base
+	t.Logf("footprint %s, measured growth %s (%.2f×)", mem.FormatBytes(foot), mem.FormatBytes(growth), float64(growth)/float64(foot))
+	if growth < foot/3 || growth > foot*3/2 {
+		t.Errorf("one job grew RSS by %s; the footprint estimate is %s: outside [⅓, 1½]×", mem.FormatBytes(growth), mem.FormatBytes(foot))
+	}
 }

@@ -65,6 +65,17 @@ type Pipeline[J any] struct {
 	queued  []atomic.Int64
 	running []atomic.Int64
 	used    atomic.Bool
+
+	// Drop, if set, receives each job that Run took from src but that
+	// cancellation kept from reaching sink (queued between stages, waiting
+	// in Admit, or in a Run that returned ctx's error), so that whatever
+	// the job holds can be released. Run calls it once per such job from
+	// its own goroutine, after every goroutine it started has exited and
+	// before it returns. Set it before Run.
+	Drop func(J)
+
+	droppedMu sync.Mutex
+	dropped   []*envelope[J]
 }
 
 // New checks the stages and returns a pipeline over them. A stage with no Run,
@@ -107,7 +118,7 @@ type envelope[J any] struct {
 // long, since it holds back the jobs behind it. Run returns when src is closed
 // and every job has reached sink (nil), or when ctx is cancelled (ctx.Err()),
 // after every goroutine it started has exited. Jobs still inside the pipeline
-// at cancellation are dropped without reaching sink.
+// at cancellation do not reach sink: they go to Drop, when set.
 func (p *Pipeline[J]) Run(ctx context.Context, src <-chan J, sink func(Result[J])) error {
 	if p.used.Swap(true) {
 		panic("pipeline: Run called twice")
@@ -143,6 +154,7 @@ func (p *Pipeline[J]) Run(ctx context.Context, src <-chan J, sink func(Result[J]
 			case first <- env:
 			case <-ctx.Done():
 				p.queued[0].Add(-1)
+				p.drop(env)
 				return
 			}
 		}
@@ -151,10 +163,12 @@ func (p *Pipeline[J]) Run(ctx context.Context, src <-chan J, sink func(Result[J]
 	// Stages: each reads its channel with Workers goroutines and writes the
 	// next stage's channel (or, for the last, the results).
 	var in <-chan *envelope[J] = first
+	queues := []chan *envelope[J]{first}
 	for i := range p.stages {
 		var out chan *envelope[J]
 		if i+1 < len(p.stages) {
 			out = make(chan *envelope[J], p.stages[i+1].Queue)
+			queues = append(queues, out)
 		}
 		var workers conc.WaitGroup
 		stageIn := in // in is reassigned below
@@ -180,7 +194,27 @@ func (p *Pipeline[J]) Run(ctx context.Context, src <-chan J, sink func(Result[J]
 	for r := range results {
 		sink(r)
 	}
+	// Every goroutine has exited and every queue is closed: what is left in
+	// the queues was dropped by cancellation.
+	for _, q := range queues {
+		for env := range q {
+			p.drop(env)
+		}
+	}
+	if p.Drop != nil {
+		for _, env := range p.dropped {
+			p.Drop(env.job)
+		}
+	}
+	p.dropped = nil
 	return ctx.Err()
+}
+
+// drop records a job that cancellation keeps from the sink.
+func (p *Pipeline[J]) drop(env *envelope[J]) {
+	p.droppedMu.Lock()
+	p.dropped = append(p.dropped, env)
+	p.droppedMu.Unlock()
 }
 
 // work is one worker of stage i.
@@ -198,6 +232,7 @@ func (p *Pipeline[J]) work(ctx context.Context, i, w int, in <-chan *envelope[J]
 				return true
 			case <-ctx.Done():
 				p.queued[i+1].Add(-1)
+				p.drop(env)
 				return false
 			}
 		}
@@ -209,6 +244,7 @@ func (p *Pipeline[J]) work(ctx context.Context, i, w int, in <-chan *envelope[J]
 		case results <- r:
 			return true
 		case <-ctx.Done():
+			p.drop(env)
 			return false
 		}
 	}
@@ -238,7 +274,8 @@ func (p *Pipeline[J]) work(ctx context.Context, i, w int, in <-chan *envelope[J]
 		t.Finished = time.Now()
 		env.timings = append(env.timings, t)
 		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return // cancelled: the job is dropped, as Run documents
+			p.drop(env) // cancelled: the job goes to Drop, as Run documents
+			return
 		}
 		if !emit(env, err) {
 			return

@@ -13,6 +13,7 @@ func (e *Engine) bG2(ctx context.Context, j *Job) error {
 	j.TailB2 = t
 	e.cfg.Backend.Free(j.Staged)
 	j.Staged = nil
+	j.DeviceReservation.Close()
 	e.putQuery(&j.Vec.QA)
 	e.putQuery(&j.Vec.QB)
 	e.putQuery(&j.Vec.QK)

@@ -2,11 +2,13 @@ package stages
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/pipeline"
 )
@@ -46,6 +48,11 @@ type Engine struct {
 	mu       sync.RWMutex // guards circuits: AddCircuit may run while jobs parse
 	circuits map[string]*Circuit
 
+	cpu cpuShare // CPU time of each stage run
+
+	loaded     []gpu.Resident     // residents this engine loaded (Close closes them)
+	deviceKeys []*mem.Reservation // their charges on the device budget
+
 	// Reused buffers for the classified queries (pin/transfer).
 	bitmaps mem.Pool[uint64]
 	indexes mem.Pool[uint32]
@@ -67,6 +74,7 @@ func NewEngine(cfg Config, circuits ...*Circuit) (*Engine, error) {
 	e := &Engine{cfg: cfg, circuits: make(map[string]*Circuit)}
 	for _, c := range circuits {
 		if err := e.AddCircuit(c); err != nil {
+			e.Close()
 			return nil, err
 		}
 	}
@@ -85,11 +93,19 @@ func (e *Engine) AddCircuit(c *Circuit) error {
 		return err
 	}
 	if c.Resident == nil {
+		if g, sz := e.deviceBudget(); g != nil {
+			h, err := g.ChargeDevice(sz.ResidentBytes(c.Key))
+			if err != nil {
+				return fmt.Errorf("engine: circuit %s on %s: %w", c.Name, e.cfg.Backend.Name(), err)
+			}
+			e.deviceKeys = append(e.deviceKeys, h)
+		}
 		r, err := e.cfg.Backend.Load(c.Key)
 		if err != nil {
 			return fmt.Errorf("engine: load circuit %s on %s: %w", c.Name, e.cfg.Backend.Name(), err)
 		}
 		c.Resident = r
+		e.loaded = append(e.loaded, r)
 	}
 	e.circuits[c.Name] = c
 	return nil
@@ -126,7 +142,31 @@ func (e *Engine) Circuits() []*Circuit {
 	return out
 }
 
-// CircuitNames lists the loaded circuits' names.
+// Close frees the residents this engine loaded (circuits that came with a
+// Resident are the caller's) and gives back their device charges. Call it
+// after Run has returned; the backend itself is the caller's to close.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var err error
+	for _, c := range e.circuits {
+		for _, r := range e.loaded {
+			if c.Resident == r {
+				c.Resident = nil
+			}
+		}
+	}
+	for _, r := range e.loaded {
+		err = errors.Join(err, r.Close())
+	}
+	for _, h := range e.deviceKeys {
+		h.Close()
+	}
+	e.loaded, e.deviceKeys = nil, nil
+	return err
+}
+
+// CircuitNames lists the loaded circuits.
 func (e *Engine) CircuitNames() []string {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
@@ -154,20 +194,30 @@ func (e *Engine) Pipeline() *pipeline.Pipeline[*Job] {
 	stage := func(name string, run func(context.Context, *Job) error) pipeline.Stage[*Job] {
 		s := shape(name)
 		return pipeline.Stage[*Job]{Name: name, Workers: s.Workers, Queue: s.Queue,
-			Run: func(ctx context.Context, j *Job, _ int) error { return run(ctx, j) }}
+			Run: func(ctx context.Context, j *Job, _ int) error {
+				r := e.cpu.start()
+				defer func() { j.addCPU(name, e.cpu.end(r)) }()
+				return run(ctx, j)
+			}}
 	}
 	synth := stage(Synthesize, e.synthesize)
 	synth.Admit = e.admit
-	return pipeline.New(
+	xfer := stage(Transfer, e.transfer)
+	xfer.Admit = e.admitDevice
+	p := pipeline.New(
 		stage(Parse, e.parse),
 		synth,
-		stage(Transfer, e.transfer),
+		xfer,
 		stage(MSMH, e.msmH),
 		stage(BatchAdd, e.batchAdd),
 		stage(TailMSM, e.tailMSM),
 		stage(BG2, e.bG2),
 		stage(Assemble, e.assemble),
 	)
+	// A job that cancellation keeps from the sink still hands back its
+	// device buffers and memory reservation.
+	p.Drop = e.release
+	return p
 }
 
 // Run proves every job from jobs and calls sink once per job, finished or
@@ -191,6 +241,7 @@ func (e *Engine) release(j *Job) {
 		e.cfg.Backend.Free(j.Staged)
 		j.Staged = nil
 	}
+	j.DeviceReservation.Close()
 	j.W, j.Vec.A, j.Vec.B, j.Vec.C, j.Source = nil, nil, nil, nil, nil
 	j.Reservation.Close()
 }

@@ -1,6 +1,8 @@
 package stages
 
 import (
+	"time"
+
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/gpu"
@@ -23,14 +25,19 @@ type Job struct {
 	// Reservation is the memory governor's hold on this job's footprint,
 	// from admission to synthesize until the job leaves; nil without one.
 	Reservation *mem.Reservation
+	// DeviceReservation is the hold on the device budget, from
+	// pin/transfer until the job leaves; nil without one.
+	DeviceReservation *mem.Reservation
 
 	// synthesize: the full wire vector and the constraint evaluations
 	// (Vec.A/B/C = a, b, c); pin/transfer adds the classified queries.
 	W   []fr.Element
 	Vec gpu.Vectors
 
-	// pin/transfer: the vectors as the device holds them
+	// pin/transfer: the vectors as the device holds them, and which device
+	// that is when the backend has several ("cuda:1")
 	Staged *gpu.Staged
+	Device string
 
 	// partial results: [h(τ)Z(τ)/δ]₁, the batch sums of ones and the tails
 	H              bn254.G1Jac
@@ -40,4 +47,14 @@ type Job struct {
 	// assemble
 	Points  Points
 	Emitted Emitted
+
+	// CPU is the process CPU time attributed to each stage's run (cpuShare).
+	CPU map[string]time.Duration
+}
+
+func (j *Job) addCPU(stage string, d time.Duration) {
+	if j.CPU == nil {
+		j.CPU = make(map[string]time.Duration, len(Names))
+	}
+	j.CPU[stage] += d
 }

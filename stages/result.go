@@ -15,6 +15,7 @@ func ResultLine(r pipeline.Result[*Job], t0 time.Time) stream.Result {
 	if j.Circuit != nil {
 		out.Circuit = j.Circuit.Name
 	}
+	out.Device = j.Device
 	if r.Err != nil {
 		out.Error = r.Err.Error()
 		out.FailedStage = r.Stage
@@ -25,7 +26,7 @@ func ResultLine(r pipeline.Result[*Job], t0 time.Time) stream.Result {
 	for _, t := range r.Timings {
 		out.Stages = append(out.Stages, stream.StageTime{
 			Stage: t.Stage, Worker: t.Worker,
-			QueueMS: ms(t.Wait()), RunMS: ms(t.Busy()),
+			QueueMS: ms(t.Wait()), RunMS: ms(t.Busy()), CPUMS: ms(j.CPU[t.Stage]),
 			QueuedAtMS: ms(t.Queued.Sub(t0)), StartedAtMS: ms(t.Started.Sub(t0)), EndedAtMS: ms(t.Finished.Sub(t0)),
 		})
 	}

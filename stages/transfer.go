@@ -23,8 +23,15 @@ func (e *Engine) transfer(ctx context.Context, j *Job) error {
 		return err
 	}
 	j.Staged = s
+	if m, ok := e.cfg.Backend.(placer); ok {
+		j.Device = m.On(s)
+	}
 	return nil
 }
+
+// placer is a backend of several devices (gpu.Multi) that says which one a
+// job's vectors went to: its later device stages run there.
+type placer interface{ On(s *gpu.Staged) string }
 
 // classify splits the scalars w[sel[j]] of one query into zero, one and
 // significant (gpu.Classify), in buffers from the engine's pools that go back

@@ -44,34 +44,51 @@ var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 // ErrDuplicateID marks a second job with an id already seen in this stream.
 var ErrDuplicateID = errors.New("duplicate id")
 
+// MaxLineBytes is the longest job line Read accepts: inputs may be inline.
+const MaxLineBytes = 16 << 20
+
 // Read sends one Line per non-blank input line on out, as lines arrive (a
 // pipe may stay open for hours), until r ends or ctx is cancelled; then it
 // closes out. A line that is not a valid request still yields a Line, with
 // Err set and an id of "line-N" when its own is unusable, so that it gets a
-// result like any other job. Read returns r's error, if any, other than EOF.
+// result like any other job; so does a line over MaxLineBytes, whose rest is
+// skipped unread into memory. Read returns r's error, if any, other than EOF.
 func Read(ctx context.Context, r io.Reader, out chan<- Line) error {
 	defer close(out)
 	seen := make(map[string]bool)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20) // inputs may be inline: allow long lines
+	br := bufio.NewReaderSize(r, 64<<10)
 	n := 0
-	for sc.Scan() {
+	for {
+		text, tooLong, err := readLine(br, MaxLineBytes)
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if len(text) == 0 && !tooLong && err == io.EOF {
+			return nil
+		}
 		n++
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
+		text = bytes.TrimSpace(text)
+		if len(text) == 0 && !tooLong {
+			if err == io.EOF {
+				return nil
+			}
 			continue
 		}
 		l := Line{Number: n}
-		dec := json.NewDecoder(bytes.NewReader(text))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&l.Request); err != nil {
-			l.Err = fmt.Errorf("line %d: malformed job: %v", n, err)
-		} else if dec.More() {
-			l.Err = fmt.Errorf("line %d: malformed job: trailing data after the JSON value", n)
-		} else if !validID.MatchString(l.Request.ID) {
-			l.Err = fmt.Errorf("line %d: invalid id %q: want 1-128 of [A-Za-z0-9._-], not starting with . _ or -", n, l.Request.ID)
-		} else if seen[l.Request.ID] {
-			l.Err = fmt.Errorf("line %d: %w %q", n, ErrDuplicateID, l.Request.ID)
+		if tooLong {
+			l.Err = fmt.Errorf("line %d: job line longer than %d MiB", n, MaxLineBytes>>20)
+		} else {
+			dec := json.NewDecoder(bytes.NewReader(text))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&l.Request); err != nil {
+				l.Err = fmt.Errorf("line %d: malformed job: %v", n, err)
+			} else if dec.More() {
+				l.Err = fmt.Errorf("line %d: malformed job: trailing data after the JSON value", n)
+			} else if !validID.MatchString(l.Request.ID) {
+				l.Err = fmt.Errorf("line %d: invalid id %q: want 1-128 of [A-Za-z0-9._-], not starting with . _ or -", n, l.Request.ID)
+			} else if seen[l.Request.ID] {
+				l.Err = fmt.Errorf("line %d: %w %q", n, ErrDuplicateID, l.Request.ID)
+			}
 		}
 		if l.Err != nil && !validID.MatchString(l.Request.ID) {
 			l.Request.ID = fmt.Sprintf("line-%d", n)
@@ -84,6 +101,39 @@ func Read(ctx context.Context, r io.Reader, out chan<- Line) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		if err == io.EOF {
+			return nil
+		}
 	}
-	return sc.Err()
+}
+
+// readLine reads one line from br, without its newline. A line longer than
+// limit is read to its end but not kept: tooLong reports it, and text is
+// nil. err is io.EOF for a last line without a newline (text then holds
+// it) and at the end of input (text empty).
+func readLine(br *bufio.Reader, limit int) (text []byte, tooLong bool, err error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		if !tooLong {
+			size := len(text) + len(frag)
+			if err == nil {
+				size-- // the newline
+			}
+			if size > limit {
+				tooLong, text = true, nil
+			} else {
+				text = append(text, frag...)
+			}
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err != nil:
+			return text, tooLong, err
+		}
+		if !tooLong {
+			text = text[:len(text)-1] // the newline
+		}
+		return text, tooLong, nil
+	}
 }

@@ -11,6 +11,7 @@ import (
 type Result struct {
 	ID           string   `json:"id"`
 	Circuit      string   `json:"circuit,omitempty"`
+	Device       string   `json:"device,omitempty"`        // the device of its device stages, when there are several ("cuda:1")
 	Proof        string   `json:"proof,omitempty"`         // path of the proof file
 	Public       string   `json:"public,omitempty"`        // path of the public witness / public.json
 	PublicInputs []string `json:"public_inputs,omitempty"` // decimal, in order
@@ -33,10 +34,13 @@ type Result struct {
 // StageTime is one stage of one job. Times ending in _at_ms are milliseconds
 // since the stream started, so the results of one run share one time axis.
 type StageTime struct {
-	Stage       string  `json:"stage"`
-	Worker      int     `json:"worker"`
-	QueueMS     float64 `json:"queue_ms"` // waiting for a worker (and for admission)
-	RunMS       float64 `json:"run_ms"`
+	Stage   string  `json:"stage"`
+	Worker  int     `json:"worker"`
+	QueueMS float64 `json:"queue_ms"` // waiting for a worker (and for admission)
+	RunMS   float64 `json:"run_ms"`
+	// CPUMS is the process's CPU time while the stage ran, shared evenly
+	// with the stage runs overlapping it (exact when none does).
+	CPUMS       float64 `json:"cpu_ms"`
 	QueuedAtMS  float64 `json:"queued_at_ms"`
 	StartedAtMS float64 `json:"started_at_ms"`
 	EndedAtMS   float64 `json:"ended_at_ms"`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -97,5 +98,56 @@ func TestResultsRoundTrip(t *testing.T) {
 	}
 	if len(out) != 2 || out[0].Stages[0].RunMS != 1.5 || out[1].FailedStage != "parse" {
 		t.Fatalf("round trip gave %+v", out)
+	}
+}
+
+// A line over the limit is that job's error, not the stream's end.
+func TestReadGivesAnOverlongLineItsOwnError(t *testing.T) {
+	long := `{"id":"big","input":{"a":"` + strings.Repeat("9", stream.MaxLineBytes) + `"}}`
+	exact := `{"id":"fits","witness":"` + strings.Repeat("w", stream.MaxLineBytes-len(`{"id":"fits","witness":""}`)) + `"}`
+	in := strings.Join([]string{`{"id":"a","witness":"w"}`, long, exact, `{"id":"b","witness":"w"}`, long}, "\n")
+	out := make(chan stream.Line, 10)
+	if err := stream.Read(context.Background(), strings.NewReader(in), out); err != nil {
+		t.Fatalf("the stream failed: %v", err)
+	}
+	var got []stream.Line
+	for l := range out {
+		got = append(got, l)
+	}
+	want := []struct{ id, err string }{
+		{"a", ""},
+		{"line-2", "line 2: job line longer than 16 MiB"},
+		{"fits", ""},
+		{"b", ""},
+		{"line-5", "line 5: job line longer than 16 MiB"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d lines, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		l := got[i]
+		if l.Request.ID != w.id || (w.err == "") != (l.Err == nil) || l.Err != nil && !strings.Contains(l.Err.Error(), w.err) {
+			t.Errorf("line %d: id %q err %v, want %q %q", l.Number, l.Request.ID, l.Err, w.id, w.err)
+		}
+	}
+}
+
+// Lines keep their numbers across blank lines, CRLF endings and a last
+// line without a newline, as bufio.Scanner gave them.
+func TestReadNumbersLinesAsBefore(t *testing.T) {
+	in := "\r\n{\"id\":\"a\",\"witness\":\"w\"}\r\n\n  \n{\"id\":\"b\",\"witness\":\"w\"}"
+	out := make(chan stream.Line, 10)
+	if err := stream.Read(context.Background(), strings.NewReader(in), out); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for l := range out {
+		if l.Err != nil {
+			t.Fatalf("line %d: %v", l.Number, l.Err)
+		}
+		got = append(got, fmt.Sprintf("%d:%s", l.Number, l.Request.ID))
+	}
+	if strings.Join(got, " ") != "2:a 5:b" {
+		t.Errorf("got %v, want [2:a 5:b]", got)
 	}
 }

@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -179,6 +180,10 @@ type Job struct {
 	Timings       []pipeline.Timing // in stage order
 	Err           error             // nil when the proof was written
 	FailedStage   string
+	// Device is the device its device stages ran on when the backend has
+	// several ("cuda:1"); it then names the device of the job and of each
+	// stage that Config.Devices gives the backend's name.
+	Device string
 }
 
 // Record makes the spans of j. With Group > 1 they wait until Group jobs
@@ -283,7 +288,7 @@ func (t *Tracer) emitJob(parent context.Context, j Job) {
 		attribute.String("zkpipe.job.id", j.ID),
 		attribute.String("zkpipe.circuit", j.Circuit),
 		attribute.Int("zkpipe.constraints", j.Constraints),
-		attribute.String("zkpipe.device", t.cfg.Backend),
+		attribute.String("zkpipe.device", cmp.Or(j.Device, t.cfg.Backend)),
 		attribute.Int64("zkpipe.reserved_bytes", j.ReservedBytes),
 		attribute.Float64("zkpipe.queue_ms", ms(wait)),
 	}
@@ -306,6 +311,9 @@ func (t *Tracer) emitJob(parent context.Context, j Job) {
 			attribute.Float64("zkpipe.queue_ms", ms(s.Wait())),
 		}
 		if d := t.cfg.Devices[s.Stage]; d != "" {
+			if d == t.cfg.Backend && j.Device != "" {
+				d = j.Device
+			}
 			sattrs = append(sattrs, attribute.String("zkpipe.device", d))
 		}
 		_, ss := t.tracer.Start(ctx, s.Stage, trace.WithTimestamp(s.Started), trace.WithAttributes(sattrs...))

@@ -268,8 +268,26 @@ func TestGroupWait(t *testing.T) {
 	if n := len(exp.GetSpans()); n != 0 {
 		t.Fatalf("%d spans before the group is full or has waited", n)
 	}
-	time.Sleep(200 * time.Millisecond)
-	tr.provider.ForceFlush(context.Background())
+	// The partial group goes out once GroupWait has passed: wait for its
+	// stream span (polling, not a fixed sleep: a loaded machine may be late).
+	hasStream := func() bool {
+		tr.provider.ForceFlush(context.Background())
+		for _, s := range exp.GetSpans() {
+			if s.Name == "stream" {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(10 * time.Second); !hasStream(); {
+		if time.Now().After(deadline) {
+			t.Fatal("no stream span 10 s after a GroupWait of 50 ms")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if waited := time.Since(t0); waited < 50*time.Millisecond {
+		t.Errorf("the partial group went out after %v, before its GroupWait of 50 ms", waited)
+	}
 	streams := 0
 	for _, s := range exp.GetSpans() {
 		if s.Name == "stream" {

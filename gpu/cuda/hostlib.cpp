@@ -1,59 +1,402 @@
-// hostlib.cpp — a CPU stand-in for libzkpipe_cuda.so with the same C API,
-// built from zk.cuh with g++, so that gpu/cuda.go (purego loading, layouts,
-// window combination) can be tested on a machine with no GPU:
+// hostlib.cpp — a CPU stand-in for libzkpipe_cuda.so with the same C ABI
+// (zkpipe.h), so that gpu/ (purego loading, the ABI handshake, layouts,
+// window combination, lifecycle, error and cleanup paths) is tested on a
+// machine with no GPU:
 //
 //	g++ -O2 -std=c++17 -shared -fPIC hostlib.cpp -o /tmp/libzkpipe_host.so
 //	ZKPIPE_CUDA_LIB=/tmp/libzkpipe_host.so go test -run CUDA ./gpu
 //
-// "Device" memory is host memory; the drivers mirror zkpipe.cu's step by step
-// (std::stable_sort for CUB's radix sort, loops for the grids). Slow: for
+// The drivers are driver.cuh's and the kernels kernels.cuh's, the very code
+// zkpipe.cu runs on the GPU, launched with the same grids: HostDev runs each
+// launch on the CPU, every CUDA thread a fiber (cuda_host.h), so that
+// barriers and shared memory behave as on the GPU. What stays the GPU's
+// alone: CUB's radix sort and scan (std::stable_sort and a serial loop here),
+// zk_upload's events and pinned double-buffering (two memcpys here), and the
+// memory pool ("device" memory is host memory with a byte count). Slow: for
 // small sizes only.
+//
+// Test controls, not part of zkpipe.h (the Go tests look them up):
+//
+//	zk_host_fail(what, nth)  the nth next call (1 = the next) of kind what
+//	                         fails: "cudaMalloc" (every device allocation),
+//	                         "kernel" (every kernel launch), "copy" (uploads
+//	                         and downloads); nth 0 clears it
+//	zk_host_set_memory(total) the device's memory for zk_mem_info and the
+//	                         limit of allocations (0: unlimited, reported as 1 TiB)
+//	zk_host_allocated()      device bytes allocated now
+//	zk_host_peak(reset)      the most allocated at once (since the last reset;
+//	                         reset ≠ 0 starts a new period at the bytes held now)
+//	zk_host_live()           device allocations live now
+//	zk_host_fail_on(dev, what, nth)  as zk_host_fail, on device dev alone;
+//	                         nth < 0: every call of that kind from the
+//	                         |nth|th on fails (a device that is lost)
+//
+// ZKPIPE_HOST_DEVICES=N makes it N devices (default 1): each has its own
+// streams and failures; memory is counted for all together.
+#include "cuda_host.h" // before the kernels: CUDA's execution model on the CPU
+#include "driver.cuh"
 #include "zk.cuh"
+#include "zkpipe.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
+
+namespace {
+
+#include "kernels.cuh" // the GPU's kernels, run by cuda_host::launch
+
+// ─── failures on request ─────────────────────────────────────────────────────
+
+enum Kind { MALLOC, KERNEL, COPY, KINDS };
+const char *kind_name[KINDS] = {"cudaMalloc", "kernel", "copy"};
+const int MAX_DEVS = 16;
+std::atomic<long> fail_at_call[MAX_DEVS][KINDS]; // fail when the countdown reaches 1; 0: never
+thread_local int cur_dev = 0;                    // the device of this thread's current call
+
+// devices is how many devices the stand-in pretends to be (ZKPIPE_HOST_DEVICES).
+int devices() {
+    const char *e = getenv("ZKPIPE_HOST_DEVICES");
+    int n = e ? atoi(e) : 1;
+    return n < 1 ? 1 : n > MAX_DEVS ? MAX_DEVS : n;
+}
+
+// A stream is its device's number.
+struct HostStream {
+    int dev;
+};
+
+// on_stream makes s's device the current call's (for injected failures).
+void on_stream(void *s) { cur_dev = s ? ((HostStream *)s)->dev : 0; }
+
+std::atomic<long> lost_from[MAX_DEVS][KINDS]; // countdown to a device lost for good; -1: lost
+
+// injected reports whether this call of kind k is the one told to fail.
+int injected(Kind k) {
+    std::atomic<long> &lf = lost_from[cur_dev][k];
+    for (long v = lf.load(); v != 0;) {
+        if (v < 0 || v == 1) {
+            lf.store(-1);
+            return fail_at(2, __FILE__, __LINE__, "%s: device %d lost (zk_host_fail_on)", kind_name[k], cur_dev);
+        }
+        if (lf.compare_exchange_weak(v, v - 1)) break;
+    }
+    std::atomic<long> &at = fail_at_call[cur_dev][k];
+    long v = at.load();
+    while (v > 0) {
+        if (at.compare_exchange_weak(v, v - 1)) {
+            if (v == 1) return fail_at(2, __FILE__, __LINE__, "%s: injected failure (zk_host_fail)", kind_name[k]);
+            return 0;
+        }
+    }
+    return 0;
+}
+
+// ─── "device" memory: host memory with a size header, counted ───────────────
+
+const size_t HDR = 64; // keeps the user pointer 64-byte aligned
+std::atomic<uint64_t> dev_total{0}, dev_used{0}, dev_peak{0};
+std::atomic<long> dev_live{0};
+
+int dalloc(void **p, size_t bytes) {
+    TRY(injected(MALLOC));
+    if (!bytes) bytes = 1;
+    uint64_t total = dev_total.load();
+    if (total && dev_used.load() + bytes > total)
+        return fail_at(2, __FILE__, __LINE__, "cudaMalloc: out of memory (%zu bytes, %llu of %llu in use)", bytes,
+                       (unsigned long long)dev_used.load(), (unsigned long long)total);
+    char *q = (char *)aligned_alloc(HDR, (HDR + bytes + HDR - 1) / HDR * HDR);
+    if (!q) return fail_at(2, __FILE__, __LINE__, "cudaMalloc: out of host memory (%zu bytes)", bytes);
+    memcpy(q, &bytes, sizeof bytes);
+    memset(q + HDR, 0xa5, bytes); // poison: unwritten output shows
+    uint64_t now = dev_used += bytes;
+    for (uint64_t p = dev_peak.load(); now > p && !dev_peak.compare_exchange_weak(p, now);) {
+    }
+    dev_live++;
+    *p = q + HDR;
+    return 0;
+}
+
+void dfree(void *p) {
+    if (!p) return;
+    char *q = (char *)p - HDR;
+    size_t bytes;
+    memcpy(&bytes, q, sizeof bytes);
+    dev_used -= bytes;
+    dev_live--;
+    free(q);
+}
+
+// ─── the device of driver.cuh ───────────────────────────────────────────────
+
+bool ntt_radix2 = false;
+
+struct HostDev {
+    int alloc(void **p, size_t bytes) { return dalloc(p, bytes); }
+    void release(void *p) { dfree(p); }
+    int zero(void *p, size_t bytes) {
+        memset(p, 0, bytes);
+        return 0;
+    }
+    int to_host(void *dst, const void *src, size_t bytes) {
+        TRY(injected(COPY));
+        memcpy(dst, src, bytes);
+        return 0;
+    }
+    int sync() { return 0; }
+
+    // MSM: the launches of CudaDev (zkpipe.cu), same grids and blocks.
+    int digits(const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(n), TPB, 0, [&] { k_digits(scalars, n, c, nw, keys, vals); });
+        return 0;
+    }
+    int sort_pairs(void *tmp, size_t *tmp_bytes, const u32 *kin, u32 *kout, const u32 *vin, u32 *vout, size_t items,
+                   int end_bit) {
+        if (items > SORT_MAX_ITEMS) return FAILF("sort: %zu items, more than CUB takes", items);
+        if (!tmp) {
+            *tmp_bytes = 1;
+            return 0;
+        }
+        TRY(injected(KERNEL));
+        // CUB's radix sort is stable, as std::stable_sort is.
+        u32 mask = end_bit >= 32 ? 0xffffffffu : (1u << end_bit) - 1;
+        std::vector<size_t> ord(items);
+        for (size_t i = 0; i < items; i++) ord[i] = i;
+        std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return (kin[a] & mask) < (kin[b] & mask); });
+        for (size_t i = 0; i < items; i++) kout[i] = kin[ord[i]], vout[i] = vin[ord[i]];
+        return 0;
+    }
+    int bounds(const u32 *keys, size_t m, u32 nb, u32 *start, u32 *end) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(m), TPB, 0, [&] { k_bounds(keys, m, nb, start, end); });
+        return 0;
+    }
+    int counts(const u32 *start, const u32 *end, u32 nb, u32 *cnt) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(nb), TPB, 0, [&] { k_cnt(start, end, nb, cnt); });
+        return 0;
+    }
+    int chunks(const u32 *cnt, u32 nb, u32 L, u32 *out) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(nb), TPB, 0, [&] { k_chunks(cnt, nb, L, out); });
+        return 0;
+    }
+    int exclusive_sum(void *tmp, size_t *tmp_bytes, const u32 *in, u32 *out, u32 nb) {
+        if (!tmp) {
+            *tmp_bytes = 1;
+            return 0;
+        }
+        TRY(injected(KERNEL));
+        u32 acc = 0; // CUB's scan
+        for (u32 b = 0; b < nb; b++) out[b] = acc, acc += in[b];
+        return 0;
+    }
+    template <class F>
+    int level0(const Affine<F> *bases, const u32 *idx, const u32 *vals, const u32 *start, const u32 *cnt,
+               const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(total), TPB, 0,
+                          [&] { k_level0<F>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out); });
+        return 0;
+    }
+    template <class F>
+    int levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L,
+               u32 total, XYZZ<F> *out) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(total), TPB, 0, [&] { k_levelN<F>(in, start, cnt, off, chunks, nb, L, total, out); });
+        return 0;
+    }
+    template <class F>
+    int segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg, XYZZ<F> *out) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(nseg, 128), 128, 0, [&] { k_segment<F>(P, start, cnt, half, S, nseg, out); });
+        return 0;
+    }
+    template <class F> int reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out, size_t groups) {
+        TRY(injected(KERNEL));
+        cuda_host::launch((unsigned)groups, RED, 0, [&] { k_reduce<F>(in, m, per, out); }, true);
+        return 0;
+    }
+    template <class F> int ones(const Affine<F> *bases, const u64 *bitmap, size_t n, size_t nw, XYZZ<F> *part) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(nw, 128), 128, 0, [&] { k_ones<F>(bases, bitmap, n, nw, part); });
+        return 0;
+    }
+
+    // NTT
+    int ntt_pass(Fr *x, u32 n, u32 mlow, int st, u32 ngroups, const Fr *tw, bool difp) {
+        TRY(injected(KERNEL));
+        u32 G = NTT_PASS_THREADS >> (st - 1);
+        unsigned grid = (ngroups + G - 1) / G;
+        size_t smem = (size_t)G * (1u << st) * sizeof(Fr);
+        if (difp)
+            cuda_host::launch(grid, NTT_PASS_THREADS, smem, [&] { k_ntt_pass<true>(x, n, mlow, st, ngroups, tw); }, true);
+        else
+            cuda_host::launch(grid, NTT_PASS_THREADS, smem, [&] { k_ntt_pass<false>(x, n, mlow, st, ngroups, tw); }, true);
+        return 0;
+    }
+    int dif_stage(Fr *x, u32 n, u32 m, const Fr *tw) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(n / 2), TPB, 0, [&] { k_dif(x, n, m, tw); });
+        return 0;
+    }
+    int dit_stage(Fr *x, u32 n, u32 m, const Fr *tw) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(n / 2), TPB, 0, [&] { k_dit(x, n, m, tw); });
+        return 0;
+    }
+    int dif_tail(Fr *x, u32 n, u32 m, const Fr *tw) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(n / (2 * m), m, 2 * m * sizeof(Fr), [&] { k_dif_tail(x, n, m, tw); }, true);
+        return 0;
+    }
+    int dit_head(Fr *x, u32 n, u32 top, const Fr *tw) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(n / (2 * top), top, 2 * top * sizeof(Fr), [&] { k_dit_head(x, n, top, tw); }, true);
+        return 0;
+    }
+    int scale_rev(Fr *x, u32 n, int logn, const Fr *tab) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(n), TPB, 0, [&] { k_scale_rev(x, n, logn, tab); });
+        return 0;
+    }
+    int pointwise(Fr *a, const Fr *b, const Fr *c, u32 n, Fr zinv, bool divide) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(n), TPB, 0, [&] { k_pointwise(a, b, c, n, zinv, divide ? 1 : 0); });
+        return 0;
+    }
+    int powers(Fr *out, size_t count, Fr base, Fr f) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(count), TPB, 0, [&] { k_powers(out, count, base, f); });
+        return 0;
+    }
+};
+
+} // namespace
 
 extern "C" {
 
-int zk_error(char *buf, int len) {
-    snprintf(buf, (size_t)len, "host stand-in");
-    return 0;
+// ─── test controls ───────────────────────────────────────────────────────────
+
+int zk_host_fail_on(int dev, const char *what, long nth);
+int zk_host_fail(const char *what, long nth) { return zk_host_fail_on(0, what, nth); }
+int zk_host_fail_on(int dev, const char *what, long nth) {
+    if (dev < 0 || dev >= MAX_DEVS) return -1;
+    for (int k = 0; k < KINDS; k++)
+        if (strcmp(what, kind_name[k]) == 0) {
+            fail_at_call[dev][k].store(nth > 0 ? nth : 0);
+            lost_from[dev][k].store(nth < 0 ? -nth : 0);
+            return 0;
+        }
+    return -1;
 }
-int zk_init(int dev, char *name, int namelen, size_t *mem_total) {
+void zk_host_set_memory(uint64_t total) { dev_total.store(total); }
+uint64_t zk_host_allocated(void) { return dev_used.load(); }
+uint64_t zk_host_peak(int reset) { return reset ? dev_peak.exchange(dev_used.load()) : dev_peak.load(); }
+long zk_host_live(void) { return dev_live.load(); }
+
+// ─── zkpipe.h ────────────────────────────────────────────────────────────────
+
+uint32_t zk_abi_version(zk_abi *out) {
+    if (out) {
+        out->abi_bytes = sizeof(zk_abi);
+        out->fr_bytes = sizeof(Fr);
+        out->g1_affine_bytes = sizeof(Affine<Fp>);
+        out->g2_affine_bytes = sizeof(Affine<Fp2>);
+        out->g1_xyzz_bytes = sizeof(XYZZ<Fp>);
+        out->g2_xyzz_bytes = sizeof(XYZZ<Fp2>);
+        out->err_bytes = ZK_ERR_BYTES;
+        out->max_windows = ZK_MAX_WINDOWS;
+        out->pointer_bytes = sizeof(void *);
+        out->count_bytes = sizeof(uint64_t);
+    }
+    return ZK_ABI_VERSION;
+}
+
+int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char *err) {
+    ErrScope es(err);
+    if (dev < 0 || dev >= devices()) return FAILF("no CUDA device %d (%d found)", dev, devices());
+    const char *ntt = getenv("ZKPIPE_NTT");
+    ntt_radix2 = ntt && strcmp(ntt, "radix2") == 0;
     snprintf(name, (size_t)namelen, "host stand-in (no GPU), device %d", dev);
-    *mem_total = 0;
+    uint64_t t = dev_total.load();
+    *mem_total = t ? t : 1ULL << 40;
     return 0;
 }
-int zk_host_alloc(void **p, size_t bytes) {
+
+int zk_device_count(int32_t *n, char *err) {
+    ErrScope es(err);
+    *n = devices();
+    return 0;
+}
+
+int zk_mem_info(int32_t dev, uint64_t *free_bytes, uint64_t *total, char *err) {
+    ErrScope es(err);
+    if (dev < 0 || dev >= devices()) return FAILF("no CUDA device %d", dev);
+    uint64_t t = dev_total.load(), u = dev_used.load();
+    if (!t) t = 1ULL << 40;
+    *total = t;
+    *free_bytes = u < t ? t - u : 0;
+    return 0;
+}
+
+int zk_host_alloc(void **p, uint64_t bytes, char *err) {
+    ErrScope es(err);
     *p = calloc(1, bytes);
-    return *p ? 0 : 1;
+    return *p ? 0 : FAILF("pinned alloc of %llu bytes failed", (unsigned long long)bytes);
 }
-int zk_host_free(void *p) {
+int zk_host_free(void *p, char *err) {
+    ErrScope es(err);
     free(p);
     return 0;
 }
-int zk_stream_create(void **s) {
-    *s = (void *)1;
+int zk_stream_create(int32_t dev, void **s, char *err) {
+    ErrScope es(err);
+    if (dev < 0 || dev >= devices()) return FAILF("no CUDA device %d", dev);
+    HostStream *hs = (HostStream *)malloc(sizeof(HostStream)); // freed by zk_stream_destroy
+    if (!hs) return FAILF("stream create failed");
+    hs->dev = dev;
+    *s = hs;
     return 0;
 }
-int zk_stream_sync(void *) { return 0; }
-int zk_dev_alloc(void **p, size_t bytes, void *) {
-    *p = malloc(bytes ? bytes : 1);
-    memset(*p, 0xa5, bytes); // poison: unwritten output shows
-    return *p ? 0 : 1;
-}
-int zk_dev_free(void *p, void *) {
-    free(p);
+int zk_stream_destroy(void *s, char *err) {
+    ErrScope es(err);
+    on_stream(s);
+    free(s);
     return 0;
 }
-int zk_memset(void *p, size_t bytes, void *) {
+int zk_stream_sync(void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    return 0;
+}
+int zk_dev_alloc(void **p, uint64_t bytes, void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    return dalloc(p, bytes);
+}
+int zk_dev_free(void *p, void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    dfree(p);
+    return 0;
+}
+int zk_memset(void *p, uint64_t bytes, void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
     memset(p, 0, bytes);
     return 0;
 }
-int zk_upload(void *dst, const void *src, size_t bytes, void *pin0, void *pin1, size_t pin_bytes, void *) {
+int zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1, uint64_t pin_bytes, void *sv_,
+              char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    TRY(injected(COPY));
     void *pin[2] = {pin0, pin1};
     size_t k = 0;
     for (size_t off = 0; off < bytes; off += pin_bytes, k++) {
@@ -63,142 +406,65 @@ int zk_upload(void *dst, const void *src, size_t bytes, void *pin0, void *pin1, 
     }
     return 0;
 }
-int zk_download(void *dst, const void *src, size_t bytes, void *) {
+int zk_download(void *dst, const void *src, uint64_t bytes, void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    TRY(injected(COPY));
     memcpy(dst, src, bytes);
     return 0;
 }
 
-int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int logn, const u64 *consts, void *) {
-    const Fr *k = (const Fr *)consts;
-    size_t n = (size_t)1 << logn, h = n / 2;
-    for (size_t i = 0; i < h; i++) powers_body(i, k[0], k[5], (Fr *)tw), powers_body(i, k[1], k[5], (Fr *)twinv);
-    for (size_t i = 0; i < n; i++) powers_body(i, k[2], k[4], (Fr *)gn), powers_body(i, k[3], k[4], (Fr *)ginvn);
-    return 0;
+int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn, const uint64_t *consts, void *sv_,
+                     char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    HostDev d;
+    return domain_tables_run(d, (Fr *)tw, (Fr *)twinv, (Fr *)gn, (Fr *)ginvn, logn, (const Fr *)consts);
 }
 
-static void dif(Fr *x, int logn, const Fr *tw) {
-    u32 n = 1u << logn;
-    for (u32 m = n / 2; m >= 1; m >>= 1)
-        for (u32 t = 0; t < n / 2; t++) dif_body(t, x, n, m, tw);
-}
-static void dit(Fr *x, int logn, const Fr *tw) {
-    u32 n = 1u << logn;
-    for (u32 m = 1; m <= n / 2; m <<= 1)
-        for (u32 t = 0; t < n / 2; t++) dit_body(t, x, n, m, tw);
-}
-static void scale_rev(Fr *x, int logn, const Fr *tab) {
-    u32 n = 1u << logn;
-    for (u32 p = 0; p < n; p++) x[p] = x[p] * tab[bitrev(p, logn)];
+int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
+                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    HostDev d;
+    return compute_h_run(d, (Fr *)a, (Fr *)b, (Fr *)c, logn, (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn,
+                         (const Fr *)ginvn, conv, *(const Fr *)zinv, ntt_radix2);
 }
 
-int zk_compute_h(void *a, void *b, void *c, int logn, const void *tw, const void *twinv, const void *gn,
-                 const void *ginvn, int conv, const u64 *zinv, void *) {
-    u32 n = 1u << logn;
-    Fr *x[3] = {(Fr *)a, (Fr *)b, (Fr *)c};
-    for (int i = 0; i < 3; i++) {
-        dif(x[i], logn, (const Fr *)twinv);
-        scale_rev(x[i], logn, (const Fr *)gn);
-        dit(x[i], logn, (const Fr *)tw);
-    }
-    Fr z = *(const Fr *)zinv;
-    for (u32 i = 0; i < n; i++) {
-        Fr r = x[0][i] * x[1][i] - x[2][i];
-        if (conv == 0) r = r * z;
-        x[0][i] = r;
-    }
-    if (conv == 0) {
-        dif(x[0], logn, (const Fr *)twinv);
-        scale_rev(x[0], logn, (const Fr *)ginvn);
-    }
-    return 0;
-}
-
-int zk_bench_ntt(void *x, int logn, const void *tw, int reps, float *ms, void *) {
-    for (int i = 0; i < reps; i++) dit((Fr *)x, logn, (const Fr *)tw);
+int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    HostDev d;
+    for (int i = 0; i < reps; i++) TRY(dit(d, (Fr *)x, logn, (const Fr *)tw, ntt_radix2));
     *ms = 0;
     return 0;
 }
 
-} // extern "C"
-
-template <class F>
-static int msm(const Affine<F> *bases, const Fr *sc, const u32 *idx, size_t n, XYZZ<F> *out, int *c_out, int *nw_out) {
-    *c_out = *nw_out = 0;
-    if (n == 0) return 0;
-    const u32 L = 32;
-    int c = msm_window(n), nw = msm_windows(c);
-    u32 half = 1u << (c - 1), nb = (u32)nw * half;
-    size_t m = n * nw;
-    std::vector<u32> keys(m), vals(m);
-    for (size_t i = 0; i < n; i++) digits_body(i, sc, n, c, nw, keys.data(), vals.data());
-    std::vector<size_t> ord(m);
-    for (size_t i = 0; i < m; i++) ord[i] = i;
-    std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
-    std::vector<u32> k2(m), v2(m);
-    for (size_t i = 0; i < m; i++) k2[i] = keys[ord[i]], v2[i] = vals[ord[i]];
-    std::vector<u32> start(nb, 0), end(nb, 0), cnt(nb);
-    for (size_t i = 0; i < m; i++) bounds_body(i, k2.data(), m, nb, start.data(), end.data());
-    for (u32 b = 0; b < nb; b++) cnt[b] = end[b] - start[b];
-    size_t bound = n, prev_total = m;
-    std::vector<XYZZ<F>> P;
-    int level = 0;
-    do {
-        std::vector<u32> chunks(nb), off(nb);
-        for (u32 b = 0; b < nb; b++) chunks_body(b, cnt.data(), L, chunks.data());
-        u32 acc = 0;
-        for (u32 b = 0; b < nb; b++) off[b] = acc, acc += chunks[b];
-        size_t total = prev_total / L + nb;
-        std::vector<XYZZ<F>> Q(total);
-        for (u32 t = 0; t < total; t++) {
-            if (level == 0)
-                level0_body(t, bases, idx, v2.data(), start.data(), cnt.data(), off.data(), chunks.data(), nb, L,
-                            Q.data());
-            else
-                levelN_body(t, P.data(), start.data(), cnt.data(), off.data(), chunks.data(), nb, L, Q.data());
-        }
-        P = Q;
-        start = off;
-        cnt = chunks;
-        prev_total = total;
-        bound = (bound + L - 1) / L;
-        level++;
-    } while (bound > 1);
-    u32 S = half < 32 ? half : 32, spw = half / S, nseg = (u32)nw * spw;
-    std::vector<XYZZ<F>> seg(nseg);
-    for (u32 s = 0; s < nseg; s++) segment_body(s, P.data(), start.data(), cnt.data(), half, S, seg.data());
-    for (int w = 0; w < nw; w++) {
-        XYZZ<F> r = XYZZ<F>::inf();
-        for (u32 s = 0; s < spw; s++) r.add(seg[w * spw + s]);
-        out[w] = r;
-    }
-    *c_out = c;
-    *nw_out = nw;
-    return 0;
+int zk_msm_g1(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
+              int32_t *nw, void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    HostDev d;
+    return msm_run<Fp>(d, (const Affine<Fp> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp> *)out, c, nw);
 }
-
-template <class F> static int ones(const Affine<F> *bases, const u64 *bitmap, size_t n, XYZZ<F> *out) {
-    size_t nw = (n + 63) / 64;
-    std::vector<XYZZ<F>> part(nw);
-    for (size_t t = 0; t < nw; t++) ones_body(t, bases, bitmap, n, part.data());
-    XYZZ<F> r = XYZZ<F>::inf();
-    for (auto &p : part) r.add(p);
-    *out = r;
-    return 0;
+int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
+              int32_t *nw, void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    HostDev d;
+    return msm_run<Fp2>(d, (const Affine<Fp2> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp2> *)out, c, nw);
 }
-
-extern "C" {
-
-int zk_msm_g1(const void *bases, const void *scalars, const u32 *idx, size_t n, void *out, int *c, int *nw, void *) {
-    return msm<Fp>((const Affine<Fp> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp> *)out, c, nw);
+int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    HostDev d;
+    return ones_run<Fp>(d, (const Affine<Fp> *)bases, bitmap, n, (XYZZ<Fp> *)out);
 }
-int zk_msm_g2(const void *bases, const void *scalars, const u32 *idx, size_t n, void *out, int *c, int *nw, void *) {
-    return msm<Fp2>((const Affine<Fp2> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp2> *)out, c, nw);
-}
-int zk_ones_g1(const void *bases, const u64 *bitmap, size_t n, void *out, void *) {
-    return ones<Fp>((const Affine<Fp> *)bases, bitmap, n, (XYZZ<Fp> *)out);
-}
-int zk_ones_g2(const void *bases, const u64 *bitmap, size_t n, void *out, void *) {
-    return ones<Fp2>((const Affine<Fp2> *)bases, bitmap, n, (XYZZ<Fp2> *)out);
+int zk_ones_g2(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    HostDev d;
+    return ones_run<Fp2>(d, (const Affine<Fp2> *)bases, bitmap, n, (XYZZ<Fp2> *)out);
 }
 
 } // extern "C"

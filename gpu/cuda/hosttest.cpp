@@ -1,13 +1,17 @@
 // hosttest.cpp — checks zk.cuh's arithmetic and the MSM/NTT algorithm on the
 // CPU, with g++, where there is no GPU: `make hosttest` (or
 // g++ -O2 -std=c++17 hosttest.cpp -o hosttest && ./hosttest).
-// The MSM driver below mirrors msm() in zkpipe.cu step by step, with
-// std::stable_sort in place of CUB's radix sort.
+// test_msm below checks the bodies with a driver of its own (std::stable_sort
+// for CUB's radix sort); the real driver (driver.cuh) runs in the host
+// stand-in under the Go tests. test_plan checks driver.cuh's size and offset
+// arithmetic at sizes too large to allocate here.
+#include "driver.cuh"
 #include "zk.cuh"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -455,7 +459,52 @@ void test_ntt(int logn) {
     CHECK(a[bitrev(d.n - 1, logn)].is_zero(), "deg h ≤ n−2");
 }
 
+// test_plan: MsmPlan's sizes at the boundary, without allocating: n = 2^27
+// points with 16-bit windows is 2^31 digit slots, one more than an int holds
+// (the overflow that (int)(n·nw) had).
+static void test_plan() {
+    char err[ZK_ERR_BYTES];
+    ErrScope es(err);
+    MsmPlan p{};
+    size_t n = (size_t)1 << 27;
+    CHECK(msm_plan(n, &p) == 0, "plan 2^27: %s", err);
+    CHECK(p.c == 16 && p.nw == 16, "2^27: c=%d nw=%d, want 16, 16", p.c, p.nw);
+    CHECK(p.m == ((size_t)1 << 31), "2^27: m=%zu, want 2^31", p.m);
+    CHECK(p.nb == 16u * 32768u, "2^27: nb=%u", p.nb);
+    CHECK(p.sorts() == 2, "2^27: %d sorts, want 2 (15 windows, then 1)", p.sorts());
+    size_t next = 0;
+    for (int k = 0; k < p.sorts(); k++) {
+        size_t off, items;
+        p.sort_range(k, &off, &items);
+        CHECK(off == next, "sort %d at %zu, want %zu", k, off, next);
+        CHECK(items <= SORT_MAX_ITEMS && items % n == 0, "sort %d: %zu items", k, items);
+        next = off + items;
+    }
+    CHECK(next == p.m, "sorts cover %zu of %zu slots", next, p.m);
+    // the last digit slot, as digits_body computes it
+    size_t last = (size_t)(p.nw - 1) * n + (n - 1);
+    CHECK(last == p.m - 1 && p.m > 0x7fffffffULL, "last slot %zu", last);
+    // level 0's chunk count stays a u32, and so does a sorted position
+    CHECK(p.level_total(p.m) <= 0xffffffffULL, "level 0: %zu chunks", p.level_total(p.m));
+    CHECK(p.m - 1 <= 0xffffffffULL, "positions");
+    // launch grids: blocks of 256 over m fit an unsigned grid
+    CHECK((p.m + 255) / 256 < 0x7fffffffULL, "grid");
+
+    // the largest MSM: n = 2^28 − 1 (m < 2^32); 2^28 and 2^31 are refused,
+    // with a message
+    CHECK(msm_plan(((size_t)1 << 28) - 1, &p) == 0 && p.m == 16 * (((size_t)1 << 28) - 1), "2^28 − 1: %s", err);
+    err[0] = 0;
+    CHECK(msm_plan((size_t)1 << 28, &p) != 0 && strstr(err, "2^32") != nullptr, "2^28 accepted or no message: %s", err);
+    err[0] = 0;
+    CHECK(msm_plan((size_t)1 << 31, &p) != 0 && strstr(err, "2^31") != nullptr, "2^31 accepted or no message: %s", err);
+    // small sizes: one sort of every window
+    for (size_t m : {1, 2, 100, 1 << 20}) {
+        CHECK(msm_plan(m, &p) == 0 && p.sorts() == 1, "n=%zu: %d sorts", m, p.sorts());
+    }
+}
+
 int main() {
+    test_plan();
     test_field();
     test_curve();
     test_ones();

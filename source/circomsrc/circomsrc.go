@@ -18,11 +18,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -32,6 +34,8 @@ type Source struct {
 	calc *Calculator // nil without a witness calculator: wtns jobs only
 	r1cs *R1CS       // nil without one: unsatisfied witnesses are caught in emit
 	vk   *VerifyingKey
+
+	readTimeout time.Duration
 }
 
 // state is what a job carries from parse to emit.
@@ -55,6 +59,10 @@ func (s *Source) VerifyingKey() *VerifyingKey { return s.vk }
 // unsatisfied witness in synthesize, before the MSMs, rather than in emit).
 type Files struct {
 	Zkey, Wasm, R1CS string
+	// ReadTimeout bounds the read of one job's .wtns, from open to the last
+	// byte (a FIFO nobody writes to, a stalled mount); 0 means
+	// boundedread.DefaultTimeout.
+	ReadTimeout time.Duration
 }
 
 // Load reads a .zkey and, if wasmPath is not empty, the circuit's witness
@@ -89,10 +97,14 @@ func LoadFiles(ctx context.Context, f Files) (*stages.Circuit, error) {
 		}
 	}
 	c, err := New(name, z, calc, r1cs)
-	if err != nil && calc != nil {
-		calc.Close(ctx)
+	if err != nil {
+		if calc != nil {
+			calc.Close(ctx)
+		}
+		return nil, err
 	}
-	return c, err
+	c.Source.(*Source).readTimeout = f.ReadTimeout
+	return c, nil
 }
 
 // New builds a circuit from a parsed zkey, an optional calculator and an
@@ -189,7 +201,7 @@ func keep[P any](ps []P, first uint32, mask []bn254.G1Affine) ([]P, []uint32) {
 // Parse reads a job's .wtns and checks it is for this circuit, or checks an
 // input job's inputs are a JSON object (the witness is computed in
 // synthesize, off the parse stage).
-func (s *Source) Parse(_ context.Context, j *stages.Job) error {
+func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 	req, name := &j.Request, j.Circuit.Name
 	if req.Witness != "" || req.Generate != nil {
 		return fmt.Errorf("circuit %s is a circom circuit: give wtns or input, not witness or generate", name)
@@ -198,7 +210,7 @@ func (s *Source) Parse(_ context.Context, j *stages.Job) error {
 	case req.Wtns != "" && len(req.Input) > 0:
 		return fmt.Errorf("give wtns or input, not both")
 	case req.Wtns != "":
-		data, err := readAtMost(req.Wtns, wtnsSize(s.zkey.NVars)+4096)
+		data, err := readAtMost(ctx, req.Wtns, wtnsSize(s.zkey.NVars)+4096, s.readTimeout)
 		if err != nil {
 			return fmt.Errorf("wtns: %w", err)
 		}
@@ -229,21 +241,19 @@ func (s *Source) Parse(_ context.Context, j *stages.Job) error {
 func wtnsSize(n int) int64 { return 12 + (12 + 4 + 32 + 4) + (12 + 32*int64(n)) }
 
 // readAtMost reads a whole file of at most limit bytes: a job naming a huge
-// file, or a device that never ends, fails at once instead of filling memory.
-func readAtMost(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: more than %d bytes, far more than a witness of this circuit", path, limit)
-	}
-	return data, nil
+// file, or a device that never ends, fails at once instead of filling
+// memory; a FIFO nobody writes to fails at the deadline or when ctx ends.
+func readAtMost(ctx context.Context, path string, limit int64, timeout time.Duration) ([]byte, error) {
+	return boundedread.Read(ctx, path, boundedread.Options{Timeout: timeout}, func(f *boundedread.File) ([]byte, error) {
+		data, err := io.ReadAll(io.LimitReader(f, limit+1))
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(data)) > limit {
+			return nil, fmt.Errorf("%s: more than %d bytes, far more than a witness of this circuit", path, limit)
+		}
+		return data, nil
+	})
 }
 
 // ─── synthesize ──────────────────────────────────────────────────────────────

@@ -139,7 +139,7 @@ func TestStream(t *testing.T) {
 		"bad-count":       "values section: 23 values need 736 bytes, the section has 768",
 		"bad-trailing":    "1 bytes after the last of 2 sections",
 		"bad-huge":        "more than 4940 bytes, far more than a witness",
-		"bad-device":      "/dev/zero: more than 4940 bytes",
+		"bad-device":      "/dev/zero: a character device that cannot be read with a deadline",
 		"bad-other":       "a witness for another circuit",
 		"bad-unsat":       "does not satisfy circuit mul",
 		"bad-unsat-r1cs":  "synthesize: unsatisfied witness: the witness does not satisfy constraint 0 of 21",

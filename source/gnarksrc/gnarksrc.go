@@ -16,6 +16,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
@@ -30,6 +31,7 @@ import (
 	fcs "github.com/consensys/gnark/frontend/cs"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -45,6 +47,9 @@ const (
 type Meta struct {
 	Builtin     string `json:"builtin"`
 	Constraints int    `json:"constraints"` // the size asked of the built-in
+	// R1CSConstraints is the constraint count of the circuit.r1cs Setup
+	// wrote, checked against it at load; 0 in directories of older zkpipes.
+	R1CSConstraints int `json:"r1cs_constraints,omitempty"`
 }
 
 // Source proves jobs for one gnark circuit.
@@ -55,6 +60,25 @@ type Source struct {
 	builtin *circuits.Builtin // nil unless the directory names one
 	size    int
 	commits constraint.Groth16Commitments
+	opts    Options
+	solve   []solver.Option // the user's hints, resolved once
+}
+
+// Options are a gnark circuit's settings beyond its files. The zero value
+// is what a proving run wants.
+type Options struct {
+	// ReadTimeout bounds reading one job's witness file, from open to the
+	// last byte (--read-timeout); 0 means boundedread.DefaultTimeout (30 s).
+	// The job's context cancels a blocked read too.
+	ReadTimeout time.Duration
+	// SkipVerify writes proofs without first checking each against the
+	// verifying key with gnark's groth16.Verify. For benchmarks only: a proof
+	// that fails the check (wrong keys, a corrupted point) is then written
+	// and reported proved.
+	SkipVerify bool
+	// Hints are the circuit's own solver hints, given to ccs.Solve beside
+	// gnark's standard ones (std.RegisterHints), which are always registered.
+	Hints []solver.Hint
 }
 
 // state is what a job carries between this source's steps.
@@ -69,8 +93,14 @@ func (s *Source) Kind() string { return "gnark" }
 // VerifyingKey is the circuit's verifying key.
 func (s *Source) VerifyingKey() *groth16bn254.VerifyingKey { return s.vk }
 
-// LoadDir reads a circuit directory; the circuit is named after it.
-func LoadDir(dir string) (*stages.Circuit, error) {
+// LoadDir reads a circuit directory with the default Options; the circuit
+// is named after it.
+func LoadDir(dir string) (*stages.Circuit, error) { return LoadDirWith(dir, Options{}) }
+
+// LoadDirWith reads a circuit directory; the circuit is named after it. The
+// r1cs, keys and circuit.json are checked against each other (see
+// checkKeys), and a mismatch refuses the circuit, naming the file.
+func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	name := filepath.Base(filepath.Clean(dir))
 	ccs := groth16.NewCS(ecc.BN254)
 	if err := readFile(filepath.Join(dir, R1CSFile), ccs.ReadFrom); err != nil {
@@ -78,7 +108,8 @@ func LoadDir(dir string) (*stages.Circuit, error) {
 	}
 	pk := groth16.NewProvingKey(ecc.BN254)
 	// UnsafeReadFrom skips the subgroup checks (minutes for large keys): a bad
-	// proving key can only spoil its owner's proofs, which the verifier rejects.
+	// proving key can only spoil its owner's proofs, which Emit's check
+	// against the verifying key rejects before anything is written.
 	if err := readFile(filepath.Join(dir, PKFile), pk.UnsafeReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
@@ -95,7 +126,7 @@ func LoadDir(dir string) (*stages.Circuit, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
-	return New(name, ccs, pk, vk, meta)
+	return NewWith(name, ccs, pk, vk, meta, o)
 }
 
 func readFile(path string, read func(r io.Reader) (int64, error)) error {
@@ -110,30 +141,41 @@ func readFile(path string, read func(r io.Reader) (int64, error)) error {
 	return nil
 }
 
-// New builds a circuit from gnark objects already in memory.
+// New builds a circuit from gnark objects already in memory, with the
+// default Options.
 func New(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingKey, vkI groth16.VerifyingKey, meta *Meta) (*stages.Circuit, error) {
+	return NewWith(name, ccsI, pkI, vkI, meta, Options{})
+}
+
+// NewWith builds a circuit from gnark objects already in memory, which
+// must be of one circuit and one setup (see checkKeys).
+func NewWith(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingKey, vkI groth16.VerifyingKey, meta *Meta, o Options) (*stages.Circuit, error) {
+	registerStdHints()
 	ccs, ok1 := ccsI.(*cs.R1CS)
 	pk, ok2 := pkI.(*groth16bn254.ProvingKey)
 	vk, ok3 := vkI.(*groth16bn254.VerifyingKey)
 	if !ok1 || !ok2 || !ok3 {
 		return nil, fmt.Errorf("circuit %s: want a BN254 R1CS with Groth16 keys, got %T, %T, %T", name, ccsI, pkI, vkI)
 	}
-	src := &Source{ccs: ccs, pk: pk, vk: vk, commits: ccs.CommitmentInfo.(constraint.Groth16Commitments)}
+	src := &Source{ccs: ccs, pk: pk, vk: vk, commits: ccs.CommitmentInfo.(constraint.Groth16Commitments), opts: o}
+	if len(o.Hints) > 0 {
+		src.solve = []solver.Option{solver.WithHints(o.Hints...)}
+	}
+	if err := checkKeys(ccs, pk, vk, src.commits); err != nil {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
 	if meta != nil {
 		b, err := circuits.Lookup(meta.Builtin)
 		if err != nil {
 			return nil, fmt.Errorf("circuit %s: %s: %w", name, MetaFile, err)
 		}
+		if err := checkMeta(b, meta, ccs); err != nil {
+			return nil, fmt.Errorf("circuit %s: %w", name, err)
+		}
 		src.builtin, src.size = &b, meta.Constraints
 	}
 
 	nbWires := ccs.GetNbInternalVariables() + ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables()
-	if len(pk.InfinityA) != nbWires || len(pk.InfinityB) != nbWires {
-		return nil, fmt.Errorf("circuit %s: proving key is for %d wires, the R1CS has %d", name, len(pk.InfinityA), nbWires)
-	}
-	if pk.Domain.Cardinality < uint64(ccs.GetNbConstraints()) {
-		return nil, fmt.Errorf("circuit %s: proving key's domain %d is smaller than %d constraints", name, pk.Domain.Cardinality, ccs.GetNbConstraints())
-	}
 
 	c := &stages.Circuit{
 		Name:        name,
@@ -186,7 +228,7 @@ func New(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingKey, 
 
 // Parse reads the job's binary witness, or generates one for a built-in
 // circuit, and checks it has the circuit's public and secret counts.
-func (s *Source) Parse(_ context.Context, j *stages.Job) error {
+func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 	req := &j.Request
 	if req.Wtns != "" || len(req.Input) > 0 {
 		return fmt.Errorf("circuit %s is a gnark circuit: wtns and input jobs need a circom circuit (--zkey)", j.Circuit.Name)
@@ -196,16 +238,9 @@ func (s *Source) Parse(_ context.Context, j *stages.Job) error {
 	case req.Witness != "" && req.Generate != nil:
 		return fmt.Errorf("give witness or generate, not both")
 	case req.Witness != "":
-		data, err := os.ReadFile(req.Witness)
+		w, err := readWitnessFile(ctx, req.Witness, s.witnessShape(j.Circuit.Name), boundedread.Options{Timeout: s.opts.ReadTimeout})
 		if err != nil {
 			return fmt.Errorf("witness: %w", err)
-		}
-		w, err := witness.New(ecc.BN254.ScalarField())
-		if err != nil {
-			return err
-		}
-		if err := w.UnmarshalBinary(data); err != nil {
-			return fmt.Errorf("witness %s: malformed or truncated: %w", req.Witness, err)
 		}
 		full = w
 	case req.Generate != nil:
@@ -233,6 +268,12 @@ func (s *Source) Parse(_ context.Context, j *stages.Job) error {
 	}
 	j.Source = &state{full: full, public: pub}
 	return nil
+}
+
+// witnessShape is the witness the circuit wants: its public values less the
+// one wire, and its secret ones.
+func (s *Source) witnessShape(name string) witnessShape {
+	return witnessShape{circuit: name, public: s.ccs.GetNbPublicVariables() - 1, secret: s.ccs.GetNbSecretVariables()}
 }
 
 // ─── synthesize ──────────────────────────────────────────────────────────────
@@ -271,7 +312,7 @@ func (s *Source) Synthesize(_ context.Context, j *stages.Job) error {
 		return nil
 	})
 
-	sol, err := s.ccs.Solve(st.full, bsb22)
+	sol, err := s.ccs.Solve(st.full, append([]solver.Option{bsb22}, s.solve...)...)
 	if err != nil {
 		return fmt.Errorf("unsatisfied witness: %w", err)
 	}
@@ -306,11 +347,20 @@ func (s *Source) Synthesize(_ context.Context, j *stages.Job) error {
 
 // ─── emit ────────────────────────────────────────────────────────────────────
 
-// Emit writes ID.proof (gnark binary), ID.public (gnark binary public
-// witness) and ID.proof.json (the same points in decimal, snarkjs's layout).
+// Emit checks the proof against the circuit's verifying key with gnark's
+// groth16.Verify (unless Options.SkipVerify; about 1.5 ms, see
+// BenchmarkVerify: a proof no verifier accepts must never be written or
+// reported proved), then writes ID.proof (gnark binary), ID.public (gnark
+// binary public witness) and ID.proof.json (the same points in decimal,
+// snarkjs's layout).
 func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out stages.Output) (stages.Emitted, error) {
 	st := j.Source.(*state)
 	proof := &groth16bn254.Proof{Ar: p.Ar, Bs: p.Bs, Krs: p.Krs, Commitments: st.commitments, CommitmentPok: st.pok}
+	if !s.opts.SkipVerify {
+		if err := groth16bn254.Verify(proof, s.vk, st.public.Vector().(fr.Vector)); err != nil {
+			return stages.Emitted{}, fmt.Errorf("the proof fails circuit %s's verifying key (%v); nothing written", j.Circuit.Name, err)
+		}
+	}
 	var buf bytes.Buffer
 	if _, err := proof.WriteTo(&buf); err != nil {
 		return stages.Emitted{}, err

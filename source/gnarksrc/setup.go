@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/constraint"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/stages"
 )
@@ -37,7 +38,7 @@ func Setup(name string, n int, dir string) (SetupInfo, error) {
 		return SetupInfo{}, err
 	}
 	out := stages.Dir(dir)
-	meta, _ := json.Marshal(Meta{Builtin: name, Constraints: n})
+	meta, _ := json.Marshal(Meta{Builtin: name, Constraints: n, R1CSConstraints: ccs.GetNbConstraints()})
 	for _, f := range []struct {
 		name  string
 		write func(*bytes.Buffer) error
@@ -61,4 +62,25 @@ func Setup(name string, n int, dir string) (SetupInfo, error) {
 		domain <<= 1
 	}
 	return SetupInfo{Constraints: ccs.GetNbConstraints(), Domain: domain, Wires: nbWires}, nil
+}
+
+// checkMeta refuses a circuit.json that does not describe the circuit.r1cs
+// beside it: generate jobs would make witnesses for another circuit. The
+// built-in's shape at the asked size must be the r1cs's, and so must the
+// constraint count Setup recorded, where it did.
+func checkMeta(b circuits.Builtin, meta *Meta, ccs constraint.ConstraintSystem) error {
+	if meta.Constraints < circuits.MinConstraints {
+		return fmt.Errorf("%s: %d constraints is below the minimum %d", MetaFile, meta.Constraints, circuits.MinConstraints)
+	}
+	got := ccs.GetNbConstraints()
+	if meta.R1CSConstraints != 0 && meta.R1CSConstraints != got {
+		return fmt.Errorf("%s says %s has %d constraints, it has %d: not of one circuit", MetaFile, R1CSFile, meta.R1CSConstraints, got)
+	}
+	sh := b.Shape(meta.Constraints)
+	pub, secret := ccs.GetNbPublicVariables()-1, ccs.GetNbSecretVariables()
+	if sh.Public != pub || sh.Secret != secret || sh.Constraints != 0 && sh.Constraints != got {
+		return fmt.Errorf("%s says built-in %s at %d constraints (%d public and %d secret inputs), %s has %d constraints, %d public and %d secret inputs: not of one circuit",
+			MetaFile, b.Name, meta.Constraints, sh.Public, sh.Secret, R1CSFile, got, pub, secret)
+	}
+	return nil
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks zkpipe against gnark's groth16.Prove on the H200 machine (16 cores).
 # Usage (on that machine, with a zkpipe binary built elsewhere):
-#   scripts/h200-bench.sh ZKPIPE_BINARY OUTDIR [PROOFS] [CIRCUIT:CONSTRAINTS ...]
+#   bench/gnark-vs-zkpipe.sh ZKPIPE_BINARY OUTDIR [PROOFS] [CIRCUIT:CONSTRAINTS ...]
 # Sets up each circuit once in /tmp/zkc, then runs `zkpipe bench` with a few
 # stage shapes, writing logs and result lines to OUTDIR.
 set -euo pipefail

@@ -4,7 +4,7 @@
 # and then with a budget that fits at most three jobs, compared.
 #
 # Usage (with a zkpipe binary built elsewhere):
-#   scripts/mem-note.sh ZKPIPE OUTDIR [PROOFS=100] [CONSTRAINTS=4194304] [MODE=all] [-- EXTRA PROVE FLAGS]
+#   bench/mem-note.sh ZKPIPE OUTDIR [PROOFS=100] [CONSTRAINTS=4194304] [MODE=all] [-- EXTRA PROVE FLAGS]
 # MODE: setup, unbounded, bounded, summary, or all (each of the first three
 # fits one 10-minute command at 2^22 on the GPU; run them one by one if needed).
 #

@@ -4,7 +4,7 @@
 # result lines (jobs ÷ the last ended_at_ms, so key loading is left out), and
 # the CPU seconds (user+sys) each whole run took.
 #
-#   notes/tracing-bench.sh ZKPIPE CIRCUIT_DIR JOBS ROUNDS OTLP_ENDPOINT [prove flags…]
+#   bench/tracing.sh ZKPIPE CIRCUIT_DIR JOBS ROUNDS OTLP_ENDPOINT [prove flags…]
 set -euo pipefail
 bin=$1 circuit=$2 n=$3 rounds=$4 endpoint=$5
 shift 5

@@ -35,7 +35,7 @@ for spec in ${SPECS:-2000:64:5 65536:16:3}; do
 	IFS=: read -r size jobs rounds <<<"$spec"
 	/tmp/tb/zkpipe setup --circuit mulchain --constraints "$size" --out /tmp/tb/mulchain-$size
 	echo "== mulchain $size constraints, $jobs jobs, 2 workers per stage"
-	notes/tracing-bench.sh /tmp/tb/zkpipe /tmp/tb/mulchain-$size "$jobs" "$rounds" http://127.0.0.1:4317 "${shape[@]}"
+	bench/tracing.sh /tmp/tb/zkpipe /tmp/tb/mulchain-$size "$jobs" "$rounds" http://127.0.0.1:4317 "${shape[@]}"
 done 2>&1 | tee "$o/bench.txt"
 # The picture: 12 proofs of 2^16 constraints, traced as one group.
 for i in $(seq 1 12); do echo "{\"id\":\"p$i\",\"generate\":{\"seed\":$i}}"; done >/tmp/tb/jobs

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# One device-machine session's measurements, in steps (run from the
+# repository root on the H200 machine; Go binaries built here beforehand):
+#   CGO_ENABLED=0 go build -o .carry-lead/zkpipe .
+#   CGO_ENABLED=0 go test -c -o .carry-lead/gpu.test ./gpu
+# Steps:
+#   build            nvcc → gpu/cuda/libzkpipe_cuda.so (copied to $OUT)
+#   prebuilt         use .carry-lead/libzkpipe_cuda.so from an earlier build
+#   test             the gpu package's CUDA tests against the library
+#   measure SIZES    kernel timings, G1 MSMs at the log2 sizes (20,22,24,27)
+#   setup C:N…       zkpipe setup of built-in circuit C at N constraints
+#   stream C:N P     zkpipe bench of P proofs: default flags (auto shape),
+#                    then the hand-tuned shape, then P/8 proofs one at a time
+#                    for each stage's CPU ms; gnark on 4 proofs
+#   devmem C:N P     a stream under a device budget of the keys and ~1.5
+#                    jobs, to show jobs waiting for GPU memory
+# Logs go to $OUT.
+set -uo pipefail
+OUT=${OUT:-/tmp/zkout}
+mkdir -p "$OUT" /tmp/zkc
+bin=.carry-lead
+export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda.so
+tuned=(--parse-workers 2 --synthesize-workers 6 --transfer-workers 3 --assemble-workers 2)
+while [ $# -gt 0 ]; do
+	step=$1
+	shift
+	t0=$(date +%s)
+	case $step in
+	build)
+		nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+		gpu/cuda/build.sh >"$OUT/build.log" 2>&1 || { grep -v "^ptxas info" "$OUT/build.log" | tail -30; exit 1; }
+		cp gpu/cuda/libzkpipe_cuda.so "$OUT/"
+		;;
+	prebuilt) export ZKPIPE_CUDA_LIB=$PWD/$bin/libzkpipe_cuda.so ;;
+	test)
+		$bin/gpu.test -test.run 'CUDA|FindCUDA|Multi' -test.v -test.timeout 400s >"$OUT/test.log" 2>&1
+		echo "gpu tests rc=$?"
+		grep -E "^\s*--- (FAIL|SKIP)|^--- PASS: Test|panic" "$OUT/test.log" | head -40
+		grep -cE "^\s*--- PASS" "$OUT/test.log" | sed 's/^/passed: /'
+		;;
+	measure)
+		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=$1 $bin/gpu.test -test.run 'CUDAMeasure' -test.v -test.timeout 400s 2>&1 |
+			grep -vE "^=== RUN" | tee "$OUT/measure.log"
+		shift
+		;;
+	setup)
+		for spec in ${1//,/ }; do
+			c=${spec%%:*} n=${spec##*:}
+			[ -f /tmp/zkc/$c-$n/circuit.json ] || $bin/zkpipe setup --circuit $c -n $n --out /tmp/zkc/$c-$n | tail -1
+		done
+		shift
+		;;
+	stream)
+		spec=$1 p=$2
+		shift 2
+		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
+		echo "== $c $n: default flags"
+		$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 \
+			--serial-cpu $((p / 8 > 2 ? p / 8 : 2)) 2>&1 | tee "$OUT/stream-$c-$n-default.log" | grep -vE "^bench:"
+		echo "== $c $n: hand-tuned (${tuned[*]})"
+		$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 "${tuned[@]}" 2>&1 |
+			tee "$OUT/stream-$c-$n-tuned.log" | grep -E "proofs/s|^(stage|synth|transfer|msm-h|tail|b-g2)"
+		echo "== $c $n: gnark, 4 proofs"
+		$bin/zkpipe bench --circuit $d -n 4 --device cuda --bg2-device cuda --mem-status 0 2>&1 | grep -E "gnark|ratio"
+		;;
+	devmem)
+		spec=$1 p=$2
+		shift 2
+		d=/tmp/zkc/${spec%%:*}-${spec##*:}
+		for i in $(seq 1 $p); do echo "{\"id\":\"d$i\",\"generate\":{\"seed\":$i}}"; done >/tmp/devmem.jsonl
+		# keys of a 2^20 circuit take ~0.7 GiB on the device, a job ~0.5 GiB
+		$bin/zkpipe prove --circuit $d --jobs /tmp/devmem.jsonl --out /tmp/devmem --results "$OUT/devmem.jsonl" \
+			--device cuda --bg2-device cuda --device-budget ${DEVBUDGET:-1500MiB} --mem-status 1s 2>&1 | tail -4
+		;;
+	*) echo "unknown step $step" ; exit 2 ;;
+	esac
+	echo "[$step: $(($(date +%s) - t0)) s]"
+done

@@ -1,0 +1,35 @@
+// Package engine proves continuous streams of Groth16 proofs (BN254) for
+// gnark and circom circuits through zkpipe's eight-stage pipeline — parse,
+// synthesize, pin/transfer, NTT+MSM_H, batch-addition, tail-MSM, B_G2 and
+// assemble — on the CPU or a CUDA GPU, under a memory governor. It is what
+// `zkpipe prove` runs, what the fleet's workers run, and what a Go program
+// uses to prove its own circuits.
+//
+// # Using it
+//
+//  1. Load circuits: gnarksrc.LoadDir reads a directory of circuit.r1cs,
+//     circuit.pk and circuit.vk; gnarksrc.New takes a constraint system and
+//     keys already in memory; circomsrc.LoadFiles reads a snarkjs zkey (and
+//     its witness calculator).
+//  2. Register your circuit's hints with gnark (solver.RegisterHint) before
+//     the first job: zkpipe solves with gnark's solver, which finds hints by
+//     their registration.
+//  3. Open an engine with New and the Options you need. The zero Options
+//     prove on the CPU (or a GPU, if a CUDA library is found), one worker a
+//     stage, into the directory "out". New makes the circuits' keys
+//     resident once; later circuits join with AddCircuit.
+//  4. Feed jobs to Run on a channel (or Stream from a reader of JSON lines),
+//     and take each result line in the emit callback: the paths of the proof
+//     and its public inputs, or the error that ended the job. Every proof
+//     written has been checked against the circuit's verifying key.
+//  5. Close the engine.
+//
+// A job is a stream.Request: an id (it names the output files), the
+// circuit's name (optional with one circuit) and a witness file in gnark's
+// binary encoding (witness.MarshalBinary), or for circom a .wtns file or the
+// circuit's inputs. A bad job fails alone with an error naming it; the
+// stream goes on.
+//
+// The example below defines a circuit with a hint of its own, sets it up,
+// and proves a stream of four witnesses, each proof verified by gnark.
+package engine

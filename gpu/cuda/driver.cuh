@@ -1,0 +1,349 @@
+// driver.cuh — the drivers of the MSM, batch-addition and NTT: the planning
+// of sizes and offsets, the order of the steps, scratch memory and error
+// handling, written once over a device D and compiled twice:
+//
+//   zkpipe.cu   D = CudaDev: kernels on a CUDA stream, CUB for sort and scan
+//   hostlib.cpp D = HostDev: the same per-thread bodies in loops on the CPU,
+//               std::stable_sort and a serial scan, and failures on request
+//
+// so that CI, with no GPU, runs the very driver logic the GPU runs. What a D
+// provides (each returns 0 or an error code from fail_at):
+//
+//   alloc(void **p, size_t bytes), release(void *p), zero(p, bytes),
+//   to_host(dst, src, bytes), sync()
+//   digits, sort_pairs, bounds, counts, chunks, exclusive_sum,
+//   level0<F>, levelN<F>, segment<F>, reduce<F>, ones<F>      (MSM, ones)
+//   ntt_pass, dif_stage, dit_stage, dif_tail, dit_head, scale_rev,
+//   pointwise, powers                                         (NTT)
+#pragma once
+
+#include "errors.cuh"
+#include "msm.cuh"
+#include "ntt.cuh"
+
+#include <stdint.h>
+
+// ─── MSM plan ───────────────────────────────────────────────────────────────
+
+// SORT_MAX_ITEMS is the most pairs one radix sort takes: CUB counts items in
+// an int.
+const size_t SORT_MAX_ITEMS = 0x7fffffff;
+const uint32_t MSM_CHUNK = 32; // points one thread sums per level
+
+// MsmPlan is one MSM's sizes. Every count that can pass 2^31 is a size_t.
+//
+//	c, nw      window bits and windows (msm_window, msm_windows)
+//	half, nb   buckets a window (2^(c−1), signed digits) and in all
+//	m          digit slots: n·nw; window w's are at [w·n, (w+1)·n)
+//	sort_windows  windows per radix sort: whole windows, at most
+//	           SORT_MAX_ITEMS pairs a sort (a key lives in one window, so
+//	           sorting window groups apart keeps each bucket's run whole)
+//
+// Limits: n < 2^31 (a digit's value is its point's index with the sign in
+// bit 31) and m < 2^32 (a bucket's run starts at a 32-bit position of the
+// sorted digits): with 16-bit windows (n ≥ 2^20) every n < 2^28 fits,
+// n = 2^27 (m = 2^31, two sorts) among them; larger MSMs are refused.
+struct MsmPlan {
+    size_t n;
+    int c, nw;
+    u32 half, nb;
+    size_t m;
+    int sort_windows;
+
+    // sorts is how many radix sorts the digits take.
+    int sorts() const { return (nw + sort_windows - 1) / sort_windows; }
+    // sort k covers windows [w0, w1): items (w1−w0)·n from offset w0·n.
+    void sort_range(int k, size_t *off, size_t *items) const {
+        int w0 = k * sort_windows, w1 = w0 + sort_windows < nw ? w0 + sort_windows : nw;
+        *off = (size_t)w0 * n;
+        *items = (size_t)(w1 - w0) * n;
+    }
+    // level_total is the chunk count after a level over prev items: at
+    // most prev/L whole chunks plus one partial chunk a bucket.
+    size_t level_total(size_t prev) const { return prev / MSM_CHUNK + nb; }
+};
+
+// msm_plan fills p for n points (n ≥ 1), or fails naming the limit.
+inline int msm_plan(size_t n, MsmPlan *p) {
+    if (n == 0) return FAILF("msm: no points");
+    if (n >= ((size_t)1 << 31)) return FAILF("msm: %zu points, the limit is 2^31 − 1", n);
+    p->n = n;
+    p->c = msm_window(n);
+    p->nw = msm_windows(p->c);
+    if (p->nw > ZK_MAX_WINDOWS) return FAILF("msm: %d windows, the limit is %d", p->nw, ZK_MAX_WINDOWS);
+    p->half = 1u << (p->c - 1);
+    p->nb = (u32)p->nw * p->half;
+    p->m = n * (size_t)p->nw;
+    if (p->m > 0xffffffffULL)
+        return FAILF("msm: %zu points × %d windows = %zu digits, the limit is 2^32 − 1", n, p->nw, p->m);
+    size_t per = SORT_MAX_ITEMS / n;
+    p->sort_windows = per >= (size_t)p->nw ? p->nw : (int)per;
+    return 0;
+}
+
+inline int bitlen(u32 x) {
+    int r = 0;
+    while (x) {
+        r++;
+        x >>= 1;
+    }
+    return r;
+}
+
+// ─── scratch ────────────────────────────────────────────────────────────────
+
+// Scratch frees a set of device allocations when it goes out of scope, on
+// every return path.
+template <class D> struct Scratch {
+    D &d;
+    void *p[64];
+    int k = 0;
+    explicit Scratch(D &dev) : d(dev) {}
+    Scratch(const Scratch &) = delete;
+    Scratch &operator=(const Scratch &) = delete;
+    template <class T> int get(T **out, size_t count) {
+        int slot = -1;
+        for (int i = 0; i < k; i++)
+            if (!p[i]) slot = i;
+        if (slot < 0) {
+            if (k == 64) return FAILF("scratch: too many buffers");
+            slot = k++;
+        }
+        p[slot] = nullptr;
+        TRY(d.alloc((void **)out, (count ? count : 1) * sizeof(T)));
+        p[slot] = *out;
+        return 0;
+    }
+    void drop(void *q) {
+        for (int i = 0; i < k; i++)
+            if (p[i] == q) {
+                d.release(q);
+                p[i] = nullptr;
+            }
+    }
+    ~Scratch() {
+        for (int i = 0; i < k; i++)
+            if (p[i]) d.release(p[i]);
+    }
+};
+
+// ─── MSM ────────────────────────────────────────────────────────────────────
+
+// msm_run: per-window sums of Σ scalars[i]·bases[idx ? idx[i] : i], copied
+// to host_out (nw XYZZ points); the caller combines the windows.
+//
+//  1. digits: signed c-bit digits of every scalar, keyed by bucket
+//  2. sort the (bucket, point) pairs by bucket, window group by window group
+//  3. bounds: each bucket's run in the sorted pairs
+//  4. levels: sum runs of up to MSM_CHUNK points of a bucket, until every
+//     bucket is one point
+//  5. segments: Σ (q+1)·B_q over a window's buckets, in segments of S buckets
+//  6. reduce each window's segments, copy the window sums to the host
+template <class F, class D>
+int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, size_t n, XYZZ<F> *host_out, int *c_out,
+            int *nw_out) {
+    *c_out = 0;
+    *nw_out = 0;
+    if (n == 0) return 0;
+    MsmPlan pl{};
+    TRY(msm_plan(n, &pl));
+    const size_t m = pl.m;
+    const u32 nb = pl.nb, half = pl.half;
+    Scratch<D> sc(d);
+
+    u32 *keys, *vals, *keys2, *vals2;
+    TRY(sc.get(&keys, m));
+    TRY(sc.get(&vals, m));
+    TRY(sc.get(&keys2, m));
+    TRY(sc.get(&vals2, m));
+    TRY(d.digits(scalars, n, pl.c, pl.nw, keys, vals));
+    int end_bit = bitlen(nb); // the sentinel nb sorts last
+    size_t tmp_bytes = 0, off0, items0;
+    pl.sort_range(0, &off0, &items0); // the first sort is the largest
+    TRY(d.sort_pairs(nullptr, &tmp_bytes, keys, keys2, vals, vals2, items0, end_bit));
+    void *tmp = nullptr;
+    TRY(sc.get((char **)&tmp, tmp_bytes));
+    for (int k = 0; k < pl.sorts(); k++) {
+        size_t off, items;
+        pl.sort_range(k, &off, &items);
+        TRY(d.sort_pairs(tmp, &tmp_bytes, keys + off, keys2 + off, vals + off, vals2 + off, items, end_bit));
+    }
+    sc.drop(tmp);
+    sc.drop(keys);
+    sc.drop(vals);
+
+    u32 *start, *end, *cnt;
+    TRY(sc.get(&start, nb));
+    TRY(sc.get(&end, nb));
+    TRY(sc.get(&cnt, nb));
+    TRY(d.zero(start, nb * sizeof(u32)));
+    TRY(d.zero(end, nb * sizeof(u32)));
+    TRY(d.bounds(keys2, m, nb, start, end));
+    TRY(d.counts(start, end, nb, cnt));
+    sc.drop(keys2);
+    sc.drop(end);
+
+    // Levels. bound: the most points a bucket can hold.
+    size_t bound = n, prev_total = m;
+    XYZZ<F> *P = nullptr;
+    int level = 0;
+    do {
+        u32 *chunks, *off;
+        TRY(sc.get(&chunks, nb));
+        TRY(sc.get(&off, nb));
+        TRY(d.chunks(cnt, nb, MSM_CHUNK, chunks));
+        size_t sb = 0;
+        TRY(d.exclusive_sum(nullptr, &sb, chunks, off, nb));
+        void *st = nullptr;
+        TRY(sc.get((char **)&st, sb));
+        TRY(d.exclusive_sum(st, &sb, chunks, off, nb));
+        sc.drop(st);
+        size_t total = pl.level_total(prev_total);
+        XYZZ<F> *Q;
+        TRY(sc.get(&Q, total));
+        if (level == 0)
+            TRY(d.template level0<F>(bases, idx, vals2, start, cnt, off, chunks, nb, MSM_CHUNK, (u32)total, Q));
+        else
+            TRY(d.template levelN<F>(P, start, cnt, off, chunks, nb, MSM_CHUNK, (u32)total, Q));
+        if (P) sc.drop(P);
+        sc.drop(start);
+        sc.drop(cnt);
+        P = Q;
+        start = off;
+        cnt = chunks;
+        prev_total = total;
+        bound = (bound + MSM_CHUNK - 1) / MSM_CHUNK;
+        level++;
+    } while (bound > 1);
+    sc.drop(vals2);
+
+    u32 S = half < 32 ? half : 32, spw = half / S, nseg = (u32)pl.nw * spw;
+    XYZZ<F> *seg, *win;
+    TRY(sc.get(&seg, nseg));
+    TRY(sc.get(&win, pl.nw));
+    TRY(d.template segment<F>(P, start, cnt, half, S, nseg, seg));
+    TRY(d.template reduce<F>(seg, nseg, spw, win, (size_t)pl.nw));
+    TRY(d.to_host(host_out, win, pl.nw * sizeof(XYZZ<F>)));
+    TRY(d.sync());
+    *c_out = pl.c;
+    *nw_out = pl.nw;
+    return 0;
+}
+
+const size_t REDUCE_GROUPS = 1024; // the first pass of reduce_all
+
+// reduce_all sums m points into one: groups of per points, then the groups.
+template <class F, class D> int reduce_all(D &d, const XYZZ<F> *in, size_t m, XYZZ<F> *out, Scratch<D> &sc) {
+    size_t g = (m + 127) / 128;
+    if (g > REDUCE_GROUPS) g = REDUCE_GROUPS;
+    if (g == 0) g = 1;
+    size_t per = (m + g - 1) / g;
+    XYZZ<F> *mid;
+    TRY(sc.get(&mid, g));
+    TRY(d.template reduce<F>(in, m, per, mid, g));
+    TRY(d.template reduce<F>(mid, g, g, out, 1));
+    return 0;
+}
+
+// ones_run: the sum of bases[j] for the set bits j < n of bitmap.
+template <class F, class D> int ones_run(D &d, const Affine<F> *bases, const u64 *bitmap, size_t n, XYZZ<F> *host_out) {
+    if (n == 0) {
+        *host_out = XYZZ<F>::inf();
+        return 0;
+    }
+    size_t nw = (n + 63) / 64;
+    Scratch<D> sc(d);
+    XYZZ<F> *part, *one;
+    TRY(sc.get(&part, nw));
+    TRY(sc.get(&one, 1));
+    TRY(d.template ones<F>(bases, bitmap, n, nw, part));
+    TRY(reduce_all<F>(d, part, nw, one, sc));
+    TRY(d.to_host(host_out, one, sizeof(XYZZ<F>)));
+    TRY(d.sync());
+    return 0;
+}
+
+// ─── NTT ────────────────────────────────────────────────────────────────────
+
+const u32 NTT_TAIL = 512;        // butterflies of the shared-memory radix-2 stages (1024 elements)
+const int NTT_PASS = 8;          // stages a pass (k_ntt_pass)
+const u32 NTT_PASS_THREADS = 512; // threads a pass block
+
+// ntt_passes runs an NTT as passes of up to NTT_PASS stages (see
+// group_pos): DIF from the top stage down, or DIT from the bottom up.
+template <class D> int ntt_passes(D &d, Fr *x, int logn, const Fr *tw, bool difp) {
+    u32 n = 1u << logn;
+    int rem = logn;
+    u32 mtop = n / 2, mlow = 1;
+    while (rem > 0) {
+        int s = rem < NTT_PASS ? rem : NTT_PASS;
+        if (difp) mlow = mtop >> (s - 1);
+        u32 ngroups = n >> s;
+        TRY(d.ntt_pass(x, n, mlow, s, ngroups, tw, difp));
+        rem -= s;
+        if (difp)
+            mtop = mlow / 2;
+        else
+            mlow <<= s;
+    }
+    return 0;
+}
+
+// dif: natural → bit-reversed order; dit: bit-reversed → natural. radix2
+// (ZKPIPE_NTT=radix2) is the first version, one launch a stage, kept as a
+// fallback.
+template <class D> int dif(D &d, Fr *x, int logn, const Fr *tw, bool radix2) {
+    if (!radix2) return ntt_passes(d, x, logn, tw, true);
+    u32 n = 1u << logn;
+    u32 m = n / 2;
+    for (; m >= 1 && m > NTT_TAIL; m >>= 1) TRY(d.dif_stage(x, n, m, tw));
+    if (m >= 1) TRY(d.dif_tail(x, n, m, tw));
+    return 0;
+}
+
+template <class D> int dit(D &d, Fr *x, int logn, const Fr *tw, bool radix2) {
+    if (!radix2) return ntt_passes(d, x, logn, tw, false);
+    u32 n = 1u << logn;
+    if (n < 2) return 0;
+    u32 top = n / 2 < NTT_TAIL ? n / 2 : NTT_TAIL;
+    TRY(d.dit_head(x, n, top, tw));
+    for (u32 m = top * 2; m <= n / 2; m <<= 1) TRY(d.dit_stage(x, n, m, tw));
+    return 0;
+}
+
+// domain_tables_run: see zk_domain_tables.
+template <class D> int domain_tables_run(D &d, Fr *tw, Fr *twinv, Fr *gn, Fr *ginvn, int logn, const Fr *k) {
+    if (logn < 0 || logn > 30) return FAILF("domain: 2^%d elements, the limit is 2^30", logn);
+    size_t n = (size_t)1 << logn, h = n / 2;
+    if (h) {
+        TRY(d.powers(tw, h, k[0], k[5]));
+        TRY(d.powers(twinv, h, k[1], k[5]));
+    }
+    TRY(d.powers(gn, n, k[2], k[4]));
+    TRY(d.powers(ginvn, n, k[3], k[4]));
+    return d.sync();
+}
+
+// compute_h_run: see zk_compute_h. Each of a, b, c: inverse NTT (DIF with
+// ω⁻¹, then ·g^j/n in bit-reversed order), forward NTT on the coset (DIT);
+// then a·b − c pointwise (÷Z for gnark); for gnark, back by the inverse
+// coset NTT, leaving h bit-reversed.
+template <class D>
+int compute_h_run(D &d, Fr *a, Fr *b, Fr *c, int logn, const Fr *tw, const Fr *twinv, const Fr *gn, const Fr *ginvn,
+                  int conv, Fr zinv, bool radix2) {
+    if (logn < 0 || logn > 30) return FAILF("compute h: 2^%d elements, the limit is 2^30", logn);
+    if (conv != 0 && conv != 1) return FAILF("compute h: unknown convention %d", conv);
+    u32 n = 1u << logn;
+    Fr *x[3] = {a, b, c};
+    for (int i = 0; i < 3; i++) {
+        TRY(dif(d, x[i], logn, twinv, radix2));
+        TRY(d.scale_rev(x[i], n, logn, gn));
+        TRY(dit(d, x[i], logn, tw, radix2));
+    }
+    TRY(d.pointwise(x[0], x[1], x[2], n, zinv, conv == 0));
+    if (conv == 0) {
+        TRY(dif(d, x[0], logn, twinv, radix2));
+        TRY(d.scale_rev(x[0], n, logn, ginvn));
+    }
+    return d.sync();
+}

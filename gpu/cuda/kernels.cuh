@@ -1,0 +1,183 @@
+// kernels.cuh — the kernels of libzkpipe_cuda.so: each wraps a per-thread
+// body of msm.cuh or ntt.cuh in its grid, or stages data in shared memory
+// (the NTT passes, the reductions). zkpipe.cu launches them on the GPU; the
+// host stand-in (hostlib.cpp) runs these same kernels on the CPU, each CUDA
+// thread a fiber (cuda_host.h), so CI runs them too.
+//
+// Included inside an unnamed namespace, after zk.cuh, by zkpipe.cu (nvcc)
+// and hostlib.cpp (g++ with cuda_host.h).
+#pragma once
+
+// ZK_DYN_SHARED declares the launch's dynamic shared memory as an array.
+#ifndef ZK_DYN_SHARED
+#define ZK_DYN_SHARED(T, name) extern __shared__ T name[]
+#endif
+
+const int TPB = 256;
+inline unsigned blocks(size_t n, int tpb = TPB) { return (unsigned)((n + tpb - 1) / tpb); }
+
+__global__ void k_digits(const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) digits_body(i, scalars, n, c, nw, keys, vals);
+}
+
+__global__ void k_bounds(const u32 *keys, size_t m, u32 nb, u32 *start, u32 *end) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m) bounds_body(i, keys, m, nb, start, end);
+}
+
+__global__ void k_cnt(const u32 *start, const u32 *end, u32 nb, u32 *cnt) {
+    u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b < nb) cnt[b] = end[b] - start[b];
+}
+
+__global__ void k_chunks(const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
+    u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b < nb) chunks_body(b, cnt, L, chunks);
+}
+
+template <class F>
+__global__ void k_level0(const Affine<F> *bases, const u32 *idx, const u32 *sorted_vals, const u32 *start,
+                         const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < total) level0_body(t, bases, idx, sorted_vals, start, cnt, off, chunks, nb, L, out);
+}
+
+template <class F>
+__global__ void k_levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks,
+                         u32 nb, u32 L, u32 total, XYZZ<F> *out) {
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < total) levelN_body(t, in, start, cnt, off, chunks, nb, L, out);
+}
+
+template <class F>
+__global__ void k_segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg,
+                          XYZZ<F> *out) {
+    u32 s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s < nseg) segment_body(s, P, start, cnt, half, S, out);
+}
+
+template <class F> __global__ void k_ones(const Affine<F> *bases, const u64 *bitmap, size_t n, size_t nw, XYZZ<F> *out) {
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < nw) ones_body(t, bases, bitmap, n, out);
+}
+
+const int RED = 128; // threads of a reduction block
+
+// k_reduce: block b sums in[b·per, min(m, (b+1)·per)) into out[b].
+template <class F> __global__ void k_reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out) {
+    __shared__ XYZZ<F> sh[RED];
+    size_t lo = (size_t)blockIdx.x * per;
+    size_t hi = lo + per < m ? lo + per : m;
+    XYZZ<F> acc = XYZZ<F>::inf();
+    for (size_t i = lo + threadIdx.x; i < hi; i += RED) acc.add(in[i]);
+    sh[threadIdx.x] = acc;
+    __syncthreads();
+    for (int s = RED / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            XYZZ<F> a = sh[threadIdx.x];
+            a.add(sh[threadIdx.x + s]);
+            sh[threadIdx.x] = a;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = sh[0];
+}
+
+__global__ void k_dif(Fr *x, u32 n, u32 m, const Fr *tw) {
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n / 2) dif_body(t, x, n, m, tw);
+}
+__global__ void k_dit(Fr *x, u32 n, u32 m, const Fr *tw) {
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n / 2) dit_body(t, x, n, m, tw);
+}
+
+// DIF stages m = top … 1 of blocks of 2·top consecutive elements, in
+// shared memory: one block of top threads per 2·top elements.
+__global__ void __launch_bounds__(512) k_dif_tail(Fr *x, u32 n, u32 top, const Fr *tw) {
+    ZK_DYN_SHARED(Fr, sx);
+    size_t base = (size_t)blockIdx.x * 2 * top;
+    u32 t = threadIdx.x;
+    sx[t] = x[base + t];
+    sx[t + top] = x[base + t + top];
+    __syncthreads();
+    for (u32 m = top; m >= 1; m >>= 1) {
+        u32 blk = t / m, j = t % m;
+        u32 i0 = blk * 2 * m + j, i1 = i0 + m;
+        Fr u = sx[i0], v = sx[i1];
+        sx[i0] = u + v;
+        sx[i1] = (u - v) * tw[(size_t)j * (n / (2 * m))];
+        __syncthreads();
+    }
+    x[base + t] = sx[t];
+    x[base + t + top] = sx[t + top];
+}
+
+// DIT stages m = 1 … top in shared memory.
+__global__ void __launch_bounds__(512) k_dit_head(Fr *x, u32 n, u32 top, const Fr *tw) {
+    ZK_DYN_SHARED(Fr, sx);
+    size_t base = (size_t)blockIdx.x * 2 * top;
+    u32 t = threadIdx.x;
+    sx[t] = x[base + t];
+    sx[t + top] = x[base + t + top];
+    __syncthreads();
+    for (u32 m = 1; m <= top; m <<= 1) {
+        u32 blk = t / m, j = t % m;
+        u32 i0 = blk * 2 * m + j, i1 = i0 + m;
+        Fr u = sx[i0], v = sx[i1] * tw[(size_t)j * (n / (2 * m))];
+        sx[i0] = u + v;
+        sx[i1] = u - v;
+        __syncthreads();
+    }
+    x[base + t] = sx[t];
+    x[base + t + top] = sx[t + top];
+}
+
+// k_ntt_pass: one pass of s stages (see group_pos), G = blockDim/2^(s−1)
+// consecutive groups a block, loaded so that consecutive threads read
+// consecutive residues (contiguous addresses when mlow ≥ G).
+template <bool DIF>
+__global__ void __launch_bounds__(512) k_ntt_pass(Fr *x, u32 n, u32 mlow, int s, u32 ngroups, const Fr *tw) {
+    ZK_DYN_SHARED(Fr, sh);
+    u32 size = 1u << s;
+    u32 G = blockDim.x >> (s - 1);
+    u32 g0 = blockIdx.x * G;
+    for (u32 q = threadIdx.x; q < G * size; q += blockDim.x) {
+        u32 k = q / G, gi = q % G;
+        if (g0 + gi < ngroups) sh[gi * size + k] = x[group_pos(g0 + gi, k, mlow, s)];
+    }
+    __syncthreads();
+    u32 gi = threadIdx.x >> (s - 1), u = threadIdx.x & ((1u << (s - 1)) - 1);
+    u32 g = g0 + gi;
+    bool active = g < ngroups;
+    u32 r = g % mlow;
+    for (int i = 0; i < s; i++) {
+        int tt = DIF ? s - 1 - i : i;
+        if (active) group_bfly(sh + gi * size, u, tt, r, mlow, n, tw, DIF);
+        __syncthreads();
+    }
+    for (u32 q = threadIdx.x; q < G * size; q += blockDim.x) {
+        u32 k = q / G, gi2 = q % G;
+        if (g0 + gi2 < ngroups) x[group_pos(g0 + gi2, k, mlow, s)] = sh[gi2 * size + k];
+    }
+}
+
+__global__ void k_scale_rev(Fr *x, u32 n, int logn, const Fr *tab) {
+    u32 p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < n) x[p] = x[p] * tab[bitrev(p, logn)];
+}
+
+__global__ void k_pointwise(Fr *a, const Fr *b, const Fr *c, u32 n, Fr zinv, int divide) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        Fr r = a[i] * b[i] - c[i];
+        if (divide) r = r * zinv;
+        a[i] = r;
+    }
+}
+
+__global__ void k_powers(Fr *out, size_t count, Fr base, Fr f) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count) powers_body(i, base, f, out);
+}

@@ -1,0 +1,164 @@
+// msm.cuh — the per-thread bodies of the MSM and batch-addition kernels
+// (bucket method with signed digits), and the MSM's window choice. The plan
+// of one MSM's sizes and the driver that runs it are in driver.cuh.
+#pragma once
+
+#include "curve.cuh"
+
+// bits_at returns bits [s, s+c) of the 256-bit little-endian k (c ≤ 32).
+HD u32 bits_at(const u64 k[4], int s, int c) {
+    int limb = s >> 6, off = s & 63;
+    if (limb >= 4) return 0;
+    u64 v = k[limb] >> off;
+    if (off + c > 64 && limb + 1 < 4) v |= k[limb + 1] << (64 - off);
+    return (u32)(v & ((1ULL << c) - 1));
+}
+
+// digits_body: signed c-bit digits of scalar i (Montgomery form in), for
+// every window w: key = w·2^(c−1) + |d| − 1, or the sentinel nw·2^(c−1) for
+// d = 0; val = i | sign<<31. Written at [w·n + i].
+HD void digits_body(size_t i, const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
+    Fr k = scalars[i].from_mont();
+    u32 half = 1u << (c - 1);
+    u32 sentinel = (u32)nw * half;
+    u32 carry = 0;
+    for (int w = 0; w < nw; w++) {
+        u32 d = bits_at(k.v, w * c, c) + carry;
+        u32 sign = 0;
+        if (d > half) {
+            d = (1u << c) - d;
+            sign = 1;
+            carry = 1;
+        } else {
+            carry = 0;
+        }
+        size_t at = (size_t)w * n + i;
+        keys[at] = d == 0 ? sentinel : (u32)w * half + d - 1;
+        vals[at] = (u32)i | (sign << 31);
+    }
+}
+
+// bounds_body marks, for sorted keys, where each bucket's run starts and ends.
+HD void bounds_body(size_t i, const u32 *keys, size_t m, u32 nb, u32 *start, u32 *end) {
+    u32 k = keys[i];
+    if (k >= nb) return;
+    if (i == 0 || keys[i - 1] != k) start[k] = (u32)i;
+    if (i == m - 1 || keys[i + 1] != k) end[k] = (u32)i + 1;
+}
+
+// find_seg: the b with off[b] ≤ t < off[b] + cnt[b], or −1 (binary search:
+// the last b with off[b] ≤ t, which skips empty runs that share an offset).
+HD long find_seg(const u32 *off, const u32 *cnt, u32 nb, u32 t) {
+    u32 lo = 0, hi = nb; // first index with off > t in [lo, hi]
+    while (lo < hi) {
+        u32 mid = (lo + hi) >> 1;
+        if (off[mid] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) return -1;
+    u32 b = lo - 1;
+    if (t >= off[b] + cnt[b]) return -1;
+    return (long)b;
+}
+
+// level0_body: chunk t of the sorted points: the sum of up to L signed bases
+// of one bucket. start/cnt are the buckets' runs in the sorted array,
+// off/chunks their chunks (exclusive scan).
+template <class F>
+HD void level0_body(u32 t, const Affine<F> *bases, const u32 *idx, const u32 *sorted_vals, const u32 *start,
+                    const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L, XYZZ<F> *out) {
+    long b = find_seg(off, chunks, nb, t);
+    if (b < 0) return;
+    u32 j = t - off[b];
+    u32 lo = start[b] + j * L;
+    u32 hi = start[b] + cnt[b];
+    if (hi - lo > L) hi = lo + L;
+    F one = field_one<F>();
+    XYZZ<F> acc = XYZZ<F>::inf();
+    for (u32 p = lo; p < hi; p++) {
+        u32 v = sorted_vals[p];
+        u32 i = v & 0x7fffffffu;
+        u32 bi = idx ? idx[i] : i;
+        Affine<F> a = bases[bi];
+        if (a.is_inf()) continue;
+        F y = (v >> 31) ? a.y.neg() : a.y;
+        acc.add_affine(a.x, y, one);
+    }
+    out[t] = acc;
+}
+
+// levelN_body: the same over points already summed (XYZZ).
+template <class F>
+HD void levelN_body(u32 t, const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks,
+                    u32 nb, u32 L, XYZZ<F> *out) {
+    long b = find_seg(off, chunks, nb, t);
+    if (b < 0) return;
+    u32 j = t - off[b];
+    u32 lo = start[b] + j * L;
+    u32 hi = start[b] + cnt[b];
+    if (hi - lo > L) hi = lo + L;
+    XYZZ<F> acc = in[lo];
+    for (u32 p = lo + 1; p < hi; p++) acc.add(in[p]);
+    out[t] = acc;
+}
+
+// chunks_body: chunks[b] = ⌈cnt[b]/L⌉.
+HD void chunks_body(u32 b, const u32 *cnt, u32 L, u32 *chunks) { chunks[b] = (cnt[b] + L - 1) / L; }
+
+// bucket: bucket b's sum once every bucket has at most one chunk.
+template <class F> HD XYZZ<F> bucket_at(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 b) {
+    return cnt[b] ? P[start[b]] : XYZZ<F>::inf();
+}
+
+// segment_body: segment s of a window's buckets [lo, lo+S) (bucket q holds
+// digit q+1): Σ (q+1)·B_q, by a running sum from the top.
+template <class F>
+HD void segment_body(u32 s, const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, XYZZ<F> *out) {
+    u32 spw = half / S;
+    u32 w = s / spw, j = s % spw;
+    u32 lo = j * S;
+    XYZZ<F> run = XYZZ<F>::inf(), acc = XYZZ<F>::inf();
+    for (int q = (int)(lo + S) - 1; q >= (int)lo; q--) {
+        run.add(bucket_at(P, start, cnt, w * half + (u32)q));
+        acc.add(run);
+    }
+    if (lo) {
+        run.mul_small(lo);
+        acc.add(run);
+    }
+    out[s] = acc;
+}
+
+// ones_body: the sum of the bases of word t of the ones bitmap.
+template <class F> HD void ones_body(size_t t, const Affine<F> *bases, const u64 *bitmap, size_t n, XYZZ<F> *out) {
+    u64 w = bitmap[t];
+    F one = field_one<F>();
+    XYZZ<F> acc = XYZZ<F>::inf();
+    while (w) {
+        int bit = 0;
+#ifdef __CUDA_ARCH__
+        bit = __ffsll((long long)w) - 1;
+#else
+        bit = __builtin_ctzll(w);
+#endif
+        w &= w - 1;
+        size_t j = t * 64 + (size_t)bit;
+        if (j >= n) break;
+        const Affine<F> &a = bases[j];
+        if (!a.is_inf()) acc.add_affine(a.x, a.y, one);
+    }
+    out[t] = acc;
+}
+
+// window count and size for an MSM of n points.
+HD int msm_window(size_t n) {
+    int lg = 0;
+    while (lg < 40 && ((size_t)1 << (lg + 1)) <= n) lg++;
+    int c = lg - 4;
+    if (c < 4) c = 4;
+    if (c > 16) c = 16;
+    return c;
+}
+HD int msm_windows(int c) { return (255 + c - 1) / c; }

@@ -1,0 +1,100 @@
+/* zkpipe.h — the C ABI of libzkpipe_cuda.so (zkpipe.cu, built with nvcc) and
+ * of its host stand-in (hostlib.cpp, built with g++), as gpu/cuda_load.go
+ * declares it for purego. Change both sides together and bump
+ * ZK_ABI_VERSION: the Go side refuses a library whose zk_abi_version does not
+ * return the version and the struct sizes it was built for.
+ *
+ * Conventions:
+ *   - every entry point but zk_abi_version returns 0 on success, else a
+ *     nonzero code, and then writes a NUL-terminated message of at most
+ *     ZK_ERR_BYTES bytes into err, the caller's buffer of that size: each
+ *     call has its own, so concurrent failures never overwrite each other;
+ *   - every count and byte size is 64-bit (uint64_t);
+ *   - "device pointers" and streams are opaque handles (void *);
+ *   - a stream belongs to the device zk_stream_create was given, and every
+ *     call on a stream runs on that device, whichever host thread makes it
+ *     (one process may drive several GPUs; Go moves goroutines between
+ *     threads, and CUDA's current device is per thread);
+ *   - field elements are 4×64-bit Montgomery limbs (gnark-crypto's layout),
+ *     points are affine (x, y) as gnark lays them out, results are XYZZ.
+ */
+#ifndef ZKPIPE_H
+#define ZKPIPE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZK_ABI_VERSION 3
+#define ZK_ERR_BYTES 512
+#define ZK_MAX_WINDOWS 64 /* an MSM returns at most this many window sums */
+
+/* zk_abi: the sizes both sides share, each in bytes (max_windows excepted). */
+typedef struct {
+    uint32_t abi_bytes;       /* sizeof(zk_abi) */
+    uint32_t fr_bytes;        /* 32 */
+    uint32_t g1_affine_bytes; /* 64 */
+    uint32_t g2_affine_bytes; /* 128 */
+    uint32_t g1_xyzz_bytes;   /* 128 */
+    uint32_t g2_xyzz_bytes;   /* 256 */
+    uint32_t err_bytes;       /* ZK_ERR_BYTES */
+    uint32_t max_windows;     /* ZK_MAX_WINDOWS */
+    uint32_t pointer_bytes;   /* 8 */
+    uint32_t count_bytes;     /* sizeof(uint64_t): counts are 64-bit */
+} zk_abi;
+
+/* zk_abi_version fills *out (when not NULL) and returns ZK_ABI_VERSION. */
+uint32_t zk_abi_version(zk_abi *out);
+
+/* zk_init selects device dev, raises its memory pool's release threshold, and
+ * writes its name (namelen bytes at most) and total memory. */
+int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char *err);
+/* zk_device_count: how many devices the library can drive. */
+int zk_device_count(int32_t *n, char *err);
+/* zk_mem_info: device dev's memory a new allocation can use now (free in the
+ * driver plus what the stream-ordered pool holds unused) and the total. */
+int zk_mem_info(int32_t dev, uint64_t *free_bytes, uint64_t *total, char *err);
+
+int zk_host_alloc(void **p, uint64_t bytes, char *err); /* pinned, portable to every device, touched once */
+int zk_host_free(void *p, char *err);
+int zk_stream_create(int32_t dev, void **s, char *err); /* a stream on device dev */
+int zk_stream_destroy(void *s, char *err); /* waits for the stream's work first */
+int zk_stream_sync(void *s, char *err);
+int zk_dev_alloc(void **p, uint64_t bytes, void *s, char *err);
+int zk_dev_free(void *p, void *s, char *err);
+int zk_memset(void *p, uint64_t bytes, void *s, char *err);
+/* zk_upload copies bytes of pageable host memory through two pinned bounce
+ * buffers of pin_bytes each; it returns when the data are on the device. */
+int zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1, uint64_t pin_bytes, void *s,
+              char *err);
+int zk_download(void *dst, const void *src, uint64_t bytes, void *s, char *err);
+
+/* zk_domain_tables: tw[k] = ω^k and twinv[k] = ω^−k for k < n/2; gn[j] = g^j/n
+ * and ginvn[j] = g^−j/n for j < n. consts: ω, ω⁻¹, g, g⁻¹, 1/n, 1. */
+int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn, const uint64_t *consts, void *s,
+                     char *err);
+/* zk_compute_h: h from a, b, c into a. conv 0: gnark's (a·b − c)/Z on the
+ * coset, h bit-reversed; conv 1: snarkjs's a·b − c on the odd coset. */
+int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
+                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, char *err);
+/* zk_bench_ntt: mean device time of one forward NTT of x over reps runs. */
+int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *s, char *err);
+
+/* zk_msm_g1/g2: the window sums of Σ scalars[i]·bases[idx ? idx[i] : i] for
+ * i < n, written to out (*nw ≤ ZK_MAX_WINDOWS XYZZ points, window w of *c
+ * bits each); the caller combines them. */
+int zk_msm_g1(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
+              int32_t *nw, void *s, char *err);
+int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
+              int32_t *nw, void *s, char *err);
+/* zk_ones_g1/g2: the sum of bases[j] for the set bits j < n of bitmap. */
+int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);
+int zk_ones_g2(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

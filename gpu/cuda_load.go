@@ -1,0 +1,238 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/ebitengine/purego"
+)
+
+// CUDALibraryName is the file name of the CUDA backend's library
+// (gpu/cuda/build.sh builds it).
+const CUDALibraryName = "libzkpipe_cuda.so"
+
+// The C ABI this package is built for: gpu/cuda/zkpipe.h. A library whose
+// zk_abi_version returns another version, or other struct sizes, is refused.
+const (
+	cudaABIVersion = 3
+	zkErrBytes     = 512 // ZK_ERR_BYTES: each call's error buffer
+	maxWindows     = 64  // ZK_MAX_WINDOWS: window sums an MSM returns at most
+)
+
+// zkABI mirrors zk_abi (zkpipe.h): the sizes both sides share.
+type zkABI struct {
+	ABIBytes, FrBytes, G1AffineBytes, G2AffineBytes, G1XYZZBytes, G2XYZZBytes uint32
+	ErrBytes, MaxWindows, PointerBytes, CountBytes                            uint32
+}
+
+// wantABI is zkABI as this package lays the shared types out.
+var wantABI = zkABI{
+	ABIBytes:      uint32(unsafe.Sizeof(zkABI{})),
+	FrBytes:       uint32(unsafe.Sizeof(fr.Element{})),
+	G1AffineBytes: uint32(unsafe.Sizeof(bn254.G1Affine{})),
+	G2AffineBytes: uint32(unsafe.Sizeof(bn254.G2Affine{})),
+	G1XYZZBytes:   uint32(unsafe.Sizeof(xyzzG1{})),
+	G2XYZZBytes:   uint32(unsafe.Sizeof(xyzzG2{})),
+	ErrBytes:      zkErrBytes,
+	MaxWindows:    maxWindows,
+	PointerBytes:  uint32(unsafe.Sizeof(uintptr(0))),
+	CountBytes:    8,
+}
+
+// ErrNoCUDA wraps every reason OpenCUDA cannot give a backend.
+var ErrNoCUDA = errors.New("cuda unavailable")
+
+// FindCUDALibrary says where OpenCUDA loads the library from, in this order:
+//
+//  1. flag (--cuda-lib, $ZKPIPE_CUDA_LIB) when not empty: that file, which
+//     must exist (a relative path is made absolute here, once);
+//  2. CUDALibraryName beside the running executable;
+//  3. CUDALibraryName as a bare name, which the dynamic loader looks up on
+//     the system library path (LD_LIBRARY_PATH, the ld.so cache, /usr/lib…).
+//
+// Never a path relative to the working directory: a library planted in the
+// directory zkpipe runs from must not run its constructors in the prover.
+// (An empty entry in LD_LIBRARY_PATH does mean the working directory to the
+// loader; that is the environment's choice, not zkpipe's.)
+func FindCUDALibrary(flag string) (string, error) {
+	if flag != "" {
+		p, err := filepath.Abs(flag)
+		if err != nil {
+			return "", fmt.Errorf("%w: --cuda-lib %s: %v", ErrNoCUDA, flag, err)
+		}
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%w: --cuda-lib: %v", ErrNoCUDA, err)
+		}
+		return p, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			p := filepath.Join(filepath.Dir(exe), CUDALibraryName)
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+		}
+	}
+	return CUDALibraryName, nil
+}
+
+// cudaFns are the C entry points of zkpipe.h. Every one but abiVersion takes
+// its caller's error buffer last (zkErrBytes).
+type cudaFns struct {
+	abiVersion   func(out *zkABI) uint32
+	init         func(dev int32, name *byte, n int32, mem *uint64, e *byte) int32
+	deviceCount  func(n *int32, e *byte) int32
+	memInfo      func(dev int32, free, total *uint64, e *byte) int32
+	hostAlloc    func(p *unsafe.Pointer, bytes uint64, e *byte) int32
+	hostFree     func(p unsafe.Pointer, e *byte) int32
+	streamCreate func(dev int32, s *uintptr, e *byte) int32
+	streamDstr   func(s uintptr, e *byte) int32
+	streamSync   func(s uintptr, e *byte) int32
+	devAlloc     func(p *uintptr, bytes uint64, s uintptr, e *byte) int32
+	devFree      func(p uintptr, s uintptr, e *byte) int32
+	memset       func(p uintptr, bytes uint64, s uintptr, e *byte) int32
+	upload       func(dst uintptr, src unsafe.Pointer, bytes uint64, pin0, pin1 unsafe.Pointer, pinBytes uint64, s uintptr, e *byte) int32
+	download     func(dst unsafe.Pointer, src uintptr, bytes uint64, s uintptr, e *byte) int32
+	domainTables func(tw, twinv, gn, ginvn uintptr, logn int32, consts *fr.Element, s uintptr, e *byte) int32
+	computeH     func(a, b, c uintptr, logn int32, tw, twinv, gn, ginvn uintptr, conv int32, zinv *fr.Element, s uintptr, e *byte) int32
+	benchNTT     func(x uintptr, logn int32, tw uintptr, reps int32, ms *float32, s uintptr, e *byte) int32
+	msmG1        msmFn
+	msmG2        msmFn
+	onesG1       onesFn
+	onesG2       onesFn
+}
+
+type (
+	msmFn  func(bases, scalars, idx uintptr, n uint64, out unsafe.Pointer, c, nw *int32, s uintptr, e *byte) int32
+	onesFn func(bases, bitmap uintptr, n uint64, out unsafe.Pointer, s uintptr, e *byte) int32
+)
+
+// cudaLib is one loaded library. The loader keeps a library mapped once
+// loaded (zkpipe never unloads it: the CUDA runtime inside does not expect
+// to be torn down and set up again), so a process that opens and closes the
+// backend many times loads and checks each library once.
+type cudaLib struct {
+	path string
+	fn   cudaFns
+	sym  func(name string) (uintptr, error) // for the stand-in's test controls
+}
+
+var (
+	libsMu sync.Mutex
+	libs   = map[string]*cudaLib{}
+)
+
+// loadCUDALibrary loads path once per process and checks its ABI.
+func loadCUDALibrary(path string) (*cudaLib, error) {
+	libsMu.Lock()
+	defer libsMu.Unlock()
+	if l, ok := libs[path]; ok {
+		return l, nil
+	}
+	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: load %s: %v", ErrNoCUDA, path, err)
+	}
+	l := &cudaLib{path: path, sym: func(name string) (uintptr, error) { return purego.Dlsym(h, name) }}
+	if err := checkABI(l); err != nil {
+		return nil, err // the handle stays open: dlclose would run the stale library's destructors
+	}
+	f := &l.fn
+	for _, s := range []struct {
+		name string
+		ptr  any
+	}{
+		{"zk_init", &f.init}, {"zk_device_count", &f.deviceCount}, {"zk_mem_info", &f.memInfo},
+		{"zk_host_alloc", &f.hostAlloc}, {"zk_host_free", &f.hostFree},
+		{"zk_stream_create", &f.streamCreate}, {"zk_stream_destroy", &f.streamDstr}, {"zk_stream_sync", &f.streamSync},
+		{"zk_dev_alloc", &f.devAlloc}, {"zk_dev_free", &f.devFree}, {"zk_memset", &f.memset},
+		{"zk_upload", &f.upload}, {"zk_download", &f.download},
+		{"zk_domain_tables", &f.domainTables}, {"zk_compute_h", &f.computeH}, {"zk_bench_ntt", &f.benchNTT},
+		{"zk_msm_g1", &f.msmG1}, {"zk_msm_g2", &f.msmG2}, {"zk_ones_g1", &f.onesG1}, {"zk_ones_g2", &f.onesG2},
+	} {
+		sym, err := l.sym(s.name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: ABI version %d but no %s: %v", ErrNoCUDA, path, cudaABIVersion, s.name, err)
+		}
+		purego.RegisterFunc(s.ptr, sym)
+	}
+	libs[path] = l
+	return l, nil
+}
+
+// checkABI asks the library for its ABI version and shared sizes before any
+// other entry point is called: a stale or foreign library is refused here
+// rather than left to corrupt memory.
+func checkABI(l *cudaLib) error {
+	rebuild := "rebuild it with gpu/cuda/build.sh from this zkpipe's source"
+	sym, err := l.sym("zk_abi_version")
+	if err != nil {
+		return fmt.Errorf("%w: %s has no zk_abi_version: built before ABI version %d, or not zkpipe's; %s",
+			ErrNoCUDA, l.path, cudaABIVersion, rebuild)
+	}
+	var abiVersion func(out unsafe.Pointer) uint32
+	purego.RegisterFunc(&abiVersion, sym)
+	// Room for a larger zk_abi than ours, so that a newer library cannot
+	// write past the buffer.
+	var buf [64]uint32
+	v := abiVersion(unsafe.Pointer(&buf[0]))
+	got := *(*zkABI)(unsafe.Pointer(&buf[0]))
+	if v != cudaABIVersion {
+		return fmt.Errorf("%w: %s has ABI version %d, this zkpipe needs %d; %s", ErrNoCUDA, l.path, v, cudaABIVersion, rebuild)
+	}
+	if got != wantABI {
+		return fmt.Errorf("%w: %s has ABI version %d but other struct sizes (library %+v, zkpipe %+v); %s",
+			ErrNoCUDA, l.path, v, got, wantABI, rebuild)
+	}
+	return nil
+}
+
+// cerr is one call's error buffer (ZK_ERR_BYTES).
+type cerr [zkErrBytes]byte
+
+func (e *cerr) p() *byte { return &e[0] }
+
+// err turns a C status into an error carrying the call's own message. A
+// sticky CUDA error, after which the device's context is unusable, wraps
+// ErrDeviceLost.
+func (e *cerr) err(op string, rc int32) error {
+	if rc == 0 {
+		return nil
+	}
+	if stickyCUDAErrors[rc] {
+		return fmt.Errorf("cuda %s: %s (code %d): %w", op, cString(e[:]), rc, ErrDeviceLost)
+	}
+	return fmt.Errorf("cuda %s: %s (code %d)", op, cString(e[:]), rc)
+}
+
+// stickyCUDAErrors are the cudaError_t codes after which a device cannot be
+// used again by this process: the lost device and corrupted-context errors
+// (CUDA runtime API, enum cudaError).
+var stickyCUDAErrors = map[int32]bool{
+	46:  true, // cudaErrorDevicesUnavailable
+	100: true, // cudaErrorNoDevice
+	214: true, // cudaErrorECCUncorrectable
+	700: true, // cudaErrorIllegalAddress
+	710: true, // cudaErrorAssert
+	714: true, // cudaErrorHardwareStackError
+	715: true, // cudaErrorIllegalInstruction
+	716: true, // cudaErrorMisalignedAddress
+	717: true, // cudaErrorInvalidAddressSpace
+	718: true, // cudaErrorInvalidPc
+	719: true, // cudaErrorLaunchFailure
+}
+
+func cString(b []byte) string {
+	for i, x := range b {
+		if x == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}

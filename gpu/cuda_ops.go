@@ -1,0 +1,500 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/bits"
+	"sync"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+)
+
+// ─── Load ────────────────────────────────────────────────────────────────────
+
+type cudaResident struct {
+	c   *CUDA
+	key *Key
+
+	a, b1, k, z, b2      uintptr // bases
+	tw, twinv, gn, ginvn uintptr // NTT tables
+	logn                 int
+	zinv                 fr.Element
+	freeOnce             sync.Once
+	freeErr              error
+}
+
+func (r *cudaResident) Key() *Key { return r.key }
+
+// Close frees the device copy of the key. Closing the backend closes its
+// open residents.
+func (r *cudaResident) Close() error {
+	if err := r.c.enter(); err != nil {
+		return nil // the backend's Close freed it
+	}
+	defer r.c.exit()
+	r.c.liveMu.Lock()
+	if r.c.residents != nil {
+		delete(r.c.residents, r)
+	}
+	r.c.liveMu.Unlock()
+	return r.free()
+}
+
+// free gives the device memory back, once.
+func (r *cudaResident) free() error {
+	r.freeOnce.Do(func() {
+		c := r.c
+		c.compMu.Lock()
+		defer c.compMu.Unlock()
+		var e cerr
+		for _, p := range []uintptr{r.a, r.b1, r.k, r.z, r.b2, r.tw, r.twinv, r.gn, r.ginvn} {
+			if p != 0 {
+				r.freeErr = errors.Join(r.freeErr, e.err("free", c.fn.devFree(p, c.comp, e.p())))
+			}
+		}
+		r.freeErr = errors.Join(r.freeErr, e.err("sync", c.fn.streamSync(c.comp, e.p())))
+	})
+	return r.freeErr
+}
+
+// ResidentBytes is the device memory Load takes for k: its bases and the
+// domain's four tables.
+func (c *CUDA) ResidentBytes(k *Key) int64 {
+	g1, g2 := int64(unsafe.Sizeof(bn254.G1Affine{})), int64(unsafe.Sizeof(bn254.G2Affine{}))
+	n := int64(k.N())
+	bases := g1*int64(len(k.A)+len(k.B1)+len(k.K)+len(k.Z)) + g2*int64(len(k.B2))
+	return bases + fr.Bytes*(2*max(n/2, 1)+2*n)
+}
+
+// JobBytes is the most device memory one job of k holds at once: its staged
+// vectors (a, b, c padded to n; each query's bitmap, values and indexes)
+// and the scratch of its largest MSM (msmScratchBytes).
+func (c *CUDA) JobBytes(k *Key) int64 {
+	n := int64(k.N())
+	staged := 3 * n * fr.Bytes
+	for _, q := range []int{len(k.A), len(k.B1), len(k.K)} {
+		staged += 8*int64((q+63)/64) + int64(q)*(fr.Bytes+4)
+	}
+	g1, g2 := int64(unsafe.Sizeof(xyzzG1{})), int64(unsafe.Sizeof(xyzzG2{}))
+	scratch := max(msmScratchBytes(k.HLen(), g1), msmScratchBytes(max(len(k.A), len(k.B1), len(k.K)), g1),
+		msmScratchBytes(len(k.B1), g2))
+	return staged + scratch
+}
+
+// msmScratchBytes bounds what msm_run (gpu/cuda/driver.cuh) holds at once
+// for n points whose XYZZ form is xyzz bytes, phase by phase, with m = n·nw
+// digit slots, nb buckets and T₀ = m/32 + nb, T₁ = T₀/32 + nb the sums of
+// the first two levels (window choice as msm_window: c = ⌊log₂n⌋ − 4 in
+// [4, 16]):
+//
+//	sort     keys, values and their sorted copies (16m) and CUB's scratch,
+//	         at most the alternate buffers of the largest sort (8m)
+//	level 0  the sorted values (4m), bucket runs and chunks (16·nb), T₀ sums
+//	level ≥1 the same, with the previous level's sums beside this one's:
+//	         (T₀ + T₁) sums (the sorted values are freed after the last level)
+//
+// The later levels and the segments are smaller than these.
+func msmScratchBytes(n int, xyzz int64) int64 {
+	if n == 0 {
+		return 0
+	}
+	c := min(max(bits.Len(uint(n))-1-4, 4), 16)
+	nw := int64((255 + c - 1) / c)
+	m := int64(n) * nw
+	nb := nw << (c - 1)
+	t0 := m/32 + nb
+	t1 := t0/32 + nb
+	sort := 16*m + 8*m
+	level0 := 4*m + 16*nb + t0*xyzz
+	level1 := 4*m + 16*nb + (t0+t1)*xyzz
+	return max(sort, level0, level1)
+}
+
+// Load uploads the key's bases and builds the NTT tables on the device.
+func (c *CUDA) Load(k *Key) (Resident, error) {
+	if k.Domain == nil {
+		return nil, fmt.Errorf("cuda: key has no domain")
+	}
+	n := k.N()
+	if n&(n-1) != 0 || n == 0 || n > 1<<30 {
+		return nil, fmt.Errorf("cuda: domain of %d is not a power of two ≤ 2^30", n)
+	}
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.exit()
+	r := &cudaResident{c: c, key: k, logn: bits.TrailingZeros(uint(n))}
+	err := func() error {
+		p, err := c.stage([]hostBuf{bufOf(k.A, len(k.A)), bufOf(k.B1, len(k.B1)), bufOf(k.K, len(k.K)), bufOf(k.Z, len(k.Z)), bufOf(k.B2, len(k.B2))})
+		if err != nil {
+			return err
+		}
+		r.a, r.b1, r.k, r.z, r.b2 = p[0], p[1], p[2], p[3], p[4]
+		for _, t := range []struct {
+			p *uintptr
+			n int
+		}{{&r.tw, max(n/2, 1)}, {&r.twinv, max(n/2, 1)}, {&r.gn, n}, {&r.ginvn, n}} {
+			if *t.p, err = c.alloc(t.n*fr.Bytes, c.xfer); err != nil {
+				return err
+			}
+		}
+		d := k.Domain
+		var consts [6]fr.Element
+		consts[0], consts[1] = d.Generator, d.GeneratorInv
+		consts[2], consts[3] = d.FrMultiplicativeGen, d.FrMultiplicativeGenInv
+		consts[4] = d.CardinalityInv
+		consts[5].SetOne()
+		var e cerr
+		return e.err("domain", c.fn.domainTables(r.tw, r.twinv, r.gn, r.ginvn, int32(r.logn), &consts[0], c.xfer, e.p()))
+	}()
+	if err != nil {
+		return nil, errors.Join(err, r.free())
+	}
+	// 1/Z on the coset: Z(g·ω^i) = gⁿ − 1 for every i.
+	var one fr.Element
+	one.SetOne()
+	r.zinv.Exp(k.Domain.FrMultiplicativeGen, big.NewInt(int64(n)))
+	r.zinv.Sub(&r.zinv, &one).Inverse(&r.zinv)
+	c.liveMu.Lock()
+	c.residents[r] = struct{}{}
+	c.liveMu.Unlock()
+	return r, nil
+}
+
+// ─── Transfer ────────────────────────────────────────────────────────────────
+
+type cudaQuery struct {
+	len, nvals int
+	ones       uintptr // bitmap, (len+63)/64 words
+	idx        uintptr // 0 when dense
+	vals       uintptr
+}
+
+type cudaStaged struct {
+	a, b, c uintptr // n elements each, zero-padded
+	q       [3]cudaQuery
+	bufs    []uintptr
+}
+
+// Transfer uploads one proof's vectors (a, b, c padded to n with zeros, and
+// the classified queries) through the pinned buffers.
+func (c *CUDA) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged, error) {
+	r, ok := res.(*cudaResident)
+	if !ok {
+		return nil, fmt.Errorf("cuda: resident of another backend")
+	}
+	k := r.key
+	n := k.N()
+	if len(v.A) > n || len(v.B) > n || len(v.C) > n {
+		return nil, fmt.Errorf("transfer: %d/%d/%d evaluations for a domain of %d", len(v.A), len(v.B), len(v.C), n)
+	}
+	for _, q := range []struct {
+		name string
+		q    *Query
+		nb   int
+	}{{"A", &v.QA, len(k.A)}, {"B", &v.QB, len(k.B1)}, {"K", &v.QK, len(k.K)}} {
+		if err := checkQuery(q.name, q.q, q.nb); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.exit()
+	// a, b, c padded to n; per query: ones bitmap, values, indexes (sparse)
+	bufs := []hostBuf{bufOf(v.A, n), bufOf(v.B, n), bufOf(v.C, n)}
+	for _, q := range []*Query{&v.QA, &v.QB, &v.QK} {
+		words := (q.Len + 63) / 64
+		bufs = append(bufs, bufOf(q.Ones[:words], words), bufOf(q.Vals, len(q.Vals)))
+		if !q.Dense {
+			bufs = append(bufs, bufOf(q.Idx, len(q.Idx)))
+		}
+	}
+	p, err := c.stage(bufs)
+	if err != nil {
+		return nil, err
+	}
+	st := &cudaStaged{a: p[0], b: p[1], c: p[2], bufs: p}
+	next := 3
+	for i, q := range []*Query{&v.QA, &v.QB, &v.QK} {
+		dq := &st.q[i]
+		dq.len, dq.nvals = q.Len, len(q.Vals)
+		dq.ones, dq.vals = p[next], p[next+1]
+		next += 2
+		if !q.Dense {
+			dq.idx = p[next]
+			next++
+		}
+	}
+	c.liveMu.Lock()
+	c.staged[st] = struct{}{}
+	c.liveMu.Unlock()
+	s := &Staged{Resident: res, Host: v, Device: st}
+	if err := ctx.Err(); err != nil {
+		c.free(s)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Free releases the device memory Transfer took (back to the pool). After
+// Close it does nothing: Close freed it.
+func (c *CUDA) Free(s *Staged) {
+	if c.enter() != nil {
+		return
+	}
+	defer c.exit()
+	c.free(s)
+}
+
+func (c *CUDA) free(s *Staged) {
+	st, ok := s.Device.(*cudaStaged)
+	if !ok || st == nil {
+		return
+	}
+	c.liveMu.Lock()
+	if c.staged != nil {
+		delete(c.staged, st)
+	}
+	c.liveMu.Unlock()
+	c.freeStaged(st)
+	s.Device = nil
+}
+
+func (c *CUDA) freeStaged(st *cudaStaged) error {
+	c.compMu.Lock()
+	defer c.compMu.Unlock()
+	var err error
+	var e cerr
+	for _, p := range st.bufs {
+		err = errors.Join(err, e.err("free", c.fn.devFree(p, c.comp, e.p())))
+	}
+	st.bufs = nil
+	return err
+}
+
+// compute enters an operation on s's device buffers and takes the compute
+// stream; the caller must call the returned done.
+func (c *CUDA) compute(s *Staged) (*cudaResident, *cudaStaged, func(), error) {
+	r, ok := s.Resident.(*cudaResident)
+	st, ok2 := s.Device.(*cudaStaged)
+	if !ok || !ok2 || st == nil {
+		return nil, nil, nil, fmt.Errorf("cuda: not staged by the CUDA backend (or freed)")
+	}
+	if err := c.enter(); err != nil {
+		return nil, nil, nil, err
+	}
+	c.compMu.Lock()
+	return r, st, func() { c.compMu.Unlock(); c.exit() }, nil
+}
+
+// ─── NTT + MSM_H ─────────────────────────────────────────────────────────────
+
+// computeH runs the H computation in place (result in st.a). Caller holds compMu.
+func (c *CUDA) computeH(r *cudaResident, st *cudaStaged) error {
+	var conv int32
+	switch r.key.HConvention {
+	case HDivideByZ:
+		conv = 0
+	case HOddCoset:
+		conv = 1
+	default:
+		return fmt.Errorf("ntt: unknown H convention %d", r.key.HConvention)
+	}
+	var e cerr
+	return e.err("compute h", c.fn.computeH(st.a, st.b, st.c, int32(r.logn), r.tw, r.twinv, r.gn, r.ginvn, conv, &r.zinv, c.comp, e.p()))
+}
+
+// MSMH computes h on the device and its MSM against the H query. a, b and
+// c are consumed.
+func (c *CUDA) MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error) {
+	r, st, done, err := c.compute(s)
+	if err != nil {
+		return bn254.G1Jac{}, err
+	}
+	defer done()
+	if err := c.computeH(r, st); err != nil {
+		return bn254.G1Jac{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return bn254.G1Jac{}, err
+	}
+	return msm[xyzzG1](c, c.fn.msmG1, "msm g1", r.z, st.a, 0, r.key.HLen())
+}
+
+// ─── MSM ─────────────────────────────────────────────────────────────────────
+
+type xyzzG1 struct{ X, Y, ZZ, ZZZ fp.Element }
+type xyzzG2 struct{ X, Y, ZZ, ZZZ bn254.E2 }
+
+// xyzz is an XYZZ point of G1 or G2 (x = X/ZZ, y = Y/ZZZ) as the library
+// returns it, and J its Jacobian form.
+type xyzz[J any] interface {
+	xyzzG1 | xyzzG2
+	jac() J
+}
+
+// jac converts XYZZ to Jacobian without an inversion:
+// Z' = ZZ·ZZZ, X' = X·ZZ·ZZZ², Y' = Y·ZZ³·ZZZ².
+func (p xyzzG1) jac() bn254.G1Jac {
+	var r bn254.G1Jac
+	if p.ZZ.IsZero() {
+		r.X.SetOne()
+		r.Y.SetOne()
+		return r
+	}
+	var zzz2, zz2 fp.Element
+	zzz2.Square(&p.ZZZ)
+	zz2.Square(&p.ZZ)
+	r.Z.Mul(&p.ZZ, &p.ZZZ)
+	r.X.Mul(&p.X, &p.ZZ).Mul(&r.X, &zzz2)
+	r.Y.Mul(&p.Y, &zz2).Mul(&r.Y, &p.ZZ).Mul(&r.Y, &zzz2)
+	return r
+}
+
+func (p xyzzG2) jac() bn254.G2Jac {
+	var r bn254.G2Jac
+	if p.ZZ.IsZero() {
+		r.X.SetOne()
+		r.Y.SetOne()
+		return r
+	}
+	var zzz2, zz2 bn254.E2
+	zzz2.Square(&p.ZZZ)
+	zz2.Square(&p.ZZ)
+	r.Z.Mul(&p.ZZ, &p.ZZZ)
+	r.X.Mul(&p.X, &p.ZZ).Mul(&r.X, &zzz2)
+	r.Y.Mul(&p.Y, &zz2).Mul(&r.Y, &p.ZZ).Mul(&r.Y, &zzz2)
+	return r
+}
+
+// jacobian is the group operations the window combination needs, of
+// bn254.G1Jac or bn254.G2Jac.
+type jacobian[J any] interface {
+	*J
+	DoubleAssign() *J
+	AddAssign(*J) *J
+}
+
+// msm runs one MSM of n scalars (device, Montgomery) against bases (through
+// idx when nonzero), in G1 or G2 by X, and combines its window sums, highest
+// window first: res ← 2^c·res + win. Caller holds compMu.
+func msm[X xyzz[J], J any, PJ jacobian[J]](c *CUDA, f msmFn, op string, bases, scalars, idx uintptr, n int) (J, error) {
+	var inf X
+	res := inf.jac()
+	if n == 0 {
+		return res, nil
+	}
+	var win [maxWindows]X
+	var w, nw int32
+	var e cerr
+	if err := e.err(op, f(bases, scalars, idx, uint64(n), unsafe.Pointer(&win[0]), &w, &nw, c.comp, e.p())); err != nil {
+		return res, err
+	}
+	if nw < 0 || nw > maxWindows {
+		return res, fmt.Errorf("cuda %s: %d windows, at most %d", op, nw, maxWindows)
+	}
+	for i := int(nw) - 1; i >= 0; i-- {
+		p := win[i].jac()
+		for range w {
+			PJ(&res).DoubleAssign()
+		}
+		PJ(&res).AddAssign(&p)
+	}
+	return res, nil
+}
+
+// ones sums the bases whose bit is set in the device bitmap, in G1 or G2 by X.
+func ones[X xyzz[J], J any](c *CUDA, f onesFn, op string, bases uintptr, q *cudaQuery) (J, error) {
+	var p X
+	var e cerr
+	if err := e.err(op, f(bases, q.ones, uint64(q.len), unsafe.Pointer(&p), c.comp, e.p())); err != nil {
+		var inf X
+		return inf.jac(), err
+	}
+	return p.jac(), nil
+}
+
+// ─── batch-addition ──────────────────────────────────────────────────────────
+
+// BatchAddG1 sums, per G1 query, the bases whose scalar is one (bitmap on the device).
+func (c *CUDA) BatchAddG1(ctx context.Context, s *Staged) (G1Sums, error) {
+	var out G1Sums
+	r, st, done, err := c.compute(s)
+	if err != nil {
+		return out, err
+	}
+	defer done()
+	for i, t := range []struct {
+		dst   *bn254.G1Jac
+		bases uintptr
+	}{{&out.A, r.a}, {&out.B1, r.b1}, {&out.K, r.k}} {
+		if *t.dst, err = ones[xyzzG1](c, c.fn.onesG1, "ones g1", t.bases, &st.q[i]); err != nil {
+			return out, err
+		}
+	}
+	return out, ctx.Err()
+}
+
+// BatchAddG2 sums the B query's G2 bases whose scalar is one.
+func (c *CUDA) BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
+	r, st, done, err := c.compute(s)
+	if err != nil {
+		return bn254.G2Jac{}, err
+	}
+	defer done()
+	p, err := ones[xyzzG2](c, c.fn.onesG2, "ones g2", r.b2, &st.q[1])
+	if err != nil {
+		return p, err
+	}
+	return p, ctx.Err()
+}
+
+// ─── tail-MSM ────────────────────────────────────────────────────────────────
+
+// TailMSMG1 runs the MSMs of the significant scalars of A, B₁ and K; the
+// bases of a sparse query are read through its indexes on the device.
+func (c *CUDA) TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error) {
+	var out G1Sums
+	r, st, done, err := c.compute(s)
+	if err != nil {
+		return out, err
+	}
+	defer done()
+	for i, t := range []struct {
+		name  string
+		dst   *bn254.G1Jac
+		bases uintptr
+	}{{"A", &out.A, r.a}, {"B", &out.B1, r.b1}, {"K", &out.K, r.k}} {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		q := &st.q[i]
+		if *t.dst, err = msm[xyzzG1](c, c.fn.msmG1, "msm g1", t.bases, q.vals, q.idx, q.nvals); err != nil {
+			return out, fmt.Errorf("tail msm %s: %w", t.name, err)
+		}
+	}
+	return out, nil
+}
+
+// ─── B_G2 ────────────────────────────────────────────────────────────────────
+
+// MSMG2 runs the G2 MSM of the B query's significant scalars on the device.
+func (c *CUDA) MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
+	r, st, done, err := c.compute(s)
+	if err != nil {
+		return bn254.G2Jac{}, err
+	}
+	defer done()
+	q := &st.q[1]
+	res, err := msm[xyzzG2](c, c.fn.msmG2, "msm g2", r.b2, q.vals, q.idx, q.nvals)
+	if err != nil {
+		return res, err
+	}
+	return res, ctx.Err()
+}

@@ -1,0 +1,86 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/ebitengine/purego"
+)
+
+// Test-only entry points of the CUDA backend (compiled into package gpu for
+// its tests alone, so they are not part of its API).
+
+// ComputeH returns h as MSMH computes it (n terms, by the key's convention),
+// for tests against the CPU backend. a, b and c are consumed.
+func (c *CUDA) ComputeH(ctx context.Context, s *Staged) ([]fr.Element, error) {
+	r, st, done, err := c.compute(s)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := c.computeH(r, st); err != nil {
+		return nil, err
+	}
+	h := make([]fr.Element, r.key.N())
+	var e cerr
+	return h, e.err("download", c.fn.download(unsafe.Pointer(&h[0]), st.a, uint64(len(h)*fr.Bytes), c.comp, e.p()))
+}
+
+// TimeNTT uploads x (length n of r's domain) and returns the mean device
+// time of one forward NTT over reps runs (CUDA events).
+func (c *CUDA) TimeNTT(res Resident, x []fr.Element, reps int) (time.Duration, error) {
+	r, ok := res.(*cudaResident)
+	if !ok || len(x) != r.key.N() {
+		return 0, fmt.Errorf("cuda: TimeNTT wants a CUDA resident and n elements")
+	}
+	if err := c.enter(); err != nil {
+		return 0, err
+	}
+	defer c.exit()
+	ps, err := c.stage([]hostBuf{bufOf(x, len(x))})
+	if err != nil {
+		return 0, err
+	}
+	p := ps[0]
+	c.compMu.Lock()
+	defer c.compMu.Unlock()
+	var e cerr
+	defer c.fn.devFree(p, c.comp, e.p())
+	var ms float32
+	if err := e.err("bench ntt", c.fn.benchNTT(p, int32(r.logn), r.tw, int32(reps), &ms, c.comp, e.p())); err != nil {
+		return 0, err
+	}
+	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}
+
+// HostStandIn is the host stand-in library's test controls (hostlib.cpp);
+// nil when c's library is the real one.
+type HostStandIn struct {
+	Fail      func(what string, nth int64) int32            // zk_host_fail
+	FailOn    func(dev int32, what string, nth int64) int32 // zk_host_fail_on
+	SetMemory func(total uint64)                            // zk_host_set_memory
+	Allocated func() uint64                                 // zk_host_allocated
+	Live      func() int64                                  // zk_host_live
+	Peak      func(reset int32) uint64                      // zk_host_peak
+}
+
+func (c *CUDA) HostStandIn() *HostStandIn {
+	h := &HostStandIn{}
+	for _, s := range []struct {
+		name string
+		ptr  any
+	}{{"zk_host_fail", &h.Fail}, {"zk_host_fail_on", &h.FailOn}, {"zk_host_set_memory", &h.SetMemory}, {"zk_host_allocated", &h.Allocated}, {"zk_host_live", &h.Live}, {"zk_host_peak", &h.Peak}} {
+		sym, err := c.lib.sym(s.name)
+		if err != nil {
+			return nil
+		}
+		purego.RegisterFunc(s.ptr, sym)
+	}
+	return h
+}
+
+// MSMScratchBytes exposes the device MSM scratch bound for tests.
+var MSMScratchBytes = msmScratchBytes

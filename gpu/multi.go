@@ -1,0 +1,334 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+)
+
+// Device is one compute device as Multi drives it: every method a stage
+// calls on a backend (stages.Backend and stages.G2Backend).
+type Device interface {
+	Name() string
+	Load(k *Key) (Resident, error)
+	Transfer(ctx context.Context, r Resident, v *Vectors) (*Staged, error)
+	MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error)
+	BatchAddG1(ctx context.Context, s *Staged) (G1Sums, error)
+	TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error)
+	BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error)
+	MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error)
+	Free(s *Staged)
+}
+
+// ErrDeviceLost marks an error after which a device cannot be used again
+// (a lost GPU, a sticky CUDA error): Multi takes the device out of rotation
+// at once. Other errors take it out after maxStrikes in a row.
+var ErrDeviceLost = errors.New("device lost")
+
+// maxStrikes is how many calls in a row may fail on one device before Multi
+// stops giving it jobs: one failure may be the job's (an allocation that did
+// not fit), three in a row with no success between are the device's.
+const maxStrikes = 3
+
+// Multi spreads a stream over several devices of one host. Each job goes,
+// at pin/transfer, to the device with the fewest jobs staged on it, and all
+// its device stages run there (its vectors live there). Circuits are made
+// resident on every device. A device that fails is taken out of rotation:
+// its jobs in flight fail with its error, and the stream goes on on the
+// others. Safe for concurrent use.
+type Multi struct {
+	devs []*member
+}
+
+type member struct {
+	Device
+	label   string
+	staged  atomic.Int64 // jobs staged here and not yet freed: the load
+	total   atomic.Int64 // jobs ever staged here: the device's share
+	strikes atomic.Int64
+	mu      sync.Mutex
+	down    error // why it was taken out of rotation; nil while in
+}
+
+// NewMulti drives devs; labels name them in result lines and messages
+// (len(labels) == len(devs), e.g. "cuda:0", "cuda:1").
+func NewMulti(devs []Device, labels []string) (*Multi, error) {
+	if len(devs) == 0 || len(labels) != len(devs) {
+		return nil, fmt.Errorf("multi: %d devices, %d labels", len(devs), len(labels))
+	}
+	m := &Multi{}
+	for i, d := range devs {
+		m.devs = append(m.devs, &member{Device: d, label: labels[i]})
+	}
+	return m, nil
+}
+
+// Name is the devices' kind and count, e.g. "cuda×2".
+func (m *Multi) Name() string { return fmt.Sprintf("%s×%d", m.devs[0].Name(), len(m.devs)) }
+
+// Devices lists the devices' labels.
+func (m *Multi) Devices() []string {
+	out := make([]string, len(m.devs))
+	for i, d := range m.devs {
+		out[i] = d.label
+	}
+	return out
+}
+
+// Share is each device's count of jobs staged so far, and whether it is
+// still in rotation, in the order of Devices.
+func (m *Multi) Share() (jobs []int64, up []bool) {
+	for _, d := range m.devs {
+		jobs = append(jobs, d.total.Load())
+		up = append(up, d.err() == nil)
+	}
+	return jobs, up
+}
+
+func (d *member) err() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.down
+}
+
+// outcome records a call's result on d, taking d out of rotation when the
+// error is a lost device or the last of maxStrikes failures with no
+// successful computation between.
+func (d *member) outcome(err error) error {
+	if err == nil {
+		d.strikes.Store(0)
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err // the job's, not the device's
+	}
+	if errors.Is(err, ErrDeviceLost) || d.strikes.Add(1) >= maxStrikes {
+		d.mu.Lock()
+		if d.down == nil {
+			d.down = err
+		}
+		d.mu.Unlock()
+	}
+	return fmt.Errorf("%s: %w", d.label, err)
+}
+
+type multiResident struct {
+	key *Key
+	per []Resident // per device; nil where the key could not be loaded
+}
+
+func (r *multiResident) Key() *Key { return r.key }
+
+func (r *multiResident) Close() error {
+	var errs []error
+	for _, p := range r.per {
+		if p != nil {
+			errs = append(errs, p.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Load makes k resident on every device in rotation. A device that cannot
+// hold it serves the other circuits; a circuit no device can hold is an
+// error naming each device's reason.
+func (m *Multi) Load(k *Key) (Resident, error) {
+	r := &multiResident{key: k, per: make([]Resident, len(m.devs))}
+	var errs []string
+	for i, d := range m.devs {
+		if err := d.err(); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: out of rotation (%v)", d.label, err))
+			continue
+		}
+		p, err := d.Load(k)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", d.label, err))
+			continue
+		}
+		r.per[i] = p
+	}
+	for _, p := range r.per {
+		if p != nil {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("no device can hold the key: %s", strings.Join(errs, "; "))
+}
+
+// multiStaged is where a job's vectors live.
+type multiStaged struct {
+	dev   int
+	inner *Staged
+}
+
+// On names the device a staged job runs on ("" if s is not Multi's).
+func (m *Multi) On(s *Staged) string {
+	if ms, ok := s.Device.(*multiStaged); ok {
+		return m.devs[ms.dev].label
+	}
+	return ""
+}
+
+// Transfer stages v on the device in rotation, holding the circuit, with the
+// fewest jobs staged.
+func (m *Multi) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged, error) {
+	r, ok := res.(*multiResident)
+	if !ok {
+		return nil, fmt.Errorf("multi: a key not loaded by Multi")
+	}
+	for {
+		best := -1
+		var reasons []string
+		for i, d := range m.devs {
+			if err := d.err(); err != nil {
+				reasons = append(reasons, fmt.Sprintf("%s out of rotation: %v", d.label, err))
+				continue
+			}
+			if r.per[i] == nil {
+				continue
+			}
+			// the least loaded; on a tie, the one that has had fewer jobs
+			if b := m.devs[best0(best)]; best < 0 || d.staged.Load() < b.staged.Load() ||
+				d.staged.Load() == b.staged.Load() && d.total.Load() < b.total.Load() {
+				best = i
+			}
+		}
+		if best < 0 {
+			return nil, fmt.Errorf("no device in rotation holds this circuit (%s)", strings.Join(reasons, "; "))
+		}
+		d := m.devs[best]
+		d.staged.Add(1)
+		s, err := d.Transfer(ctx, r.per[best], v)
+		if err != nil {
+			d.staged.Add(-1)
+			err = d.outcome(err)
+			if d.err() != nil && ctx.Err() == nil {
+				continue // that device just left rotation: try the others
+			}
+			return nil, err
+		}
+		// A transfer's success clears no strikes: uploads work on a device
+		// whose kernels fail.
+		d.total.Add(1)
+		return &Staged{Resident: r, Host: s.Host, Device: &multiStaged{dev: best, inner: s}}, nil
+	}
+}
+
+func best0(i int) int { return max(i, 0) }
+
+func (m *Multi) staged(s *Staged) (*member, *Staged, error) {
+	ms, ok := s.Device.(*multiStaged)
+	if !ok {
+		return nil, nil, fmt.Errorf("multi: a job not staged by Multi")
+	}
+	d := m.devs[ms.dev]
+	if err := d.err(); err != nil {
+		return nil, nil, fmt.Errorf("%s is out of rotation: %w", d.label, err)
+	}
+	return d, ms.inner, nil
+}
+
+// call runs f on the device s is staged on and records the outcome.
+func call[T any](m *Multi, s *Staged, f func(d Device, in *Staged) (T, error)) (T, error) {
+	var zero T
+	d, in, err := m.staged(s)
+	if err != nil {
+		return zero, err
+	}
+	v, err := f(d.Device, in)
+	if err = d.outcome(err); err != nil {
+		return zero, err
+	}
+	return v, nil
+}
+
+func (m *Multi) MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error) {
+	return call(m, s, func(d Device, in *Staged) (bn254.G1Jac, error) { return d.MSMH(ctx, in) })
+}
+
+func (m *Multi) BatchAddG1(ctx context.Context, s *Staged) (G1Sums, error) {
+	return call(m, s, func(d Device, in *Staged) (G1Sums, error) { return d.BatchAddG1(ctx, in) })
+}
+
+func (m *Multi) TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error) {
+	return call(m, s, func(d Device, in *Staged) (G1Sums, error) { return d.TailMSMG1(ctx, in) })
+}
+
+func (m *Multi) BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
+	return call(m, s, func(d Device, in *Staged) (bn254.G2Jac, error) { return d.BatchAddG2(ctx, in) })
+}
+
+func (m *Multi) MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
+	return call(m, s, func(d Device, in *Staged) (bn254.G2Jac, error) { return d.MSMG2(ctx, in) })
+}
+
+// Free releases s on its device, in rotation or not.
+func (m *Multi) Free(s *Staged) {
+	ms, ok := s.Device.(*multiStaged)
+	if !ok {
+		return
+	}
+	d := m.devs[ms.dev]
+	d.Free(ms.inner)
+	d.staged.Add(-1)
+}
+
+// PinnedBytes is the pinned host memory the devices hold together.
+func (m *Multi) PinnedBytes() int {
+	n := 0
+	for _, d := range m.devs {
+		if p, ok := d.Device.(interface{ PinnedBytes() int }); ok {
+			n += p.PinnedBytes()
+		}
+	}
+	return n
+}
+
+// The device-memory budget of several devices is kept as one pool, the sum
+// of theirs: keys are resident on each (ResidentBytes counts every copy),
+// and a job holds its footprint on one. A job could so be admitted while
+// the device it lands on is the fuller one; per-device budgets would be
+// exact.
+
+// DeviceMemory sums the devices' free and total memory (mem.DeviceMemory).
+func (m *Multi) DeviceMemory() (free, total int64) {
+	for _, d := range m.devs {
+		if dm, ok := d.Device.(interface{ DeviceMemory() (int64, int64) }); ok && d.err() == nil {
+			f, t := dm.DeviceMemory()
+			free, total = free+f, total+t
+		}
+	}
+	return free, total
+}
+
+type deviceSizer interface {
+	ResidentBytes(k *Key) int64
+	JobBytes(k *Key) int64
+}
+
+// ResidentBytes is what k takes on all the devices together.
+func (m *Multi) ResidentBytes(k *Key) int64 {
+	var n int64
+	for _, d := range m.devs {
+		if s, ok := d.Device.(deviceSizer); ok {
+			n += s.ResidentBytes(k)
+		}
+	}
+	return n
+}
+
+// JobBytes is the most one job of k holds on the device it runs on.
+func (m *Multi) JobBytes(k *Key) int64 {
+	var n int64
+	for _, d := range m.devs {
+		if s, ok := d.Device.(deviceSizer); ok {
+			n = max(n, s.JobBytes(k))
+		}
+	}
+	return n
+}

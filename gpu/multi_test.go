@@ -1,0 +1,101 @@
+package gpu_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
+	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// failing is a CPU device whose MSMH fails with a lost device from its
+// n-th call on.
+type failing struct {
+	*gpu.CPU
+	calls, from atomic.Int64
+}
+
+func (f *failing) MSMH(ctx context.Context, s *gpu.Staged) (bn254.G1Jac, error) {
+	if f.calls.Add(1) >= f.from.Load() {
+		return bn254.G1Jac{}, fmt.Errorf("cudaErrorIllegalAddress: %w", gpu.ErrDeviceLost)
+	}
+	return f.CPU.MSMH(ctx, s)
+}
+
+func multiStream(t *testing.T, m *gpu.Multi, n int) []stream.Result {
+	t.Helper()
+	keys := provertest.Setup(t, "mulchain", 300)
+	cfg := provertest.Config(t.TempDir(), 2, 1)
+	cfg.Backend, cfg.G2 = m, m
+	var jobs []*stages.Job
+	for i := 1; i <= n; i++ {
+		jobs = append(jobs, &stages.Job{Request: stream.Request{ID: fmt.Sprintf("j%d", i), Generate: &stream.Generate{Seed: int64(i)}}})
+	}
+	lines := provertest.Run(t, cfg, []*stages.Circuit{keys.Circuit(t, "chain")}, jobs, 2*time.Minute)
+	if len(lines) != n {
+		t.Fatalf("%d result lines for %d jobs", len(lines), n)
+	}
+	for _, l := range lines {
+		if l.Error == "" {
+			if err := gnarksrc.VerifyFiles(keys.VK, l.Proof, l.Public); err != nil {
+				t.Errorf("%s: gnark rejects the proof: %v", l.ID, err)
+			}
+		}
+	}
+	return lines
+}
+
+func TestMultiSpreadsJobsOverDevicesAndEveryProofVerifies(t *testing.T) {
+	m, err := gpu.NewMulti([]gpu.Device{gpu.NewCPU(1, 1), gpu.NewCPU(1, 1)}, []string{"cpu:0", "cpu:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range multiStream(t, m, 8) {
+		if l.Error != "" {
+			t.Errorf("%s: %s", l.ID, l.Error)
+		}
+		if l.Device != "cpu:0" && l.Device != "cpu:1" {
+			t.Errorf("%s: result line names device %q", l.ID, l.Device)
+		}
+	}
+	jobs, up := m.Share()
+	if jobs[0] == 0 || jobs[1] == 0 || jobs[0]+jobs[1] != 8 || !up[0] || !up[1] {
+		t.Errorf("shares %v, up %v: want both devices used for the 8 jobs", jobs, up)
+	}
+}
+
+// A device lost mid-stream fails only the jobs it held; the others finish
+// on the device left, and every proof written verifies.
+func TestMultiTakesALostDeviceOutOfRotation(t *testing.T) {
+	bad := &failing{CPU: gpu.NewCPU(1, 1)}
+	bad.from.Store(3)
+	m, err := gpu.NewMulti([]gpu.Device{gpu.NewCPU(1, 1), bad}, []string{"cpu:0", "cpu:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := multiStream(t, m, 12)
+	failed := 0
+	for _, l := range lines {
+		if l.Error == "" {
+			continue
+		}
+		failed++
+		if !strings.Contains(l.Error, "cpu:1") || !strings.Contains(l.Error, "device lost") {
+			t.Errorf("%s: error %q should name the device and say it was lost", l.ID, l.Error)
+		}
+	}
+	jobs, up := m.Share()
+	// Only jobs staged on the lost device may fail, and once it is out every
+	// job goes to cpu:0.
+	if failed == 0 || int64(failed) > jobs[1] || up[1] || !up[0] || jobs[0]+jobs[1] != 12 || jobs[0] < 12/2 {
+		t.Errorf("%d jobs failed, up %v, shares %v: want the failures among cpu:1's jobs and the rest on cpu:0", failed, up, jobs)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package mem_test
+
+const raceEnabled = false

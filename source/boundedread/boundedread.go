@@ -1,0 +1,238 @@
+// Package boundedread reads a job's input file (a witness) so that no path a
+// job names can hang the stream or fill memory: a FIFO nobody writes to, a
+// character device, a stalled mount, a huge or sparse file.
+//
+// Three rules make that so:
+//
+//  1. The file is opened with O_NONBLOCK, so an open of a FIFO with no
+//     writer returns at once instead of blocking in open(2).
+//  2. Only regular files, and FIFOs and character devices that the runtime
+//     poller can read with a deadline, are read; anything else (a directory,
+//     /dev/zero, which the poller cannot wait on) is refused before a byte is
+//     read. A regular file's size is known from fstat, so a reader can refuse
+//     a wrong size before reading.
+//  3. The open and the reads run on a goroutine of their own, bounded by the
+//     job's context and a deadline. A pollable read is woken by the deadline;
+//     a read the kernel will not interrupt (a regular file on a stalled
+//     mount) is abandoned: Read returns at once and the goroutine is left to
+//     finish, holding only its file and what the reader allocated.
+package boundedread
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+)
+
+// DefaultTimeout is the deadline of one read when a caller gives none.
+const DefaultTimeout = 30 * time.Second
+
+// ErrTimeout marks a read that did not finish within its deadline.
+var ErrTimeout = errors.New("timed out")
+
+// File is an opened file as a reader sees it.
+type File struct {
+	f        *os.File
+	name     string
+	mode     fs.FileMode
+	size     int64 // a regular file's size; -1 for a FIFO or a device
+	sawData  bool  // a FIFO has delivered data (so a zero read is its EOF)
+	pollable bool
+}
+
+// Size is a regular file's size from fstat, or -1 for a FIFO or a device,
+// whose length is known only at EOF.
+func (f *File) Size() int64 { return f.size }
+
+// Name is the path the file was opened by.
+func (f *File) Name() string { return f.name }
+
+// Read reads from the file. On a FIFO, a zero read before any data may mean
+// that no writer has opened it yet (O_NONBLOCK opens do not wait for one):
+// Read then waits, under the deadline, for data or for a writer to come and
+// go, so a slow producer still works and a missing one times out.
+func (f *File) Read(p []byte) (int, error) {
+	if !f.pollable || f.mode&fs.ModeNamedPipe == 0 || len(p) == 0 {
+		n, err := f.f.Read(p)
+		return n, mapDeadline(err)
+	}
+	rc, err := f.f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var rerr error
+	waited := false
+	err = rc.Read(func(fd uintptr) bool {
+		n, rerr = syscall.Read(int(fd), p)
+		switch {
+		case rerr == syscall.EAGAIN:
+			return false // no data yet: wait on the poller
+		case rerr == syscall.EINTR:
+			return false
+		case n == 0 && rerr == nil && !f.sawData && !waited:
+			// no writer yet, or one that left without writing: wait
+			// once for data or a hang-up, then a zero read is EOF
+			waited = true
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return 0, mapDeadline(err)
+	}
+	if rerr != nil {
+		return 0, rerr
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	f.sawData = true
+	return n, nil
+}
+
+func mapDeadline(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return ErrTimeout
+	}
+	return err
+}
+
+// Options bound one read.
+type Options struct {
+	// Timeout bounds the whole read, from open to the last byte; 0 means
+	// DefaultTimeout, a negative value no deadline but the context's.
+	Timeout time.Duration
+}
+
+func (o Options) timeout() time.Duration {
+	if o.Timeout == 0 {
+		return DefaultTimeout
+	}
+	return o.Timeout
+}
+
+// Read opens path and calls read with it, within ctx and o's deadline, and
+// returns what read returns. read runs on a goroutine of its own and must
+// not keep f; it may be abandoned (see the package comment), so it must
+// allocate what it returns and touch nothing the caller shares. Errors name
+// the path; a deadline error wraps ErrTimeout, a cancelled one ctx's error.
+func Read[T any](ctx context.Context, path string, o Options, read func(f *File) (T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1) // buffered: an abandoned reader never blocks
+	var deadline time.Time
+	if t := o.timeout(); t > 0 {
+		deadline = time.Now().Add(t)
+	}
+	// rctx ends when Read returns, for whatever reason: that wakes a
+	// pollable read still blocked, so its goroutine ends now.
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		v, err := readFile(rctx, path, deadline, read)
+		done <- result{v, err}
+	}()
+
+	var timer <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		timer = t.C
+	}
+	timedOut := func() error {
+		return fmt.Errorf("%s: no complete read within %v (a FIFO nobody writes to, or a stalled mount?): %w", path, o.timeout(), ErrTimeout)
+	}
+	select {
+	case r := <-done:
+		// the reader's own deadline and the timer end together: whichever
+		// is seen first, the error is the same
+		if errors.Is(r.err, ErrTimeout) {
+			if ctx.Err() != nil {
+				return zero, fmt.Errorf("%s: %w", path, ctx.Err())
+			}
+			return zero, timedOut()
+		}
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, fmt.Errorf("%s: %w", path, ctx.Err())
+	case <-timer:
+		return zero, timedOut()
+	}
+}
+
+func readFile[T any](ctx context.Context, path string, deadline time.Time, read func(f *File) (T, error)) (T, error) {
+	var zero T
+	osf, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return zero, err
+	}
+	defer osf.Close()
+	st, err := osf.Stat()
+	if err != nil {
+		return zero, err
+	}
+	f := &File{f: osf, name: path, mode: st.Mode(), size: -1}
+	switch m := st.Mode(); {
+	case m.IsRegular():
+		f.size = st.Size()
+	case m&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0:
+		// Only what the poller can wait on has a deadline: /dev/zero and
+		// its like never block, but never end either, and are refused.
+		if err := osf.SetReadDeadline(deadline); err != nil {
+			return zero, fmt.Errorf("%s: a %s that cannot be read with a deadline; give a regular file or a pipe", path, kind(m))
+		}
+		f.pollable = true
+		stop := context.AfterFunc(ctx, func() { osf.SetReadDeadline(time.Now()) })
+		defer stop()
+	default:
+		return zero, fmt.Errorf("%s: a %s, not a regular file or a pipe", path, kind(m))
+	}
+	return read(f)
+}
+
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}
+
+// ReadAll reads the whole file at path, refusing one of more than limit
+// bytes: a regular file by its size before a byte is read, a FIFO or device
+// once it has given limit+1 bytes.
+func ReadAll(ctx context.Context, path string, limit int64, o Options) ([]byte, error) {
+	return Read(ctx, path, o, func(f *File) ([]byte, error) {
+		if f.Size() > limit {
+			return nil, fmt.Errorf("%s: %d bytes, more than the %d expected", path, f.Size(), limit)
+		}
+		data, err := io.ReadAll(io.LimitReader(f, limit+1))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if int64(len(data)) > limit {
+			return nil, fmt.Errorf("%s: more than the %d bytes expected", path, limit)
+		}
+		return data, nil
+	})
+}

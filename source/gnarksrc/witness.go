@@ -1,0 +1,103 @@
+package gnarksrc
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/source/boundedread"
+)
+
+// A gnark binary witness (gnark v0.16.3, backend/witness.WriteTo), all
+// big-endian:
+//
+//	nbPublic   uint32  public values, less the constant one wire
+//	nbSecret   uint32
+//	nbElements uint32  fr.Vector's length: nbPublic + nbSecret
+//	nbElements × 32 bytes, each a canonical element of BN254's r
+//
+// Its size is therefore fixed by the circuit, and the reader checks the
+// header against the circuit before it allocates a byte for the values.
+const witnessHeader = 12
+
+// witnessShape is what a circuit wants of a witness.
+type witnessShape struct {
+	circuit        string
+	public, secret int // public excludes the one wire
+}
+
+// size is the exact byte length of a witness of this shape.
+func (w witnessShape) size() int64 {
+	return witnessHeader + fr.Bytes*int64(w.public+w.secret)
+}
+
+// readWitnessFile reads path as a witness of shape want, bounded by ctx and
+// o's deadline (see package boundedread): a FIFO nobody writes to, a device
+// or a stalled mount fails this job alone. Its errors name the path.
+func readWitnessFile(ctx context.Context, path string, want witnessShape, o boundedread.Options) (witness.Witness, error) {
+	return boundedread.Read(ctx, path, o, func(f *boundedread.File) (witness.Witness, error) {
+		w, err := readWitness(f, f.Size(), want)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return w, nil
+	})
+}
+
+// readWitness reads one witness of shape want from r, whose size is known
+// (a regular file's, ≥ 0) or not (-1: a pipe). It allocates at most about
+// twice want.size(), whatever r holds: the header is checked first, a known
+// size next, and then exactly want.size() bytes are read and one more is
+// asked for, which must not come.
+func readWitness(r io.Reader, size int64, want witnessShape) (witness.Witness, error) {
+	expect := want.size()
+	var head [witnessHeader]byte
+	if n, err := io.ReadFull(r, head[:]); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("malformed or truncated: %d bytes, not even the %d-byte header", n, witnessHeader)
+		}
+		return nil, err
+	}
+	nbPub := binary.BigEndian.Uint32(head[0:4])
+	nbSecret := binary.BigEndian.Uint32(head[4:8])
+	nbElems := binary.BigEndian.Uint32(head[8:12])
+	if uint64(nbPub) != uint64(want.public) || uint64(nbSecret) != uint64(want.secret) {
+		return nil, fmt.Errorf("witness has %d public and %d secret values, circuit %s wants %d and %d",
+			nbPub, nbSecret, want.circuit, want.public, want.secret)
+	}
+	if uint64(nbElems) != uint64(nbPub)+uint64(nbSecret) {
+		return nil, fmt.Errorf("malformed: witness header says %d public and %d secret values but %d elements", nbPub, nbSecret, nbElems)
+	}
+	switch {
+	case size >= 0 && size < expect:
+		return nil, fmt.Errorf("truncated: %d bytes, a witness of circuit %s is %d", size, want.circuit, expect)
+	case size > expect:
+		return nil, fmt.Errorf("trailing bytes after the witness: %d bytes, a witness of circuit %s is %d", size, want.circuit, expect)
+	}
+	data := make([]byte, expect)
+	copy(data, head[:])
+	if n, err := io.ReadFull(r, data[witnessHeader:]); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("truncated: %d bytes, a witness of circuit %s is %d", witnessHeader+n, want.circuit, expect)
+		}
+		return nil, err
+	}
+	var one [1]byte
+	if n, err := io.ReadFull(r, one[:]); n > 0 {
+		return nil, fmt.Errorf("trailing bytes after the witness: more than the %d bytes of a witness of circuit %s", expect, want.circuit)
+	} else if err != io.EOF {
+		return nil, err
+	}
+	w, err := witness.New(ecc.BN254.ScalarField())
+	if err != nil {
+		return nil, err
+	}
+	if err := w.UnmarshalBinary(data); err != nil {
+		return nil, fmt.Errorf("malformed: %w", err)
+	}
+	return w, nil
+}
