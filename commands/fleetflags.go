@@ -94,7 +94,11 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 	sig := watchSignals(c.Context, logOut(c))
 	defer sig.stop()
 	cache := c.String("cache")
-	eng, err := engine.New(sig.hard, engineOptions(c, filepath.Join(cache, "out")))
+	opts, err := engineOptions(c, filepath.Join(cache, "out"))
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(sig.hard, opts)
 	if err != nil {
 		return err
 	}
