@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"os/signal"
 	"syscall"
@@ -8,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/fleet"
+	"github.com/zkpipe/zkpipe/metrics"
 )
 
 func serveCommand() *cli.Command {
@@ -63,6 +65,19 @@ func serve(c *cli.Context) error {
 	}
 	if c.Bool("worker") {
 		return runWorker(c, q)
+	}
+	// The queue alone: /metrics has the process's figures, /healthz the server's.
+	if addr := c.String("metrics-addr"); addr != "" {
+		ms, err := metrics.Serve(addr, metrics.New(metrics.Options{}), func() error {
+			if !srv.Running() || !srv.JetStreamEnabled() {
+				return errors.New("NATS server or JetStream not running")
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		defer ms.Close()
 	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -328,11 +328,12 @@ func TestBadJobsTerminated(t *testing.T) {
 		`{"id":"b2","circuit":"nope","generate":{"seed":1}}`,
 		genJob("ok1"))
 	q.Conn.JS.Publish(context.Background(), "zkpipe.jobs.low", []byte(`{"id":"b3","bogus":1}`))
+	q.Conn.JS.Publish(context.Background(), "zkpipe.jobs.low", []byte(`{"id":"b4","circuit":"chain","witness":"/etc/passwd"}`))
 	f := newFake(t, 2)
 	runWorker(t, q, f)
-	res := waitResults(t, q, 4, 20*time.Second)
+	res := waitResults(t, q, 5, 20*time.Second)
 	settled(t, q)
-	for id, want := range map[string]string{"b1": "witness", "b2": "no such circuit", "ok1": "", "seq-4": "malformed job"} {
+	for id, want := range map[string]string{"b1": "witness", "b2": "no such circuit", "ok1": "", "seq-4": "malformed job", "b4": "workers read no local paths"} {
 		r, ok := res[id]
 		if !ok {
 			t.Errorf("no result for %s: %v", id, res)

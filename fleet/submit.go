@@ -137,6 +137,10 @@ func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, prio
 	msg.Data = data
 	msg.Header.Set(jetstream.MsgIDHeader, req.ID)
 	ack, err := q.Conn.JS.PublishMsg(ctx, msg)
+	if errors.Is(err, nats.ErrMaxPayload) {
+		s.Err = fmt.Errorf("line %d: job %s: %d bytes, more than the server takes in a message (%d): put large inputs in a wtns file", line, req.ID, len(data), q.Conn.NC.MaxPayload())
+		return s, nil
+	}
 	if err != nil {
 		return s, fmt.Errorf("job %s: publish: %w", req.ID, err)
 	}

@@ -322,9 +322,15 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	for _, p := range []*string{&req.Witness, &req.Wtns} {
+		if *p == "" {
+			continue
+		}
 		obj, ok := strings.CutPrefix(*p, witnessRef)
 		if !ok {
-			continue
+			// A path would be read on whichever worker took the job: a
+			// queue's user could read that machine's files.
+			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: witness %q is not in the store: workers read no local paths (zkpipe submit uploads witness files)", h.id, *p))
+			return
 		}
 		local := filepath.Join(w.o.Cache, "witness", fmt.Sprintf("%s-%d%s", h.id, h.seq, filepath.Ext(obj)))
 		err := w.q.Witness.GetFile(ctx, obj, local)
