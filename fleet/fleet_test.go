@@ -444,3 +444,42 @@ func TestOpenListenerRefused(t *testing.T) {
 	}
 	c.NC.Close()
 }
+
+func TestJobDeliveredTooOftenAnswered(t *testing.T) {
+	q, _ := startQueue(t, 200*time.Millisecond)
+	pushChain(t, q)
+	submit(t, q, "", genJob("doomed"))
+	// Two deliveries that nobody answers, as if two workers died on it.
+	c, err := q.Jobs.Consumer(context.Background(), "normal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		b, err := c.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for range b.Messages() {
+			n++
+		}
+		if n != 1 {
+			t.Fatalf("fetched %d", n)
+		}
+		time.Sleep(300 * time.Millisecond) // past the ack wait
+	}
+	f := newFake(t, 1)
+	w := fleet.NewWorker(q, f, fleet.WorkerOptions{Cache: t.TempDir(), MaxDeliveries: 2, Poll: 50 * time.Millisecond, Log: testLog{t}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, ctx) }()
+	defer func() { cancel(); <-done }()
+	r := waitResults(t, q, 1, 10*time.Second)["doomed"]
+	if !strings.Contains(r.Error, "delivered 3 times") {
+		t.Fatalf("result %+v", r)
+	}
+	if len(f.entered()) != 0 {
+		t.Fatalf("proved %v", f.entered())
+	}
+	settled(t, q)
+}
