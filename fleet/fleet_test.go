@@ -410,11 +410,11 @@ func TestHighBeforeNormal(t *testing.T) {
 }
 
 func TestHeartbeatKeepsLongJob(t *testing.T) {
-	q, _ := startQueue(t, 300*time.Millisecond)
+	q, _ := startQueue(t, time.Second)
 	pushChain(t, q)
 	submit(t, q, "", genJob("long"))
 	f := newFake(t, 1)
-	f.delay = 1500 * time.Millisecond // five ack waits
+	f.delay = 3500 * time.Millisecond // three and a half ack waits
 	runWorker(t, q, f)
 	waitResults(t, q, 1, 20*time.Second)
 	settled(t, q)
