@@ -325,3 +325,51 @@ func TestServeRefusesOpenListener(t *testing.T) {
 		t.Fatalf("serve on 0.0.0.0 without auth: %v\n%s", err, out)
 	}
 }
+
+// TestServeAlone: zkpipe serve is the whole service on one host.
+func TestServeAlone(t *testing.T) {
+	bin := binary(t)
+	dir := circuitDir(t)
+	tmp := t.TempDir()
+	nats, metricsAddr := freePort(t), freePort(t)
+	url := "nats://" + nats
+	start(t, bin, "serve", "serve", "--nats-listen", nats, "--store", filepath.Join(tmp, "store"),
+		"--cache", filepath.Join(tmp, "cache"), "--mem-status", "0", "--metrics-addr", metricsAddr)
+	waitHealthy(t, metricsAddr)
+	run(t, bin, "", "circuit", "push", "--nats", url, dir)
+	var jobs strings.Builder
+	for i := range 5 {
+		fmt.Fprintf(&jobs, `{"id":"s%d","generate":{"seed":%d}}`+"\n", i, i)
+	}
+	run(t, bin, jobs.String(), "submit", "--nats", url, "-")
+	out, resultsFile := filepath.Join(tmp, "out"), filepath.Join(tmp, "results.jsonl")
+	// --follow until five lines are in, then stop it as a user would.
+	res := start(t, bin, "results", "results", "--nats", url, "--out", out, "--results", resultsFile, "--follow")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		lines, _ := stream.ReadResultsFile(resultsFile)
+		if len(lines) == 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d results after 60s", len(lines))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	res.cmd.Process.Signal(syscall.SIGINT)
+	<-res.done
+	lines, err := stream.ReadResultsFile(resultsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vk, err := gnarksrc.ReadVerifyingKey(filepath.Join(dir, gnarksrc.VKFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range lines {
+		if err := gnarksrc.VerifyFiles(vk, r.Proof, r.Public); err != nil {
+			t.Errorf("%s: %v", r.ID, err)
+		}
+	}
+	scrapeWorker(t, metricsAddr)
+}
