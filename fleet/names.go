@@ -9,6 +9,11 @@ const (
 
 	jobsSubject    = "zkpipe.jobs."    // + priority
 	resultsSubject = "zkpipe.results." // + job id
+	// wakeSubject is a plain NATS subject, outside the streams: submit
+	// sends an empty message on it after each job, to wake idle workers
+	// at once (rather than at their next poll) without sending every
+	// worker every job.
+	wakeSubject = "zkpipe.wake"
 
 	CircuitBucket = "zkpipe-circuits"
 	WitnessBucket = "zkpipe-witness"

@@ -145,5 +145,8 @@ func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, prio
 		return s, fmt.Errorf("job %s: publish: %w", req.ID, err)
 	}
 	s.Queued, s.Duplicate = !ack.Duplicate, ack.Duplicate
+	if s.Queued {
+		q.Conn.NC.Publish(wakeSubject, nil) // best effort: workers also poll
+	}
 	return s, nil
 }

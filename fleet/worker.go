@@ -28,7 +28,7 @@ type WorkerOptions struct {
 	// must not go round for ever. 0 means 5.
 	MaxDeliveries int
 	// Poll is how often an idle worker looks for jobs it was not woken for
-	// (redeliveries); 0 means a second.
+	// (redeliveries, jobs published by other tools); 0 means a second.
 	Poll     time.Duration
 	Log      io.Writer // nil: os.Stderr
 	Observer Observer  // nil: none
@@ -121,8 +121,8 @@ func (w *Worker) Run(ctx, intake context.Context) error {
 			return err
 		}
 	}
-	// A publish on any priority wakes an idle worker at once.
-	sub, err := w.q.Conn.NC.Subscribe(jobsSubject+"*", func(*nats.Msg) { w.signal() })
+	// A submit wakes an idle worker at once.
+	sub, err := w.q.Conn.NC.Subscribe(wakeSubject, func(*nats.Msg) { w.signal() })
 	if err != nil {
 		return err
 	}
