@@ -314,7 +314,7 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	if err := w.ensureCircuit(ctx, req.Circuit); err != nil {
-		if errors.Is(err, ErrNoCircuit) || !isTransient(err) {
+		if ctx.Err() == nil && (errors.Is(err, ErrNoCircuit) || !isTransient(err)) {
 			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: %w", h.id, err))
 		} else {
 			w.requeue(h, err)
