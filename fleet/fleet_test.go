@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -342,6 +343,27 @@ func TestBadJobsTerminated(t *testing.T) {
 		if want == "" && r.Error != "" || want != "" && !strings.Contains(r.Error, want) {
 			t.Errorf("%s: error %q, want %q", id, r.Error, want)
 		}
+	}
+	// A failed job may be submitted again, once, within the duplicate window.
+	again := submit(t, q, "", `{"id":"b2","circuit":"chain","generate":{"seed":1}}`)
+	again = append(again, submit(t, q, "", `{"id":"b2","circuit":"chain","generate":{"seed":1}}`)...)
+	if !again[0].Queued || !again[1].Duplicate {
+		t.Errorf("resubmits of a failed job: %+v", again)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		m, err := q.Results.GetLastMsgForSubject(context.Background(), "zkpipe.results.b2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r stream.Result
+		json.Unmarshal(m.Data, &r)
+		if r.Error == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b2 resubmitted: still %s", r.Error)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	// Terminated, not redelivered: three ack waits later nothing came back.
 	time.Sleep(1500 * time.Millisecond)

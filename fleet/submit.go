@@ -109,6 +109,18 @@ func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, prio
 	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return s, fmt.Errorf("job %s: %w", req.ID, err)
 	}
+	// A job that failed may be submitted again (a fixed witness, a circuit
+	// pushed since): its message id names the failure it follows, so the
+	// duplicate window drops a second resubmit but not the first.
+	msgID := req.ID
+	if last, err := q.Results.GetLastMsgForSubject(ctx, resultSubject(req.ID)); err == nil {
+		var prev stream.Result
+		if json.Unmarshal(last.Data, &prev) == nil && prev.Error != "" {
+			msgID = fmt.Sprintf("%s@retry-%d", req.ID, last.Sequence)
+		}
+	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return s, fmt.Errorf("job %s: %w", req.ID, err)
+	}
 	for _, w := range []struct {
 		path *string
 		ext  string
@@ -135,7 +147,7 @@ func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, prio
 	}
 	msg := nats.NewMsg(jobSubject(priority))
 	msg.Data = data
-	msg.Header.Set(jetstream.MsgIDHeader, req.ID)
+	msg.Header.Set(jetstream.MsgIDHeader, msgID)
 	ack, err := q.Conn.JS.PublishMsg(ctx, msg)
 	if errors.Is(err, nats.ErrMaxPayload) {
 		s.Err = fmt.Errorf("line %d: job %s: %d bytes, more than the server takes in a message (%d): put large inputs in a wtns file", line, req.ID, len(data), q.Conn.NC.MaxPayload())
