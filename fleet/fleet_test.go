@@ -270,9 +270,16 @@ func TestSubmitWorkCollect(t *testing.T) {
 		}
 	}
 	settled(t, q)
-	// The witnesses left the store with their jobs.
-	if objs, err := q.Witness.List(context.Background()); !errors.Is(err, jetstream.ErrNoObjectsFound) {
-		t.Errorf("witness objects left: %d (%v)", len(objs), err)
+	// The witnesses leave the store with their jobs (just after the ack).
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		objs, err := q.Witness.List(context.Background())
+		if errors.Is(err, jetstream.ErrNoObjectsFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("witness objects left: %d (%v)", len(objs), err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	// A second submit of a proven id is not queued again.
 	if s := submit(t, q, "", genJob("g1")); !s[0].Done {
@@ -390,7 +397,6 @@ func TestPullsNoMoreThanCapacity(t *testing.T) {
 	f := newFake(t, 3)
 	f.gate = make(chan struct{})
 	runWorker(t, q, f)
-	time.Sleep(500 * time.Millisecond)
 	pending := func() int {
 		c, _ := q.Jobs.Consumer(context.Background(), "normal")
 		info, err := c.Info(context.Background())
@@ -399,6 +405,10 @@ func TestPullsNoMoreThanCapacity(t *testing.T) {
 		}
 		return info.NumAckPending
 	}
+	for deadline := time.Now().Add(5 * time.Second); pending() < 3 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // time to pull more, if it would
 	if n := pending(); n != 3 {
 		t.Fatalf("%d jobs pulled by a worker of capacity 3 whose prover is stuck", n)
 	}
