@@ -299,14 +299,14 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 
-	if int(meta.NumDelivered) > w.o.MaxDeliveries {
-		w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: delivered %d times without an answer: the workers that took it stopped (killed, out of memory?)", h.id, meta.NumDelivered))
-		return
-	}
 	if done, err := w.republish(ctx, h); done || err != nil {
 		if err != nil {
 			w.requeue(h, err)
 		}
+		return
+	}
+	if int(meta.NumDelivered) > w.o.MaxDeliveries {
+		w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: delivered %d times without an answer: the workers that took it stopped (killed, out of memory?)", h.id, meta.NumDelivered))
 		return
 	}
 	if req.Circuit == "" {
