@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -37,11 +36,9 @@ func Serve(addr string, m *Metrics, health func() error) (*Server, error) {
 		fmt.Fprintln(w, "ok")
 	})
 	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln: ln}
-	go func() {
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			_ = err // the listener is gone; scrapes will say so
-		}
-	}()
+	// Serve returns ErrServerClosed after Close; any other error means the
+	// listener is gone, which the scraper sees.
+	go s.srv.Serve(ln)
 	return s, nil
 }
 
