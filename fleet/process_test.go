@@ -301,7 +301,7 @@ func scrapeWorker(t *testing.T, addr string) {
 	if err != nil {
 		t.Fatalf("/metrics does not parse: %v", err)
 	}
-	for _, name := range []string{"zkpipe_proofs_total", "zkpipe_stage_run_seconds", "zkpipe_fleet_jobs_total", "zkpipe_rss_bytes", "zkpipe_stage_jobs"} {
+	for _, name := range []string{"zkpipe_proofs_total", "zkpipe_stage_run_seconds", "zkpipe_fleet_jobs_total", "zkpipe_fleet_queue_seconds", "zkpipe_rss_bytes", "zkpipe_stage_jobs"} {
 		if fams[name] == nil {
 			t.Errorf("/metrics has no %s", name)
 		}

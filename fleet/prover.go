@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"time"
 
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -32,4 +33,7 @@ type Observer interface {
 	// "requeued" (handed back to the queue: a store or network error, or
 	// the worker stopping).
 	Job(outcome string)
+	// Waited is how long a job waited in the queue, from submit to this
+	// worker taking it (its first delivery only).
+	Waited(d time.Duration)
 }

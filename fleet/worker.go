@@ -270,6 +270,9 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 	}
 	h.seq = meta.Sequence.Stream
 	h.id = fmt.Sprintf("seq-%d", h.seq)
+	if w.o.Observer != nil && meta.NumDelivered == 1 {
+		w.o.Observer.Waited(time.Since(meta.Timestamp))
+	}
 
 	var req stream.Request
 	dec := json.NewDecoder(bytes.NewReader(msg.Data()))

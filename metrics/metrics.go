@@ -40,6 +40,7 @@ type Metrics struct {
 	jobSeconds *prometheus.HistogramVec
 	run, queue *prometheus.HistogramVec
 	fleetJobs  *prometheus.CounterVec
+	fleetWait  prometheus.Histogram
 	busy       *prometheus.CounterVec
 
 	mu      sync.Mutex
@@ -79,6 +80,11 @@ func New(o Options) *Metrics {
 			Name: "zkpipe_fleet_jobs_total",
 			Help: "Jobs a fleet worker answered, by outcome: proved, failed (error result, terminated), republished (from stored outputs), requeued (handed back).",
 		}, []string{"outcome"}),
+		fleetWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "zkpipe_fleet_queue_seconds",
+			Help:    "Time a job waited in the queue, from submit to a worker taking it (first deliveries).",
+			Buckets: timeBuckets,
+		}),
 		busy: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "zkpipe_device_busy_seconds_total",
 			Help: "Wall time during which at least one device stage was running a job, by device; its rate is the device's busy share.",
@@ -101,7 +107,7 @@ func New(o Options) *Metrics {
 	for _, oc := range []string{"proved", "failed", "republished", "requeued"} {
 		m.fleetJobs.WithLabelValues(oc)
 	}
-	m.reg.MustRegister(m.proofs, m.jobSeconds, m.run, m.queue, m.fleetJobs, m.busy,
+	m.reg.MustRegister(m.proofs, m.jobSeconds, m.run, m.queue, m.fleetJobs, m.fleetWait, m.busy,
 		&state{m: m},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -142,6 +148,9 @@ func (m *Metrics) Result(r stream.Result) {
 
 // Job counts a fleet worker's answer to one job (fleet.Observer).
 func (m *Metrics) Job(outcome string) { m.fleetJobs.WithLabelValues(outcome).Inc() }
+
+// Waited records a job's wait in the queue (fleet.Observer).
+func (m *Metrics) Waited(d time.Duration) { m.fleetWait.Observe(d.Seconds()) }
 
 func (m *Metrics) deviceName() string {
 	if m.o.Engine != nil {
