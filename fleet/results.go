@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -38,6 +39,8 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 			return nil
 		}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	cons, err := q.Results.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy})
 	if err != nil {
 		return err
@@ -50,40 +53,88 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
 
-	proven := map[string]bool{} // id → emitted with a proof (false: with an error)
-	for {
-		m, err := it.Next()
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return err
-		}
-		var res stream.Result
-		if err := json.Unmarshal(m.Data(), &res); err != nil {
-			return fmt.Errorf("result %s: %w", m.Subject(), err)
-		}
-		if ok, seen := proven[res.ID]; !seen || (!ok && res.Error == "") {
-			if res.Error == "" {
-				if err := fetchOutputs(ctx, q, o.Out, &res); err != nil {
+	// The reader takes lines in order and starts fetching each one's
+	// outputs, up to fetchAhead at once (each is a round trip or more to
+	// the store); the loop below emits them in the same order.
+	order := make(chan *collected, fetchAhead)
+	slots := make(chan struct{}, fetchAhead)
+	var fetches sync.WaitGroup
+	defer fetches.Wait() // after cancel: no file is written once Collect returns
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(order)
+		readErr <- func() error {
+			proven := map[string]bool{} // id → taken with a proof (false: with an error)
+			for {
+				m, err := it.Next()
+				if err != nil {
 					return err
 				}
+				var res stream.Result
+				if err := json.Unmarshal(m.Data(), &res); err != nil {
+					return fmt.Errorf("result %s: %w", m.Subject(), err)
+				}
+				if ok, seen := proven[res.ID]; !seen || (!ok && res.Error == "") {
+					proven[res.ID] = res.Error == ""
+					c := &collected{res: res, done: make(chan struct{})}
+					if res.Error == "" {
+						select {
+						case slots <- struct{}{}:
+						case <-ctx.Done():
+							return ctx.Err()
+						}
+						fetches.Go(func() {
+							defer func() { <-slots }()
+							c.err = fetchOutputs(ctx, q, o.Out, &c.res)
+							close(c.done)
+						})
+					} else {
+						close(c.done)
+					}
+					select {
+					case order <- c:
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				}
+				if !o.Follow {
+					meta, err := m.Metadata()
+					if err != nil {
+						return err
+					}
+					if meta.NumPending == 0 {
+						return nil
+					}
+				}
 			}
-			if err := emit(res); err != nil {
-				return err
-			}
-			proven[res.ID] = res.Error == ""
+		}()
+	}()
+	for c := range order {
+		<-c.done
+		if c.err != nil {
+			return c.err
 		}
-		if !o.Follow {
-			meta, err := m.Metadata()
-			if err != nil {
-				return err
-			}
-			if meta.NumPending == 0 {
-				return nil
-			}
+		if err := emit(c.res); err != nil {
+			return err
 		}
 	}
+	if err := <-readErr; err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	return nil
+}
+
+// fetchAhead is how many results' outputs Collect fetches at once.
+const fetchAhead = 16
+
+// collected is one result line on its way out of Collect.
+type collected struct {
+	res  stream.Result
+	err  error
+	done chan struct{} // closed when res's files are written (or err set)
 }
 
 // fetchOutputs writes res's files into out and points res at them.
