@@ -59,9 +59,17 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 	order := make(chan *collected, fetchAhead)
 	slots := make(chan struct{}, fetchAhead)
 	var fetches sync.WaitGroup
-	defer fetches.Wait() // after cancel: no file is written once Collect returns
 	readErr := make(chan error, 1)
+	readerDone := make(chan struct{})
+	// On the way out: stop the reader, then wait for its fetches, so that no
+	// file is written once Collect returns.
+	defer func() {
+		cancel()
+		<-readerDone
+		fetches.Wait()
+	}()
 	go func() {
+		defer close(readerDone)
 		defer close(order)
 		readErr <- func() error {
 			proven := map[string]bool{} // id → taken with a proof (false: with an error)
