@@ -12,12 +12,15 @@
 //     keys already in memory; circomsrc.LoadFiles reads a snarkjs zkey (and
 //     its witness calculator).
 //  2. Register your circuit's hints with gnark (solver.RegisterHint) before
-//     the first job: zkpipe solves with gnark's solver, which finds hints by
-//     their registration.
+//     the first job, or give them to the source (gnarksrc.Options.Hints):
+//     zkpipe solves with gnark's solver, which finds hints by their
+//     registration. gnark's standard library's hints are registered already.
 //  3. Open an engine with New and the Options you need. The zero Options
-//     prove on the CPU (or a GPU, if a CUDA library is found), one worker a
-//     stage, into the directory "out". New makes the circuits' keys
-//     resident once; later circuits join with AddCircuit.
+//     prove on the GPU if a CUDA library and a GPU are found, else on the
+//     CPU, in a shape (workers and queue per stage) chosen from the cores
+//     and devices, into the directory "out", which the engine locks. New
+//     makes the circuits' keys resident once; later circuits join with
+//     AddCircuit, also while a run goes on.
 //  4. Feed jobs to Run on a channel (or Stream from a reader of JSON lines),
 //     and take each result line in the emit callback: the paths of the proof
 //     and its public inputs, or the error that ended the job. Every proof
