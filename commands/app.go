@@ -60,11 +60,16 @@ func App() *cli.App {
 			"2 the run finished and some jobs failed (their result lines say why); 130 aborted by a second Ctrl-C.",
 		Commands: []*cli.Command{
 			benchCommand(),
+			circuitCommand(),
 			demoCommand(),
 			proveCommand(),
+			resultsCommand(),
+			serveCommand(),
 			setupCommand(),
+			submitCommand(),
 			timelineCommand(),
 			verifyCommand(),
+			workerCommand(),
 		},
 		EnableBashCompletion: true,
 		Flags: []cli.Flag{

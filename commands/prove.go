@@ -31,6 +31,7 @@ func proveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "jobs", Value: "-", Usage: "JSON Lines of jobs, - for stdin (read as lines arrive)", EnvVars: env("jobs")},
 		&cli.StringFlag{Name: "out", Value: "out", Usage: "directory for proofs (locked while zkpipe runs)", EnvVars: env("out")},
 		&cli.StringFlag{Name: "results", Value: "-", Usage: "JSON Lines of results, - for stdout (opened once the circuits are loaded)", EnvVars: env("results")},
+		metricsFlag(),
 		&cli.BoolFlag{Name: "skip-done", Usage: "answer a job whose proof is already in --out and verifies from those files (its result line says \"resumed\") instead of proving it again", EnvVars: env("skip-done")},
 		&cli.StringSliceFlag{Name: "zkey", Usage: "circom circuit: snarkjs Groth16 proving key (repeatable); the circuit is named after the file, less .zkey", EnvVars: env("zkey"), Category: "circom"},
 		&cli.StringSliceFlag{Name: "wasm", Usage: "circom witness calculator (circuit_js/circuit.wasm) of the --zkey in the same position, for input jobs", EnvVars: env("wasm"), Category: "circom"},
@@ -119,6 +120,13 @@ func runStream(c *cli.Context, opts engine.Options, circuits []*stages.Circuit, 
 		return err
 	}
 	defer eng.Close()
+	observe, stopMetrics, err := serveMetrics(c, eng)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	write := emit
+	emit = func(r stream.Result) error { observe(r); return write(r) }
 	if started != nil {
 		if err := started(); err != nil {
 			return err

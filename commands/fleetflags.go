@@ -1,0 +1,145 @@
+package commands
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/fleet"
+	"github.com/zkpipe/zkpipe/metrics"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// natsFlags are how a fleet command reaches NATS: its URL and the client's
+// credentials, as the NATS tools name them.
+func natsFlags(urlRequired bool) []cli.Flag {
+	fs := []cli.Flag{
+		&cli.StringFlag{Name: "nats-creds", Category: "NATS", EnvVars: env("nats-creds"), Usage: "credentials file (JWT and nkey seed, from nsc)"},
+		&cli.StringFlag{Name: "nats-nkey", Category: "NATS", EnvVars: env("nats-nkey"), Usage: "file holding an nkey seed"},
+		&cli.StringFlag{Name: "nats-user", Category: "NATS", EnvVars: env("nats-user"), Usage: "user name (with --nats-password)"},
+		&cli.StringFlag{Name: "nats-password", Category: "NATS", EnvVars: env("nats-password"), Usage: "password of --nats-user (prefer ZKPIPE_NATS_PASSWORD to the flag)"},
+		&cli.StringFlag{Name: "nats-token", Category: "NATS", EnvVars: env("nats-token"), Usage: "authentication token (prefer ZKPIPE_NATS_TOKEN to the flag)"},
+		&cli.StringFlag{Name: "nats-ca", Category: "NATS", EnvVars: env("nats-ca"), Usage: "PEM CA bundle to trust for the server's TLS certificate"},
+		&cli.StringFlag{Name: "nats-cert", Category: "NATS", EnvVars: env("nats-cert"), Usage: "client certificate for mutual TLS (with --nats-key)"},
+		&cli.StringFlag{Name: "nats-key", Category: "NATS", EnvVars: env("nats-key"), Usage: "client certificate's key"},
+	}
+	if urlRequired {
+		fs = append([]cli.Flag{&cli.StringFlag{Name: "nats", Category: "NATS", EnvVars: append(env("nats"), "NATS_URL"), Required: true,
+			Usage: "NATS server URL(s), e.g. nats://queue.example:4222 (comma-separated for a cluster)"}}, fs...)
+	}
+	return fs
+}
+
+// queueFlags shape the streams when this command is the first to create them.
+func queueFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "ack-wait", Value: fleet.DefaultAckWait, Category: "queue", EnvVars: env("ack-wait"),
+			Usage: "a job unanswered and without heartbeat this long goes to another worker (set when the queue is first created)"},
+		&cli.DurationFlag{Name: "duplicate-window", Value: fleet.DefaultDuplicates, Category: "queue", EnvVars: env("duplicate-window"),
+			Usage: "a second submit of an id within this window is dropped by the server (set when the queue is first created)"},
+	}
+}
+
+func metricsFlag() cli.Flag {
+	return &cli.StringFlag{Name: "metrics-addr", Category: "metrics", EnvVars: env("metrics-addr"),
+		Usage: "serve Prometheus metrics on http://HOST:PORT/metrics and health on /healthz (e.g. 127.0.0.1:9464)"}
+}
+
+func natsAuth(c *cli.Context) fleet.Auth {
+	return fleet.Auth{
+		Creds: c.String("nats-creds"), NKey: c.String("nats-nkey"),
+		User: c.String("nats-user"), Password: c.String("nats-password"), Token: c.String("nats-token"),
+		CA: c.String("nats-ca"), Cert: c.String("nats-cert"), Key: c.String("nats-key"),
+	}
+}
+
+func queueConfig(c *cli.Context) fleet.Config {
+	return fleet.Config{AckWait: c.Duration("ack-wait"), Duplicates: c.Duration("duplicate-window")}
+}
+
+// openQueue connects to --nats and opens (or creates) the queue.
+func openQueue(c *cli.Context, name string) (*fleet.Queue, error) {
+	conn, err := fleet.Connect(c.String("nats"), natsAuth(c), name)
+	if err != nil {
+		return nil, err
+	}
+	q, err := fleet.Setup(c.Context, conn, queueConfig(c))
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return q, nil
+}
+
+// workerFlags are a worker's own flags (serve's in-process one too).
+func workerFlags() []cli.Flag {
+	dir := "zkpipe-cache"
+	if d, err := os.UserCacheDir(); err == nil {
+		dir = filepath.Join(d, "zkpipe")
+	}
+	return []cli.Flag{
+		&cli.StringFlag{Name: "cache", Value: dir, Category: "worker", EnvVars: env("cache"),
+			Usage: "worker directory: circuits fetched from the store stay here; proofs pass through CACHE/out (locked: one worker per cache)"},
+		&cli.IntFlag{Name: "max-deliveries", Value: 5, Category: "worker", EnvVars: env("max-deliveries"),
+			Usage: "answer a job delivered more often than this (its workers died on it) with an error, and drop it"},
+		metricsFlag(),
+	}
+}
+
+// runWorker proves jobs from q until the first signal, then finishes the
+// jobs in hand; a second signal hands them back to the queue.
+func runWorker(c *cli.Context, q *fleet.Queue) error {
+	sig := watchSignals(c.Context, logOut(c))
+	defer sig.stop()
+	cache := c.String("cache")
+	opts, err := engineOptions(c, filepath.Join(cache, "out"))
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(sig.hard, opts)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	wo := fleet.WorkerOptions{Cache: cache, MaxDeliveries: c.Int("max-deliveries"), Log: logOut(c)}
+	var w *fleet.Worker
+	if addr := c.String("metrics-addr"); addr != "" {
+		m := metrics.New(metrics.Options{Engine: eng.Snapshot, Fleet: func() (int, int) { return w.InHand(), w.Capacity() }})
+		srv, err := metrics.Serve(addr, m, func() error {
+			if !q.Conn.NC.IsConnected() {
+				return fmt.Errorf("NATS: %s", q.Conn.NC.Status())
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		wo.Observer = m
+	}
+	w = fleet.NewWorker(q, eng, wo)
+	fmt.Fprintf(logOut(c), "zkpipe: worker on %s: up to %d jobs in hand, ack wait %s, cache %s\n",
+		q.Conn.NC.ConnectedUrlRedacted(), w.Capacity(), q.AckWait(), cache)
+	err = w.Run(sig.hard, sig.intake)
+	if sig.aborted() {
+		return errInterrupted
+	}
+	return err
+}
+
+// serveMetrics serves --metrics-addr for a prove-like run over eng, if set,
+// and returns what to call with each result line and the cleanup.
+func serveMetrics(c *cli.Context, eng *engine.Engine) (func(r stream.Result), func(), error) {
+	addr := c.String("metrics-addr")
+	if addr == "" {
+		return func(stream.Result) {}, func() {}, nil
+	}
+	m := metrics.New(metrics.Options{Engine: eng.Snapshot})
+	srv, err := metrics.Serve(addr, m, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.Result, func() { srv.Close() }, nil
+}

@@ -1,0 +1,234 @@
+package fleet
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
+	"github.com/zkpipe/zkpipe/stages"
+)
+
+// A circuit in CircuitBucket is its files under NAME/: a gnark directory's
+// circuit.{r1cs,pk,vk} and, if zkpipe setup made it, circuit.json; or a
+// circom zkey as circuit.zkey and its witness calculator as circuit.wasm.
+const (
+	zkeyObject = "circuit.zkey"
+	wasmObject = "circuit.wasm"
+)
+
+// PushDir stores the gnark circuit directory dir as the circuit named after
+// it. Workers that already hold a circuit of that name keep proving with
+// the keys they loaded until they restart.
+func PushDir(ctx context.Context, q *Queue, dir string) (string, error) {
+	name := filepath.Base(filepath.Clean(dir))
+	if err := checkName(name); err != nil {
+		return "", err
+	}
+	files := map[string]string{}
+	for _, f := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile} {
+		p := filepath.Join(dir, f)
+		if _, err := os.Stat(p); err != nil {
+			if f == gnarksrc.MetaFile && errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return "", fmt.Errorf("circuit %s: %w", name, err)
+		}
+		files[f] = p
+	}
+	// Check the directory loads before anyone's workers try to.
+	if _, err := gnarksrc.LoadDir(dir); err != nil {
+		return "", err
+	}
+	return name, push(ctx, q, name, files)
+}
+
+// PushCircom stores a circom circuit, named after its zkey less .zkey, with
+// its witness calculator if wasm is not empty.
+func PushCircom(ctx context.Context, q *Queue, zkey, wasm string) (string, error) {
+	name := strings.TrimSuffix(filepath.Base(zkey), filepath.Ext(zkey))
+	if err := checkName(name); err != nil {
+		return "", err
+	}
+	files := map[string]string{zkeyObject: zkey}
+	if wasm != "" {
+		files[wasmObject] = wasm
+	}
+	return name, push(ctx, q, name, files)
+}
+
+func checkName(name string) error {
+	if !validName(name) {
+		return fmt.Errorf("circuit name %q: want 1-128 of [A-Za-z0-9._-], not starting with . _ or -", name)
+	}
+	return nil
+}
+
+func push(ctx context.Context, q *Queue, name string, files map[string]string) error {
+	// Remove what an earlier push of another kind left, so a name is one kind.
+	old, _ := circuitObjects(ctx, q, name)
+	for obj := range old {
+		if _, keep := files[obj]; !keep {
+			if err := q.Circuits.Delete(ctx, name+"/"+obj); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+				return err
+			}
+		}
+	}
+	for obj, path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		_, err = q.Circuits.Put(ctx, jetstream.ObjectMeta{Name: name + "/" + obj}, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("store %s of circuit %s: %w", obj, name, err)
+		}
+	}
+	return nil
+}
+
+// Circuits lists the circuits in the store.
+func Circuits(ctx context.Context, q *Queue) ([]string, error) {
+	infos, err := q.Circuits.List(ctx)
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, in := range infos {
+		n, _, ok := strings.Cut(in.Name, "/")
+		if ok && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// circuitObjects maps the files of circuit name to their object infos.
+func circuitObjects(ctx context.Context, q *Queue, name string) (map[string]*jetstream.ObjectInfo, error) {
+	infos, err := q.Circuits.List(ctx)
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*jetstream.ObjectInfo{}
+	for _, in := range infos {
+		if f, ok := strings.CutPrefix(in.Name, name+"/"); ok {
+			out[f] = in
+		}
+	}
+	return out, nil
+}
+
+// ErrNoCircuit is a job's circuit missing from the store.
+var ErrNoCircuit = errors.New("no such circuit in the store (zkpipe circuit push)")
+
+// FetchCircuit brings circuit name from the store into cache/NAME (files whose
+// digest already matches are kept) and loads it.
+func FetchCircuit(ctx context.Context, q *Queue, name, cache string) (*stages.Circuit, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	objs, err := circuitObjects(ctx, q, name)
+	if err != nil {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("circuit %q: %w", name, ErrNoCircuit)
+	}
+	dir := filepath.Join(cache, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	local := func(obj string) string {
+		switch obj {
+		case zkeyObject:
+			return filepath.Join(dir, name+".zkey") // circomsrc names a circuit after its zkey
+		case wasmObject:
+			return filepath.Join(dir, name+".wasm")
+		}
+		return filepath.Join(dir, obj)
+	}
+	for obj, info := range objs {
+		if err := fetchObject(ctx, q.Circuits, info, local(obj)); err != nil {
+			return nil, fmt.Errorf("circuit %s: %w", name, err)
+		}
+	}
+	if _, ok := objs[zkeyObject]; ok {
+		wasm := ""
+		if _, ok := objs[wasmObject]; ok {
+			wasm = local(wasmObject)
+		}
+		return circomsrc.Load(ctx, local(zkeyObject), wasm)
+	}
+	return gnarksrc.LoadDir(dir)
+}
+
+// fetchObject writes the object to path, whole or not at all, unless path
+// already holds it.
+func fetchObject(ctx context.Context, store jetstream.ObjectStore, info *jetstream.ObjectInfo, path string) error {
+	if d, err := fileDigest(path); err == nil && d == info.Digest {
+		return nil
+	}
+	r, err := store.Get(ctx, info.Name)
+	if err != nil {
+		return fmt.Errorf("fetch %s: %w", info.Name, err)
+	}
+	defer r.Close()
+	return writeAtomic(path, r)
+}
+
+// fileDigest is the object store's digest of the file at path.
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return jetstream.GetObjectDigestValue(h), nil
+}
+
+// writeAtomic copies r to a temporary file beside path, syncs it and
+// renames it into place.
+func writeAtomic(path string, r io.Reader) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = io.Copy(f, r)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

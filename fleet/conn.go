@@ -1,0 +1,120 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Auth is how a client proves who it is to NATS, as the NATS tools take it:
+// at most one of a credentials file (JWT and nkey seed, from nsc), an nkey
+// seed file, user and password, or a token; and, for TLS, a CA bundle to
+// trust and optionally a client certificate.
+type Auth struct {
+	Creds          string // --nats-creds: a .creds file
+	NKey           string // --nats-nkey: a file holding an nkey seed
+	User, Password string // --nats-user, --nats-password
+	Token          string // --nats-token
+	CA             string // --nats-ca: PEM CA bundle; implies TLS
+	Cert, Key      string // --nats-cert, --nats-key: client certificate (mutual TLS)
+}
+
+// Configured reports whether Auth asks the server for any authentication.
+func (a Auth) Configured() bool {
+	return a.Creds != "" || a.NKey != "" || a.User != "" || a.Token != ""
+}
+
+func (a Auth) check() error {
+	n := 0
+	for _, set := range []bool{a.Creds != "", a.NKey != "", a.User != "", a.Token != ""} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return errors.New("NATS auth: give one of --nats-creds, --nats-nkey, --nats-user/--nats-password, --nats-token")
+	case a.User != "" && a.Password == "":
+		return errors.New("NATS auth: --nats-user needs --nats-password")
+	case (a.Cert == "") != (a.Key == ""):
+		return errors.New("NATS TLS: --nats-cert and --nats-key go together")
+	}
+	return nil
+}
+
+// options turns a into nats.go options.
+func (a Auth) options() ([]nats.Option, error) {
+	if err := a.check(); err != nil {
+		return nil, err
+	}
+	var o []nats.Option
+	switch {
+	case a.Creds != "":
+		o = append(o, nats.UserCredentials(a.Creds))
+	case a.NKey != "":
+		opt, err := nats.NkeyOptionFromSeed(a.NKey)
+		if err != nil {
+			return nil, fmt.Errorf("--nats-nkey: %w", err)
+		}
+		o = append(o, opt)
+	case a.User != "":
+		o = append(o, nats.UserInfo(a.User, a.Password))
+	case a.Token != "":
+		o = append(o, nats.Token(a.Token))
+	}
+	if a.CA != "" {
+		o = append(o, nats.RootCAs(a.CA))
+	}
+	if a.Cert != "" {
+		o = append(o, nats.ClientCert(a.Cert, a.Key))
+	}
+	return o, nil
+}
+
+// Conn is a connection to NATS with its JetStream context.
+type Conn struct {
+	NC *nats.Conn
+	JS jetstream.JetStream
+}
+
+// Connect dials url (nats://host:4222, tls://…, or several, comma-separated)
+// and keeps reconnecting for ever: a worker outlives a server restart.
+func Connect(url string, auth Auth, name string, extra ...nats.Option) (*Conn, error) {
+	opts, err := auth.options()
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	opts = append(opts,
+		nats.Name(fmt.Sprintf("zkpipe %s %s/%d", name, host, os.Getpid())),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500*time.Millisecond),
+	)
+	opts = append(opts, extra...)
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS at %s: %w", url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return &Conn{NC: nc, JS: js}, nil
+}
+
+// Close drains the connection: published messages and acks are flushed.
+func (c *Conn) Close() error {
+	if err := c.NC.Drain(); err != nil {
+		c.NC.Close()
+		return err
+	}
+	for i := 0; i < 100 && !c.NC.IsClosed(); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}

@@ -1,0 +1,35 @@
+// Package fleet is zkpipe's queue side: proof jobs carried by NATS JetStream
+// to any number of workers, each feeding its own staged pipeline.
+//
+// Layout on the NATS server (Setup makes it; every command calls Setup, which
+// only creates what is missing):
+//
+//	stream ZKPIPE_JOBS      work queue, subjects zkpipe.jobs.{high,normal,low};
+//	                        one durable pull consumer per priority, shared by
+//	                        all workers; Nats-Msg-Id = job id deduplicates
+//	                        submits within the duplicate window
+//	stream ZKPIPE_RESULTS   result lines (stream.Result JSON) on
+//	                        zkpipe.results.ID, the last one per id kept
+//	object zkpipe-circuits  NAME/circuit.{r1cs,pk,vk,json}  (gnark directory)
+//	                        NAME/circuit.zkey, NAME/circuit.wasm  (circom)
+//	object zkpipe-witness   ID.witness, ID.wtns: uploaded by submit, deleted
+//	                        once the job is answered
+//	object zkpipe-proofs    ID: the job's outputs in one object (Outputs:
+//	                        its result line and its files, ID.proof,
+//	                        ID.public, ID.proof.json); its presence means the
+//	                        job is done. One object, not one per file: each
+//	                        object costs the collector a consumer of its own
+//
+// A worker's duties, in order, for each job it pulls (Worker.Run):
+//
+//  1. pull only while fewer than the prover's Capacity() jobs are in hand, so
+//     the pipeline's backpressure (and the memory governor's) reaches the
+//     queue; high before normal before low;
+//  2. answer a job whose outputs are stored from them, without proving;
+//  3. send msg.InProgress for every job in hand each third of the ack wait;
+//  4. on a proof: store its outputs, publish the result line, and only then
+//     ack; a killed worker's jobs are redelivered to
+//     another after the ack wait;
+//  5. on a failed job (bad witness, unknown circuit, unsatisfied): publish the
+//     error result and terminate the message (msg.Term): never redelivered.
+package fleet

@@ -1,0 +1,517 @@
+package fleet_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zkpipe/zkpipe/fleet"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
+	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// chainDir is a mulchain circuit of about 200 constraints, set up once.
+var chainDir = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "zkpipe-fleet-test-")
+	if err != nil {
+		return "", err
+	}
+	dir = filepath.Join(dir, "chain")
+	_, err = gnarksrc.Setup("mulchain", 200, dir)
+	return dir, err
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if dir, err := chainDir(); err == nil && dir != "" {
+		os.RemoveAll(filepath.Dir(dir))
+	}
+	os.Exit(code)
+}
+
+func circuitDir(t *testing.T) string {
+	t.Helper()
+	dir, err := chainDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// startQueue runs an embedded NATS server on a free port and opens the queue.
+func startQueue(t *testing.T, ackWait time.Duration) (*fleet.Queue, string) {
+	t.Helper()
+	srv, err := fleet.StartServer(fleet.ServerOptions{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	return openQueue(t, srv.ClientURL(), ackWait), srv.ClientURL()
+}
+
+func openQueue(t *testing.T, url string, ackWait time.Duration) *fleet.Queue {
+	t.Helper()
+	conn, err := fleet.Connect(url, fleet.Auth{}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.NC.Close() })
+	q, err := fleet.Setup(context.Background(), conn, fleet.Config{AckWait: ackWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// fakeProver proves nothing: it writes ID.proof and ID.public holding the
+// id, one job at a time, after delay (or when gate lets it).
+type fakeProver struct {
+	out   string
+	cap   int
+	delay time.Duration
+	gate  chan struct{}
+
+	mu       sync.Mutex
+	circuits map[string]bool
+	order    []string // ids in the order they entered
+}
+
+func newFake(t *testing.T, capacity int) *fakeProver {
+	return &fakeProver{out: t.TempDir(), cap: capacity, circuits: map[string]bool{}}
+}
+
+func (f *fakeProver) AddCircuit(c *stages.Circuit) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.circuits[c.Name] = true
+	return nil
+}
+
+func (f *fakeProver) HasCircuit(name string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.circuits[name]
+}
+
+func (f *fakeProver) Capacity() int { return f.cap }
+
+func (f *fakeProver) entered() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.order...)
+}
+
+func (f *fakeProver) Run(ctx context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error {
+	for l := range jobs {
+		f.mu.Lock()
+		f.order = append(f.order, l.Request.ID)
+		f.mu.Unlock()
+		if f.gate != nil {
+			select {
+			case <-f.gate:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		time.Sleep(f.delay)
+		id := l.Request.ID
+		res := stream.Result{ID: id, Circuit: l.Request.Circuit, Stages: []stream.StageTime{{Stage: "parse", RunMS: 1, EndedAtMS: 1}}}
+		if l.Request.Witness != "" {
+			if b, err := os.ReadFile(l.Request.Witness); err != nil || string(b) != "witness of "+id {
+				res.Error = fmt.Sprintf("job %s: parse: witness %q: %v", id, b, err)
+			}
+		}
+		if res.Error == "" {
+			res.Proof, res.Public = filepath.Join(f.out, id+".proof"), filepath.Join(f.out, id+".public")
+			os.WriteFile(res.Proof, []byte("proof of "+id), 0o644)
+			os.WriteFile(res.Public, []byte("public of "+id), 0o644)
+		}
+		if err := emit(res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runWorker runs a worker over p until the test ends.
+func runWorker(t *testing.T, q *fleet.Queue, p fleet.Prover) *fleet.Worker {
+	t.Helper()
+	w := fleet.NewWorker(q, p, fleet.WorkerOptions{Cache: t.TempDir(), Poll: 100 * time.Millisecond, Log: testLog{t}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("worker: %v", err)
+		}
+	})
+	return w
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func submit(t *testing.T, q *fleet.Queue, priority string, lines ...string) []fleet.Submitted {
+	t.Helper()
+	var out []fleet.Submitted
+	refused, err := fleet.Submit(context.Background(), q, strings.NewReader(strings.Join(lines, "\n")),
+		fleet.SubmitOptions{Priority: priority}, func(s fleet.Submitted) { out = append(out, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refused > 0 {
+		t.Fatalf("%d refused: %+v", refused, out)
+	}
+	return out
+}
+
+func genJob(id string) string { return fmt.Sprintf(`{"id":%q,"generate":{"seed":1}}`, id) }
+
+// waitResults waits until n ids have results and collects them.
+func waitResults(t *testing.T, q *fleet.Queue, n int, timeout time.Duration) map[string]stream.Result {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		info, err := q.Results.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int(info.State.Msgs) >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d results after %s, want %d", info.State.Msgs, timeout, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out := map[string]stream.Result{}
+	dir := t.TempDir()
+	err := fleet.Collect(context.Background(), q, fleet.ResultsOptions{Out: dir}, func(r stream.Result) error {
+		if _, dup := out[r.ID]; dup {
+			t.Errorf("two result lines for %s", r.ID)
+		}
+		out[r.ID] = r
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// settled waits until the jobs stream is empty: every job acked or terminated.
+func settled(t *testing.T, q *fleet.Queue) {
+	t.Helper()
+	for i := 0; ; i++ {
+		info, err := q.Jobs.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs == 0 {
+			return
+		}
+		if i > 100 {
+			t.Fatalf("%d jobs still in the queue", info.State.Msgs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func pushChain(t *testing.T, q *fleet.Queue) {
+	t.Helper()
+	if _, err := fleet.PushDir(context.Background(), q, circuitDir(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSubmitWorkCollect(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	wdir := t.TempDir()
+	var lines []string
+	for i := range 5 {
+		id := fmt.Sprintf("w%d", i)
+		p := filepath.Join(wdir, id+".witness")
+		os.WriteFile(p, []byte("witness of "+id), 0o644)
+		lines = append(lines, fmt.Sprintf(`{"id":%q,"witness":%q}`, id, p))
+	}
+	lines = append(lines, genJob("g1"))
+	for _, s := range submit(t, q, "", lines...) {
+		if !s.Queued {
+			t.Fatalf("not queued: %+v", s)
+		}
+	}
+	runWorker(t, q, newFake(t, 4))
+	res := waitResults(t, q, 6, 20*time.Second)
+	for id, r := range res {
+		if r.Error != "" {
+			t.Fatalf("%s: %s", id, r.Error)
+		}
+		b, err := os.ReadFile(r.Proof)
+		if err != nil || string(b) != "proof of "+id {
+			t.Errorf("%s: proof file %s: %q %v", id, r.Proof, b, err)
+		}
+		if b, _ := os.ReadFile(r.Public); string(b) != "public of "+id {
+			t.Errorf("%s: public file %q", id, b)
+		}
+	}
+	settled(t, q)
+	// The witnesses leave the store with their jobs (just after the ack).
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		objs, err := q.Witness.List(context.Background())
+		if errors.Is(err, jetstream.ErrNoObjectsFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("witness objects left: %d (%v)", len(objs), err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// A second submit of a proven id is not queued again.
+	if s := submit(t, q, "", genJob("g1")); !s[0].Done {
+		t.Errorf("resubmit of a proven id: %+v", s[0])
+	}
+}
+
+func TestDuplicateSubmitDropped(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	s := submit(t, q, "normal", genJob("d1"))
+	s = append(s, submit(t, q, "high", genJob("d1"))...)
+	if !s[0].Queued || !s[1].Duplicate {
+		t.Fatalf("same id twice: %+v", s)
+	}
+	info, _ := q.Jobs.Info(context.Background())
+	if info.State.Msgs != 1 {
+		t.Fatalf("%d jobs queued, want 1", info.State.Msgs)
+	}
+}
+
+func TestStoredJobAnsweredWithoutProving(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	submit(t, q, "", genJob("s1"))
+	f := newFake(t, 2)
+	runWorker(t, q, f)
+	first := waitResults(t, q, 1, 20*time.Second)["s1"]
+	settled(t, q)
+	// The same job again, as the server would redeliver it after a worker
+	// died between publishing the result and acking: straight onto the
+	// subject, past submit's check.
+	if _, err := q.Conn.JS.Publish(context.Background(), "zkpipe.jobs.normal", []byte(genJob("s1"))); err != nil {
+		t.Fatal(err)
+	}
+	settled(t, q)
+	if got := f.entered(); len(got) != 1 {
+		t.Fatalf("proved %v: the stored job was proven again", got)
+	}
+	again := waitResults(t, q, 1, 5*time.Second)["s1"]
+	if again.Proof == "" || again.PublicInputs == nil && first.PublicInputs != nil {
+		t.Fatalf("republished %+v", again)
+	}
+}
+
+func TestBadJobsTerminated(t *testing.T) {
+	q, _ := startQueue(t, 500*time.Millisecond)
+	pushChain(t, q)
+	wdir := t.TempDir()
+	bad := filepath.Join(wdir, "bad.witness")
+	os.WriteFile(bad, []byte("not it"), 0o644)
+	submit(t, q, "",
+		fmt.Sprintf(`{"id":"b1","witness":%q}`, bad),
+		`{"id":"b2","circuit":"nope","generate":{"seed":1}}`,
+		genJob("ok1"))
+	q.Conn.JS.Publish(context.Background(), "zkpipe.jobs.low", []byte(`{"id":"b3","bogus":1}`))
+	q.Conn.JS.Publish(context.Background(), "zkpipe.jobs.low", []byte(`{"id":"b4","circuit":"chain","witness":"/etc/passwd"}`))
+	f := newFake(t, 2)
+	runWorker(t, q, f)
+	res := waitResults(t, q, 5, 20*time.Second)
+	settled(t, q)
+	for id, want := range map[string]string{"b1": "witness", "b2": "no such circuit", "ok1": "", "seq-4": "malformed job", "b4": "workers read no local paths"} {
+		r, ok := res[id]
+		if !ok {
+			t.Errorf("no result for %s: %v", id, res)
+			continue
+		}
+		if want == "" && r.Error != "" || want != "" && !strings.Contains(r.Error, want) {
+			t.Errorf("%s: error %q, want %q", id, r.Error, want)
+		}
+	}
+	// A failed job may be submitted again, once, within the duplicate window.
+	again := submit(t, q, "", `{"id":"b2","circuit":"chain","generate":{"seed":1}}`)
+	again = append(again, submit(t, q, "", `{"id":"b2","circuit":"chain","generate":{"seed":1}}`)...)
+	if !again[0].Queued || again[1].Queued { // the second: a duplicate, or done already
+		t.Errorf("resubmits of a failed job: %+v", again)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		m, err := q.Results.GetLastMsgForSubject(context.Background(), "zkpipe.results.b2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r stream.Result
+		json.Unmarshal(m.Data, &r)
+		if r.Error == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b2 resubmitted: still %s", r.Error)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Terminated, not redelivered: three ack waits later nothing came back.
+	time.Sleep(1500 * time.Millisecond)
+	for _, p := range fleet.Priorities {
+		c, _ := q.Jobs.Consumer(context.Background(), p)
+		info, err := c.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumRedelivered > 0 || info.NumAckPending > 0 {
+			t.Errorf("consumer %s: %d redelivered, %d pending", p, info.NumRedelivered, info.NumAckPending)
+		}
+	}
+}
+
+func TestPullsNoMoreThanCapacity(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	var lines []string
+	for i := range 10 {
+		lines = append(lines, genJob(fmt.Sprintf("c%d", i)))
+	}
+	submit(t, q, "", lines...)
+	f := newFake(t, 3)
+	f.gate = make(chan struct{})
+	runWorker(t, q, f)
+	pending := func() int {
+		c, _ := q.Jobs.Consumer(context.Background(), "normal")
+		info, err := c.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.NumAckPending
+	}
+	for deadline := time.Now().Add(5 * time.Second); pending() < 3 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // time to pull more, if it would
+	if n := pending(); n != 3 {
+		t.Fatalf("%d jobs pulled by a worker of capacity 3 whose prover is stuck", n)
+	}
+	for range 10 {
+		f.gate <- struct{}{}
+		if n := pending(); n > 3 {
+			t.Fatalf("%d jobs pulled, capacity 3", n)
+		}
+	}
+	waitResults(t, q, 10, 20*time.Second)
+}
+
+func TestHighBeforeNormal(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	var normal, high []string
+	for i := range 6 {
+		normal = append(normal, genJob(fmt.Sprintf("n%d", i)))
+		high = append(high, genJob(fmt.Sprintf("h%d", i)))
+	}
+	submit(t, q, "low", genJob("l0"))
+	submit(t, q, "normal", normal...)
+	submit(t, q, "high", high...)
+	f := newFake(t, 1)
+	runWorker(t, q, f)
+	waitResults(t, q, 13, 20*time.Second)
+	got := strings.Join(f.entered(), " ")
+	if want := "h0 h1 h2 h3 h4 h5 n0 n1 n2 n3 n4 n5 l0"; got != want {
+		t.Fatalf("order %s, want %s", got, want)
+	}
+}
+
+func TestHeartbeatKeepsLongJob(t *testing.T) {
+	q, _ := startQueue(t, time.Second)
+	pushChain(t, q)
+	submit(t, q, "", genJob("long"))
+	f := newFake(t, 1)
+	f.delay = 3500 * time.Millisecond // three and a half ack waits
+	runWorker(t, q, f)
+	waitResults(t, q, 1, 20*time.Second)
+	settled(t, q)
+	c, _ := q.Jobs.Consumer(context.Background(), "normal")
+	info, _ := c.Info(context.Background())
+	if info.NumRedelivered > 0 || len(f.entered()) != 1 {
+		t.Fatalf("a job longer than the ack wait was redelivered (%d, entered %v)", info.NumRedelivered, f.entered())
+	}
+}
+
+func TestOpenListenerRefused(t *testing.T) {
+	_, err := fleet.StartServer(fleet.ServerOptions{Listen: "0.0.0.0:0", StoreDir: t.TempDir()})
+	if !errors.Is(err, fleet.ErrOpenListener) {
+		t.Fatalf("open listener without auth: %v", err)
+	}
+	srv, err := fleet.StartServer(fleet.ServerOptions{Listen: "0.0.0.0:0", StoreDir: t.TempDir(), Token: "s3cret"})
+	if err != nil {
+		t.Fatalf("with a token: %v", err)
+	}
+	defer srv.Shutdown()
+	if _, err := fleet.Connect(srv.ClientURL(), fleet.Auth{}, "test"); err == nil {
+		t.Fatal("connected without the token")
+	}
+	c, err := fleet.Connect(srv.ClientURL(), fleet.Auth{Token: "s3cret"}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.NC.Close()
+}
+
+func TestJobDeliveredTooOftenAnswered(t *testing.T) {
+	q, _ := startQueue(t, 200*time.Millisecond)
+	pushChain(t, q)
+	submit(t, q, "", genJob("doomed"))
+	// Two deliveries that nobody answers, as if two workers died on it.
+	c, err := q.Jobs.Consumer(context.Background(), "normal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		b, err := c.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for range b.Messages() {
+			n++
+		}
+		if n != 1 {
+			t.Fatalf("fetched %d", n)
+		}
+		time.Sleep(300 * time.Millisecond) // past the ack wait
+	}
+	f := newFake(t, 1)
+	w := fleet.NewWorker(q, f, fleet.WorkerOptions{Cache: t.TempDir(), MaxDeliveries: 2, Poll: 50 * time.Millisecond, Log: testLog{t}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, ctx) }()
+	defer func() { cancel(); <-done }()
+	r := waitResults(t, q, 1, 10*time.Second)["doomed"]
+	if !strings.Contains(r.Error, "delivered 3 times") {
+		t.Fatalf("result %+v", r)
+	}
+	if len(f.entered()) != 0 {
+		t.Fatalf("proved %v", f.entered())
+	}
+	settled(t, q)
+}

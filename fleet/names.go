@@ -1,0 +1,42 @@
+package fleet
+
+import "time"
+
+// Names of the NATS resources zkpipe uses (see the package comment).
+const (
+	JobsStream    = "ZKPIPE_JOBS"
+	ResultsStream = "ZKPIPE_RESULTS"
+
+	jobsSubject    = "zkpipe.jobs."    // + priority
+	resultsSubject = "zkpipe.results." // + job id
+	// wakeSubject is a plain NATS subject, outside the streams: submit
+	// sends an empty message on it after each job, to wake idle workers
+	// at once (rather than at their next poll) without sending every
+	// worker every job.
+	wakeSubject = "zkpipe.wake"
+
+	CircuitBucket = "zkpipe-circuits"
+	WitnessBucket = "zkpipe-witness"
+	ProofBucket   = "zkpipe-proofs"
+
+	// witnessRef marks a job's witness (or wtns) as an object in
+	// WitnessBucket rather than a path on the worker.
+	witnessRef = "nats-object:"
+)
+
+// Priorities, highest first: a worker takes every waiting job of one before
+// any of the next.
+var Priorities = []string{"high", "normal", "low"}
+
+// Defaults of Config.
+const (
+	DefaultAckWait    = 30 * time.Second
+	DefaultDuplicates = time.Hour
+)
+
+func jobSubject(priority string) string { return jobsSubject + priority }
+func resultSubject(id string) string    { return resultsSubject + id }
+
+// outputsObject is the object holding job id's outputs; its presence marks
+// the job as done.
+func outputsObject(id string) string { return id }

@@ -1,0 +1,375 @@
+package fleet_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/zkpipe/zkpipe/fleet"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// zkpipeBinary builds the zkpipe command once per test binary.
+var zkpipeBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "zkpipe-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "zkpipe")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds zkpipe and runs worker processes")
+	}
+	bin, err := zkpipeBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {}) // the binary's directory goes with the machine's temp
+	return bin
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// proc is a zkpipe process; its output goes to a file, logged if the test
+// fails.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when it has exited
+}
+
+func start(t *testing.T, bin, name string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	log, err := os.CreateTemp(t.TempDir(), name+"-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: still running 10s after SIGTERM", name)
+			cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(log.Name())
+			t.Logf("%s:\n%s", name, b)
+		}
+		log.Close()
+	})
+	return p
+}
+
+func waitHealthy(t *testing.T, addr string) {
+	t.Helper()
+	for i := 0; ; i++ {
+		r, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			r.Body.Close()
+			if r.StatusCode == 200 {
+				return
+			}
+		}
+		if i > 600 {
+			t.Fatalf("%s/healthz: not healthy after 60s (%v)", addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func run(t *testing.T, bin string, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("zkpipe %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestFleetOfProcesses: three worker processes, one killed with SIGKILL
+// mid-stream and restarted; 200 jobs and 10 high-priority ones submitted
+// behind them, and two bad ones. Every id gets exactly one result line,
+// every proof verifies with gnark, the bad jobs get error results and are
+// not redelivered, the high jobs finish before most normal ones.
+func TestFleetOfProcesses(t *testing.T) {
+	bin := binary(t)
+	dir := circuitDir(t)
+	const ackWait = 3 * time.Second
+	q, url := startQueue(t, ackWait)
+	run(t, bin, "", "circuit", "push", "--nats", url, dir)
+
+	tmp := t.TempDir()
+	workerArgs := func(i int, metrics string) []string {
+		return []string{"worker", "--nats", url, "--cache", filepath.Join(tmp, fmt.Sprint("cache", i)),
+			"--mem-status", "0", "--metrics-addr", metrics}
+	}
+	var metricsAddr [3]string
+	var workers [3]*proc
+	for i := range workers {
+		metricsAddr[i] = freePort(t)
+		workers[i] = start(t, bin, fmt.Sprint("worker", i), workerArgs(i, metricsAddr[i])...)
+	}
+	for _, a := range metricsAddr {
+		waitHealthy(t, a)
+	}
+
+	var jobs strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&jobs, `{"id":"n%03d","generate":{"seed":%d}}`+"\n", i, i)
+	}
+	bad := filepath.Join(tmp, "bad.witness")
+	os.WriteFile(bad, []byte("xxxxx"), 0o644)
+	fmt.Fprintf(&jobs, `{"id":"bad-witness","witness":%q}`+"\n", bad)
+	fmt.Fprintf(&jobs, `{"id":"bad-circuit","circuit":"nope","generate":{"seed":1}}`+"\n")
+	t0 := time.Now()
+	run(t, bin, jobs.String(), "submit", "--nats", url, "-")
+	var high strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&high, `{"id":"h%d","generate":{"seed":%d}}`+"\n", i, 1000+i)
+	}
+	run(t, bin, high.String(), "submit", "--nats", url, "--priority", "high", "-")
+
+	// SIGKILL worker 0 mid-stream, once 40 results and the high jobs' are in
+	// (a high job the killed worker held would come back only after the ack
+	// wait, which says nothing of priorities), and restart it.
+	const total = 212
+	count := func() int {
+		info, err := q.Results.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(info.State.Msgs)
+	}
+	highDone := func() bool {
+		for i := range 10 {
+			if _, err := q.Results.GetLastMsgForSubject(context.Background(), fmt.Sprint("zkpipe.results.h", i)); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	for start := time.Now(); count() < 40 || !highDone(); {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("%d results after a minute", count())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	workers[0].cmd.Process.Signal(syscall.SIGKILL)
+	<-workers[0].done
+	killedAt := count()
+	t.Logf("worker0 killed after %d results", killedAt)
+	if killedAt > total-30 {
+		t.Fatalf("worker0 killed after %d of %d results: not mid-stream", killedAt, total)
+	}
+	metricsAddr[0] = freePort(t)
+	workers[0] = start(t, bin, "worker0'", workerArgs(0, metricsAddr[0])...)
+
+	deadline := time.Now().Add(90 * time.Second)
+	for count() < total {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d results after 90s", count(), total)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	elapsed := time.Since(t0)
+	t.Logf("%d results in %s", total, elapsed.Round(time.Millisecond))
+	settled(t, q)
+
+	// /metrics of a worker parses, and counted its proofs.
+	scrapeWorker(t, metricsAddr[1])
+
+	out, resultsFile := filepath.Join(tmp, "out"), filepath.Join(tmp, "results.jsonl")
+	run(t, bin, "", "results", "--nats", url, "--out", out, "--results", resultsFile)
+	lines, err := stream.ReadResultsFile(resultsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vk, err := gnarksrc.ReadVerifyingKey(filepath.Join(dir, gnarksrc.VKFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	pos := map[string]int{}
+	for i, r := range lines {
+		seen[r.ID]++
+		pos[r.ID] = i
+		switch {
+		case strings.HasPrefix(r.ID, "bad-"):
+			if r.Error == "" {
+				t.Errorf("%s: no error", r.ID)
+			}
+		case r.Error != "":
+			t.Errorf("%s: %s", r.ID, r.Error)
+		default:
+			if err := gnarksrc.VerifyFiles(vk, r.Proof, r.Public); err != nil {
+				t.Errorf("%s: %v", r.ID, err)
+			}
+		}
+	}
+	if len(seen) != total {
+		t.Errorf("%d ids have results, want %d", len(seen), total)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("%s: %d result lines", id, n)
+		}
+	}
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("partial file %s left in --out", e.Name())
+		}
+	}
+	// High jobs, submitted behind 200 normal ones, all finish before the
+	// last 100 normal ones: at most three pipelines' worth of normal jobs
+	// (pulled before the high ones came) goes first.
+	normalPos := []int{}
+	for _, r := range lines {
+		if strings.HasPrefix(r.ID, "n") {
+			normalPos = append(normalPos, pos[r.ID])
+		}
+	}
+	limit := normalPos[len(normalPos)-100]
+	for i := range 10 {
+		if p := pos[fmt.Sprint("h", i)]; p > limit {
+			t.Errorf("high job h%d finished at %d, after the 100th normal job from the end (%d)", i, p, limit)
+		}
+	}
+	// The bad jobs were terminated, not redelivered.
+	for _, p := range fleet.Priorities {
+		c, _ := q.Jobs.Consumer(context.Background(), p)
+		info, err := c.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumAckPending > 0 || info.NumPending > 0 {
+			t.Errorf("consumer %s: %d pending acks, %d pending", p, info.NumAckPending, info.NumPending)
+		}
+	}
+}
+
+func scrapeWorker(t *testing.T, addr string) {
+	t.Helper()
+	r, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bufio.NewReader(r.Body))
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	for _, name := range []string{"zkpipe_proofs_total", "zkpipe_stage_run_seconds", "zkpipe_fleet_jobs_total", "zkpipe_fleet_queue_seconds", "zkpipe_rss_bytes", "zkpipe_stage_jobs"} {
+		if fams[name] == nil {
+			t.Errorf("/metrics has no %s", name)
+		}
+	}
+	if f := fams["zkpipe_proofs_total"]; f != nil {
+		n := 0.0
+		for _, m := range f.Metric {
+			n += m.GetCounter().GetValue()
+		}
+		if n == 0 {
+			t.Error("worker 1 counted no proofs")
+		}
+	}
+}
+
+func TestServeRefusesOpenListener(t *testing.T) {
+	bin := binary(t)
+	cmd := exec.Command(bin, "serve", "--nats-listen", "0.0.0.0:0", "--store", t.TempDir(), "--mem-status", "0")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "needs auth") {
+		t.Fatalf("serve on 0.0.0.0 without auth: %v\n%s", err, out)
+	}
+}
+
+// TestServeAlone: zkpipe serve is the whole service on one host.
+func TestServeAlone(t *testing.T) {
+	bin := binary(t)
+	dir := circuitDir(t)
+	tmp := t.TempDir()
+	nats, metricsAddr := freePort(t), freePort(t)
+	url := "nats://" + nats
+	start(t, bin, "serve", "serve", "--nats-listen", nats, "--store", filepath.Join(tmp, "store"),
+		"--cache", filepath.Join(tmp, "cache"), "--mem-status", "0", "--metrics-addr", metricsAddr)
+	waitHealthy(t, metricsAddr)
+	run(t, bin, "", "circuit", "push", "--nats", url, dir)
+	var jobs strings.Builder
+	for i := range 5 {
+		fmt.Fprintf(&jobs, `{"id":"s%d","generate":{"seed":%d}}`+"\n", i, i)
+	}
+	run(t, bin, jobs.String(), "submit", "--nats", url, "-")
+	out, resultsFile := filepath.Join(tmp, "out"), filepath.Join(tmp, "results.jsonl")
+	// --follow until five lines are in, then stop it as a user would.
+	res := start(t, bin, "results", "results", "--nats", url, "--out", out, "--results", resultsFile, "--follow")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		lines, _ := stream.ReadResultsFile(resultsFile)
+		if len(lines) == 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d results after 60s", len(lines))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	res.cmd.Process.Signal(syscall.SIGINT)
+	<-res.done
+	lines, err := stream.ReadResultsFile(resultsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vk, err := gnarksrc.ReadVerifyingKey(filepath.Join(dir, gnarksrc.VKFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range lines {
+		if err := gnarksrc.VerifyFiles(vk, r.Proof, r.Public); err != nil {
+			t.Errorf("%s: %v", r.ID, err)
+		}
+	}
+	scrapeWorker(t, metricsAddr)
+}

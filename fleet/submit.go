@@ -1,0 +1,164 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// validName is stream's rule for ids, which circuit names follow too: they
+// name files, objects and subject tokens.
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`).MatchString
+
+// SubmitOptions configure Submit.
+type SubmitOptions struct {
+	Priority string // one of Priorities; "" is normal
+	// Circuit is given to jobs that name none; when empty, such jobs get the
+	// store's only circuit, and fail if it holds several.
+	Circuit string
+}
+
+// Submitted is what became of one job line.
+type Submitted struct {
+	ID   string
+	Line int
+	// Queued: published; Duplicate: the server already had a job of this id
+	// in its duplicate window; Done: a proof of this id is stored (zkpipe
+	// results has it), so it was not queued again.
+	Queued, Duplicate, Done bool
+	Err                     error // a bad line, a missing witness: not queued
+}
+
+// Submit reads job lines from in (as prove reads them), uploads each job's
+// witness file to the object store and queues the job at o.Priority, calling
+// report once per line. It returns how many lines were refused, and an
+// error only when the queue itself fails.
+func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report func(Submitted)) (refused int, err error) {
+	if o.Priority == "" {
+		o.Priority = "normal"
+	}
+	if !slices.Contains(Priorities, o.Priority) {
+		return 0, fmt.Errorf("--priority %q: want one of %v", o.Priority, Priorities)
+	}
+	lines := make(chan stream.Line)
+	readErr := make(chan error, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { readErr <- stream.Read(ctx, in, lines) }()
+
+	var stored []string // the store's circuits, listed on first need
+	listed := false
+	for l := range lines {
+		s := Submitted{ID: l.Request.ID, Line: l.Number}
+		if l.Err != nil {
+			s.Err = l.Err
+		} else {
+			req := l.Request
+			if req.Circuit == "" && o.Circuit != "" {
+				req.Circuit = o.Circuit
+			}
+			if req.Circuit == "" {
+				if !listed {
+					if stored, err = Circuits(ctx, q); err != nil {
+						return refused, err
+					}
+					listed = true
+				}
+				if len(stored) != 1 {
+					s.Err = fmt.Errorf("line %d: job %s names no circuit and the store holds %d %v: name one (or --circuit)", l.Number, req.ID, len(stored), stored)
+				} else {
+					req.Circuit = stored[0]
+				}
+			}
+			if s.Err == nil {
+				s, err = submitOne(ctx, q, req, l.Number, o.Priority)
+				if err != nil {
+					return refused, err
+				}
+			}
+		}
+		if s.Err != nil {
+			refused++
+		}
+		report(s)
+	}
+	if err := <-readErr; err != nil && !errors.Is(err, context.Canceled) {
+		return refused, fmt.Errorf("read jobs: %w", err)
+	}
+	return refused, nil
+}
+
+// submitOne queues one valid request. Its error is the queue's; the job's
+// own problems are in Submitted.Err.
+func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, priority string) (Submitted, error) {
+	s := Submitted{ID: req.ID, Line: line}
+	// Done already? A KV-like check on the proof store, beyond the server's
+	// duplicate window.
+	if _, err := q.Proofs.GetInfo(ctx, outputsObject(req.ID)); err == nil {
+		s.Done = true
+		return s, nil
+	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return s, fmt.Errorf("job %s: %w", req.ID, err)
+	}
+	// A job that failed may be submitted again (a fixed witness, a circuit
+	// pushed since): its message id names the failure it follows, so the
+	// duplicate window drops a second resubmit but not the first.
+	msgID := req.ID
+	if last, err := q.Results.GetLastMsgForSubject(ctx, resultSubject(req.ID)); err == nil {
+		var prev stream.Result
+		if json.Unmarshal(last.Data, &prev) == nil && prev.Error != "" {
+			msgID = fmt.Sprintf("%s@retry-%d", req.ID, last.Sequence)
+		}
+	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return s, fmt.Errorf("job %s: %w", req.ID, err)
+	}
+	for _, w := range []struct {
+		path *string
+		ext  string
+	}{{&req.Witness, ".witness"}, {&req.Wtns, ".wtns"}} {
+		if *w.path == "" {
+			continue
+		}
+		f, err := os.Open(*w.path)
+		if err != nil {
+			s.Err = fmt.Errorf("line %d: job %s: %w", line, req.ID, err)
+			return s, nil
+		}
+		name := req.ID + w.ext
+		_, err = q.Witness.Put(ctx, jetstream.ObjectMeta{Name: name}, f)
+		f.Close()
+		if err != nil {
+			return s, fmt.Errorf("job %s: upload %s: %w", req.ID, *w.path, err)
+		}
+		*w.path = witnessRef + name
+	}
+	data, err := json.Marshal(req)
+	if err != nil {
+		return s, err
+	}
+	msg := nats.NewMsg(jobSubject(priority))
+	msg.Data = data
+	msg.Header.Set(jetstream.MsgIDHeader, msgID)
+	ack, err := q.Conn.JS.PublishMsg(ctx, msg)
+	if errors.Is(err, nats.ErrMaxPayload) {
+		s.Err = fmt.Errorf("line %d: job %s: %d bytes, more than the server takes in a message (%d): put large inputs in a wtns file", line, req.ID, len(data), q.Conn.NC.MaxPayload())
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("job %s: publish: %w", req.ID, err)
+	}
+	s.Queued, s.Duplicate = !ack.Duplicate, ack.Duplicate
+	if s.Queued {
+		q.Conn.NC.Publish(wakeSubject, nil) // best effort: workers also poll
+	}
+	return s, nil
+}

@@ -1,0 +1,586 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// WorkerOptions configure a Worker.
+type WorkerOptions struct {
+	// Cache is the worker's directory: circuits fetched from the store stay
+	// in Cache/circuits, witnesses pass through Cache/witness.
+	Cache string
+	// MaxDeliveries answers a job delivered more often than this with an
+	// error and terminates it: a job that kills every worker that takes it
+	// must not go round for ever. 0 means 5.
+	MaxDeliveries int
+	// Poll is how often an idle worker looks for jobs it was not woken for
+	// (redeliveries, jobs published by other tools); 0 means a second.
+	Poll     time.Duration
+	Log      io.Writer // nil: os.Stderr
+	Observer Observer  // nil: none
+}
+
+// Worker takes jobs from the queue into a Prover (see the package comment
+// for its duties). Make one with NewWorker and call Run once.
+type Worker struct {
+	q     *Queue
+	p     Prover
+	o     WorkerOptions
+	slots chan struct{} // one per job in hand: the bound on pulled jobs
+	wake  chan struct{}
+
+	mu    sync.Mutex
+	held  map[string]*held // by job id
+	loads sync.Mutex       // one circuit fetch at a time
+
+	jobs     chan stream.Line
+	finished chan finished
+	stopped  chan struct{} // closed when the prover's Run returns
+}
+
+// held is a job this worker has pulled and not yet answered.
+type held struct {
+	msg      jetstream.Msg
+	id       string
+	seq      uint64   // stream sequence: names the result for deduplication
+	files    []string // local witness files to remove when done
+	objects  []string // witness objects to remove when done
+	entered  bool     // sent to the prover
+	released bool
+}
+
+type finished struct {
+	h   *held
+	res stream.Result
+}
+
+// NewWorker makes a worker feeding p from q.
+func NewWorker(q *Queue, p Prover, o WorkerOptions) *Worker {
+	if o.MaxDeliveries <= 0 {
+		o.MaxDeliveries = 5
+	}
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	if o.Log == nil {
+		o.Log = os.Stderr
+	}
+	c := max(p.Capacity(), 1)
+	return &Worker{
+		q: q, p: p, o: o,
+		slots:    make(chan struct{}, c),
+		wake:     make(chan struct{}, 1),
+		held:     make(map[string]*held),
+		jobs:     make(chan stream.Line),
+		finished: make(chan finished, c),
+		stopped:  make(chan struct{}),
+	}
+}
+
+// InHand is how many pulled jobs have no answer yet.
+func (w *Worker) InHand() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.held)
+}
+
+// Capacity is the most jobs the worker holds at once.
+func (w *Worker) Capacity() int { return cap(w.slots) }
+
+func (w *Worker) logf(format string, args ...any) {
+	fmt.Fprintf(w.o.Log, "zkpipe: worker: "+format+"\n", args...)
+}
+
+func (w *Worker) observe(outcome string) {
+	if w.o.Observer != nil {
+		w.o.Observer.Job(outcome)
+	}
+}
+
+// Run pulls and proves jobs until intake ends, then stops pulling, lets the
+// jobs in hand finish, answers them and returns. Ending ctx cancels the jobs
+// in hand: they go back to the queue (as they would after the ack wait if
+// the process died). intake should derive from ctx.
+func (w *Worker) Run(ctx, intake context.Context) error {
+	for _, d := range []string{"circuits", "witness"} {
+		if err := os.MkdirAll(filepath.Join(w.o.Cache, d), 0o755); err != nil {
+			return err
+		}
+	}
+	// A submit wakes an idle worker at once.
+	sub, err := w.q.Conn.NC.Subscribe(wakeSubject, func(*nats.Msg) { w.signal() })
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+
+	// The prover runs until the intake closes jobs, or ctx ends.
+	proveCtx, cancelProve := context.WithCancel(ctx)
+	defer cancelProve()
+	proveErr := make(chan error, 1)
+	go func() {
+		defer close(w.stopped)
+		proveErr <- w.p.Run(proveCtx, w.jobs, w.emit)
+	}()
+
+	var bg sync.WaitGroup
+	const finishers = 2 // uploads overlap; each job's steps stay in order
+	for range finishers {
+		bg.Go(func() {
+			for f := range w.finished {
+				w.finish(proveCtx, f.h, f.res)
+			}
+		})
+	}
+	beat, stopBeat := context.WithCancel(proveCtx)
+	bg.Go(func() { w.heartbeat(beat) })
+
+	w.intake(intake)
+	close(w.jobs)
+	err = <-proveErr
+	close(w.finished)
+	stopBeat()
+	bg.Wait()
+	// Anything still held (cancelled, or the prover failed) goes back to
+	// the queue.
+	w.mu.Lock()
+	for _, h := range w.held {
+		h.msg.Nak()
+		w.observe("requeued")
+	}
+	w.mu.Unlock()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+func (w *Worker) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// intake pulls jobs while there is room, highest priority first.
+func (w *Worker) intake(ctx context.Context) {
+	poll := time.NewTicker(w.o.Poll)
+	defer poll.Stop()
+	for {
+		// One slot, waiting for it; then as many more as are free.
+		select {
+		case w.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		case <-w.stopped:
+			return
+		}
+		n := 1
+	more:
+		for n < cap(w.slots) {
+			select {
+			case w.slots <- struct{}{}:
+				n++
+			default:
+				break more
+			}
+		}
+		msgs := w.fetch(ctx, n)
+		for range n - len(msgs) {
+			<-w.slots
+		}
+		for _, m := range msgs {
+			w.start(ctx, m)
+		}
+		if len(msgs) > 0 {
+			continue
+		}
+		select {
+		case <-w.wake:
+		case <-poll.C:
+		case <-ctx.Done():
+			return
+		case <-w.stopped:
+			return
+		}
+	}
+}
+
+// fetch takes up to n waiting jobs, every high one before any normal one
+// and every normal one before any low one.
+func (w *Worker) fetch(ctx context.Context, n int) []jetstream.Msg {
+	var out []jetstream.Msg
+	for _, c := range w.q.consumers {
+		if len(out) == n || ctx.Err() != nil {
+			break
+		}
+		b, err := c.FetchNoWait(n - len(out))
+		if err != nil {
+			w.logf("fetch: %v", err)
+			continue
+		}
+		for m := range b.Messages() {
+			out = append(out, m)
+		}
+		if err := b.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
+			w.logf("fetch: %v", err)
+		}
+	}
+	return out
+}
+
+// release gives h's slot back, once.
+func (w *Worker) release(h *held) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if h.released {
+		return
+	}
+	h.released = true
+	if w.held[h.id] == h {
+		delete(w.held, h.id)
+	}
+	<-w.slots
+}
+
+// start answers msg at once when it can (stored, bad, duplicate) and
+// otherwise prepares it and hands it to the prover; it holds a slot.
+func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
+	h := &held{msg: msg}
+	meta, err := msg.Metadata()
+	if err != nil {
+		w.logf("message without metadata: %v", err)
+		msg.Term()
+		<-w.slots
+		return
+	}
+	h.seq = meta.Sequence.Stream
+	h.id = fmt.Sprintf("seq-%d", h.seq)
+	if w.o.Observer != nil && meta.NumDelivered == 1 {
+		w.o.Observer.Waited(time.Since(meta.Timestamp))
+	}
+
+	var req stream.Request
+	dec := json.NewDecoder(bytes.NewReader(msg.Data()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		w.fail(ctx, h, "", fmt.Errorf("job %s: malformed job: %v", h.id, err))
+		return
+	}
+	if !validName(req.ID) {
+		w.fail(ctx, h, "", fmt.Errorf("job %s: invalid id %q", h.id, req.ID))
+		return
+	}
+	h.id = req.ID
+
+	w.mu.Lock()
+	_, dup := w.held[h.id]
+	if !dup {
+		w.held[h.id] = h
+	}
+	w.mu.Unlock()
+	if dup {
+		// The same id twice in hand (submitted again after the duplicate
+		// window): answer it after the first, from the stored outputs.
+		msg.NakWithDelay(w.q.ackWait)
+		w.observe("requeued")
+		<-w.slots
+		return
+	}
+
+	if done, err := w.republish(ctx, h); done || err != nil {
+		if err != nil {
+			w.requeue(h, err)
+		}
+		return
+	}
+	if int(meta.NumDelivered) > w.o.MaxDeliveries {
+		w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: delivered %d times without an answer: the workers that took it stopped (killed, out of memory?)", h.id, meta.NumDelivered))
+		return
+	}
+	if req.Circuit == "" {
+		w.fail(ctx, h, "", fmt.Errorf("job %s: names no circuit", h.id))
+		return
+	}
+	if err := w.ensureCircuit(ctx, req.Circuit); err != nil {
+		if ctx.Err() == nil && (errors.Is(err, ErrNoCircuit) || !isTransient(err)) {
+			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: %w", h.id, err))
+		} else {
+			w.requeue(h, err)
+		}
+		return
+	}
+	for _, p := range []*string{&req.Witness, &req.Wtns} {
+		if *p == "" {
+			continue
+		}
+		obj, ok := strings.CutPrefix(*p, witnessRef)
+		if !ok {
+			// A path would be read on whichever worker took the job: a
+			// queue's user could read that machine's files.
+			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: witness %q is not in the store: workers read no local paths (zkpipe submit uploads witness files)", h.id, *p))
+			return
+		}
+		local := filepath.Join(w.o.Cache, "witness", fmt.Sprintf("%s-%d%s", h.id, h.seq, filepath.Ext(obj)))
+		err := w.q.Witness.GetFile(ctx, obj, local)
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: witness %s is not in the store", h.id, obj))
+			return
+		}
+		if err != nil {
+			w.requeue(h, fmt.Errorf("witness %s: %w", obj, err))
+			return
+		}
+		*p = local
+		h.files = append(h.files, local)
+		h.objects = append(h.objects, obj)
+	}
+	h.entered = true
+	select {
+	case w.jobs <- stream.Line{Number: int(h.seq), Request: req}:
+	case <-ctx.Done():
+		w.requeue(h, nil)
+	case <-w.stopped:
+		w.requeue(h, nil)
+	}
+}
+
+// isTransient tells a network or server hiccup from a bad circuit.
+func isTransient(err error) bool {
+	var js jetstream.JetStreamError
+	return errors.As(err, &js) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoResponders)
+}
+
+// ensureCircuit makes the named circuit resident, fetching it from the
+// store on first use.
+func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
+	if w.p.HasCircuit(name) {
+		return nil
+	}
+	w.loads.Lock()
+	defer w.loads.Unlock()
+	if w.p.HasCircuit(name) {
+		return nil
+	}
+	t0 := time.Now()
+	c, err := FetchCircuit(ctx, w.q, name, filepath.Join(w.o.Cache, "circuits"))
+	if err != nil {
+		return err
+	}
+	if err := w.p.AddCircuit(c); err != nil {
+		return err
+	}
+	w.logf("circuit %s resident (%d constraints), fetched and loaded in %s", name, c.Constraints, time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+// republish answers h from its stored outputs, if the job is done.
+func (w *Worker) republish(ctx context.Context, h *held) (bool, error) {
+	// GetInfo is one direct get; most jobs are not done.
+	if _, err := w.q.Proofs.GetInfo(ctx, outputsObject(h.id)); errors.Is(err, jetstream.ErrObjectNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	data, err := w.q.Proofs.GetBytes(ctx, outputsObject(h.id))
+	if err != nil {
+		return false, err
+	}
+	var o Outputs
+	if err := json.Unmarshal(data, &o); err != nil {
+		return false, fmt.Errorf("stored outputs of %s: %w", h.id, err)
+	}
+	if err := w.publish(ctx, h, o.Result); err != nil {
+		return false, err
+	}
+	if err := h.msg.Ack(); err != nil {
+		w.logf("ack %s: %v", h.id, err)
+	}
+	w.observe("republished")
+	w.cleanup(ctx, h)
+	w.release(h)
+	return true, nil
+}
+
+// requeue hands h back to the queue (after a short delay), for err.
+func (w *Worker) requeue(h *held, err error) {
+	if err != nil {
+		w.logf("job %s: back to the queue: %v", h.id, err)
+	}
+	h.msg.NakWithDelay(time.Second)
+	w.observe("requeued")
+	w.removeFiles(h)
+	w.release(h)
+}
+
+// fail answers h with an error result and terminates it.
+func (w *Worker) fail(ctx context.Context, h *held, circuit string, err error) {
+	res := stream.Result{ID: h.id, Circuit: circuit, Error: err.Error(), FailedStage: "parse", Stages: []stream.StageTime{}}
+	if w.o.Observer != nil {
+		w.o.Observer.Result(res)
+	}
+	w.answerFailed(ctx, h, res)
+}
+
+func (w *Worker) answerFailed(ctx context.Context, h *held, res stream.Result) {
+	if err := w.publish(ctx, h, res); err != nil {
+		w.requeue(h, err)
+		return
+	}
+	if err := h.msg.TermWithReason("zkpipe: " + res.Error); err != nil {
+		w.logf("terminate %s: %v", h.id, err)
+	}
+	w.observe("failed")
+	w.cleanup(ctx, h)
+	w.release(h)
+}
+
+// emit receives the prover's result lines, in the prover's sink goroutine:
+// it only hands them on.
+func (w *Worker) emit(res stream.Result) error {
+	if w.o.Observer != nil {
+		w.o.Observer.Result(res)
+	}
+	w.mu.Lock()
+	h := w.held[res.ID]
+	w.mu.Unlock()
+	if h == nil || !h.entered {
+		w.logf("result for job %s, which this worker does not hold", res.ID)
+		return nil
+	}
+	w.finished <- finished{h, res}
+	return nil
+}
+
+// finish stores a proven job's outputs, publishes its result line and only
+// then acks; a failed job gets its error result and is terminated.
+func (w *Worker) finish(ctx context.Context, h *held, res stream.Result) {
+	if res.Error != "" {
+		w.answerFailed(ctx, h, res)
+		return
+	}
+	local := []string{res.Public}
+	if strings.HasSuffix(res.Proof, ".proof") {
+		if _, err := os.Stat(res.Proof + ".json"); err == nil {
+			local = append(local, res.Proof+".json") // gnark's JSON form
+		}
+	}
+	local = append(local, res.Proof)
+	line := res
+	line.Proof, line.Public = filepath.Base(res.Proof), filepath.Base(res.Public)
+	err := w.store(ctx, h.id, local, line)
+	for _, f := range local {
+		os.Remove(f)
+	}
+	if err == nil {
+		err = w.publish(ctx, h, line)
+	}
+	if err != nil {
+		w.requeue(h, err)
+		return
+	}
+	if err := h.msg.Ack(); err != nil {
+		w.logf("ack %s: %v", h.id, err)
+	}
+	w.observe("proved")
+	w.cleanup(ctx, h)
+	w.release(h)
+}
+
+// Outputs is what the proof store holds for a finished job: its result
+// line, whose Proof and Public name entries of Files, and its files.
+type Outputs struct {
+	Result stream.Result     `json:"result"`
+	Files  map[string][]byte `json:"files"`
+}
+
+// store puts the job's files and result line, as one object, in the store.
+func (w *Worker) store(ctx context.Context, id string, files []string, line stream.Result) error {
+	o := Outputs{Result: line, Files: map[string][]byte{}}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		o.Files[filepath.Base(f)] = data
+	}
+	data, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	if _, err := w.q.Proofs.PutBytes(ctx, outputsObject(id), data); err != nil {
+		return fmt.Errorf("store outputs of %s: %w", id, err)
+	}
+	return nil
+}
+
+// publish sends h's result line. Its message id is the job's stream
+// sequence: a redelivered job's result is dropped as a duplicate, a job
+// submitted again gets a new one.
+func (w *Worker) publish(ctx context.Context, h *held, res stream.Result) error {
+	data, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	m := nats.NewMsg(resultSubject(res.ID))
+	m.Data = data
+	m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s@%d", res.ID, h.seq))
+	if _, err := w.q.Conn.JS.PublishMsg(ctx, m); err != nil {
+		return fmt.Errorf("publish result of %s: %w", res.ID, err)
+	}
+	return nil
+}
+
+// cleanup removes what h brought along, once it is answered.
+func (w *Worker) cleanup(ctx context.Context, h *held) {
+	w.removeFiles(h)
+	for _, o := range h.objects {
+		if err := w.q.Witness.Delete(ctx, o); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			w.logf("delete witness %s: %v", o, err)
+		}
+	}
+}
+
+func (w *Worker) removeFiles(h *held) {
+	for _, f := range h.files {
+		os.Remove(f)
+	}
+}
+
+// heartbeat tells the server, each third of the ack wait, that every job
+// in hand is still being worked on, so a long proof is not redelivered.
+func (w *Worker) heartbeat(ctx context.Context) {
+	t := time.NewTicker(max(w.q.ackWait/3, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+		w.mu.Lock()
+		msgs := make([]jetstream.Msg, 0, len(w.held))
+		for _, h := range w.held {
+			msgs = append(msgs, h.msg)
+		}
+		w.mu.Unlock()
+		for _, m := range msgs {
+			m.InProgress()
+		}
+	}
+}

@@ -1,0 +1,240 @@
+// Package metrics exports zkpipe's Prometheus metrics: proofs by circuit and
+// outcome, each stage's run and queue times (from the result lines, so the
+// stage names are those of the flags, the result lines and the spans), the
+// jobs in each stage, memory against its budgets, admission waits, the
+// compute device's busy time, and a fleet worker's jobs in hand. Serve puts
+// them on /metrics beside /healthz.
+//
+// Every name here appears in metrics/grafana/zkpipe.json, whose queries a
+// test checks against a real scrape.
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// Options say where the scrape-time figures come from; each may be nil.
+type Options struct {
+	// Engine is the engine's state at scrape time (engine.Engine.Snapshot).
+	Engine func() engine.Snapshot
+	// Fleet is a fleet worker's jobs in hand and the most it holds.
+	Fleet func() (inHand, capacity int)
+	// DeviceStages are the stages that run on the compute device; nil means
+	// pin/transfer, NTT+MSM_H, batch-addition and tail-MSM.
+	DeviceStages []string
+}
+
+// Metrics holds zkpipe's collectors in their own registry.
+type Metrics struct {
+	reg *prometheus.Registry
+	o   Options
+
+	proofs     *prometheus.CounterVec
+	jobSeconds *prometheus.HistogramVec
+	run, queue *prometheus.HistogramVec
+	fleetJobs  *prometheus.CounterVec
+	fleetWait  prometheus.Histogram
+	busy       *prometheus.CounterVec
+
+	mu      sync.Mutex
+	devices map[string]*busyUnion // by device name
+	device  map[string]bool       // stage → runs on the device
+}
+
+// Buckets of the time histograms, in seconds: 0.5 ms doubling to about 9
+// minutes, which covers a 2^10 proof's parse and a 2^26 proof's MSM.
+var timeBuckets = prometheus.ExponentialBuckets(0.0005, 2, 21)
+
+// New makes the collectors and registers them, with Go's and the process's.
+func New(o Options) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		o:   o,
+		proofs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zkpipe_proofs_total",
+			Help: "Jobs answered, by circuit and outcome: proved, failed, or resumed (answered from outputs already written).",
+		}, []string{"circuit", "outcome"}),
+		jobSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "zkpipe_job_seconds",
+			Help:    "From entering parse to leaving the last stage reached, by circuit (result lines' total_ms).",
+			Buckets: timeBuckets,
+		}, []string{"circuit"}),
+		run: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "zkpipe_stage_run_seconds",
+			Help:    "Time a stage worked on a job (result lines' run_ms), by stage.",
+			Buckets: timeBuckets,
+		}, []string{"stage"}),
+		queue: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "zkpipe_stage_queue_seconds",
+			Help:    "Time a job waited for a stage's worker, and before synthesize for memory admission (result lines' queue_ms), by stage.",
+			Buckets: timeBuckets,
+		}, []string{"stage"}),
+		fleetJobs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zkpipe_fleet_jobs_total",
+			Help: "Jobs a fleet worker answered, by outcome: proved, failed (error result, terminated), republished (from stored outputs), requeued (handed back).",
+		}, []string{"outcome"}),
+		fleetWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "zkpipe_fleet_queue_seconds",
+			Help:    "Time a job waited in the queue, from submit to a worker taking it (first deliveries).",
+			Buckets: timeBuckets,
+		}),
+		busy: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zkpipe_device_busy_seconds_total",
+			Help: "Wall time during which at least one device stage was running a job, by device; its rate is the device's busy share.",
+		}, []string{"device"}),
+		devices: map[string]*busyUnion{},
+		device:  map[string]bool{},
+	}
+	ds := o.DeviceStages
+	if ds == nil {
+		ds = []string{stages.Transfer, stages.MSMH, stages.BatchAdd, stages.TailMSM}
+	}
+	for _, s := range ds {
+		m.device[s] = true
+	}
+	for _, s := range stages.Names {
+		// Present from the first scrape, before any job.
+		m.run.WithLabelValues(s)
+		m.queue.WithLabelValues(s)
+	}
+	for _, oc := range []string{"proved", "failed", "republished", "requeued"} {
+		m.fleetJobs.WithLabelValues(oc)
+	}
+	m.reg.MustRegister(m.proofs, m.jobSeconds, m.run, m.queue, m.fleetJobs, m.fleetWait, m.busy,
+		&state{m: m},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry is where the collectors are registered; add more to it.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Result records one result line; call it as each line is emitted.
+func (m *Metrics) Result(r stream.Result) {
+	outcome := "proved"
+	switch {
+	case r.Error != "":
+		outcome = "failed"
+	case r.Resumed:
+		outcome = "resumed"
+	}
+	m.proofs.WithLabelValues(r.Circuit, outcome).Inc()
+	if len(r.Stages) == 0 {
+		return
+	}
+	m.jobSeconds.WithLabelValues(r.Circuit).Observe(r.TotalMS / 1000)
+	// The line's times are since its stream started; the last stage ended
+	// just now, which places them on the wall clock.
+	now := time.Now()
+	last := r.Stages[len(r.Stages)-1].EndedAtMS
+	at := func(ms float64) time.Time { return now.Add(-time.Duration((last - ms) * float64(time.Millisecond))) }
+	device := m.deviceName()
+	for _, s := range r.Stages {
+		m.run.WithLabelValues(s.Stage).Observe(s.RunMS / 1000)
+		m.queue.WithLabelValues(s.Stage).Observe(s.QueueMS / 1000)
+		if m.device[s.Stage] {
+			m.addBusy(device, at(s.StartedAtMS), at(s.EndedAtMS))
+		}
+	}
+}
+
+// Job counts a fleet worker's answer to one job (fleet.Observer).
+func (m *Metrics) Job(outcome string) { m.fleetJobs.WithLabelValues(outcome).Inc() }
+
+// Waited records a job's wait in the queue (fleet.Observer).
+func (m *Metrics) Waited(d time.Duration) { m.fleetWait.Observe(d.Seconds()) }
+
+func (m *Metrics) deviceName() string {
+	if m.o.Engine != nil {
+		if b := m.o.Engine().Backend; b != "" {
+			return b
+		}
+	}
+	return "device"
+}
+
+func (m *Metrics) addBusy(device string, from, to time.Time) {
+	m.mu.Lock()
+	u := m.devices[device]
+	if u == nil {
+		u = &busyUnion{}
+		m.devices[device] = u
+	}
+	added := u.add(from, to)
+	m.mu.Unlock()
+	if added > 0 {
+		m.busy.WithLabelValues(device).Add(added.Seconds())
+	}
+}
+
+// busyUnion is the union of recent busy intervals, so that stages running
+// at once count once. Intervals ending more than keep before the latest
+// are forgotten: results arrive within seconds of their stages.
+type busyUnion struct {
+	spans []span // disjoint, sorted by start
+}
+
+type span struct{ from, to time.Time }
+
+const keep = 10 * time.Minute
+
+// add merges [from, to) in and returns how much time it newly covers.
+func (u *busyUnion) add(from, to time.Time) time.Duration {
+	if !to.After(from) {
+		return 0
+	}
+	covered := time.Duration(0)
+	var out []span
+	merged := span{from, to}
+	for _, s := range u.spans {
+		if s.to.Before(merged.from) || s.from.After(merged.to) {
+			out = append(out, s)
+			continue
+		}
+		// overlap of s with [from, to)
+		lo, hi := maxTime(s.from, from), minTime(s.to, to)
+		if hi.After(lo) {
+			covered += hi.Sub(lo)
+		}
+		merged = span{minTime(s.from, merged.from), maxTime(s.to, merged.to)}
+	}
+	out = append(out, merged)
+	// keep sorted and drop the old
+	for i := len(out) - 1; i > 0 && out[i].from.Before(out[i-1].from); i-- {
+		out[i], out[i-1] = out[i-1], out[i]
+	}
+	latest := out[len(out)-1].to
+	for _, s := range out {
+		if s.to.After(latest) {
+			latest = s.to
+		}
+	}
+	i := 0
+	for i < len(out) && out[i].to.Before(latest.Add(-keep)) {
+		i++
+	}
+	u.spans = out[i:]
+	return to.Sub(from) - covered
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
