@@ -14,6 +14,11 @@
 #                    for each stage's CPU ms; gnark on 4 proofs
 #   devmem C:N P     a stream under a device budget of the keys and ~1.5
 #                    jobs, to show jobs waiting for GPU memory
+#   fleet C:N P      P generate jobs through `zkpipe prove`, then through
+#                    `zkpipe serve` (embedded NATS and a worker): submit,
+#                    results --follow; proofs/s of each, timed after the
+#                    keys are resident (prove: from its result lines'
+#                    stream clock; serve: after a first warm-up job)
 # Logs go to $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/zkout}
@@ -71,6 +76,35 @@ while [ $# -gt 0 ]; do
 		# keys of a 2^20 circuit take ~0.7 GiB on the device, a job ~0.5 GiB
 		$bin/zkpipe prove --circuit $d --jobs /tmp/devmem.jsonl --out /tmp/devmem --results "$OUT/devmem.jsonl" \
 			--device cuda --bg2-device cuda --device-budget ${DEVBUDGET:-1500MiB} --mem-status 1s 2>&1 | tail -4
+		;;
+	fleet)
+		spec=$1 p=$2
+		shift 2
+		d=/tmp/zkc/${spec%%:*}-${spec##*:}
+		gpu=(${FLEET_FLAGS:---device cuda --bg2-device cuda} --mem-status 0)
+		for i in $(seq 1 $p); do echo "{\"id\":\"f$i\",\"generate\":{\"seed\":$i}}"; done >/tmp/fleet.jsonl
+		$bin/zkpipe prove --circuit $d --jobs /tmp/fleet.jsonl --out /tmp/fleet-prove --results "$OUT/fleet-prove.jsonl" "${gpu[@]}" 2>/dev/null
+		python3 -c "import json,sys; r=[json.loads(l) for l in open('$OUT/fleet-prove.jsonl')]; e=max(s['ended_at_ms'] for x in r for s in x['stages']); print('prove: %d proofs, %d failed, %.2f proofs/s' % (len(r), sum(1 for x in r if x.get('error')), len(r)/e*1000))"
+		url=nats://127.0.0.1:24222
+		$bin/zkpipe serve --nats-listen 127.0.0.1:24222 --store /tmp/fleet-store "${gpu[@]}" 2>"$OUT/serve.log" &
+		srv=$!
+		sleep 2
+		$bin/zkpipe circuit push --nats $url $d
+		echo '{"id":"warm","generate":{"seed":999}}' | $bin/zkpipe submit --nats $url -
+		$bin/zkpipe results --nats $url --out /tmp/fleet-warm --results /tmp/warm.jsonl --follow &
+		res=$!
+		until [ -s /tmp/warm.jsonl ]; do sleep 0.05; done
+		kill $res
+		f0=$(date +%s.%N)
+		$bin/zkpipe results --nats $url --out /tmp/fleet-out --results "$OUT/fleet-serve.jsonl" --follow 2>/dev/null &
+		res=$!
+		$bin/zkpipe submit --nats $url /tmp/fleet.jsonl
+		until [ "$(wc -l <"$OUT/fleet-serve.jsonl" 2>/dev/null || echo 0)" -ge "$p" ]; do sleep 0.05; done
+		f1=$(date +%s.%N)
+		kill $res $srv
+		wait $srv 2>/dev/null
+		python3 -c "import json; r=[json.loads(l) for l in open('$OUT/fleet-serve.jsonl')]; print('serve: %d proofs, %d failed, %.2f proofs/s (submit to last result)' % (len(r), sum(1 for x in r if x.get('error')), len(r)/($f1-$f0)))"
+		$bin/zkpipe verify --circuit $d /tmp/fleet-out/*.proof | grep -vc ": ok$" | sed 's/^/fleet proofs gnark rejects: /'
 		;;
 	*) echo "unknown step $step" ; exit 2 ;;
 	esac
