@@ -70,7 +70,7 @@ func demoCommand() *cli.Command {
 			el := time.Since(start)
 			fmt.Printf("%d proofs in %s: %.2f proofs/s, %d failed\n", done, el.Round(time.Millisecond), float64(done)/el.Seconds(), bad)
 			if bad > 0 {
-				return fmt.Errorf("%d proofs failed", bad)
+				return &JobsFailedError{Failed: bad, Total: done}
 			}
 			return nil
 		},

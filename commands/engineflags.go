@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,6 +84,9 @@ func parseDevices(v string) (devices []int, all bool, err error) {
 		i, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || i < 0 {
 			return nil, false, fmt.Errorf("--cuda-device %q: want a GPU index (0), a list (0,1) or all", v)
+		}
+		if slices.Contains(devices, i) {
+			return nil, false, fmt.Errorf("--cuda-device %q: GPU %d twice (its memory would be counted twice)", v, i)
 		}
 		devices = append(devices, i)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/engine"
@@ -103,10 +104,15 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 		return err
 	}
 	defer eng.Close()
-	wo := fleet.WorkerOptions{Cache: cache, MaxDeliveries: c.Int("max-deliveries"), Log: logOut(c)}
-	var w *fleet.Worker
+	wo := fleet.WorkerOptions{Cache: cache, MaxDeliveries: c.Int("max-deliveries"), Log: logOut(c), Gnark: gnarkOptions(c)}
+	var wp atomic.Pointer[fleet.Worker] // set below; a scrape before then sees no worker
 	if addr := c.String("metrics-addr"); addr != "" {
-		m := metrics.New(metrics.Options{Engine: eng.Snapshot, Fleet: func() (int, int) { return w.InHand(), w.Capacity() }})
+		m := metrics.New(metrics.Options{Engine: eng.Snapshot, Fleet: func() (int, int) {
+			if w := wp.Load(); w != nil {
+				return w.InHand(), w.Capacity()
+			}
+			return 0, 0
+		}})
 		srv, err := metrics.Serve(addr, m, func() error {
 			if !q.Conn.NC.IsConnected() {
 				return fmt.Errorf("NATS: %s", q.Conn.NC.Status())
@@ -119,7 +125,8 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 		defer srv.Close()
 		wo.Observer = m
 	}
-	w = fleet.NewWorker(q, eng, wo)
+	w := fleet.NewWorker(q, eng, wo)
+	wp.Store(w)
 	fmt.Fprintf(logOut(c), "zkpipe: worker on %s: up to %d jobs in hand, ack wait %s, cache %s\n",
 		q.Conn.NC.ConnectedUrlRedacted(), w.Capacity(), q.AckWait(), cache)
 	err = w.Run(sig.hard, sig.intake)

@@ -75,10 +75,17 @@ func (e *Engine) openGPUs() (gpuBackend, error) {
 	}
 	var labels []string
 	var devs []gpu.Device
+	closeAll := func() {
+		for _, c := range e.cudas {
+			c.Close()
+		}
+		e.cudas = nil
+	}
 	for _, i := range devices {
 		o.Device = i
 		c, path, err := openCUDA(o)
 		if err != nil {
+			closeAll() // with --device auto the run goes on on the CPU: hold no GPU
 			return nil, fmt.Errorf("GPU %d: %w", i, err)
 		}
 		e.cudas = append(e.cudas, c)
@@ -91,6 +98,7 @@ func (e *Engine) openGPUs() (gpuBackend, error) {
 	}
 	m, err := gpu.NewMulti(devs, labels)
 	if err != nil {
+		closeAll()
 		return nil, err
 	}
 	e.multi = m

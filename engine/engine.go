@@ -241,8 +241,15 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 		stopIntake()
 	})
 
+	// Ids in flight: a caller feeding Run directly (not through
+	// stream.Read) gets the same checks, since two jobs of one id would
+	// write each other's files.
+	var inFlight sync.Map
 	in := make(chan *stages.Job)
+	var feeder sync.WaitGroup
+	feeder.Add(1)
 	go func() {
+		defer feeder.Done()
 		defer close(in)
 		for {
 			var l stream.Line
@@ -256,9 +263,23 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 				return
 			}
 			j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err}
+			switch {
+			case j.Err != nil:
+			case !stream.ValidID(j.ID):
+				j.Err = fmt.Errorf("invalid id %q: want 1-128 of [A-Za-z0-9._-], not starting with . _ or -", j.ID)
+			default:
+				if _, dup := inFlight.LoadOrStore(j.ID, true); dup {
+					j.Err = fmt.Errorf("%w %q: a job of that id is in flight", stream.ErrDuplicateID, j.ID)
+				} else {
+					j.Owned = true
+				}
+			}
 			if e.opts.SkipDone && j.Err == nil {
 				if r, done := e.resume(j); done {
-					send(r)
+					inFlight.Delete(j.ID)
+					if hard.Err() == nil { // Run may be returning: emit no more
+						send(r)
+					}
 					continue
 				}
 			}
@@ -280,7 +301,11 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 	defer e.status.stop()
 
 	err := e.core.Run(hard, p, in, func(r pipeline.Result[*stages.Job]) {
+		if r.Job.Owned {
+			inFlight.Delete(r.Job.ID)
+		}
 		line := stages.ResultLine(r, t0)
+		line.Retryable = r.Err != nil && hostFault(r.Err)
 		res := r.Job.Reservation
 		line.ReservedBytes = res.Reserved()
 		line.RSSPeakBytes = res.PeakRSS()
@@ -303,6 +328,8 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 		}
 		send(line)
 	})
+	cancelHard() // the feeder stops at once, if it has not
+	feeder.Wait()
 	emitMu.Lock()
 	defer emitMu.Unlock()
 	switch {
@@ -312,12 +339,20 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 		return err
 	}
 	if werr := e.out.Failed(); werr != nil {
-		return fmt.Errorf("%w: %v", ErrOutput, werr)
+		return werr // wraps ErrOutput
 	}
 	return nil
 }
 
-// resume answers j from the outputs a earlier run left, when they verify.
+// hostFault tells a failure of the prover's host (its disk, its GPU) from one
+// of the job: the job may well prove elsewhere (a fleet worker hands it
+// back to the queue instead of failing it).
+func hostFault(err error) bool {
+	return errors.Is(err, ErrOutput) || errors.Is(err, gpu.ErrDeviceLost) ||
+		errors.Is(err, gpu.ErrNoDevice) || errors.Is(err, gpu.ErrClosed)
+}
+
+// resume answers j from the outputs an earlier run left, when they verify.
 func (e *Engine) resume(j *stages.Job) (stream.Result, bool) {
 	c, err := e.core.Circuit(j.Request.Circuit)
 	if err != nil {

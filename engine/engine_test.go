@@ -149,8 +149,8 @@ func TestOutputFailureStopsTakingJobs(t *testing.T) {
 			j1 = &lines[i]
 		}
 	}
-	if j1 == nil || !strings.Contains(j1.Error, "j1.public") {
-		t.Errorf("j1's result should name the file it could not write: %+v", j1)
+	if j1 == nil || !strings.Contains(j1.Error, "j1.public") || !j1.Retryable {
+		t.Errorf("j1's result should name the file it could not write and be retryable (the host's fault): %+v", j1)
 	}
 }
 
@@ -305,5 +305,37 @@ func TestAutoShapeOfABigHostProvesTheSame(t *testing.T) {
 	}
 	if len(lines) != 8 {
 		t.Errorf("%d result lines for 8 jobs", len(lines))
+	}
+}
+
+// A program feeding Run directly, not through stream.Read, gets the same
+// checks: an id that cannot name a file, and a second job of an id in
+// flight, fail alone.
+func TestRunChecksIdsOfItsCallers(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	jobs := make(chan stream.Line, 4)
+	gen := &stream.Generate{Seed: 1}
+	jobs <- stream.Line{Number: 1, Request: stream.Request{ID: "../escape", Generate: gen}}
+	jobs <- stream.Line{Number: 2, Request: stream.Request{ID: "twice", Generate: gen}}
+	jobs <- stream.Line{Number: 3, Request: stream.Request{ID: "twice", Generate: gen}}
+	close(jobs)
+	o := cpuOptions(out)
+	o.Shapes = map[string]stages.Shape{stages.Parse: {Workers: 1, Queue: 4}} // both "twice" in flight at once
+	lines, err := runAll(t, o, jobs, loadChain(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := map[string][]string{}
+	for _, l := range lines {
+		errs[l.ID] = append(errs[l.ID], l.Error)
+	}
+	if e := errs["../escape"]; len(e) != 1 || !strings.Contains(e[0], "invalid id") {
+		t.Errorf("../escape: %q", e)
+	}
+	if e := errs["twice"]; len(e) != 2 || (e[0] == "") == (e[1] == "") || !strings.Contains(e[0]+e[1], "duplicate id") {
+		t.Errorf("twice: %q, want one proof and one duplicate-id error", e)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(out), "escape.proof")); err == nil {
+		t.Error("a proof was written outside --out")
 	}
 }

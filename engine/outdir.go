@@ -59,11 +59,13 @@ func OpenOutDir(dir string) (*OutDir, error) {
 // Path is the directory.
 func (d *OutDir) Path() string { return string(d.dir) }
 
-// Write stores data under name (stages.Output). A failed write is also kept
-// as the directory's failure and reported to the function OnFailed set.
+// Write stores data under name (stages.Output). A failed write wraps
+// ErrOutput; the first is kept as the directory's failure and reported to
+// the function OnFailed set.
 func (d *OutDir) Write(name string, data []byte) (string, error) {
 	p, err := d.dir.Write(name, data)
 	if err != nil {
+		err = fmt.Errorf("%w: %w", ErrOutput, err)
 		d.mu.Lock()
 		first := d.failed == nil
 		if first {

@@ -13,9 +13,13 @@ import (
 // Cancelling intake stops reading new jobs and lets those in flight finish
 // (a first Ctrl-C); cancelling ctx cancels them too (a second).
 func (e *Engine) Stream(ctx, intake context.Context, r io.Reader, emit func(stream.Result) error) error {
+	// fwd ends the reader and the forwarder when Stream returns, however it
+	// returns (a reader blocked inside r.Read itself cannot be woken).
+	fwd, stopFwd := context.WithCancel(intake)
+	defer stopFwd()
 	lines := make(chan stream.Line)
 	readErr := make(chan error, 1)
-	go func() { readErr <- stream.Read(intake, r, lines) }()
+	go func() { readErr <- stream.Read(fwd, r, lines) }()
 	jobs := make(chan stream.Line)
 	go func() {
 		defer close(jobs)
@@ -29,10 +33,10 @@ func (e *Engine) Stream(ctx, intake context.Context, r io.Reader, emit func(stre
 				}
 				select {
 				case jobs <- l:
-				case <-intake.Done():
+				case <-fwd.Done():
 					return
 				}
-			case <-intake.Done():
+			case <-fwd.Done():
 				return
 			}
 		}

@@ -141,7 +141,7 @@ var ErrNoCircuit = errors.New("no such circuit in the store (zkpipe circuit push
 
 // FetchCircuit brings circuit name from the store into cache/NAME (files whose
 // digest already matches are kept) and loads it.
-func FetchCircuit(ctx context.Context, q *Queue, name, cache string) (*stages.Circuit, error) {
+func FetchCircuit(ctx context.Context, q *Queue, name, cache string, o gnarksrc.Options) (*stages.Circuit, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -175,9 +175,9 @@ func FetchCircuit(ctx context.Context, q *Queue, name, cache string) (*stages.Ci
 		if _, ok := objs[wasmObject]; ok {
 			wasm = local(wasmObject)
 		}
-		return circomsrc.Load(ctx, local(zkeyObject), wasm)
+		return circomsrc.LoadFiles(ctx, circomsrc.Files{Zkey: local(zkeyObject), Wasm: wasm, ReadTimeout: o.ReadTimeout})
 	}
-	return gnarksrc.LoadDir(dir)
+	return gnarksrc.LoadDirWith(dir, o)
 }
 
 // fetchObject writes the object to path, whole or not at all, unless path

@@ -79,6 +79,9 @@ type fakeProver struct {
 	cap   int
 	delay time.Duration
 	gate  chan struct{}
+	// hostFault fails every job as a lost GPU or a full disk would:
+	// Retryable, not the job's fault.
+	hostFault bool
 
 	mu       sync.Mutex
 	circuits map[string]bool
@@ -129,6 +132,9 @@ func (f *fakeProver) Run(ctx context.Context, jobs <-chan stream.Line, emit func
 			if b, err := os.ReadFile(l.Request.Witness); err != nil || string(b) != "witness of "+id {
 				res.Error = fmt.Sprintf("job %s: parse: witness %q: %v", id, b, err)
 			}
+		}
+		if f.hostFault {
+			res.Error, res.Retryable = fmt.Sprintf("job %s: msm-h: cuda:0: device lost", id), true
 		}
 		if res.Error == "" {
 			res.Proof, res.Public = filepath.Join(f.out, id+".proof"), filepath.Join(f.out, id+".public")
@@ -514,4 +520,31 @@ func TestJobDeliveredTooOftenAnswered(t *testing.T) {
 		t.Fatalf("proved %v", f.entered())
 	}
 	settled(t, q)
+}
+
+// A worker whose jobs fail for reasons of its own (Retryable results) hands
+// them back to the queue instead of failing them, and stops pulling after
+// three in a row; a healthy worker then proves them.
+func TestHostFaultsGoBackToTheQueue(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	submit(t, q, "", genJob("f1"), genJob("f2"), genJob("f3"), genJob("f4"))
+	broken := newFake(t, 1)
+	broken.hostFault = true
+	w := fleet.NewWorker(q, broken, fleet.WorkerOptions{Cache: t.TempDir(), Poll: 100 * time.Millisecond, Log: testLog{t}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := w.Run(ctx, ctx)
+	if err == nil || !strings.Contains(err.Error(), "stopped taking jobs") {
+		t.Fatalf("broken worker: Run = %v, want it to stop taking jobs", err)
+	}
+	if info, _ := q.Results.Info(context.Background()); info.State.Msgs != 0 {
+		t.Fatalf("%d results published by a worker whose failures were its own", info.State.Msgs)
+	}
+	runWorker(t, q, newFake(t, 4))
+	for id, r := range waitResults(t, q, 4, 20*time.Second) {
+		if r.Error != "" {
+			t.Errorf("%s: %s", id, r.Error)
+		}
+	}
 }

@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -32,7 +34,16 @@ type WorkerOptions struct {
 	Poll     time.Duration
 	Log      io.Writer // nil: os.Stderr
 	Observer Observer  // nil: none
+	// Gnark is how the worker reads the gnark circuits it fetches (its
+	// ReadTimeout bounds circom witnesses too).
+	Gnark gnarksrc.Options
 }
+
+// maxHostFaults is how many jobs in a row may fail for reasons of the
+// worker's own (its disk, its GPU: stream.Result.Retryable) before it stops
+// pulling: they go back to the queue for other workers, and a worker that
+// cannot prove must not drain the queue into failures.
+const maxHostFaults = 3
 
 // Worker takes jobs from the queue into a Prover (see the package comment
 // for its duties). Make one with NewWorker and call Run once.
@@ -42,6 +53,11 @@ type Worker struct {
 	o     WorkerOptions
 	slots chan struct{} // one per job in hand: the bound on pulled jobs
 	wake  chan struct{}
+
+	hostFaults atomic.Int32 // jobs in a row that failed for the worker's reasons
+	stopPull   context.CancelFunc
+	faultMu    sync.Mutex
+	faultErr   error // why the worker stopped pulling, if it did
 
 	mu    sync.Mutex
 	held  map[string]*held // by job id
@@ -116,6 +132,8 @@ func (w *Worker) observe(outcome string) {
 // in hand: they go back to the queue (as they would after the ack wait if
 // the process died). intake should derive from ctx.
 func (w *Worker) Run(ctx, intake context.Context) error {
+	intake, w.stopPull = context.WithCancel(intake)
+	defer w.stopPull()
 	for _, d := range []string{"circuits", "witness"} {
 		if err := os.MkdirAll(filepath.Join(w.o.Cache, d), 0o755); err != nil {
 			return err
@@ -165,6 +183,11 @@ func (w *Worker) Run(ctx, intake context.Context) error {
 	w.mu.Unlock()
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	w.faultMu.Lock()
+	defer w.faultMu.Unlock()
+	if w.faultErr != nil && err == nil {
+		return w.faultErr
 	}
 	return err
 }
@@ -378,7 +401,7 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 		return nil
 	}
 	t0 := time.Now()
-	c, err := FetchCircuit(ctx, w.q, name, filepath.Join(w.o.Cache, "circuits"))
+	c, err := FetchCircuit(ctx, w.q, name, filepath.Join(w.o.Cache, "circuits"), w.o.Gnark)
 	if err != nil {
 		return err
 	}
@@ -428,6 +451,22 @@ func (w *Worker) requeue(h *held, err error) {
 	w.release(h)
 }
 
+// hostFault hands back to the queue a job that failed for the worker's own
+// reasons, and stops pulling after maxHostFaults of them in a row.
+func (w *Worker) hostFault(h *held, res stream.Result) {
+	w.requeue(h, fmt.Errorf("not the job's fault: %s", res.Error))
+	if w.hostFaults.Add(1) < maxHostFaults {
+		return
+	}
+	w.faultMu.Lock()
+	if w.faultErr == nil {
+		w.faultErr = fmt.Errorf("stopped taking jobs: %d in a row failed for reasons of this worker's own (last: %s); they went back to the queue", maxHostFaults, res.Error)
+		w.logf("%v", w.faultErr)
+	}
+	w.faultMu.Unlock()
+	w.stopPull()
+}
+
 // fail answers h with an error result and terminates it.
 func (w *Worker) fail(ctx context.Context, h *held, circuit string, err error) {
 	res := stream.Result{ID: h.id, Circuit: circuit, Error: err.Error(), FailedStage: "parse", Stages: []stream.StageTime{}}
@@ -470,6 +509,11 @@ func (w *Worker) emit(res stream.Result) error {
 // finish stores a proven job's outputs, publishes its result line and only
 // then acks; a failed job gets its error result and is terminated.
 func (w *Worker) finish(ctx context.Context, h *held, res stream.Result) {
+	if res.Error != "" && res.Retryable {
+		w.hostFault(h, res)
+		return
+	}
+	w.hostFaults.Store(0)
 	if res.Error != "" {
 		w.answerFailed(ctx, h, res)
 		return

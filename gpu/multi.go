@@ -30,6 +30,10 @@ type Device interface {
 // at once. Other errors take it out after maxStrikes in a row.
 var ErrDeviceLost = errors.New("device lost")
 
+// ErrNoDevice marks a job that no device in rotation can take: the fault is
+// the host's, not the job's.
+var ErrNoDevice = errors.New("no device in rotation")
+
 // maxStrikes is how many calls in a row may fail on one device before Multi
 // stops giving it jobs: one failure may be the job's (an allocation that did
 // not fit), three in a row with no success between are the device's.
@@ -175,21 +179,20 @@ func (m *Multi) On(s *Staged) string {
 }
 
 // Transfer stages v on the device in rotation, holding the circuit, with the
-// fewest jobs staged.
+// fewest jobs staged. A device that cannot take it (out of memory, say)
+// passes it to the next; a failed transfer is no strike against a device,
+// which may well compute: only a lost device leaves rotation here.
 func (m *Multi) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged, error) {
 	r, ok := res.(*multiResident)
 	if !ok {
 		return nil, fmt.Errorf("multi: a key not loaded by Multi")
 	}
+	tried := make([]bool, len(m.devs))
+	var errs []string
 	for {
 		best := -1
-		var reasons []string
 		for i, d := range m.devs {
-			if err := d.err(); err != nil {
-				reasons = append(reasons, fmt.Sprintf("%s out of rotation: %v", d.label, err))
-				continue
-			}
-			if r.per[i] == nil {
+			if tried[i] || d.err() != nil || r.per[i] == nil {
 				continue
 			}
 			// the least loaded; on a tie, the one that has had fewer jobs
@@ -199,21 +202,28 @@ func (m *Multi) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged
 			}
 		}
 		if best < 0 {
-			return nil, fmt.Errorf("no device in rotation holds this circuit (%s)", strings.Join(reasons, "; "))
+			for _, d := range m.devs {
+				if err := d.err(); err != nil {
+					errs = append(errs, fmt.Sprintf("%s out of rotation: %v", d.label, err))
+				}
+			}
+			return nil, fmt.Errorf("%w holds this circuit and takes the job (%s)", ErrNoDevice, strings.Join(errs, "; "))
 		}
+		tried[best] = true
 		d := m.devs[best]
 		d.staged.Add(1)
 		s, err := d.Transfer(ctx, r.per[best], v)
 		if err != nil {
 			d.staged.Add(-1)
-			err = d.outcome(err)
-			if d.err() != nil && ctx.Err() == nil {
-				continue // that device just left rotation: try the others
+			if ctx.Err() != nil {
+				return nil, err
 			}
-			return nil, err
+			if errors.Is(err, ErrDeviceLost) {
+				d.outcome(err)
+			}
+			errs = append(errs, fmt.Sprintf("%s: %v", d.label, err))
+			continue
 		}
-		// A transfer's success clears no strikes: uploads work on a device
-		// whose kernels fail.
 		d.total.Add(1)
 		return &Staged{Resident: r, Host: s.Host, Device: &multiStaged{dev: best, inner: s}}, nil
 	}
@@ -228,7 +238,7 @@ func (m *Multi) staged(s *Staged) (*member, *Staged, error) {
 	}
 	d := m.devs[ms.dev]
 	if err := d.err(); err != nil {
-		return nil, nil, fmt.Errorf("%s is out of rotation: %w", d.label, err)
+		return nil, nil, fmt.Errorf("%w: %s left it (%v)", ErrNoDevice, d.label, err)
 	}
 	return d, ms.inner, nil
 }

@@ -99,3 +99,28 @@ func TestMultiTakesALostDeviceOutOfRotation(t *testing.T) {
 		t.Errorf("%d jobs failed, up %v, shares %v: want the failures among cpu:1's jobs and the rest on cpu:0", failed, up, jobs)
 	}
 }
+
+// full is a CPU device whose transfers fail as an allocation that does not
+// fit would: not a lost device.
+type full struct{ *gpu.CPU }
+
+func (full) Transfer(context.Context, gpu.Resident, *gpu.Vectors) (*gpu.Staged, error) {
+	return nil, fmt.Errorf("cudaMallocAsync: out of memory")
+}
+
+// A device whose transfers fail for want of memory passes its jobs to the
+// others and stays in rotation: out of memory is no strike.
+func TestMultiPassesJobsOnFromAFullDevice(t *testing.T) {
+	m, err := gpu.NewMulti([]gpu.Device{full{gpu.NewCPU(1, 1)}, gpu.NewCPU(1, 1)}, []string{"cpu:0", "cpu:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range multiStream(t, m, 6) {
+		if l.Error != "" || l.Device != "cpu:1" {
+			t.Errorf("%s on %q: %s", l.ID, l.Device, l.Error)
+		}
+	}
+	if _, up := m.Share(); !up[0] || !up[1] {
+		t.Errorf("up %v: a full device is not a lost one", up)
+	}
+}

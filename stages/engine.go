@@ -93,19 +93,24 @@ func (e *Engine) AddCircuit(c *Circuit) error {
 		return err
 	}
 	if c.Resident == nil {
+		var charge *mem.Reservation
 		if g, sz := e.deviceBudget(); g != nil {
 			h, err := g.ChargeDevice(sz.ResidentBytes(c.Key))
 			if err != nil {
 				return fmt.Errorf("engine: circuit %s on %s: %w", c.Name, e.cfg.Backend.Name(), err)
 			}
-			e.deviceKeys = append(e.deviceKeys, h)
+			charge = h
 		}
 		r, err := e.cfg.Backend.Load(c.Key)
 		if err != nil {
+			charge.Close() // nothing stayed on the device
 			return fmt.Errorf("engine: load circuit %s on %s: %w", c.Name, e.cfg.Backend.Name(), err)
 		}
 		c.Resident = r
 		e.loaded = append(e.loaded, r)
+		if charge != nil {
+			e.deviceKeys = append(e.deviceKeys, charge)
+		}
 	}
 	e.circuits[c.Name] = c
 	return nil

@@ -17,6 +17,9 @@ type Job struct {
 	stream.Request
 	Line int   // input line number, for messages
 	Err  error // set before parse when the line itself was bad (malformed, duplicate id)
+	// Owned: the job holds its id for as long as it is in flight (a second
+	// job of the id meanwhile is a duplicate).
+	Owned bool
 
 	// parse
 	Circuit *Circuit

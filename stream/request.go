@@ -41,6 +41,10 @@ type Line struct {
 // validID keeps ids usable as file names under --out.
 var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
+// ValidID reports whether id can name a job's files: 1-128 of
+// [A-Za-z0-9._-], not starting with . _ or -.
+func ValidID(id string) bool { return validID.MatchString(id) }
+
 // ErrDuplicateID marks a second job with an id already seen in this stream.
 var ErrDuplicateID = errors.New("duplicate id")
 

@@ -17,6 +17,9 @@ type Result struct {
 	PublicInputs []string `json:"public_inputs,omitempty"` // decimal, in order
 	Error        string   `json:"error,omitempty"`
 	FailedStage  string   `json:"failed_stage,omitempty"`
+	// Retryable marks a failure of the prover's host rather than of the job
+	// (its disk, its GPU): proven elsewhere, the job may well succeed.
+	Retryable bool `json:"retryable,omitempty"`
 	// Resumed marks a job answered from the outputs an earlier run left
 	// (prove --skip-done): no stage ran, so Stages is empty.
 	Resumed bool `json:"resumed,omitempty"`

@@ -81,7 +81,8 @@ int injected(Kind k) {
     for (long v = lf.load(); v != 0;) {
         if (v < 0 || v == 1) {
             lf.store(-1);
-            return fail_at(2, __FILE__, __LINE__, "%s: device %d lost (zk_host_fail_on)", kind_name[k], cur_dev);
+            // 719, cudaErrorLaunchFailure: sticky, as a lost GPU's errors are
+            return fail_at(719, __FILE__, __LINE__, "%s: device %d lost (zk_host_fail_on)", kind_name[k], cur_dev);
         }
         if (lf.compare_exchange_weak(v, v - 1)) break;
     }

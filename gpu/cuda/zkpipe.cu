@@ -304,10 +304,17 @@ int zk_stream_create(int32_t dev, void **s, char *err) {
 int zk_stream_destroy(void *s, char *err) {
     ErrScope es(err);
     ON(s);
-    CK(cudaStreamSynchronize((cudaStream_t)s));
-    CK(cudaStreamDestroy((cudaStream_t)s));
-    std::unique_lock<std::shared_mutex> l(streams_mu);
-    stream_dev.erase(s);
+    // Synchronise, forget and destroy whatever the synchronisation says: the
+    // caller forgets the handle, and CUDA may hand its address to the next
+    // stream created, whose entry must not be erased by this one.
+    cudaError_t sync = cudaStreamSynchronize((cudaStream_t)s);
+    {
+        std::unique_lock<std::shared_mutex> l(streams_mu);
+        stream_dev.erase(s);
+    }
+    cudaError_t destroy = cudaStreamDestroy((cudaStream_t)s);
+    if (sync != cudaSuccess) return cuda_fail("cudaStreamSynchronize", sync, __FILE__, __LINE__);
+    if (destroy != cudaSuccess) return cuda_fail("cudaStreamDestroy", destroy, __FILE__, __LINE__);
     return 0;
 }
 int zk_stream_sync(void *s, char *err) {
