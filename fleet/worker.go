@@ -179,6 +179,7 @@ func (w *Worker) Run(ctx, intake context.Context) error {
 	for _, h := range w.held {
 		h.msg.Nak()
 		w.observe("requeued")
+		w.removeFiles(h) // another worker takes it, with its own copy
 	}
 	w.mu.Unlock()
 	if ctx.Err() != nil {
@@ -226,9 +227,7 @@ func (w *Worker) intake(ctx context.Context) {
 		for range n - len(msgs) {
 			<-w.slots
 		}
-		for _, m := range msgs {
-			w.start(ctx, m)
-		}
+		w.startBatch(ctx, msgs)
 		if len(msgs) > 0 {
 			continue
 		}
@@ -241,6 +240,37 @@ func (w *Worker) intake(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// startBatch starts the fetched messages one after another, keeping the
+// ones not yet started alive meanwhile: the ack clock of every message runs
+// from the fetch, and starting one may take long (its circuit fetched from
+// the store and loaded, its witness downloaded, the pipeline full).
+func (w *Worker) startBatch(ctx context.Context, msgs []jetstream.Msg) {
+	if len(msgs) == 0 {
+		return
+	}
+	var next atomic.Int32 // msgs[next:] are waiting
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(max(w.q.ackWait/3, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				for _, m := range msgs[next.Load():] {
+					m.InProgress()
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	for i, m := range msgs {
+		next.Store(int32(i + 1))
+		w.start(ctx, m)
+	}
+	close(done)
 }
 
 // fetch takes up to n waiting jobs, every high one before any normal one
