@@ -8,43 +8,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/zkpipe/zkpipe/internal/zkpipebin"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
-// zkpipeBinary builds the zkpipe command once for the tests that run it as
-// a process (to kill it, or to send it signals).
-var zkpipeBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "zkpipe-bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "zkpipe")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
 func binary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the zkpipe binary (-short)")
-	}
-	bin, err := zkpipeBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
+	return zkpipebin.Path(t, "runs it as a process")
 }
 
 func writeJobs(t *testing.T, path string, lines ...string) {

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,37 +17,14 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/zkpipe/zkpipe/fleet"
+	"github.com/zkpipe/zkpipe/internal/zkpipebin"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
-// zkpipeBinary builds the zkpipe command once per test binary.
-var zkpipeBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "zkpipe-bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "zkpipe")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
 func binary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds zkpipe and runs worker processes")
-	}
-	bin, err := zkpipeBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {}) // the binary's directory goes with the machine's temp
-	return bin
+	return zkpipebin.Path(t, "runs worker processes")
 }
 
 func freePort(t *testing.T) string {
