@@ -131,32 +131,7 @@ func (g *Governor) AdmitDevice(ctx context.Context, job string, need int64) (*Re
 		go g.sampler()
 	}
 	g.mu.Unlock()
-
-	start := time.Now()
-	select {
-	case <-w.ready:
-		g.mu.Lock()
-		g.stats.DeviceWaitTime += time.Since(start)
-		g.mu.Unlock()
-		return w.res, w.err
-	case <-ctx.Done():
-		g.mu.Lock()
-		g.stats.DeviceWaitTime += time.Since(start)
-		if w.res != nil {
-			g.mu.Unlock()
-			w.res.Close()
-			return nil, ctx.Err()
-		}
-		for i, x := range d.queue {
-			if x == w {
-				d.queue = append(d.queue[:i], d.queue[i+1:]...)
-				break
-			}
-		}
-		g.grantDeviceLocked()
-		g.mu.Unlock()
-		return nil, ctx.Err()
-	}
+	return g.await(ctx, w, &d.queue, &g.stats.DeviceWaitTime, g.grantDeviceLocked)
 }
 
 // grantDeviceLocked admits device waiters from the head of the queue while

@@ -232,29 +232,36 @@ func (g *Governor) Admit(ctx context.Context, job string, need int64) (*Reservat
 	}
 	g.stats.Waits++
 	g.mu.Unlock()
+	return g.await(ctx, w, &g.queue, &g.stats.WaitTime, func() { g.grantLocked(nil) })
+}
 
+// await waits, with g.mu not held, until w is granted or ctx ends, adding
+// the wait to *waitTime. On cancellation w leaves *queue, or, granted as
+// ctx ended, gives its bytes straight back; regrant (called with g.mu held)
+// then lets in those w was holding back. Admit and AdmitDevice share it.
+func (g *Governor) await(ctx context.Context, w *waiter, queue *[]*waiter, waitTime *time.Duration, regrant func()) (*Reservation, error) {
 	start := time.Now()
 	select {
 	case <-w.ready:
 		g.mu.Lock()
-		g.stats.WaitTime += time.Since(start)
+		*waitTime += time.Since(start)
 		g.mu.Unlock()
 		return w.res, w.err
 	case <-ctx.Done():
 		g.mu.Lock()
-		g.stats.WaitTime += time.Since(start)
+		*waitTime += time.Since(start)
 		if w.res != nil { // granted as ctx ended
 			g.mu.Unlock()
 			w.res.Close()
 			return nil, ctx.Err()
 		}
-		for i, x := range g.queue {
+		for i, x := range *queue {
 			if x == w {
-				g.queue = append(g.queue[:i], g.queue[i+1:]...)
+				*queue = append((*queue)[:i], (*queue)[i+1:]...)
 				break
 			}
 		}
-		g.grantLocked(nil) // w may have been holding back those behind it
+		regrant() // w may have been holding back those behind it
 		g.mu.Unlock()
 		return nil, ctx.Err()
 	}
