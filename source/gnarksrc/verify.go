@@ -1,7 +1,9 @@
 package gnarksrc
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -21,20 +23,53 @@ func ReadVerifyingKey(path string) (groth16.VerifyingKey, error) {
 // VerifyFiles checks a gnark binary proof against a binary public witness
 // with gnark's own groth16.Verify.
 func VerifyFiles(vk groth16.VerifyingKey, proofPath, publicPath string) error {
-	proof := groth16.NewProof(ecc.BN254)
-	if err := readFile(proofPath, proof.ReadFrom); err != nil {
-		return err
-	}
-	data, err := os.ReadFile(publicPath)
+	_, err := verifyFiles(vk, proofPath, publicPath)
+	return err
+}
+
+// verifyFiles reads a proof and its public witness, each bounded by what it
+// can be under vk (a proof is a few hundred bytes, more with commitments; a
+// public witness 12 bytes and 32 an input), checks them with groth16.Verify
+// and returns the public witness.
+func verifyFiles(vk groth16.VerifyingKey, proofPath, publicPath string) (witness.Witness, error) {
+	proofData, err := readLimited(proofPath, 1<<16)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	proof := groth16.NewProof(ecc.BN254)
+	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
+		return nil, fmt.Errorf("read %s: %w", proofPath, err)
+	}
+	data, err := readLimited(publicPath, 12+32*int64(vk.NbPublicWitness()))
+	if err != nil {
+		return nil, err
 	}
 	pub, err := witness.New(ecc.BN254.ScalarField())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := pub.UnmarshalBinary(data); err != nil {
-		return fmt.Errorf("public witness %s: %w", publicPath, err)
+		return nil, fmt.Errorf("public witness %s: %w", publicPath, err)
 	}
-	return groth16.Verify(proof, vk, pub)
+	if err := groth16.Verify(proof, vk, pub); err != nil {
+		return nil, fmt.Errorf("%s: %w", proofPath, err)
+	}
+	return pub, nil
+}
+
+// readLimited reads the file at path, refusing one longer than limit bytes.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: longer than the %d bytes it can be", path, limit)
+	}
+	return data, nil
 }
