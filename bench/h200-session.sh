@@ -6,12 +6,21 @@
 # Steps:
 #   build            nvcc → gpu/cuda/libzkpipe_cuda.so (copied to $OUT)
 #   prebuilt         use .carry-lead/libzkpipe_cuda.so from an earlier build
+#   fieldbench       nvcc gpu/cuda/fieldbench.cu (FIELDBENCH_MODES="32 64" for both field
+#                    products for the curve rows) and run both: products/s
+#                    against the chip's model, and the device-side check
+#   build64          nvcc a second library with the first, 64-bit product
+#                    (-DZK_FIELD_MUL=64) into gpu/cuda/libzkpipe_cuda64.so,
+#                    in the background: `lib64` waits for it and selects it
+#   lib64, lib32     select that library, or the default one, for later steps
 #   test             the gpu package's CUDA tests against the library
 #   measure SIZES    kernel timings, G1 MSMs at the log2 sizes (20,22,24,27)
 #   setup C:N…       zkpipe setup of built-in circuit C at N constraints
 #   stream C:N P     zkpipe bench of P proofs: default flags (auto shape),
 #                    then the hand-tuned shape, then P/8 proofs one at a time
 #                    for each stage's CPU ms; gnark on 4 proofs
+#   quick C:N P      zkpipe bench of P proofs, default flags, no gnark: the
+#                    proofs/s line and the per-stage table only
 #   devmem C:N P     a stream under a device budget of the keys and ~1.5
 #                    jobs, to show jobs waiting for GPU memory
 #   fleet C:N P      P generate jobs through `zkpipe prove`, then through
@@ -37,6 +46,27 @@ while [ $# -gt 0 ]; do
 		cp gpu/cuda/libzkpipe_cuda.so "$OUT/"
 		;;
 	prebuilt) export ZKPIPE_CUDA_LIB=$PWD/$bin/libzkpipe_cuda.so ;;
+	fieldbench)
+		for m in ${FIELDBENCH_MODES:-32}; do
+			nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -DZK_FIELD_MUL=$m \
+				gpu/cuda/fieldbench.cu -o /tmp/fieldbench$m >"$OUT/fieldbench-build$m.log" 2>&1 ||
+				{ tail -20 "$OUT/fieldbench-build$m.log"; continue; }
+			/tmp/fieldbench$m | tee "$OUT/fieldbench$m.log"
+		done
+		;;
+	build64)
+		(LIB=libzkpipe_cuda64.so gpu/cuda/build.sh -DZK_FIELD_MUL=64 >"$OUT/build64.log" 2>&1; echo $? >/tmp/build64.rc) &
+		;;
+	lib64)
+		while [ ! -f /tmp/build64.rc ]; do sleep 1; done
+		[ "$(cat /tmp/build64.rc)" = 0 ] || { tail -20 "$OUT/build64.log"; exit 1; }
+		export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda64.so
+		echo "library: 64-bit field products"
+		;;
+	lib32)
+		export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda.so
+		echo "library: 32-bit field products"
+		;;
 	test)
 		$bin/gpu.test -test.run 'CUDA|FindCUDA|Multi' -test.v -test.timeout 400s >"$OUT/test.log" 2>&1
 		echo "gpu tests rc=$?"
@@ -45,7 +75,7 @@ while [ $# -gt 0 ]; do
 		;;
 	measure)
 		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=$1 $bin/gpu.test -test.run 'CUDAMeasure' -test.v -test.timeout 400s 2>&1 |
-			grep -vE "^=== RUN" | tee "$OUT/measure.log"
+			grep -vE "^=== RUN" | tee "$OUT/measure-$(basename "$ZKPIPE_CUDA_LIB" .so).log"
 		shift
 		;;
 	setup)
@@ -67,6 +97,14 @@ while [ $# -gt 0 ]; do
 			tee "$OUT/stream-$c-$n-tuned.log" | grep -E "proofs/s|^(stage|synth|transfer|msm-h|tail|b-g2)"
 		echo "== $c $n: gnark, 4 proofs"
 		$bin/zkpipe bench --circuit $d -n 4 --device cuda --bg2-device cuda --mem-status 0 2>&1 | grep -E "gnark|ratio"
+		;;
+	quick)
+		spec=$1 p=$2
+		shift 2
+		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
+		echo "== $c $n: default flags, $(basename "$ZKPIPE_CUDA_LIB")"
+		$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 2>&1 |
+			tee "$OUT/quick-$c-$n-$(basename "$ZKPIPE_CUDA_LIB" .so).log" | grep -vE "^bench:"
 		;;
 	devmem)
 		spec=$1 p=$2
