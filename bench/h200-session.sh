@@ -15,6 +15,11 @@
 #   lib64, lib32     select that library, or the default one, for later steps
 #   test             the gpu package's CUDA tests against the library
 #   measure SIZES    kernel timings, G1 MSMs at the log2 sizes (20,22,24,27)
+#   msmgrid          G1 (2^20, 2^22, 2^24) and G2 (2^20) MSM timings for each
+#                    window:chunk:segment in $MSM_GRID (0 = the default),
+#                    through ZKPIPE_MSM_WINDOW/_CHUNK/_SEGMENT (driver.cuh)
+#   profile          ncu's per-kernel times of TestCUDAMeasure at 2^20
+#                    (--clock-control none), where ncu can read the GPU
 #   setup C:N…       zkpipe setup of built-in circuit C at N constraints
 #   stream C:N P     zkpipe bench of P proofs: default flags (auto shape),
 #                    then the hand-tuned shape, then P/8 proofs one at a time
@@ -77,6 +82,21 @@ while [ $# -gt 0 ]; do
 		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=$1 $bin/gpu.test -test.run 'CUDAMeasure' -test.v -test.timeout 400s 2>&1 |
 			grep -vE "^=== RUN" | tee "$OUT/measure-$(basename "$ZKPIPE_CUDA_LIB" .so).log"
 		shift
+		;;
+	msmgrid)
+		for g in ${MSM_GRID:-0:0:0 0:16:0 0:0:8 0:0:16 17:0:0 18:0:0 18:16:0 20:0:0 20:16:0}; do
+			IFS=: read -r w c sg <<<"$g"
+			echo "== window ${w/#0/auto} chunk ${c/#0/32} segment ${sg/#0/32}"
+			ZKPIPE_MSM_WINDOW=$w ZKPIPE_MSM_CHUNK=$c ZKPIPE_MSM_SEGMENT=$sg ZKPIPE_CUDA_MEASURE=msm ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20,22,24 \
+				$bin/gpu.test -test.run 'CUDAMeasure' -test.timeout 400s 2>&1 | grep -E "MSM 2" | sed 's/, gnark.*//'
+		done | tee "$OUT/msmgrid.log"
+		;;
+	profile)
+		ncu --version | tail -1
+		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20 timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum \
+			--print-summary per-kernel $bin/gpu.test -test.run 'CUDAMeasure' -test.timeout 300s >"$OUT/profile.log" 2>&1
+		echo "ncu rc=$?"
+		grep -E "^\s+k_|^  [a-zA-Z_].*\(|gpu__time_duration.sum|Invocations|DeviceRadix|Onesweep" "$OUT/profile.log" | head -80
 		;;
 	setup)
 		for spec in ${1//,/ }; do

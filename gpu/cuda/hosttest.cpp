@@ -192,6 +192,8 @@ template <class F> void test_limbs32(const char *name) {
             CHECK(F::sub32(x, y).eq(F::sub64(x, y)), "%s sub32 %zu,%zu", name, i, j);
             CHECK(F::sub32(y, x).eq(F::sub64(y, x)), "%s sub32 %zu,%zu", name, j, i);
             CHECK(F::sqr32(x).eq(F::mul64(x, x)), "%s sqr32 %zu", name, i);
+            const F &z = xs[(i * 31 + j) % xs.size()], &w = xs[(j * 17 + i + 1) % xs.size()];
+            CHECK(F::dot32(x, y, z, w).eq(F::add64(F::mul64(x, y), F::mul64(z, w))), "%s dot32 %zu,%zu", name, i, j);
         }
     }
 }
@@ -240,6 +242,7 @@ void test_field() {
         z.a0 = rnd<Fp>();
         z.a1 = rnd<Fp>();
         CHECK((x.sqr()).eq(x * x), "fp2 sqr");
+        CHECK(Fp2::mul_dot(x, z).eq(Fp2::mul_karatsuba(x, z)), "fp2 dot vs karatsuba");
         CHECK(((x + z) * y).eq(x * y + z * y), "fp2 distrib");
     }
 }
