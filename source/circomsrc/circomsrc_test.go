@@ -181,7 +181,7 @@ func TestStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := VerifyFiles(vk, r.Proof, r.Public); err != nil {
+		if err := VerifyFiles(context.Background(), vk, r.Proof, r.Public); err != nil {
 			t.Errorf("%s: zkpipe's verifier: %v", r.ID, err)
 		}
 	}
@@ -260,7 +260,7 @@ func TestTampered(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := VerifyFiles(vk, proof, public); err == nil {
+		if err := VerifyFiles(context.Background(), vk, proof, public); err == nil {
 			t.Errorf("%s: zkpipe's verifier accepts", c.name)
 		}
 	}
