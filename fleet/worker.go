@@ -25,10 +25,18 @@ type WorkerOptions struct {
 	// Cache is the worker's directory: circuits fetched from the store stay
 	// in Cache/circuits, witnesses pass through Cache/witness.
 	Cache string
-	// MaxDeliveries answers a job delivered more often than this with an
-	// error and terminates it: a job that kills every worker that takes it
-	// must not go round for ever. 0 means 5.
+	// MaxDeliveries answers a job with an error and terminates it once
+	// this many of its deliveries ended without an answer (the worker was
+	// killed, ran out of memory, hung): a job that kills every worker that
+	// takes it must not go round for ever. Deliveries that a worker handed
+	// back (see handBacks) do not count. 0 means 5.
 	MaxDeliveries int
+	// MaxHostFaults answers a job with an error and terminates it once
+	// workers have handed it back this many times for faults of their own
+	// (a lost GPU, a full disk): a budget apart from MaxDeliveries, so that
+	// a job that met a few sick workers is not dropped, and one that makes
+	// every GPU fail still ends. 0 means 20.
+	MaxHostFaults int
 	// Poll is how often an idle worker looks for jobs it was not woken for
 	// (redeliveries, jobs published by other tools); 0 means a second.
 	Poll     time.Duration
@@ -75,6 +83,7 @@ type held struct {
 	seq      uint64   // stream sequence: names the result for deduplication
 	files    []string // local witness files to remove when done
 	objects  []string // witness objects to remove when done
+	counted  bool     // delivered before: a hand-back count may exist
 	entered  bool     // sent to the prover
 	released bool
 }
@@ -88,6 +97,9 @@ type finished struct {
 func NewWorker(q *Queue, p Prover, o WorkerOptions) *Worker {
 	if o.MaxDeliveries <= 0 {
 		o.MaxDeliveries = 5
+	}
+	if o.MaxHostFaults <= 0 {
+		o.MaxHostFaults = 20
 	}
 	if o.Poll <= 0 {
 		o.Poll = time.Second
@@ -176,12 +188,18 @@ func (w *Worker) Run(ctx, intake context.Context) error {
 	// Anything still held (cancelled, or the prover failed) goes back to
 	// the queue.
 	w.mu.Lock()
+	var back []*held
 	for _, h := range w.held {
-		h.msg.Nak()
-		w.observe("requeued")
-		w.removeFiles(h) // another worker takes it, with its own copy
+		back = append(back, h)
 	}
 	w.mu.Unlock()
+	// one deadline for them all: NATS may be what is gone
+	backCtx, cancelBack := context.WithTimeout(context.Background(), handBackTimeout)
+	defer cancelBack()
+	for _, h := range back {
+		w.handBackWithin(backCtx, h, false, 0)
+		w.removeFiles(h) // another worker takes it, with its own copy
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -323,6 +341,7 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 	}
 	h.seq = meta.Sequence.Stream
 	h.id = fmt.Sprintf("seq-%d", h.seq)
+	h.counted = meta.NumDelivered > 1
 	if w.o.Observer != nil && meta.NumDelivered == 1 {
 		w.o.Observer.Waited(time.Since(meta.Timestamp))
 	}
@@ -339,6 +358,13 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	h.id = req.ID
+	// The witness objects are the job's from here on: whichever way it is
+	// answered (even a dead letter), they are removed before the ack.
+	for _, p := range []string{req.Witness, req.Wtns} {
+		if obj, ok := strings.CutPrefix(p, witnessRef); ok && ownedObject(h.id, obj) {
+			h.objects = append(h.objects, obj)
+		}
+	}
 
 	w.mu.Lock()
 	_, dup := w.held[h.id]
@@ -349,8 +375,7 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 	if dup {
 		// The same id twice in hand (submitted again after the duplicate
 		// window): answer it after the first, from the stored outputs.
-		msg.NakWithDelay(w.q.ackWait)
-		w.observe("requeued")
+		w.handBack(h, false, w.q.ackWait)
 		<-w.slots
 		return
 	}
@@ -361,9 +386,22 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		}
 		return
 	}
-	if int(meta.NumDelivered) > w.o.MaxDeliveries {
-		w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: delivered %d times without an answer: the workers that took it stopped (killed, out of memory?)", h.id, meta.NumDelivered))
-		return
+	if h.counted {
+		hb, _, err := w.q.readHandBacks(ctx, h.seq)
+		if err != nil {
+			// unknown: count every delivery against the job, as
+			// JetStream does, rather than let a killer go round
+			w.logf("job %s: %v", h.id, err)
+		}
+		lost := int(meta.NumDelivered) - 1 - hb.Back
+		switch {
+		case lost >= w.o.MaxDeliveries:
+			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: delivered %d times, %d of them to workers that stopped without an answer (killed, out of memory?)", h.id, meta.NumDelivered, lost))
+			return
+		case hb.Faults >= w.o.MaxHostFaults:
+			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: handed back %d times by workers that could not prove it for faults of their own (a lost GPU, a full disk?)", h.id, hb.Faults))
+			return
+		}
 	}
 	if req.Circuit == "" {
 		w.fail(ctx, h, "", fmt.Errorf("job %s: names no circuit", h.id))
@@ -400,7 +438,6 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		}
 		*p = local
 		h.files = append(h.files, local)
-		h.objects = append(h.objects, obj)
 	}
 	h.entered = true
 	select {
@@ -461,24 +498,49 @@ func (w *Worker) republish(ctx context.Context, h *held) (bool, error) {
 	if err := w.publish(ctx, h, o.Result); err != nil {
 		return false, err
 	}
+	w.cleanup(ctx, h) // before the ack: a worker that dies first leaves the job to the next
 	if err := h.msg.Ack(); err != nil {
 		w.logf("ack %s: %v", h.id, err)
 	}
 	w.observe("republished")
-	w.cleanup(ctx, h)
 	w.release(h)
 	return true, nil
 }
 
-// requeue hands h back to the queue (after a short delay), for err.
+// requeue hands h back to the queue (after a short delay), for err: a fault
+// of this worker's (its disk, its GPU, its link to NATS), or, when err is
+// nil, its shutdown.
 func (w *Worker) requeue(h *held, err error) {
 	if err != nil {
 		w.logf("job %s: back to the queue: %v", h.id, err)
 	}
-	h.msg.NakWithDelay(time.Second)
-	w.observe("requeued")
+	w.handBack(h, err != nil, time.Second)
 	w.removeFiles(h)
 	w.release(h)
+}
+
+// handBack counts a hand-back of h (see handBacks), then Naks it for
+// redelivery after delay.
+func (w *Worker) handBack(h *held, fault bool, delay time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), handBackTimeout)
+	defer cancel()
+	w.handBackWithin(ctx, h, fault, delay)
+}
+
+func (w *Worker) handBackWithin(ctx context.Context, h *held, fault bool, delay time.Duration) {
+	if err := w.q.countHandBack(ctx, h.seq, fault); err != nil {
+		w.logf("job %s: %v", h.id, err)
+	}
+	var err error
+	if delay > 0 {
+		err = h.msg.NakWithDelay(delay)
+	} else {
+		err = h.msg.Nak()
+	}
+	if err != nil {
+		w.logf("job %s: hand back: %v", h.id, err)
+	}
+	w.observe("requeued")
 }
 
 // hostFault hands back to the queue a job that failed for the worker's own
@@ -511,11 +573,11 @@ func (w *Worker) answerFailed(ctx context.Context, h *held, res stream.Result) {
 		w.requeue(h, err)
 		return
 	}
+	w.cleanup(ctx, h) // before the terminate, as in finish
 	if err := h.msg.TermWithReason("zkpipe: " + res.Error); err != nil {
 		w.logf("terminate %s: %v", h.id, err)
 	}
 	w.observe("failed")
-	w.cleanup(ctx, h)
 	w.release(h)
 }
 
@@ -568,11 +630,14 @@ func (w *Worker) finish(ctx context.Context, h *held, res stream.Result) {
 		w.requeue(h, err)
 		return
 	}
+	// Clean up before the ack: a worker that dies after publishing leaves
+	// the job unacked, and whoever takes it next answers it from the stored
+	// outputs and removes what is left. After the ack nobody would.
+	w.cleanup(ctx, h)
 	if err := h.msg.Ack(); err != nil {
 		w.logf("ack %s: %v", h.id, err)
 	}
 	w.observe("proved")
-	w.cleanup(ctx, h)
 	w.release(h)
 }
 
@@ -620,7 +685,8 @@ func (w *Worker) publish(ctx context.Context, h *held, res stream.Result) error 
 	return nil
 }
 
-// cleanup removes what h brought along, once it is answered.
+// cleanup removes what h brought along, once it is answered and before it
+// is acked: its files, its witness objects and its hand-back count.
 func (w *Worker) cleanup(ctx context.Context, h *held) {
 	w.removeFiles(h)
 	for _, o := range h.objects {
@@ -628,6 +694,21 @@ func (w *Worker) cleanup(ctx context.Context, h *held) {
 			w.logf("delete witness %s: %v", o, err)
 		}
 	}
+	if h.counted {
+		if err := w.q.HandBacks.Delete(ctx, handBackKey(h.seq)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			w.logf("job %s: delete its hand-back count: %v", h.id, err)
+		}
+	}
+}
+
+// ownedObject tells whether the witness object obj belongs to job id, as
+// submit names them (ID@NONCE.witness; before, ID.witness): a job must not
+// make a worker delete another job's witness.
+func ownedObject(id, obj string) bool {
+	if rest, ok := strings.CutPrefix(obj, id); ok {
+		return strings.HasPrefix(rest, "@") || rest == ".witness" || rest == ".wtns"
+	}
+	return false
 }
 
 func (w *Worker) removeFiles(h *held) {
