@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -230,30 +229,4 @@ func TestAJobCannotRemoveAnothersWitness(t *testing.T) {
 		t.Fatalf("victim: %s", r.Error)
 	}
 	noneLeft(t, q)
-}
-
-// submit uploads only regular files: before, a job naming /dev/zero was
-// uploaded until the server's disk filled, and a FIFO nobody writes to hung
-// the submit.
-func TestSubmitRefusesWitnessesThatAreNotFiles(t *testing.T) {
-	q, _ := startQueue(t, 5*time.Second)
-	pushChain(t, q)
-	fifo := filepath.Join(t.TempDir(), "fifo.witness")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{"/dev/zero", fifo, t.TempDir()} {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		var got []fleet.Submitted
-		refused, err := fleet.Submit(ctx, q, strings.NewReader(fmt.Sprintf(`{"id":"z","circuit":"chain","witness":%q}`, p)),
-			fleet.SubmitOptions{}, func(s fleet.Submitted) { got = append(got, s) })
-		cancel()
-		if err != nil || refused != 1 || len(got) != 1 || got[0].Err == nil ||
-			!strings.Contains(got[0].Err.Error(), "job z") || !strings.Contains(got[0].Err.Error(), p) {
-			t.Errorf("%s: refused %d, %+v, %v; want the job refused, naming it and the file", p, refused, got, err)
-		}
-	}
-	if objs, err := q.Witness.List(context.Background()); !errors.Is(err, jetstream.ErrNoObjectsFound) {
-		t.Errorf("uploaded: %d objects (%v)", len(objs), err)
-	}
 }
