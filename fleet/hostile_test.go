@@ -64,3 +64,35 @@ func TestFetchCircuitStaysInItsCache(t *testing.T) {
 		t.Errorf("a file written outside the cache: %v", err)
 	}
 }
+
+// A witness far larger than its circuit's is refused by its size in the
+// store, before a worker downloads it: a job must not fill the worker's
+// disk. Before, the worker downloaded it whole, and only the prover's
+// parse refused it.
+func TestOversizedWitnessIsNotDownloaded(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	p := filepath.Join(t.TempDir(), "big.witness")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(8 << 20) // sparse: no disk used here
+	f.Close()
+	submit(t, q, "", fmt.Sprintf(`{"id":"big","circuit":"chain","witness":%q}`, p))
+	cache := t.TempDir()
+	fp := newFake(t, 1)
+	w := fleet.NewWorker(q, fp, fleet.WorkerOptions{Cache: cache, Poll: 50 * time.Millisecond, Log: testLog{t}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, ctx) }()
+	defer func() { cancel(); <-done }()
+	r := waitResults(t, q, 1, 20*time.Second)["big"]
+	if !strings.Contains(r.Error, "8388608 bytes, more than a witness of circuit chain can be") {
+		t.Fatalf("result %+v", r)
+	}
+	if len(fp.entered()) != 0 {
+		t.Errorf("the prover got %v", fp.entered())
+	}
+	noneLeft(t, q)
+}

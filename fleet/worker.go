@@ -70,6 +70,7 @@ type Worker struct {
 	mu    sync.Mutex
 	held  map[string]*held // by job id
 	loads sync.Mutex       // one circuit fetch at a time
+	wires sync.Map         // circuit name → its wire count, for those this worker loaded
 
 	jobs     chan stream.Line
 	finished chan finished
@@ -426,6 +427,16 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: witness %q is not in the store: workers read no local paths (zkpipe submit uploads witness files)", h.id, *p))
 			return
 		}
+		if err := w.witnessFits(ctx, req.Circuit, obj); err != nil {
+			if errors.Is(err, jetstream.ErrObjectNotFound) {
+				w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: witness %s is not in the store", h.id, obj))
+			} else if isTransient(err) {
+				w.requeue(h, fmt.Errorf("witness %s: %w", obj, err))
+			} else {
+				w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: %w", h.id, err))
+			}
+			return
+		}
 		local := filepath.Join(w.o.Cache, "witness", fmt.Sprintf("%s-%d%s", h.id, h.seq, filepath.Ext(obj)))
 		err := w.q.Witness.GetFile(ctx, obj, local)
 		if errors.Is(err, jetstream.ErrObjectNotFound) {
@@ -472,10 +483,31 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	wires := c.NbWires
 	if err := w.p.AddCircuit(c); err != nil {
 		return err
 	}
+	w.wires.Store(name, wires)
 	w.logf("circuit %s resident (%d constraints), fetched and loaded in %s", name, c.Constraints, time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+// witnessFits checks the size of witness object obj against what a witness
+// of the circuit can be, before it is downloaded: a job must not fill the
+// worker's disk. A gnark witness is 12 bytes and 32 a wire at most, a .wtns
+// 88 bytes and 32 a wire; 4 KiB more allows for sections a reader skips.
+func (w *Worker) witnessFits(ctx context.Context, circuit, obj string) error {
+	info, err := w.q.Witness.GetInfo(ctx, obj)
+	if err != nil {
+		return err
+	}
+	v, ok := w.wires.Load(circuit)
+	if !ok {
+		return nil // a circuit the prover came with: its reader bounds the read
+	}
+	if limit := 32*int64(v.(int)) + 88 + 4096; int64(info.Size) > limit {
+		return fmt.Errorf("witness %s: %d bytes, more than a witness of circuit %s can be (%d)", obj, info.Size, circuit, limit)
+	}
 	return nil
 }
 
