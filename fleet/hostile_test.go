@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/zkpipe/zkpipe/fleet"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
+	"github.com/zkpipe/zkpipe/stream"
 )
 
 // What a user of the queue (submit, circuit push, any NATS client with
@@ -95,4 +96,22 @@ func TestOversizedWitnessIsNotDownloaded(t *testing.T) {
 		t.Errorf("the prover got %v", fp.entered())
 	}
 	noneLeft(t, q)
+}
+
+// zkpipe results reads a job's outputs object only as far as outputs can
+// be: one that anyone with access put in the store, of any size, fails the
+// collect naming the job instead of filling the collector's memory.
+func TestResultsBoundsTheOutputsItReads(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	big := make([]byte, 64<<20+1)
+	if _, err := q.Proofs.PutBytes(context.Background(), "big", big); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Conn.JS.Publish(context.Background(), "zkpipe.results.big", []byte(`{"id":"big","proof":"big.proof","public":"big.public","stages":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	err := fleet.Collect(context.Background(), q, fleet.ResultsOptions{Out: t.TempDir()}, func(stream.Result) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "job big: outputs: 67108865 bytes in the store, more than a proof's outputs can be") {
+		t.Fatalf("Collect: %v", err)
+	}
 }
