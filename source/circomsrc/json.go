@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strconv"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
@@ -173,9 +174,9 @@ func parsePublic(path string, data []byte) ([]fr.Element, error) {
 	}
 	out := make([]fr.Element, len(ss))
 	for i, s := range ss {
-		v, ok := new(big.Int).SetString(s, 10)
+		v, ok := parseDecimal(s)
 		if !ok || v.Sign() < 0 || v.Cmp(fr.Modulus()) >= 0 {
-			return nil, fmt.Errorf("public inputs %s: input %d (%q) is not a field element", path, i, s)
+			return nil, fmt.Errorf("public inputs %s: input %d (%s) is not a field element", path, i, quoteShort(s))
 		}
 		out[i].SetBigInt(v)
 	}
@@ -220,10 +221,28 @@ func (vk *VerifyingKey) Verify(p *Proof, public []fr.Element) error {
 
 // ─── decimal points ───
 
+// parseDecimal parses a decimal of a field's size: at most 100 characters
+// (77 digits, and room for leading zeros), since Go's decimal parse is
+// quadratic in the length and a verification key may hold megabytes.
+func parseDecimal(s string) (*big.Int, bool) {
+	if len(s) > 100 {
+		return nil, false
+	}
+	return new(big.Int).SetString(s, 10)
+}
+
+// quoteShort quotes s for an error, or gives its length when it is long.
+func quoteShort(s string) string {
+	if len(s) > 100 {
+		return fmt.Sprintf("a value of %d characters", len(s))
+	}
+	return strconv.Quote(s)
+}
+
 func parseFp(dst *fp.Element, s, what string) error {
-	v, ok := new(big.Int).SetString(s, 10)
+	v, ok := parseDecimal(s)
 	if !ok || v.Sign() < 0 || v.Cmp(fp.Modulus()) >= 0 {
-		return fmt.Errorf("%s: %q is not a base-field element", what, s)
+		return fmt.Errorf("%s: %s is not a base-field element", what, quoteShort(s))
 	}
 	dst.SetBigInt(v)
 	return nil

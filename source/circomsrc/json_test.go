@@ -85,3 +85,26 @@ func TestVerifyFilesBoundsItsReads(t *testing.T) {
 		t.Error("a proof verified against public inputs it does not prove")
 	}
 }
+
+// A coordinate or public input of more than 100 characters is refused, not
+// parsed: Go's decimal parse is quadratic, and a 64 MiB verification key of
+// one number took minutes.
+func TestLongDecimalsRefused(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("1", 4<<20)
+	vkey := filepath.Join(dir, "vkey.json")
+	os.WriteFile(vkey, []byte(`{"protocol":"groth16","curve":"bn128","nPublic":0,"vk_alpha_1":["`+long+`","2","1"],
+		"vk_beta_2":[["0","0"],["1","0"],["0","0"]],"vk_gamma_2":[["0","0"],["1","0"],["0","0"]],"vk_delta_2":[["0","0"],["1","0"],["0","0"]],"IC":[["0","1","0"]]}`), 0o600)
+	start := time.Now()
+	if _, err := ReadVerifyingKey(vkey); err == nil || !strings.Contains(err.Error(), "vk_alpha_1: a value of 4194304 characters is not a base-field element") || len(err.Error()) > 1000 {
+		t.Errorf("a 4 MB coordinate: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	public := filepath.Join(dir, "public.json")
+	os.WriteFile(public, []byte(`["`+strings.Repeat("0", 200)+`1"]`), 0o600)
+	if _, err := ReadPublic(context.Background(), public, 1); err == nil || !strings.Contains(err.Error(), "not a field element") {
+		t.Errorf("a 201-character public input: %v", err)
+	}
+}
