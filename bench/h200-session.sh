@@ -13,6 +13,8 @@
 #                    (-DZK_FIELD_MUL=64) into gpu/cuda/libzkpipe_cuda64.so,
 #                    in the background: `lib64` waits for it and selects it
 #   lib64, lib32     select that library, or the default one, for later steps
+#   tables on|off    MSM tables (--cuda-msm-tables) for later steps: the
+#                    default, or off (gpu tests and zkpipe alike)
 #   test             the gpu package's CUDA tests against the library
 #   measure SIZES    kernel timings, G1 MSMs at the log2 sizes (20,22,24,27)
 #   msmgrid          G1 (2^20, 2^22, 2^24) and G2 (2^20) MSM timings for each
@@ -20,6 +22,8 @@
 #                    through ZKPIPE_MSM_WINDOW/_CHUNK/_SEGMENT (driver.cuh)
 #   profile          ncu's per-kernel times of TestCUDAMeasure at 2^20
 #                    (--clock-control none), where ncu can read the GPU
+#   bgsetup C:N…     the same in the background (beside a build), waitsetup
+#                    waits for it
 #   setup C:N…       zkpipe setup of built-in circuit C at N constraints
 #   stream C:N P     zkpipe bench of P proofs: default flags (auto shape),
 #                    then the hand-tuned shape, then P/8 proofs one at a time
@@ -68,6 +72,15 @@ while [ $# -gt 0 ]; do
 		export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda64.so
 		echo "library: 64-bit field products"
 		;;
+	tables)
+		if [ "$1" = off ]; then
+			export ZKPIPE_CUDA_MSM_TABLES_MIB=0 ZKPIPE_CUDA_MSM_TABLES=off
+		else
+			unset ZKPIPE_CUDA_MSM_TABLES_MIB ZKPIPE_CUDA_MSM_TABLES
+		fi
+		echo "msm tables: $1"
+		shift
+		;;
 	lib32)
 		export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda.so
 		echo "library: 32-bit field products"
@@ -98,6 +111,14 @@ while [ $# -gt 0 ]; do
 		echo "ncu rc=$?"
 		grep -E "^\s+k_|^  [a-zA-Z_].*\(|gpu__time_duration.sum|Invocations|DeviceRadix|Onesweep" "$OUT/profile.log" | head -80
 		;;
+	bgsetup)
+		(bash "$0" setup "$1" >"$OUT/bgsetup.log" 2>&1; echo $? >/tmp/bgsetup.rc) &
+		shift
+		;;
+	waitsetup)
+		while [ ! -f /tmp/bgsetup.rc ]; do sleep 1; done
+		cat "$OUT/bgsetup.log"
+		;;
 	setup)
 		for spec in ${1//,/ }; do
 			c=${spec%%:*} n=${spec##*:}
@@ -122,9 +143,9 @@ while [ $# -gt 0 ]; do
 		spec=$1 p=$2
 		shift 2
 		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
-		echo "== $c $n: default flags, $(basename "$ZKPIPE_CUDA_LIB")"
-		$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 2>&1 |
-			tee "$OUT/quick-$c-$n-$(basename "$ZKPIPE_CUDA_LIB" .so).log" | grep -vE "^bench:"
+		echo "== $c $n: default flags, $(basename "$ZKPIPE_CUDA_LIB"), msm tables ${ZKPIPE_CUDA_MSM_TABLES:-auto} ${QUICK_FLAGS:-}"
+		$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 ${QUICK_FLAGS:-} 2>&1 |
+			tee "$OUT/quick-$c-$n-$(basename "$ZKPIPE_CUDA_LIB" .so)-${ZKPIPE_CUDA_MSM_TABLES:-auto}${QUICK_TAG:-}.log" | grep -vE "^bench:"
 		;;
 	devmem)
 		spec=$1 p=$2

@@ -81,6 +81,12 @@ func (e *Engine) openGPUs() (gpuBackend, error) {
 		}
 		e.cudas = nil
 	}
+	if o.MSMTableMiB == 0 { // auto
+		o.MSMTableMiB = int(gpu.DefaultMSMTableBytes >> 20)
+		if e.opts.Memory.Device != "" {
+			o.MSMTableMiB = -1
+		}
+	}
 	for _, i := range devices {
 		o.Device = i
 		c, path, err := openCUDA(o)
@@ -122,7 +128,9 @@ func openCUDA(o CUDAOptions) (*gpu.CUDA, string, error) {
 	if lanes == 0 {
 		lanes = 4
 	}
-	c, err := gpu.OpenCUDA(lib, gpu.WithCUDADevice(o.Device), gpu.WithPinnedBytes(mib<<20), gpu.WithTransferLanes(lanes))
+	tables := max(int64(o.MSMTableMiB), 0) << 20 // openGPUs resolved auto (0)
+	c, err := gpu.OpenCUDA(lib, gpu.WithCUDADevice(o.Device), gpu.WithPinnedBytes(mib<<20), gpu.WithTransferLanes(lanes),
+		gpu.WithMSMTables(tables))
 	if err != nil {
 		return nil, "", err
 	}

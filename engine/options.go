@@ -64,6 +64,11 @@ type CUDAOptions struct {
 	PinnedMiB int
 	// Lanes is how many uploads run at once; 0 means 4.
 	Lanes int
+	// MSMTableMiB is the device memory one circuit's precomputed MSM tables
+	// may take (gpu.WithMSMTables); negative turns them off; 0 means auto:
+	// gpu.DefaultMSMTableBytes, or off under a device budget (Memory.Device),
+	// which the tables would mostly fill.
+	MSMTableMiB int
 }
 
 // MemoryOptions are the memory governor's budgets.

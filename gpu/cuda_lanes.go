@@ -31,10 +31,11 @@ type CUDA struct {
 	device   string
 	memTotal uint64
 
-	pinBytes int
-	lanes    chan *cudaLane // transfer lanes, each taken by one upload at a time
-	all      []*cudaLane
-	done     chan struct{} // closed by Close: no lane is handed out after it
+	pinBytes    int
+	tableBudget int64          // device bytes one key's MSM tables may take (cuda_table.go)
+	lanes       chan *cudaLane // transfer lanes, each taken by one upload at a time
+	all         []*cudaLane
+	done        chan struct{} // closed by Close: no lane is handed out after it
 
 	xfer   uintptr    // allocations and zero-fills of transfers
 	compMu sync.Mutex // the compute stream
@@ -65,9 +66,10 @@ type cudaLane struct {
 type CUDAOption func(*cudaConfig)
 
 type cudaConfig struct {
-	device   int
-	pinBytes int
-	lanes    int
+	device     int
+	pinBytes   int
+	lanes      int
+	tableBytes int64
 }
 
 // WithCUDADevice picks the GPU (default 0).
@@ -88,7 +90,7 @@ var ErrClosed = errors.New("cuda: backend closed")
 // buffers. A missing, stale or foreign library and a missing GPU are errors
 // wrapping ErrNoCUDA.
 func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
-	cfg := cudaConfig{pinBytes: 32 << 20, lanes: 4}
+	cfg := cudaConfig{pinBytes: 32 << 20, lanes: 4, tableBytes: DefaultMSMTableBytes}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -103,7 +105,7 @@ func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &CUDA{lib: l, fn: &l.fn, pinBytes: cfg.pinBytes, lanes: make(chan *cudaLane, cfg.lanes),
+	c := &CUDA{lib: l, fn: &l.fn, pinBytes: cfg.pinBytes, tableBudget: cfg.tableBytes, lanes: make(chan *cudaLane, cfg.lanes),
 		done: make(chan struct{}), residents: map[*cudaResident]struct{}{}, staged: map[*cudaStaged]struct{}{}}
 	c.opDone = sync.NewCond(&c.opMu)
 	c.index = int32(cfg.device)

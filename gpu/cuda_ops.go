@@ -24,6 +24,7 @@ type cudaResident struct {
 	tw, twinv, gn, ginvn uintptr // NTT tables
 	logn                 int
 	zinv                 fr.Element
+	tables               map[uintptr]msmTable // by base set (cuda_table.go)
 	freeOnce             sync.Once
 	freeErr              error
 }
@@ -52,6 +53,7 @@ func (r *cudaResident) free() error {
 		c.compMu.Lock()
 		defer c.compMu.Unlock()
 		var e cerr
+		r.freeErr = r.freeTables(c.comp)
 		for _, p := range []uintptr{r.a, r.b1, r.k, r.z, r.b2, r.tw, r.twinv, r.gn, r.ginvn} {
 			if p != 0 {
 				r.freeErr = errors.Join(r.freeErr, e.err("free", c.fn.devFree(p, c.comp, e.p())))
@@ -68,7 +70,7 @@ func (c *CUDA) ResidentBytes(k *Key) int64 {
 	g1, g2 := int64(unsafe.Sizeof(bn254.G1Affine{})), int64(unsafe.Sizeof(bn254.G2Affine{}))
 	n := int64(k.N())
 	bases := g1*int64(len(k.A)+len(k.B1)+len(k.K)+len(k.Z)) + g2*int64(len(k.B2))
-	return bases + fr.Bytes*(2*max(n/2, 1)+2*n)
+	return bases + fr.Bytes*(2*max(n/2, 1)+2*n) + c.keyTableBytes(k)
 }
 
 // JobBytes is the most device memory one job of k holds at once: its staged
@@ -150,7 +152,10 @@ func (c *CUDA) Load(k *Key) (Resident, error) {
 		consts[4] = d.CardinalityInv
 		consts[5].SetOne()
 		var e cerr
-		return e.err("domain", c.fn.domainTables(r.tw, r.twinv, r.gn, r.ginvn, int32(r.logn), &consts[0], c.xfer, e.p()))
+		if err := e.err("domain", c.fn.domainTables(r.tw, r.twinv, r.gn, r.ginvn, int32(r.logn), &consts[0], c.xfer, e.p())); err != nil {
+			return err
+		}
+		return r.buildTables()
 	}()
 	if err != nil {
 		return nil, errors.Join(err, r.free())
@@ -324,7 +329,8 @@ func (c *CUDA) MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error) {
 	if err := ctx.Err(); err != nil {
 		return bn254.G1Jac{}, err
 	}
-	return msm[xyzzG1](c, c.fn.msmG1, "msm g1", r.z, st.a, 0, r.key.HLen())
+	t, _ := r.table(r.z)
+	return msm[xyzzG1](c, c.fn.msmG1, c.fn.msmTableG1, t, "msm g1", r.z, st.a, 0, r.key.HLen())
 }
 
 // ─── MSM ─────────────────────────────────────────────────────────────────────
@@ -384,7 +390,10 @@ type jacobian[J any] interface {
 // msm runs one MSM of n scalars (device, Montgomery) against bases (through
 // idx when nonzero), in G1 or G2 by X, and combines its window sums, highest
 // window first: res ← 2^c·res + win. Caller holds compMu.
-func msm[X xyzz[J], J any, PJ jacobian[J]](c *CUDA, f msmFn, op string, bases, scalars, idx uintptr, n int) (J, error) {
+//
+// Over a table (tf and t.ptr set) the library returns the whole sum as one
+// window.
+func msm[X xyzz[J], J any, PJ jacobian[J]](c *CUDA, f msmFn, tf msmTableFn, t msmTable, op string, bases, scalars, idx uintptr, n int) (J, error) {
 	var inf X
 	res := inf.jac()
 	if n == 0 {
@@ -393,7 +402,13 @@ func msm[X xyzz[J], J any, PJ jacobian[J]](c *CUDA, f msmFn, op string, bases, s
 	var win [maxWindows]X
 	var w, nw int32
 	var e cerr
-	if err := e.err(op, f(bases, scalars, idx, uint64(n), unsafe.Pointer(&win[0]), &w, &nw, c.comp, e.p())); err != nil {
+	var rc int32
+	if t.ptr != 0 {
+		rc = tf(t.ptr, uint64(t.nbase), scalars, idx, uint64(n), unsafe.Pointer(&win[0]), &w, &nw, c.comp, e.p())
+	} else {
+		rc = f(bases, scalars, idx, uint64(n), unsafe.Pointer(&win[0]), &w, &nw, c.comp, e.p())
+	}
+	if err := e.err(op, rc); err != nil {
 		return res, err
 	}
 	if nw < 0 || nw > maxWindows {
@@ -475,7 +490,8 @@ func (c *CUDA) TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error) {
 			return out, err
 		}
 		q := &st.q[i]
-		if *t.dst, err = msm[xyzzG1](c, c.fn.msmG1, "msm g1", t.bases, q.vals, q.idx, q.nvals); err != nil {
+		tab, _ := r.table(t.bases)
+		if *t.dst, err = msm[xyzzG1](c, c.fn.msmG1, c.fn.msmTableG1, tab, "msm g1", t.bases, q.vals, q.idx, q.nvals); err != nil {
 			return out, fmt.Errorf("tail msm %s: %w", t.name, err)
 		}
 	}
@@ -492,7 +508,8 @@ func (c *CUDA) MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
 	}
 	defer done()
 	q := &st.q[1]
-	res, err := msm[xyzzG2](c, c.fn.msmG2, "msm g2", r.b2, q.vals, q.idx, q.nvals)
+	tab, _ := r.table(r.b2)
+	res, err := msm[xyzzG2](c, c.fn.msmG2, c.fn.msmTableG2, tab, "msm g2", r.b2, q.vals, q.idx, q.nvals)
 	if err != nil {
 		return res, err
 	}

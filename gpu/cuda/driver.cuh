@@ -76,6 +76,7 @@ inline const MsmTuning &msm_tuning() {
 struct MsmPlan {
     size_t n;
     int c, nw;
+    int bw;    // bucket sets: nw, or 1 over a precomputed table
     u32 half, nb;
     size_t m;
     int sort_windows;
@@ -103,6 +104,7 @@ inline int msm_plan(size_t n, MsmPlan *p) {
     p->chunk = msm_tuning().chunk;
     p->nw = msm_windows(p->c);
     if (p->nw > ZK_MAX_WINDOWS) return FAILF("msm: %d windows, the limit is %d", p->nw, ZK_MAX_WINDOWS);
+    p->bw = p->nw;
     p->half = 1u << (p->c - 1);
     p->nb = (u32)p->nw * p->half;
     p->m = n * (size_t)p->nw;
@@ -110,6 +112,53 @@ inline int msm_plan(size_t n, MsmPlan *p) {
         return FAILF("msm: %zu points × %d windows = %zu digits, the limit is 2^32 − 1", n, p->nw, p->m);
     size_t per = SORT_MAX_ITEMS / n;
     p->sort_windows = per >= (size_t)p->nw ? p->nw : (int)per;
+    return 0;
+}
+
+// MsmTable is a precomputed table (msm.cuh): nbase bases' multiples for
+// c-bit windows, nw of them, at [w·nbase + i].
+template <class F> struct MsmTable {
+    const Affine<F> *pts;
+    size_t nbase;
+    int c, nw;
+};
+
+// msm_table_layout gives the window and windows of a table of nbase bases
+// (the window msm_window would choose for an MSM of them all), or fails if
+// the table cannot be addressed: every point's index must fit in 31 bits.
+inline int msm_table_layout(size_t nbase, int *c, int *nw) {
+    if (nbase == 0) return FAILF("msm table: no bases");
+    *c = msm_window(nbase, msm_tuning().window);
+    *nw = msm_windows(*c);
+    if (*nw > ZK_MAX_WINDOWS) return FAILF("msm table: %d windows, the limit is %d", *nw, ZK_MAX_WINDOWS);
+    if ((size_t)*nw * nbase >= ((size_t)1 << 31))
+        return FAILF("msm table: %d windows × %zu bases is 2^31 points or more", *nw, nbase);
+    return 0;
+}
+
+// msm_plan_table fills p for n scalars over a table: one set of buckets,
+// all windows' digits in one sort (so a bucket's run is whole).
+inline int msm_plan_table(size_t n, int c, int nw, MsmPlan *p) {
+    if (n == 0) return FAILF("msm: no points");
+    p->n = n;
+    p->c = c;
+    p->nw = nw;
+    p->bw = 1;
+    p->half = 1u << (c - 1);
+    p->nb = p->half;
+    p->m = n * (size_t)nw;
+    p->chunk = msm_tuning().chunk;
+    if (p->m > SORT_MAX_ITEMS)
+        return FAILF("msm over a table: %zu scalars × %d windows = %zu digits, more than one sort takes (2^31 − 1)", n,
+                     nw, p->m);
+    p->sort_windows = nw;
+    return 0;
+}
+
+// msm_precompute builds a table's points from the bases.
+template <class F, class D> int msm_precompute(D &d, const Affine<F> *bases, const MsmTable<F> &t, Affine<F> *table) {
+    TRY(d.template precompute<F>(bases, t.nbase, t.c, t.nw, table));
+    TRY(d.sync());
     return 0;
 }
 
@@ -171,14 +220,21 @@ template <class D> struct Scratch {
 //     bucket is one point
 //  5. segments: Σ (q+1)·B_q over a window's buckets, in segments of S buckets
 //  6. reduce each window's segments, copy the window sums to the host
+//
+// Over a table (tab non-null; bases unused), the digits of every window key
+// one set of buckets and read the table's points directly; the one window
+// sum is the MSM (*nw_out = 1).
 template <class F, class D>
 int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, size_t n, XYZZ<F> *host_out, int *c_out,
-            int *nw_out) {
+            int *nw_out, const MsmTable<F> *tab = nullptr) {
     *c_out = 0;
     *nw_out = 0;
     if (n == 0) return 0;
     MsmPlan pl{};
-    TRY(msm_plan(n, &pl));
+    if (tab)
+        TRY(msm_plan_table(n, tab->c, tab->nw, &pl));
+    else
+        TRY(msm_plan(n, &pl));
     const size_t m = pl.m;
     const u32 nb = pl.nb, half = pl.half;
     Scratch<D> sc(d);
@@ -188,7 +244,13 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
     TRY(sc.get(&vals, m));
     TRY(sc.get(&keys2, m));
     TRY(sc.get(&vals2, m));
-    TRY(d.digits(scalars, n, pl.c, pl.nw, keys, vals));
+    if (tab) {
+        TRY(d.digits_table(scalars, idx, n, tab->nbase, pl.c, pl.nw, keys, vals));
+        bases = tab->pts;
+        idx = nullptr; // the values index the table
+    } else {
+        TRY(d.digits(scalars, n, pl.c, pl.nw, keys, vals));
+    }
     int end_bit = bitlen(nb); // the sentinel nb sorts last
     size_t tmp_bytes = 0, off0, items0;
     pl.sort_range(0, &off0, &items0); // the first sort is the largest
@@ -215,8 +277,9 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
     sc.drop(keys2);
     sc.drop(end);
 
-    // Levels. bound: the most points a bucket can hold.
-    size_t bound = n, prev_total = m;
+    // Levels. bound: the most points a bucket can hold (over a table, every
+    // window's digits share the buckets).
+    size_t bound = tab ? m : n, prev_total = m;
     XYZZ<F> *P = nullptr;
     int level = 0;
     do {
@@ -249,16 +312,16 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
     } while (bound > 1);
     sc.drop(vals2);
 
-    u32 S = half < msm_tuning().segment ? half : msm_tuning().segment, spw = half / S, nseg = (u32)pl.nw * spw;
+    u32 S = half < msm_tuning().segment ? half : msm_tuning().segment, spw = half / S, nseg = (u32)pl.bw * spw;
     XYZZ<F> *seg, *win;
     TRY(sc.get(&seg, nseg));
-    TRY(sc.get(&win, pl.nw));
+    TRY(sc.get(&win, pl.bw));
     TRY(d.template segment<F>(P, start, cnt, half, S, nseg, seg));
-    TRY(d.template reduce<F>(seg, nseg, spw, win, (size_t)pl.nw));
-    TRY(d.to_host(host_out, win, pl.nw * sizeof(XYZZ<F>)));
+    TRY(d.template reduce<F>(seg, nseg, spw, win, (size_t)pl.bw));
+    TRY(d.to_host(host_out, win, pl.bw * sizeof(XYZZ<F>)));
     TRY(d.sync());
     *c_out = pl.c;
-    *nw_out = pl.nw;
+    *nw_out = pl.bw;
     return 0;
 }
 

@@ -224,6 +224,7 @@ void test_field() {
         CHECK((x - x).is_zero(), "x-x");
         CHECK((x + x.neg()).is_zero(), "neg");
         CHECK((x * inv(x)).eq(R<Fp>()), "inv");
+        CHECK(x.inv().eq(inv(x)), "Field::inv");
         CHECK(((x + y) * (x - y)).eq(x.sqr() - y.sqr()), "square identity");
         Fr u = fr_rnd(), v = fr_rnd();
         CHECK((u * v).eq(v * u), "fr comm");
@@ -547,6 +548,22 @@ static void test_plan() {
     for (size_t m : {1, 2, 100, 1 << 20}) {
         CHECK(msm_plan(m, &p) == 0 && p.sorts() == 1, "n=%zu: %d sorts", m, p.sorts());
     }
+    // tables: 2^20 bases → 16-bit windows, 16 of them; one set of buckets,
+    // one sort, keys of c bits (the sentinel is half)
+    int c = 0, nw = 0;
+    CHECK(msm_table_layout((size_t)1 << 20, &c, &nw) == 0 && c == 16 && nw == 16, "table 2^20: c=%d nw=%d", c, nw);
+    CHECK(msm_plan_table((size_t)1 << 20, c, nw, &p) == 0 && p.bw == 1 && p.nb == p.half && p.sorts() == 1 &&
+              bitlen(p.nb) == c,
+          "table plan 2^20: %s", err);
+    // 2^26 bases: 16·2^26 = 2^30 points, addressable; 2^27: 2^31, refused
+    CHECK(msm_table_layout((size_t)1 << 26, &c, &nw) == 0, "table 2^26: %s", err);
+    err[0] = 0;
+    CHECK(msm_table_layout((size_t)1 << 27, &c, &nw) != 0 && strstr(err, "2^31") != nullptr, "table 2^27: %s", err);
+    // more digits than one sort takes are refused, not split (a bucket's
+    // run would no longer be whole)
+    err[0] = 0;
+    CHECK(msm_plan_table(((size_t)1 << 27), 16, 16, &p) != 0 && strstr(err, "one sort") != nullptr,
+          "table plan over one sort: %s", err);
 }
 
 int main() {

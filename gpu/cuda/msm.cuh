@@ -38,6 +38,58 @@ HD void digits_body(size_t i, const Fr *scalars, size_t n, int c, int nw, u32 *k
     }
 }
 
+// ─── precomputed tables ─────────────────────────────────────────────────────
+//
+// A table of nbase bases for c-bit windows holds every base's multiples
+// 2^(c·w)·P_i for w < nw, at [w·nbase + i], affine. Digit d of window w of
+// scalar k then adds d·2^(c·w)·P_i to bucket |d| of ONE set of 2^(c−1)
+// buckets shared by all windows: each bucket gathers nw times the points
+// (even chunks at every size), the sort's keys need c bits instead of
+// c + log₂nw, and one window's bucket sums remain to reduce, with no
+// doublings between windows. The price: nw times the bases' memory.
+
+// precompute_body fills base i's column of the table.
+template <class F>
+HD void precompute_body(size_t i, const Affine<F> *bases, size_t nbase, int c, int nw, Affine<F> *table) {
+    Affine<F> p = bases[i];
+    table[i] = p;
+    XYZZ<F> acc = XYZZ<F>::inf();
+    if (!p.is_inf()) {
+        acc.X = p.x;
+        acc.Y = p.y;
+        acc.ZZ = field_one<F>();
+        acc.ZZZ = field_one<F>();
+    }
+    for (int w = 1; w < nw; w++) {
+        for (int k = 0; k < c; k++) acc.dbl_assign();
+        table[(size_t)w * nbase + i] = acc.to_affine();
+    }
+}
+
+// digits_table_body: as digits_body, for a table: key |d| − 1 (sentinel
+// half for d = 0), val = (w·nbase + base index) | sign<<31.
+HD void digits_table_body(size_t i, const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw,
+                          u32 *keys, u32 *vals) {
+    Fr k = scalars[i].from_mont();
+    u32 half = 1u << (c - 1);
+    u32 bi = idx ? idx[i] : (u32)i;
+    u32 carry = 0;
+    for (int w = 0; w < nw; w++) {
+        u32 d = bits_at(k.v, w * c, c) + carry;
+        u32 sign = 0;
+        if (d > half) {
+            d = (1u << c) - d;
+            sign = 1;
+            carry = 1;
+        } else {
+            carry = 0;
+        }
+        size_t at = (size_t)w * n + i;
+        keys[at] = d == 0 ? half : d - 1;
+        vals[at] = (u32)((size_t)w * nbase + bi) | (sign << 31);
+    }
+}
+
 // bounds_body marks, for sorted keys, where each bucket's run starts and ends.
 HD void bounds_body(size_t i, const u32 *keys, size_t m, u32 nb, u32 *start, u32 *end) {
     u32 k = keys[i];

@@ -109,6 +109,16 @@ struct CudaDev {
         CKL();
         return 0;
     }
+    int digits_table(const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 *keys, u32 *vals) {
+        k_digits_table<<<blocks(n), TPB, 0, s>>>(scalars, idx, n, nbase, c, nw, keys, vals);
+        CKL();
+        return 0;
+    }
+    template <class F> int precompute(const Affine<F> *bases, size_t nbase, int c, int nw, Affine<F> *table) {
+        k_precompute<F><<<blocks(nbase, 128), 128, 0, s>>>(bases, nbase, c, nw, table);
+        CKL();
+        return 0;
+    }
     int sort_pairs(void *tmp, size_t *tmp_bytes, const u32 *kin, u32 *kout, const u32 *vin, u32 *vout, size_t items,
                    int end_bit) {
         if (items > SORT_MAX_ITEMS) return FAILF("sort: %zu items, more than CUB takes", items);
@@ -438,6 +448,54 @@ int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint6
     ON(s);
     CudaDev d{(cudaStream_t)s};
     return msm_run<Fp2>(d, (const Affine<Fp2> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp2> *)out, c, nw);
+}
+int zk_msm_table_layout(uint64_t nbase, int32_t *c, int32_t *nw, char *err) {
+    ErrScope es(err);
+    int ci = 0, nwi = 0;
+    TRY(msm_table_layout(nbase, &ci, &nwi));
+    *c = ci;
+    *nw = nwi;
+    return 0;
+}
+extern "C++" { // the templates behind the entries below
+template <class F> int precompute_on(CudaDev &d, const void *bases, uint64_t nbase, void *table) {
+    MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
+    TRY(msm_table_layout(nbase, &t.c, &t.nw));
+    return msm_precompute<F>(d, (const Affine<F> *)bases, t, (Affine<F> *)table);
+}
+template <class F>
+int msm_table_on(CudaDev &d, const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                 void *out, int32_t *c, int32_t *nw) {
+    MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
+    TRY(msm_table_layout(nbase, &t.c, &t.nw));
+    return msm_run<F>(d, nullptr, (const Fr *)scalars, idx, n, (XYZZ<F> *)out, c, nw, &t);
+}
+} // extern "C++"
+int zk_precompute_g1(const void *bases, uint64_t nbase, void *table, void *s, char *err) {
+    ErrScope es(err);
+    ON(s);
+    CudaDev d{(cudaStream_t)s};
+    return precompute_on<Fp>(d, bases, nbase, table);
+}
+int zk_precompute_g2(const void *bases, uint64_t nbase, void *table, void *s, char *err) {
+    ErrScope es(err);
+    ON(s);
+    CudaDev d{(cudaStream_t)s};
+    return precompute_on<Fp2>(d, bases, nbase, table);
+}
+int zk_msm_table_g1(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                    void *out, int32_t *c, int32_t *nw, void *s, char *err) {
+    ErrScope es(err);
+    ON(s);
+    CudaDev d{(cudaStream_t)s};
+    return msm_table_on<Fp>(d, table, nbase, scalars, idx, n, out, c, nw);
+}
+int zk_msm_table_g2(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                    void *out, int32_t *c, int32_t *nw, void *s, char *err) {
+    ErrScope es(err);
+    ON(s);
+    CudaDev d{(cudaStream_t)s};
+    return msm_table_on<Fp2>(d, table, nbase, scalars, idx, n, out, c, nw);
 }
 int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err) {
     ErrScope es(err);

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define ZK_ABI_VERSION 3
+#define ZK_ABI_VERSION 5
 #define ZK_ERR_BYTES 512
 #define ZK_MAX_WINDOWS 64 /* an MSM returns at most this many window sums */
 
@@ -89,6 +89,20 @@ int zk_msm_g1(const void *bases, const void *scalars, const uint32_t *idx, uint6
               int32_t *nw, void *s, char *err);
 int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
               int32_t *nw, void *s, char *err);
+/* zk_msm_table_layout: the window (*c bits) and windows (*nw) of a
+ * precomputed table of nbase bases, which holds *nw·nbase affine points;
+ * fails when the table cannot be addressed (nw·nbase ≥ 2^31). */
+int zk_msm_table_layout(uint64_t nbase, int32_t *c, int32_t *nw, char *err);
+/* zk_precompute_g1/g2: table[w·nbase + i] = 2^(c·w)·bases[i] (the layout's c
+ * and nw), into table (allocated by the caller); returns when done. */
+int zk_precompute_g1(const void *bases, uint64_t nbase, void *table, void *s, char *err);
+int zk_precompute_g2(const void *bases, uint64_t nbase, void *table, void *s, char *err);
+/* zk_msm_table_g1/g2: zk_msm_g1/g2 over a table of nbase bases instead of
+ * the bases: *nw = 1, the whole MSM in out[0]. */
+int zk_msm_table_g1(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                    void *out, int32_t *c, int32_t *nw, void *s, char *err);
+int zk_msm_table_g2(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                    void *out, int32_t *c, int32_t *nw, void *s, char *err);
 /* zk_ones_g1/g2: the sum of bases[j] for the set bits j < n of bitmap. */
 int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);
 int zk_ones_g2(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);
