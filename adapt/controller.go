@@ -2,6 +2,7 @@ package adapt
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,16 +22,18 @@ type Config struct {
 	// here is fixed: the user shaped it, and it keeps its workers.
 	Max map[string]int
 	// Every is the least length of a window (0: 2 s); a window also waits
-	// for MinJobs finished jobs (0: 6), so that its rate means something.
+	// for MinJobs finished jobs (0: 10), so that its rate means something.
 	Every   time.Duration
 	MinJobs int
 	// MemoryFull tells whether more workers of a stage would only wait for
 	// memory now; asked at every sample, and a window counts it full when
 	// most samples were. nil: never.
 	MemoryFull func(stage string) bool
-	// OnChange hears of each change once it is applied, from the
-	// controller's goroutine.
+	// OnChange hears of each change once it is applied, and OnKept of a
+	// bottleneck that keeps its workers (Decision.Kept) when that is news,
+	// both from the controller's goroutine.
 	OnChange func(Change)
+	OnKept   func(string)
 }
 
 // Run is one stage's part of one finished job, for Observe.
@@ -50,6 +53,7 @@ type Controller struct {
 	cpu      map[string]time.Duration
 	perBusy  map[string]float64 // cores a busy worker used, last measured
 	memory   Memory
+	kept     string // the last Decision.Kept told, less its figures
 	samples  int
 	running  map[string]float64
 	queued   map[string]float64
@@ -62,7 +66,7 @@ func New(t Target, cfg Config) *Controller {
 		cfg.Every = 2 * time.Second
 	}
 	if cfg.MinJobs <= 0 {
-		cfg.MinJobs = 6
+		cfg.MinJobs = 10
 	}
 	return &Controller{target: t, cfg: cfg, busy: map[string]time.Duration{}, cpu: map[string]time.Duration{},
 		perBusy: map[string]float64{}}
@@ -100,9 +104,10 @@ func (c *Controller) Run(ctx context.Context) {
 			continue
 		}
 		w := c.window(snap, elapsed)
-		var changes []Change
-		c.memory, changes = Decide(c.memory, w)
-		for _, ch := range changes {
+		var d Decision
+		c.memory, d = Decide(c.memory, w)
+		c.tellKept(d.Kept)
+		for _, ch := range d.Changes {
 			if ctx.Err() != nil || c.target.SetWorkers(ch.Stage, ch.To) != nil {
 				break // the run is ending: its stages keep what they have
 			}
@@ -165,4 +170,20 @@ func (c *Controller) window(last []pipeline.StageCount, elapsed time.Duration) W
 		})
 	}
 	return w
+}
+
+// tellKept passes kept on when its stage or reason differs from the last
+// told: a bottleneck held for an hour is said once, not every window.
+func (c *Controller) tellKept(kept string) {
+	key := kept
+	if i, j := strings.Index(kept, " ("), strings.Index(kept, ")"); i >= 0 && j > i {
+		key = kept[:i] + kept[j+1:]
+	}
+	if key == c.kept {
+		return
+	}
+	c.kept = key
+	if kept != "" && c.cfg.OnKept != nil {
+		c.cfg.OnKept(kept)
+	}
 }

@@ -2,6 +2,7 @@ package adapt_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,12 +28,14 @@ func sleepy(name string, workers, max int, d time.Duration) pipeline.Stage[*job]
 }
 
 // run streams jobs through p under a controller for d and returns the
-// changes it made.
-func run(t *testing.T, p *pipeline.Pipeline[*job], cfg adapt.Config, d time.Duration) []adapt.Change {
+// changes it made and the bottlenecks it kept.
+func run(t *testing.T, p *pipeline.Pipeline[*job], cfg adapt.Config, d time.Duration) ([]adapt.Change, []string) {
 	t.Helper()
 	var mu sync.Mutex
 	var changes []adapt.Change
+	var kept []string
 	cfg.OnChange = func(c adapt.Change) { mu.Lock(); changes = append(changes, c); mu.Unlock() }
+	cfg.OnKept = func(k string) { mu.Lock(); kept = append(kept, k); mu.Unlock() }
 	ctrl := adapt.New(p, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -59,13 +62,13 @@ func run(t *testing.T, p *pipeline.Pipeline[*job], cfg adapt.Config, d time.Dura
 	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
-	return changes
+	return changes, kept
 }
 
 func TestTheControllerGrowsTheSlowStageToItsMax(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	p := pipeline.New(sleepy("a", 1, 0, 0), sleepy("slow", 1, 4, 3*time.Millisecond), sleepy("c", 1, 4, 0))
-	changes := run(t, p, adapt.Config{Cores: 8, Max: map[string]int{"slow": 4, "c": 4}, Every: 40 * time.Millisecond, MinJobs: 3}, 3*time.Second)
+	changes, kept := run(t, p, adapt.Config{Cores: 8, Max: map[string]int{"slow": 4, "c": 4}, Every: 40 * time.Millisecond, MinJobs: 3}, 3*time.Second)
 	last := map[string]int{}
 	for _, c := range changes {
 		if c.Stage != "slow" {
@@ -76,13 +79,19 @@ func TestTheControllerGrowsTheSlowStageToItsMax(t *testing.T) {
 	if last["slow"] != 4 {
 		t.Errorf("changes %v: slow should end at its 4 workers (each added one doubles, triples… the rate)", changes)
 	}
+	if len(kept) != 1 || !strings.HasPrefix(kept[0], "slow is the bottleneck") || !strings.HasSuffix(kept[0], "4 is its most") {
+		t.Errorf("kept %q: want slow at its most, said once", kept)
+	}
 }
 
 func TestTheControllerLeavesAFixedBottleneck(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	p := pipeline.New(sleepy("a", 2, 4, 0), sleepy("slow", 1, 0, 3*time.Millisecond), sleepy("c", 1, 4, 0))
-	changes := run(t, p, adapt.Config{Cores: 8, Max: map[string]int{"a": 4, "c": 4}, Every: 40 * time.Millisecond, MinJobs: 3}, time.Second)
+	changes, kept := run(t, p, adapt.Config{Cores: 8, Max: map[string]int{"a": 4, "c": 4}, Every: 40 * time.Millisecond, MinJobs: 3}, time.Second)
 	if len(changes) != 0 {
 		t.Errorf("changes %v: the bottleneck is the user's and nothing else limits", changes)
+	}
+	if len(kept) != 1 || !strings.HasPrefix(kept[0], "slow is the bottleneck") || !strings.HasSuffix(kept[0], "its shape is the user's") {
+		t.Errorf("kept %q: want slow, the user's, said once", kept)
 	}
 }

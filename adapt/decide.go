@@ -56,6 +56,14 @@ const (
 	HoldWindows = 30
 )
 
+// Decision is what one window calls for.
+type Decision struct {
+	Changes []Change // applied in order: idle stages give workers first
+	// Kept, when the bottleneck keeps its workers, says which it is and
+	// why: set by the user, at its most, memory full, held, cores full.
+	Kept string
+}
+
 // Memory is what Decide carries from one window to the next; its zero value
 // is the start of a run.
 type Memory struct {
@@ -67,8 +75,8 @@ type Memory struct {
 
 type limit struct{ workers, until int }
 
-// Decide returns the changes one window calls for, at most one growth,
-// and what to remember for the next window. Call it once per window, with
+// Decide returns what one window calls for, at most one growth, and what
+// to remember for the next window. Call it once per window, with
 // windows long enough that Rate counts several jobs.
 //
 //  1. A growth chosen last window that did not raise Rate by Gain is
@@ -80,7 +88,7 @@ type limit struct{ workers, until int }
 //     after the growth, at most Cores. When they do not, idle workers of
 //     other stages go first (the idlest stage first, one worker each);
 //     when that is not enough, nothing changes.
-func Decide(m Memory, w Window) (Memory, []Change) {
+func Decide(m Memory, w Window) (Memory, Decision) {
 	m.window++
 	for name, l := range m.cap {
 		if l.until < m.window {
@@ -94,17 +102,29 @@ func Decide(m Memory, w Window) (Memory, []Change) {
 				m.cap = map[string]limit{}
 			}
 			m.cap[t.Stage] = limit{workers: t.From, until: m.window + HoldWindows}
-			return m, []Change{{Stage: t.Stage, From: t.To, To: t.From,
-				Why: fmt.Sprintf("the added worker brought no gain (%.2f jobs/s before, %.2f after)", m.before, w.Rate)}}
+			return m, Decision{Changes: []Change{{Stage: t.Stage, From: t.To, To: t.From,
+				Why: fmt.Sprintf("the added worker brought no gain (%.2f jobs/s before, %.2f after)", m.before, w.Rate)}}}
 		}
 	}
 	b, ok := bottleneck(w.Stages)
 	if !ok {
-		return m, nil
+		return m, Decision{}
 	}
 	s := w.Stages[b]
-	if l, held := m.cap[s.Name]; s.Fixed || s.Workers >= s.Max || s.MemoryFull || (held && s.Workers >= l.workers) {
-		return m, nil
+	kept := func(why string) (Memory, Decision) {
+		return m, Decision{Kept: fmt.Sprintf("%s is the bottleneck (%.0f%% of its %d workers busy, %.1f jobs waiting) and keeps its workers: %s",
+			s.Name, 100*share(s), s.Workers, s.Queued, why)}
+	}
+	l, held := m.cap[s.Name]
+	switch {
+	case s.Fixed:
+		return kept("its shape is the user's")
+	case s.Workers >= s.Max:
+		return kept(fmt.Sprintf("%d is its most", s.Max))
+	case s.MemoryFull:
+		return kept("jobs wait for memory")
+	case held && s.Workers >= l.workers:
+		return kept(fmt.Sprintf("%d workers brought no gain a while ago", l.workers+1))
 	}
 	demand := 0.0
 	for _, st := range w.Stages {
@@ -120,12 +140,12 @@ func Decide(m Memory, w Window) (Memory, []Change) {
 		demand -= d.Cores
 	}
 	if demand+s.Cores > float64(w.Cores)+1e-9 {
-		return m, nil // the cores are spoken for
+		return kept(fmt.Sprintf("the %d cores are spoken for", w.Cores))
 	}
 	grow := Change{Stage: s.Name, From: s.Workers, To: s.Workers + 1,
 		Why: fmt.Sprintf("the bottleneck (%.0f%% of its workers busy, %.1f jobs waiting; %.2f jobs/s)", 100*s.Busy/float64(s.Workers), s.Queued, w.Rate)}
 	m.trial, m.before = &grow, w.Rate
-	return m, append(changes, grow)
+	return m, Decision{Changes: append(changes, grow)}
 }
 
 // bottleneck is the index of the stage limiting the stream, if one is.

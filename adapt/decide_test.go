@@ -30,7 +30,7 @@ func stage(w Window, name string) *Stage {
 }
 
 func TestTheBottleneckGrowsWhenCoresAreFree(t *testing.T) {
-	m, ch := Decide(Memory{}, gpuHost())
+	m, ch := decide(Memory{}, gpuHost())
 	if len(ch) != 1 || ch[0].Stage != "synthesize" || ch[0].From != 6 || ch[0].To != 7 || !strings.Contains(ch[0].Why, "bottleneck") {
 		t.Fatalf("changes %v, want synthesize 6 → 7 as the bottleneck", ch)
 	}
@@ -42,12 +42,12 @@ func TestTheBottleneckGrowsWhenCoresAreFree(t *testing.T) {
 func TestNoChangeWithoutASaturatedStageWithAQueue(t *testing.T) {
 	w := gpuHost()
 	stage(w, "synthesize").Queued = 0.2 // busy but nothing waits: the source is the limit
-	if _, ch := Decide(Memory{}, w); len(ch) != 0 {
+	if _, ch := decide(Memory{}, w); len(ch) != 0 {
 		t.Errorf("changes %v with no backlog anywhere", ch)
 	}
 	w = gpuHost()
 	stage(w, "synthesize").Busy = 4 // a queue but workers idle: blocked downstream or on memory
-	if _, ch := Decide(Memory{}, w); len(ch) != 0 {
+	if _, ch := decide(Memory{}, w); len(ch) != 0 {
 		t.Errorf("changes %v with no saturated stage", ch)
 	}
 }
@@ -55,7 +55,7 @@ func TestNoChangeWithoutASaturatedStageWithAQueue(t *testing.T) {
 func TestTheBusiestSaturatedStageIsTheBottleneck(t *testing.T) {
 	w := gpuHost()
 	*stage(w, "msm-h") = Stage{Name: "msm-h", Workers: 1, Max: 16, Busy: 1, Queued: 2, Cores: 0.1}
-	if _, ch := Decide(Memory{}, w); len(ch) != 1 || ch[0].Stage != "msm-h" {
+	if _, ch := decide(Memory{}, w); len(ch) != 1 || ch[0].Stage != "msm-h" {
 		t.Errorf("changes %v, want msm-h (100%% busy) before synthesize (98%%)", ch)
 	}
 }
@@ -69,7 +69,7 @@ func TestUserShapesMaxAndMemoryStopGrowth(t *testing.T) {
 		w := gpuHost()
 		stage(w, "synthesize").Cores = 3 // it would need donors too: none may shrink either
 		f(stage(w, "synthesize"))
-		if _, ch := Decide(Memory{}, w); len(ch) != 0 {
+		if _, ch := decide(Memory{}, w); len(ch) != 0 {
 			t.Errorf("%s: changes %v, want none", name, ch)
 		}
 	}
@@ -78,7 +78,7 @@ func TestUserShapesMaxAndMemoryStopGrowth(t *testing.T) {
 func TestIdleWorkersMakeRoomWhenCoresAreFull(t *testing.T) {
 	w := gpuHost()
 	w.Cores = 11 // demand: 2 + 6 + 2.4 + 0.1 + 1 = 11.5, and growth adds 1
-	m, ch := Decide(Memory{}, w)
+	m, ch := decide(Memory{}, w)
 	// idle cores: transfer (3-0.8)×0.8 = 1.76, parse (2-0.3)×1 = 1.7,
 	// assemble (2-0.1)×0.5 = 0.95; the first two free 1.8 cores: 10.7 ≤ 11
 	want := []string{"transfer 3 → 2", "parse 2 → 1", "synthesize 6 → 7"}
@@ -99,18 +99,18 @@ func TestIdleWorkersMakeRoomWhenCoresAreFull(t *testing.T) {
 	}
 	// A fixed stage gives nothing: transfer set by the user.
 	stage(w, "transfer").Fixed = true
-	_, ch = Decide(Memory{}, w)
+	_, ch = decide(Memory{}, w)
 	check(ch, []string{"parse 2 → 1", "assemble 2 → 1", "synthesize 6 → 7"})
 	// Half a core fewer: even every idle worker is not enough, and nothing
 	// shrinks for a growth that cannot happen.
 	w.Cores = 10
-	if _, ch := Decide(Memory{}, w); len(ch) != 0 {
+	if _, ch := decide(Memory{}, w); len(ch) != 0 {
 		t.Errorf("changes %v when the cores cannot be found", ch)
 	}
 }
 
 func TestAGrowthWithoutGainIsUndoneAndHeld(t *testing.T) {
-	m, ch := Decide(Memory{}, gpuHost())
+	m, ch := decide(Memory{}, gpuHost())
 	if len(ch) != 1 {
 		t.Fatal(ch)
 	}
@@ -118,28 +118,28 @@ func TestAGrowthWithoutGainIsUndoneAndHeld(t *testing.T) {
 	stage(w, "synthesize").Workers = 7
 	stage(w, "synthesize").Busy = 6.9
 	w.Rate = 6.1 // < 6 × 1.05
-	m, ch = Decide(m, w)
+	m, ch = decide(m, w)
 	if len(ch) != 1 || ch[0].Stage != "synthesize" || ch[0].From != 7 || ch[0].To != 6 || !strings.Contains(ch[0].Why, "no gain") {
 		t.Fatalf("changes %v, want synthesize 7 → 6 for no gain", ch)
 	}
 	// Still the bottleneck, but held at six for HoldWindows windows.
 	for i := range HoldWindows {
-		if m, ch = Decide(m, gpuHost()); len(ch) != 0 {
+		if m, ch = decide(m, gpuHost()); len(ch) != 0 {
 			t.Fatalf("window %d of the hold: changes %v", i, ch)
 		}
 	}
-	if _, ch = Decide(m, gpuHost()); len(ch) != 1 || ch[0].To != 7 {
+	if _, ch = decide(m, gpuHost()); len(ch) != 1 || ch[0].To != 7 {
 		t.Errorf("after the hold: changes %v, want synthesize tried at 7 again", ch)
 	}
 }
 
 func TestAGrowthWithGainStaysAndTheNextMayFollow(t *testing.T) {
-	m, _ := Decide(Memory{}, gpuHost())
+	m, _ := decide(Memory{}, gpuHost())
 	w := gpuHost()
 	stage(w, "synthesize").Workers = 7
 	stage(w, "synthesize").Busy = 6.95
 	w.Rate = 7
-	m, ch := Decide(m, w)
+	m, ch := decide(m, w)
 	if len(ch) != 1 || ch[0].From != 7 || ch[0].To != 8 {
 		t.Fatalf("changes %v, want synthesize 7 → 8 after a gain", ch)
 	}
@@ -166,7 +166,7 @@ func TestDecideKeepsItsBoundsOnRandomWindows(t *testing.T) {
 			m = Memory{} // also from a fresh start
 		}
 		var ch []Change
-		m, ch = Decide(m, w)
+		m, ch = decide(m, w)
 		grows, demand := 0, 0.0
 		after := map[string]int{}
 		for _, s := range w.Stages {
@@ -198,5 +198,33 @@ func TestDecideKeepsItsBoundsOnRandomWindows(t *testing.T) {
 	}
 	if grew == 0 {
 		t.Error("no window of 20000 grew anything: the test says nothing")
+	}
+}
+
+// decide is Decide's changes alone.
+func decide(m Memory, w Window) (Memory, []Change) {
+	m, d := Decide(m, w)
+	if len(d.Changes) > 0 && d.Kept != "" {
+		panic("a decision that both changes and keeps")
+	}
+	return m, d.Changes
+}
+
+func TestKeptSaysWhyTheBottleneckDidNotGrow(t *testing.T) {
+	for why, f := range map[string]func(*Window){
+		"its shape is the user's": func(w *Window) { stage(*w, "synthesize").Fixed = true },
+		"6 is its most":           func(w *Window) { stage(*w, "synthesize").Max = 6 },
+		"jobs wait for memory":    func(w *Window) { stage(*w, "synthesize").MemoryFull = true },
+		"the 8 cores are spoken":  func(w *Window) { w.Cores = 8 },
+	} {
+		w := gpuHost()
+		f(&w)
+		_, d := Decide(Memory{}, w)
+		if len(d.Changes) != 0 || !strings.HasPrefix(d.Kept, "synthesize is the bottleneck (98% of its 6 workers busy") || !strings.Contains(d.Kept, why) {
+			t.Errorf("%s: %+v", why, d)
+		}
+	}
+	if _, d := Decide(Memory{}, gpuHost()); d.Kept != "" {
+		t.Errorf("a growth is not kept: %+v", d)
 	}
 }
