@@ -54,6 +54,7 @@ type Controller struct {
 	perBusy  map[string]float64 // cores a busy worker used, last measured
 	memory   Memory
 	kept     string // the last Decision.Kept told, less its figures
+	windows  int    // windows ended so far
 	samples  int
 	running  map[string]float64
 	queued   map[string]float64
@@ -84,7 +85,7 @@ func (c *Controller) Observe(runs []Run) {
 }
 
 // Run samples the target twenty times a window (every 1 to 100 ms) and
-// decides at the end of each window, until ctx ends.
+// decides at the end of each window but the first, until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	every := min(max(c.cfg.Every/20, time.Millisecond), 100*time.Millisecond)
 	tick := time.NewTicker(every)
@@ -104,6 +105,15 @@ func (c *Controller) Run(ctx context.Context) {
 			continue
 		}
 		w := c.window(snap, elapsed)
+		if warm := c.windows > 0; !warm {
+			// The first window holds the pipeline filling up: its rate
+			// is no baseline for judging a growth.
+			c.windows++
+			c.reset()
+			start = time.Now()
+			continue
+		}
+		c.windows++
 		var d Decision
 		c.memory, d = Decide(c.memory, w)
 		c.tellKept(d.Kept)
