@@ -3,6 +3,7 @@ package adapt
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -90,6 +91,7 @@ type limit struct{ workers, until int }
 //     when that is not enough, nothing changes.
 func Decide(m Memory, w Window) (Memory, Decision) {
 	m.window++
+	m.cap = maps.Clone(m.cap) // the caller's Memory stays as it was
 	for name, l := range m.cap {
 		if l.until < m.window {
 			delete(m.cap, name)

@@ -114,6 +114,7 @@ func TestAGrowthWithoutGainIsUndoneAndHeld(t *testing.T) {
 	if len(ch) != 1 {
 		t.Fatal(ch)
 	}
+	afterGrowth := m
 	w := gpuHost()
 	stage(w, "synthesize").Workers = 7
 	stage(w, "synthesize").Busy = 6.9
@@ -121,6 +122,10 @@ func TestAGrowthWithoutGainIsUndoneAndHeld(t *testing.T) {
 	m, ch = decide(m, w)
 	if len(ch) != 1 || ch[0].Stage != "synthesize" || ch[0].From != 7 || ch[0].To != 6 || !strings.Contains(ch[0].Why, "no gain") {
 		t.Fatalf("changes %v, want synthesize 7 → 6 for no gain", ch)
+	}
+	// Decide is pure: the Memory it was given still holds no limit.
+	if again, ch := decide(afterGrowth, w); len(ch) != 1 || len(again.cap) != 1 || len(afterGrowth.cap) != 0 {
+		t.Errorf("deciding twice from one Memory: %v, %v, then %v", ch, again.cap, afterGrowth.cap)
 	}
 	// Still the bottleneck, but held at six for HoldWindows windows.
 	for i := range HoldWindows {
