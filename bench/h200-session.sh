@@ -30,6 +30,10 @@
 #                    for each stage's CPU ms; gnark on 4 proofs
 #   quick C:N P      zkpipe bench of P proofs, default flags, no gnark: the
 #                    proofs/s line and the per-stage table only
+#   shapes C:N P     zkpipe bench of P proofs four ways: default flags
+#                    (shape adapting), default with --adapt-shape=false
+#                    (the shape chosen at start), hand-tuned adapting,
+#                    hand-tuned fixed; proofs/s and the shapes each ended with
 #   devmem C:N P     a stream under a device budget of the keys and ~1.5
 #                    jobs, to show jobs waiting for GPU memory
 #   fleet C:N P      P generate jobs through `zkpipe prove`, then through
@@ -135,7 +139,7 @@ while [ $# -gt 0 ]; do
 			--serial-cpu $((p / 8 > 2 ? p / 8 : 2)) 2>&1 | tee "$OUT/stream-$c-$n-default.log" | grep -vE "^bench:"
 		echo "== $c $n: hand-tuned (${tuned[*]})"
 		$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 "${tuned[@]}" 2>&1 |
-			tee "$OUT/stream-$c-$n-tuned.log" | grep -E "proofs/s|^(stage|synth|transfer|msm-h|tail|b-g2)"
+			tee "$OUT/stream-$c-$n-tuned.log" | grep -E "proofs/s|^(stage|synth|transfer|msm-h|tail|b-g2|shape)"
 		echo "== $c $n: gnark, 4 proofs"
 		$bin/zkpipe bench --circuit $d -n 4 --device cuda --bg2-device cuda --mem-status 0 2>&1 | grep -E "gnark|ratio"
 		;;
@@ -146,6 +150,22 @@ while [ $# -gt 0 ]; do
 		echo "== $c $n: default flags, $(basename "$ZKPIPE_CUDA_LIB"), msm tables ${ZKPIPE_CUDA_MSM_TABLES:-auto} ${QUICK_FLAGS:-}"
 		$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 ${QUICK_FLAGS:-} 2>&1 |
 			tee "$OUT/quick-$c-$n-$(basename "$ZKPIPE_CUDA_LIB" .so)-${ZKPIPE_CUDA_MSM_TABLES:-auto}${QUICK_TAG:-}.log" | grep -vE "^bench:"
+		;;
+	shapes)
+		spec=$1 p=$2
+		shift 2
+		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
+		for how in default fixed tuned tuned-fixed; do
+			case $how in
+			default) extra=() ;;
+			fixed) extra=(--adapt-shape=false) ;;
+			tuned) extra=("${tuned[@]}") ;;
+			tuned-fixed) extra=("${tuned[@]}" --adapt-shape=false) ;;
+			esac
+			echo "== $c $n: $how (${extra[*]})"
+			$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 "${extra[@]}" 2>&1 |
+				tee "$OUT/shapes-$c-$n-$how.log" | grep -E "proofs/s|^shape|^zkpipe: shape"
+		done
 		;;
 	devmem)
 		spec=$1 p=$2

@@ -75,7 +75,8 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 		MSMTasks: c.Int("msm-tasks"), FFTTasks: c.Int("fft-tasks"),
 		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Devices: devices, AllDevices: all,
 			PinnedMiB: c.Int("cuda-pinned-mib"), Lanes: c.Int("cuda-lanes"), MSMTableMiB: tables},
-		Shapes: map[string]stages.Shape{},
+		Shapes:     map[string]stages.Shape{},
+		FixedShape: !c.Bool("adapt-shape"), AdaptEvery: c.Duration("adapt-every"),
 		Memory: engine.MemoryOptions{Budget: c.String("mem-budget"), Pinned: c.String("pinned-budget"),
 			Device: c.String("device-budget"), Status: c.Duration("mem-status")},
 		Tracing: tracing.Config{
@@ -123,7 +124,13 @@ func stageFlags() []cli.Flag {
 			&cli.IntFlag{Name: name + "-queue", Value: 1, Usage: "queue depth in front of stage " + name + " (unset: chosen with the workers)", EnvVars: env(name + "-queue"), Category: "stages"},
 		)
 	}
-	return fs
+	return append(fs,
+		&cli.BoolFlag{Name: "adapt-shape", Value: true, Category: "stages", EnvVars: env("adapt-shape"),
+			Usage: "while the stream runs, give the bottleneck stage more workers while the cores allow, taking idle workers from other stages " +
+				"and undoing a change that does not raise proofs/s; stages set by --NAME-workers or --NAME-queue never change (false: keep the shape chosen at start)"},
+		&cli.DurationFlag{Name: "adapt-every", Value: 2 * time.Second, Category: "stages", EnvVars: env("adapt-every"),
+			Usage: "the least time between two shape changes (each window also waits for 10 finished proofs)"},
+	)
 }
 
 // computeFlags set the backends and the parallelism inside a stage.

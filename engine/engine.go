@@ -41,6 +41,9 @@ type Engine struct {
 
 	owned      []*stages.Circuit // closed with the engine
 	autoStages map[string]bool   // stages whose shape autoShape chose
+	cores      int               // the stages' cores (Options.Cores)
+	maxWorkers map[string]int    // what the shape controller may give each stage; nil: fixed
+	notes      shapeNotes
 
 	ran                     atomic.Bool
 	proved, failed, resumed atomic.Int64
@@ -135,11 +138,17 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 		return nil, err
 	}
 	_, bg2OnCPU := e.g2.(*gpu.CPU)
-	e.opts.Shapes, e.autoStages = autoShape(opts.Shapes, runtime.NumCPU(), len(e.cudas) > 0, !bg2OnCPU)
+	e.cores = opts.Cores
+	if e.cores == 0 {
+		e.cores = runtime.NumCPU()
+	}
+	e.opts.Shapes, e.autoStages = autoShape(opts.Shapes, e.cores, len(e.cudas) > 0, !bg2OnCPU)
 	if e.multi != nil {
 		perDevice(e.opts.Shapes, len(e.cudas), !bg2OnCPU)
 	}
-	e.core, err = stages.NewEngine(stages.Config{Shapes: e.opts.Shapes, Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out}, circuits...)
+	e.maxWorkers = growable(&e.opts, e.autoStages, e.cores)
+	e.core, err = stages.NewEngine(stages.Config{Shapes: e.opts.Shapes, MaxWorkers: e.maxWorkers,
+		Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out}, circuits...)
 	if err != nil {
 		return nil, err
 	}
@@ -354,6 +363,8 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 	e.status.every, e.status.line = e.opts.Memory.Status, e.statusLine
 	e.status.start()
 	defer e.status.stop()
+	observe, stopAdapting := e.startAdapting(hard)
+	defer stopAdapting()
 
 	err := e.core.Run(hard, p, in, func(r pipeline.Result[*stages.Job]) {
 		if r.Job.Owned {
@@ -381,6 +392,8 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 				Timings:       r.Timings, Err: r.Err, FailedStage: r.Stage, Device: line.Device,
 			})
 		}
+		observe(line)
+		e.notes.note(&line, e.shapeNow)
 		send(line)
 	})
 	cancelHard() // the feeder stops at once, if it has not

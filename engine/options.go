@@ -25,8 +25,16 @@ type Options struct {
 
 	// Shapes sets workers and queue depth per stage (stages.Names); a stage
 	// left out gets a shape zkpipe chooses from the cores and where the
-	// stages run (see autoShape).
+	// stages run (see autoShape), and adapts while it runs.
 	Shapes map[string]stages.Shape
+	// FixedShape keeps the chosen shape for the whole run. Otherwise every
+	// window (AdaptEvery; 0: 2 s) the bottleneck among the stages zkpipe
+	// chose gets one more worker while the cores allow, idle ones giving
+	// theirs back (package adapt); a stage in Shapes never changes.
+	FixedShape bool
+	AdaptEvery time.Duration
+	// Cores is how many cores the stages may use; 0 means runtime.NumCPU.
+	Cores int
 
 	Memory MemoryOptions
 
@@ -128,6 +136,12 @@ func (o *Options) check() error {
 	}
 	if o.Tracing.Group < 0 {
 		return fmt.Errorf("--trace-group %d: want 0 or more", o.Tracing.Group)
+	}
+	if o.AdaptEvery < 0 {
+		return fmt.Errorf("--adapt-every %s: want 0 (the default) or more", o.AdaptEvery)
+	}
+	if o.Cores < 0 {
+		return fmt.Errorf("cores %d: want 0 (runtime.NumCPU) or more", o.Cores)
 	}
 	if o.Memory.Status < 0 {
 		return fmt.Errorf("--mem-status %s: want 0 (never) or more", o.Memory.Status)

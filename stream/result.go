@@ -24,6 +24,13 @@ type Result struct {
 	// (prove --skip-done): no stage ran, so Stages is empty.
 	Resumed bool `json:"resumed,omitempty"`
 
+	// Shape is the workers/queue of each stage in force when the job
+	// finished ("parse 2/2* synthesize 7/1* …", * where zkpipe chose), on
+	// the first line of a run and on the first after the shape changes;
+	// ShapeChanges says what changed since the line before and why.
+	Shape        string   `json:"shape,omitempty"`
+	ShapeChanges []string `json:"shape_changes,omitempty"`
+
 	Stages  []StageTime `json:"stages"`
 	TotalMS float64     `json:"total_ms"` // from entering parse to leaving the last stage reached
 
