@@ -27,6 +27,12 @@
 //	zk_host_peak(reset)      the most allocated at once (since the last reset;
 //	                         reset ≠ 0 starts a new period at the bytes held now)
 //	zk_host_live()           device allocations live now
+//	zk_host_set_delay(us)    every wait for a stream (the end of an MSM, a
+//	                         batch-addition, H) sleeps us: device time, so
+//	                         that calls on several streams overlap visibly
+//	zk_host_calls_peak(reset) the most kernel calls (MSM, ones, H) that ran
+//	                         at once (since the last reset); a second call on
+//	                         a stream already in one fails instead
 //	zk_host_fail_on(dev, what, nth)  as zk_host_fail, on device dev alone;
 //	                         nth < 0: every call of that kind from the
 //	                         |nth|th on fails (a device that is lost)
@@ -34,16 +40,19 @@
 // ZKPIPE_HOST_DEVICES=N makes it N devices (default 1): each has its own
 // streams and failures; memory is counted for all together.
 #include "cuda_host.h" // before the kernels: CUDA's execution model on the CPU
+#include "abi.cuh" // zk_abi_version
 #include "driver.cuh"
 #include "zk.cuh"
 #include "zkpipe.h"
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -65,13 +74,52 @@ int devices() {
     return n < 1 ? 1 : n > MAX_DEVS ? MAX_DEVS : n;
 }
 
-// A stream is its device's number.
+// A stream is its device's number, and the kernel calls on it now.
 struct HostStream {
     int dev;
+    std::atomic<int> kernel_calls{0};
 };
 
 // on_stream makes s's device the current call's (for injected failures).
 void on_stream(void *s) { cur_dev = s ? ((HostStream *)s)->dev : 0; }
+
+// ─── streams at once ─────────────────────────────────────────────────────────
+
+// The stand-in runs a call's work on the calling thread, so calls on
+// different streams from different threads overlap as the GPU's streams do
+// (their launches take turns: cuda_host::launch). What the Go side must get
+// right, and the tests check through these counters: a compute stream
+// serves one operation at a time (KernelCall refuses a second), and with k
+// compute streams up to k kernel calls run at once (peak). delay_us is the
+// device time each wait for a stream models (HostDev::sync sleeps it), so
+// that calls overlap long enough to be seen.
+std::atomic<int> calls_now{0}, calls_peak{0};
+std::atomic<uint64_t> delay_us{0};
+
+// KernelCall marks one kernel entry point (MSM, ones, H, NTT bench) on
+// stream s for its length; ok() is 0, or a failure when another call holds
+// the stream.
+struct KernelCall {
+    HostStream *s;
+    int rc = 0;
+    explicit KernelCall(void *sv) : s((HostStream *)sv) {
+        if (s->kernel_calls.fetch_add(1) > 0)
+            rc = FAILF("stream %p: a second kernel call while one runs (a compute stream serves one operation)", sv);
+        int now = ++calls_now;
+        for (int p = calls_peak.load(); now > p && !calls_peak.compare_exchange_weak(p, now);) {
+        }
+    }
+    ~KernelCall() {
+        calls_now--;
+        s->kernel_calls--;
+    }
+    KernelCall(const KernelCall &) = delete;
+    KernelCall &operator=(const KernelCall &) = delete;
+};
+#define KERNEL_CALL(sv)                                                                                                \
+    on_stream(sv);                                                                                                     \
+    KernelCall kc_(sv);                                                                                                \
+    TRY(kc_.rc)
 
 std::atomic<long> lost_from[MAX_DEVS][KINDS]; // countdown to a device lost for good; -1: lost
 
@@ -148,7 +196,10 @@ struct HostDev {
         memcpy(dst, src, bytes);
         return 0;
     }
-    int sync() { return 0; }
+    int sync() {
+        if (uint64_t us = delay_us.load()) std::this_thread::sleep_for(std::chrono::microseconds(us));
+        return 0;
+    }
 
     // MSM: the launches of CudaDev (zkpipe.cu), same grids and blocks.
     int digits(const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
@@ -300,24 +351,10 @@ void zk_host_set_memory(uint64_t total) { dev_total.store(total); }
 uint64_t zk_host_allocated(void) { return dev_used.load(); }
 uint64_t zk_host_peak(int reset) { return reset ? dev_peak.exchange(dev_used.load()) : dev_peak.load(); }
 long zk_host_live(void) { return dev_live.load(); }
+void zk_host_set_delay(uint64_t us) { delay_us.store(us); }
+int zk_host_calls_peak(int reset) { return reset ? calls_peak.exchange(calls_now.load()) : calls_peak.load(); }
 
 // ─── zkpipe.h ────────────────────────────────────────────────────────────────
-
-uint32_t zk_abi_version(zk_abi *out) {
-    if (out) {
-        out->abi_bytes = sizeof(zk_abi);
-        out->fr_bytes = sizeof(Fr);
-        out->g1_affine_bytes = sizeof(Affine<Fp>);
-        out->g2_affine_bytes = sizeof(Affine<Fp2>);
-        out->g1_xyzz_bytes = sizeof(XYZZ<Fp>);
-        out->g2_xyzz_bytes = sizeof(XYZZ<Fp2>);
-        out->err_bytes = ZK_ERR_BYTES;
-        out->max_windows = ZK_MAX_WINDOWS;
-        out->pointer_bytes = sizeof(void *);
-        out->count_bytes = sizeof(uint64_t);
-    }
-    return ZK_ABI_VERSION;
-}
 
 int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char *err) {
     ErrScope es(err);
@@ -359,7 +396,7 @@ int zk_host_free(void *p, char *err) {
 int zk_stream_create(int32_t dev, void **s, char *err) {
     ErrScope es(err);
     if (dev < 0 || dev >= devices()) return FAILF("no CUDA device %d", dev);
-    HostStream *hs = (HostStream *)malloc(sizeof(HostStream)); // freed by zk_stream_destroy
+    HostStream *hs = new (std::nothrow) HostStream; // deleted by zk_stream_destroy
     if (!hs) return FAILF("stream create failed");
     hs->dev = dev;
     *s = hs;
@@ -368,7 +405,7 @@ int zk_stream_create(int32_t dev, void **s, char *err) {
 int zk_stream_destroy(void *s, char *err) {
     ErrScope es(err);
     on_stream(s);
-    free(s);
+    delete (HostStream *)s;
     return 0;
 }
 int zk_stream_sync(void *sv_, char *err) {
@@ -426,7 +463,7 @@ int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn,
 int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
                  const void *ginvn, int32_t conv, const uint64_t *zinv, void *sv_, char *err) {
     ErrScope es(err);
-    on_stream(sv_);
+    KERNEL_CALL(sv_);
     HostDev d;
     return compute_h_run(d, (Fr *)a, (Fr *)b, (Fr *)c, logn, (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn,
                          (const Fr *)ginvn, conv, *(const Fr *)zinv, ntt_radix2);
@@ -434,7 +471,7 @@ int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const 
 
 int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *sv_, char *err) {
     ErrScope es(err);
-    on_stream(sv_);
+    KERNEL_CALL(sv_);
     HostDev d;
     for (int i = 0; i < reps; i++) TRY(dit(d, (Fr *)x, logn, (const Fr *)tw, ntt_radix2));
     *ms = 0;
@@ -444,26 +481,26 @@ int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms,
 int zk_msm_g1(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
               int32_t *nw, void *sv_, char *err) {
     ErrScope es(err);
-    on_stream(sv_);
+    KERNEL_CALL(sv_);
     HostDev d;
     return msm_run<Fp>(d, (const Affine<Fp> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp> *)out, c, nw);
 }
 int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
               int32_t *nw, void *sv_, char *err) {
     ErrScope es(err);
-    on_stream(sv_);
+    KERNEL_CALL(sv_);
     HostDev d;
     return msm_run<Fp2>(d, (const Affine<Fp2> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp2> *)out, c, nw);
 }
 int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *sv_, char *err) {
     ErrScope es(err);
-    on_stream(sv_);
+    KERNEL_CALL(sv_);
     HostDev d;
     return ones_run<Fp>(d, (const Affine<Fp> *)bases, bitmap, n, (XYZZ<Fp> *)out);
 }
 int zk_ones_g2(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *sv_, char *err) {
     ErrScope es(err);
-    on_stream(sv_);
+    KERNEL_CALL(sv_);
     HostDev d;
     return ones_run<Fp2>(d, (const Affine<Fp2> *)bases, bitmap, n, (XYZZ<Fp2> *)out);
 }

@@ -10,6 +10,7 @@
 // whose release threshold is raised at init, so per-proof allocations are
 // reused rather than returned to the driver. Pinned host memory is taken
 // once (zk_host_alloc) and used as bounce buffers by zk_upload.
+#include "abi.cuh" // zk_abi_version
 #include "driver.cuh"
 #include "zk.cuh"
 #include "zkpipe.h"
@@ -78,6 +79,32 @@ struct Event {
 // ─── the device of driver.cuh ───────────────────────────────────────────────
 
 bool ntt_radix2 = false; // ZKPIPE_NTT=radix2 at zk_init
+
+// spin_sync: host threads waiting for the device spin (ZKPIPE_CUDA_SPIN=1,
+// CUDA's default on a host with more cores than contexts) instead of
+// sleeping until the device signals. Spinning burned about a core per GPU
+// stage worker on the H200 (tail-msm and b-g2 took as much CPU time as run
+// time, notes/stream.md); blocking costs a wake-up (microseconds) per wait.
+bool spin_sync = false;
+
+// set_sync_mode sets the current device's scheduling flags by
+// ZKPIPE_CUDA_SPIN. CUDA 12 overwrites the flags of an initialised device;
+// a runtime that refuses (cudaErrorSetOnActiveProcess, an older one with
+// the context already made) keeps the flags it has.
+int set_sync_mode() {
+    const char *e = getenv("ZKPIPE_CUDA_SPIN");
+    spin_sync = e && strcmp(e, "1") == 0;
+    cudaError_t r = cudaSetDeviceFlags(spin_sync ? cudaDeviceScheduleAuto : cudaDeviceScheduleBlockingSync);
+    if ((int)r == 708) { // cudaErrorSetOnActiveProcess
+        cudaGetLastError(); // not sticky: clear it
+        return 0;
+    }
+    CK(r);
+    return 0;
+}
+
+// event_flags: events the host waits on block as streams do (set_sync_mode).
+unsigned event_flags() { return cudaEventDisableTiming | (spin_sync ? 0u : cudaEventBlockingSync); }
 
 // CudaDev runs driver.cuh's steps as kernels on stream s.
 struct CudaDev {
@@ -220,22 +247,6 @@ struct CudaDev {
 
 extern "C" {
 
-uint32_t zk_abi_version(zk_abi *out) {
-    if (out) {
-        out->abi_bytes = sizeof(zk_abi);
-        out->fr_bytes = sizeof(Fr);
-        out->g1_affine_bytes = sizeof(Affine<Fp>);
-        out->g2_affine_bytes = sizeof(Affine<Fp2>);
-        out->g1_xyzz_bytes = sizeof(XYZZ<Fp>);
-        out->g2_xyzz_bytes = sizeof(XYZZ<Fp2>);
-        out->err_bytes = ZK_ERR_BYTES;
-        out->max_windows = ZK_MAX_WINDOWS;
-        out->pointer_bytes = sizeof(void *);
-        out->count_bytes = sizeof(uint64_t);
-    }
-    return ZK_ABI_VERSION;
-}
-
 int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char *err) {
     ErrScope es(err);
     int count = 0;
@@ -245,6 +256,7 @@ int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char 
     CK(cudaSetDevice(dev));
     const char *ntt = getenv("ZKPIPE_NTT");
     ntt_radix2 = ntt && strcmp(ntt, "radix2") == 0;
+    TRY(set_sync_mode());
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, dev));
     snprintf(name, (size_t)namelen, "%s (sm_%d%d, %d SMs)", p.name, p.major, p.minor, p.multiProcessorCount);
@@ -253,6 +265,15 @@ int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char 
     CK(cudaDeviceGetDefaultMemPool(&pool, dev));
     uint64_t thr = UINT64_MAX;
     CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr));
+    // ZKPIPE_CUDA_POOL_DEPS=0: a stream's allocation never reuses memory
+    // another stream freed and has not yet reached (CUDA's default may, by
+    // making the allocating stream wait for the other: concurrent compute
+    // streams then serialise on their scratch). To be measured; default kept.
+    const char *deps = getenv("ZKPIPE_CUDA_POOL_DEPS");
+    if (deps && strcmp(deps, "0") == 0) {
+        int off = 0;
+        CK(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &off));
+    }
     return 0;
 }
 
@@ -352,8 +373,8 @@ int zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1
     cudaStream_t s = (cudaStream_t)sv;
     if (bytes == 0) return 0;
     Event ev[2];
-    TRY(ev[0].create(cudaEventDisableTiming));
-    TRY(ev[1].create(cudaEventDisableTiming));
+    TRY(ev[0].create(event_flags()));
+    TRY(ev[1].create(event_flags()));
     void *pin[2] = {pin0, pin1};
     int rc = 0;
     size_t k = 0;
