@@ -68,6 +68,8 @@ type HostStandIn struct {
 	Allocated func() uint64                                 // zk_host_allocated
 	Live      func() int64                                  // zk_host_live
 	Peak      func(reset int32) uint64                      // zk_host_peak
+	SetDelay  func(us uint64)                               // zk_host_set_delay
+	CallsPeak func(reset int32) int32                       // zk_host_calls_peak
 }
 
 func (c *CUDA) HostStandIn() *HostStandIn {
@@ -75,7 +77,8 @@ func (c *CUDA) HostStandIn() *HostStandIn {
 	for _, s := range []struct {
 		name string
 		ptr  any
-	}{{"zk_host_fail", &h.Fail}, {"zk_host_fail_on", &h.FailOn}, {"zk_host_set_memory", &h.SetMemory}, {"zk_host_allocated", &h.Allocated}, {"zk_host_live", &h.Live}, {"zk_host_peak", &h.Peak}} {
+	}{{"zk_host_fail", &h.Fail}, {"zk_host_fail_on", &h.FailOn}, {"zk_host_set_memory", &h.SetMemory}, {"zk_host_allocated", &h.Allocated}, {"zk_host_live", &h.Live}, {"zk_host_peak", &h.Peak},
+		{"zk_host_set_delay", &h.SetDelay}, {"zk_host_calls_peak", &h.CallsPeak}} {
 		sym, err := c.lib.sym(s.name)
 		if err != nil {
 			return nil

@@ -1,0 +1,201 @@
+package gpu_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/zkpipe/zkpipe/gpu"
+)
+
+// These tests run over the host stand-in, which counts the kernel calls
+// (MSM, batch-addition, H) running at once and refuses a second call on a
+// stream that is in one; each wait for a stream sleeps a "device time" so
+// that calls on different streams overlap long enough to be counted.
+
+const deviceTimeUS = 20_000 // per wait for a stream: long against a goroutine's start
+
+// withDeviceTime sets the stand-in's device time for the test and resets
+// its peak of calls at once.
+func withDeviceTime(t *testing.T, h *gpu.HostStandIn) {
+	t.Helper()
+	h.SetDelay(deviceTimeUS)
+	t.Cleanup(func() { h.SetDelay(0) })
+	h.CallsPeak(1)
+}
+
+// expected is what the CPU backend computes for one proof of f.
+type expected struct {
+	h    bn254.G1Jac
+	tail gpu.G1Sums
+	g2   bn254.G2Jac
+}
+
+func expect(t *testing.T, f fixture) expected {
+	t.Helper()
+	ctx := context.Background()
+	cpu := gpu.NewCPU(0, 0)
+	r, err := cpu.Load(f.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := cpu.Transfer(ctx, r, f.vecs())
+	var x expected
+	if x.h, err = cpu.MSMH(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if x.tail, err = cpu.TailMSMG1(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if x.g2, err = cpu.MSMG2(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// TestCUDAComputeStreamsRunAtOnce gives k compute streams four jobs' H and
+// B₂ MSMs from four goroutines: exactly k kernel calls run at once (never
+// more: each stream serves one; and k: the streams are used), and every
+// result is the CPU's.
+func TestCUDAComputeStreamsRunAtOnce(t *testing.T) {
+	f := newFixture(rand.New(rand.NewPCG(11, 1)), 200, mixed, gpu.HDivideByZ, true)
+	want := expect(t, f)
+	ctx := context.Background()
+	for _, k := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("streams=%d", k), func(t *testing.T) {
+			c := openOwn(t, gpu.WithComputeStreams(k))
+			defer c.Close()
+			h := standIn(t, c)
+			if c.ComputeStreams() != k {
+				t.Fatalf("ComputeStreams() = %d, want %d", c.ComputeStreams(), k)
+			}
+			res, err := c.Load(f.key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Close()
+			withDeviceTime(t, h)
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Go(func() {
+					s, err := c.Transfer(ctx, res, f.vecs())
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					defer c.Free(s)
+					hs, err := c.MSMH(ctx, s)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					g2, err := c.MSMG2(ctx, s)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if !hs.Equal(&want.h) || !g2.Equal(&want.g2) {
+						t.Error("an MSM on concurrent streams differs from the CPU's")
+					}
+				})
+			}
+			wg.Wait()
+			if peak := h.CallsPeak(0); int(peak) != k {
+				t.Errorf("%d kernel calls ran at once on %d compute streams, want %d", peak, k, k)
+			}
+		})
+	}
+}
+
+// TestCUDATailMSMsSpreadOverStreams runs one job's tail: with the split on,
+// its A, B₁ and K MSMs take min(3, streams) streams at once; with it off,
+// or one stream, they run in turn. The sums are the CPU's either way.
+func TestCUDATailMSMsSpreadOverStreams(t *testing.T) {
+	f := newFixture(rand.New(rand.NewPCG(11, 2)), 300, mixed, gpu.HDivideByZ, true)
+	want := expect(t, f)
+	ctx := context.Background()
+	for _, c := range []struct {
+		streams int
+		split   bool
+		atOnce  int32
+	}{{1, true, 1}, {2, true, 2}, {3, true, 3}, {4, true, 3}, {3, false, 1}} {
+		t.Run(fmt.Sprintf("streams=%d/split=%v", c.streams, c.split), func(t *testing.T) {
+			dev := openOwn(t, gpu.WithComputeStreams(c.streams), gpu.WithTailSplit(c.split))
+			defer dev.Close()
+			h := standIn(t, dev)
+			res, err := dev.Load(f.key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Close()
+			s, err := dev.Transfer(ctx, res, f.vecs())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dev.Free(s)
+			withDeviceTime(t, h)
+			got, err := dev.TailMSMG1(ctx, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eqSums(t, "tail-msm", want.tail, got)
+			if peak := h.CallsPeak(0); peak != c.atOnce {
+				t.Errorf("%d tail MSMs ran at once, want %d", peak, c.atOnce)
+			}
+		})
+	}
+}
+
+// TestCUDATailSplitDeviceMemory: the MSMs of a split tail hold their scratch
+// at once, more than one MSM's (so JobBytes without the overlap would be
+// short), and JobBytes, which counts the overlap, still bounds the peak.
+func TestCUDATailSplitDeviceMemory(t *testing.T) {
+	f := newFixture(rand.New(rand.NewPCG(11, 3)), 3000, dense, gpu.HDivideByZ, false)
+	ctx := context.Background()
+	serial := openOwn(t, gpu.WithComputeStreams(3), gpu.WithTailSplit(false))
+	oneAtATime := serial.JobBytes(f.key)
+	serial.Close()
+
+	c := openOwn(t, gpu.WithComputeStreams(3), gpu.WithTailSplit(true))
+	defer c.Close()
+	h := standIn(t, c)
+	job := c.JobBytes(f.key)
+	if job <= oneAtATime {
+		t.Fatalf("JobBytes with the split %d, without %d: the overlap is not counted", job, oneAtATime)
+	}
+	res, err := c.Load(f.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	held := h.Peak(1)
+	s, err := c.Transfer(ctx, res, f.vecs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	withDeviceTime(t, h)
+	_, err = c.TailMSMG1(ctx, s)
+	c.Free(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := int64(h.Peak(0) - held)
+	t.Logf("split tail: device peak %d bytes; JobBytes %d with the overlap, %d without", peak, job, oneAtATime)
+	if peak <= oneAtATime || peak > job {
+		t.Errorf("peak %d: want more than one MSM at a time holds (%d) and at most JobBytes (%d)", peak, oneAtATime, job)
+	}
+}
+
+// TestCUDAComputeStreamsRange: OpenCUDA refuses 0 and more than
+// MaxComputeStreams compute streams.
+func TestCUDAComputeStreamsRange(t *testing.T) {
+	for _, n := range []int{0, -1, gpu.MaxComputeStreams + 1} {
+		if c, err := gpu.OpenCUDA(cudaLib(t), gpu.WithComputeStreams(n)); err == nil {
+			c.Close()
+			t.Errorf("OpenCUDA with %d compute streams succeeded", n)
+		}
+	}
+}
