@@ -53,7 +53,7 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 		Device: c.String("device"), BG2Device: c.String("bg2-device"),
 		MSMTasks: c.Int("msm-tasks"), FFTTasks: c.Int("fft-tasks"),
 		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Devices: devices, AllDevices: all,
-			PinnedMiB: c.Int("cuda-pinned-mib"), Lanes: c.Int("cuda-lanes")},
+			PinnedMiB: c.Int("cuda-pinned-mib"), Lanes: c.Int("cuda-lanes"), ComputeStreams: c.Int("cuda-compute-streams")},
 		Shapes: map[string]stages.Shape{},
 		Memory: engine.MemoryOptions{Budget: c.String("mem-budget"), Pinned: c.String("pinned-budget"),
 			Device: c.String("device-budget"), Status: c.Duration("mem-status")},
@@ -125,6 +125,8 @@ func cudaFlags() []cli.Flag {
 			Usage: "MiB of each pinned bounce buffer of the CUDA backend, two per lane (allocated once, counted against --pinned-budget)"},
 		&cli.IntFlag{Name: "cuda-lanes", Value: 4, Category: "compute", EnvVars: env("cuda-lanes"),
 			Usage: "uploads to the GPU that run at once (each copies through its own pinned buffers on its own core)"},
+		&cli.IntFlag{Name: "cuda-compute-streams", Value: 2, Category: "compute", EnvVars: env("cuda-compute-streams"),
+			Usage: "device operations (MSMs, batch-additions, H) that run at once on each GPU, each on its own stream with its own scratch: one job's H beside another's tail MSMs, and a job's A, B1 and K tail MSMs side by side (1: one at a time)"},
 	}
 }
 
