@@ -12,6 +12,11 @@
 #   stream C:N P     zkpipe bench of P proofs: default flags (auto shape),
 #                    then the hand-tuned shape, then P/8 proofs one at a time
 #                    for each stage's CPU ms; gnark on 4 proofs
+#   streams C:N P    zkpipe bench of P proofs (default flags) with 1, 2 and
+#                    3 compute streams, then 2 with the tail split off
+#                    (ZKPIPE_CUDA_TAIL_SPLIT=0) and 2 with spinning waits
+#                    (ZKPIPE_CUDA_SPIN=1): proofs/s and stage times of each,
+#                    and each stage's CPU ms over 4 proofs one at a time
 #   devmem C:N P     a stream under a device budget of the keys and ~1.5
 #                    jobs, to show jobs waiting for GPU memory
 #   fleet C:N P      P generate jobs through `zkpipe prove`, then through
@@ -67,6 +72,20 @@ while [ $# -gt 0 ]; do
 			tee "$OUT/stream-$c-$n-tuned.log" | grep -E "proofs/s|^(stage|synth|transfer|msm-h|tail|b-g2)"
 		echo "== $c $n: gnark, 4 proofs"
 		$bin/zkpipe bench --circuit $d -n 4 --device cuda --bg2-device cuda --mem-status 0 2>&1 | grep -E "gnark|ratio"
+		;;
+	streams)
+		spec=$1 p=$2
+		shift 2
+		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
+		for run in "1" "2" "3" "2 ZKPIPE_CUDA_TAIL_SPLIT=0" "2 ZKPIPE_CUDA_SPIN=1"; do
+			k=${run%% *} envs=()
+			[ "$run" != "$k" ] && envs=(${run#* })
+			tag=$(echo "$run" | tr ' =' '-_')
+			echo "== $c $n: --cuda-compute-streams $k ${envs[*]}"
+			env "${envs[@]}" $bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 \
+				--cuda-compute-streams $k --serial-cpu 4 2>&1 | tee "$OUT/streams-$c-$n-$tag.log" |
+				grep -E "proofs/s|one proof|^(stage|synth|transfer|msm-h|batch|tail|b-g2)"
+		done
 		;;
 	devmem)
 		spec=$1 p=$2

@@ -4,10 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/zkpipe/zkpipe/gpu"
 )
 
@@ -196,6 +201,85 @@ func TestCUDAComputeStreamsRange(t *testing.T) {
 		if c, err := gpu.OpenCUDA(cudaLib(t), gpu.WithComputeStreams(n)); err == nil {
 			c.Close()
 			t.Errorf("OpenCUDA with %d compute streams succeeded", n)
+		}
+	}
+}
+
+// TestCUDAMeasureStreams prints the device time a proof's GPU work takes
+// when several proofs' work is offered at once (4 goroutines, as four
+// device-stage workers), for 1, 2 and 3 compute streams and with the tail
+// split off; it runs only with ZKPIPE_CUDA_BENCH=1 (on a GPU), at 2^20
+// points or ZKPIPE_CUDA_STREAMS_LOG2.
+func TestCUDAMeasureStreams(t *testing.T) {
+	if os.Getenv("ZKPIPE_CUDA_BENCH") == "" {
+		t.Skip("set ZKPIPE_CUDA_BENCH=1 to measure")
+	}
+	lg := 20
+	if v := os.Getenv("ZKPIPE_CUDA_STREAMS_LOG2"); v != "" {
+		var err error
+		if lg, err = strconv.Atoi(v); err != nil || lg < 2 || lg > 24 {
+			t.Fatalf("ZKPIPE_CUDA_STREAMS_LOG2=%q", v)
+		}
+	}
+	n := 1 << lg
+	r := rand.New(rand.NewPCG(11, 4))
+	k := &gpu.Key{Domain: fft.NewDomain(uint64(n)), HConvention: gpu.HDivideByZ,
+		A: tileG1(n, false), B1: tileG1(n, false), K: tileG1(n, false), Z: tileG1(n-1, false), B2: tileG2(n, false)}
+	a, b, c := scalars(r, n, dense), scalars(r, n, dense), scalars(r, n, dense)
+	qa, qb, qk := classify(scalars(r, n, dense)), classify(scalars(r, n, dense)), classify(scalars(r, n, dense))
+	vecs := func() *gpu.Vectors {
+		return &gpu.Vectors{A: slices.Clone(a), B: slices.Clone(b), C: slices.Clone(c), QA: qa, QB: qb, QK: qk}
+	}
+	const proofs, workers = 12, 4
+	ctx := context.Background()
+	for _, cfg := range []struct {
+		streams int
+		split   bool
+	}{{1, false}, {2, true}, {3, true}, {3, false}} {
+		dev, err := gpu.OpenCUDA(cudaLib(t), gpu.WithComputeStreams(cfg.streams), gpu.WithTailSplit(cfg.split))
+		if err != nil {
+			t.Skipf("no CUDA backend: %v", err)
+		}
+		res, err := dev.Load(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Staged before the clock starts: this times the kernels, not the uploads.
+		staged := make(chan *gpu.Staged, proofs)
+		for range proofs {
+			s, err := dev.Transfer(ctx, res, vecs())
+			if err != nil {
+				t.Fatal(err)
+			}
+			staged <- s
+		}
+		close(staged)
+		t0 := time.Now()
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for s := range staged {
+					_, err := dev.MSMH(ctx, s)
+					if err == nil {
+						_, err = dev.TailMSMG1(ctx, s)
+					}
+					if err == nil {
+						_, err = dev.MSMG2(ctx, s)
+					}
+					dev.Free(s)
+					if err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		per := time.Since(t0) / proofs
+		fmt.Printf("2^%d, %d proofs from %d workers, %d compute streams, tail split %v: %.1f ms of GPU work a proof (H, A/B1/K tails, B2 G2)\n",
+			lg, proofs, workers, cfg.streams, cfg.split, float64(per.Microseconds())/1000)
+		res.Close()
+		if err := dev.Close(); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
