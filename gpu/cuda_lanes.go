@@ -344,15 +344,38 @@ func (c *CUDA) takeCompute() (*cudaCompute, error) {
 	}
 }
 
+// tryTakeCompute hands out a compute stream if one is free now, else nil:
+// an operation that holds one may take more this way, never waiting for
+// them.
+func (c *CUDA) tryTakeCompute() *cudaCompute {
+	select {
+	case <-c.done:
+		return nil
+	default:
+	}
+	select {
+	case k := <-c.computes:
+		return k
+	default:
+		return nil
+	}
+}
+
 // onCompute runs f with a compute stream of its own; the caller is inside
-// enter.
+// enter. f waits for its kernels when it succeeds; when it fails, the
+// stream is waited for here, so that nothing still runs on the job's
+// buffers when Free gives them back on the transfer stream.
 func (c *CUDA) onCompute(f func(s uintptr) error) error {
 	k, err := c.takeCompute()
 	if err != nil {
 		return err
 	}
 	defer func() { c.computes <- k }()
-	return f(k.stream)
+	if err := f(k.stream); err != nil {
+		var e cerr
+		return errors.Join(err, e.err("sync", c.fn.streamSync(k.stream, e.p())))
+	}
+	return nil
 }
 
 // alloc takes n bytes of device memory on stream s.

@@ -311,7 +311,11 @@ func (c *CUDA) compute(s *Staged) (*cudaResident, *cudaStaged, func(), error) {
 
 // ─── NTT + MSM_H ─────────────────────────────────────────────────────────────
 
-// computeH runs the H computation in place (result in st.a) on stream s.
+// computeH issues the H computation in place (result in st.a, in stream s's
+// order: the next call on s reads it). The NTTs of b and c run on compute
+// streams that are free now, if any, beside a's on s: the library forks
+// them from s and joins them back with events, so the caller may give them
+// back as soon as this returns (whatever runs on them next queues behind).
 func (c *CUDA) computeH(r *cudaResident, st *cudaStaged, s uintptr) error {
 	var conv int32
 	switch r.key.HConvention {
@@ -322,8 +326,24 @@ func (c *CUDA) computeH(r *cudaResident, st *cudaStaged, s uintptr) error {
 	default:
 		return fmt.Errorf("ntt: unknown H convention %d", r.key.HConvention)
 	}
+	var side [2]uintptr
+	for i := range side {
+		if k := c.tryTakeCompute(); k != nil {
+			defer func() { c.computes <- k }()
+			side[i] = k.stream
+		}
+	}
 	var e cerr
-	return e.err("compute h", c.fn.computeH(st.a, st.b, st.c, int32(r.logn), r.tw, r.twinv, r.gn, r.ginvn, conv, &r.zinv, s, e.p()))
+	err := e.err("compute h", c.fn.computeH(st.a, st.b, st.c, int32(r.logn), r.tw, r.twinv, r.gn, r.ginvn, conv, &r.zinv, s, side[0], side[1], e.p()))
+	if err != nil {
+		// A failure may leave b's and c's NTTs unjoined to s: wait for them here.
+		for _, sd := range side {
+			if sd != 0 {
+				err = errors.Join(err, e.err("sync", c.fn.streamSync(sd, e.p())))
+			}
+		}
+	}
+	return err
 }
 
 // MSMH computes h on the device and its MSM against the H query. a, b and

@@ -176,7 +176,8 @@ func TestCUDATailSplitDeviceMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer res.Close()
-	held := h.Peak(1)
+	h.Peak(1) // a new period from the bytes held now
+	held := h.Allocated()
 	s, err := c.Transfer(ctx, res, f.vecs())
 	if err != nil {
 		t.Fatal(err)
@@ -281,5 +282,42 @@ func TestCUDAMeasureStreams(t *testing.T) {
 		if err := dev.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestCUDAHForksOverFreeStreams: H alone on a backend of k streams takes
+// the free ones for b's and c's NTTs (all k busy at once, at most 3), and
+// h's MSM is the CPU's.
+func TestCUDAHForksOverFreeStreams(t *testing.T) {
+	f := newFixture(rand.New(rand.NewPCG(11, 5)), 300, mixed, gpu.HDivideByZ, true)
+	want := expect(t, f)
+	ctx := context.Background()
+	for _, k := range []int{1, 2, 3, 4} {
+		t.Run(fmt.Sprintf("streams=%d", k), func(t *testing.T) {
+			dev := openOwn(t, gpu.WithComputeStreams(k))
+			defer dev.Close()
+			h := standIn(t, dev)
+			res, err := dev.Load(f.key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Close()
+			s, err := dev.Transfer(ctx, res, f.vecs())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dev.Free(s)
+			withDeviceTime(t, h)
+			got, err := dev.MSMH(ctx, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(&want.h) {
+				t.Error("msm-h with forked NTTs differs from the CPU's")
+			}
+			if peak, atOnce := h.CallsPeak(0), min(k, 3); int(peak) != atOnce {
+				t.Errorf("H took %d streams at once, want %d", peak, atOnce)
+			}
+		})
 	}
 }

@@ -30,9 +30,10 @@
 //	zk_host_set_delay(us)    every wait for a stream (the end of an MSM, a
 //	                         batch-addition, H) sleeps us: device time, so
 //	                         that calls on several streams overlap visibly
-//	zk_host_calls_peak(reset) the most kernel calls (MSM, ones, H) that ran
-//	                         at once (since the last reset); a second call on
-//	                         a stream already in one fails instead
+//	zk_host_calls_peak(reset) the most streams in kernel calls (MSM, ones,
+//	                         H with its side streams) at once, since the last
+//	                         reset; a second call on a stream already in one
+//	                         fails instead
 //	zk_host_fail_on(dev, what, nth)  as zk_host_fail, on device dev alone;
 //	                         nth < 0: every call of that kind from the
 //	                         |nth|th on fails (a device that is lost)
@@ -90,19 +91,21 @@ void on_stream(void *s) { cur_dev = s ? ((HostStream *)s)->dev : 0; }
 // (their launches take turns: cuda_host::launch). What the Go side must get
 // right, and the tests check through these counters: a compute stream
 // serves one operation at a time (KernelCall refuses a second), and with k
-// compute streams up to k kernel calls run at once (peak). delay_us is the
+// compute streams up to k streams are in kernel calls at once (peak; an H
+// computation holds its side streams too). delay_us is the
 // device time each wait for a stream models (HostDev::sync sleeps it), so
 // that calls overlap long enough to be seen.
 std::atomic<int> calls_now{0}, calls_peak{0};
 std::atomic<uint64_t> delay_us{0};
 
-// KernelCall marks one kernel entry point (MSM, ones, H, NTT bench) on
-// stream s for its length; ok() is 0, or a failure when another call holds
-// the stream.
+// KernelCall marks stream s (none when NULL) busy in one kernel entry point
+// (MSM, ones, H, NTT bench) for its length; rc is 0, or a failure when
+// another call holds the stream.
 struct KernelCall {
     HostStream *s;
     int rc = 0;
     explicit KernelCall(void *sv) : s((HostStream *)sv) {
+        if (!s) return;
         if (s->kernel_calls.fetch_add(1) > 0)
             rc = FAILF("stream %p: a second kernel call while one runs (a compute stream serves one operation)", sv);
         int now = ++calls_now;
@@ -110,6 +113,7 @@ struct KernelCall {
         }
     }
     ~KernelCall() {
+        if (!s) return;
         calls_now--;
         s->kernel_calls--;
     }
@@ -200,6 +204,9 @@ struct HostDev {
         if (uint64_t us = delay_us.load()) std::this_thread::sleep_for(std::chrono::microseconds(us));
         return 0;
     }
+    // after: work runs when it is issued here, so another stream's work so
+    // far is done already.
+    int after(HostDev &) { return 0; }
 
     // MSM: the launches of CudaDev (zkpipe.cu), same grids and blocks.
     int digits(const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
@@ -461,12 +468,24 @@ int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn,
 }
 
 int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
-                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *sv_, char *err) {
+                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *sv_, void *side0, void *side1,
+                 char *err) {
     ErrScope es(err);
     KERNEL_CALL(sv_);
-    HostDev d;
-    return compute_h_run(d, (Fr *)a, (Fr *)b, (Fr *)c, logn, (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn,
-                         (const Fr *)ginvn, conv, *(const Fr *)zinv, ntt_radix2);
+    // The side streams are the call's too: a second call may not use them.
+    for (void *side : {side0, side1})
+        if (side && ((HostStream *)side)->dev != ((HostStream *)sv_)->dev)
+            return FAILF("side stream on device %d, the call's stream on %d", ((HostStream *)side)->dev,
+                         ((HostStream *)sv_)->dev);
+    KernelCall k0(side0), k1(side1);
+    TRY(k0.rc);
+    TRY(k1.rc);
+    HostDev d, d0, d1;
+    int rc = compute_h_run(d, side0 ? &d0 : nullptr, side1 ? &d1 : nullptr, (Fr *)a, (Fr *)b, (Fr *)c, logn,
+                           (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn, (const Fr *)ginvn, conv,
+                           *(const Fr *)zinv, ntt_radix2);
+    TRY(rc);
+    return d.sync(); // the GPU's H runs on; here the wait is the device time
 }
 
 int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *sv_, char *err) {

@@ -57,6 +57,23 @@ int on_stream(void *s) {
 }
 #define ON(s) TRY(on_stream(s))
 
+// same_device: s's device, into *dev, when the side streams (NULL or not)
+// are on it too; events order streams of one device only.
+int same_device(void *s, void *side0, void *side1, int *dev) {
+    std::shared_lock<std::shared_mutex> l(streams_mu);
+    void *all[3] = {s, side0, side1};
+    for (int i = 0; i < 3; i++) {
+        if (i > 0 && !all[i]) continue;
+        auto it = stream_dev.find(all[i]);
+        if (it == stream_dev.end()) return FAILF("a stream zk_stream_create did not make");
+        if (i == 0)
+            *dev = it->second;
+        else if (it->second != *dev)
+            return FAILF("side stream on device %d, the call's stream on %d", it->second, *dev);
+    }
+    return 0;
+}
+
 // Event is a CUDA event that is destroyed on every return path.
 struct Event {
     cudaEvent_t e = nullptr;
@@ -127,6 +144,17 @@ struct CudaDev {
     }
     int sync() {
         CK(cudaStreamSynchronize(s));
+        return 0;
+    }
+    // after: an event recorded on o's stream, waited for by this one on the
+    // device. Destroying the event once the wait is enqueued is allowed:
+    // CUDA keeps it until the device is done with it.
+    int after(CudaDev &o) {
+        if (o.s == s) return 0;
+        Event ev;
+        TRY(ev.create(cudaEventDisableTiming));
+        CK(cudaEventRecord(ev.e, o.s));
+        CK(cudaStreamWaitEvent(s, ev.e, 0));
         return 0;
     }
 
@@ -416,12 +444,16 @@ int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn,
 }
 
 int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
-                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, char *err) {
+                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0, void *side1,
+                 char *err) {
     ErrScope es(err);
-    ON(s);
-    CudaDev d{(cudaStream_t)s};
-    return compute_h_run(d, (Fr *)a, (Fr *)b, (Fr *)c, logn, (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn,
-                         (const Fr *)ginvn, conv, *(const Fr *)zinv, ntt_radix2);
+    int dev = -1;
+    TRY(same_device(s, side0, side1, &dev));
+    CK(cudaSetDevice(dev));
+    CudaDev d{(cudaStream_t)s}, d0{(cudaStream_t)side0}, d1{(cudaStream_t)side1};
+    return compute_h_run(d, side0 ? &d0 : nullptr, side1 ? &d1 : nullptr, (Fr *)a, (Fr *)b, (Fr *)c, logn,
+                         (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn, (const Fr *)ginvn, conv,
+                         *(const Fr *)zinv, ntt_radix2);
 }
 
 // zk_bench_ntt times reps forward NTTs (DIT) of x in place; *ms is the
