@@ -26,8 +26,9 @@ import (
 //
 // Lifecycle: Close waits for the uploads and kernels in flight, takes every
 // lane and compute stream back, frees what residents and staged jobs still
-// hold on the device, then the pinned buffers and the streams. A process may open, use and close
-// backends many times; the library itself is loaded once.
+// hold on the device, then the pinned buffers and the streams. A process
+// may open, use and close backends many times; the library itself is
+// loaded once.
 type CUDA struct {
 	lib      *cudaLib
 	fn       *cudaFns

@@ -363,6 +363,7 @@ func (c *CUDA) MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		var err error
 		h, err = msm[xyzzG1](c.fn.msmG1, "msm g1", r.z, st.a, 0, r.key.HLen(), cs)
 		return err
 	})
