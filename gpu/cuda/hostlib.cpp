@@ -27,9 +27,9 @@
 //	zk_host_peak(reset)      the most allocated at once (since the last reset;
 //	                         reset ≠ 0 starts a new period at the bytes held now)
 //	zk_host_live()           device allocations live now
-//	zk_host_set_delay(us)    every wait for a stream (the end of an MSM, a
-//	                         batch-addition, H) sleeps us: device time, so
-//	                         that calls on several streams overlap visibly
+//	zk_host_set_delay(us)    a stream's queued work takes us to run (device
+//	                         time, its memory held), so that calls on several
+//	                         streams overlap visibly
 //	zk_host_calls_peak(reset) the most streams in kernel calls (MSM, ones,
 //	                         H with its side streams) at once, since the last
 //	                         reset; a second call on a stream already in one
@@ -40,6 +40,10 @@
 //
 // ZKPIPE_HOST_DEVICES=N makes it N devices (default 1): each has its own
 // streams and failures; memory is counted for all together.
+//
+// Streams: a call's work on a stream is queued and runs only when something
+// waits for it (HostDev), so work on two streams with no event between them
+// runs in the worst order, and a missing wait gives wrong results.
 #include "cuda_host.h" // before the kernels: CUDA's execution model on the CPU
 #include "abi.cuh" // zk_abi_version
 #include "driver.cuh"
@@ -52,6 +56,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -92,9 +97,9 @@ void on_stream(void *s) { cur_dev = s ? ((HostStream *)s)->dev : 0; }
 // right, and the tests check through these counters: a compute stream
 // serves one operation at a time (KernelCall refuses a second), and with k
 // compute streams up to k streams are in kernel calls at once (peak; an H
-// computation holds its side streams too). delay_us is the
-// device time each wait for a stream models (HostDev::sync sleeps it), so
-// that calls overlap long enough to be seen.
+// computation holds its side streams too). delay_us is the device time a
+// stream's queued work takes (HostDev::flush sleeps it), so that calls
+// overlap long enough to be seen.
 std::atomic<int> calls_now{0}, calls_peak{0};
 std::atomic<uint64_t> delay_us{0};
 
@@ -155,18 +160,23 @@ const size_t HDR = 64; // keeps the user pointer 64-byte aligned
 std::atomic<uint64_t> dev_total{0}, dev_used{0}, dev_peak{0};
 std::atomic<long> dev_live{0};
 
-int dalloc(void **p, size_t bytes) {
+// dalloc takes bytes of "device" memory; *credit (when given) is what the
+// stream freed and the device has not reached yet, which the pool lends to
+// the same stream's next allocations before taking more.
+int dalloc(void **p, size_t bytes, uint64_t *credit = nullptr) {
     TRY(injected(MALLOC));
     if (!bytes) bytes = 1;
+    uint64_t reuse = credit ? std::min<uint64_t>(*credit, bytes) : 0, more = bytes - reuse;
     uint64_t total = dev_total.load();
-    if (total && dev_used.load() + bytes > total)
+    if (total && dev_used.load() + more > total)
         return fail_at(2, __FILE__, __LINE__, "cudaMalloc: out of memory (%zu bytes, %llu of %llu in use)", bytes,
                        (unsigned long long)dev_used.load(), (unsigned long long)total);
     char *q = (char *)aligned_alloc(HDR, (HDR + bytes + HDR - 1) / HDR * HDR);
     if (!q) return fail_at(2, __FILE__, __LINE__, "cudaMalloc: out of host memory (%zu bytes)", bytes);
     memcpy(q, &bytes, sizeof bytes);
     memset(q + HDR, 0xa5, bytes); // poison: unwritten output shows
-    uint64_t now = dev_used += bytes;
+    if (credit) *credit -= reuse;
+    uint64_t now = dev_used += more;
     for (uint64_t p = dev_peak.load(); now > p && !dev_peak.compare_exchange_weak(p, now);) {
     }
     dev_live++;
@@ -174,6 +184,7 @@ int dalloc(void **p, size_t bytes) {
     return 0;
 }
 
+// dfree frees p now (an allocation the device no longer uses).
 void dfree(void *p) {
     if (!p) return;
     char *q = (char *)p - HDR;
@@ -188,30 +199,72 @@ void dfree(void *p) {
 
 bool ntt_radix2 = false;
 
+// HostDev is one stream of one call, and runs its work as a GPU stream
+// would be allowed to: in issue order, but not before something waits for
+// it. Launches, sorts, scans, zero-fills and frees are queued; the queue
+// runs at sync() and to_host() (the host waits for the stream), when another
+// stream waits for this one (other.after(*this)), and at the end of the
+// call (the GPU gets to it eventually: after the call's other streams'
+// work, so a missing wait shows as wrong results). Running the queue takes
+// the device time (zk_host_set_delay) first, with the queue's memory held.
+// Allocations happen at once; a free is the stream's to reuse at once (the
+// pool lends the bytes to its next allocations) and everyone's when the
+// queue reaches it, as with CUDA's stream-ordered pool. Failures on
+// request are decided when work is issued, as a launch error is.
 struct HostDev {
-    int alloc(void **p, size_t bytes) { return dalloc(p, bytes); }
-    void release(void *p) { dfree(p); }
+    std::vector<std::function<void()>> q;
+    uint64_t credit = 0; // bytes freed on this stream, not reached yet
+
+    HostDev() = default;
+    HostDev(const HostDev &) = delete;
+    HostDev &operator=(const HostDev &) = delete;
+    ~HostDev() { flush(); }
+
+    void issue(std::function<void()> f) { q.push_back(std::move(f)); }
+    void flush() {
+        if (q.empty()) return;
+        if (uint64_t us = delay_us.load()) std::this_thread::sleep_for(std::chrono::microseconds(us));
+        for (size_t i = 0; i < q.size(); i++) q[i]();
+        q.clear();
+        dev_used -= credit;
+        credit = 0;
+    }
+
+    int alloc(void **p, size_t bytes) { return dalloc(p, bytes, &credit); }
+    void release(void *p) {
+        if (!p) return;
+        char *raw = (char *)p - HDR;
+        size_t bytes;
+        memcpy(&bytes, raw, sizeof bytes);
+        credit += bytes;
+        dev_live--;
+        issue([raw] { free(raw); });
+    }
     int zero(void *p, size_t bytes) {
-        memset(p, 0, bytes);
+        issue([=] { memset(p, 0, bytes); });
         return 0;
     }
     int to_host(void *dst, const void *src, size_t bytes) {
+        flush();
         TRY(injected(COPY));
         memcpy(dst, src, bytes);
         return 0;
     }
     int sync() {
-        if (uint64_t us = delay_us.load()) std::this_thread::sleep_for(std::chrono::microseconds(us));
+        flush();
         return 0;
     }
-    // after: work runs when it is issued here, so another stream's work so
-    // far is done already.
-    int after(HostDev &) { return 0; }
+    // after: this stream's later work waits for o's so far: o's queue runs
+    // now, before anything this one issues next.
+    int after(HostDev &o) {
+        o.flush();
+        return 0;
+    }
 
     // MSM: the launches of CudaDev (zkpipe.cu), same grids and blocks.
     int digits(const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(n), TPB, 0, [&] { k_digits(scalars, n, c, nw, keys, vals); });
+        issue([=] { cuda_host::launch(blocks(n), TPB, 0, [=] { k_digits(scalars, n, c, nw, keys, vals); }); });
         return 0;
     }
     int sort_pairs(void *tmp, size_t *tmp_bytes, const u32 *kin, u32 *kout, const u32 *vin, u32 *vout, size_t items,
@@ -222,27 +275,30 @@ struct HostDev {
             return 0;
         }
         TRY(injected(KERNEL));
-        // CUB's radix sort is stable, as std::stable_sort is.
-        u32 mask = end_bit >= 32 ? 0xffffffffu : (1u << end_bit) - 1;
-        std::vector<size_t> ord(items);
-        for (size_t i = 0; i < items; i++) ord[i] = i;
-        std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return (kin[a] & mask) < (kin[b] & mask); });
-        for (size_t i = 0; i < items; i++) kout[i] = kin[ord[i]], vout[i] = vin[ord[i]];
+        issue([=] {
+            // CUB's radix sort is stable, as std::stable_sort is.
+            u32 mask = end_bit >= 32 ? 0xffffffffu : (1u << end_bit) - 1;
+            std::vector<size_t> ord(items);
+            for (size_t i = 0; i < items; i++) ord[i] = i;
+            std::stable_sort(ord.begin(), ord.end(),
+                             [&](size_t a, size_t b) { return (kin[a] & mask) < (kin[b] & mask); });
+            for (size_t i = 0; i < items; i++) kout[i] = kin[ord[i]], vout[i] = vin[ord[i]];
+        });
         return 0;
     }
     int bounds(const u32 *keys, size_t m, u32 nb, u32 *start, u32 *end) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(m), TPB, 0, [&] { k_bounds(keys, m, nb, start, end); });
+        issue([=] { cuda_host::launch(blocks(m), TPB, 0, [=] { k_bounds(keys, m, nb, start, end); }); });
         return 0;
     }
     int counts(const u32 *start, const u32 *end, u32 nb, u32 *cnt) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(nb), TPB, 0, [&] { k_cnt(start, end, nb, cnt); });
+        issue([=] { cuda_host::launch(blocks(nb), TPB, 0, [=] { k_cnt(start, end, nb, cnt); }); });
         return 0;
     }
     int chunks(const u32 *cnt, u32 nb, u32 L, u32 *out) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(nb), TPB, 0, [&] { k_chunks(cnt, nb, L, out); });
+        issue([=] { cuda_host::launch(blocks(nb), TPB, 0, [=] { k_chunks(cnt, nb, L, out); }); });
         return 0;
     }
     int exclusive_sum(void *tmp, size_t *tmp_bytes, const u32 *in, u32 *out, u32 nb) {
@@ -251,39 +307,41 @@ struct HostDev {
             return 0;
         }
         TRY(injected(KERNEL));
-        u32 acc = 0; // CUB's scan
-        for (u32 b = 0; b < nb; b++) out[b] = acc, acc += in[b];
+        issue([=] {
+            u32 acc = 0; // CUB's scan
+            for (u32 b = 0; b < nb; b++) out[b] = acc, acc += in[b];
+        });
         return 0;
     }
     template <class F>
     int level0(const Affine<F> *bases, const u32 *idx, const u32 *vals, const u32 *start, const u32 *cnt,
                const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(total), TPB, 0,
-                          [&] { k_level0<F>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out); });
+        issue([=] { cuda_host::launch(blocks(total), TPB, 0,
+                          [=] { k_level0<F>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out); }); });
         return 0;
     }
     template <class F>
     int levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L,
                u32 total, XYZZ<F> *out) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(total), TPB, 0, [&] { k_levelN<F>(in, start, cnt, off, chunks, nb, L, total, out); });
+        issue([=] { cuda_host::launch(blocks(total), TPB, 0, [=] { k_levelN<F>(in, start, cnt, off, chunks, nb, L, total, out); }); });
         return 0;
     }
     template <class F>
     int segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg, XYZZ<F> *out) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(nseg, 128), 128, 0, [&] { k_segment<F>(P, start, cnt, half, S, nseg, out); });
+        issue([=] { cuda_host::launch(blocks(nseg, 128), 128, 0, [=] { k_segment<F>(P, start, cnt, half, S, nseg, out); }); });
         return 0;
     }
     template <class F> int reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out, size_t groups) {
         TRY(injected(KERNEL));
-        cuda_host::launch((unsigned)groups, RED, 0, [&] { k_reduce<F>(in, m, per, out); }, true);
+        issue([=] { cuda_host::launch((unsigned)groups, RED, 0, [=] { k_reduce<F>(in, m, per, out); }, true); });
         return 0;
     }
     template <class F> int ones(const Affine<F> *bases, const u64 *bitmap, size_t n, size_t nw, XYZZ<F> *part) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(nw, 128), 128, 0, [&] { k_ones<F>(bases, bitmap, n, nw, part); });
+        issue([=] { cuda_host::launch(blocks(nw, 128), 128, 0, [=] { k_ones<F>(bases, bitmap, n, nw, part); }); });
         return 0;
     }
 
@@ -294,44 +352,44 @@ struct HostDev {
         unsigned grid = (ngroups + G - 1) / G;
         size_t smem = (size_t)G * (1u << st) * sizeof(Fr);
         if (difp)
-            cuda_host::launch(grid, NTT_PASS_THREADS, smem, [&] { k_ntt_pass<true>(x, n, mlow, st, ngroups, tw); }, true);
+            issue([=] { cuda_host::launch(grid, NTT_PASS_THREADS, smem, [=] { k_ntt_pass<true>(x, n, mlow, st, ngroups, tw); }, true); });
         else
-            cuda_host::launch(grid, NTT_PASS_THREADS, smem, [&] { k_ntt_pass<false>(x, n, mlow, st, ngroups, tw); }, true);
+            issue([=] { cuda_host::launch(grid, NTT_PASS_THREADS, smem, [=] { k_ntt_pass<false>(x, n, mlow, st, ngroups, tw); }, true); });
         return 0;
     }
     int dif_stage(Fr *x, u32 n, u32 m, const Fr *tw) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(n / 2), TPB, 0, [&] { k_dif(x, n, m, tw); });
+        issue([=] { cuda_host::launch(blocks(n / 2), TPB, 0, [=] { k_dif(x, n, m, tw); }); });
         return 0;
     }
     int dit_stage(Fr *x, u32 n, u32 m, const Fr *tw) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(n / 2), TPB, 0, [&] { k_dit(x, n, m, tw); });
+        issue([=] { cuda_host::launch(blocks(n / 2), TPB, 0, [=] { k_dit(x, n, m, tw); }); });
         return 0;
     }
     int dif_tail(Fr *x, u32 n, u32 m, const Fr *tw) {
         TRY(injected(KERNEL));
-        cuda_host::launch(n / (2 * m), m, 2 * m * sizeof(Fr), [&] { k_dif_tail(x, n, m, tw); }, true);
+        issue([=] { cuda_host::launch(n / (2 * m), m, 2 * m * sizeof(Fr), [=] { k_dif_tail(x, n, m, tw); }, true); });
         return 0;
     }
     int dit_head(Fr *x, u32 n, u32 top, const Fr *tw) {
         TRY(injected(KERNEL));
-        cuda_host::launch(n / (2 * top), top, 2 * top * sizeof(Fr), [&] { k_dit_head(x, n, top, tw); }, true);
+        issue([=] { cuda_host::launch(n / (2 * top), top, 2 * top * sizeof(Fr), [=] { k_dit_head(x, n, top, tw); }, true); });
         return 0;
     }
     int scale_rev(Fr *x, u32 n, int logn, const Fr *tab) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(n), TPB, 0, [&] { k_scale_rev(x, n, logn, tab); });
+        issue([=] { cuda_host::launch(blocks(n), TPB, 0, [=] { k_scale_rev(x, n, logn, tab); }); });
         return 0;
     }
     int pointwise(Fr *a, const Fr *b, const Fr *c, u32 n, Fr zinv, bool divide) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(n), TPB, 0, [&] { k_pointwise(a, b, c, n, zinv, divide ? 1 : 0); });
+        issue([=] { cuda_host::launch(blocks(n), TPB, 0, [=] { k_pointwise(a, b, c, n, zinv, divide ? 1 : 0); }); });
         return 0;
     }
     int powers(Fr *out, size_t count, Fr base, Fr f) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(count), TPB, 0, [&] { k_powers(out, count, base, f); });
+        issue([=] { cuda_host::launch(blocks(count), TPB, 0, [=] { k_powers(out, count, base, f); }); });
         return 0;
     }
 };
