@@ -14,8 +14,9 @@
 #                    for each stage's CPU ms; gnark on 4 proofs
 #   streams C:N P    zkpipe bench of P proofs (default flags) with 1, 2 and
 #                    3 compute streams, then 2 with the tail split off
-#                    (ZKPIPE_CUDA_TAIL_SPLIT=0) and 2 with spinning waits
-#                    (ZKPIPE_CUDA_SPIN=1): proofs/s and stage times of each,
+#                    (ZKPIPE_CUDA_TAIL_SPLIT=0), 2 with spinning waits
+#                    (ZKPIPE_CUDA_SPIN=1) and 2 with the pool's cross-stream
+#                    reuse off (ZKPIPE_CUDA_POOL_DEPS=0): proofs/s and stage times of each,
 #                    and each stage's CPU ms over 4 proofs one at a time
 #   devmem C:N P     a stream under a device budget of the keys and ~1.5
 #                    jobs, to show jobs waiting for GPU memory
@@ -77,7 +78,7 @@ while [ $# -gt 0 ]; do
 		spec=$1 p=$2
 		shift 2
 		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
-		for run in "1" "2" "3" "2 ZKPIPE_CUDA_TAIL_SPLIT=0" "2 ZKPIPE_CUDA_SPIN=1"; do
+		for run in "1" "2" "3" "2 ZKPIPE_CUDA_TAIL_SPLIT=0" "2 ZKPIPE_CUDA_SPIN=1" "2 ZKPIPE_CUDA_POOL_DEPS=0"; do
 			k=${run%% *} envs=()
 			[ "$run" != "$k" ] && envs=(${run#* })
 			tag=$(echo "$run" | tr ' =' '-_')

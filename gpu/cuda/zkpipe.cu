@@ -105,19 +105,16 @@ bool ntt_radix2 = false; // ZKPIPE_NTT=radix2 at zk_init
 bool spin_sync = false;
 
 // set_sync_mode sets the current device's scheduling flags by
-// ZKPIPE_CUDA_SPIN. CUDA 12 overwrites the flags of an initialised device;
-// a runtime that refuses (cudaErrorSetOnActiveProcess, an older one with
-// the context already made) keeps the flags it has.
-int set_sync_mode() {
+// ZKPIPE_CUDA_SPIN and returns what CUDA said. CUDA 12 overwrites the flags
+// of an initialised device; a runtime that refuses (an older one, with the
+// context already made: cudaErrorSetOnActiveProcess) keeps the flags it
+// has, which only costs CPU time: the caller reports it and goes on.
+cudaError_t set_sync_mode() {
     const char *e = getenv("ZKPIPE_CUDA_SPIN");
     spin_sync = e && strcmp(e, "1") == 0;
     cudaError_t r = cudaSetDeviceFlags(spin_sync ? cudaDeviceScheduleAuto : cudaDeviceScheduleBlockingSync);
-    if ((int)r == 708) { // cudaErrorSetOnActiveProcess
-        cudaGetLastError(); // not sticky: clear it
-        return 0;
-    }
-    CK(r);
-    return 0;
+    if (r != cudaSuccess) cudaGetLastError(); // not sticky: clear it
+    return r;
 }
 
 // event_flags: events the host waits on block as streams do (set_sync_mode).
@@ -284,10 +281,13 @@ int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char 
     CK(cudaSetDevice(dev));
     const char *ntt = getenv("ZKPIPE_NTT");
     ntt_radix2 = ntt && strcmp(ntt, "radix2") == 0;
-    TRY(set_sync_mode());
+    cudaError_t sync_mode = set_sync_mode();
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, dev));
-    snprintf(name, (size_t)namelen, "%s (sm_%d%d, %d SMs)", p.name, p.major, p.minor, p.multiProcessorCount);
+    snprintf(name, (size_t)namelen, "%s (sm_%d%d, %d SMs, %s)", p.name, p.major, p.minor, p.multiProcessorCount,
+             sync_mode != cudaSuccess ? "CUDA's default waits: blocking sync refused"
+             : spin_sync              ? "spin-wait"
+                                      : "blocking sync");
     *mem_total = p.totalGlobalMem;
     cudaMemPool_t pool;
     CK(cudaDeviceGetDefaultMemPool(&pool, dev));
