@@ -41,7 +41,7 @@ func TestCircomThroughTheFleet(t *testing.T) {
 		if r.Error != "" {
 			t.Fatalf("%s: %s", id, r.Error)
 		}
-		if err := circomsrc.VerifyFiles(vk, r.Proof, r.Public); err != nil {
+		if err := circomsrc.VerifyFiles(context.Background(), vk, r.Proof, r.Public); err != nil {
 			t.Errorf("%s: %v", id, err)
 		}
 		if _, err := os.Stat(r.Proof); err != nil {

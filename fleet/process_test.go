@@ -195,6 +195,9 @@ func TestFleetOfProcesses(t *testing.T) {
 	elapsed := time.Since(t0)
 	t.Logf("%d results in %s", total, elapsed.Round(time.Millisecond))
 	settled(t, q)
+	// nothing left behind: the bad witness left with its dead letter, and
+	// no hand-back counts outlive their jobs
+	noneLeft(t, q)
 
 	// /metrics of a worker parses, and counted its proofs.
 	scrapeWorker(t, metricsAddr[1])

@@ -3,7 +3,9 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"strings"
@@ -145,12 +147,45 @@ type collected struct {
 	done chan struct{} // closed when res's files are written (or err set)
 }
 
+// maxOutputsBytes bounds the outputs object of one job that Collect reads
+// into memory: a proof is a few hundred bytes, and its public inputs 32
+// bytes each in ID.public and some 80 in the result line, so 64 MiB is over
+// half a million public inputs.
+const maxOutputsBytes = 64 << 20
+
+var errTooLarge = errors.New("more than a proof's outputs can be")
+
+// getOutputs reads the outputs object of job id, refusing one over
+// maxOutputsBytes by its size in the store, or by what it gives.
+func getOutputs(ctx context.Context, q *Queue, id string) ([]byte, error) {
+	r, err := q.Proofs.Get(ctx, outputsObject(id))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	info, err := r.Info()
+	if err != nil {
+		return nil, err
+	}
+	if info.Size > maxOutputsBytes {
+		return nil, fmt.Errorf("%d bytes in the store, %w (%d)", info.Size, errTooLarge, maxOutputsBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxOutputsBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxOutputsBytes {
+		return nil, fmt.Errorf("%w (%d)", errTooLarge, maxOutputsBytes)
+	}
+	return data, nil
+}
+
 // fetchOutputs writes res's files into out and points res at them.
 func fetchOutputs(ctx context.Context, q *Queue, out string, res *stream.Result) error {
 	var data []byte
 	var err error
 	for try := 0; try < 5; try++ {
-		if data, err = q.Proofs.GetBytes(ctx, outputsObject(res.ID)); err == nil {
+		if data, err = getOutputs(ctx, q, res.ID); err == nil || errors.Is(err, errTooLarge) {
 			break
 		}
 		// A worker may be storing it again (a redelivered job).

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"syscall"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -121,6 +123,7 @@ func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, prio
 	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return s, fmt.Errorf("job %s: %w", req.ID, err)
 	}
+	var uploaded []string // removed again unless the job is queued
 	for _, w := range []struct {
 		path *string
 		ext  string
@@ -128,27 +131,42 @@ func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, prio
 		if *w.path == "" {
 			continue
 		}
-		f, err := os.Open(*w.path)
+		f, size, err := openWitness(*w.path)
 		if err != nil {
 			s.Err = fmt.Errorf("line %d: job %s: %w", line, req.ID, err)
+			forget(ctx, q, uploaded)
 			return s, nil
 		}
-		name := req.ID + w.ext
-		_, err = q.Witness.Put(ctx, jetstream.ObjectMeta{Name: name}, f)
+		// A name of its own per upload (the id, then a nonce the id
+		// cannot contain): a second submit of a queued id must not
+		// overwrite the witness the queued job will read.
+		name := req.ID + "@" + rand.Text() + w.ext
+		// no more than fstat said: a file that grows meanwhile is cut,
+		// and the worker's parse says so
+		_, err = q.Witness.Put(ctx, jetstream.ObjectMeta{Name: name}, io.LimitReader(f, size))
 		f.Close()
 		if err != nil {
+			forget(ctx, q, uploaded)
 			return s, fmt.Errorf("job %s: upload %s: %w", req.ID, *w.path, err)
 		}
+		uploaded = append(uploaded, name)
 		*w.path = witnessRef + name
 	}
 	data, err := json.Marshal(req)
 	if err != nil {
+		forget(ctx, q, uploaded)
 		return s, err
 	}
 	msg := nats.NewMsg(jobSubject(priority))
 	msg.Data = data
 	msg.Header.Set(jetstream.MsgIDHeader, msgID)
 	ack, err := q.Conn.JS.PublishMsg(ctx, msg)
+	if errors.Is(err, nats.ErrMaxPayload) || err == nil && ack.Duplicate {
+		// certainly not queued by this call: no job will read or remove
+		// these objects. (Another error may hide a message the server
+		// took, whose witness must stay.)
+		forget(ctx, q, uploaded)
+	}
 	if errors.Is(err, nats.ErrMaxPayload) {
 		s.Err = fmt.Errorf("line %d: job %s: %d bytes, more than the server takes in a message (%d): put large inputs in a wtns file", line, req.ID, len(data), q.Conn.NC.MaxPayload())
 		return s, nil
@@ -161,4 +179,33 @@ func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, prio
 		q.Conn.NC.Publish(wakeSubject, nil) // best effort: workers also poll
 	}
 	return s, nil
+}
+
+// forget removes witness objects uploaded for a job that was not queued
+// (best effort: bounded by ctx).
+func forget(ctx context.Context, q *Queue, objects []string) {
+	for _, o := range objects {
+		q.Witness.Delete(ctx, o)
+	}
+}
+
+// openWitness opens a witness file to upload, refusing anything but a
+// regular file: /dev/zero would be uploaded for ever, and a FIFO nobody
+// writes to would hang the submit (the open itself does not block, being
+// O_NONBLOCK). It returns the file's size.
+func openWitness(path string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("witness %s: not a regular file (%s): submit uploads a file's contents", path, st.Mode().Type())
+	}
+	return f, st.Size(), nil
 }

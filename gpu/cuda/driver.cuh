@@ -24,13 +24,43 @@
 #include "ntt.cuh"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 // ─── MSM plan ───────────────────────────────────────────────────────────────
 
 // SORT_MAX_ITEMS is the most pairs one radix sort takes: CUB counts items in
 // an int.
 const size_t SORT_MAX_ITEMS = 0x7fffffff;
-const uint32_t MSM_CHUNK = 32; // points one thread sums per level
+const uint32_t MSM_CHUNK = 32; // points one thread sums per level, by default
+
+// MsmTuning: the MSM's knobs, for measuring alternatives on a GPU without a
+// rebuild (bench/h200-session.sh): ZKPIPE_MSM_WINDOW (window bits, 4 to
+// 20; unset: msm_window's choice by size), ZKPIPE_MSM_CHUNK (points a
+// thread sums per level, 2 to 64) and ZKPIPE_MSM_SEGMENT (buckets a thread
+// reduces, a power of two from 2 to 256: fewer means more threads for the
+// segment kernel, more means fewer segment sums to combine). Read once a
+// process.
+struct MsmTuning {
+    int window = 0;
+    u32 chunk = MSM_CHUNK;
+    u32 segment = 32;
+};
+inline const MsmTuning &msm_tuning() {
+    static const MsmTuning t = [] {
+        MsmTuning r;
+        if (const char *w = getenv("ZKPIPE_MSM_WINDOW")) r.window = atoi(w);
+        if (const char *c = getenv("ZKPIPE_MSM_CHUNK")) {
+            int v = atoi(c);
+            if (v >= 2 && v <= 64) r.chunk = (u32)v;
+        }
+        if (const char *s = getenv("ZKPIPE_MSM_SEGMENT")) {
+            int v = atoi(s);
+            if (v >= 2 && v <= 256 && (v & (v - 1)) == 0) r.segment = (u32)v;
+        }
+        return r;
+    }();
+    return t;
+}
 
 // MsmPlan is one MSM's sizes. Every count that can pass 2^31 is a size_t.
 //
@@ -62,7 +92,8 @@ struct MsmPlan {
     }
     // level_total is the chunk count after a level over prev items: at
     // most prev/L whole chunks plus one partial chunk a bucket.
-    size_t level_total(size_t prev) const { return prev / MSM_CHUNK + nb; }
+    u32 chunk; // points a thread sums per level
+    size_t level_total(size_t prev) const { return prev / chunk + nb; }
 };
 
 // msm_plan fills p for n points (n ≥ 1), or fails naming the limit.
@@ -70,7 +101,8 @@ inline int msm_plan(size_t n, MsmPlan *p) {
     if (n == 0) return FAILF("msm: no points");
     if (n >= ((size_t)1 << 31)) return FAILF("msm: %zu points, the limit is 2^31 − 1", n);
     p->n = n;
-    p->c = msm_window(n);
+    p->c = msm_window(n, msm_tuning().window);
+    p->chunk = msm_tuning().chunk;
     p->nw = msm_windows(p->c);
     if (p->nw > ZK_MAX_WINDOWS) return FAILF("msm: %d windows, the limit is %d", p->nw, ZK_MAX_WINDOWS);
     p->half = 1u << (p->c - 1);
@@ -137,7 +169,7 @@ template <class D> struct Scratch {
 //  1. digits: signed c-bit digits of every scalar, keyed by bucket
 //  2. sort the (bucket, point) pairs by bucket, window group by window group
 //  3. bounds: each bucket's run in the sorted pairs
-//  4. levels: sum runs of up to MSM_CHUNK points of a bucket, until every
+//  4. levels: sum runs of up to pl.chunk points of a bucket, until every
 //     bucket is one point
 //  5. segments: Σ (q+1)·B_q over a window's buckets, in segments of S buckets
 //  6. reduce each window's segments, copy the window sums to the host
@@ -193,7 +225,7 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
         u32 *chunks, *off;
         TRY(sc.get(&chunks, nb));
         TRY(sc.get(&off, nb));
-        TRY(d.chunks(cnt, nb, MSM_CHUNK, chunks));
+        TRY(d.chunks(cnt, nb, pl.chunk, chunks));
         size_t sb = 0;
         TRY(d.exclusive_sum(nullptr, &sb, chunks, off, nb));
         void *st = nullptr;
@@ -204,9 +236,9 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
         XYZZ<F> *Q;
         TRY(sc.get(&Q, total));
         if (level == 0)
-            TRY(d.template level0<F>(bases, idx, vals2, start, cnt, off, chunks, nb, MSM_CHUNK, (u32)total, Q));
+            TRY(d.template level0<F>(bases, idx, vals2, start, cnt, off, chunks, nb, pl.chunk, (u32)total, Q));
         else
-            TRY(d.template levelN<F>(P, start, cnt, off, chunks, nb, MSM_CHUNK, (u32)total, Q));
+            TRY(d.template levelN<F>(P, start, cnt, off, chunks, nb, pl.chunk, (u32)total, Q));
         if (P) sc.drop(P);
         sc.drop(start);
         sc.drop(cnt);
@@ -214,12 +246,12 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
         start = off;
         cnt = chunks;
         prev_total = total;
-        bound = (bound + MSM_CHUNK - 1) / MSM_CHUNK;
+        bound = (bound + pl.chunk - 1) / pl.chunk;
         level++;
     } while (bound > 1);
     sc.drop(vals2);
 
-    u32 S = half < 32 ? half : 32, spw = half / S, nseg = (u32)pl.nw * spw;
+    u32 S = half < msm_tuning().segment ? half : msm_tuning().segment, spw = half / S, nseg = (u32)pl.nw * spw;
     XYZZ<F> *seg, *win;
     TRY(sc.get(&seg, nseg));
     TRY(sc.get(&win, pl.nw));

@@ -155,7 +155,52 @@ Fr fr_rnd() {
     return r;
 }
 
+// test_limbs32: the 32-bit PTX chains (their host emulation, ptx.cuh)
+// against the 64-bit reference, on edges (0, 1, q − 1, q − 2^k, limbs all
+// ones below q's top) and random elements of every size up to q − 1.
+template <class F> void test_limbs32(const char *name) {
+    std::vector<F> xs;
+    F top;
+    for (int i = 0; i < 4; i++) top.v[i] = F::q(i);
+    for (u64 d : {1ULL, 2ULL, 3ULL, 1ULL << 32, (1ULL << 63)}) {
+        F t = top;
+        t.v[0] -= d;
+        if (d > top.v[0]) t.v[1] -= 1; // borrow (q's low limb is large for both)
+        xs.push_back(t);
+    }
+    xs.push_back(F::zero());
+    xs.push_back(raw<F>(1));
+    xs.push_back(raw<F>(0xffffffffULL));
+    xs.push_back(R<F>());
+    {
+        F t = F::zero();
+        t.v[0] = t.v[1] = t.v[2] = ~0ULL;
+        t.v[3] = F::q(3) - 1; // every low limb all ones
+        xs.push_back(t);
+    }
+    for (int i = 0; i < 400; i++) {
+        F r;
+        for (int k = 0; k < 4; k++) r.v[k] = rng();
+        r.v[3] %= F::q(3); // below q's top limb: any value < q
+        xs.push_back(r);
+    }
+    for (size_t i = 0; i < xs.size(); i++) {
+        for (size_t j = i; j < xs.size(); j += 1 + (i % 7)) {
+            const F &x = xs[i], &y = xs[j];
+            CHECK(F::mul32(x, y).eq(F::mul64(x, y)), "%s mul32 %zu,%zu", name, i, j);
+            CHECK(F::add32(x, y).eq(F::add64(x, y)), "%s add32 %zu,%zu", name, i, j);
+            CHECK(F::sub32(x, y).eq(F::sub64(x, y)), "%s sub32 %zu,%zu", name, i, j);
+            CHECK(F::sub32(y, x).eq(F::sub64(y, x)), "%s sub32 %zu,%zu", name, j, i);
+            CHECK(F::sqr32(x).eq(F::mul64(x, x)), "%s sqr32 %zu", name, i);
+            const F &z = xs[(i * 31 + j) % xs.size()], &w = xs[(j * 17 + i + 1) % xs.size()];
+            CHECK(F::dot32(x, y, z, w).eq(F::add64(F::mul64(x, y), F::mul64(z, w))), "%s dot32 %zu,%zu", name, i, j);
+        }
+    }
+}
+
 void test_field() {
+    test_limbs32<Fp>("fp");
+    test_limbs32<Fr>("fr");
     Fp a = mont<Fp>(3), b = mont<Fp>(5);
     CHECK((a * b).eq(mont<Fp>(15)), "3*5");
     CHECK((a * b).from_mont().eq(raw<Fp>(15)), "from_mont");
@@ -197,6 +242,7 @@ void test_field() {
         z.a0 = rnd<Fp>();
         z.a1 = rnd<Fp>();
         CHECK((x.sqr()).eq(x * x), "fp2 sqr");
+        CHECK(Fp2::mul_dot(x, z).eq(Fp2::mul_karatsuba(x, z)), "fp2 dot vs karatsuba");
         CHECK(((x + z) * y).eq(x * y + z * y), "fp2 distrib");
     }
 }

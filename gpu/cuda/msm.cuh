@@ -63,18 +63,28 @@ HD long find_seg(const u32 *off, const u32 *cnt, u32 nb, u32 t) {
     return (long)b;
 }
 
+// chunk_at finds chunk t's run [lo, hi) of the sorted points: bucket b's
+// cnt points split evenly over its chunks = ⌈cnt/L⌉ (so at most L each,
+// and a bucket of L+1 points is two chunks of ⌈(L+1)/2⌉ and ⌊(L+1)/2⌋, not
+// L and 1: the threads of a warp wait for the longest chunk among them).
+HD bool chunk_at(u32 t, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 *lo,
+                 u32 *hi) {
+    long b = find_seg(off, chunks, nb, t);
+    if (b < 0) return false;
+    u32 j = t - off[b], k = chunks[b], c = cnt[b];
+    *lo = start[b] + (u32)(((u64)j * c) / k);
+    *hi = start[b] + (u32)(((u64)(j + 1) * c) / k);
+    return true;
+}
+
 // level0_body: chunk t of the sorted points: the sum of up to L signed bases
 // of one bucket. start/cnt are the buckets' runs in the sorted array,
 // off/chunks their chunks (exclusive scan).
 template <class F>
 HD void level0_body(u32 t, const Affine<F> *bases, const u32 *idx, const u32 *sorted_vals, const u32 *start,
                     const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L, XYZZ<F> *out) {
-    long b = find_seg(off, chunks, nb, t);
-    if (b < 0) return;
-    u32 j = t - off[b];
-    u32 lo = start[b] + j * L;
-    u32 hi = start[b] + cnt[b];
-    if (hi - lo > L) hi = lo + L;
+    u32 lo, hi;
+    if (!chunk_at(t, start, cnt, off, chunks, nb, &lo, &hi)) return;
     F one = field_one<F>();
     XYZZ<F> acc = XYZZ<F>::inf();
     for (u32 p = lo; p < hi; p++) {
@@ -93,12 +103,8 @@ HD void level0_body(u32 t, const Affine<F> *bases, const u32 *idx, const u32 *so
 template <class F>
 HD void levelN_body(u32 t, const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks,
                     u32 nb, u32 L, XYZZ<F> *out) {
-    long b = find_seg(off, chunks, nb, t);
-    if (b < 0) return;
-    u32 j = t - off[b];
-    u32 lo = start[b] + j * L;
-    u32 hi = start[b] + cnt[b];
-    if (hi - lo > L) hi = lo + L;
+    u32 lo, hi;
+    if (!chunk_at(t, start, cnt, off, chunks, nb, &lo, &hi)) return;
     XYZZ<F> acc = in[lo];
     for (u32 p = lo + 1; p < hi; p++) acc.add(in[p]);
     out[t] = acc;
@@ -152,8 +158,10 @@ template <class F> HD void ones_body(size_t t, const Affine<F> *bases, const u64
     out[t] = acc;
 }
 
-// window count and size for an MSM of n points.
-HD int msm_window(size_t n) {
+// window count and size for an MSM of n points (override: a window size
+// from 4 to 20 bits, 0 for this choice).
+HD int msm_window(size_t n, int override = 0) {
+    if (override >= 4 && override <= 20) return override;
     int lg = 0;
     while (lg < 40 && ((size_t)1 << (lg + 1)) <= n) lg++;
     int c = lg - 4;

@@ -125,7 +125,7 @@ func (o Options) timeout() time.Duration {
 func Read[T any](ctx context.Context, path string, o Options, read func(f *File) (T, error)) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
-		return zero, err
+		return zero, fmt.Errorf("%s: %w", path, err)
 	}
 	type result struct {
 		v   T

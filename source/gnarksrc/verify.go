@@ -2,13 +2,13 @@ package gnarksrc
 
 import (
 	"bytes"
+	"context"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // ReadVerifyingKey reads a gnark verifying key file.
@@ -23,16 +23,17 @@ func ReadVerifyingKey(path string) (groth16.VerifyingKey, error) {
 // VerifyFiles checks a gnark binary proof against a binary public witness
 // with gnark's own groth16.Verify.
 func VerifyFiles(vk groth16.VerifyingKey, proofPath, publicPath string) error {
-	_, err := verifyFiles(vk, proofPath, publicPath)
+	_, err := verifyFiles(context.Background(), vk, proofPath, publicPath)
 	return err
 }
 
 // verifyFiles reads a proof and its public witness, each bounded by what it
 // can be under vk (a proof is a few hundred bytes, more with commitments; a
 // public witness 12 bytes and 32 an input), checks them with groth16.Verify
-// and returns the public witness.
-func verifyFiles(vk groth16.VerifyingKey, proofPath, publicPath string) (witness.Witness, error) {
-	proofData, err := readLimited(proofPath, 1<<16)
+// and returns the public witness. A FIFO nobody writes to, or a stalled
+// mount, fails at ctx's end or boundedread's default deadline.
+func verifyFiles(ctx context.Context, vk groth16.VerifyingKey, proofPath, publicPath string) (witness.Witness, error) {
+	proofData, err := readLimited(ctx, proofPath, 1<<16)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +41,7 @@ func verifyFiles(vk groth16.VerifyingKey, proofPath, publicPath string) (witness
 	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
 		return nil, fmt.Errorf("read %s: %w", proofPath, err)
 	}
-	data, err := readLimited(publicPath, 12+32*int64(vk.NbPublicWitness()))
+	data, err := readLimited(ctx, publicPath, 12+32*int64(vk.NbPublicWitness()))
 	if err != nil {
 		return nil, err
 	}
@@ -57,19 +58,8 @@ func verifyFiles(vk groth16.VerifyingKey, proofPath, publicPath string) (witness
 	return pub, nil
 }
 
-// readLimited reads the file at path, refusing one longer than limit bytes.
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: longer than the %d bytes it can be", path, limit)
-	}
-	return data, nil
+// readLimited reads the file at path, refusing one longer than limit bytes
+// (unread, when its size says so).
+func readLimited(ctx context.Context, path string, limit int64) ([]byte, error) {
+	return boundedread.ReadAll(ctx, path, limit, boundedread.Options{})
 }
