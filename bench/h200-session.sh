@@ -100,7 +100,7 @@ while [ $# -gt 0 ]; do
 	profile)
 		ncu --version | tail -1
 		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20 timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum \
-			--print-summary per-kernel $bin/gpu.test -test.run 'CUDAMeasure' -test.timeout 300s >"$OUT/profile.log" 2>&1
+			--print-summary per-kernel $bin/gpu.test -test.run 'CUDAMeasure$' -test.timeout 300s >"$OUT/profile.log" 2>&1
 		echo "ncu rc=$?"
 		grep -E "^\s+k_|^  [a-zA-Z_].*\(|gpu__time_duration.sum|Invocations|DeviceRadix|Onesweep" "$OUT/profile.log" | head -80
 		;;

@@ -210,10 +210,14 @@ func TestCUDAComputeStreamsRange(t *testing.T) {
 // when several proofs' work is offered at once (4 goroutines, as four
 // device-stage workers), for 1, 2 and 3 compute streams and with the tail
 // split off; it runs only with ZKPIPE_CUDA_BENCH=1 (on a GPU), at 2^20
-// points or ZKPIPE_CUDA_STREAMS_LOG2.
+// points or ZKPIPE_CUDA_STREAMS_LOG2, and not when ZKPIPE_CUDA_MEASURE
+// asks for something else (msm: the msmgrid step).
 func TestCUDAMeasureStreams(t *testing.T) {
 	if os.Getenv("ZKPIPE_CUDA_BENCH") == "" {
 		t.Skip("set ZKPIPE_CUDA_BENCH=1 to measure")
+	}
+	if m := os.Getenv("ZKPIPE_CUDA_MEASURE"); m != "" && m != "streams" {
+		t.Skipf("ZKPIPE_CUDA_MEASURE=%s", m)
 	}
 	lg := 20
 	if v := os.Getenv("ZKPIPE_CUDA_STREAMS_LOG2"); v != "" {
