@@ -28,6 +28,12 @@
 #   stream C:N P     zkpipe bench of P proofs: default flags (auto shape),
 #                    then the hand-tuned shape, then P/8 proofs one at a time
 #                    for each stage's CPU ms; gnark on 4 proofs
+#   streams C:N P    zkpipe bench of P proofs (default flags) with 1, 2 and
+#                    3 compute streams, then 2 with the tail split off
+#                    (ZKPIPE_CUDA_TAIL_SPLIT=0), 2 with spinning waits
+#                    (ZKPIPE_CUDA_SPIN=1) and 2 with the pool's cross-stream
+#                    reuse off (ZKPIPE_CUDA_POOL_DEPS=0): proofs/s and stage times of each,
+#                    and each stage's CPU ms over 4 proofs one at a time
 #   quick C:N P      zkpipe bench of P proofs, default flags, no gnark: the
 #                    proofs/s line and the per-stage table only
 #   shapes C:N P     zkpipe bench of P proofs four ways: default flags
@@ -111,7 +117,7 @@ while [ $# -gt 0 ]; do
 	profile)
 		ncu --version | tail -1
 		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20 timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum \
-			--print-summary per-kernel $bin/gpu.test -test.run 'CUDAMeasure' -test.timeout 300s >"$OUT/profile.log" 2>&1
+			--print-summary per-kernel $bin/gpu.test -test.run 'CUDAMeasure$' -test.timeout 300s >"$OUT/profile.log" 2>&1
 		echo "ncu rc=$?"
 		grep -E "^\s+k_|^  [a-zA-Z_].*\(|gpu__time_duration.sum|Invocations|DeviceRadix|Onesweep" "$OUT/profile.log" | head -80
 		;;
@@ -143,6 +149,20 @@ while [ $# -gt 0 ]; do
 		echo "== $c $n: gnark, 4 proofs"
 		$bin/zkpipe bench --circuit $d -n 4 --device cuda --bg2-device cuda --mem-status 0 2>&1 | grep -E "gnark|ratio"
 		;;
+	streams)
+		spec=$1 p=$2
+		shift 2
+		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
+		for run in "1" "2" "3" "2 ZKPIPE_CUDA_TAIL_SPLIT=0" "2 ZKPIPE_CUDA_SPIN=1" "2 ZKPIPE_CUDA_POOL_DEPS=0"; do
+			k=${run%% *} envs=()
+			[ "$run" != "$k" ] && envs=(${run#* })
+			tag=$(echo "$run" | tr ' =' '-_')
+			echo "== $c $n: --cuda-compute-streams $k ${envs[*]}"
+			env "${envs[@]}" $bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 \
+				--cuda-compute-streams $k --serial-cpu 4 2>&1 | tee "$OUT/streams-$c-$n-$tag.log" |
+				grep -E "proofs/s|one proof|^(stage|synth|transfer|msm-h|batch|tail|b-g2)"
+		done
+		;;
 	quick)
 		spec=$1 p=$2
 		shift 2
@@ -172,9 +192,10 @@ while [ $# -gt 0 ]; do
 		shift 2
 		d=/tmp/zkc/${spec%%:*}-${spec##*:}
 		for i in $(seq 1 $p); do echo "{\"id\":\"d$i\",\"generate\":{\"seed\":$i}}"; done >/tmp/devmem.jsonl
-		# keys of a 2^20 circuit take ~0.7 GiB on the device, a job ~0.5 GiB
+		# keys of a 2^20 mulchain take 480 MiB on the device, a job ~1 GiB with
+		# two compute streams (two tail MSMs' scratch at once; 668 MiB with one)
 		$bin/zkpipe prove --circuit $d --jobs /tmp/devmem.jsonl --out /tmp/devmem --results "$OUT/devmem.jsonl" \
-			--device cuda --bg2-device cuda --device-budget ${DEVBUDGET:-1500MiB} --mem-status 1s 2>&1 | tail -4
+			--device cuda --bg2-device cuda --device-budget ${DEVBUDGET:-2100MiB} --mem-status 1s 2>&1 | tail -4
 		;;
 	fleet)
 		spec=$1 p=$2

@@ -74,7 +74,8 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 		Device: c.String("device"), BG2Device: c.String("bg2-device"),
 		MSMTasks: c.Int("msm-tasks"), FFTTasks: c.Int("fft-tasks"),
 		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Devices: devices, AllDevices: all,
-			PinnedMiB: c.Int("cuda-pinned-mib"), Lanes: c.Int("cuda-lanes"), MSMTableMiB: tables},
+			PinnedMiB: c.Int("cuda-pinned-mib"), Lanes: c.Int("cuda-lanes"), MSMTableMiB: tables,
+			ComputeStreams: c.Int("cuda-compute-streams")},
 		Shapes:     map[string]stages.Shape{},
 		FixedShape: !c.Bool("adapt-shape"), AdaptEvery: c.Duration("adapt-every"),
 		Memory: engine.MemoryOptions{Budget: c.String("mem-budget"), Pinned: c.String("pinned-budget"),
@@ -155,6 +156,8 @@ func cudaFlags() []cli.Flag {
 			Usage: "uploads to the GPU that run at once (each copies through its own pinned buffers on its own core)"},
 		&cli.StringFlag{Name: "cuda-msm-tables", Value: "auto", Category: "compute", EnvVars: env("cuda-msm-tables"),
 			Usage: "device memory one circuit's precomputed MSM tables may take (each base's multiples for every window, built at load: faster MSMs for about 16× the bases' memory): a size such as 8GiB, off, or auto (32GiB, off under --device-budget)"},
+		&cli.IntFlag{Name: "cuda-compute-streams", Value: 2, Category: "compute", EnvVars: env("cuda-compute-streams"),
+			Usage: "device operations (MSMs, batch-additions, H) that run at once on each GPU, each on its own stream with its own scratch: one job's H beside another's tail MSMs, and a job's A, B1 and K tail MSMs side by side (1: one at a time)"},
 	}
 }
 

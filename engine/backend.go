@@ -97,7 +97,7 @@ func (e *Engine) openGPUs() (gpuBackend, error) {
 		e.cudas = append(e.cudas, c)
 		labels = append(labels, fmt.Sprintf("cuda:%d", i))
 		devs = append(devs, c)
-		fmt.Fprintf(e.log, "zkpipe: CUDA backend on GPU %d, %s (%s)\n", i, c.Device(), path)
+		fmt.Fprintf(e.log, "zkpipe: CUDA backend on GPU %d, %s, %d compute streams (%s)\n", i, c.Device(), c.ComputeStreams(), path)
 	}
 	if len(devs) == 1 {
 		return e.cudas[0], nil
@@ -128,9 +128,12 @@ func openCUDA(o CUDAOptions) (*gpu.CUDA, string, error) {
 	if lanes == 0 {
 		lanes = 4
 	}
-	tables := max(int64(o.MSMTableMiB), 0) << 20 // openGPUs resolved auto (0)
-	c, err := gpu.OpenCUDA(lib, gpu.WithCUDADevice(o.Device), gpu.WithPinnedBytes(mib<<20), gpu.WithTransferLanes(lanes),
-		gpu.WithMSMTables(tables))
+	opts := []gpu.CUDAOption{gpu.WithCUDADevice(o.Device), gpu.WithPinnedBytes(mib << 20), gpu.WithTransferLanes(lanes),
+		gpu.WithMSMTables(max(int64(o.MSMTableMiB), 0) << 20)} // openGPUs resolved auto (0)
+	if o.ComputeStreams > 0 {
+		opts = append(opts, gpu.WithComputeStreams(o.ComputeStreams))
+	}
+	c, err := gpu.OpenCUDA(lib, opts...)
 	if err != nil {
 		return nil, "", err
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/tracing"
 )
@@ -77,6 +78,10 @@ type CUDAOptions struct {
 	// gpu.DefaultMSMTableBytes, or off under a device budget (Memory.Device),
 	// which the tables would mostly fill.
 	MSMTableMiB int
+	// ComputeStreams is how many device operations (MSMs, batch-additions,
+	// H) run at once on each GPU, each on a stream of its own; 0 means 2,
+	// 1 serialises them.
+	ComputeStreams int
 }
 
 // MemoryOptions are the memory governor's budgets.
@@ -133,6 +138,9 @@ func (o *Options) check() error {
 	}
 	if o.CUDA.PinnedMiB < 0 || o.CUDA.Lanes < 0 || o.CUDA.Device < 0 {
 		return fmt.Errorf("--cuda-pinned-mib %d, --cuda-lanes %d, --cuda-device %d: none may be negative", o.CUDA.PinnedMiB, o.CUDA.Lanes, o.CUDA.Device)
+	}
+	if o.CUDA.ComputeStreams < 0 || o.CUDA.ComputeStreams > gpu.MaxComputeStreams {
+		return fmt.Errorf("--cuda-compute-streams %d: want 1 to %d (0: the default, 2)", o.CUDA.ComputeStreams, gpu.MaxComputeStreams)
 	}
 	if o.Tracing.Group < 0 {
 		return fmt.Errorf("--trace-group %d: want 0 or more", o.Tracing.Group)

@@ -100,7 +100,7 @@ type cudaFns struct {
 	upload       func(dst uintptr, src unsafe.Pointer, bytes uint64, pin0, pin1 unsafe.Pointer, pinBytes uint64, s uintptr, e *byte) int32
 	download     func(dst unsafe.Pointer, src uintptr, bytes uint64, s uintptr, e *byte) int32
 	domainTables func(tw, twinv, gn, ginvn uintptr, logn int32, consts *fr.Element, s uintptr, e *byte) int32
-	computeH     func(a, b, c uintptr, logn int32, tw, twinv, gn, ginvn uintptr, conv int32, zinv *fr.Element, s uintptr, e *byte) int32
+	computeH     func(a, b, c uintptr, logn int32, tw, twinv, gn, ginvn uintptr, conv int32, zinv *fr.Element, s, side0, side1 uintptr, e *byte) int32
 	benchNTT     func(x uintptr, logn int32, tw uintptr, reps int32, ms *float32, s uintptr, e *byte) int32
 	msmG1        msmFn
 	msmG2        msmFn

@@ -10,7 +10,9 @@
 // provides (each returns 0 or an error code from fail_at):
 //
 //   alloc(void **p, size_t bytes), release(void *p), zero(p, bytes),
-//   to_host(dst, src, bytes), sync()
+//   to_host(dst, src, bytes), sync(),
+//   after(D &other): this device's later work waits for the work issued
+//   on other so far (an event on the GPU: no host round trip)
 //   digits, sort_pairs, bounds, counts, chunks, exclusive_sum,
 //   level0<F>, levelN<F>, segment<F>, reduce<F>, ones<F>      (MSM, ones)
 //   ntt_pass, dif_stage, dit_stage, dif_tail, dit_head, scale_rev,
@@ -423,22 +425,33 @@ template <class D> int domain_tables_run(D &d, Fr *tw, Fr *twinv, Fr *gn, Fr *gi
 // ω⁻¹, then ·g^j/n in bit-reversed order), forward NTT on the coset (DIT);
 // then a·b − c pointwise (÷Z for gnark); for gnark, back by the inverse
 // coset NTT, leaving h bit-reversed.
+//
+// The three vectors' NTTs are independent: b's and c's run on side[0] and
+// side[1] where given (else on d), forked from and joined back to d by
+// device-side waits, so that NTTs too small to fill the GPU overlap. The
+// result is in d's stream order: the caller's next work on d (the MSM)
+// follows without a host round trip, and nothing here waits for the GPU.
 template <class D>
-int compute_h_run(D &d, Fr *a, Fr *b, Fr *c, int logn, const Fr *tw, const Fr *twinv, const Fr *gn, const Fr *ginvn,
-                  int conv, Fr zinv, bool radix2) {
+int compute_h_run(D &d, D *side0, D *side1, Fr *a, Fr *b, Fr *c, int logn, const Fr *tw, const Fr *twinv,
+                  const Fr *gn, const Fr *ginvn, int conv, Fr zinv, bool radix2) {
     if (logn < 0 || logn > 30) return FAILF("compute h: 2^%d elements, the limit is 2^30", logn);
     if (conv != 0 && conv != 1) return FAILF("compute h: unknown convention %d", conv);
     u32 n = 1u << logn;
     Fr *x[3] = {a, b, c};
+    D *on[3] = {&d, side0 ? side0 : &d, side1 ? side1 : &d};
+    for (int i = 1; i < 3; i++)
+        if (on[i] != &d) TRY(on[i]->after(d)); // fork: after whatever d did to b, c
     for (int i = 0; i < 3; i++) {
-        TRY(dif(d, x[i], logn, twinv, radix2));
-        TRY(d.scale_rev(x[i], n, logn, gn));
-        TRY(dit(d, x[i], logn, tw, radix2));
+        TRY(dif(*on[i], x[i], logn, twinv, radix2));
+        TRY(on[i]->scale_rev(x[i], n, logn, gn));
+        TRY(dit(*on[i], x[i], logn, tw, radix2));
     }
+    for (int i = 1; i < 3; i++)
+        if (on[i] != &d) TRY(d.after(*on[i])); // join: the pointwise step reads all three
     TRY(d.pointwise(x[0], x[1], x[2], n, zinv, conv == 0));
     if (conv == 0) {
         TRY(dif(d, x[0], logn, twinv, radix2));
         TRY(d.scale_rev(x[0], n, logn, ginvn));
     }
-    return d.sync();
+    return 0;
 }

@@ -76,9 +76,14 @@ int zk_download(void *dst, const void *src, uint64_t bytes, void *s, char *err);
 int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn, const uint64_t *consts, void *s,
                      char *err);
 /* zk_compute_h: h from a, b, c into a. conv 0: gnark's (a·b − c)/Z on the
- * coset, h bit-reversed; conv 1: snarkjs's a·b − c on the odd coset. */
+ * coset, h bit-reversed; conv 1: snarkjs's a·b − c on the odd coset. It
+ * only issues the work: h is ready in s's stream order (the next call on s,
+ * an MSM or a download, reads it); it does not wait for the GPU. side0 and
+ * side1 (NULL, or streams of s's device that the caller holds) run b's and
+ * c's NTTs beside a's, forked from and joined back to s by events. (ABI 4.) */
 int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
-                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, char *err);
+                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0, void *side1,
+                 char *err);
 /* zk_bench_ntt: mean device time of one forward NTT of x over reps runs. */
 int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *s, char *err);
 
