@@ -57,6 +57,7 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 	defer cancel()
 	go func() { readErr <- stream.Read(ctx, in, lines) }()
 
+	keys := newStoreKeys(q)
 	var stored []string // the store's circuits, listed on first need
 	listed := false
 	for l := range lines {
@@ -82,7 +83,7 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 				}
 			}
 			if s.Err == nil {
-				s, err = submitOne(ctx, q, req, l.Number, o.Priority)
+				s, err = submitOne(ctx, q, keys, req, l.Number, o.Priority)
 				if err != nil {
 					return refused, err
 				}
@@ -101,27 +102,39 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 
 // submitOne queues one valid request. Its error is the queue's; the job's
 // own problems are in Submitted.Err.
-func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, priority string) (Submitted, error) {
+func submitOne(ctx context.Context, q *Queue, keys *storeKeys, req stream.Request, line int, priority string) (Submitted, error) {
 	s := Submitted{ID: req.ID, Line: line}
+	msgID := req.ID
 	// Done already? A KV-like check on the proof store, beyond the server's
-	// duplicate window.
-	if _, err := q.Proofs.GetInfo(ctx, outputsObject(req.ID)); err == nil {
-		s.Done = true
-		return s, nil
+	// duplicate window; done only if the stored proof passes its circuit's
+	// key, since anyone with access to the queue can put outputs there.
+	if info, err := q.Proofs.GetInfo(ctx, outputsObject(req.ID)); err == nil {
+		err := storedProofValid(ctx, q, keys, req.ID, req.Circuit)
+		if err == nil {
+			s.Done = true
+			return s, nil
+		}
+		if !errors.Is(err, errRejected) && !errors.Is(err, errTooLarge) {
+			return s, fmt.Errorf("job %s: %w", req.ID, err)
+		}
+		// queued again, under a message id of its own: the worker finds
+		// the same outputs wanting, proves it and replaces them
+		msgID = fmt.Sprintf("%s@unverified-%s", req.ID, info.NUID)
 	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return s, fmt.Errorf("job %s: %w", req.ID, err)
 	}
 	// A job that failed may be submitted again (a fixed witness, a circuit
 	// pushed since): its message id names the failure it follows, so the
 	// duplicate window drops a second resubmit but not the first.
-	msgID := req.ID
-	if last, err := q.Results.GetLastMsgForSubject(ctx, resultSubject(req.ID)); err == nil {
-		var prev stream.Result
-		if json.Unmarshal(last.Data, &prev) == nil && prev.Error != "" {
-			msgID = fmt.Sprintf("%s@retry-%d", req.ID, last.Sequence)
+	if msgID == req.ID {
+		if last, err := q.Results.GetLastMsgForSubject(ctx, resultSubject(req.ID)); err == nil {
+			var prev stream.Result
+			if json.Unmarshal(last.Data, &prev) == nil && prev.Error != "" {
+				msgID = fmt.Sprintf("%s@retry-%d", req.ID, last.Sequence)
+			}
+		} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return s, fmt.Errorf("job %s: %w", req.ID, err)
 		}
-	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
-		return s, fmt.Errorf("job %s: %w", req.ID, err)
 	}
 	var uploaded []string // removed again unless the job is queued
 	for _, w := range []struct {
@@ -208,4 +221,24 @@ func openWitness(path string) (*os.File, int64, error) {
 		return nil, 0, fmt.Errorf("witness %s: not a regular file (%s): submit uploads a file's contents", path, st.Mode().Type())
 	}
 	return f, st.Size(), nil
+}
+
+// storedProofValid checks job id's stored outputs against circuit's key in
+// the store. An error wrapping errRejected or errTooLarge is the outputs'
+// fault; any other, the store's.
+func storedProofValid(ctx context.Context, q *Queue, keys *storeKeys, id, circuit string) error {
+	data, err := getOutputs(ctx, q, id)
+	if err != nil {
+		return err
+	}
+	var o Outputs
+	if err := json.Unmarshal(data, &o); err != nil {
+		return fmt.Errorf("%w: outputs: %v", errRejected, err)
+	}
+	v, err := keys.get(ctx, circuit)
+	if err != nil {
+		return err
+	}
+	_, err = v.check(id, o.Files)
+	return err
 }

@@ -23,6 +23,10 @@ type Result struct {
 	// Resumed marks a job answered from the outputs an earlier run left
 	// (prove --skip-done): no stage ran, so Stages is empty.
 	Resumed bool `json:"resumed,omitempty"`
+	// VerifiedWith names the verifying key a proof read back from a store
+	// was checked against before it was reported proved (zkpipe results):
+	// a key the user gave (--circuit, --vkey) or the circuit store's.
+	VerifiedWith string `json:"verified_with,omitempty"`
 
 	Stages  []StageTime `json:"stages"`
 	TotalMS float64     `json:"total_ms"` // from entering parse to leaving the last stage reached
