@@ -1,12 +1,13 @@
 package circomsrc
 
 import (
+	"context"
 	"fmt"
-	"os"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // Zkey is a snarkjs Groth16 proving key (.zkey), as snarkjs's zkey_new and
@@ -55,9 +56,14 @@ type Coefs struct {
 // shift, which zkpipe does not follow).
 const maxLogDomain = 27
 
-// ReadZkeyFile reads and checks a .zkey file.
+// ReadZkeyFile reads and checks a .zkey file, bounded as LoadFiles reads it.
 func ReadZkeyFile(path string) (*Zkey, error) {
-	data, err := os.ReadFile(path)
+	return readZkeyFile(context.Background(), path, Files{})
+}
+
+func readZkeyFile(ctx context.Context, path string, o Files) (*Zkey, error) {
+	// parsed from memory: no larger than the machine's
+	data, err := readWhole(ctx, path, "zkey this machine's memory can hold", boundedread.MachineMemory(), o)
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/groth16"
+	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 )
@@ -16,7 +16,7 @@ import (
 // ReadVerifyingKey reads a gnark verifying key file.
 func ReadVerifyingKey(path string) (groth16.VerifyingKey, error) {
 	vk := groth16.NewVerifyingKey(ecc.BN254)
-	if err := readFile(path, vk.ReadFrom); err != nil {
+	if err := readFile(path, "verifying key", vkLimit, Options{}, vk.ReadFrom); err != nil {
 		return nil, err
 	}
 	return vk, nil
