@@ -239,15 +239,18 @@ func fetchOutputs(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptio
 		return badOutputs{fmt.Errorf("job %s: outputs: %w", res.ID, err)}
 	}
 	v := o.Verifier
-	if v == nil {
-		if v, err = keys.get(ctx, res.Circuit); err != nil {
+	var got checked
+	if v != nil {
+		got, err = v.check(res.ID, out.Files)
+	} else {
+		v, got, err = keys.check(ctx, res.Circuit, res.ID, out.Files)
+		if v == nil && err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return badOutputs{fmt.Errorf("job %s: not reported proved: no key to check its proof against: %w", res.ID, err)}
 		}
 	}
-	got, err := v.check(res.ID, out.Files)
 	if err != nil {
 		return badOutputs{fmt.Errorf("job %s: stored proof rejected by %s: %w", res.ID, v.Against, err)}
 	}

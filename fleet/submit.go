@@ -235,10 +235,6 @@ func storedProofValid(ctx context.Context, q *Queue, keys *storeKeys, id, circui
 	if err := json.Unmarshal(data, &o); err != nil {
 		return fmt.Errorf("%w: outputs: %v", errRejected, err)
 	}
-	v, err := keys.get(ctx, circuit)
-	if err != nil {
-		return err
-	}
-	_, err = v.check(id, o.Files)
+	_, _, err = keys.check(ctx, circuit, id, o.Files)
 	return err
 }

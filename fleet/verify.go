@@ -139,9 +139,10 @@ func (v *Verifier) check(id string, files map[string][]byte) (checked, error) {
 // storeKeys reads circuits' verifying keys from the circuit store, each once
 // per digest: a circuit pushed again is read again.
 type storeKeys struct {
-	q  *Queue
-	mu sync.Mutex
-	m  map[string]storeKey // by object name
+	q    *Queue
+	mu   sync.Mutex
+	m    map[string]storeKey  // by object name
+	last map[string]*Verifier // by circuit: the key get last found
 }
 
 type storeKey struct {
@@ -149,7 +150,30 @@ type storeKey struct {
 	v      *Verifier
 }
 
-func newStoreKeys(q *Queue) *storeKeys { return &storeKeys{q: q, m: map[string]storeKey{}} }
+func newStoreKeys(q *Queue) *storeKeys {
+	return &storeKeys{q: q, m: map[string]storeKey{}, last: map[string]*Verifier{}}
+}
+
+// check verifies job id's stored files against circuit's key in the
+// store. A key read before is tried first, without a round trip to the
+// store; if it rejects the proof, the store is asked again, in case the
+// circuit was pushed again since.
+func (k *storeKeys) check(ctx context.Context, circuit, id string, files map[string][]byte) (*Verifier, checked, error) {
+	k.mu.Lock()
+	v := k.last[circuit]
+	k.mu.Unlock()
+	if v != nil {
+		if got, err := v.check(id, files); err == nil {
+			return v, got, nil
+		}
+	}
+	v, err := k.get(ctx, circuit)
+	if err != nil {
+		return nil, checked{}, err
+	}
+	got, err := v.check(id, files)
+	return v, got, err
+}
 
 // get returns circuit name's key in the store: circuit.vk of a gnark
 // circuit, or the key inside circuit.zkey (only its first sections are
@@ -171,6 +195,9 @@ func (k *storeKeys) get(ctx context.Context, name string) (*Verifier, error) {
 		e, ok := k.m[obj]
 		k.mu.Unlock()
 		if ok && e.digest == info.Digest {
+			k.mu.Lock()
+			k.last[name] = e.v
+			k.mu.Unlock()
 			return e.v, nil
 		}
 		if f == gnarksrc.VKFile && info.Size > maxVKBytes {
@@ -198,6 +225,7 @@ func (k *storeKeys) get(ctx context.Context, name string) (*Verifier, error) {
 		}
 		k.mu.Lock()
 		k.m[obj] = storeKey{info.Digest, v}
+		k.last[name] = v
 		k.mu.Unlock()
 		return v, nil
 	}
