@@ -114,3 +114,29 @@ func TestResultsBoundsTheOutputsItReads(t *testing.T) {
 		t.Fatalf("result %+v", r)
 	}
 }
+
+// circuit push uploads regular files only: before, a --zkey naming a FIFO
+// nobody writes to hung the push, and /dev/zero was uploaded until the
+// server's disk filled.
+func TestPushRefusesFilesThatAreNotFiles(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	fifo := filepath.Join(t.TempDir(), "f.zkey")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, "/dev/zero"} {
+		done := make(chan error, 1)
+		go func() { _, err := fleet.PushCircom(context.Background(), q, p, ""); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("push %s: %v", p, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("push %s: still uploading after 10 s", p)
+		}
+	}
+	if objs, err := q.Circuits.List(context.Background()); !errors.Is(err, jetstream.ErrNoObjectsFound) {
+		t.Errorf("stored: %d objects (%v)", len(objs), err)
+	}
+}

@@ -144,7 +144,7 @@ func submitOne(ctx context.Context, q *Queue, keys *storeKeys, req stream.Reques
 		if *w.path == "" {
 			continue
 		}
-		f, size, err := openWitness(*w.path)
+		f, size, err := openRegular(*w.path, "witness")
 		if err != nil {
 			s.Err = fmt.Errorf("line %d: job %s: %w", line, req.ID, err)
 			forget(ctx, q, uploaded)
@@ -202,11 +202,11 @@ func forget(ctx context.Context, q *Queue, objects []string) {
 	}
 }
 
-// openWitness opens a witness file to upload, refusing anything but a
-// regular file: /dev/zero would be uploaded for ever, and a FIFO nobody
-// writes to would hang the submit (the open itself does not block, being
-// O_NONBLOCK). It returns the file's size.
-func openWitness(path string) (*os.File, int64, error) {
+// openRegular opens a file to upload (what it is, for errors: "witness"),
+// refusing anything but a regular file: /dev/zero would be uploaded for
+// ever, and a FIFO nobody writes to would hang the submit or push (the open
+// itself does not block, being O_NONBLOCK). It returns the file's size.
+func openRegular(path, what string) (*os.File, int64, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, 0, err
@@ -218,7 +218,7 @@ func openWitness(path string) (*os.File, int64, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, fmt.Errorf("witness %s: not a regular file (%s): submit uploads a file's contents", path, st.Mode().Type())
+		return nil, 0, fmt.Errorf("%s %s: not a regular file (%s): only a file's contents are uploaded", what, path, st.Mode().Type())
 	}
 	return f, st.Size(), nil
 }
