@@ -216,6 +216,10 @@ func (b badOutputs) Unwrap() error { return b.err }
 // points res at them. A problem with the outputs themselves is a
 // badOutputs; any other error (the output directory, ctx) stops Collect.
 func fetchOutputs(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptions, res *stream.Result) error {
+	if !validName(res.ID) {
+		// it names the files written: ../x would write outside o.Out
+		return badOutputs{fmt.Errorf("job %q: a result line with an invalid id", res.ID)}
+	}
 	var data []byte
 	var err error
 	for try := 0; try < 5; try++ {

@@ -249,3 +249,32 @@ func TestCollectGoesOnAfterAPoisonedJob(t *testing.T) {
 		t.Errorf("a file written for the poisoned job: %v", err)
 	}
 }
+
+// A result line's id names the files results writes: one that is not a
+// valid id (../x) is a failed line, and nothing is written outside --out,
+// even when its stored proof is valid.
+func TestResultsRefusesAnIDThatIsAPath(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	proof, public := realProof(t)
+	id := "../escaped"
+	data, _ := json.Marshal(fleet.Outputs{
+		Result: stream.Result{ID: id, Circuit: "chain", Proof: id + ".proof", Public: id + ".public", Stages: []stream.StageTime{}},
+		Files:  map[string][]byte{id + ".proof": proof, id + ".public": public},
+	})
+	if _, err := q.Proofs.PutBytes(context.Background(), id, data); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := json.Marshal(stream.Result{ID: id, Circuit: "chain", Proof: id + ".proof", Public: id + ".public", Stages: []stream.StageTime{}})
+	if _, err := q.Conn.JS.Publish(context.Background(), "zkpipe.results.x", line); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	r := collectAll(t, q, fleet.ResultsOptions{Out: filepath.Join(root, "out")})[id]
+	if !strings.Contains(r.Error, "invalid id") || r.Proof != "" {
+		t.Errorf("result %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(root, "escaped.proof")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file written outside --out: %v", err)
+	}
+}
