@@ -98,11 +98,13 @@ func push(ctx context.Context, q *Queue, name string, files map[string]string) e
 		}
 	}
 	for obj, path := range files {
-		f, err := os.Open(path)
+		// a regular file only, and no more than fstat said: a FIFO would
+		// hang the push, /dev/zero fill the store
+		f, size, err := openRegular(path, "circuit "+name+": "+obj)
 		if err != nil {
 			return err
 		}
-		_, err = q.Circuits.Put(ctx, jetstream.ObjectMeta{Name: name + "/" + obj}, f)
+		_, err = q.Circuits.Put(ctx, jetstream.ObjectMeta{Name: name + "/" + obj}, io.LimitReader(f, size))
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("store %s of circuit %s: %w", obj, name, err)

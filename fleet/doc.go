@@ -28,7 +28,10 @@
 //  1. pull only while fewer than the prover's Capacity() jobs are in hand, so
 //     the pipeline's backpressure (and the memory governor's) reaches the
 //     queue; high before normal before low;
-//  2. answer a job whose outputs are stored from them, without proving;
+//  2. answer a job whose outputs are stored from them, without proving, once
+//     their proof passes the job's circuit's verifying key (verify.go: the
+//     store is writable by anyone with access to the queue); outputs that
+//     fail are proven again and replaced;
 //  3. send msg.InProgress for every job in hand each third of the ack wait;
 //  4. on a proof: store its outputs, publish the result line, remove the
 //     witness, and only then ack; a killed worker's jobs are redelivered to

@@ -132,7 +132,8 @@ func TestWitnessOfAJobAnsweredByADeadWorkerIsRemoved(t *testing.T) {
 		t.Fatal("no job fetched")
 	}
 	res := stream.Result{ID: "w1", Circuit: "chain", Proof: "w1.proof", Public: "w1.public", Stages: []stream.StageTime{}}
-	out, _ := json.Marshal(fleet.Outputs{Result: res, Files: map[string][]byte{"w1.proof": []byte("proof of w1"), "w1.public": []byte("public of w1")}})
+	proof, public := realProof(t)
+	out, _ := json.Marshal(fleet.Outputs{Result: res, Files: map[string][]byte{"w1.proof": proof, "w1.public": public}})
 	if _, err := q.Proofs.PutBytes(context.Background(), "w1", out); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/zkpipe/zkpipe/fleet"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
-	"github.com/zkpipe/zkpipe/stream"
 )
 
 // What a user of the queue (submit, circuit push, any NATS client with
@@ -99,8 +98,8 @@ func TestOversizedWitnessIsNotDownloaded(t *testing.T) {
 }
 
 // zkpipe results reads a job's outputs object only as far as outputs can
-// be: one that anyone with access put in the store, of any size, fails the
-// collect naming the job instead of filling the collector's memory.
+// be: one that anyone with access put in the store, of any size, becomes a
+// failed line naming the job instead of filling the collector's memory.
 func TestResultsBoundsTheOutputsItReads(t *testing.T) {
 	q, _ := startQueue(t, 5*time.Second)
 	big := make([]byte, 64<<20+1)
@@ -110,8 +109,34 @@ func TestResultsBoundsTheOutputsItReads(t *testing.T) {
 	if _, err := q.Conn.JS.Publish(context.Background(), "zkpipe.results.big", []byte(`{"id":"big","proof":"big.proof","public":"big.public","stages":[]}`)); err != nil {
 		t.Fatal(err)
 	}
-	err := fleet.Collect(context.Background(), q, fleet.ResultsOptions{Out: t.TempDir()}, func(stream.Result) error { return nil })
-	if err == nil || !strings.Contains(err.Error(), "job big: outputs: 67108865 bytes in the store, more than a proof's outputs can be") {
-		t.Fatalf("Collect: %v", err)
+	r := collectAll(t, q, fleet.ResultsOptions{})["big"]
+	if !strings.Contains(r.Error, "job big: outputs: 67108865 bytes in the store, more than a proof's outputs can be") || r.Proof != "" {
+		t.Fatalf("result %+v", r)
+	}
+}
+
+// circuit push uploads regular files only: before, a --zkey naming a FIFO
+// nobody writes to hung the push, and /dev/zero was uploaded until the
+// server's disk filled.
+func TestPushRefusesFilesThatAreNotFiles(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	fifo := filepath.Join(t.TempDir(), "f.zkey")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, "/dev/zero"} {
+		done := make(chan error, 1)
+		go func() { _, err := fleet.PushCircom(context.Background(), q, p, ""); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("push %s: %v", p, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("push %s: still uploading after 10 s", p)
+		}
+	}
+	if objs, err := q.Circuits.List(context.Background()); !errors.Is(err, jetstream.ErrNoObjectsFound) {
+		t.Errorf("stored: %d objects (%v)", len(objs), err)
 	}
 }

@@ -57,6 +57,7 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 	defer cancel()
 	go func() { readErr <- stream.Read(ctx, in, lines) }()
 
+	keys := newStoreKeys(q)
 	var stored []string // the store's circuits, listed on first need
 	listed := false
 	for l := range lines {
@@ -82,7 +83,7 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 				}
 			}
 			if s.Err == nil {
-				s, err = submitOne(ctx, q, req, l.Number, o.Priority)
+				s, err = submitOne(ctx, q, keys, req, l.Number, o.Priority)
 				if err != nil {
 					return refused, err
 				}
@@ -101,27 +102,39 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 
 // submitOne queues one valid request. Its error is the queue's; the job's
 // own problems are in Submitted.Err.
-func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, priority string) (Submitted, error) {
+func submitOne(ctx context.Context, q *Queue, keys *storeKeys, req stream.Request, line int, priority string) (Submitted, error) {
 	s := Submitted{ID: req.ID, Line: line}
+	msgID := req.ID
 	// Done already? A KV-like check on the proof store, beyond the server's
-	// duplicate window.
-	if _, err := q.Proofs.GetInfo(ctx, outputsObject(req.ID)); err == nil {
-		s.Done = true
-		return s, nil
+	// duplicate window; done only if the stored proof passes its circuit's
+	// key, since anyone with access to the queue can put outputs there.
+	if info, err := q.Proofs.GetInfo(ctx, outputsObject(req.ID)); err == nil {
+		err := storedProofValid(ctx, q, keys, req.ID, req.Circuit)
+		if err == nil {
+			s.Done = true
+			return s, nil
+		}
+		if !errors.Is(err, errRejected) && !errors.Is(err, errTooLarge) {
+			return s, fmt.Errorf("job %s: %w", req.ID, err)
+		}
+		// queued again, under a message id of its own: the worker finds
+		// the same outputs wanting, proves it and replaces them
+		msgID = fmt.Sprintf("%s@unverified-%s", req.ID, info.NUID)
 	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return s, fmt.Errorf("job %s: %w", req.ID, err)
 	}
 	// A job that failed may be submitted again (a fixed witness, a circuit
 	// pushed since): its message id names the failure it follows, so the
 	// duplicate window drops a second resubmit but not the first.
-	msgID := req.ID
-	if last, err := q.Results.GetLastMsgForSubject(ctx, resultSubject(req.ID)); err == nil {
-		var prev stream.Result
-		if json.Unmarshal(last.Data, &prev) == nil && prev.Error != "" {
-			msgID = fmt.Sprintf("%s@retry-%d", req.ID, last.Sequence)
+	if msgID == req.ID {
+		if last, err := q.Results.GetLastMsgForSubject(ctx, resultSubject(req.ID)); err == nil {
+			var prev stream.Result
+			if json.Unmarshal(last.Data, &prev) == nil && prev.Error != "" {
+				msgID = fmt.Sprintf("%s@retry-%d", req.ID, last.Sequence)
+			}
+		} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return s, fmt.Errorf("job %s: %w", req.ID, err)
 		}
-	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
-		return s, fmt.Errorf("job %s: %w", req.ID, err)
 	}
 	var uploaded []string // removed again unless the job is queued
 	for _, w := range []struct {
@@ -131,7 +144,7 @@ func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, prio
 		if *w.path == "" {
 			continue
 		}
-		f, size, err := openWitness(*w.path)
+		f, size, err := openRegular(*w.path, "witness")
 		if err != nil {
 			s.Err = fmt.Errorf("line %d: job %s: %w", line, req.ID, err)
 			forget(ctx, q, uploaded)
@@ -189,11 +202,11 @@ func forget(ctx context.Context, q *Queue, objects []string) {
 	}
 }
 
-// openWitness opens a witness file to upload, refusing anything but a
-// regular file: /dev/zero would be uploaded for ever, and a FIFO nobody
-// writes to would hang the submit (the open itself does not block, being
-// O_NONBLOCK). It returns the file's size.
-func openWitness(path string) (*os.File, int64, error) {
+// openRegular opens a file to upload (what it is, for errors: "witness"),
+// refusing anything but a regular file: /dev/zero would be uploaded for
+// ever, and a FIFO nobody writes to would hang the submit or push (the open
+// itself does not block, being O_NONBLOCK). It returns the file's size.
+func openRegular(path, what string) (*os.File, int64, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, 0, err
@@ -205,7 +218,23 @@ func openWitness(path string) (*os.File, int64, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, fmt.Errorf("witness %s: not a regular file (%s): submit uploads a file's contents", path, st.Mode().Type())
+		return nil, 0, fmt.Errorf("%s %s: not a regular file (%s): only a file's contents are uploaded", what, path, st.Mode().Type())
 	}
 	return f, st.Size(), nil
+}
+
+// storedProofValid checks job id's stored outputs against circuit's key in
+// the store. An error wrapping errRejected or errTooLarge is the outputs'
+// fault; any other, the store's.
+func storedProofValid(ctx context.Context, q *Queue, keys *storeKeys, id, circuit string) error {
+	data, err := getOutputs(ctx, q, id)
+	if err != nil {
+		return err
+	}
+	var o Outputs
+	if err := json.Unmarshal(data, &o); err != nil {
+		return fmt.Errorf("%w: outputs: %v", errRejected, err)
+	}
+	_, _, err = keys.check(ctx, circuit, id, o.Files)
+	return err
 }

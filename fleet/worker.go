@@ -71,6 +71,8 @@ type Worker struct {
 	held  map[string]*held // by job id
 	loads sync.Mutex       // one circuit fetch at a time
 	wires sync.Map         // circuit name → its wire count, for those this worker loaded
+	keys  sync.Map         // circuit name → *Verifier, for those this worker loaded
+	vkeys *storeKeys       // keys of circuits the prover came with
 
 	jobs     chan stream.Line
 	finished chan finished
@@ -114,6 +116,7 @@ func NewWorker(q *Queue, p Prover, o WorkerOptions) *Worker {
 		slots:    make(chan struct{}, c),
 		wake:     make(chan struct{}, 1),
 		held:     make(map[string]*held),
+		vkeys:    newStoreKeys(q),
 		jobs:     make(chan stream.Line),
 		finished: make(chan finished, c),
 		stopped:  make(chan struct{}),
@@ -381,7 +384,7 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 
-	if done, err := w.republish(ctx, h); done || err != nil {
+	if done, err := w.republish(ctx, h, req.Circuit); done || err != nil {
 		if err != nil {
 			w.requeue(h, err)
 		}
@@ -483,11 +486,14 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	wires := c.NbWires
+	wires, v := c.NbWires, circuitVerifier(c, "circuit "+name+" as this worker loaded it")
 	if err := w.p.AddCircuit(c); err != nil {
 		return err
 	}
 	w.wires.Store(name, wires)
+	if v != nil {
+		w.keys.Store(name, v)
+	}
 	w.logf("circuit %s resident (%d constraints), fetched and loaded in %s", name, c.Constraints, time.Since(t0).Round(time.Millisecond))
 	return nil
 }
@@ -511,23 +517,59 @@ func (w *Worker) witnessFits(ctx context.Context, circuit, obj string) error {
 	return nil
 }
 
-// republish answers h from its stored outputs, if the job is done.
-func (w *Worker) republish(ctx context.Context, h *held) (bool, error) {
+// republish answers h from its stored outputs, if the job is done and
+// they hold a proof that its circuit's verifying key accepts. Outputs that
+// do not (planted by anyone with access to the store, or left by an
+// earlier key of the circuit) are not republished: the job is proven again,
+// and its new outputs replace them. An error is this worker's fault (the
+// store out of reach): the job goes back to the queue.
+func (w *Worker) republish(ctx context.Context, h *held, circuit string) (bool, error) {
 	// GetInfo is one direct get; most jobs are not done.
 	if _, err := w.q.Proofs.GetInfo(ctx, outputsObject(h.id)); errors.Is(err, jetstream.ErrObjectNotFound) {
 		return false, nil
 	} else if err != nil {
 		return false, err
 	}
-	data, err := w.q.Proofs.GetBytes(ctx, outputsObject(h.id))
+	data, err := getOutputs(ctx, w.q, h.id)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return false, nil
+	}
+	if errors.Is(err, errTooLarge) {
+		w.logf("job %s: stored outputs %v; proving it again", h.id, err)
+		return false, nil
+	}
 	if err != nil {
 		return false, err
 	}
 	var o Outputs
 	if err := json.Unmarshal(data, &o); err != nil {
-		return false, fmt.Errorf("stored outputs of %s: %w", h.id, err)
+		w.logf("job %s: stored outputs unreadable (%v); proving it again", h.id, err)
+		return false, nil
 	}
-	if err := w.publish(ctx, h, o.Result); err != nil {
+	if circuit == "" {
+		// a job put on the queue by another tool: checked against the
+		// store's key of the circuit its outputs name, as results does
+		circuit = o.Result.Circuit
+	}
+	if circuit == "" {
+		return false, nil // nothing to check them against: the job fails below
+	}
+	v, err := w.verifier(ctx, circuit)
+	if err != nil {
+		if errors.Is(err, errRejected) || errors.Is(err, ErrNoCircuit) || !isTransient(err) {
+			return false, nil // the job fails on its circuit below
+		}
+		return false, err
+	}
+	got, err := v.check(h.id, o.Files)
+	if err != nil {
+		w.logf("job %s: stored proof rejected by %s (%v); proving it again", h.id, v.Against, err)
+		return false, nil
+	}
+	line := o.Result
+	line.ID, line.Circuit, line.Error, line.FailedStage, line.Retryable = h.id, circuit, "", "", false
+	line.Proof, line.Public, line.PublicInputs = got.proof, got.public, got.inputs
+	if err := w.publish(ctx, h, line); err != nil {
 		return false, err
 	}
 	w.cleanup(ctx, h) // before the ack: a worker that dies first leaves the job to the next
@@ -537,6 +579,19 @@ func (w *Worker) republish(ctx context.Context, h *held) (bool, error) {
 	w.observe("republished")
 	w.release(h)
 	return true, nil
+}
+
+// verifier is the verifying key of circuit: that of the circuit as this
+// worker loaded it (the key it proves with), or the store's for a circuit
+// the prover came with.
+func (w *Worker) verifier(ctx context.Context, circuit string) (*Verifier, error) {
+	if err := w.ensureCircuit(ctx, circuit); err != nil {
+		return nil, err
+	}
+	if v, ok := w.keys.Load(circuit); ok {
+		return v.(*Verifier), nil
+	}
+	return w.vkeys.get(ctx, circuit)
 }
 
 // requeue hands h back to the queue (after a short delay), for err: a fault

@@ -6,7 +6,9 @@ import (
 	"fmt"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
+	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 )
@@ -14,7 +16,7 @@ import (
 // ReadVerifyingKey reads a gnark verifying key file.
 func ReadVerifyingKey(path string) (groth16.VerifyingKey, error) {
 	vk := groth16.NewVerifyingKey(ecc.BN254)
-	if err := readFile(path, vk.ReadFrom); err != nil {
+	if err := readFile(path, "verifying key", vkLimit, Options{}, vk.ReadFrom); err != nil {
 		return nil, err
 	}
 	return vk, nil
@@ -62,4 +64,45 @@ func verifyFiles(ctx context.Context, vk groth16.VerifyingKey, proofPath, public
 // (unread, when its size says so).
 func readLimited(ctx context.Context, path string, limit int64) ([]byte, error) {
 	return boundedread.ReadAll(ctx, path, limit, boundedread.Options{})
+}
+
+// ParseVerifyingKey reads a gnark verifying key (circuit.vk) held in memory.
+func ParseVerifyingKey(data []byte) (*groth16bn254.VerifyingKey, error) {
+	vk := new(groth16bn254.VerifyingKey)
+	if _, err := vk.ReadFrom(bytes.NewReader(data)); err != nil {
+		return nil, err
+	}
+	return vk, nil
+}
+
+// VerifyProof checks a gnark binary proof against a binary public witness,
+// both in memory (named for errors), with gnark's groth16.Verify, and
+// returns the proof and the public inputs in decimal.
+func VerifyProof(vk *groth16bn254.VerifyingKey, proofName string, proofData []byte, publicName string, publicData []byte) (*groth16bn254.Proof, []string, error) {
+	if limit := 12 + 32*int64(vk.NbPublicWitness()); int64(len(publicData)) > limit {
+		return nil, nil, fmt.Errorf("public witness %s: %d bytes, more than the %d its key's inputs can be", publicName, len(publicData), limit)
+	}
+	proof := new(groth16bn254.Proof)
+	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
+		return nil, nil, fmt.Errorf("proof %s: %w", proofName, err)
+	}
+	pub, err := witness.New(ecc.BN254.ScalarField())
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := pub.UnmarshalBinary(publicData); err != nil {
+		return nil, nil, fmt.Errorf("public witness %s: %w", publicName, err)
+	}
+	vec, ok := pub.Vector().(fr.Vector)
+	if !ok {
+		return nil, nil, fmt.Errorf("public witness %s: not a BN254 witness", publicName)
+	}
+	if err := groth16bn254.Verify(proof, vk, vec); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", proofName, err)
+	}
+	inputs := make([]string, 0, len(vec))
+	for _, v := range vec {
+		inputs = append(inputs, v.String())
+	}
+	return proof, inputs, nil
 }
