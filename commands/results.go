@@ -54,7 +54,16 @@ func resultsCommand() *cli.Command {
 			sig := watchSignals(c.Context, logOut(c))
 			defer sig.stop()
 			w := stream.NewWriter(out)
-			err = fleet.Collect(sig.intake, q, fleet.ResultsOptions{Out: c.String("out"), Follow: c.Bool("follow"), Verifier: local}, w.Write)
+			// failed lines make exit code 2, as zkpipe prove's do
+			var total, failed int
+			emit := func(r stream.Result) error {
+				total++
+				if r.Error != "" {
+					failed++
+				}
+				return w.Write(r)
+			}
+			err = fleet.Collect(sig.intake, q, fleet.ResultsOptions{Out: c.String("out"), Follow: c.Bool("follow"), Verifier: local}, emit)
 			if err != nil && !(errors.Is(err, sig.intake.Err()) && sig.intake.Err() != nil) {
 				return err
 			}
@@ -62,6 +71,9 @@ func resultsCommand() *cli.Command {
 				if err := f.Close(); err != nil {
 					return fmt.Errorf("--results: %w", err)
 				}
+			}
+			if failed > 0 {
+				return &JobsFailedError{Failed: failed, Total: total}
 			}
 			return nil
 		},
