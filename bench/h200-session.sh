@@ -146,8 +146,8 @@ while [ $# -gt 0 ]; do
 		echo "== $c $n: hand-tuned (${tuned[*]})"
 		$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 "${tuned[@]}" 2>&1 |
 			tee "$OUT/stream-$c-$n-tuned.log" | grep -E "proofs/s|^(stage|synth|transfer|msm-h|tail|b-g2|shape)"
-		echo "== $c $n: gnark, 4 proofs"
-		$bin/zkpipe bench --circuit $d -n 4 --device cuda --bg2-device cuda --mem-status 0 2>&1 | grep -E "gnark|ratio"
+		echo "== $c $n: gnark, ${GNARK_PROOFS:-4} proofs"
+		$bin/zkpipe bench --circuit $d -n ${GNARK_PROOFS:-4} --device cuda --bg2-device cuda --mem-status 0 2>&1 | grep -E "gnark|ratio"
 		;;
 	streams)
 		spec=$1 p=$2

@@ -38,6 +38,7 @@ type CUDA struct {
 
 	pinBytes    int
 	tableBudget int64          // device bytes one key's MSM tables may take (cuda_table.go)
+	tableMin    int            // the fewest bases a set needs for a table
 	lanes       chan *cudaLane // transfer lanes, each taken by one upload at a time
 	all         []*cudaLane
 	done        chan struct{} // closed by Close: no lane or compute stream is handed out after it
@@ -86,6 +87,7 @@ type cudaConfig struct {
 	streams    int
 	tailSplit  bool
 	tableBytes int64
+	tableMin   int
 }
 
 // MaxComputeStreams bounds WithComputeStreams: past a few, streams only add
@@ -122,7 +124,7 @@ var ErrClosed = errors.New("cuda: backend closed")
 // wrapping ErrNoCUDA.
 func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
 	cfg := cudaConfig{pinBytes: 32 << 20, lanes: 4, streams: 2, tailSplit: os.Getenv("ZKPIPE_CUDA_TAIL_SPLIT") != "0",
-		tableBytes: DefaultMSMTableBytes}
+		tableBytes: DefaultMSMTableBytes, tableMin: DefaultMSMTableMinBases}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -140,7 +142,7 @@ func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &CUDA{lib: l, fn: &l.fn, pinBytes: cfg.pinBytes, tableBudget: cfg.tableBytes, lanes: make(chan *cudaLane, cfg.lanes),
+	c := &CUDA{lib: l, fn: &l.fn, pinBytes: cfg.pinBytes, tableBudget: cfg.tableBytes, tableMin: cfg.tableMin, lanes: make(chan *cudaLane, cfg.lanes),
 		computes: make(chan *cudaCompute, cfg.streams), tailSplit: cfg.tailSplit,
 		done: make(chan struct{}), residents: map[*cudaResident]struct{}{}, staged: map[*cudaStaged]struct{}{}}
 	c.opDone = sync.NewCond(&c.opMu)

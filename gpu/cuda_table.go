@@ -29,6 +29,17 @@ func WithMSMTables(bytes int64) CUDAOption {
 	return func(c *cudaConfig) { c.tableBytes = max(bytes, 0) }
 }
 
+// DefaultMSMTableMinBases is the fewest bases a set needs for a table: below
+// it an MSM takes well under a millisecond and its table, with at least 20
+// windows of small buckets, would cost more to build than it saves.
+const DefaultMSMTableMinBases = 1 << 16
+
+// WithMSMTableMinBases sets the fewest bases a base set needs for a table
+// (tests use 1, to run the tables at every size).
+func WithMSMTableMinBases(n int) CUDAOption {
+	return func(c *cudaConfig) { c.tableMin = max(n, 1) }
+}
+
 // msmTable is one base set's table on the device.
 type msmTable struct {
 	ptr   uintptr
@@ -84,8 +95,11 @@ func (c *CUDA) keyTableBytes(k *Key) int64 {
 	}{{len(k.A), false}, {len(k.B1), false}, {len(k.K), false}, {len(k.Z), false}, {len(k.B2), true}}
 	var total int64
 	for _, s := range sets {
+		if !c.tabled(s.n) {
+			continue
+		}
 		b := c.tableBytes(s.n, s.g2)
-		if b == 0 && s.n > 0 {
+		if b == 0 {
 			return 0 // a set the library cannot table: none at all, so ResidentBytes stays exact
 		}
 		total += b
@@ -105,7 +119,7 @@ func (r *cudaResident) buildTables() error {
 	}
 	r.tables = map[uintptr]msmTable{}
 	for _, s := range r.baseSets() {
-		if s.n == 0 {
+		if !c.tabled(s.n) {
 			continue
 		}
 		p, err := c.alloc(int(c.tableBytes(s.n, s.g2)), c.xfer)
@@ -135,6 +149,9 @@ func (r *cudaResident) freeTables(s uintptr) error {
 	r.tables = nil
 	return err
 }
+
+// tabled says whether a set of n bases gets a table (when its key's fit).
+func (c *CUDA) tabled(n int) bool { return n > 0 && n >= c.tableMin }
 
 // table is the table of the base set at bases, if r has one.
 func (r *cudaResident) table(bases uintptr) (msmTable, bool) {
