@@ -53,11 +53,21 @@ type Engine struct {
 	loaded     []gpu.Resident     // residents this engine loaded (Close closes them)
 	deviceKeys []*mem.Reservation // their charges on the device budget
 
-	// Reused buffers for the classified queries (pin/transfer).
+	// Reused buffers for the classified queries (pin/transfer), and for
+	// the solver's vectors (Job.TakeVectors).
 	bitmaps mem.Pool[uint64]
 	indexes mem.Pool[uint32]
 	scalars mem.Pool[fr.Element]
+	vectors vectorPools
 }
+
+// poolLimit is how many buffers of one size each engine pool keeps. A job
+// in flight holds up to four of a size (W, a, b, c; or three queries), and
+// a stream keeps several jobs in flight: mem.Pool's default of 4 would drop,
+// and the next job fault in again, all but one job's worth. A pool keeps no
+// more than the most that were in use at once, and the governor counts what
+// it keeps idle as reusable.
+const poolLimit = 64
 
 // NewEngine checks the circuits and makes their keys resident on the backend.
 func NewEngine(cfg Config, circuits ...*Circuit) (*Engine, error) {
@@ -72,6 +82,8 @@ func NewEngine(cfg Config, circuits ...*Circuit) (*Engine, error) {
 		cfg.G2 = g2
 	}
 	e := &Engine{cfg: cfg, circuits: make(map[string]*Circuit)}
+	e.bitmaps.Limit, e.indexes.Limit, e.scalars.Limit = poolLimit, poolLimit, poolLimit
+	e.vectors.vec.Limit, e.vectors.flags.Limit = poolLimit, poolLimit
 	for _, c := range circuits {
 		if err := e.AddCircuit(c); err != nil {
 			e.Close()
@@ -247,6 +259,8 @@ func (e *Engine) release(j *Job) {
 		j.Staged = nil
 	}
 	j.DeviceReservation.Close()
+	j.putW()
+	j.putABC()
 	j.W, j.Vec.A, j.Vec.B, j.Vec.C, j.Source = nil, nil, nil, nil, nil
 	j.Reservation.Close()
 }

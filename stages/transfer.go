@@ -15,6 +15,7 @@ func (e *Engine) transfer(ctx context.Context, j *Job) error {
 	e.classify(&j.Vec.QA, j.W, c.Sel.A)
 	e.classify(&j.Vec.QB, j.W, c.Sel.B)
 	e.classify(&j.Vec.QK, j.W, c.Sel.K)
+	j.putW()
 	j.W = nil
 	j.releaseBytes(c.wireBytes())
 
