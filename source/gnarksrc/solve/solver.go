@@ -17,8 +17,8 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/constraint"
-	csolver "github.com/consensys/gnark/constraint/solver"
 	cs "github.com/consensys/gnark/constraint/bn254"
+	csolver "github.com/consensys/gnark/constraint/solver"
 	"github.com/rs/zerolog"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
