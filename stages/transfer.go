@@ -12,6 +12,20 @@ import (
 // dead afterwards.
 func (e *Engine) transfer(ctx context.Context, j *Job) error {
 	c := j.Circuit
+	if b, ok := e.cfg.Backend.(pinnedClassifier); ok {
+		// B's query on the host (a CPU B_G2 reads it); A and K straight
+		// into the pinned buffers the upload reads.
+		e.classify(&j.Vec.QB, j.W, c.Sel.B)
+		s, err := b.TransferClassify(ctx, c.Resident, &j.Vec, j.W, c.Sel.A, c.Sel.K)
+		j.putW()
+		j.W = nil
+		j.releaseBytes(c.wireBytes())
+		if err != nil {
+			return err
+		}
+		e.staged(j, s)
+		return nil
+	}
 	e.classify(&j.Vec.QA, j.W, c.Sel.A)
 	e.classify(&j.Vec.QB, j.W, c.Sel.B)
 	e.classify(&j.Vec.QK, j.W, c.Sel.K)
@@ -23,11 +37,24 @@ func (e *Engine) transfer(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
+	e.staged(j, s)
+	return nil
+}
+
+// staged records where j's vectors went.
+func (e *Engine) staged(j *Job, s *gpu.Staged) {
 	j.Staged = s
 	if m, ok := e.cfg.Backend.(placer); ok {
 		j.Device = m.On(s)
 	}
-	return nil
+}
+
+// pinnedClassifier is a backend that classifies the A and K queries itself,
+// straight into the pinned buffers its upload reads (gpu.CUDA, gpu.Multi):
+// no pageable copy of them, no memcpy into bounce buffers. W must stay
+// unchanged until TransferClassify returns.
+type pinnedClassifier interface {
+	TransferClassify(ctx context.Context, r gpu.Resident, v *gpu.Vectors, w []fr.Element, selA, selK []uint32) (*gpu.Staged, error)
 }
 
 // placer is a backend of several devices (gpu.Multi) that says which one a
