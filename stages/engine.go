@@ -59,6 +59,15 @@ type Engine struct {
 	indexes mem.Pool[uint32]
 	scalars mem.Pool[fr.Element]
 	vectors vectorPools
+	// poolVectors: jobs take the solver's vectors from e.vectors. Only
+	// with a backend that stages everything on a device (a
+	// pinnedClassifier): on the CPU backend gnark-crypto's NTT and MSM
+	// scratch is allocated afresh every proof, and under a budget it needs
+	// the room that W, a, b, c free once dead. Pooled, they stay out of its
+	// reach: mulchain 2^16, three jobs' budget, 16 proofs on the CPU
+	// backend, the process took 138–173 thousand minor faults with pooled
+	// vectors against 77–110 thousand without (bench/mem-note.sh).
+	poolVectors bool
 }
 
 // poolLimit is how many buffers of one size each engine pool keeps. A job
@@ -84,6 +93,7 @@ func NewEngine(cfg Config, circuits ...*Circuit) (*Engine, error) {
 	e := &Engine{cfg: cfg, circuits: make(map[string]*Circuit)}
 	e.bitmaps.Limit, e.indexes.Limit, e.scalars.Limit = poolLimit, poolLimit, poolLimit
 	e.vectors.vec.Limit, e.vectors.flags.Limit = poolLimit, poolLimit
+	_, e.poolVectors = cfg.Backend.(pinnedClassifier)
 	for _, c := range circuits {
 		if err := e.AddCircuit(c); err != nil {
 			e.Close()

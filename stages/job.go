@@ -54,7 +54,8 @@ type Job struct {
 	// CPU is the process CPU time attributed to each stage's run (cpuShare).
 	CPU map[string]time.Duration
 
-	// pools are the engine's (set at parse; nil outside an engine), and
+	// pools are the engine's (set at parse; nil outside an engine and on
+	// the CPU backend: see Engine.poolVectors), and
 	// pooled what this job took from them: the engine hands W back after
 	// pin/transfer and a, b, c after NTT+MSM_H, the very slices it handed
 	// out, whatever the source left in j.W and j.Vec.
@@ -70,7 +71,7 @@ type vectorPools struct {
 }
 
 // TakeVectors sets j.W to wires elements and j.Vec.A, B, C to m elements
-// each, taken from the engine's pools (made fresh outside an engine); their
+// each, taken from the engine's pools (made fresh without them); their
 // contents are unspecified. The job owns them until the engine hands them
 // back, so the source must not keep them past the job.
 func (j *Job) TakeVectors(wires, m int) {

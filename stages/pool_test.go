@@ -38,15 +38,6 @@ func sum(v []fr.Element) (s fr.Element) {
 	return s
 }
 
-// classified is the sum of a classified query's scalars: its ones and its
-// significant values (zeros add nothing).
-func classified(q *gpu.Query) fr.Element {
-	var s, n fr.Element
-	s = sum(q.Vals)
-	n.SetUint64(uint64(q.NumOnes))
-	return *s.Add(&s, &n)
-}
-
 type checkingSource struct {
 	stages.Source
 	c *vectorCheck
@@ -80,27 +71,41 @@ type checkingBackend struct {
 	c *vectorCheck
 }
 
-// check compares v's vectors (and, once classified, K) with their digest.
-func (c *vectorCheck) check(stage string, v *gpu.Vectors, queries bool) {
+// check compares a job's K scalars, read from w, and its a, b, c with
+// their digest at the end of synthesize.
+func (c *vectorCheck) check(stage string, v *gpu.Vectors, w []fr.Element, selK []uint32) {
 	c.mu.Lock()
 	want := c.sum[v]
 	c.mu.Unlock()
 	got := digest{k: want.k, a: sum(v.A), b: sum(v.B), c: sum(v.C)}
-	if queries {
-		got.k = classified(&v.QK)
+	if w != nil {
+		got.k = fr.Element{}
+		for _, wire := range selK {
+			got.k.Add(&got.k, &w[wire])
+		}
 	}
 	if got != want {
 		c.t.Errorf("%s: a job's W, a, b or c changed after synthesize: another job wrote into them", stage)
 	}
 }
 
-func (b checkingBackend) Transfer(ctx context.Context, r gpu.Resident, v *gpu.Vectors) (*gpu.Staged, error) {
-	b.c.check("transfer", v, true)
+// TransferClassify makes the engine pool W, a, b, c (it does so for
+// backends that stage everything on a device); here A and K are classified
+// on the host, into fresh buffers, and staged as the CPU backend stages.
+func (b checkingBackend) TransferClassify(ctx context.Context, r gpu.Resident, v *gpu.Vectors, w []fr.Element, selA, selK []uint32) (*gpu.Staged, error) {
+	b.c.check("transfer", v, w, selK)
+	for _, q := range []struct {
+		q   *gpu.Query
+		sel []uint32
+	}{{&v.QA, selA}, {&v.QK, selK}} {
+		n := len(q.sel)
+		gpu.Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
+	}
 	return b.CPU.Transfer(ctx, r, v)
 }
 
 func (b checkingBackend) MSMH(ctx context.Context, s *gpu.Staged) (bn254.G1Jac, error) {
-	b.c.check("msm-h", s.Host, false)
+	b.c.check("msm-h", s.Host, nil, nil)
 	h, err := b.CPU.MSMH(ctx, s)
 	// the engine hands a, b, c back after this returns
 	b.c.mu.Lock()
@@ -112,8 +117,9 @@ func (b checkingBackend) MSMH(ctx context.Context, s *gpu.Staged) (bn254.G1Jac, 
 	return h, err
 }
 
-// A stream of many jobs with several workers in every stage takes W, a, b,
-// c and the solver's flags from the engine's pools and reuses them; no
+// A stream of many jobs with several workers in every stage, on a backend
+// that stages on a device (so that the engine pools), takes W, a, b, c and
+// the solver's flags from the engine's pools and reuses them; no
 // buffer is ever held by two live jobs, and every proof verifies (Emit
 // checks each with gnark's groth16.Verify before writing it). Run it with
 // -race: a buffer handed back too early races with its next job.
