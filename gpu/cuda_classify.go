@@ -12,18 +12,19 @@ import (
 
 // ─── pin/transfer: classification straight into pinned memory ───────────────
 
-// TransferClassify is Transfer for vectors whose A and K queries are not
-// classified yet: it classifies w[selA[j]] and w[selK[j]] itself, a chunk
-// at a time, straight into a transfer lane's pinned buffers, and the device
-// copies each chunk from there while the CPU classifies the next into the
-// other buffer. Against Classify then Transfer, those two queries skip the
-// pageable copy and its memcpy into the bounce buffers (2 × 36 B a scalar
-// written and read again). v.QA and v.QK get Len, NumOnes and Dense only:
-// their values live on the device alone. B's query is uploaded from v.QB
-// as Transfer does (a CPU B_G2 reads its host copy).
+// TransferClassify is Transfer for vectors whose queries are not
+// classified yet: it classifies w[selA[j]], w[selB[j]] and w[selK[j]]
+// itself, a chunk at a time, straight into a transfer lane's pinned
+// buffers, and the device copies each chunk from there while the CPU
+// classifies the next into the other buffer. Against Classify then
+// Transfer, the queries skip the pageable copy and its memcpy into the
+// bounce buffers (36 B a scalar written and read again). v.QA, v.QB and
+// v.QK get Len, NumOnes and Dense only: their values live on the device.
 //
-// w must stay unchanged until TransferClassify returns.
-func (c *CUDA) TransferClassify(ctx context.Context, res Resident, v *Vectors, w []fr.Element, selA, selK []uint32) (*Staged, error) {
+// hostB: B's query is already classified in v.QB and is uploaded from
+// there as Transfer does (selB unused), for a B_G2 on the CPU, which reads
+// that host copy. w must stay unchanged until TransferClassify returns.
+func (c *CUDA) TransferClassify(ctx context.Context, res Resident, v *Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*Staged, error) {
 	r, ok := res.(*cudaResident)
 	if !ok {
 		return nil, fmt.Errorf("cuda: resident of another backend")
@@ -33,34 +34,43 @@ func (c *CUDA) TransferClassify(ctx context.Context, res Resident, v *Vectors, w
 	switch {
 	case len(v.A) > n || len(v.B) > n || len(v.C) > n:
 		return nil, fmt.Errorf("transfer: %d/%d/%d evaluations for a domain of %d", len(v.A), len(v.B), len(v.C), n)
-	case len(selA) != len(k.A) || len(selK) != len(k.K):
-		return nil, fmt.Errorf("transfer: %d A and %d K scalars for %d and %d bases", len(selA), len(selK), len(k.A), len(k.K))
+	case len(selA) != len(k.A) || len(selK) != len(k.K) || !hostB && len(selB) != len(k.B1):
+		return nil, fmt.Errorf("transfer: %d A, %d B and %d K scalars for %d, %d and %d bases", len(selA), len(selB), len(selK), len(k.A), len(k.B1), len(k.K))
 	}
-	if err := checkQuery("B", &v.QB, len(k.B1)); err != nil {
-		return nil, err
+	if hostB {
+		if err := checkQuery("B", &v.QB, len(k.B1)); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.enter(); err != nil {
 		return nil, err
 	}
 	defer c.exit()
-	// a, b, c padded to n, and B's bitmap, values and indexes, as Transfer
+	// a, b, c padded to n, and, from the host, B's bitmap, values and indexes
 	bufs := []hostBuf{bufOf(v.A, n), bufOf(v.B, n), bufOf(v.C, n)}
-	words := (v.QB.Len + 63) / 64
-	bufs = append(bufs, bufOf(v.QB.Ones[:words], words), bufOf(v.QB.Vals, len(v.QB.Vals)))
-	if !v.QB.Dense {
-		bufs = append(bufs, bufOf(v.QB.Idx, len(v.QB.Idx)))
+	if hostB {
+		words := (v.QB.Len + 63) / 64
+		bufs = append(bufs, bufOf(v.QB.Ones[:words], words), bufOf(v.QB.Vals, len(v.QB.Vals)))
+		if !v.QB.Dense {
+			bufs = append(bufs, bufOf(v.QB.Idx, len(v.QB.Idx)))
+		}
 	}
 	p, err := c.stage(bufs)
 	if err != nil {
 		return nil, err
 	}
 	st := &cudaStaged{a: p[0], b: p[1], c: p[2], bufs: p}
-	qb := &st.q[1]
-	qb.len, qb.nvals, qb.ones, qb.vals = v.QB.Len, len(v.QB.Vals), p[3], p[4]
-	if !v.QB.Dense {
-		qb.idx = p[5]
+	qs := []pinnedQuery{{selA, &st.q[0], &v.QA}, {selK, &st.q[2], &v.QK}}
+	if hostB {
+		qb := &st.q[1]
+		qb.len, qb.nvals, qb.ones, qb.vals = v.QB.Len, len(v.QB.Vals), p[3], p[4]
+		if !v.QB.Dense {
+			qb.idx = p[5]
+		}
+	} else {
+		qs = append(qs, pinnedQuery{selB, &st.q[1], &v.QB})
 	}
-	if err := c.classifyQueries(ctx, st, w, []pinnedQuery{{selA, &st.q[0], &v.QA}, {selK, &st.q[2], &v.QK}}); err != nil {
+	if err := c.classifyQueries(ctx, st, w, qs); err != nil {
 		c.freeStaged(st)
 		return nil, err
 	}

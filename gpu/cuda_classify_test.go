@@ -11,10 +11,11 @@ import (
 	"github.com/zkpipe/zkpipe/gpu"
 )
 
-// TransferClassify classifies A and K straight into the pinned buffers, a
-// chunk at a time (three chunks of 1 MiB buffers here, the last one short),
-// and the device ends up with exactly what Classify then Transfer would
-// have put there: the same bitmap, values and indexes, dense or not.
+// TransferClassify classifies the queries straight into the pinned buffers,
+// a chunk at a time (three chunks of 1 MiB buffers here, the last one
+// short), and the device ends up with exactly what Classify then Transfer
+// would have put there: the same bitmap, values and indexes, dense or not;
+// B from the host's classification (hostB) or classified like A and K.
 func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
 	openCUDA(t) // skips without a library
 	cuda, err := gpu.OpenCUDA(os.Getenv("ZKPIPE_CUDA_LIB"), gpu.WithPinnedBytes(1<<20), gpu.WithTransferLanes(2))
@@ -30,7 +31,7 @@ func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
 	}{{"mixed", mixed}, {"dense", dense}, {"zeros", zeros}} {
 		t.Run(mode.name, func(t *testing.T) {
 			key := &gpu.Key{Domain: domain(1<<17, gpu.HDivideByZ), HConvention: gpu.HDivideByZ,
-				A: tileG1(size, false), B1: tileG1(64, false), K: tileG1(size-100, false), Z: tileG1(1, false), B2: tileG2(64, false)}
+				A: tileG1(size, false), B1: tileG1(size-1000, false), K: tileG1(size-100, false), Z: tileG1(1, false), B2: tileG2(size-1000, false)}
 			res, err := cuda.Load(key)
 			if err != nil {
 				t.Fatal(err)
@@ -43,9 +44,17 @@ func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
 				selA[j] = uint32((j * 7919) % (size + 7))
 			}
 			selK := selA[50 : size-50]
+			selB := selA[1000:]
 			v := &gpu.Vectors{A: scalars(r, 10, dense), B: scalars(r, 10, dense), C: scalars(r, 10, dense)}
-			v.QB = classify(scalars(r, 64, mixed))
-			s, err := cuda.TransferClassify(context.Background(), res, v, w, selA, selK)
+			hostB := mode.name == "dense"
+			if hostB {
+				vals := make([]fr.Element, len(selB))
+				for j, wire := range selB {
+					vals[j] = w[wire]
+				}
+				v.QB = classify(vals)
+			}
+			s, err := cuda.TransferClassify(context.Background(), res, v, w, selA, selB, selK, hostB)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +63,7 @@ func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
 				name string
 				sel  []uint32
 				host *gpu.Query
-			}{{"A", selA, &v.QA}, {"K", selK, &v.QK}} {
+			}{{"A", selA, &v.QA}, {"B", selB, &v.QB}, {"K", selK, &v.QK}} {
 				vals := make([]fr.Element, len(q.sel))
 				for j, wire := range q.sel {
 					vals[j] = w[wire]
@@ -64,7 +73,7 @@ func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
 					t.Fatalf("%s: host query %d scalars, %d ones, dense %v; want %d, %d, %v",
 						q.name, q.host.Len, q.host.NumOnes, q.host.Dense, want.Len, want.NumOnes, want.Dense)
 				}
-				ones, got, idx, err := cuda.StagedQuery(s, 2*i)
+				ones, got, idx, err := cuda.StagedQuery(s, i)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -23,10 +23,12 @@ func processCPU() time.Duration {
 }
 
 // BenchmarkCUDATransfer stages one proof's vectors at 2^20 (a, b, c and
-// three queries of mulchain's shape: every scalar significant) both ways:
-// Classify into pageable memory then Transfer (through the bounce buffers),
-// and TransferClassify (A and K straight into the pinned buffers). It
-// reports the CPU time of each per proof, beside the wall time.
+// three queries of mulchain's shape: every scalar significant) three ways:
+// Classify into pageable memory then Transfer (through the bounce buffers,
+// main's way), TransferClassify with B classified on the host (for a CPU
+// B_G2), and TransferClassify of all three straight into the pinned
+// buffers (--bg2-device cuda). It reports the CPU time of each per proof,
+// beside the wall time.
 //
 //	ZKPIPE_CUDA_LIB=… go test -run '^$' -bench CUDATransfer -benchtime 20x ./gpu
 func BenchmarkCUDATransfer(b *testing.B) {
@@ -52,12 +54,15 @@ func BenchmarkCUDATransfer(b *testing.B) {
 		idx  []uint32
 		vals []fr.Element
 	}{make([]uint64, n/64), make([]uint32, n), make([]fr.Element, n)}
-	for _, way := range []string{"classify+transfer", "transfer-classify"} {
+	for _, way := range []string{"classify+transfer", "transfer-classify-hostB", "transfer-classify"} {
 		b.Run(way, func(b *testing.B) {
 			cpu0 := processCPU()
 			for range b.N {
 				v := &gpu.Vectors{A: abc, B: abc, C: abc}
-				gpu.Classify(&v.QB, w, sel, qb.ones, qb.idx, qb.vals)
+				hostB := way != "transfer-classify"
+				if hostB {
+					gpu.Classify(&v.QB, w, sel, qb.ones, qb.idx, qb.vals)
+				}
 				var s *gpu.Staged
 				var err error
 				if way == "classify+transfer" {
@@ -65,7 +70,7 @@ func BenchmarkCUDATransfer(b *testing.B) {
 					gpu.Classify(&v.QK, w, sel, ones, idx, vals) // same buffers: only the cost counts here
 					s, err = cuda.Transfer(context.Background(), res, v)
 				} else {
-					s, err = cuda.TransferClassify(context.Background(), res, v, w, sel, sel)
+					s, err = cuda.TransferClassify(context.Background(), res, v, w, sel, sel, sel, hostB)
 				}
 				if err != nil {
 					b.Fatal(err)

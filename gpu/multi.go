@@ -187,20 +187,27 @@ func (m *Multi) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged
 	return m.transfer(ctx, res, func(d Device, r Resident) (*Staged, error) { return d.Transfer(ctx, r, v) })
 }
 
-// TransferClassify is Transfer for vectors whose A and K queries are not
+// TransferClassify is Transfer for vectors whose queries are not
 // classified yet (CUDA.TransferClassify). A device that cannot classify
 // gets them classified on the host first.
-func (m *Multi) TransferClassify(ctx context.Context, res Resident, v *Vectors, w []fr.Element, selA, selK []uint32) (*Staged, error) {
+func (m *Multi) TransferClassify(ctx context.Context, res Resident, v *Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*Staged, error) {
 	return m.transfer(ctx, res, func(d Device, r Resident) (*Staged, error) {
 		if pc, ok := d.(interface {
-			TransferClassify(context.Context, Resident, *Vectors, []fr.Element, []uint32, []uint32) (*Staged, error)
+			TransferClassify(context.Context, Resident, *Vectors, []fr.Element, []uint32, []uint32, []uint32, bool) (*Staged, error)
 		}); ok {
-			return pc.TransferClassify(ctx, r, v, w, selA, selK)
+			return pc.TransferClassify(ctx, r, v, w, selA, selB, selK, hostB)
 		}
-		for _, q := range []struct {
+		qs := []struct {
 			q   *Query
 			sel []uint32
-		}{{&v.QA, selA}, {&v.QK, selK}} {
+		}{{&v.QA, selA}, {&v.QK, selK}}
+		if !hostB {
+			qs = append(qs, struct {
+				q   *Query
+				sel []uint32
+			}{&v.QB, selB})
+		}
+		for _, q := range qs {
 			n := len(q.sel)
 			Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
 		}

@@ -92,8 +92,11 @@ func (c *vectorCheck) check(stage string, v *gpu.Vectors, w []fr.Element, selK [
 // TransferClassify makes the engine pool W, a, b, c (it does so for
 // backends that stage everything on a device); here A and K are classified
 // on the host, into fresh buffers, and staged as the CPU backend stages.
-func (b checkingBackend) TransferClassify(ctx context.Context, r gpu.Resident, v *gpu.Vectors, w []fr.Element, selA, selK []uint32) (*gpu.Staged, error) {
+func (b checkingBackend) TransferClassify(ctx context.Context, r gpu.Resident, v *gpu.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*gpu.Staged, error) {
 	b.c.check("transfer", v, w, selK)
+	if !hostB {
+		b.c.t.Error("the CPU's B_G2 reads B's host query, but TransferClassify was not told to keep it")
+	}
 	for _, q := range []struct {
 		q   *gpu.Query
 		sel []uint32
