@@ -40,6 +40,8 @@
 #                    (shape adapting), default with --adapt-shape=false
 #                    (the shape chosen at start), hand-tuned adapting,
 #                    hand-tuned fixed; proofs/s and the shapes each ended with
+#   cpu C:N P        zkpipe bench of P proofs on the CPU backend alone, default
+#                    flags, against gnark in the same run
 #   devmem C:N P     a stream under a device budget of the keys and ~1.5
 #                    jobs, to show jobs waiting for GPU memory
 #   fleet C:N P      P generate jobs through `zkpipe prove`, then through
@@ -186,6 +188,13 @@ while [ $# -gt 0 ]; do
 			$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 "${extra[@]}" 2>&1 |
 				tee "$OUT/shapes-$c-$n-$how.log" | grep -E "proofs/s|^shape|^zkpipe: shape"
 		done
+		;;
+	cpu)
+		spec=$1 p=$2
+		shift 2
+		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
+		echo "== $c $n: CPU backend, default flags"
+		$bin/zkpipe bench --circuit $d -n $p --device cpu --mem-status 0 2>&1 | tee "$OUT/cpu-$c-$n.log" | grep -vE "^bench:"
 		;;
 	devmem)
 		spec=$1 p=$2

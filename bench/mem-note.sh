@@ -66,6 +66,24 @@ summary() { # summary NAME: the figures of one run
       printf "jobs %d, failed %d; minor faults: first proof %d, median of the rest %d (%.1f%%), first three %d\n", n, err, f[1], med, f[1] ? 100*med/f[1] : 0, wave
       printf "peak RSS sampled while jobs ran: %.2f GiB\n", peak/1073741824
     }' "$out/$1.faults"
+  # CPU ms per stage per proof: the first proof, and the median of the rest
+  awk '{
+      line=$0
+      id=line; sub(/.*"id":"j/, "", id); sub(/".*/, "", id)
+      while (match(line, /"stage":"[a-z0-9-]*"[^}]*"cpu_ms":[0-9.]+/)) {
+        m=substr(line, RSTART, RLENGTH); line=substr(line, RSTART+RLENGTH)
+        st=m; sub(/^"stage":"/, "", st); sub(/".*/, "", st)
+        v=m; sub(/.*"cpu_ms":/, "", v)
+        print st, id, v
+      }
+    }' "$f" | sort -k1,1 -k2,2n | awk '
+    function flush() { if (cur == "") return
+      for (i=2;i<=m;i++) { v=r[i]; j=i-1; while (j>0 && r[j]>v) { r[j+1]=r[j]; j-- } r[j+1]=v }
+      printf " %s %.1f/%.1f", cur, first, m ? r[int((m+1)/2)] : 0; tot1+=first; totm+=(m ? r[int((m+1)/2)] : 0) }
+    $1 != cur { flush(); cur=$1; m=0; first=0; delete r }
+    { if ($2 == 1) first=$3; else r[++m]=$3 }
+    BEGIN { printf "CPU ms per stage, first proof/median of the rest:" }
+    END { flush(); printf " | sum %.1f/%.1f\n", tot1, totm }'
 }
 
 if [ "$mode" = setup ] || [ "$mode" = all ]; then

@@ -34,7 +34,12 @@ func NewCPU(msmTasks, fftTasks int) *CPU {
 	if fftTasks <= 0 {
 		fftTasks = runtime.NumCPU()
 	}
-	return &CPU{MSMTasks: msmTasks, FFTTasks: fftTasks}
+	c := &CPU{MSMTasks: msmTasks, FFTTasks: fftTasks}
+	// Three padded vectors a job in NTT+MSM_H, and gathered bases a tail
+	// MSM: mem.Pool's default of 4 a size drops them as soon as two jobs
+	// run at once, and the next job faults them in again.
+	c.pad.Limit, c.gather1.Limit, c.gather2.Limit = 16, 8, 8
+	return c
 }
 
 func (c *CPU) Name() string { return "cpu" }

@@ -90,3 +90,34 @@ func (c *CUDA) HostStandIn() *HostStandIn {
 
 // MSMScratchBytes exposes the device MSM scratch bound for tests.
 var MSMScratchBytes = msmScratchBytes
+
+// StagedQuery downloads query i (0 A, 1 B, 2 K) of a staged job: its
+// bitmap, its values and, unless dense, its indexes.
+func (c *CUDA) StagedQuery(s *Staged, i int) (ones []uint64, vals []fr.Element, idx []uint32, err error) {
+	st, ok := s.Device.(*cudaStaged)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("cuda: not staged by the CUDA backend")
+	}
+	q := &st.q[i]
+	ones, vals = make([]uint64, (q.len+63)/64), make([]fr.Element, q.nvals)
+	if q.idx != 0 {
+		idx = make([]uint32, q.nvals)
+	}
+	var e cerr
+	down := func(dst unsafe.Pointer, src uintptr, bytes int) error {
+		if bytes == 0 {
+			return nil
+		}
+		return e.err("download", c.fn.download(dst, src, uint64(bytes), c.xfer, e.p()))
+	}
+	if err := down(unsafe.Pointer(unsafe.SliceData(ones)), q.ones, 8*len(ones)); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := down(unsafe.Pointer(unsafe.SliceData(vals)), q.vals, fr.Bytes*len(vals)); err != nil {
+		return nil, nil, nil, err
+	}
+	if idx != nil {
+		err = down(unsafe.Pointer(unsafe.SliceData(idx)), q.idx, 4*len(idx))
+	}
+	return ones, vals, idx, err
+}

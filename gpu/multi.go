@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
 // Device is one compute device as Multi drives it: every method a stage
@@ -183,6 +184,40 @@ func (m *Multi) On(s *Staged) string {
 // passes it to the next; a failed transfer is no strike against a device,
 // which may well compute: only a lost device leaves rotation here.
 func (m *Multi) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged, error) {
+	return m.transfer(ctx, res, func(d Device, r Resident) (*Staged, error) { return d.Transfer(ctx, r, v) })
+}
+
+// TransferClassify is Transfer for vectors whose queries are not
+// classified yet (CUDA.TransferClassify). A device that cannot classify
+// gets them classified on the host first.
+func (m *Multi) TransferClassify(ctx context.Context, res Resident, v *Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*Staged, error) {
+	return m.transfer(ctx, res, func(d Device, r Resident) (*Staged, error) {
+		if pc, ok := d.(interface {
+			TransferClassify(context.Context, Resident, *Vectors, []fr.Element, []uint32, []uint32, []uint32, bool) (*Staged, error)
+		}); ok {
+			return pc.TransferClassify(ctx, r, v, w, selA, selB, selK, hostB)
+		}
+		qs := []struct {
+			q   *Query
+			sel []uint32
+		}{{&v.QA, selA}, {&v.QK, selK}}
+		if !hostB {
+			qs = append(qs, struct {
+				q   *Query
+				sel []uint32
+			}{&v.QB, selB})
+		}
+		for _, q := range qs {
+			n := len(q.sel)
+			Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
+		}
+		return d.Transfer(ctx, r, v)
+	})
+}
+
+// transfer places one job's vectors with put on the device holding the
+// circuit with the fewest jobs staged (see Transfer).
+func (m *Multi) transfer(ctx context.Context, res Resident, put func(d Device, r Resident) (*Staged, error)) (*Staged, error) {
 	r, ok := res.(*multiResident)
 	if !ok {
 		return nil, fmt.Errorf("multi: a key not loaded by Multi")
@@ -212,7 +247,7 @@ func (m *Multi) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged
 		tried[best] = true
 		d := m.devs[best]
 		d.staged.Add(1)
-		s, err := d.Transfer(ctx, r.per[best], v)
+		s, err := put(d.Device, r.per[best])
 		if err != nil {
 			d.staged.Add(-1)
 			if ctx.Err() != nil {

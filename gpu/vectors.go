@@ -55,23 +55,32 @@ type G1Sums struct {
 func Classify(q *Query, w []fr.Element, sel []uint32, ones []uint64, idx []uint32, vals []fr.Element) {
 	n := len(sel)
 	*q = Query{Len: n, Ones: ones[:(n+63)/64]}
-	clear(q.Ones)
-	k := 0
-	for j, wire := range sel {
-		s := &w[wire]
-		switch {
-		case s.IsZero():
-		case s.IsOne():
-			q.Ones[j>>6] |= 1 << (uint(j) & 63)
-			q.NumOnes++
-		default:
-			idx[k] = uint32(j)
-			vals[k] = *s
-			k++
-		}
-	}
+	k, numOnes := classifyRange(w, sel, 0, n, q.Ones, idx, vals)
+	q.NumOnes = numOnes
 	q.Idx, q.Vals = idx[:k], vals[:k]
 	if k == n {
 		q.Idx, q.Dense = nil, true
 	}
+}
+
+// classifyRange classifies the scalars w[sel[j]] for j in [lo, hi), lo a
+// multiple of 64: ones gets the range's bitmap words (cleared first), idx
+// (absolute j) and vals the significant scalars. It returns how many
+// scalars were significant and how many were one.
+func classifyRange(w []fr.Element, sel []uint32, lo, hi int, ones []uint64, idx []uint32, vals []fr.Element) (k, numOnes int) {
+	clear(ones[:(hi-lo+63)/64])
+	for i, wire := range sel[lo:hi] {
+		s := &w[wire]
+		switch {
+		case s.IsZero():
+		case s.IsOne():
+			ones[i>>6] |= 1 << (uint(i) & 63)
+			numOnes++
+		default:
+			idx[k] = uint32(lo + i)
+			vals[k] = *s
+			k++
+		}
+	}
+	return k, numOnes
 }

@@ -76,8 +76,8 @@ func (c *Circuit) Footprint() int64 {
 // errs on the safe side there). Pooled buffers count at their capacity class
 // (the next power of two), n is the domain size, fr = 32 bytes.
 //
-//	synth (synthesize, pin/transfer): W and gnark's solver flags (33 B a wire),
-//	      a, b, c (gnark allocates them with capacity n), the classified queries
+//	synth (synthesize, pin/transfer): W and the solver's flags (33 B a wire,
+//	      pooled), a, b, c (pooled: capacity n), the classified queries
 //	ntt   (NTT+MSM_H): a, b, c, the queries, the three padded copies the NTTs
 //	      work on (h is one of them), and the scratch of h's MSM
 //	tail  (batch-add to assemble): the queries, and the largest of one tail
@@ -96,7 +96,7 @@ func (c *Circuit) footprint() footprint {
 	nb, ng1 := len(c.Sel.B), max(len(c.Sel.A), len(c.Sel.B), len(c.Sel.K))
 	tail := max(mem.ClassBytes[bn254.G1Affine](ng1)+msmScratch(ng1, g1), mem.ClassBytes[bn254.G2Affine](nb)+msmScratch(nb, g2))
 	return footprint{
-		synth: int64(c.NbWires)*(fr.Bytes+1) + abc + queries,
+		synth: mem.ClassBytes[fr.Element](c.NbWires) + mem.ClassBytes[bool](c.NbWires) + abc + queries,
 		ntt:   abc + queries + 3*int64(n)*fr.Bytes + msmScratch(n, g1),
 		tail:  queries + tail,
 	}

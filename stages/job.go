@@ -53,6 +53,74 @@ type Job struct {
 
 	// CPU is the process CPU time attributed to each stage's run (cpuShare).
 	CPU map[string]time.Duration
+
+	// pools are the engine's (set at parse; nil outside an engine and on
+	// the CPU backend: see Engine.poolVectors), and
+	// pooled what this job took from them: the engine hands W back after
+	// pin/transfer and a, b, c after NTT+MSM_H, the very slices it handed
+	// out, whatever the source left in j.W and j.Vec.
+	pools  *vectorPools
+	pooled struct{ w, a, b, c []fr.Element }
+}
+
+// vectorPools hold the solver's vectors between jobs: a stream of proofs of
+// one circuit reuses the same pages instead of faulting fresh ones in.
+type vectorPools struct {
+	vec   mem.Pool[fr.Element] // W, a, b, c
+	flags mem.Pool[bool]       // the solver's scratch
+}
+
+// TakeVectors sets j.W to wires elements and j.Vec.A, B, C to m elements
+// each, taken from the engine's pools (made fresh without them); their
+// contents are unspecified. The job owns them until the engine hands them
+// back, so the source must not keep them past the job.
+func (j *Job) TakeVectors(wires, m int) {
+	if j.pools == nil {
+		j.W = make([]fr.Element, wires)
+		j.Vec.A, j.Vec.B, j.Vec.C = make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)
+		return
+	}
+	p := &j.pools.vec
+	j.putW()
+	j.putABC()
+	j.pooled.w, j.pooled.a, j.pooled.b, j.pooled.c = p.Get(wires), p.Get(m), p.Get(m), p.Get(m)
+	j.W, j.Vec.A, j.Vec.B, j.Vec.C = j.pooled.w, j.pooled.a, j.pooled.b, j.pooled.c
+}
+
+// TakeFlags returns n flags of scratch from the engine's pools, contents
+// unspecified; give them back with PutFlags once the solve is over.
+func (j *Job) TakeFlags(n int) []bool {
+	if j.pools == nil {
+		return make([]bool, n)
+	}
+	return j.pools.flags.Get(n)
+}
+
+// PutFlags hands back flags from TakeFlags; they must not be used after.
+func (j *Job) PutFlags(f []bool) {
+	if j.pools != nil {
+		j.pools.flags.Put(f)
+	}
+}
+
+// putW hands back the W that TakeVectors gave (pin/transfer has classified it).
+func (j *Job) putW() {
+	if j.pooled.w != nil {
+		j.pools.vec.Put(j.pooled.w)
+		j.pooled.w, j.W = nil, nil
+	}
+}
+
+// putABC hands back the a, b, c that TakeVectors gave (NTT+MSM_H is done
+// with them).
+func (j *Job) putABC() {
+	for _, v := range []*[]fr.Element{&j.pooled.a, &j.pooled.b, &j.pooled.c} {
+		if *v != nil {
+			j.pools.vec.Put(*v)
+			*v = nil
+		}
+	}
+	j.Vec.A, j.Vec.B, j.Vec.C = nil, nil, nil
 }
 
 func (j *Job) addCPU(stage string, d time.Duration) {

@@ -12,7 +12,7 @@ func (e *Engine) msmH(ctx context.Context, j *Job) error {
 		return err
 	}
 	j.H = h
-	j.Vec.A, j.Vec.B, j.Vec.C = nil, nil, nil
+	j.putABC()
 	j.releaseBytes(j.Circuit.nttBytes())
 	return nil
 }

@@ -11,6 +11,9 @@ func (e *Engine) parse(ctx context.Context, j *Job) error {
 	if j.Err != nil {
 		return j.Err
 	}
+	if e.poolVectors {
+		j.pools = &e.vectors
+	}
 	if j.Circuit == nil {
 		c, err := e.Circuit(j.Request.Circuit)
 		if err != nil {

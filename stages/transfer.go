@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/gpu"
@@ -12,9 +13,27 @@ import (
 // dead afterwards.
 func (e *Engine) transfer(ctx context.Context, j *Job) error {
 	c := j.Circuit
+	if b, ok := e.cfg.Backend.(pinnedClassifier); ok {
+		// Straight into the pinned buffers the upload reads; B's query on
+		// the host too when another backend does B_G2 (the CPU reads it).
+		hostB := !e.g2OnDevice()
+		if hostB {
+			e.classify(&j.Vec.QB, j.W, c.Sel.B)
+		}
+		s, err := b.TransferClassify(ctx, c.Resident, &j.Vec, j.W, c.Sel.A, c.Sel.B, c.Sel.K, hostB)
+		j.putW()
+		j.W = nil
+		j.releaseBytes(c.wireBytes())
+		if err != nil {
+			return err
+		}
+		e.staged(j, s)
+		return nil
+	}
 	e.classify(&j.Vec.QA, j.W, c.Sel.A)
 	e.classify(&j.Vec.QB, j.W, c.Sel.B)
 	e.classify(&j.Vec.QK, j.W, c.Sel.K)
+	j.putW()
 	j.W = nil
 	j.releaseBytes(c.wireBytes())
 
@@ -22,11 +41,33 @@ func (e *Engine) transfer(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
+	e.staged(j, s)
+	return nil
+}
+
+// staged records where j's vectors went.
+func (e *Engine) staged(j *Job, s *gpu.Staged) {
 	j.Staged = s
 	if m, ok := e.cfg.Backend.(placer); ok {
 		j.Device = m.On(s)
 	}
-	return nil
+}
+
+// pinnedClassifier is a backend that classifies the queries itself,
+// straight into the pinned buffers its upload reads (gpu.CUDA, gpu.Multi):
+// no pageable copy of them, no memcpy into bounce buffers. With hostB, B's
+// query comes classified in v.QB instead. W must stay unchanged until
+// TransferClassify returns.
+type pinnedClassifier interface {
+	TransferClassify(ctx context.Context, r gpu.Resident, v *gpu.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*gpu.Staged, error)
+}
+
+// g2OnDevice: B_G2 runs on the G1 backend itself (--bg2-device cuda), which
+// reads B's query from the device, so no host copy of it is needed.
+func (e *Engine) g2OnDevice() bool {
+	b, ok := e.cfg.Backend.(G2Backend)
+	// == on interfaces panics for a dynamic type that cannot be compared
+	return ok && reflect.TypeOf(b).Comparable() && b == e.cfg.G2
 }
 
 // placer is a backend of several devices (gpu.Multi) that says which one a

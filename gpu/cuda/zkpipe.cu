@@ -436,6 +436,14 @@ int zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1
     return rc;
 }
 
+int zk_h2d_async(void *dst, const void *src, uint64_t bytes, void *s, char *err) {
+    ErrScope es(err);
+    ON(s);
+    if (!bytes) return 0;
+    CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)s));
+    return 0;
+}
+
 int zk_download(void *dst, const void *src, uint64_t bytes, void *s, char *err) {
     ErrScope es(err);
     ON(s);

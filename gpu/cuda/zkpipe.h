@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define ZK_ABI_VERSION 5
+#define ZK_ABI_VERSION 6
 #define ZK_ERR_BYTES 512
 #define ZK_MAX_WINDOWS 64 /* an MSM returns at most this many window sums */
 
@@ -70,6 +70,11 @@ int zk_memset(void *p, uint64_t bytes, void *s, char *err);
 int zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1, uint64_t pin_bytes, void *s,
               char *err);
 int zk_download(void *dst, const void *src, uint64_t bytes, void *s, char *err);
+/* zk_h2d_async queues a copy of bytes of pinned host memory (zk_host_alloc's)
+ * to the device on stream s and returns at once: src must stay untouched
+ * until zk_stream_sync(s). The CPU fills one pinned buffer while the other
+ * is copied (pin/transfer's classification writes straight into them). */
+int zk_h2d_async(void *dst, const void *src, uint64_t bytes, void *s, char *err);
 
 /* zk_domain_tables: tw[k] = ω^k and twinv[k] = ω^−k for k < n/2; gn[j] = g^j/n
  * and ginvn[j] = g^−j/n for j < n. consts: ω, ω⁻¹, g, g⁻¹, 1/n, 1. */

@@ -32,6 +32,7 @@ import (
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/source/gnarksrc/solve"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -346,11 +347,17 @@ func (s *Source) Synthesize(_ context.Context, j *stages.Job) error {
 		return nil
 	})
 
-	sol, err := s.ccs.Solve(st.full, append([]solver.Option{bsb22}, s.solve...)...)
+	// gnark's solver, writing into vectors from the engine's pools (package
+	// solve): W, a, b, c stay with the job, the flags only for the solve.
+	wires, m := solve.Lengths(s.ccs)
+	j.TakeVectors(wires, m)
+	solved := j.TakeFlags(wires)
+	err := solve.Solve(s.ccs, st.full.Vector().(fr.Vector), solve.Buffers{W: j.W, Solved: solved, A: j.Vec.A, B: j.Vec.B, C: j.Vec.C},
+		append([]solver.Option{bsb22}, s.solve...)...)
+	j.PutFlags(solved)
 	if err != nil {
 		return fmt.Errorf("unsatisfied witness: %w", err)
 	}
-	r := sol.(*cs.R1CSSolution)
 
 	if len(s.commits) > 0 {
 		poks := make([]bn254.G1Affine, len(s.commits))
@@ -362,7 +369,7 @@ func (s *Source) Synthesize(_ context.Context, j *stages.Job) error {
 		// fold the proofs of knowledge with a challenge from the commitment wires
 		ser := make([]byte, fr.Bytes*len(s.commits))
 		for i := range s.commits {
-			copy(ser[fr.Bytes*i:], r.W[s.commits[i].CommitmentIndex].Marshal())
+			copy(ser[fr.Bytes*i:], j.W[s.commits[i].CommitmentIndex].Marshal())
 		}
 		ch, err := fr.Hash(ser, []byte("G16-BSB22"), 1)
 		if err != nil {
@@ -373,8 +380,6 @@ func (s *Source) Synthesize(_ context.Context, j *stages.Job) error {
 		}
 	}
 
-	j.W = r.W
-	j.Vec.A, j.Vec.B, j.Vec.C = r.A, r.B, r.C
 	st.full = nil
 	return nil
 }

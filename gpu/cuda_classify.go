@@ -1,0 +1,188 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+)
+
+// ─── pin/transfer: classification straight into pinned memory ───────────────
+
+// TransferClassify is Transfer for vectors whose queries are not
+// classified yet: it classifies w[selA[j]], w[selB[j]] and w[selK[j]]
+// itself, a chunk at a time, straight into a transfer lane's pinned
+// buffers, and the device copies each chunk from there while the CPU
+// classifies the next into the other buffer. Against Classify then
+// Transfer, the queries skip the pageable copy and its memcpy into the
+// bounce buffers (36 B a scalar written and read again). v.QA, v.QB and
+// v.QK get Len, NumOnes and Dense only: their values live on the device.
+//
+// hostB: B's query is already classified in v.QB and is uploaded from
+// there as Transfer does (selB unused), for a B_G2 on the CPU, which reads
+// that host copy. w must stay unchanged until TransferClassify returns.
+func (c *CUDA) TransferClassify(ctx context.Context, res Resident, v *Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*Staged, error) {
+	r, ok := res.(*cudaResident)
+	if !ok {
+		return nil, fmt.Errorf("cuda: resident of another backend")
+	}
+	k := r.key
+	n := k.N()
+	switch {
+	case len(v.A) > n || len(v.B) > n || len(v.C) > n:
+		return nil, fmt.Errorf("transfer: %d/%d/%d evaluations for a domain of %d", len(v.A), len(v.B), len(v.C), n)
+	case len(selA) != len(k.A) || len(selK) != len(k.K) || !hostB && len(selB) != len(k.B1):
+		return nil, fmt.Errorf("transfer: %d A, %d B and %d K scalars for %d, %d and %d bases", len(selA), len(selB), len(selK), len(k.A), len(k.B1), len(k.K))
+	}
+	if hostB {
+		if err := checkQuery("B", &v.QB, len(k.B1)); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.exit()
+	// a, b, c padded to n, and, from the host, B's bitmap, values and indexes
+	bufs := []hostBuf{bufOf(v.A, n), bufOf(v.B, n), bufOf(v.C, n)}
+	if hostB {
+		words := (v.QB.Len + 63) / 64
+		bufs = append(bufs, bufOf(v.QB.Ones[:words], words), bufOf(v.QB.Vals, len(v.QB.Vals)))
+		if !v.QB.Dense {
+			bufs = append(bufs, bufOf(v.QB.Idx, len(v.QB.Idx)))
+		}
+	}
+	p, err := c.stage(bufs)
+	if err != nil {
+		return nil, err
+	}
+	st := &cudaStaged{a: p[0], b: p[1], c: p[2], bufs: p}
+	qs := []pinnedQuery{{selA, &st.q[0], &v.QA}, {selK, &st.q[2], &v.QK}}
+	if hostB {
+		qb := &st.q[1]
+		qb.len, qb.nvals, qb.ones, qb.vals = v.QB.Len, len(v.QB.Vals), p[3], p[4]
+		if !v.QB.Dense {
+			qb.idx = p[5]
+		}
+	} else {
+		qs = append(qs, pinnedQuery{selB, &st.q[1], &v.QB})
+	}
+	if err := c.classifyQueries(ctx, st, w, qs); err != nil {
+		c.freeStaged(st)
+		return nil, err
+	}
+	c.liveMu.Lock()
+	c.staged[st] = struct{}{}
+	c.liveMu.Unlock()
+	return &Staged{Resident: res, Host: v, Device: st}, nil
+}
+
+// pinnedQuery is one query TransferClassify classifies: the scalars
+// w[sel[j]], into dev on the device; host gets its counts.
+type pinnedQuery struct {
+	sel  []uint32
+	dev  *cudaQuery
+	host *Query
+}
+
+// classifyQueries allocates each query's device buffers at their largest
+// (bitmap, len values, len indexes: JobBytes counts them so) and classifies
+// the queries at once, one lane each. The buffers join st.bufs as they are
+// allocated, so that freeing st frees them whatever failed.
+func (c *CUDA) classifyQueries(ctx context.Context, st *cudaStaged, w []fr.Element, qs []pinnedQuery) error {
+	var e cerr
+	for _, q := range qs {
+		n := len(q.sel)
+		for _, d := range []struct {
+			p     *uintptr
+			bytes int
+		}{{&q.dev.ones, 8 * ((n + 63) / 64)}, {&q.dev.vals, fr.Bytes * n}, {&q.dev.idx, 4 * n}} {
+			p, err := c.alloc(d.bytes, c.xfer)
+			if err != nil {
+				return err
+			}
+			st.bufs = append(st.bufs, p)
+			*d.p = p
+		}
+	}
+	// the lanes' streams use the buffers once their allocation is done
+	if err := e.err("sync", c.fn.streamSync(c.xfer, e.p())); err != nil {
+		return err
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for _, q := range qs {
+		l, err := c.takeLane()
+		if err != nil {
+			first = err
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := c.classifyInto(ctx, l, w, q)
+			c.lanes <- l
+			if err != nil {
+				mu.Lock()
+				first = errors.Join(first, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// classifyInto classifies q a chunk at a time into l's two pinned buffers
+// in turn, each laid out as [bitmap words | values | indexes], and queues
+// the chunk's copies on l's stream. Before it queues chunk i it waits for
+// chunk i−1's copies, whose buffer chunk i+1 fills next: classifying chunk
+// i overlaps the copies of chunk i−1.
+func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, w []fr.Element, q pinnedQuery) error {
+	n := len(q.sel)
+	// scalars a chunk: a multiple of 64 (whole bitmap words), 36⅛ B each
+	per := c.pinBytes * 8 / (8*(fr.Bytes+4) + 1) / 64 * 64
+	var e cerr
+	wait := func() error { return e.err("upload sync", c.fn.streamSync(l.stream, e.p())) }
+	h2d := func(dst uintptr, src unsafe.Pointer, bytes int) error {
+		return e.err("upload", c.fn.h2dAsync(dst, src, uint64(bytes), l.stream, e.p()))
+	}
+	k, ones := 0, 0
+	for i, lo := 0, 0; lo < n; i, lo = i+1, lo+per {
+		if err := ctx.Err(); err != nil {
+			return errors.Join(err, wait())
+		}
+		hi := min(lo+per, n)
+		pin := l.pin[i&1]
+		bits := unsafe.Slice((*uint64)(pin), (hi-lo+63)/64)
+		vals := unsafe.Slice((*fr.Element)(unsafe.Add(pin, per/8)), hi-lo)
+		idx := unsafe.Slice((*uint32)(unsafe.Add(pin, per/8+fr.Bytes*per)), hi-lo)
+		kc, oc := classifyRange(w, q.sel, lo, hi, bits, idx, vals)
+		if err := wait(); err != nil {
+			return err
+		}
+		if err := errors.Join(
+			h2d(q.dev.ones+uintptr(lo/8), unsafe.Pointer(&bits[0]), 8*len(bits)),
+			h2d(q.dev.vals+uintptr(fr.Bytes*k), unsafe.Pointer(unsafe.SliceData(vals)), fr.Bytes*kc),
+			h2d(q.dev.idx+uintptr(4*k), unsafe.Pointer(unsafe.SliceData(idx)), 4*kc),
+		); err != nil {
+			return errors.Join(err, wait())
+		}
+		k, ones = k+kc, ones+oc
+	}
+	if err := wait(); err != nil {
+		return err
+	}
+	q.dev.len, q.dev.nvals = n, k
+	*q.host = Query{Len: n, NumOnes: ones, Dense: k == n}
+	if k == n {
+		q.dev.idx = 0 // dense: the bases as they are (the buffer is freed with the rest)
+	}
+	return nil
+}

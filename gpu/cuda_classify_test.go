@@ -1,0 +1,87 @@
+package gpu_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/gpu"
+)
+
+// TransferClassify classifies the queries straight into the pinned buffers,
+// a chunk at a time (three chunks of 1 MiB buffers here, the last one
+// short), and the device ends up with exactly what Classify then Transfer
+// would have put there: the same bitmap, values and indexes, dense or not;
+// B from the host's classification (hostB) or classified like A and K.
+func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
+	openCUDA(t) // skips without a library
+	cuda, err := gpu.OpenCUDA(os.Getenv("ZKPIPE_CUDA_LIB"), gpu.WithPinnedBytes(1<<20), gpu.WithTransferLanes(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cuda.Close()
+	r := rand.New(rand.NewPCG(1, 2))
+	const size = 70_001 // > 2 chunks of 28,992 scalars
+	for _, mode := range []struct {
+		name string
+		mode int
+	}{{"mixed", mixed}, {"dense", dense}, {"zeros", zeros}} {
+		t.Run(mode.name, func(t *testing.T) {
+			key := &gpu.Key{Domain: domain(1<<17, gpu.HDivideByZ), HConvention: gpu.HDivideByZ,
+				A: tileG1(size, false), B1: tileG1(size-1000, false), K: tileG1(size-100, false), Z: tileG1(1, false), B2: tileG2(size-1000, false)}
+			res, err := cuda.Load(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Close()
+			// W: the scalars of the mode, shuffled into a wire order by sel
+			w := scalars(r, size+7, mode.mode)
+			selA := make([]uint32, size)
+			for j := range selA {
+				selA[j] = uint32((j * 7919) % (size + 7))
+			}
+			selK := selA[50 : size-50]
+			selB := selA[1000:]
+			v := &gpu.Vectors{A: scalars(r, 10, dense), B: scalars(r, 10, dense), C: scalars(r, 10, dense)}
+			hostB := mode.name == "dense"
+			if hostB {
+				vals := make([]fr.Element, len(selB))
+				for j, wire := range selB {
+					vals[j] = w[wire]
+				}
+				v.QB = classify(vals)
+			}
+			s, err := cuda.TransferClassify(context.Background(), res, v, w, selA, selB, selK, hostB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cuda.Free(s)
+			for i, q := range []struct {
+				name string
+				sel  []uint32
+				host *gpu.Query
+			}{{"A", selA, &v.QA}, {"B", selB, &v.QB}, {"K", selK, &v.QK}} {
+				vals := make([]fr.Element, len(q.sel))
+				for j, wire := range q.sel {
+					vals[j] = w[wire]
+				}
+				want := classify(vals)
+				if q.host.Len != want.Len || q.host.NumOnes != want.NumOnes || q.host.Dense != want.Dense {
+					t.Fatalf("%s: host query %d scalars, %d ones, dense %v; want %d, %d, %v",
+						q.name, q.host.Len, q.host.NumOnes, q.host.Dense, want.Len, want.NumOnes, want.Dense)
+				}
+				ones, got, idx, err := cuda.StagedQuery(s, i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(ones, want.Ones) || !slices.Equal(got, want.Vals) || !slices.Equal(idx, want.Idx) {
+					t.Fatalf("%s on the device differs from Classify: %d bitmap words, %d values, %d indexes; want %d, %d, %d",
+						q.name, len(ones), len(got), len(idx), len(want.Ones), len(want.Vals), len(want.Idx))
+				}
+			}
+		})
+	}
+}

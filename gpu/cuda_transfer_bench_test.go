@@ -1,0 +1,83 @@
+//go:build unix
+
+package gpu_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/gpu"
+)
+
+// processCPU is the CPU time the process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkCUDATransfer stages one proof's vectors at 2^20 (a, b, c and
+// three queries of mulchain's shape: every scalar significant) three ways:
+// Classify into pageable memory then Transfer (through the bounce buffers,
+// main's way), TransferClassify with B classified on the host (for a CPU
+// B_G2), and TransferClassify of all three straight into the pinned
+// buffers (--bg2-device cuda). It reports the CPU time of each per proof,
+// beside the wall time.
+//
+//	ZKPIPE_CUDA_LIB=… go test -run '^$' -bench CUDATransfer -benchtime 20x ./gpu
+func BenchmarkCUDATransfer(b *testing.B) {
+	cuda := openCUDA(b)
+	const n = 1 << 20
+	r := rand.New(rand.NewPCG(3, 4))
+	key := &gpu.Key{Domain: domain(n, gpu.HDivideByZ), HConvention: gpu.HDivideByZ,
+		A: tileG1(n, false), B1: tileG1(n, false), K: tileG1(n, false), Z: tileG1(n-1, false), B2: tileG2(n, false)}
+	res, err := cuda.Load(key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer res.Close()
+	w := scalars(r, n+2, dense)
+	sel := make([]uint32, n)
+	for j := range sel {
+		sel[j] = uint32(j + 2)
+	}
+	abc := scalars(r, n, dense)
+	ones, idx, vals := make([]uint64, n/64), make([]uint32, n), make([]fr.Element, n)
+	qb := struct {
+		ones []uint64
+		idx  []uint32
+		vals []fr.Element
+	}{make([]uint64, n/64), make([]uint32, n), make([]fr.Element, n)}
+	for _, way := range []string{"classify+transfer", "transfer-classify-hostB", "transfer-classify"} {
+		b.Run(way, func(b *testing.B) {
+			cpu0 := processCPU()
+			for range b.N {
+				v := &gpu.Vectors{A: abc, B: abc, C: abc}
+				hostB := way != "transfer-classify"
+				if hostB {
+					gpu.Classify(&v.QB, w, sel, qb.ones, qb.idx, qb.vals)
+				}
+				var s *gpu.Staged
+				var err error
+				if way == "classify+transfer" {
+					gpu.Classify(&v.QA, w, sel, ones, idx, vals)
+					gpu.Classify(&v.QK, w, sel, ones, idx, vals) // same buffers: only the cost counts here
+					s, err = cuda.Transfer(context.Background(), res, v)
+				} else {
+					s, err = cuda.TransferClassify(context.Background(), res, v, w, sel, sel, sel, hostB)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				cuda.Free(s)
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+		})
+	}
+}
