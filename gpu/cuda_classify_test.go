@@ -18,7 +18,7 @@ import (
 // B from the host's classification (hostB) or classified like A and K.
 func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
 	openCUDA(t) // skips without a library
-	cuda, err := gpu.OpenCUDA(os.Getenv("ZKPIPE_CUDA_LIB"), gpu.WithPinnedBytes(1<<20), gpu.WithTransferLanes(2))
+	cuda, err := gpu.OpenCUDA(os.Getenv("ZKPIPE_CUDA_LIB"), gpu.WithPinnedBytes(1<<20), gpu.WithTransferLanes(2), gpu.WithMSMTables(0))
 	if err != nil {
 		t.Fatal(err)
 	}
