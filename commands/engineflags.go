@@ -138,7 +138,7 @@ func stageFlags() []cli.Flag {
 func computeFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "device", Value: "auto", Usage: "compute backend: auto, cpu or cuda", EnvVars: env("device"), Category: "compute"},
-		&cli.StringFlag{Name: "bg2-device", Value: "cpu", Usage: "device of the B_G2 stage: cpu or cuda", EnvVars: env("bg2-device"), Category: "compute"},
+		&cli.StringFlag{Name: "bg2-device", Value: "auto", Usage: "device of the B_G2 stage: auto (the GPU when --device runs on one), cpu or cuda", EnvVars: env("bg2-device"), Category: "compute"},
 		&cli.IntFlag{Name: "msm-tasks", Usage: "goroutines one CPU MSM or batch-addition may use (0: one per core; at most 1024)", EnvVars: env("msm-tasks"), Category: "compute"},
 		&cli.IntFlag{Name: "fft-tasks", Usage: "goroutines one CPU NTT may use (0: one per core)", EnvVars: env("fft-tasks"), Category: "compute"},
 	}

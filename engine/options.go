@@ -17,7 +17,8 @@ type Options struct {
 	// Device is the compute backend of the G1 stages: "auto" (CUDA when a
 	// library and a GPU are found, else the CPU; the default), "cpu" or "cuda".
 	Device string
-	// BG2Device runs the B_G2 stage: "cpu" (the default) or "cuda".
+	// BG2Device runs the B_G2 stage: "auto" (the default, "" too: on the
+	// GPU when the G1 stages are), "cpu" or "cuda".
 	BG2Device string
 	// MSMTasks and FFTTasks bound the goroutines of one CPU MSM (or batch
 	// addition) and one CPU NTT; 0 means one per core.
