@@ -6,12 +6,40 @@
 # Steps:
 #   build            nvcc → gpu/cuda/libzkpipe_cuda.so (copied to $OUT)
 #   prebuilt         use .carry-lead/libzkpipe_cuda.so from an earlier build
+#   fieldbench       nvcc gpu/cuda/fieldbench.cu (FIELDBENCH_MODES="32 64" for both field
+#                    products for the curve rows) and run both: products/s
+#                    against the chip's model, and the device-side check
+#   build64          nvcc a second library with the first, 64-bit product
+#                    (-DZK_FIELD_MUL=64) into gpu/cuda/libzkpipe_cuda64.so,
+#                    in the background: `lib64` waits for it and selects it
+#   lib64, lib32     select that library, or the default one, for later steps
+#   tables on|off    MSM tables (--cuda-msm-tables) for later steps: the
+#                    default, or off (gpu tests and zkpipe alike)
 #   test             the gpu package's CUDA tests against the library
 #   measure SIZES    kernel timings, G1 MSMs at the log2 sizes (20,22,24,27)
+#   msmgrid          G1 (2^20, 2^22, 2^24) and G2 (2^20) MSM timings for each
+#                    window:chunk:segment in $MSM_GRID (0 = the default),
+#                    through ZKPIPE_MSM_WINDOW/_CHUNK/_SEGMENT (driver.cuh)
+#   profile          ncu's per-kernel times of TestCUDAMeasure at 2^20
+#                    (--clock-control none), where ncu can read the GPU
+#   bgsetup C:N…     the same in the background (beside a build), waitsetup
+#                    waits for it
 #   setup C:N…       zkpipe setup of built-in circuit C at N constraints
 #   stream C:N P     zkpipe bench of P proofs: default flags (auto shape),
 #                    then the hand-tuned shape, then P/8 proofs one at a time
 #                    for each stage's CPU ms; gnark on 4 proofs
+#   streams C:N P    zkpipe bench of P proofs (default flags) with 1, 2 and
+#                    3 compute streams, then 2 with the tail split off
+#                    (ZKPIPE_CUDA_TAIL_SPLIT=0), 2 with spinning waits
+#                    (ZKPIPE_CUDA_SPIN=1) and 2 with the pool's cross-stream
+#                    reuse off (ZKPIPE_CUDA_POOL_DEPS=0): proofs/s and stage times of each,
+#                    and each stage's CPU ms over 4 proofs one at a time
+#   quick C:N P      zkpipe bench of P proofs, default flags, no gnark: the
+#                    proofs/s line and the per-stage table only
+#   shapes C:N P     zkpipe bench of P proofs four ways: default flags
+#                    (shape adapting), default with --adapt-shape=false
+#                    (the shape chosen at start), hand-tuned adapting,
+#                    hand-tuned fixed; proofs/s and the shapes each ended with
 #   devmem C:N P     a stream under a device budget of the keys and ~1.5
 #                    jobs, to show jobs waiting for GPU memory
 #   fleet C:N P      P generate jobs through `zkpipe prove`, then through
@@ -37,6 +65,36 @@ while [ $# -gt 0 ]; do
 		cp gpu/cuda/libzkpipe_cuda.so "$OUT/"
 		;;
 	prebuilt) export ZKPIPE_CUDA_LIB=$PWD/$bin/libzkpipe_cuda.so ;;
+	fieldbench)
+		for m in ${FIELDBENCH_MODES:-32}; do
+			nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -DZK_FIELD_MUL=$m \
+				gpu/cuda/fieldbench.cu -o /tmp/fieldbench$m >"$OUT/fieldbench-build$m.log" 2>&1 ||
+				{ tail -20 "$OUT/fieldbench-build$m.log"; continue; }
+			/tmp/fieldbench$m | tee "$OUT/fieldbench$m.log"
+		done
+		;;
+	build64)
+		(LIB=libzkpipe_cuda64.so gpu/cuda/build.sh -DZK_FIELD_MUL=64 >"$OUT/build64.log" 2>&1; echo $? >/tmp/build64.rc) &
+		;;
+	lib64)
+		while [ ! -f /tmp/build64.rc ]; do sleep 1; done
+		[ "$(cat /tmp/build64.rc)" = 0 ] || { tail -20 "$OUT/build64.log"; exit 1; }
+		export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda64.so
+		echo "library: 64-bit field products"
+		;;
+	tables)
+		if [ "$1" = off ]; then
+			export ZKPIPE_CUDA_MSM_TABLES_MIB=0 ZKPIPE_CUDA_MSM_TABLES=off
+		else
+			unset ZKPIPE_CUDA_MSM_TABLES_MIB ZKPIPE_CUDA_MSM_TABLES
+		fi
+		echo "msm tables: $1"
+		shift
+		;;
+	lib32)
+		export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda.so
+		echo "library: 32-bit field products"
+		;;
 	test)
 		$bin/gpu.test -test.run 'CUDA|FindCUDA|Multi' -test.v -test.timeout 400s >"$OUT/test.log" 2>&1
 		echo "gpu tests rc=$?"
@@ -45,8 +103,31 @@ while [ $# -gt 0 ]; do
 		;;
 	measure)
 		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=$1 $bin/gpu.test -test.run 'CUDAMeasure' -test.v -test.timeout 400s 2>&1 |
-			grep -vE "^=== RUN" | tee "$OUT/measure.log"
+			grep -vE "^=== RUN" | tee "$OUT/measure-$(basename "$ZKPIPE_CUDA_LIB" .so).log"
 		shift
+		;;
+	msmgrid)
+		for g in ${MSM_GRID:-0:0:0 0:16:0 0:0:8 0:0:16 17:0:0 18:0:0 18:16:0 20:0:0 20:16:0}; do
+			IFS=: read -r w c sg <<<"$g"
+			echo "== window ${w/#0/auto} chunk ${c/#0/32} segment ${sg/#0/32}"
+			ZKPIPE_MSM_WINDOW=$w ZKPIPE_MSM_CHUNK=$c ZKPIPE_MSM_SEGMENT=$sg ZKPIPE_CUDA_MEASURE=msm ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20,22,24 \
+				$bin/gpu.test -test.run 'CUDAMeasure' -test.timeout 400s 2>&1 | grep -E "MSM 2" | sed 's/, gnark.*//'
+		done | tee "$OUT/msmgrid.log"
+		;;
+	profile)
+		ncu --version | tail -1
+		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20 timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum \
+			--print-summary per-kernel $bin/gpu.test -test.run 'CUDAMeasure$' -test.timeout 300s >"$OUT/profile.log" 2>&1
+		echo "ncu rc=$?"
+		grep -E "^\s+k_|^  [a-zA-Z_].*\(|gpu__time_duration.sum|Invocations|DeviceRadix|Onesweep" "$OUT/profile.log" | head -80
+		;;
+	bgsetup)
+		(bash "$0" setup "$1" >"$OUT/bgsetup.log" 2>&1; echo $? >/tmp/bgsetup.rc) &
+		shift
+		;;
+	waitsetup)
+		while [ ! -f /tmp/bgsetup.rc ]; do sleep 1; done
+		cat "$OUT/bgsetup.log"
 		;;
 	setup)
 		for spec in ${1//,/ }; do
@@ -64,18 +145,57 @@ while [ $# -gt 0 ]; do
 			--serial-cpu $((p / 8 > 2 ? p / 8 : 2)) 2>&1 | tee "$OUT/stream-$c-$n-default.log" | grep -vE "^bench:"
 		echo "== $c $n: hand-tuned (${tuned[*]})"
 		$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 "${tuned[@]}" 2>&1 |
-			tee "$OUT/stream-$c-$n-tuned.log" | grep -E "proofs/s|^(stage|synth|transfer|msm-h|tail|b-g2)"
+			tee "$OUT/stream-$c-$n-tuned.log" | grep -E "proofs/s|^(stage|synth|transfer|msm-h|tail|b-g2|shape)"
 		echo "== $c $n: gnark, 4 proofs"
 		$bin/zkpipe bench --circuit $d -n 4 --device cuda --bg2-device cuda --mem-status 0 2>&1 | grep -E "gnark|ratio"
+		;;
+	streams)
+		spec=$1 p=$2
+		shift 2
+		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
+		for run in "1" "2" "3" "2 ZKPIPE_CUDA_TAIL_SPLIT=0" "2 ZKPIPE_CUDA_SPIN=1" "2 ZKPIPE_CUDA_POOL_DEPS=0"; do
+			k=${run%% *} envs=()
+			[ "$run" != "$k" ] && envs=(${run#* })
+			tag=$(echo "$run" | tr ' =' '-_')
+			echo "== $c $n: --cuda-compute-streams $k ${envs[*]}"
+			env "${envs[@]}" $bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 \
+				--cuda-compute-streams $k --serial-cpu 4 2>&1 | tee "$OUT/streams-$c-$n-$tag.log" |
+				grep -E "proofs/s|one proof|^(stage|synth|transfer|msm-h|batch|tail|b-g2)"
+		done
+		;;
+	quick)
+		spec=$1 p=$2
+		shift 2
+		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
+		echo "== $c $n: default flags, $(basename "$ZKPIPE_CUDA_LIB"), msm tables ${ZKPIPE_CUDA_MSM_TABLES:-auto} ${QUICK_FLAGS:-}"
+		$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 ${QUICK_FLAGS:-} 2>&1 |
+			tee "$OUT/quick-$c-$n-$(basename "$ZKPIPE_CUDA_LIB" .so)-${ZKPIPE_CUDA_MSM_TABLES:-auto}${QUICK_TAG:-}.log" | grep -vE "^bench:"
+		;;
+	shapes)
+		spec=$1 p=$2
+		shift 2
+		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
+		for how in default fixed tuned tuned-fixed; do
+			case $how in
+			default) extra=() ;;
+			fixed) extra=(--adapt-shape=false) ;;
+			tuned) extra=("${tuned[@]}") ;;
+			tuned-fixed) extra=("${tuned[@]}" --adapt-shape=false) ;;
+			esac
+			echo "== $c $n: $how (${extra[*]})"
+			$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 "${extra[@]}" 2>&1 |
+				tee "$OUT/shapes-$c-$n-$how.log" | grep -E "proofs/s|^shape|^zkpipe: shape"
+		done
 		;;
 	devmem)
 		spec=$1 p=$2
 		shift 2
 		d=/tmp/zkc/${spec%%:*}-${spec##*:}
 		for i in $(seq 1 $p); do echo "{\"id\":\"d$i\",\"generate\":{\"seed\":$i}}"; done >/tmp/devmem.jsonl
-		# keys of a 2^20 circuit take ~0.7 GiB on the device, a job ~0.5 GiB
+		# keys of a 2^20 mulchain take 480 MiB on the device, a job ~1 GiB with
+		# two compute streams (two tail MSMs' scratch at once; 668 MiB with one)
 		$bin/zkpipe prove --circuit $d --jobs /tmp/devmem.jsonl --out /tmp/devmem --results "$OUT/devmem.jsonl" \
-			--device cuda --bg2-device cuda --device-budget ${DEVBUDGET:-1500MiB} --mem-status 1s 2>&1 | tail -4
+			--device cuda --bg2-device cuda --device-budget ${DEVBUDGET:-2100MiB} --mem-status 1s 2>&1 | tail -4
 		;;
 	fleet)
 		spec=$1 p=$2

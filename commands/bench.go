@@ -142,6 +142,7 @@ func bench(c *cli.Context) error {
 		fmt.Printf("ratio zkpipe/gnark:  %.2f×\n", rate/gnarkRate)
 	}
 	printStageTable(lines)
+	printShape(lines)
 	if k := c.Int("serial-cpu"); k > 0 {
 		return serialCPU(c, circ, out, witnesses[:min(k, n)])
 	}
@@ -231,6 +232,26 @@ func printStageTable(lines []stream.Result) {
 			continue
 		}
 		fmt.Printf("%-11s %10.1f %10.1f %10.1f %10.1f\n", name, mean(a.run), median(a.run), mean(a.queue), mean(a.cpu))
+	}
+}
+
+// printShape says the shape the stream started with and, when the shape
+// controller changed it (--adapt-shape), the one it ended with.
+func printShape(lines []stream.Result) {
+	var first, last string
+	changes := 0
+	for _, l := range lines {
+		if l.Shape != "" {
+			if first == "" {
+				first = l.Shape
+			}
+			last = l.Shape
+		}
+		changes += len(l.ShapeChanges)
+	}
+	fmt.Printf("shape at start: %s\n", first)
+	if changes > 0 {
+		fmt.Printf("shape at end:   %s (%d changes; * where zkpipe chose)\n", last, changes)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -37,6 +38,22 @@ func sourceFlags() []cli.Flag {
 	}
 }
 
+// parseTables reads --cuda-msm-tables into engine.CUDAOptions.MSMTableMiB:
+// auto (0), off (−1) or a size in MiB.
+func parseTables(s string) (int, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "auto", "":
+		return 0, nil
+	case "off", "0":
+		return -1, nil
+	}
+	b, err := mem.ParseBudget(s, 0)
+	if err != nil || b == mem.Unlimited || b < 1<<20 {
+		return 0, fmt.Errorf("--cuda-msm-tables %q: want a size such as 8GiB, off or auto", s)
+	}
+	return int(b >> 20), nil
+}
+
 // gnarkOptions are the gnark source's options from the flags.
 func gnarkOptions(c *cli.Context) gnarksrc.Options {
 	return gnarksrc.Options{ReadTimeout: c.Duration("read-timeout"), SkipVerify: c.Bool("skip-verify")}
@@ -49,12 +66,18 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 	if err != nil {
 		return engine.Options{}, err
 	}
+	tables, err := parseTables(c.String("cuda-msm-tables"))
+	if err != nil {
+		return engine.Options{}, err
+	}
 	o := engine.Options{
 		Device: c.String("device"), BG2Device: c.String("bg2-device"),
 		MSMTasks: c.Int("msm-tasks"), FFTTasks: c.Int("fft-tasks"),
 		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Devices: devices, AllDevices: all,
-			PinnedMiB: c.Int("cuda-pinned-mib"), Lanes: c.Int("cuda-lanes")},
-		Shapes: map[string]stages.Shape{},
+			PinnedMiB: c.Int("cuda-pinned-mib"), Lanes: c.Int("cuda-lanes"), MSMTableMiB: tables,
+			ComputeStreams: c.Int("cuda-compute-streams")},
+		Shapes:     map[string]stages.Shape{},
+		FixedShape: !c.Bool("adapt-shape"), AdaptEvery: c.Duration("adapt-every"),
 		Memory: engine.MemoryOptions{Budget: c.String("mem-budget"), Pinned: c.String("pinned-budget"),
 			Device: c.String("device-budget"), Status: c.Duration("mem-status")},
 		Tracing: tracing.Config{
@@ -102,7 +125,13 @@ func stageFlags() []cli.Flag {
 			&cli.IntFlag{Name: name + "-queue", Value: 1, Usage: "queue depth in front of stage " + name + " (unset: chosen with the workers)", EnvVars: env(name + "-queue"), Category: "stages"},
 		)
 	}
-	return fs
+	return append(fs,
+		&cli.BoolFlag{Name: "adapt-shape", Value: true, Category: "stages", EnvVars: env("adapt-shape"),
+			Usage: "while the stream runs, give the bottleneck stage more workers while the cores allow, taking idle workers from other stages " +
+				"and undoing a change that does not raise proofs/s; stages set by --NAME-workers or --NAME-queue never change (false: keep the shape chosen at start)"},
+		&cli.DurationFlag{Name: "adapt-every", Value: 2 * time.Second, Category: "stages", EnvVars: env("adapt-every"),
+			Usage: "the least time between two shape changes (each window also waits for 10 finished proofs)"},
+	)
 }
 
 // computeFlags set the backends and the parallelism inside a stage.
@@ -125,6 +154,10 @@ func cudaFlags() []cli.Flag {
 			Usage: "MiB of each pinned bounce buffer of the CUDA backend, two per lane (allocated once, counted against --pinned-budget)"},
 		&cli.IntFlag{Name: "cuda-lanes", Value: 4, Category: "compute", EnvVars: env("cuda-lanes"),
 			Usage: "uploads to the GPU that run at once (each copies through its own pinned buffers on its own core)"},
+		&cli.StringFlag{Name: "cuda-msm-tables", Value: "auto", Category: "compute", EnvVars: env("cuda-msm-tables"),
+			Usage: "device memory one circuit's precomputed MSM tables may take (each base's multiples for every window, built at load: faster MSMs for about 16× the bases' memory): a size such as 8GiB, off, or auto (32GiB, off under --device-budget)"},
+		&cli.IntFlag{Name: "cuda-compute-streams", Value: 2, Category: "compute", EnvVars: env("cuda-compute-streams"),
+			Usage: "device operations (MSMs, batch-additions, H) that run at once on each GPU, each on its own stream with its own scratch: one job's H beside another's tail MSMs, and a job's A, B1 and K tail MSMs side by side (1: one at a time)"},
 	}
 }
 

@@ -84,7 +84,9 @@ func workerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cache", Value: dir, Category: "worker", EnvVars: env("cache"),
 			Usage: "worker directory: circuits fetched from the store stay here; proofs pass through CACHE/out (locked: one worker per cache)"},
 		&cli.IntFlag{Name: "max-deliveries", Value: 5, Category: "worker", EnvVars: env("max-deliveries"),
-			Usage: "answer a job delivered more often than this (its workers died on it) with an error, and drop it"},
+			Usage: "answer a job with an error, and drop it, once this many of its deliveries ended with no answer (its workers died on it)"},
+		&cli.IntFlag{Name: "max-host-faults", Value: 20, Category: "worker", EnvVars: env("max-host-faults"),
+			Usage: "answer a job with an error, and drop it, once workers have handed it back this often for faults of their own (a lost GPU, a full disk)"},
 		metricsFlag(),
 	}
 }
@@ -104,7 +106,7 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 		return err
 	}
 	defer eng.Close()
-	wo := fleet.WorkerOptions{Cache: cache, MaxDeliveries: c.Int("max-deliveries"), Log: logOut(c), Gnark: gnarkOptions(c)}
+	wo := fleet.WorkerOptions{Cache: cache, MaxDeliveries: c.Int("max-deliveries"), MaxHostFaults: c.Int("max-host-faults"), Log: logOut(c), Gnark: gnarkOptions(c)}
 	var wp atomic.Pointer[fleet.Worker] // set below; a scrape before then sees no worker
 	if addr := c.String("metrics-addr"); addr != "" {
 		m := metrics.New(metrics.Options{Engine: eng.Snapshot, Fleet: func() (int, int) {

@@ -193,9 +193,10 @@ func TestSecondSignalEndsAStreamBlockedOnAFIFO(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// The status line shows the job running in parse: blocked on the FIFO.
+	// The status line shows the job running in parse (0 queued + 1 running,
+	// of its workers): blocked on the FIFO.
 	sc := bufio.NewScanner(stderr)
-	for sc.Scan() && !strings.Contains(sc.Text(), "| parse 0+1 ") {
+	for sc.Scan() && !strings.Contains(sc.Text(), "| parse 0+1/") {
 	}
 	cmd.Process.Signal(os.Interrupt)
 	for sc.Scan() && !strings.Contains(sc.Text(), "stopping intake") {

@@ -17,13 +17,26 @@ func resultsCommand() *cli.Command {
 		&cli.StringFlag{Name: "out", Value: "out", EnvVars: env("out"), Usage: "directory for ID.proof, ID.public (and ID.proof.json), written atomically"},
 		&cli.StringFlag{Name: "results", Value: "-", EnvVars: env("results"), Usage: "JSON Lines of results, - for stdout"},
 		&cli.BoolFlag{Name: "follow", EnvVars: env("follow"), Usage: "wait for more results (until SIGINT); without it, stop when caught up"},
+		&cli.StringFlag{Name: "circuit", EnvVars: env("results-circuit"),
+			Usage: "check every proof against this gnark circuit directory's circuit.vk, your own copy, rather than the circuit store's key (which anyone with access to the queue can replace)"},
+		&cli.StringFlag{Name: "vkey", EnvVars: env("results-vkey"),
+			Usage: "check every proof against this snarkjs verification_key.json (circom) rather than the circuit store's key"},
 	)
 	return &cli.Command{
 		Name:      "results",
 		Usage:     "collect the fleet's result lines and proof files, as zkpipe prove writes them",
-		UsageText: "zkpipe results --nats URL --out DIR [--results FILE] [--follow]",
-		Flags:     flags,
+		UsageText: "zkpipe results --nats URL --out DIR [--results FILE] [--follow] [--circuit DIR | --vkey FILE]",
+		Description: "Each proof is checked against a verifying key before its files are written and its line says proved " +
+			"(verified_with names the key): --circuit or --vkey if given, else the circuit store's key of the circuit the line names. " +
+			"A job whose stored proof is missing, unreadable or rejected gets a failed line naming it and why; the lines after it go on.",
+		Flags: flags,
 		Action: func(c *cli.Context) error {
+			// the user's own key first: a file that cannot be read must
+			// fail before anything is collected
+			local, err := fleet.LocalVerifier(c.Context, c.String("circuit"), c.String("vkey"))
+			if err != nil {
+				return err
+			}
 			q, err := openQueue(c, "results")
 			if err != nil {
 				return err
@@ -41,7 +54,7 @@ func resultsCommand() *cli.Command {
 			sig := watchSignals(c.Context, logOut(c))
 			defer sig.stop()
 			w := stream.NewWriter(out)
-			err = fleet.Collect(sig.intake, q, fleet.ResultsOptions{Out: c.String("out"), Follow: c.Bool("follow")}, w.Write)
+			err = fleet.Collect(sig.intake, q, fleet.ResultsOptions{Out: c.String("out"), Follow: c.Bool("follow"), Verifier: local}, w.Write)
 			if err != nil && !(errors.Is(err, sig.intake.Err()) && sig.intake.Err() != nil) {
 				return err
 			}

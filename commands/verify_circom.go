@@ -28,10 +28,7 @@ func verifyCircom(c *cli.Context) error {
 	bad := 0
 	for i := 0; i < len(args); i += 2 {
 		proof, public := args[i], args[i+1]
-		if circomsrc.IsPublicJSON(proof) {
-			proof, public = public, proof
-		}
-		if err := circomsrc.VerifyFiles(vk, proof, public); err != nil {
+		if err := circomsrc.VerifyFiles(c.Context, vk, proof, public); err != nil {
 			fmt.Printf("%s: REJECTED: %v\n", proof, err)
 			bad++
 			continue

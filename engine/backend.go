@@ -81,6 +81,12 @@ func (e *Engine) openGPUs() (gpuBackend, error) {
 		}
 		e.cudas = nil
 	}
+	if o.MSMTableMiB == 0 { // auto
+		o.MSMTableMiB = int(gpu.DefaultMSMTableBytes >> 20)
+		if e.opts.Memory.Device != "" {
+			o.MSMTableMiB = -1
+		}
+	}
 	for _, i := range devices {
 		o.Device = i
 		c, path, err := openCUDA(o)
@@ -91,7 +97,7 @@ func (e *Engine) openGPUs() (gpuBackend, error) {
 		e.cudas = append(e.cudas, c)
 		labels = append(labels, fmt.Sprintf("cuda:%d", i))
 		devs = append(devs, c)
-		fmt.Fprintf(e.log, "zkpipe: CUDA backend on GPU %d, %s (%s)\n", i, c.Device(), path)
+		fmt.Fprintf(e.log, "zkpipe: CUDA backend on GPU %d, %s, %d compute streams (%s)\n", i, c.Device(), c.ComputeStreams(), path)
 	}
 	if len(devs) == 1 {
 		return e.cudas[0], nil
@@ -122,7 +128,12 @@ func openCUDA(o CUDAOptions) (*gpu.CUDA, string, error) {
 	if lanes == 0 {
 		lanes = 4
 	}
-	c, err := gpu.OpenCUDA(lib, gpu.WithCUDADevice(o.Device), gpu.WithPinnedBytes(mib<<20), gpu.WithTransferLanes(lanes))
+	opts := []gpu.CUDAOption{gpu.WithCUDADevice(o.Device), gpu.WithPinnedBytes(mib << 20), gpu.WithTransferLanes(lanes),
+		gpu.WithMSMTables(max(int64(o.MSMTableMiB), 0) << 20)} // openGPUs resolved auto (0)
+	if o.ComputeStreams > 0 {
+		opts = append(opts, gpu.WithComputeStreams(o.ComputeStreams))
+	}
+	c, err := gpu.OpenCUDA(lib, opts...)
 	if err != nil {
 		return nil, "", err
 	}

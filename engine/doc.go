@@ -18,7 +18,8 @@
 //  3. Open an engine with New and the Options you need. The zero Options
 //     prove on the GPU if a CUDA library and a GPU are found, else on the
 //     CPU, in a shape (workers and queue per stage) chosen from the cores
-//     and devices, into the directory "out", which the engine locks. New
+//     and devices and adapted while it runs (Options.FixedShape), into the
+//     directory "out", which the engine locks. New
 //     makes the circuits' keys resident once; later circuits join with
 //     AddCircuit, also while a run goes on.
 //  4. Feed jobs to Run on a channel (or Stream from a reader of JSON lines),

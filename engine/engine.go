@@ -41,15 +41,42 @@ type Engine struct {
 
 	owned      []*stages.Circuit // closed with the engine
 	autoStages map[string]bool   // stages whose shape autoShape chose
+	cores      int               // the stages' cores (Options.Cores)
+	maxWorkers map[string]int    // what the shape controller may give each stage; nil: fixed
+	notes      shapeNotes
 
 	ran                     atomic.Bool
 	proved, failed, resumed atomic.Int64
 
-	mu     sync.Mutex // guards pipe and t0 once Run starts
+	mu     sync.Mutex // guards pipe and t0 once Run starts, closed, stopRun
 	pipe   *pipeline.Pipeline[*stages.Job]
 	t0     time.Time
 	status statusTicker
+
+	// Close sets closed, cancels a Run in progress (stopRun) and waits for
+	// the calls that entered before it (busy) before it releases anything:
+	// a metrics scrape may come while the engine shuts down.
+	closed  bool
+	stopRun context.CancelFunc
+	busy    sync.WaitGroup
 }
+
+// ErrClosed is returned by the methods of an engine that has been closed.
+var ErrClosed = errors.New("engine closed")
+
+// enter registers a call that uses the engine's resources, and reports
+// false once Close has begun; a true enter must be paired with exit.
+func (e *Engine) enter() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return false
+	}
+	e.busy.Add(1)
+	return true
+}
+
+func (e *Engine) exit() { e.busy.Done() }
 
 // Resumable is a circuit source that can find a finished job's outputs in a
 // directory and check them against the circuit's verifying key (gnarksrc and
@@ -111,11 +138,17 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 		return nil, err
 	}
 	_, bg2OnCPU := e.g2.(*gpu.CPU)
-	e.opts.Shapes, e.autoStages = autoShape(opts.Shapes, runtime.NumCPU(), len(e.cudas) > 0, !bg2OnCPU)
+	e.cores = opts.Cores
+	if e.cores == 0 {
+		e.cores = runtime.NumCPU()
+	}
+	e.opts.Shapes, e.autoStages = autoShape(opts.Shapes, e.cores, len(e.cudas) > 0, !bg2OnCPU)
 	if e.multi != nil {
 		perDevice(e.opts.Shapes, len(e.cudas), !bg2OnCPU)
 	}
-	e.core, err = stages.NewEngine(stages.Config{Shapes: e.opts.Shapes, Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out}, circuits...)
+	e.maxWorkers = growable(&e.opts, e.autoStages, e.cores)
+	e.core, err = stages.NewEngine(stages.Config{Shapes: e.opts.Shapes, MaxWorkers: e.maxWorkers,
+		Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out}, circuits...)
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +174,14 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 
 // AddCircuit makes c's keys resident and lets jobs name it; safe while Run
 // is going (a worker of a fleet loads circuits as their first job comes).
-// The engine owns c from then on.
+// The engine owns c from then on; after Close it is closed at once and
+// ErrClosed returned.
 func (e *Engine) AddCircuit(c *stages.Circuit) error {
+	if !e.enter() {
+		closeCircuit(c)
+		return fmt.Errorf("circuit %s: %w", c.Name, ErrClosed)
+	}
+	defer e.exit()
 	if err := e.core.AddCircuit(c); err != nil {
 		closeCircuit(c)
 		return err
@@ -158,14 +197,25 @@ func (e *Engine) AddCircuit(c *stages.Circuit) error {
 	return nil
 }
 
-// HasCircuit tells whether a circuit of that name is loaded.
+// HasCircuit tells whether a circuit of that name is loaded (none is,
+// after Close).
 func (e *Engine) HasCircuit(name string) bool {
+	if !e.enter() {
+		return false
+	}
+	defer e.exit()
 	_, err := e.core.Circuit(name)
 	return err == nil && name != ""
 }
 
-// Circuits lists the loaded circuits.
-func (e *Engine) Circuits() []*stages.Circuit { return e.core.Circuits() }
+// Circuits lists the loaded circuits (none, after Close).
+func (e *Engine) Circuits() []*stages.Circuit {
+	if !e.enter() {
+		return nil
+	}
+	defer e.exit()
+	return e.core.Circuits()
+}
 
 // Capacity is how many jobs the pipeline holds at once: each stage's
 // workers and queue. A feeder that keeps no more than this many jobs in
@@ -192,9 +242,13 @@ type Snapshot struct {
 }
 
 // Snapshot reports the engine's counts, stages and memory. Safe from any
-// goroutine.
+// goroutine, and after Close, when it reports the counts and backend only.
 func (e *Engine) Snapshot() Snapshot {
 	s := Snapshot{Proved: e.proved.Load(), Failed: e.failed.Load(), Resumed: e.resumed.Load(), Backend: e.backend.Name()}
+	if !e.enter() {
+		return s
+	}
+	defer e.exit()
 	e.mu.Lock()
 	p, t0 := e.pipe, e.t0
 	e.mu.Unlock()
@@ -216,13 +270,23 @@ var ErrOutput = errors.New("outputs cannot be written")
 // stops taking jobs, lets those in flight finish (each reports its own
 // error) and returns an error wrapping ErrOutput. When emit fails, Run
 // cancels the jobs in flight and returns emit's error. Run may be called
-// once.
+// once; Close cancels it and waits for it to return, and after Close it
+// returns ErrClosed.
 func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error {
 	if e.ran.Swap(true) {
 		return errors.New("engine: Run called twice")
 	}
 	hard, cancelHard := context.WithCancel(ctx)
 	defer cancelHard()
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return ErrClosed
+	}
+	e.busy.Add(1)
+	e.stopRun = cancelHard
+	e.mu.Unlock()
+	defer e.exit()
 	intake, stopIntake := context.WithCancel(hard)
 	defer stopIntake()
 
@@ -299,6 +363,8 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 	e.status.every, e.status.line = e.opts.Memory.Status, e.statusLine
 	e.status.start()
 	defer e.status.stop()
+	observe, stopAdapting := e.startAdapting(hard)
+	defer stopAdapting()
 
 	err := e.core.Run(hard, p, in, func(r pipeline.Result[*stages.Job]) {
 		if r.Job.Owned {
@@ -326,6 +392,8 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 				Timings:       r.Timings, Err: r.Err, FailedStage: r.Stage, Device: line.Device,
 			})
 		}
+		observe(line)
+		e.notes.note(&line, e.shapeNow)
 		send(line)
 	})
 	cancelHard() // the feeder stops at once, if it has not
@@ -386,8 +454,22 @@ func (e *Engine) statusLine() string {
 
 // Close stops tracing (waiting at most 10 s for the collector), releases
 // the circuits, the pinned buffers, the backend and the output directory.
-// Safe to call more than once.
+// A Run in progress is cancelled first, and Close waits for it (and for
+// calls such as Snapshot already under way) to return. Safe to call more
+// than once; a later call does nothing.
 func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	stop := e.stopRun
+	e.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	e.busy.Wait()
 	var errs []error
 	if e.tracer != nil {
 		// Bounded: an unreachable collector must not keep zkpipe from exiting.

@@ -36,7 +36,7 @@ func TestAllGPUsOfTheHost(t *testing.T) {
 	t.Setenv("ZKPIPE_HOST_DEVICES", "2")
 	o := cpuOptions(filepath.Join(t.TempDir(), "out"))
 	o.Device, o.BG2Device = "cuda", "cuda"
-	o.CUDA = CUDAOptions{Lib: lib, AllDevices: true, PinnedMiB: 1, Lanes: 1}
+	o.CUDA = CUDAOptions{Lib: lib, AllDevices: true, PinnedMiB: 1, Lanes: 1, ComputeStreams: 3}
 	var log strings.Builder
 	o.Log = &log
 	lines, err := runAll(t, o, generated("j", 6), loadChain(t))
@@ -61,7 +61,7 @@ func TestAllGPUsOfTheHost(t *testing.T) {
 	if on["cuda:0"] == 0 || on["cuda:1"] == 0 || len(lines) != 6 {
 		t.Errorf("jobs per GPU %v over %d lines: want both GPUs used", on, len(lines))
 	}
-	if !strings.Contains(log.String(), "GPU 1") {
-		t.Errorf("the log does not say GPU 1 was opened:\n%s", log.String())
+	if !strings.Contains(log.String(), "GPU 1") || !strings.Contains(log.String(), "3 compute streams") {
+		t.Errorf("the log does not say GPU 1 was opened with 3 compute streams:\n%s", log.String())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/tracing"
 )
@@ -25,8 +26,16 @@ type Options struct {
 
 	// Shapes sets workers and queue depth per stage (stages.Names); a stage
 	// left out gets a shape zkpipe chooses from the cores and where the
-	// stages run (see autoShape).
+	// stages run (see autoShape), and adapts while it runs.
 	Shapes map[string]stages.Shape
+	// FixedShape keeps the chosen shape for the whole run. Otherwise every
+	// window (AdaptEvery; 0: 2 s) the bottleneck among the stages zkpipe
+	// chose gets one more worker while the cores allow, idle ones giving
+	// theirs back (package adapt); a stage in Shapes never changes.
+	FixedShape bool
+	AdaptEvery time.Duration
+	// Cores is how many cores the stages may use; 0 means runtime.NumCPU.
+	Cores int
 
 	Memory MemoryOptions
 
@@ -64,6 +73,15 @@ type CUDAOptions struct {
 	PinnedMiB int
 	// Lanes is how many uploads run at once; 0 means 4.
 	Lanes int
+	// MSMTableMiB is the device memory one circuit's precomputed MSM tables
+	// may take (gpu.WithMSMTables); negative turns them off; 0 means auto:
+	// gpu.DefaultMSMTableBytes, or off under a device budget (Memory.Device),
+	// which the tables would mostly fill.
+	MSMTableMiB int
+	// ComputeStreams is how many device operations (MSMs, batch-additions,
+	// H) run at once on each GPU, each on a stream of its own; 0 means 2,
+	// 1 serialises them.
+	ComputeStreams int
 }
 
 // MemoryOptions are the memory governor's budgets.
@@ -121,8 +139,17 @@ func (o *Options) check() error {
 	if o.CUDA.PinnedMiB < 0 || o.CUDA.Lanes < 0 || o.CUDA.Device < 0 {
 		return fmt.Errorf("--cuda-pinned-mib %d, --cuda-lanes %d, --cuda-device %d: none may be negative", o.CUDA.PinnedMiB, o.CUDA.Lanes, o.CUDA.Device)
 	}
+	if o.CUDA.ComputeStreams < 0 || o.CUDA.ComputeStreams > gpu.MaxComputeStreams {
+		return fmt.Errorf("--cuda-compute-streams %d: want 1 to %d (0: the default, 2)", o.CUDA.ComputeStreams, gpu.MaxComputeStreams)
+	}
 	if o.Tracing.Group < 0 {
 		return fmt.Errorf("--trace-group %d: want 0 or more", o.Tracing.Group)
+	}
+	if o.AdaptEvery < 0 {
+		return fmt.Errorf("--adapt-every %s: want 0 (the default) or more", o.AdaptEvery)
+	}
+	if o.Cores < 0 {
+		return fmt.Errorf("cores %d: want 0 (runtime.NumCPU) or more", o.Cores)
 	}
 	if o.Memory.Status < 0 {
 		return fmt.Errorf("--mem-status %s: want 0 (never) or more", o.Memory.Status)

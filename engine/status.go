@@ -60,9 +60,10 @@ func (t *statusTicker) stop() {
 
 // statusLine is, for example:
 //
-//	zkpipe: 37 proofs (1 failed) in 15s, 2.47/s | parse 0+1 synthesize 1+1 … assemble 0+0 | rss 3.20 GiB/12.0 GiB (peak 3.51 GiB), resident 1.20 GiB, 2 jobs in (2.10 GiB), 1 waiting | pinned 128 MiB/4.00 GiB
+//	zkpipe: 37 proofs (1 failed) in 15s, 2.47/s | parse 0+1/2 synthesize 1+6/7 … assemble 0+0/2 | rss 3.20 GiB/12.0 GiB (peak 3.51 GiB), resident 1.20 GiB, 2 jobs in (2.10 GiB), 1 waiting | pinned 128 MiB/4.00 GiB
 //
-// where each stage shows its queued+running jobs.
+// where each stage shows its queued+running jobs and its workers now (the
+// shape controller may change them).
 func statusLine(proved, failed int64, elapsed time.Duration, stages []pipeline.StageCount, m mem.Stats) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "zkpipe: %d proofs", proved)
@@ -76,6 +77,9 @@ func statusLine(proved, failed int64, elapsed time.Duration, stages []pipeline.S
 	fmt.Fprintf(&b, " in %s, %.2f/s |", elapsed.Round(time.Second), rate)
 	for _, st := range stages {
 		fmt.Fprintf(&b, " %s %d+%d", st.Name, st.Queued, st.Running)
+		if st.Workers > 0 {
+			fmt.Fprintf(&b, "/%d", st.Workers)
+		}
 	}
 	fmt.Fprintf(&b, " | rss %s/%s (peak %s), resident %s, %d jobs in (%s)", mem.FormatBytes(m.RSS), mem.FormatBytes(m.Budget),
 		mem.FormatBytes(m.PeakRSS), mem.FormatBytes(m.Charged), m.Admitted, mem.FormatBytes(m.Reserved))
@@ -119,19 +123,14 @@ func startLine(m mem.Stats, machine mem.Machine, circuits []*stages.Circuit) str
 
 // shapeLine says which shape is in force, e.g.
 //
-//	zkpipe: shape parse 2/2* synthesize 4/1 … (workers/queue; * chosen by zkpipe, the rest set by flags)
+//	zkpipe: shape parse 2/2* synthesize 4/1 … (workers/queue; * chosen by zkpipe …)
 func shapeLine(o *Options, auto map[string]bool) string {
-	var b strings.Builder
-	b.WriteString("zkpipe: shape")
-	for _, n := range stages.Names {
-		s := o.shape(n)
-		fmt.Fprintf(&b, " %s %d/%d", n, s.Workers, s.Queue)
-		if auto[n] {
-			b.WriteString("*")
-		}
+	how := "and adapted while it runs"
+	if o.FixedShape {
+		how = "and kept (--adapt-shape=false)"
 	}
-	b.WriteString(" (workers/queue; * chosen by zkpipe from the cores and devices, the rest set by flags)")
-	return b.String()
+	return fmt.Sprintf("zkpipe: shape %s (workers/queue; * chosen by zkpipe from the cores and devices %s, the rest set by flags)",
+		shapeText(o, auto, nil), how)
 }
 
 // sharesLine is each GPU's count of jobs and whether it is out of rotation,

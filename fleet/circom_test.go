@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,11 +42,24 @@ func TestCircomThroughTheFleet(t *testing.T) {
 		if r.Error != "" {
 			t.Fatalf("%s: %s", id, r.Error)
 		}
-		if err := circomsrc.VerifyFiles(vk, r.Proof, r.Public); err != nil {
+		if err := circomsrc.VerifyFiles(context.Background(), vk, r.Proof, r.Public); err != nil {
 			t.Errorf("%s: %v", id, err)
 		}
 		if _, err := os.Stat(r.Proof); err != nil {
 			t.Error(err)
+		}
+		if !strings.HasPrefix(r.VerifiedWith, "circuit store mul/circuit.zkey (SHA-256=") {
+			t.Errorf("%s: verified with %q, want the zkey's key in the store", id, r.VerifiedWith)
+		}
+	}
+	// against the user's own verification_key.json, which wins over the store
+	local, err := fleet.LocalVerifier(context.Background(), "", filepath.Join(td, "mul.vkey.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, r := range collectAll(t, q, fleet.ResultsOptions{Verifier: local}) {
+		if r.Error != "" || r.VerifiedWith != "--vkey "+filepath.Join(td, "mul.vkey.json") {
+			t.Errorf("%s with --vkey: %+v", id, r)
 		}
 	}
 }

@@ -25,6 +25,21 @@ const (
 	wasmObject = "circuit.wasm"
 )
 
+// circuitFiles are the names a circuit's objects may have under NAME/.
+var circuitFiles = map[string]bool{
+	gnarksrc.R1CSFile: true, gnarksrc.PKFile: true, gnarksrc.VKFile: true, gnarksrc.MetaFile: true,
+	zkeyObject: true, wasmObject: true,
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // PushDir stores the gnark circuit directory dir as the circuit named after
 // it. Workers that already hold a circuit of that name keep proving with
 // the keys they loaded until they restart.
@@ -83,11 +98,13 @@ func push(ctx context.Context, q *Queue, name string, files map[string]string) e
 		}
 	}
 	for obj, path := range files {
-		f, err := os.Open(path)
+		// a regular file only, and no more than fstat said: a FIFO would
+		// hang the push, /dev/zero fill the store
+		f, size, err := openRegular(path, "circuit "+name+": "+obj)
 		if err != nil {
 			return err
 		}
-		_, err = q.Circuits.Put(ctx, jetstream.ObjectMeta{Name: name + "/" + obj}, f)
+		_, err = q.Circuits.Put(ctx, jetstream.ObjectMeta{Name: name + "/" + obj}, io.LimitReader(f, size))
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("store %s of circuit %s: %w", obj, name, err)
@@ -164,6 +181,13 @@ func FetchCircuit(ctx context.Context, q *Queue, name, cache string, o gnarksrc.
 			return filepath.Join(dir, name+".wasm")
 		}
 		return filepath.Join(dir, obj)
+	}
+	for obj := range objs {
+		// Only a circuit's own files: an object NAME/../../x, put there by
+		// any user of the queue, would be written outside the cache.
+		if !circuitFiles[obj] {
+			return nil, fmt.Errorf("circuit %s: the store holds %q, which is not a circuit's file (%s); push the circuit again", name, name+"/"+obj, strings.Join(sortedKeys(circuitFiles), ", "))
+		}
 	}
 	for obj, info := range objs {
 		if err := fetchObject(ctx, q.Circuits, info, local(obj)); err != nil {

@@ -12,8 +12,11 @@
 //	                        zkpipe.results.ID, the last one per id kept
 //	object zkpipe-circuits  NAME/circuit.{r1cs,pk,vk,json}  (gnark directory)
 //	                        NAME/circuit.zkey, NAME/circuit.wasm  (circom)
-//	object zkpipe-witness   ID.witness, ID.wtns: uploaded by submit, deleted
-//	                        once the job is answered
+//	object zkpipe-witness   ID@NONCE.witness, ID@NONCE.wtns: uploaded by
+//	                        submit, deleted once the job is answered (before
+//	                        its ack)
+//	kv zkpipe-handbacks     stream sequence of a job message → how often
+//	                        workers handed it back (handback.go)
 //	object zkpipe-proofs    ID: the job's outputs in one object (Outputs:
 //	                        its result line and its files, ID.proof,
 //	                        ID.public, ID.proof.json); its presence means the
@@ -25,11 +28,16 @@
 //  1. pull only while fewer than the prover's Capacity() jobs are in hand, so
 //     the pipeline's backpressure (and the memory governor's) reaches the
 //     queue; high before normal before low;
-//  2. answer a job whose outputs are stored from them, without proving;
+//  2. answer a job whose outputs are stored from them, without proving, once
+//     their proof passes the job's circuit's verifying key (verify.go: the
+//     store is writable by anyone with access to the queue); outputs that
+//     fail are proven again and replaced;
 //  3. send msg.InProgress for every job in hand each third of the ack wait;
-//  4. on a proof: store its outputs, publish the result line, and only then
-//     ack; a killed worker's jobs are redelivered to
+//  4. on a proof: store its outputs, publish the result line, remove the
+//     witness, and only then ack; a killed worker's jobs are redelivered to
 //     another after the ack wait;
 //  5. on a failed job (bad witness, unknown circuit, unsatisfied): publish the
-//     error result and terminate the message (msg.Term): never redelivered.
+//     error result, remove the witness and terminate the message (msg.Term):
+//     never redelivered;
+//  6. on a fault of its own: count the hand-back, then Nak (see handBacks).
 package fleet

@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/consensys/gnark/backend/groth16"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/zkpipe/zkpipe/fleet"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
@@ -36,6 +38,48 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(dir))
 	}
 	os.Exit(code)
+}
+
+// chainProof is a real proof of circuit chain (a generated witness) and its
+// public witness, in the files' encodings: what the fake prover writes for
+// every job, so that zkpipe results, which verifies each proof, accepts it.
+var chainProof = sync.OnceValues(func() ([2][]byte, error) {
+	dir, err := chainDir()
+	if err != nil {
+		return [2][]byte{}, err
+	}
+	c, err := gnarksrc.LoadDir(dir)
+	if err != nil {
+		return [2][]byte{}, err
+	}
+	src := c.Source.(*gnarksrc.Source)
+	w, err := src.Witness(1)
+	if err != nil {
+		return [2][]byte{}, err
+	}
+	proof, err := groth16.Prove(src.R1CS(), src.ProvingKey(), w)
+	if err != nil {
+		return [2][]byte{}, err
+	}
+	var pb bytes.Buffer
+	if _, err := proof.WriteTo(&pb); err != nil {
+		return [2][]byte{}, err
+	}
+	pub, err := w.Public()
+	if err != nil {
+		return [2][]byte{}, err
+	}
+	wb, err := pub.MarshalBinary()
+	return [2][]byte{pb.Bytes(), wb}, err
+})
+
+func realProof(t *testing.T) (proof, public []byte) {
+	t.Helper()
+	p, err := chainProof()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p[0], p[1]
 }
 
 func circuitDir(t *testing.T) string {
@@ -72,8 +116,9 @@ func openQueue(t *testing.T, url string, ackWait time.Duration) *fleet.Queue {
 	return q
 }
 
-// fakeProver proves nothing: it writes ID.proof and ID.public holding the
-// id, one job at a time, after delay (or when gate lets it).
+// fakeProver runs no pipeline: it writes the same real proof of circuit
+// chain (chainProof) as ID.proof and ID.public for every job, one job at a
+// time, after delay (or when gate lets it).
 type fakeProver struct {
 	out   string
 	cap   int
@@ -138,8 +183,12 @@ func (f *fakeProver) Run(ctx context.Context, jobs <-chan stream.Line, emit func
 		}
 		if res.Error == "" {
 			res.Proof, res.Public = filepath.Join(f.out, id+".proof"), filepath.Join(f.out, id+".public")
-			os.WriteFile(res.Proof, []byte("proof of "+id), 0o644)
-			os.WriteFile(res.Public, []byte("public of "+id), 0o644)
+			p, err := chainProof()
+			if err != nil {
+				return err
+			}
+			os.WriteFile(res.Proof, p[0], 0o644)
+			os.WriteFile(res.Public, p[1], 0o644)
 		}
 		if err := emit(res); err != nil {
 			return err
@@ -263,16 +312,20 @@ func TestSubmitWorkCollect(t *testing.T) {
 	}
 	runWorker(t, q, newFake(t, 4))
 	res := waitResults(t, q, 6, 20*time.Second)
+	proof, public := realProof(t)
 	for id, r := range res {
 		if r.Error != "" {
 			t.Fatalf("%s: %s", id, r.Error)
 		}
 		b, err := os.ReadFile(r.Proof)
-		if err != nil || string(b) != "proof of "+id {
+		if err != nil || !bytes.Equal(b, proof) {
 			t.Errorf("%s: proof file %s: %q %v", id, r.Proof, b, err)
 		}
-		if b, _ := os.ReadFile(r.Public); string(b) != "public of "+id {
+		if b, _ := os.ReadFile(r.Public); !bytes.Equal(b, public) {
 			t.Errorf("%s: public file %q", id, b)
+		}
+		if !strings.HasPrefix(r.VerifiedWith, "circuit store chain/circuit.vk") {
+			t.Errorf("%s: verified with %q", id, r.VerifiedWith)
 		}
 	}
 	settled(t, q)

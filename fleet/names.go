@@ -1,6 +1,9 @@
 package fleet
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Names of the NATS resources zkpipe uses (see the package comment).
 const (
@@ -18,6 +21,10 @@ const (
 	CircuitBucket = "zkpipe-circuits"
 	WitnessBucket = "zkpipe-witness"
 	ProofBucket   = "zkpipe-proofs"
+	// HandBackBucket is a key-value bucket: for each job message (by its
+	// stream sequence) that a worker handed back to the queue, how often
+	// and how often for a fault of its own (see handBacks).
+	HandBackBucket = "zkpipe-handbacks"
 
 	// witnessRef marks a job's witness (or wtns) as an object in
 	// WitnessBucket rather than a path on the worker.
@@ -36,6 +43,9 @@ const (
 
 func jobSubject(priority string) string { return jobsSubject + priority }
 func resultSubject(id string) string    { return resultsSubject + id }
+
+// handBackKey is the key of a job message in HandBackBucket.
+func handBackKey(seq uint64) string { return strconv.FormatUint(seq, 10) }
 
 // outputsObject is the object holding job id's outputs; its presence marks
 // the job as done.

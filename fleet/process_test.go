@@ -195,6 +195,9 @@ func TestFleetOfProcesses(t *testing.T) {
 	elapsed := time.Since(t0)
 	t.Logf("%d results in %s", total, elapsed.Round(time.Millisecond))
 	settled(t, q)
+	// nothing left behind: the bad witness left with its dead letter, and
+	// no hand-back counts outlive their jobs
+	noneLeft(t, q)
 
 	// /metrics of a worker parses, and counted its proofs.
 	scrapeWorker(t, metricsAddr[1])
@@ -352,4 +355,30 @@ func TestServeAlone(t *testing.T) {
 		}
 	}
 	scrapeWorker(t, metricsAddr)
+
+	// A planted outputs object, and results against the user's own key:
+	// the five real proofs say what they were verified with, the planted
+	// one is a failed line, and zkpipe results still ends well.
+	q := openQueue(t, url, 5*time.Second)
+	proof, public := realProof(t)
+	plant(t, q, "planted", map[string][]byte{"planted.proof": proof, "planted.public": tamper(public)})
+	checkedFile := filepath.Join(tmp, "checked.jsonl")
+	run(t, bin, "", "results", "--nats", url, "--out", filepath.Join(tmp, "out2"), "--results", checkedFile, "--circuit", dir)
+	lines, err = stream.ReadResultsFile(checkedFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 6 {
+		t.Fatalf("%d lines, want 6", len(lines))
+	}
+	for _, r := range lines {
+		switch {
+		case r.ID == "planted":
+			if !strings.Contains(r.Error, "job planted: stored proof rejected by --circuit "+dir) || r.Proof != "" {
+				t.Errorf("planted: %+v", r)
+			}
+		case r.Error != "" || r.VerifiedWith != "--circuit "+dir:
+			t.Errorf("%s: %+v", r.ID, r)
+		}
+	}
 }

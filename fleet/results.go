@@ -3,10 +3,10 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,12 +19,19 @@ import (
 type ResultsOptions struct {
 	Out    string // directory for ID.proof, ID.public (and ID.proof.json)
 	Follow bool   // wait for more results; otherwise stop once caught up
+	// Verifier is the key every proof is checked against (LocalVerifier);
+	// nil: each circuit's key in the circuit store.
+	Verifier *Verifier
 }
 
-// Collect reads the result lines in the order they were published, writes
-// each proven job's files into o.Out (atomically, the proof last) and calls
-// emit with the line, its Proof and Public rewritten to those files: the
-// same files and lines as zkpipe prove. Each id is emitted once per call,
+// Collect reads the result lines in the order they were published, checks
+// each proven job's stored proof against its verifying key (o.Verifier, or
+// the circuit store's), writes its files into o.Out (atomically, the proof
+// last) and calls emit with the line, its Proof and Public rewritten to
+// those files: the same files and lines as zkpipe prove, and VerifiedWith
+// naming the key. A job whose outputs cannot be read or whose proof fails
+// the check is emitted as failed, naming it and why, and nothing of it is
+// written; the lines after it go on. Each id is emitted once per call,
 // unless an error is followed by a proof (a job submitted again).
 func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.Result) error) error {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
@@ -68,11 +75,13 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 		<-readerDone
 		fetches.Wait()
 	}()
+	keys := newStoreKeys(q)
+	var provenMu sync.Mutex
+	proven := map[string]bool{} // id → taken with a proof (false: with an error)
 	go func() {
 		defer close(readerDone)
 		defer close(order)
 		readErr <- func() error {
-			proven := map[string]bool{} // id → taken with a proof (false: with an error)
 			for {
 				m, err := it.Next()
 				if err != nil {
@@ -82,8 +91,14 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 				if err := json.Unmarshal(m.Data(), &res); err != nil {
 					return fmt.Errorf("result %s: %w", m.Subject(), err)
 				}
-				if ok, seen := proven[res.ID]; !seen || (!ok && res.Error == "") {
+				provenMu.Lock()
+				ok, seen := proven[res.ID]
+				take := !seen || (!ok && res.Error == "")
+				if take {
 					proven[res.ID] = res.Error == ""
+				}
+				provenMu.Unlock()
+				if take {
 					c := &collected{res: res, done: make(chan struct{})}
 					if res.Error == "" {
 						select {
@@ -93,7 +108,18 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 						}
 						fetches.Go(func() {
 							defer func() { <-slots }()
-							c.err = fetchOutputs(ctx, q, o.Out, &c.res)
+							err := fetchOutputs(ctx, q, keys, o, &c.res)
+							var bad badOutputs
+							if errors.As(err, &bad) {
+								// a failed line, and a later proof of
+								// this id (proven again) is taken
+								c.res = stream.Result{ID: c.res.ID, Circuit: c.res.Circuit, Error: bad.Error(), FailedStage: "results", Stages: []stream.StageTime{}}
+								provenMu.Lock()
+								proven[c.res.ID] = false
+								provenMu.Unlock()
+								err = nil
+							}
+							c.err = err
 							close(c.done)
 						})
 					} else {
@@ -145,45 +171,106 @@ type collected struct {
 	done chan struct{} // closed when res's files are written (or err set)
 }
 
-// fetchOutputs writes res's files into out and points res at them.
-func fetchOutputs(ctx context.Context, q *Queue, out string, res *stream.Result) error {
+// maxOutputsBytes bounds the outputs object of one job that Collect reads
+// into memory: a proof is a few hundred bytes, and its public inputs 32
+// bytes each in ID.public and some 80 in the result line, so 64 MiB is over
+// half a million public inputs.
+const maxOutputsBytes = 64 << 20
+
+var errTooLarge = errors.New("more than a proof's outputs can be")
+
+// getOutputs reads the outputs object of job id, refusing one over
+// maxOutputsBytes by its size in the store, or by what it gives.
+func getOutputs(ctx context.Context, q *Queue, id string) ([]byte, error) {
+	r, err := q.Proofs.Get(ctx, outputsObject(id))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	info, err := r.Info()
+	if err != nil {
+		return nil, err
+	}
+	if info.Size > maxOutputsBytes {
+		return nil, fmt.Errorf("%d bytes in the store, %w (%d)", info.Size, errTooLarge, maxOutputsBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxOutputsBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxOutputsBytes {
+		return nil, fmt.Errorf("%w (%d)", errTooLarge, maxOutputsBytes)
+	}
+	return data, nil
+}
+
+// badOutputs is why a job's stored outputs cannot be reported proved (not
+// there, unreadable, too large, or a proof its key rejects): that job's
+// failure, not Collect's.
+type badOutputs struct{ err error }
+
+func (b badOutputs) Error() string { return b.err.Error() }
+func (b badOutputs) Unwrap() error { return b.err }
+
+// fetchOutputs checks res's stored proof, writes its files into o.Out and
+// points res at them. A problem with the outputs themselves is a
+// badOutputs; any other error (the output directory, ctx) stops Collect.
+func fetchOutputs(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptions, res *stream.Result) error {
+	if !validName(res.ID) {
+		// it names the files written: ../x would write outside o.Out
+		return badOutputs{fmt.Errorf("job %q: a result line with an invalid id", res.ID)}
+	}
 	var data []byte
 	var err error
 	for try := 0; try < 5; try++ {
-		if data, err = q.Proofs.GetBytes(ctx, outputsObject(res.ID)); err == nil {
+		if data, err = getOutputs(ctx, q, res.ID); err == nil || errors.Is(err, errTooLarge) || ctx.Err() != nil {
 			break
 		}
 		// A worker may be storing it again (a redelivered job).
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	if err != nil {
-		return fmt.Errorf("job %s: outputs: %w", res.ID, err)
+		return badOutputs{fmt.Errorf("job %s: outputs: %w", res.ID, err)}
 	}
-	var o Outputs
-	if err := json.Unmarshal(data, &o); err != nil {
-		return fmt.Errorf("job %s: outputs: %w", res.ID, err)
+	var out Outputs
+	if err := json.Unmarshal(data, &out); err != nil {
+		return badOutputs{fmt.Errorf("job %s: outputs: %w", res.ID, err)}
 	}
-	proof, public := path.Base(res.Proof), path.Base(res.Public)
-	if o.Files[proof] == nil || o.Files[public] == nil {
-		return fmt.Errorf("job %s: outputs lack %s or %s", res.ID, proof, public)
-	}
-	dir := stages.Dir(out)
-	for name, b := range o.Files {
-		if name == proof {
-			continue
+	v := o.Verifier
+	var got checked
+	if v != nil {
+		got, err = v.check(res.ID, out.Files)
+	} else {
+		v, got, err = keys.check(ctx, res.Circuit, res.ID, out.Files)
+		if v == nil && err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return badOutputs{fmt.Errorf("job %s: not reported proved: no key to check its proof against: %w", res.ID, err)}
 		}
-		if path.Base(name) != name || !strings.HasPrefix(name, res.ID+".") {
-			return fmt.Errorf("job %s: outputs hold a file named %q", res.ID, name)
-		}
-		p, err := dir.Write(name, b)
+	}
+	if err != nil {
+		return badOutputs{fmt.Errorf("job %s: stored proof rejected by %s: %w", res.ID, v.Against, err)}
+	}
+	dir := stages.Dir(o.Out)
+	for i, name := range got.names {
+		p, err := dir.Write(name, got.data[i])
 		if err != nil {
 			return err
 		}
-		if name == public {
+		switch name {
+		case got.public:
 			res.Public = p
+		case got.proof:
+			res.Proof = p
 		}
 	}
-	// The proof last, as prove writes it: its presence means the rest is there.
-	res.Proof, err = dir.Write(proof, o.Files[proof])
-	return err
+	res.PublicInputs, res.VerifiedWith = got.inputs, v.Against
+	return nil
 }

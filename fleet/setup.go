@@ -40,6 +40,8 @@ type Queue struct {
 	Circuits jetstream.ObjectStore
 	Witness  jetstream.ObjectStore
 	Proofs   jetstream.ObjectStore
+	// HandBacks counts the hand-backs of each job message (see handBacks).
+	HandBacks jetstream.KeyValue
 	// consumers by priority, in Priorities' order
 	consumers []jetstream.Consumer
 	ackWait   time.Duration
@@ -100,15 +102,32 @@ func Setup(ctx context.Context, c *Conn, cfg Config) (*Queue, error) {
 		desc  string
 	}{
 		{&q.Circuits, CircuitBucket, "zkpipe circuits: NAME/circuit.*"},
-		{&q.Witness, WitnessBucket, "zkpipe witnesses of queued jobs"},
+		{&q.Witness, WitnessBucket, "zkpipe witnesses of queued jobs: ID@NONCE.witness, ID@NONCE.wtns"},
 		{&q.Proofs, ProofBucket, "zkpipe proofs: ID/ID.proof, ID/ID.public, ID/result.json"},
 	} {
 		if *b.store, err = openBucket(ctx, js, jetstream.ObjectStoreConfig{Bucket: b.name, Description: b.desc, Storage: jetstream.FileStorage}); err != nil {
 			return nil, err
 		}
 	}
+	if q.HandBacks, err = openKV(ctx, js, jetstream.KeyValueConfig{
+		Bucket:      HandBackBucket,
+		Description: "zkpipe: how often each job message was handed back to the queue, by its stream sequence",
+		History:     1,
+		// a count is deleted when its job is answered; the TTL clears the
+		// delete markers (and the count of a job purged from the queue)
+		TTL:          HandBackTTL,
+		MaxValueSize: 256,
+		Storage:      jetstream.FileStorage,
+	}); err != nil {
+		return nil, err
+	}
 	return q, nil
 }
+
+// HandBackTTL is how long a job's hand-back count is kept after the last
+// hand-back: a job still queued after that counts its later redeliveries
+// from zero.
+const HandBackTTL = 30 * 24 * time.Hour
 
 // AckWait is the jobs' ack wait as the server has it.
 func (q *Queue) AckWait() time.Duration { return q.ackWait }
@@ -165,4 +184,22 @@ func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.Objec
 		return nil, fmt.Errorf("create object store %s: %w", cfg.Bucket, err)
 	}
 	return o, nil
+}
+
+func openKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if err == nil {
+		return kv, nil
+	}
+	if !errors.Is(err, jetstream.ErrBucketNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("key-value bucket %s: %w", cfg.Bucket, err)
+	}
+	kv, err = js.CreateKeyValue(ctx, cfg)
+	if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		kv, err = js.KeyValue(ctx, cfg.Bucket)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create key-value bucket %s: %w", cfg.Bucket, err)
+	}
+	return kv, nil
 }

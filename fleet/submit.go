@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"syscall"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -55,6 +57,7 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 	defer cancel()
 	go func() { readErr <- stream.Read(ctx, in, lines) }()
 
+	keys := newStoreKeys(q)
 	var stored []string // the store's circuits, listed on first need
 	listed := false
 	for l := range lines {
@@ -80,7 +83,7 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 				}
 			}
 			if s.Err == nil {
-				s, err = submitOne(ctx, q, req, l.Number, o.Priority)
+				s, err = submitOne(ctx, q, keys, req, l.Number, o.Priority)
 				if err != nil {
 					return refused, err
 				}
@@ -99,28 +102,41 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 
 // submitOne queues one valid request. Its error is the queue's; the job's
 // own problems are in Submitted.Err.
-func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, priority string) (Submitted, error) {
+func submitOne(ctx context.Context, q *Queue, keys *storeKeys, req stream.Request, line int, priority string) (Submitted, error) {
 	s := Submitted{ID: req.ID, Line: line}
+	msgID := req.ID
 	// Done already? A KV-like check on the proof store, beyond the server's
-	// duplicate window.
-	if _, err := q.Proofs.GetInfo(ctx, outputsObject(req.ID)); err == nil {
-		s.Done = true
-		return s, nil
+	// duplicate window; done only if the stored proof passes its circuit's
+	// key, since anyone with access to the queue can put outputs there.
+	if info, err := q.Proofs.GetInfo(ctx, outputsObject(req.ID)); err == nil {
+		err := storedProofValid(ctx, q, keys, req.ID, req.Circuit)
+		if err == nil {
+			s.Done = true
+			return s, nil
+		}
+		if !errors.Is(err, errRejected) && !errors.Is(err, errTooLarge) {
+			return s, fmt.Errorf("job %s: %w", req.ID, err)
+		}
+		// queued again, under a message id of its own: the worker finds
+		// the same outputs wanting, proves it and replaces them
+		msgID = fmt.Sprintf("%s@unverified-%s", req.ID, info.NUID)
 	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return s, fmt.Errorf("job %s: %w", req.ID, err)
 	}
 	// A job that failed may be submitted again (a fixed witness, a circuit
 	// pushed since): its message id names the failure it follows, so the
 	// duplicate window drops a second resubmit but not the first.
-	msgID := req.ID
-	if last, err := q.Results.GetLastMsgForSubject(ctx, resultSubject(req.ID)); err == nil {
-		var prev stream.Result
-		if json.Unmarshal(last.Data, &prev) == nil && prev.Error != "" {
-			msgID = fmt.Sprintf("%s@retry-%d", req.ID, last.Sequence)
+	if msgID == req.ID {
+		if last, err := q.Results.GetLastMsgForSubject(ctx, resultSubject(req.ID)); err == nil {
+			var prev stream.Result
+			if json.Unmarshal(last.Data, &prev) == nil && prev.Error != "" {
+				msgID = fmt.Sprintf("%s@retry-%d", req.ID, last.Sequence)
+			}
+		} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return s, fmt.Errorf("job %s: %w", req.ID, err)
 		}
-	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
-		return s, fmt.Errorf("job %s: %w", req.ID, err)
 	}
+	var uploaded []string // removed again unless the job is queued
 	for _, w := range []struct {
 		path *string
 		ext  string
@@ -128,27 +144,42 @@ func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, prio
 		if *w.path == "" {
 			continue
 		}
-		f, err := os.Open(*w.path)
+		f, size, err := openRegular(*w.path, "witness")
 		if err != nil {
 			s.Err = fmt.Errorf("line %d: job %s: %w", line, req.ID, err)
+			forget(ctx, q, uploaded)
 			return s, nil
 		}
-		name := req.ID + w.ext
-		_, err = q.Witness.Put(ctx, jetstream.ObjectMeta{Name: name}, f)
+		// A name of its own per upload (the id, then a nonce the id
+		// cannot contain): a second submit of a queued id must not
+		// overwrite the witness the queued job will read.
+		name := req.ID + "@" + rand.Text() + w.ext
+		// no more than fstat said: a file that grows meanwhile is cut,
+		// and the worker's parse says so
+		_, err = q.Witness.Put(ctx, jetstream.ObjectMeta{Name: name}, io.LimitReader(f, size))
 		f.Close()
 		if err != nil {
+			forget(ctx, q, uploaded)
 			return s, fmt.Errorf("job %s: upload %s: %w", req.ID, *w.path, err)
 		}
+		uploaded = append(uploaded, name)
 		*w.path = witnessRef + name
 	}
 	data, err := json.Marshal(req)
 	if err != nil {
+		forget(ctx, q, uploaded)
 		return s, err
 	}
 	msg := nats.NewMsg(jobSubject(priority))
 	msg.Data = data
 	msg.Header.Set(jetstream.MsgIDHeader, msgID)
 	ack, err := q.Conn.JS.PublishMsg(ctx, msg)
+	if errors.Is(err, nats.ErrMaxPayload) || err == nil && ack.Duplicate {
+		// certainly not queued by this call: no job will read or remove
+		// these objects. (Another error may hide a message the server
+		// took, whose witness must stay.)
+		forget(ctx, q, uploaded)
+	}
 	if errors.Is(err, nats.ErrMaxPayload) {
 		s.Err = fmt.Errorf("line %d: job %s: %d bytes, more than the server takes in a message (%d): put large inputs in a wtns file", line, req.ID, len(data), q.Conn.NC.MaxPayload())
 		return s, nil
@@ -161,4 +192,49 @@ func submitOne(ctx context.Context, q *Queue, req stream.Request, line int, prio
 		q.Conn.NC.Publish(wakeSubject, nil) // best effort: workers also poll
 	}
 	return s, nil
+}
+
+// forget removes witness objects uploaded for a job that was not queued
+// (best effort: bounded by ctx).
+func forget(ctx context.Context, q *Queue, objects []string) {
+	for _, o := range objects {
+		q.Witness.Delete(ctx, o)
+	}
+}
+
+// openRegular opens a file to upload (what it is, for errors: "witness"),
+// refusing anything but a regular file: /dev/zero would be uploaded for
+// ever, and a FIFO nobody writes to would hang the submit or push (the open
+// itself does not block, being O_NONBLOCK). It returns the file's size.
+func openRegular(path, what string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s %s: not a regular file (%s): only a file's contents are uploaded", what, path, st.Mode().Type())
+	}
+	return f, st.Size(), nil
+}
+
+// storedProofValid checks job id's stored outputs against circuit's key in
+// the store. An error wrapping errRejected or errTooLarge is the outputs'
+// fault; any other, the store's.
+func storedProofValid(ctx context.Context, q *Queue, keys *storeKeys, id, circuit string) error {
+	data, err := getOutputs(ctx, q, id)
+	if err != nil {
+		return err
+	}
+	var o Outputs
+	if err := json.Unmarshal(data, &o); err != nil {
+		return fmt.Errorf("%w: outputs: %v", errRejected, err)
+	}
+	_, _, err = keys.check(ctx, circuit, id, o.Files)
+	return err
 }

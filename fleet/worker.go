@@ -25,10 +25,18 @@ type WorkerOptions struct {
 	// Cache is the worker's directory: circuits fetched from the store stay
 	// in Cache/circuits, witnesses pass through Cache/witness.
 	Cache string
-	// MaxDeliveries answers a job delivered more often than this with an
-	// error and terminates it: a job that kills every worker that takes it
-	// must not go round for ever. 0 means 5.
+	// MaxDeliveries answers a job with an error and terminates it once
+	// this many of its deliveries ended without an answer (the worker was
+	// killed, ran out of memory, hung): a job that kills every worker that
+	// takes it must not go round for ever. Deliveries that a worker handed
+	// back (see handBacks) do not count. 0 means 5.
 	MaxDeliveries int
+	// MaxHostFaults answers a job with an error and terminates it once
+	// workers have handed it back this many times for faults of their own
+	// (a lost GPU, a full disk): a budget apart from MaxDeliveries, so that
+	// a job that met a few sick workers is not dropped, and one that makes
+	// every GPU fail still ends. 0 means 20.
+	MaxHostFaults int
 	// Poll is how often an idle worker looks for jobs it was not woken for
 	// (redeliveries, jobs published by other tools); 0 means a second.
 	Poll     time.Duration
@@ -62,6 +70,9 @@ type Worker struct {
 	mu    sync.Mutex
 	held  map[string]*held // by job id
 	loads sync.Mutex       // one circuit fetch at a time
+	wires sync.Map         // circuit name → its wire count, for those this worker loaded
+	keys  sync.Map         // circuit name → *Verifier, for those this worker loaded
+	vkeys *storeKeys       // keys of circuits the prover came with
 
 	jobs     chan stream.Line
 	finished chan finished
@@ -75,6 +86,7 @@ type held struct {
 	seq      uint64   // stream sequence: names the result for deduplication
 	files    []string // local witness files to remove when done
 	objects  []string // witness objects to remove when done
+	counted  bool     // delivered before: a hand-back count may exist
 	entered  bool     // sent to the prover
 	released bool
 }
@@ -89,6 +101,9 @@ func NewWorker(q *Queue, p Prover, o WorkerOptions) *Worker {
 	if o.MaxDeliveries <= 0 {
 		o.MaxDeliveries = 5
 	}
+	if o.MaxHostFaults <= 0 {
+		o.MaxHostFaults = 20
+	}
 	if o.Poll <= 0 {
 		o.Poll = time.Second
 	}
@@ -101,6 +116,7 @@ func NewWorker(q *Queue, p Prover, o WorkerOptions) *Worker {
 		slots:    make(chan struct{}, c),
 		wake:     make(chan struct{}, 1),
 		held:     make(map[string]*held),
+		vkeys:    newStoreKeys(q),
 		jobs:     make(chan stream.Line),
 		finished: make(chan finished, c),
 		stopped:  make(chan struct{}),
@@ -176,12 +192,18 @@ func (w *Worker) Run(ctx, intake context.Context) error {
 	// Anything still held (cancelled, or the prover failed) goes back to
 	// the queue.
 	w.mu.Lock()
+	var back []*held
 	for _, h := range w.held {
-		h.msg.Nak()
-		w.observe("requeued")
-		w.removeFiles(h) // another worker takes it, with its own copy
+		back = append(back, h)
 	}
 	w.mu.Unlock()
+	// one deadline for them all: NATS may be what is gone
+	backCtx, cancelBack := context.WithTimeout(context.Background(), handBackTimeout)
+	defer cancelBack()
+	for _, h := range back {
+		w.handBackWithin(backCtx, h, false, 0)
+		w.removeFiles(h) // another worker takes it, with its own copy
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -323,6 +345,7 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 	}
 	h.seq = meta.Sequence.Stream
 	h.id = fmt.Sprintf("seq-%d", h.seq)
+	h.counted = meta.NumDelivered > 1
 	if w.o.Observer != nil && meta.NumDelivered == 1 {
 		w.o.Observer.Waited(time.Since(meta.Timestamp))
 	}
@@ -339,6 +362,13 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	h.id = req.ID
+	// The witness objects are the job's from here on: whichever way it is
+	// answered (even a dead letter), they are removed before the ack.
+	for _, p := range []string{req.Witness, req.Wtns} {
+		if obj, ok := strings.CutPrefix(p, witnessRef); ok && ownedObject(h.id, obj) {
+			h.objects = append(h.objects, obj)
+		}
+	}
 
 	w.mu.Lock()
 	_, dup := w.held[h.id]
@@ -349,21 +379,33 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 	if dup {
 		// The same id twice in hand (submitted again after the duplicate
 		// window): answer it after the first, from the stored outputs.
-		msg.NakWithDelay(w.q.ackWait)
-		w.observe("requeued")
+		w.handBack(h, false, w.q.ackWait)
 		<-w.slots
 		return
 	}
 
-	if done, err := w.republish(ctx, h); done || err != nil {
+	if done, err := w.republish(ctx, h, req.Circuit); done || err != nil {
 		if err != nil {
 			w.requeue(h, err)
 		}
 		return
 	}
-	if int(meta.NumDelivered) > w.o.MaxDeliveries {
-		w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: delivered %d times without an answer: the workers that took it stopped (killed, out of memory?)", h.id, meta.NumDelivered))
-		return
+	if h.counted {
+		hb, _, err := w.q.readHandBacks(ctx, h.seq)
+		if err != nil {
+			// unknown: count every delivery against the job, as
+			// JetStream does, rather than let a killer go round
+			w.logf("job %s: %v", h.id, err)
+		}
+		lost := int(meta.NumDelivered) - 1 - hb.Back
+		switch {
+		case lost >= w.o.MaxDeliveries:
+			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: delivered %d times, %d of them to workers that stopped without an answer (killed, out of memory?)", h.id, meta.NumDelivered, lost))
+			return
+		case hb.Faults >= w.o.MaxHostFaults:
+			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: handed back %d times by workers that could not prove it for faults of their own (a lost GPU, a full disk?)", h.id, hb.Faults))
+			return
+		}
 	}
 	if req.Circuit == "" {
 		w.fail(ctx, h, "", fmt.Errorf("job %s: names no circuit", h.id))
@@ -388,6 +430,16 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: witness %q is not in the store: workers read no local paths (zkpipe submit uploads witness files)", h.id, *p))
 			return
 		}
+		if err := w.witnessFits(ctx, req.Circuit, obj); err != nil {
+			if errors.Is(err, jetstream.ErrObjectNotFound) {
+				w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: witness %s is not in the store", h.id, obj))
+			} else if isTransient(err) {
+				w.requeue(h, fmt.Errorf("witness %s: %w", obj, err))
+			} else {
+				w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: %w", h.id, err))
+			}
+			return
+		}
 		local := filepath.Join(w.o.Cache, "witness", fmt.Sprintf("%s-%d%s", h.id, h.seq, filepath.Ext(obj)))
 		err := w.q.Witness.GetFile(ctx, obj, local)
 		if errors.Is(err, jetstream.ErrObjectNotFound) {
@@ -400,7 +452,6 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		}
 		*p = local
 		h.files = append(h.files, local)
-		h.objects = append(h.objects, obj)
 	}
 	h.entered = true
 	select {
@@ -435,50 +486,148 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	wires, v := c.NbWires, circuitVerifier(c, "circuit "+name+" as this worker loaded it")
 	if err := w.p.AddCircuit(c); err != nil {
 		return err
+	}
+	w.wires.Store(name, wires)
+	if v != nil {
+		w.keys.Store(name, v)
 	}
 	w.logf("circuit %s resident (%d constraints), fetched and loaded in %s", name, c.Constraints, time.Since(t0).Round(time.Millisecond))
 	return nil
 }
 
-// republish answers h from its stored outputs, if the job is done.
-func (w *Worker) republish(ctx context.Context, h *held) (bool, error) {
+// witnessFits checks the size of witness object obj against what a witness
+// of the circuit can be, before it is downloaded: a job must not fill the
+// worker's disk. A gnark witness is 12 bytes and 32 a wire at most, a .wtns
+// 88 bytes and 32 a wire; 4 KiB more allows for sections a reader skips.
+func (w *Worker) witnessFits(ctx context.Context, circuit, obj string) error {
+	info, err := w.q.Witness.GetInfo(ctx, obj)
+	if err != nil {
+		return err
+	}
+	v, ok := w.wires.Load(circuit)
+	if !ok {
+		return nil // a circuit the prover came with: its reader bounds the read
+	}
+	if limit := 32*int64(v.(int)) + 88 + 4096; int64(info.Size) > limit {
+		return fmt.Errorf("witness %s: %d bytes, more than a witness of circuit %s can be (%d)", obj, info.Size, circuit, limit)
+	}
+	return nil
+}
+
+// republish answers h from its stored outputs, if the job is done and
+// they hold a proof that its circuit's verifying key accepts. Outputs that
+// do not (planted by anyone with access to the store, or left by an
+// earlier key of the circuit) are not republished: the job is proven again,
+// and its new outputs replace them. An error is this worker's fault (the
+// store out of reach): the job goes back to the queue.
+func (w *Worker) republish(ctx context.Context, h *held, circuit string) (bool, error) {
 	// GetInfo is one direct get; most jobs are not done.
 	if _, err := w.q.Proofs.GetInfo(ctx, outputsObject(h.id)); errors.Is(err, jetstream.ErrObjectNotFound) {
 		return false, nil
 	} else if err != nil {
 		return false, err
 	}
-	data, err := w.q.Proofs.GetBytes(ctx, outputsObject(h.id))
+	data, err := getOutputs(ctx, w.q, h.id)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return false, nil
+	}
+	if errors.Is(err, errTooLarge) {
+		w.logf("job %s: stored outputs %v; proving it again", h.id, err)
+		return false, nil
+	}
 	if err != nil {
 		return false, err
 	}
 	var o Outputs
 	if err := json.Unmarshal(data, &o); err != nil {
-		return false, fmt.Errorf("stored outputs of %s: %w", h.id, err)
+		w.logf("job %s: stored outputs unreadable (%v); proving it again", h.id, err)
+		return false, nil
 	}
-	if err := w.publish(ctx, h, o.Result); err != nil {
+	if circuit == "" {
+		// a job put on the queue by another tool: checked against the
+		// store's key of the circuit its outputs name, as results does
+		circuit = o.Result.Circuit
+	}
+	if circuit == "" {
+		return false, nil // nothing to check them against: the job fails below
+	}
+	v, err := w.verifier(ctx, circuit)
+	if err != nil {
+		if errors.Is(err, errRejected) || errors.Is(err, ErrNoCircuit) || !isTransient(err) {
+			return false, nil // the job fails on its circuit below
+		}
 		return false, err
 	}
+	got, err := v.check(h.id, o.Files)
+	if err != nil {
+		w.logf("job %s: stored proof rejected by %s (%v); proving it again", h.id, v.Against, err)
+		return false, nil
+	}
+	line := o.Result
+	line.ID, line.Circuit, line.Error, line.FailedStage, line.Retryable = h.id, circuit, "", "", false
+	line.Proof, line.Public, line.PublicInputs = got.proof, got.public, got.inputs
+	if err := w.publish(ctx, h, line); err != nil {
+		return false, err
+	}
+	w.cleanup(ctx, h) // before the ack: a worker that dies first leaves the job to the next
 	if err := h.msg.Ack(); err != nil {
 		w.logf("ack %s: %v", h.id, err)
 	}
 	w.observe("republished")
-	w.cleanup(ctx, h)
 	w.release(h)
 	return true, nil
 }
 
-// requeue hands h back to the queue (after a short delay), for err.
+// verifier is the verifying key of circuit: that of the circuit as this
+// worker loaded it (the key it proves with), or the store's for a circuit
+// the prover came with.
+func (w *Worker) verifier(ctx context.Context, circuit string) (*Verifier, error) {
+	if err := w.ensureCircuit(ctx, circuit); err != nil {
+		return nil, err
+	}
+	if v, ok := w.keys.Load(circuit); ok {
+		return v.(*Verifier), nil
+	}
+	return w.vkeys.get(ctx, circuit)
+}
+
+// requeue hands h back to the queue (after a short delay), for err: a fault
+// of this worker's (its disk, its GPU, its link to NATS), or, when err is
+// nil, its shutdown.
 func (w *Worker) requeue(h *held, err error) {
 	if err != nil {
 		w.logf("job %s: back to the queue: %v", h.id, err)
 	}
-	h.msg.NakWithDelay(time.Second)
-	w.observe("requeued")
+	w.handBack(h, err != nil, time.Second)
 	w.removeFiles(h)
 	w.release(h)
+}
+
+// handBack counts a hand-back of h (see handBacks), then Naks it for
+// redelivery after delay.
+func (w *Worker) handBack(h *held, fault bool, delay time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), handBackTimeout)
+	defer cancel()
+	w.handBackWithin(ctx, h, fault, delay)
+}
+
+func (w *Worker) handBackWithin(ctx context.Context, h *held, fault bool, delay time.Duration) {
+	if err := w.q.countHandBack(ctx, h.seq, fault); err != nil {
+		w.logf("job %s: %v", h.id, err)
+	}
+	var err error
+	if delay > 0 {
+		err = h.msg.NakWithDelay(delay)
+	} else {
+		err = h.msg.Nak()
+	}
+	if err != nil {
+		w.logf("job %s: hand back: %v", h.id, err)
+	}
+	w.observe("requeued")
 }
 
 // hostFault hands back to the queue a job that failed for the worker's own
@@ -511,11 +660,11 @@ func (w *Worker) answerFailed(ctx context.Context, h *held, res stream.Result) {
 		w.requeue(h, err)
 		return
 	}
+	w.cleanup(ctx, h) // before the terminate, as in finish
 	if err := h.msg.TermWithReason("zkpipe: " + res.Error); err != nil {
 		w.logf("terminate %s: %v", h.id, err)
 	}
 	w.observe("failed")
-	w.cleanup(ctx, h)
 	w.release(h)
 }
 
@@ -568,11 +717,14 @@ func (w *Worker) finish(ctx context.Context, h *held, res stream.Result) {
 		w.requeue(h, err)
 		return
 	}
+	// Clean up before the ack: a worker that dies after publishing leaves
+	// the job unacked, and whoever takes it next answers it from the stored
+	// outputs and removes what is left. After the ack nobody would.
+	w.cleanup(ctx, h)
 	if err := h.msg.Ack(); err != nil {
 		w.logf("ack %s: %v", h.id, err)
 	}
 	w.observe("proved")
-	w.cleanup(ctx, h)
 	w.release(h)
 }
 
@@ -620,7 +772,8 @@ func (w *Worker) publish(ctx context.Context, h *held, res stream.Result) error 
 	return nil
 }
 
-// cleanup removes what h brought along, once it is answered.
+// cleanup removes what h brought along, once it is answered and before it
+// is acked: its files, its witness objects and its hand-back count.
 func (w *Worker) cleanup(ctx context.Context, h *held) {
 	w.removeFiles(h)
 	for _, o := range h.objects {
@@ -628,6 +781,21 @@ func (w *Worker) cleanup(ctx context.Context, h *held) {
 			w.logf("delete witness %s: %v", o, err)
 		}
 	}
+	if h.counted {
+		if err := w.q.HandBacks.Delete(ctx, handBackKey(h.seq)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			w.logf("job %s: delete its hand-back count: %v", h.id, err)
+		}
+	}
+}
+
+// ownedObject tells whether the witness object obj belongs to job id, as
+// submit names them (ID@NONCE.witness; before, ID.witness): a job must not
+// make a worker delete another job's witness.
+func ownedObject(id, obj string) bool {
+	if rest, ok := strings.CutPrefix(obj, id); ok {
+		return strings.HasPrefix(rest, "@") || rest == ".witness" || rest == ".wtns"
+	}
+	return false
 }
 
 func (w *Worker) removeFiles(h *held) {

@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -16,14 +17,18 @@ import (
 // once at start-up (OpenCUDA), never pinned per proof: several transfer lanes
 // (two buffers and a stream each) copy at once. Device memory for a proof
 // comes from CUDA's stream-ordered pool, which keeps freed memory for the
-// next proof. Kernels run on their own stream under a lock, so one job's
-// upload overlaps another's MSMs; every method is safe for concurrent use by
-// stage workers.
+// next proof. Kernels run on a few compute streams (WithComputeStreams,
+// default 2), each serving one operation at a time with its own scratch
+// (allocated on that stream from the pool), so one job's upload, another's
+// H and a third's tail MSMs run at once; the tail MSMs of one job (A, B₁,
+// K) take a stream each. Every method is safe for concurrent use by stage
+// workers.
 //
 // Lifecycle: Close waits for the uploads and kernels in flight, takes every
-// lane back, frees what residents and staged jobs still hold on the device,
-// then the pinned buffers and the streams. A process may open, use and close
-// backends many times; the library itself is loaded once.
+// lane and compute stream back, frees what residents and staged jobs still
+// hold on the device, then the pinned buffers and the streams. A process
+// may open, use and close backends many times; the library itself is
+// loaded once.
 type CUDA struct {
 	lib      *cudaLib
 	fn       *cudaFns
@@ -31,14 +36,16 @@ type CUDA struct {
 	device   string
 	memTotal uint64
 
-	pinBytes int
-	lanes    chan *cudaLane // transfer lanes, each taken by one upload at a time
-	all      []*cudaLane
-	done     chan struct{} // closed by Close: no lane is handed out after it
+	pinBytes    int
+	tableBudget int64          // device bytes one key's MSM tables may take (cuda_table.go)
+	lanes       chan *cudaLane // transfer lanes, each taken by one upload at a time
+	all         []*cudaLane
+	done        chan struct{} // closed by Close: no lane or compute stream is handed out after it
 
-	xfer   uintptr    // allocations and zero-fills of transfers
-	compMu sync.Mutex // the compute stream
-	comp   uintptr
+	xfer      uintptr           // allocations, zero-fills and frees of staged and resident buffers
+	computes  chan *cudaCompute // compute streams, each taken by one operation at a time
+	allComp   []*cudaCompute
+	tailSplit bool // one job's tail MSMs run on several compute streams at once
 
 	opMu    sync.Mutex // operations in flight, which Close waits for
 	opDone  *sync.Cond
@@ -61,14 +68,29 @@ type cudaLane struct {
 	stream uintptr
 }
 
+// cudaCompute is one compute stream. An operation (an MSM, a batch-
+// addition, H) takes one, issues its kernels there and waits for them
+// before handing it back; its scratch comes from the pool in that stream's
+// order, so operations on different streams share no scratch and run at once.
+type cudaCompute struct {
+	stream uintptr
+}
+
 // CUDAOption configures OpenCUDA.
 type CUDAOption func(*cudaConfig)
 
 type cudaConfig struct {
-	device   int
-	pinBytes int
-	lanes    int
+	device     int
+	pinBytes   int
+	lanes      int
+	streams    int
+	tailSplit  bool
+	tableBytes int64
 }
+
+// MaxComputeStreams bounds WithComputeStreams: past a few, streams only add
+// scratch memory (each MSM fills most of the GPU).
+const MaxComputeStreams = 16
 
 // WithCUDADevice picks the GPU (default 0).
 func WithCUDADevice(i int) CUDAOption { return func(c *cudaConfig) { c.device = i } }
@@ -80,6 +102,17 @@ func WithPinnedBytes(n int) CUDAOption { return func(c *cudaConfig) { c.pinBytes
 // WithTransferLanes sets how many uploads run at once (default 4).
 func WithTransferLanes(n int) CUDAOption { return func(c *cudaConfig) { c.lanes = n } }
 
+// WithComputeStreams sets how many device operations run at once (default
+// 2, at most MaxComputeStreams): each takes a compute stream of its own.
+// One serialises them all, as before streams.
+func WithComputeStreams(n int) CUDAOption { return func(c *cudaConfig) { c.streams = n } }
+
+// WithTailSplit says whether one job's tail MSMs (A, B₁, K) may run on
+// several compute streams at once (default on; $ZKPIPE_CUDA_TAIL_SPLIT=0
+// turns the default off, for A/B measurements). Each running MSM holds its
+// scratch, so JobBytes grows by the MSMs that overlap.
+func WithTailSplit(on bool) CUDAOption { return func(c *cudaConfig) { c.tailSplit = on } }
+
 // ErrClosed is the error of an operation on a closed CUDA backend.
 var ErrClosed = errors.New("cuda: backend closed")
 
@@ -88,12 +121,16 @@ var ErrClosed = errors.New("cuda: backend closed")
 // buffers. A missing, stale or foreign library and a missing GPU are errors
 // wrapping ErrNoCUDA.
 func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
-	cfg := cudaConfig{pinBytes: 32 << 20, lanes: 4}
+	cfg := cudaConfig{pinBytes: 32 << 20, lanes: 4, streams: 2, tailSplit: os.Getenv("ZKPIPE_CUDA_TAIL_SPLIT") != "0",
+		tableBytes: DefaultMSMTableBytes}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if cfg.pinBytes < 1<<20 || cfg.lanes < 1 {
 		return nil, fmt.Errorf("cuda: %d pinned bytes a buffer and %d lanes: want ≥ 1 MiB and ≥ 1", cfg.pinBytes, cfg.lanes)
+	}
+	if cfg.streams < 1 || cfg.streams > MaxComputeStreams {
+		return nil, fmt.Errorf("cuda: %d compute streams: want 1 to %d", cfg.streams, MaxComputeStreams)
 	}
 	path, err := FindCUDALibrary(lib)
 	if err != nil {
@@ -103,7 +140,8 @@ func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &CUDA{lib: l, fn: &l.fn, pinBytes: cfg.pinBytes, lanes: make(chan *cudaLane, cfg.lanes),
+	c := &CUDA{lib: l, fn: &l.fn, pinBytes: cfg.pinBytes, tableBudget: cfg.tableBytes, lanes: make(chan *cudaLane, cfg.lanes),
+		computes: make(chan *cudaCompute, cfg.streams), tailSplit: cfg.tailSplit,
 		done: make(chan struct{}), residents: map[*cudaResident]struct{}{}, staged: map[*cudaStaged]struct{}{}}
 	c.opDone = sync.NewCond(&c.opMu)
 	c.index = int32(cfg.device)
@@ -114,8 +152,14 @@ func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrNoCUDA, path, err)
 	}
 	c.device = cString(name)
-	for _, s := range []*uintptr{&c.xfer, &c.comp} {
-		if err := e.err("stream", f.streamCreate(c.index, s, e.p())); err != nil {
+	if err := e.err("stream", f.streamCreate(c.index, &c.xfer, e.p())); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	for range cfg.streams {
+		k := &cudaCompute{}
+		c.allComp = append(c.allComp, k)
+		c.computes <- k // Close takes it back
+		if err := e.err("stream", f.streamCreate(c.index, &k.stream, e.p())); err != nil {
 			return nil, errors.Join(err, c.Close())
 		}
 	}
@@ -166,6 +210,9 @@ func (c *CUDA) Device() string { return c.device }
 // the system library path).
 func (c *CUDA) Library() string { return c.lib.path }
 
+// ComputeStreams is how many device operations run at once.
+func (c *CUDA) ComputeStreams() int { return len(c.allComp) }
+
 // PinnedBytes is the pinned host memory this backend holds.
 func (c *CUDA) PinnedBytes() int { return 2 * len(c.all) * c.pinBytes }
 
@@ -200,10 +247,14 @@ func (c *CUDA) close() error {
 		c.opDone.Wait()
 	}
 	c.opMu.Unlock()
-	// Every lane, taken back before its pinned buffers are freed (an
-	// operation returns its lanes before it ends, so none waits here).
+	// Every lane and compute stream, taken back before their buffers and
+	// streams are freed (an operation returns them before it ends, so none
+	// waits here).
 	for range c.all {
 		<-c.lanes
+	}
+	for range c.allComp {
+		<-c.computes
 	}
 
 	c.liveMu.Lock()
@@ -230,11 +281,15 @@ func (c *CUDA) close() error {
 			l.stream = 0
 		}
 	}
-	for _, s := range []*uintptr{&c.xfer, &c.comp} {
-		if *s != 0 {
-			err = errors.Join(err, e.err("stream destroy", c.fn.streamDstr(*s, e.p())))
-			*s = 0
+	for _, k := range c.allComp {
+		if k.stream != 0 {
+			err = errors.Join(err, e.err("stream destroy", c.fn.streamDstr(k.stream, e.p())))
+			k.stream = 0
 		}
+	}
+	if c.xfer != 0 {
+		err = errors.Join(err, e.err("stream destroy", c.fn.streamDstr(c.xfer, e.p())))
+		c.xfer = 0
 	}
 	return err
 }
@@ -273,6 +328,58 @@ func (c *CUDA) takeLane() (*cudaLane, error) {
 	case <-c.done:
 		return nil, ErrClosed
 	}
+}
+
+// takeCompute hands out a compute stream, or fails once Close has begun.
+// The caller is inside enter and gives it back (c.computes <- k) before
+// taking another: an operation never holds one stream while waiting for a
+// second, so operations cannot deadlock over them.
+func (c *CUDA) takeCompute() (*cudaCompute, error) {
+	select {
+	case <-c.done:
+		return nil, ErrClosed
+	default:
+	}
+	select {
+	case k := <-c.computes:
+		return k, nil
+	case <-c.done:
+		return nil, ErrClosed
+	}
+}
+
+// tryTakeCompute hands out a compute stream if one is free now, else nil:
+// an operation that holds one may take more this way, never waiting for
+// them.
+func (c *CUDA) tryTakeCompute() *cudaCompute {
+	select {
+	case <-c.done:
+		return nil
+	default:
+	}
+	select {
+	case k := <-c.computes:
+		return k
+	default:
+		return nil
+	}
+}
+
+// onCompute runs f with a compute stream of its own; the caller is inside
+// enter. f waits for its kernels when it succeeds; when it fails, the
+// stream is waited for here, so that nothing still runs on the job's
+// buffers when Free gives them back on the transfer stream.
+func (c *CUDA) onCompute(f func(s uintptr) error) error {
+	k, err := c.takeCompute()
+	if err != nil {
+		return err
+	}
+	defer func() { c.computes <- k }()
+	if err := f(k.stream); err != nil {
+		var e cerr
+		return errors.Join(err, e.err("sync", c.fn.streamSync(k.stream, e.p())))
+	}
+	return nil
 }
 
 // alloc takes n bytes of device memory on stream s.

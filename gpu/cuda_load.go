@@ -20,7 +20,7 @@ const CUDALibraryName = "libzkpipe_cuda.so"
 // The C ABI this package is built for: gpu/cuda/zkpipe.h. A library whose
 // zk_abi_version returns another version, or other struct sizes, is refused.
 const (
-	cudaABIVersion = 4
+	cudaABIVersion = 6
 	zkErrBytes     = 512 // ZK_ERR_BYTES: each call's error buffer
 	maxWindows     = 64  // ZK_MAX_WINDOWS: window sums an MSM returns at most
 )
@@ -101,12 +101,18 @@ type cudaFns struct {
 	download     func(dst unsafe.Pointer, src uintptr, bytes uint64, s uintptr, e *byte) int32
 	h2dAsync     func(dst uintptr, src unsafe.Pointer, bytes uint64, s uintptr, e *byte) int32
 	domainTables func(tw, twinv, gn, ginvn uintptr, logn int32, consts *fr.Element, s uintptr, e *byte) int32
-	computeH     func(a, b, c uintptr, logn int32, tw, twinv, gn, ginvn uintptr, conv int32, zinv *fr.Element, s uintptr, e *byte) int32
+	computeH     func(a, b, c uintptr, logn int32, tw, twinv, gn, ginvn uintptr, conv int32, zinv *fr.Element, s, side0, side1 uintptr, e *byte) int32
 	benchNTT     func(x uintptr, logn int32, tw uintptr, reps int32, ms *float32, s uintptr, e *byte) int32
 	msmG1        msmFn
 	msmG2        msmFn
 	onesG1       onesFn
 	onesG2       onesFn
+
+	msmTableLayout func(nbase uint64, c, nw *int32, e *byte) int32
+	precomputeG1   precomputeFn
+	precomputeG2   precomputeFn
+	msmTableG1     msmTableFn
+	msmTableG2     msmTableFn
 }
 
 type (
@@ -156,6 +162,8 @@ func loadCUDALibrary(path string) (*cudaLib, error) {
 		{"zk_upload", &f.upload}, {"zk_download", &f.download}, {"zk_h2d_async", &f.h2dAsync},
 		{"zk_domain_tables", &f.domainTables}, {"zk_compute_h", &f.computeH}, {"zk_bench_ntt", &f.benchNTT},
 		{"zk_msm_g1", &f.msmG1}, {"zk_msm_g2", &f.msmG2}, {"zk_ones_g1", &f.onesG1}, {"zk_ones_g2", &f.onesG2},
+		{"zk_msm_table_layout", &f.msmTableLayout}, {"zk_precompute_g1", &f.precomputeG1}, {"zk_precompute_g2", &f.precomputeG2},
+		{"zk_msm_table_g1", &f.msmTableG1}, {"zk_msm_table_g2", &f.msmTableG2},
 	} {
 		sym, err := l.sym(s.name)
 		if err != nil {

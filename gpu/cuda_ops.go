@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/bits"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -24,6 +25,7 @@ type cudaResident struct {
 	tw, twinv, gn, ginvn uintptr // NTT tables
 	logn                 int
 	zinv                 fr.Element
+	tables               map[uintptr]msmTable // by base set (cuda_table.go)
 	freeOnce             sync.Once
 	freeErr              error
 }
@@ -48,16 +50,17 @@ func (r *cudaResident) Close() error {
 // free gives the device memory back, once.
 func (r *cudaResident) free() error {
 	r.freeOnce.Do(func() {
+		// On the transfer stream, where the bases were allocated: no
+		// operation uses them any more (each waits for its kernels).
 		c := r.c
-		c.compMu.Lock()
-		defer c.compMu.Unlock()
 		var e cerr
+		r.freeErr = r.freeTables(c.xfer)
 		for _, p := range []uintptr{r.a, r.b1, r.k, r.z, r.b2, r.tw, r.twinv, r.gn, r.ginvn} {
 			if p != 0 {
-				r.freeErr = errors.Join(r.freeErr, e.err("free", c.fn.devFree(p, c.comp, e.p())))
+				r.freeErr = errors.Join(r.freeErr, e.err("free", c.fn.devFree(p, c.xfer, e.p())))
 			}
 		}
-		r.freeErr = errors.Join(r.freeErr, e.err("sync", c.fn.streamSync(c.comp, e.p())))
+		r.freeErr = errors.Join(r.freeErr, e.err("sync", c.fn.streamSync(c.xfer, e.p())))
 	})
 	return r.freeErr
 }
@@ -68,12 +71,14 @@ func (c *CUDA) ResidentBytes(k *Key) int64 {
 	g1, g2 := int64(unsafe.Sizeof(bn254.G1Affine{})), int64(unsafe.Sizeof(bn254.G2Affine{}))
 	n := int64(k.N())
 	bases := g1*int64(len(k.A)+len(k.B1)+len(k.K)+len(k.Z)) + g2*int64(len(k.B2))
-	return bases + fr.Bytes*(2*max(n/2, 1)+2*n)
+	return bases + fr.Bytes*(2*max(n/2, 1)+2*n) + c.keyTableBytes(k)
 }
 
 // JobBytes is the most device memory one job of k holds at once: its staged
 // vectors (a, b, c padded to n; each query's bitmap, values and indexes)
-// and the scratch of its largest MSM (msmScratchBytes).
+// and the scratch of the MSMs it runs at once (msmScratchBytes): H's, B₂'s,
+// or the tail's, whose A, B₁ and K MSMs overlap on up to tailStreams
+// compute streams (the largest of them, then).
 func (c *CUDA) JobBytes(k *Key) int64 {
 	n := int64(k.N())
 	staged := 3 * n * fr.Bytes
@@ -81,9 +86,22 @@ func (c *CUDA) JobBytes(k *Key) int64 {
 		staged += 8*int64((q+63)/64) + int64(q)*(fr.Bytes+4)
 	}
 	g1, g2 := int64(unsafe.Sizeof(xyzzG1{})), int64(unsafe.Sizeof(xyzzG2{}))
-	scratch := max(msmScratchBytes(k.HLen(), g1), msmScratchBytes(max(len(k.A), len(k.B1), len(k.K)), g1),
-		msmScratchBytes(len(k.B1), g2))
+	tails := []int64{msmScratchBytes(len(k.A), g1), msmScratchBytes(len(k.B1), g1), msmScratchBytes(len(k.K), g1)}
+	slices.Sort(tails)
+	var tail int64
+	for _, t := range tails[len(tails)-c.tailStreams():] {
+		tail += t
+	}
+	scratch := max(msmScratchBytes(k.HLen(), g1), tail, msmScratchBytes(len(k.B1), g2))
 	return staged + scratch
+}
+
+// tailStreams is how many of one job's tail MSMs run at once.
+func (c *CUDA) tailStreams() int {
+	if !c.tailSplit {
+		return 1
+	}
+	return min(3, len(c.allComp))
 }
 
 // msmScratchBytes bounds what msm_run (gpu/cuda/driver.cuh) holds at once
@@ -150,7 +168,10 @@ func (c *CUDA) Load(k *Key) (Resident, error) {
 		consts[4] = d.CardinalityInv
 		consts[5].SetOne()
 		var e cerr
-		return e.err("domain", c.fn.domainTables(r.tw, r.twinv, r.gn, r.ginvn, int32(r.logn), &consts[0], c.xfer, e.p()))
+		if err := e.err("domain", c.fn.domainTables(r.tw, r.twinv, r.gn, r.ginvn, int32(r.logn), &consts[0], c.xfer, e.p())); err != nil {
+			return err
+		}
+		return r.buildTables()
 	}()
 	if err != nil {
 		return nil, errors.Join(err, r.free())
@@ -266,20 +287,21 @@ func (c *CUDA) free(s *Staged) {
 	s.Device = nil
 }
 
+// freeStaged gives st's buffers back to the pool on the transfer stream,
+// where Transfer allocated them: every operation on them has waited for its
+// kernels, so no stream still reads them.
 func (c *CUDA) freeStaged(st *cudaStaged) error {
-	c.compMu.Lock()
-	defer c.compMu.Unlock()
 	var err error
 	var e cerr
 	for _, p := range st.bufs {
-		err = errors.Join(err, e.err("free", c.fn.devFree(p, c.comp, e.p())))
+		err = errors.Join(err, e.err("free", c.fn.devFree(p, c.xfer, e.p())))
 	}
 	st.bufs = nil
 	return err
 }
 
-// compute enters an operation on s's device buffers and takes the compute
-// stream; the caller must call the returned done.
+// compute enters an operation on s's device buffers; the caller must call
+// the returned done, and takes compute streams with onCompute.
 func (c *CUDA) compute(s *Staged) (*cudaResident, *cudaStaged, func(), error) {
 	r, ok := s.Resident.(*cudaResident)
 	st, ok2 := s.Device.(*cudaStaged)
@@ -289,14 +311,17 @@ func (c *CUDA) compute(s *Staged) (*cudaResident, *cudaStaged, func(), error) {
 	if err := c.enter(); err != nil {
 		return nil, nil, nil, err
 	}
-	c.compMu.Lock()
-	return r, st, func() { c.compMu.Unlock(); c.exit() }, nil
+	return r, st, c.exit, nil
 }
 
 // ─── NTT + MSM_H ─────────────────────────────────────────────────────────────
 
-// computeH runs the H computation in place (result in st.a). Caller holds compMu.
-func (c *CUDA) computeH(r *cudaResident, st *cudaStaged) error {
+// computeH issues the H computation in place (result in st.a, in stream s's
+// order: the next call on s reads it). The NTTs of b and c run on compute
+// streams that are free now, if any, beside a's on s: the library forks
+// them from s and joins them back with events, so the caller may give them
+// back as soon as this returns (whatever runs on them next queues behind).
+func (c *CUDA) computeH(r *cudaResident, st *cudaStaged, s uintptr) error {
 	var conv int32
 	switch r.key.HConvention {
 	case HDivideByZ:
@@ -306,8 +331,24 @@ func (c *CUDA) computeH(r *cudaResident, st *cudaStaged) error {
 	default:
 		return fmt.Errorf("ntt: unknown H convention %d", r.key.HConvention)
 	}
+	var side [2]uintptr
+	for i := range side {
+		if k := c.tryTakeCompute(); k != nil {
+			defer func() { c.computes <- k }()
+			side[i] = k.stream
+		}
+	}
 	var e cerr
-	return e.err("compute h", c.fn.computeH(st.a, st.b, st.c, int32(r.logn), r.tw, r.twinv, r.gn, r.ginvn, conv, &r.zinv, c.comp, e.p()))
+	err := e.err("compute h", c.fn.computeH(st.a, st.b, st.c, int32(r.logn), r.tw, r.twinv, r.gn, r.ginvn, conv, &r.zinv, s, side[0], side[1], e.p()))
+	if err != nil {
+		// A failure may leave b's and c's NTTs unjoined to s: wait for them here.
+		for _, sd := range side {
+			if sd != 0 {
+				err = errors.Join(err, e.err("sync", c.fn.streamSync(sd, e.p())))
+			}
+		}
+	}
+	return err
 }
 
 // MSMH computes h on the device and its MSM against the H query. a, b and
@@ -318,13 +359,21 @@ func (c *CUDA) MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error) {
 		return bn254.G1Jac{}, err
 	}
 	defer done()
-	if err := c.computeH(r, st); err != nil {
-		return bn254.G1Jac{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return bn254.G1Jac{}, err
-	}
-	return msm[xyzzG1](c, c.fn.msmG1, "msm g1", r.z, st.a, 0, r.key.HLen())
+	var h bn254.G1Jac
+	err = c.onCompute(func(cs uintptr) error {
+		// H's NTTs and its MSM in one stream's order: no wait between them.
+		if err := c.computeH(r, st, cs); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var err error
+		t, _ := r.table(r.z)
+		h, err = msm[xyzzG1](c.fn.msmG1, c.fn.msmTableG1, t, "msm g1", r.z, st.a, 0, r.key.HLen(), cs)
+		return err
+	})
+	return h, err
 }
 
 // ─── MSM ─────────────────────────────────────────────────────────────────────
@@ -383,8 +432,10 @@ type jacobian[J any] interface {
 
 // msm runs one MSM of n scalars (device, Montgomery) against bases (through
 // idx when nonzero), in G1 or G2 by X, and combines its window sums, highest
-// window first: res ← 2^c·res + win. Caller holds compMu.
-func msm[X xyzz[J], J any, PJ jacobian[J]](c *CUDA, f msmFn, op string, bases, scalars, idx uintptr, n int) (J, error) {
+// window first: res ← 2^c·res + win. s is the caller's compute stream.
+//
+// Over a table (t.ptr set) the library returns the whole sum as one window.
+func msm[X xyzz[J], J any, PJ jacobian[J]](f msmFn, tf msmTableFn, t msmTable, op string, bases, scalars, idx uintptr, n int, s uintptr) (J, error) {
 	var inf X
 	res := inf.jac()
 	if n == 0 {
@@ -393,7 +444,13 @@ func msm[X xyzz[J], J any, PJ jacobian[J]](c *CUDA, f msmFn, op string, bases, s
 	var win [maxWindows]X
 	var w, nw int32
 	var e cerr
-	if err := e.err(op, f(bases, scalars, idx, uint64(n), unsafe.Pointer(&win[0]), &w, &nw, c.comp, e.p())); err != nil {
+	var rc int32
+	if t.ptr != 0 {
+		rc = tf(t.ptr, uint64(t.nbase), scalars, idx, uint64(n), unsafe.Pointer(&win[0]), &w, &nw, s, e.p())
+	} else {
+		rc = f(bases, scalars, idx, uint64(n), unsafe.Pointer(&win[0]), &w, &nw, s, e.p())
+	}
+	if err := e.err(op, rc); err != nil {
 		return res, err
 	}
 	if nw < 0 || nw > maxWindows {
@@ -409,11 +466,12 @@ func msm[X xyzz[J], J any, PJ jacobian[J]](c *CUDA, f msmFn, op string, bases, s
 	return res, nil
 }
 
-// ones sums the bases whose bit is set in the device bitmap, in G1 or G2 by X.
-func ones[X xyzz[J], J any](c *CUDA, f onesFn, op string, bases uintptr, q *cudaQuery) (J, error) {
+// ones sums the bases whose bit is set in the device bitmap, in G1 or G2 by
+// X, on compute stream s.
+func ones[X xyzz[J], J any](f onesFn, op string, bases uintptr, q *cudaQuery, s uintptr) (J, error) {
 	var p X
 	var e cerr
-	if err := e.err(op, f(bases, q.ones, uint64(q.len), unsafe.Pointer(&p), c.comp, e.p())); err != nil {
+	if err := e.err(op, f(bases, q.ones, uint64(q.len), unsafe.Pointer(&p), s, e.p())); err != nil {
 		var inf X
 		return inf.jac(), err
 	}
@@ -430,13 +488,21 @@ func (c *CUDA) BatchAddG1(ctx context.Context, s *Staged) (G1Sums, error) {
 		return out, err
 	}
 	defer done()
-	for i, t := range []struct {
-		dst   *bn254.G1Jac
-		bases uintptr
-	}{{&out.A, r.a}, {&out.B1, r.b1}, {&out.K, r.k}} {
-		if *t.dst, err = ones[xyzzG1](c, c.fn.onesG1, "ones g1", t.bases, &st.q[i]); err != nil {
-			return out, err
+	// Three short launches: one stream, in turn.
+	err = c.onCompute(func(cs uintptr) error {
+		for i, t := range []struct {
+			dst   *bn254.G1Jac
+			bases uintptr
+		}{{&out.A, r.a}, {&out.B1, r.b1}, {&out.K, r.k}} {
+			var err error
+			if *t.dst, err = ones[xyzzG1](c.fn.onesG1, "ones g1", t.bases, &st.q[i], cs); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return out, err
 	}
 	return out, ctx.Err()
 }
@@ -448,7 +514,11 @@ func (c *CUDA) BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
 		return bn254.G2Jac{}, err
 	}
 	defer done()
-	p, err := ones[xyzzG2](c, c.fn.onesG2, "ones g2", r.b2, &st.q[1])
+	var p bn254.G2Jac
+	err = c.onCompute(func(cs uintptr) (err error) {
+		p, err = ones[xyzzG2](c.fn.onesG2, "ones g2", r.b2, &st.q[1], cs)
+		return err
+	})
 	if err != nil {
 		return p, err
 	}
@@ -458,7 +528,11 @@ func (c *CUDA) BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
 // ─── tail-MSM ────────────────────────────────────────────────────────────────
 
 // TailMSMG1 runs the MSMs of the significant scalars of A, B₁ and K; the
-// bases of a sparse query are read through its indexes on the device.
+// bases of a sparse query are read through its indexes on the device. The
+// three are independent: with the tail split on, each takes a compute
+// stream of its own and they run at once where streams are free (an MSM
+// of a short tail leaves most of the GPU idle; two of 2^20 points overlap
+// their sorts and reductions).
 func (c *CUDA) TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error) {
 	var out G1Sums
 	r, st, done, err := c.compute(s)
@@ -466,17 +540,44 @@ func (c *CUDA) TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error) {
 		return out, err
 	}
 	defer done()
-	for i, t := range []struct {
+	tails := []struct {
 		name  string
 		dst   *bn254.G1Jac
 		bases uintptr
-	}{{"A", &out.A, r.a}, {"B", &out.B1, r.b1}, {"K", &out.K, r.k}} {
-		if err := ctx.Err(); err != nil {
-			return out, err
+	}{{"A", &out.A, r.a}, {"B", &out.B1, r.b1}, {"K", &out.K, r.k}}
+	var errs [3]error
+	run := func(i int) {
+		t, q := tails[i], &st.q[i]
+		errs[i] = c.onCompute(func(cs uintptr) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var err error
+			tab, _ := r.table(t.bases)
+			*t.dst, err = msm[xyzzG1](c.fn.msmG1, c.fn.msmTableG1, tab, "msm g1", t.bases, q.vals, q.idx, q.nvals, cs)
+			return err
+		})
+		if errs[i] != nil && errs[i] != ctx.Err() {
+			errs[i] = fmt.Errorf("tail msm %s: %w", t.name, errs[i])
 		}
-		q := &st.q[i]
-		if *t.dst, err = msm[xyzzG1](c, c.fn.msmG1, "msm g1", t.bases, q.vals, q.idx, q.nvals); err != nil {
-			return out, fmt.Errorf("tail msm %s: %w", t.name, err)
+	}
+	if c.tailStreams() == 1 {
+		for i := range tails {
+			if run(i); errs[i] != nil {
+				return out, errs[i]
+			}
+		}
+		return out, nil
+	}
+	var wg sync.WaitGroup
+	for i := range tails {
+		wg.Go(func() { run(i) })
+	}
+	wg.Wait()
+	// The first failure in A, B, K order, as the serial loop reports it.
+	for _, err := range errs {
+		if err != nil {
+			return out, err
 		}
 	}
 	return out, nil
@@ -492,7 +593,12 @@ func (c *CUDA) MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
 	}
 	defer done()
 	q := &st.q[1]
-	res, err := msm[xyzzG2](c, c.fn.msmG2, "msm g2", r.b2, q.vals, q.idx, q.nvals)
+	var res bn254.G2Jac
+	err = c.onCompute(func(cs uintptr) (err error) {
+		t, _ := r.table(r.b2)
+		res, err = msm[xyzzG2](c.fn.msmG2, c.fn.msmTableG2, t, "msm g2", r.b2, q.vals, q.idx, q.nvals, cs)
+		return err
+	})
 	if err != nil {
 		return res, err
 	}

@@ -44,7 +44,18 @@ func openCUDA(t testing.TB) *gpu.CUDA {
 		if path == "" {
 			path, _ = filepath.Abs("cuda/libzkpipe_cuda.so")
 		}
-		cudaDev, cudaErr = gpu.OpenCUDA(path)
+		// ZKPIPE_CUDA_MSM_TABLES_MIB sets the table budget (0: MSMs over
+		// the bases), so both paths run the same tests.
+		var opts []gpu.CUDAOption
+		if v := os.Getenv("ZKPIPE_CUDA_MSM_TABLES_MIB"); v != "" {
+			mib, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				cudaErr = fmt.Errorf("ZKPIPE_CUDA_MSM_TABLES_MIB: %w", err)
+				return
+			}
+			opts = append(opts, gpu.WithMSMTables(mib<<20))
+		}
+		cudaDev, cudaErr = gpu.OpenCUDA(path, opts...)
 	})
 	if cudaErr != nil {
 		t.Skipf("no CUDA backend, skipping GPU test: %v", cudaErr)
@@ -446,6 +457,9 @@ func TestCUDAMeasure(t *testing.T) {
 	if os.Getenv("ZKPIPE_CUDA_BENCH") == "" {
 		t.Skip("set ZKPIPE_CUDA_BENCH=1 to measure")
 	}
+	// ZKPIPE_CUDA_MEASURE=msm times the MSMs alone, without gnark's CPU
+	// figures (bench/h200-session.sh's msmgrid step).
+	msmOnly := os.Getenv("ZKPIPE_CUDA_MEASURE") == "msm"
 	cuda := openCUDA(t)
 	t.Logf("device: %s", cuda.Device())
 	ctx := context.Background()
@@ -481,10 +495,12 @@ func TestCUDAMeasure(t *testing.T) {
 	for _, lg := range sizes {
 		n := 1 << lg
 		k := &gpu.Key{Domain: fft.NewDomain(2), A: tileG1(n, false)}
+		t0 := time.Now()
 		res, err := cuda.Load(k)
 		if err != nil {
 			t.Fatal(err)
 		}
+		load := time.Since(t0)
 		v := &gpu.Vectors{QA: classify(scalars(r, n, dense))}
 		s, err := cuda.Transfer(ctx, res, v)
 		if err != nil {
@@ -494,8 +510,9 @@ func TestCUDAMeasure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		line := fmt.Sprintf("G1 MSM 2^%d: cuda %.1f ms", lg, float64(d.Microseconds())/1000)
-		if lg <= 22 {
+		line := fmt.Sprintf("G1 MSM 2^%d: cuda %.1f ms (load %.0f ms, resident %d MiB)", lg, float64(d.Microseconds())/1000,
+			float64(load.Microseconds())/1000, cuda.ResidentBytes(k)>>20)
+		if lg <= 22 && !msmOnly {
 			var p bn254.G1Jac
 			t0 := time.Now()
 			if _, err := p.MultiExp(k.A, v.QA.Vals, ecc.MultiExpConfig{}); err != nil {
@@ -524,15 +541,22 @@ func TestCUDAMeasure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var p bn254.G2Jac
-		t0 := time.Now()
-		if _, err := p.MultiExp(k.B2, v.QB.Vals, ecc.MultiExpConfig{}); err != nil {
-			t.Fatal(err)
+		if msmOnly {
+			fmt.Printf("G2 MSM 2^20: cuda %.1f ms\n", float64(d.Microseconds())/1000)
+		} else {
+			var p bn254.G2Jac
+			t0 := time.Now()
+			if _, err := p.MultiExp(k.B2, v.QB.Vals, ecc.MultiExpConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			dc := time.Since(t0)
+			fmt.Printf("G2 MSM 2^20: cuda %.1f ms, gnark cpu %.1f ms (%.1f×)\n", float64(d.Microseconds())/1000, float64(dc.Microseconds())/1000, float64(dc)/float64(d))
 		}
-		dc := time.Since(t0)
-		fmt.Printf("G2 MSM 2^20: cuda %.1f ms, gnark cpu %.1f ms (%.1f×)\n", float64(d.Microseconds())/1000, float64(dc.Microseconds())/1000, float64(dc)/float64(d))
 		cuda.Free(s)
 		res.Close()
+	}
+	if msmOnly {
+		return
 	}
 	for _, lg := range []int{16, 20, 22} {
 		n := 1 << lg

@@ -21,12 +21,14 @@ func (c *CUDA) ComputeH(ctx context.Context, s *Staged) ([]fr.Element, error) {
 		return nil, err
 	}
 	defer done()
-	if err := c.computeH(r, st); err != nil {
-		return nil, err
-	}
 	h := make([]fr.Element, r.key.N())
-	var e cerr
-	return h, e.err("download", c.fn.download(unsafe.Pointer(&h[0]), st.a, uint64(len(h)*fr.Bytes), c.comp, e.p()))
+	return h, c.onCompute(func(cs uintptr) error {
+		if err := c.computeH(r, st, cs); err != nil {
+			return err
+		}
+		var e cerr
+		return e.err("download", c.fn.download(unsafe.Pointer(&h[0]), st.a, uint64(len(h)*fr.Bytes), cs, e.p()))
+	})
 }
 
 // TimeNTT uploads x (length n of r's domain) and returns the mean device
@@ -45,12 +47,13 @@ func (c *CUDA) TimeNTT(res Resident, x []fr.Element, reps int) (time.Duration, e
 		return 0, err
 	}
 	p := ps[0]
-	c.compMu.Lock()
-	defer c.compMu.Unlock()
 	var e cerr
-	defer c.fn.devFree(p, c.comp, e.p())
+	defer c.fn.devFree(p, c.xfer, e.p()) // after the bench waited for its kernels
 	var ms float32
-	if err := e.err("bench ntt", c.fn.benchNTT(p, int32(r.logn), r.tw, int32(reps), &ms, c.comp, e.p())); err != nil {
+	err = c.onCompute(func(cs uintptr) error {
+		return e.err("bench ntt", c.fn.benchNTT(p, int32(r.logn), r.tw, int32(reps), &ms, cs, e.p()))
+	})
+	if err != nil {
 		return 0, err
 	}
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
@@ -65,6 +68,8 @@ type HostStandIn struct {
 	Allocated func() uint64                                 // zk_host_allocated
 	Live      func() int64                                  // zk_host_live
 	Peak      func(reset int32) uint64                      // zk_host_peak
+	SetDelay  func(us uint64)                               // zk_host_set_delay
+	CallsPeak func(reset int32) int32                       // zk_host_calls_peak
 }
 
 func (c *CUDA) HostStandIn() *HostStandIn {
@@ -72,7 +77,8 @@ func (c *CUDA) HostStandIn() *HostStandIn {
 	for _, s := range []struct {
 		name string
 		ptr  any
-	}{{"zk_host_fail", &h.Fail}, {"zk_host_fail_on", &h.FailOn}, {"zk_host_set_memory", &h.SetMemory}, {"zk_host_allocated", &h.Allocated}, {"zk_host_live", &h.Live}, {"zk_host_peak", &h.Peak}} {
+	}{{"zk_host_fail", &h.Fail}, {"zk_host_fail_on", &h.FailOn}, {"zk_host_set_memory", &h.SetMemory}, {"zk_host_allocated", &h.Allocated}, {"zk_host_live", &h.Live}, {"zk_host_peak", &h.Peak},
+		{"zk_host_set_delay", &h.SetDelay}, {"zk_host_calls_peak", &h.CallsPeak}} {
 		sym, err := c.lib.sym(s.name)
 		if err != nil {
 			return nil

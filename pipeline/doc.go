@@ -7,7 +7,9 @@
 // cancellation" and sourcegraph/conc:
 //
 //  1. Workers never close a channel. The runtime waits for all of a stage's
-//     workers, then closes that stage's output exactly once.
+//     workers, then closes that stage's output exactly once. SetWorkers may
+//     add workers or retire some (each after its current job) while Run
+//     goes; the output still closes only after the last of them has gone.
 //  2. Every blocking send and receive also selects on ctx.Done(): cancelling the
 //     context stops the whole stream, and Run returns only after every
 //     goroutine it started has exited.

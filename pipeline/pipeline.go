@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sourcegraph/conc"
 	"github.com/sourcegraph/conc/panics"
 )
 
@@ -16,8 +15,10 @@ import (
 // of capacity Queue.
 type Stage[J any] struct {
 	Name    string
-	Workers int // goroutines running Run; at least 1
+	Workers int // goroutines running Run at the start; at least 1
 	Queue   int // capacity of the channel feeding this stage; 0 means unbuffered
+	// MaxWorkers bounds SetWorkers; 0 means Workers (the stage keeps its size).
+	MaxWorkers int
 
 	// Admit, if set, is called by a worker before Run and may block (the memory
 	// governor reserves a job's footprint here). Its wait is counted as queue
@@ -57,6 +58,7 @@ type StageCount struct {
 	Name    string
 	Queued  int // jobs waiting in the stage's channel or in admission
 	Running int // jobs in Run
+	Workers int // workers the stage has (SetWorkers); extra ones leave after their job
 }
 
 // Pipeline runs jobs through its stages. Build one with New, run it once.
@@ -64,6 +66,7 @@ type Pipeline[J any] struct {
 	stages  []Stage[J]
 	queued  []atomic.Int64
 	running []atomic.Int64
+	pools   []*pool
 	used    atomic.Bool
 
 	// Drop, if set, receives each job that Run took from src but that
@@ -85,15 +88,33 @@ func New[J any](stages ...Stage[J]) *Pipeline[J] {
 		panic("pipeline: no stages")
 	}
 	for i, s := range stages {
-		if s.Name == "" || s.Run == nil || s.Workers < 1 || s.Queue < 0 {
-			panic(fmt.Sprintf("pipeline: stage %d (%q) needs a name, a Run, Workers ≥ 1 and Queue ≥ 0", i, s.Name))
+		if s.Name == "" || s.Run == nil || s.Workers < 1 || s.Queue < 0 || (s.MaxWorkers != 0 && s.MaxWorkers < s.Workers) {
+			panic(fmt.Sprintf("pipeline: stage %d (%q) needs a name, a Run, Workers ≥ 1, Queue ≥ 0 and MaxWorkers 0 or ≥ Workers", i, s.Name))
 		}
 	}
-	return &Pipeline[J]{
+	p := &Pipeline[J]{
 		stages:  stages,
 		queued:  make([]atomic.Int64, len(stages)),
 		running: make([]atomic.Int64, len(stages)),
 	}
+	for _, s := range stages {
+		p.pools = append(p.pools, newPool(s.Workers, max(s.MaxWorkers, s.Workers)))
+	}
+	return p
+}
+
+// SetWorkers gives the named stage n workers, from 1 to its MaxWorkers;
+// safe from any goroutine, before or while Run goes. New workers start at
+// once; when n is fewer, the extra workers leave as they finish their
+// current job (none is interrupted). A stage whose input has closed keeps
+// the workers it has.
+func (p *Pipeline[J]) SetWorkers(name string, n int) error {
+	for i, s := range p.stages {
+		if s.Name == name {
+			return p.pools[i].set(n, s.Name)
+		}
+	}
+	return fmt.Errorf("pipeline: no stage %q", name)
 }
 
 // Snapshot reports how many jobs wait in and run in each stage. Safe to call
@@ -101,7 +122,7 @@ func New[J any](stages ...Stage[J]) *Pipeline[J] {
 func (p *Pipeline[J]) Snapshot() []StageCount {
 	out := make([]StageCount, len(p.stages))
 	for i, s := range p.stages {
-		out[i] = StageCount{Name: s.Name, Queued: int(p.queued[i].Load()), Running: int(p.running[i].Load())}
+		out[i] = StageCount{Name: s.Name, Queued: int(p.queued[i].Load()), Running: int(p.running[i].Load()), Workers: p.pools[i].wanted()}
 	}
 	return out
 }
@@ -170,15 +191,13 @@ func (p *Pipeline[J]) Run(ctx context.Context, src <-chan J, sink func(Result[J]
 			out = make(chan *envelope[J], p.stages[i+1].Queue)
 			queues = append(queues, out)
 		}
-		var workers conc.WaitGroup
 		stageIn := in // in is reassigned below
-		for w := 0; w < p.stages[i].Workers; w++ {
-			workers.Go(func() { p.work(ctx, i, w, stageIn, out, results) })
-		}
+		pl := p.pools[i]
+		pl.start(func(w int) { p.work(ctx, i, w, stageIn, out, results) })
 		all.Add(1)
 		go func(out chan *envelope[J]) {
 			defer all.Done()
-			workers.Wait()
+			pl.wait() // every worker, however many came and went, has exited
 			if out != nil {
 				close(out)
 			}
@@ -248,16 +267,30 @@ func (p *Pipeline[J]) work(ctx context.Context, i, w int, in <-chan *envelope[J]
 			return false
 		}
 	}
+	pl := p.pools[i]
 	for {
+		fewer, leave := pl.stay(w)
+		if leave {
+			return // SetWorkers asked for fewer
+		}
+		select {
+		case <-fewer:
+			continue // asked for fewer since stay: look before taking a job
+		default:
+		}
 		var env *envelope[J]
 		var ok bool
 		select {
 		case env, ok = <-in:
 			if !ok {
+				pl.end(w)
 				return
 			}
 		case <-ctx.Done():
+			pl.end(w)
 			return
+		case <-fewer:
+			continue // look again whether this worker is one too many
 		}
 		t := Timing{Stage: s.Name, Worker: w, Queued: env.queued}
 		var err error
@@ -275,9 +308,11 @@ func (p *Pipeline[J]) work(ctx context.Context, i, w int, in <-chan *envelope[J]
 		env.timings = append(env.timings, t)
 		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			p.drop(env) // cancelled: the job goes to Drop, as Run documents
+			pl.end(w)
 			return
 		}
 		if !emit(env, err) {
+			pl.end(w)
 			return
 		}
 	}

@@ -34,11 +34,14 @@ type Shape struct{ Workers, Queue int }
 
 // Config is everything an Engine needs, resolved from flags by the command.
 type Config struct {
-	Shapes   map[string]Shape // per stage; a missing stage gets 1 worker, queue 1
-	Backend  Backend
-	G2       G2Backend // B_G2's device; nil means Backend's if it has one
-	Governor Governor  // nil: no memory governor
-	Out      Output
+	Shapes map[string]Shape // per stage; a missing stage gets 1 worker, queue 1
+	// MaxWorkers is the most workers a stage may be given while it runs
+	// (pipeline.SetWorkers); a missing stage keeps its Shape's workers.
+	MaxWorkers map[string]int
+	Backend    Backend
+	G2         G2Backend // B_G2's device; nil means Backend's if it has one
+	Governor   Governor  // nil: no memory governor
+	Out        Output
 }
 
 // Engine proves streams of jobs for a set of loaded circuits.
@@ -220,7 +223,7 @@ func (e *Engine) Pipeline() *pipeline.Pipeline[*Job] {
 	}
 	stage := func(name string, run func(context.Context, *Job) error) pipeline.Stage[*Job] {
 		s := shape(name)
-		return pipeline.Stage[*Job]{Name: name, Workers: s.Workers, Queue: s.Queue,
+		return pipeline.Stage[*Job]{Name: name, Workers: s.Workers, Queue: s.Queue, MaxWorkers: max(e.cfg.MaxWorkers[name], s.Workers),
 			Run: func(ctx context.Context, j *Job, _ int) error {
 				r := e.cpu.start()
 				defer func() { j.addCPU(name, e.cpu.end(r)) }()

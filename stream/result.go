@@ -23,6 +23,17 @@ type Result struct {
 	// Resumed marks a job answered from the outputs an earlier run left
 	// (prove --skip-done): no stage ran, so Stages is empty.
 	Resumed bool `json:"resumed,omitempty"`
+	// VerifiedWith names the verifying key a proof read back from a store
+	// was checked against before it was reported proved (zkpipe results):
+	// a key the user gave (--circuit, --vkey) or the circuit store's.
+	VerifiedWith string `json:"verified_with,omitempty"`
+
+	// Shape is the workers/queue of each stage in force when the job
+	// finished ("parse 2/2* synthesize 7/1* …", * where zkpipe chose), on
+	// the first line of a run and on the first after the shape changes;
+	// ShapeChanges says what changed since the line before and why.
+	Shape        string   `json:"shape,omitempty"`
+	ShapeChanges []string `json:"shape_changes,omitempty"`
 
 	Stages  []StageTime `json:"stages"`
 	TotalMS float64     `json:"total_ms"` // from entering parse to leaving the last stage reached

@@ -8,6 +8,7 @@
 # and then, on the H200 machine:
 #
 #   bash bench/circom/device.sh run       # nvcc the CUDA backend, measure cpu and cuda
+#                                         # (ZKPIPE_CUDA_LIB=… an existing build: no nvcc)
 #
 # The device has no node: snarkjs is not timed there (its ratio comes from
 # the development machine); the proofs are checked with zkpipe verify.
@@ -35,7 +36,10 @@ run)
 	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 	devs=cpu
 	t0=$(date +%s)
-	if gpu/cuda/build.sh > "$OUT/nvcc.log" 2>&1; then
+	if [[ -n "${ZKPIPE_CUDA_LIB:-}" && -f "${ZKPIPE_CUDA_LIB:-}" ]]; then
+		echo "CUDA library: $ZKPIPE_CUDA_LIB (built before: no nvcc)"
+		devs="cpu cuda"
+	elif gpu/cuda/build.sh > "$OUT/nvcc.log" 2>&1; then
 		echo "nvcc: $(($(date +%s) - t0)) s"
 		export ZKPIPE_CUDA_LIB=$ROOT/gpu/cuda/libzkpipe_cuda.so
 		devs="cpu cuda"

@@ -121,6 +121,21 @@ template <class F> struct XYZZ {
         ZZZ = ZZZ * o.ZZZ * PPP;
     }
 
+    // to_affine: (X/ZZ, Y/ZZZ) with one inversion, I = 1/(ZZ·ZZZ):
+    // 1/ZZ = I·ZZZ and 1/ZZZ = I·ZZ; (0, 0) for infinity.
+    HD Affine<F> to_affine() const {
+        Affine<F> r;
+        if (is_inf()) {
+            r.x = F::zero();
+            r.y = F::zero();
+            return r;
+        }
+        F I = (ZZ * ZZZ).inv();
+        r.x = X * (I * ZZZ);
+        r.y = Y * (I * ZZ);
+        return r;
+    }
+
     // mul_small: this ← k·this for a small integer k.
     HD void mul_small(u32 k) {
         XYZZ base = *this;

@@ -10,7 +10,9 @@
 // provides (each returns 0 or an error code from fail_at):
 //
 //   alloc(void **p, size_t bytes), release(void *p), zero(p, bytes),
-//   to_host(dst, src, bytes), sync()
+//   to_host(dst, src, bytes), sync(),
+//   after(D &other): this device's later work waits for the work issued
+//   on other so far (an event on the GPU: no host round trip)
 //   digits, sort_pairs, bounds, counts, chunks, exclusive_sum,
 //   level0<F>, levelN<F>, segment<F>, reduce<F>, ones<F>      (MSM, ones)
 //   ntt_pass, dif_stage, dit_stage, dif_tail, dit_head, scale_rev,
@@ -22,13 +24,43 @@
 #include "ntt.cuh"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 // ─── MSM plan ───────────────────────────────────────────────────────────────
 
 // SORT_MAX_ITEMS is the most pairs one radix sort takes: CUB counts items in
 // an int.
 const size_t SORT_MAX_ITEMS = 0x7fffffff;
-const uint32_t MSM_CHUNK = 32; // points one thread sums per level
+const uint32_t MSM_CHUNK = 32; // points one thread sums per level, by default
+
+// MsmTuning: the MSM's knobs, for measuring alternatives on a GPU without a
+// rebuild (bench/h200-session.sh): ZKPIPE_MSM_WINDOW (window bits, 4 to
+// 20; unset: msm_window's choice by size), ZKPIPE_MSM_CHUNK (points a
+// thread sums per level, 2 to 64) and ZKPIPE_MSM_SEGMENT (buckets a thread
+// reduces, a power of two from 2 to 256: fewer means more threads for the
+// segment kernel, more means fewer segment sums to combine). Read once a
+// process.
+struct MsmTuning {
+    int window = 0;
+    u32 chunk = MSM_CHUNK;
+    u32 segment = 32;
+};
+inline const MsmTuning &msm_tuning() {
+    static const MsmTuning t = [] {
+        MsmTuning r;
+        if (const char *w = getenv("ZKPIPE_MSM_WINDOW")) r.window = atoi(w);
+        if (const char *c = getenv("ZKPIPE_MSM_CHUNK")) {
+            int v = atoi(c);
+            if (v >= 2 && v <= 64) r.chunk = (u32)v;
+        }
+        if (const char *s = getenv("ZKPIPE_MSM_SEGMENT")) {
+            int v = atoi(s);
+            if (v >= 2 && v <= 256 && (v & (v - 1)) == 0) r.segment = (u32)v;
+        }
+        return r;
+    }();
+    return t;
+}
 
 // MsmPlan is one MSM's sizes. Every count that can pass 2^31 is a size_t.
 //
@@ -46,6 +78,7 @@ const uint32_t MSM_CHUNK = 32; // points one thread sums per level
 struct MsmPlan {
     size_t n;
     int c, nw;
+    int bw;    // bucket sets: nw, or 1 over a precomputed table
     u32 half, nb;
     size_t m;
     int sort_windows;
@@ -60,7 +93,8 @@ struct MsmPlan {
     }
     // level_total is the chunk count after a level over prev items: at
     // most prev/L whole chunks plus one partial chunk a bucket.
-    size_t level_total(size_t prev) const { return prev / MSM_CHUNK + nb; }
+    u32 chunk; // points a thread sums per level
+    size_t level_total(size_t prev) const { return prev / chunk + nb; }
 };
 
 // msm_plan fills p for n points (n ≥ 1), or fails naming the limit.
@@ -68,9 +102,11 @@ inline int msm_plan(size_t n, MsmPlan *p) {
     if (n == 0) return FAILF("msm: no points");
     if (n >= ((size_t)1 << 31)) return FAILF("msm: %zu points, the limit is 2^31 − 1", n);
     p->n = n;
-    p->c = msm_window(n);
+    p->c = msm_window(n, msm_tuning().window);
+    p->chunk = msm_tuning().chunk;
     p->nw = msm_windows(p->c);
     if (p->nw > ZK_MAX_WINDOWS) return FAILF("msm: %d windows, the limit is %d", p->nw, ZK_MAX_WINDOWS);
+    p->bw = p->nw;
     p->half = 1u << (p->c - 1);
     p->nb = (u32)p->nw * p->half;
     p->m = n * (size_t)p->nw;
@@ -78,6 +114,53 @@ inline int msm_plan(size_t n, MsmPlan *p) {
         return FAILF("msm: %zu points × %d windows = %zu digits, the limit is 2^32 − 1", n, p->nw, p->m);
     size_t per = SORT_MAX_ITEMS / n;
     p->sort_windows = per >= (size_t)p->nw ? p->nw : (int)per;
+    return 0;
+}
+
+// MsmTable is a precomputed table (msm.cuh): nbase bases' multiples for
+// c-bit windows, nw of them, at [w·nbase + i].
+template <class F> struct MsmTable {
+    const Affine<F> *pts;
+    size_t nbase;
+    int c, nw;
+};
+
+// msm_table_layout gives the window and windows of a table of nbase bases
+// (the window msm_window would choose for an MSM of them all), or fails if
+// the table cannot be addressed: every point's index must fit in 31 bits.
+inline int msm_table_layout(size_t nbase, int *c, int *nw) {
+    if (nbase == 0) return FAILF("msm table: no bases");
+    *c = msm_window(nbase, msm_tuning().window);
+    *nw = msm_windows(*c);
+    if (*nw > ZK_MAX_WINDOWS) return FAILF("msm table: %d windows, the limit is %d", *nw, ZK_MAX_WINDOWS);
+    if ((size_t)*nw * nbase >= ((size_t)1 << 31))
+        return FAILF("msm table: %d windows × %zu bases is 2^31 points or more", *nw, nbase);
+    return 0;
+}
+
+// msm_plan_table fills p for n scalars over a table: one set of buckets,
+// all windows' digits in one sort (so a bucket's run is whole).
+inline int msm_plan_table(size_t n, int c, int nw, MsmPlan *p) {
+    if (n == 0) return FAILF("msm: no points");
+    p->n = n;
+    p->c = c;
+    p->nw = nw;
+    p->bw = 1;
+    p->half = 1u << (c - 1);
+    p->nb = p->half;
+    p->m = n * (size_t)nw;
+    p->chunk = msm_tuning().chunk;
+    if (p->m > SORT_MAX_ITEMS)
+        return FAILF("msm over a table: %zu scalars × %d windows = %zu digits, more than one sort takes (2^31 − 1)", n,
+                     nw, p->m);
+    p->sort_windows = nw;
+    return 0;
+}
+
+// msm_precompute builds a table's points from the bases.
+template <class F, class D> int msm_precompute(D &d, const Affine<F> *bases, const MsmTable<F> &t, Affine<F> *table) {
+    TRY(d.template precompute<F>(bases, t.nbase, t.c, t.nw, table));
+    TRY(d.sync());
     return 0;
 }
 
@@ -135,18 +218,25 @@ template <class D> struct Scratch {
 //  1. digits: signed c-bit digits of every scalar, keyed by bucket
 //  2. sort the (bucket, point) pairs by bucket, window group by window group
 //  3. bounds: each bucket's run in the sorted pairs
-//  4. levels: sum runs of up to MSM_CHUNK points of a bucket, until every
+//  4. levels: sum runs of up to pl.chunk points of a bucket, until every
 //     bucket is one point
 //  5. segments: Σ (q+1)·B_q over a window's buckets, in segments of S buckets
 //  6. reduce each window's segments, copy the window sums to the host
+//
+// Over a table (tab non-null; bases unused), the digits of every window key
+// one set of buckets and read the table's points directly; the one window
+// sum is the MSM (*nw_out = 1).
 template <class F, class D>
 int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, size_t n, XYZZ<F> *host_out, int *c_out,
-            int *nw_out) {
+            int *nw_out, const MsmTable<F> *tab = nullptr) {
     *c_out = 0;
     *nw_out = 0;
     if (n == 0) return 0;
     MsmPlan pl{};
-    TRY(msm_plan(n, &pl));
+    if (tab)
+        TRY(msm_plan_table(n, tab->c, tab->nw, &pl));
+    else
+        TRY(msm_plan(n, &pl));
     const size_t m = pl.m;
     const u32 nb = pl.nb, half = pl.half;
     Scratch<D> sc(d);
@@ -156,7 +246,13 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
     TRY(sc.get(&vals, m));
     TRY(sc.get(&keys2, m));
     TRY(sc.get(&vals2, m));
-    TRY(d.digits(scalars, n, pl.c, pl.nw, keys, vals));
+    if (tab) {
+        TRY(d.digits_table(scalars, idx, n, tab->nbase, pl.c, pl.nw, keys, vals));
+        bases = tab->pts;
+        idx = nullptr; // the values index the table
+    } else {
+        TRY(d.digits(scalars, n, pl.c, pl.nw, keys, vals));
+    }
     int end_bit = bitlen(nb); // the sentinel nb sorts last
     size_t tmp_bytes = 0, off0, items0;
     pl.sort_range(0, &off0, &items0); // the first sort is the largest
@@ -183,15 +279,16 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
     sc.drop(keys2);
     sc.drop(end);
 
-    // Levels. bound: the most points a bucket can hold.
-    size_t bound = n, prev_total = m;
+    // Levels. bound: the most points a bucket can hold (over a table, every
+    // window's digits share the buckets).
+    size_t bound = tab ? m : n, prev_total = m;
     XYZZ<F> *P = nullptr;
     int level = 0;
     do {
         u32 *chunks, *off;
         TRY(sc.get(&chunks, nb));
         TRY(sc.get(&off, nb));
-        TRY(d.chunks(cnt, nb, MSM_CHUNK, chunks));
+        TRY(d.chunks(cnt, nb, pl.chunk, chunks));
         size_t sb = 0;
         TRY(d.exclusive_sum(nullptr, &sb, chunks, off, nb));
         void *st = nullptr;
@@ -202,9 +299,9 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
         XYZZ<F> *Q;
         TRY(sc.get(&Q, total));
         if (level == 0)
-            TRY(d.template level0<F>(bases, idx, vals2, start, cnt, off, chunks, nb, MSM_CHUNK, (u32)total, Q));
+            TRY(d.template level0<F>(bases, idx, vals2, start, cnt, off, chunks, nb, pl.chunk, (u32)total, Q));
         else
-            TRY(d.template levelN<F>(P, start, cnt, off, chunks, nb, MSM_CHUNK, (u32)total, Q));
+            TRY(d.template levelN<F>(P, start, cnt, off, chunks, nb, pl.chunk, (u32)total, Q));
         if (P) sc.drop(P);
         sc.drop(start);
         sc.drop(cnt);
@@ -212,21 +309,21 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
         start = off;
         cnt = chunks;
         prev_total = total;
-        bound = (bound + MSM_CHUNK - 1) / MSM_CHUNK;
+        bound = (bound + pl.chunk - 1) / pl.chunk;
         level++;
     } while (bound > 1);
     sc.drop(vals2);
 
-    u32 S = half < 32 ? half : 32, spw = half / S, nseg = (u32)pl.nw * spw;
+    u32 S = half < msm_tuning().segment ? half : msm_tuning().segment, spw = half / S, nseg = (u32)pl.bw * spw;
     XYZZ<F> *seg, *win;
     TRY(sc.get(&seg, nseg));
-    TRY(sc.get(&win, pl.nw));
+    TRY(sc.get(&win, pl.bw));
     TRY(d.template segment<F>(P, start, cnt, half, S, nseg, seg));
-    TRY(d.template reduce<F>(seg, nseg, spw, win, (size_t)pl.nw));
-    TRY(d.to_host(host_out, win, pl.nw * sizeof(XYZZ<F>)));
+    TRY(d.template reduce<F>(seg, nseg, spw, win, (size_t)pl.bw));
+    TRY(d.to_host(host_out, win, pl.bw * sizeof(XYZZ<F>)));
     TRY(d.sync());
     *c_out = pl.c;
-    *nw_out = pl.nw;
+    *nw_out = pl.bw;
     return 0;
 }
 
@@ -328,22 +425,33 @@ template <class D> int domain_tables_run(D &d, Fr *tw, Fr *twinv, Fr *gn, Fr *gi
 // ω⁻¹, then ·g^j/n in bit-reversed order), forward NTT on the coset (DIT);
 // then a·b − c pointwise (÷Z for gnark); for gnark, back by the inverse
 // coset NTT, leaving h bit-reversed.
+//
+// The three vectors' NTTs are independent: b's and c's run on side[0] and
+// side[1] where given (else on d), forked from and joined back to d by
+// device-side waits, so that NTTs too small to fill the GPU overlap. The
+// result is in d's stream order: the caller's next work on d (the MSM)
+// follows without a host round trip, and nothing here waits for the GPU.
 template <class D>
-int compute_h_run(D &d, Fr *a, Fr *b, Fr *c, int logn, const Fr *tw, const Fr *twinv, const Fr *gn, const Fr *ginvn,
-                  int conv, Fr zinv, bool radix2) {
+int compute_h_run(D &d, D *side0, D *side1, Fr *a, Fr *b, Fr *c, int logn, const Fr *tw, const Fr *twinv,
+                  const Fr *gn, const Fr *ginvn, int conv, Fr zinv, bool radix2) {
     if (logn < 0 || logn > 30) return FAILF("compute h: 2^%d elements, the limit is 2^30", logn);
     if (conv != 0 && conv != 1) return FAILF("compute h: unknown convention %d", conv);
     u32 n = 1u << logn;
     Fr *x[3] = {a, b, c};
+    D *on[3] = {&d, side0 ? side0 : &d, side1 ? side1 : &d};
+    for (int i = 1; i < 3; i++)
+        if (on[i] != &d) TRY(on[i]->after(d)); // fork: after whatever d did to b, c
     for (int i = 0; i < 3; i++) {
-        TRY(dif(d, x[i], logn, twinv, radix2));
-        TRY(d.scale_rev(x[i], n, logn, gn));
-        TRY(dit(d, x[i], logn, tw, radix2));
+        TRY(dif(*on[i], x[i], logn, twinv, radix2));
+        TRY(on[i]->scale_rev(x[i], n, logn, gn));
+        TRY(dit(*on[i], x[i], logn, tw, radix2));
     }
+    for (int i = 1; i < 3; i++)
+        if (on[i] != &d) TRY(d.after(*on[i])); // join: the pointwise step reads all three
     TRY(d.pointwise(x[0], x[1], x[2], n, zinv, conv == 0));
     if (conv == 0) {
         TRY(dif(d, x[0], logn, twinv, radix2));
         TRY(d.scale_rev(x[0], n, logn, ginvn));
     }
-    return d.sync();
+    return 0;
 }

@@ -27,23 +27,38 @@
 //	zk_host_peak(reset)      the most allocated at once (since the last reset;
 //	                         reset ≠ 0 starts a new period at the bytes held now)
 //	zk_host_live()           device allocations live now
+//	zk_host_set_delay(us)    a stream's queued work takes us to run (device
+//	                         time, its memory held), so that calls on several
+//	                         streams overlap visibly
+//	zk_host_calls_peak(reset) the most streams in kernel calls (MSM, ones,
+//	                         H with its side streams) at once, since the last
+//	                         reset; a second call on a stream already in one
+//	                         fails instead
 //	zk_host_fail_on(dev, what, nth)  as zk_host_fail, on device dev alone;
 //	                         nth < 0: every call of that kind from the
 //	                         |nth|th on fails (a device that is lost)
 //
 // ZKPIPE_HOST_DEVICES=N makes it N devices (default 1): each has its own
 // streams and failures; memory is counted for all together.
+//
+// Streams: a call's work on a stream is queued and runs only when something
+// waits for it (HostDev), so work on two streams with no event between them
+// runs in the worst order, and a missing wait gives wrong results.
 #include "cuda_host.h" // before the kernels: CUDA's execution model on the CPU
+#include "abi.cuh" // zk_abi_version
 #include "driver.cuh"
 #include "zk.cuh"
 #include "zkpipe.h"
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -65,13 +80,55 @@ int devices() {
     return n < 1 ? 1 : n > MAX_DEVS ? MAX_DEVS : n;
 }
 
-// A stream is its device's number.
+// A stream is its device's number, and the kernel calls on it now.
 struct HostStream {
     int dev;
+    std::atomic<int> kernel_calls{0};
 };
 
 // on_stream makes s's device the current call's (for injected failures).
 void on_stream(void *s) { cur_dev = s ? ((HostStream *)s)->dev : 0; }
+
+// ─── streams at once ─────────────────────────────────────────────────────────
+
+// The stand-in runs a call's work on the calling thread, so calls on
+// different streams from different threads overlap as the GPU's streams do
+// (their launches take turns: cuda_host::launch). What the Go side must get
+// right, and the tests check through these counters: a compute stream
+// serves one operation at a time (KernelCall refuses a second), and with k
+// compute streams up to k streams are in kernel calls at once (peak; an H
+// computation holds its side streams too). delay_us is the device time a
+// stream's queued work takes (HostDev::flush sleeps it), so that calls
+// overlap long enough to be seen.
+std::atomic<int> calls_now{0}, calls_peak{0};
+std::atomic<uint64_t> delay_us{0};
+
+// KernelCall marks stream s (none when NULL) busy in one kernel entry point
+// (MSM, ones, H, NTT bench) for its length; rc is 0, or a failure when
+// another call holds the stream.
+struct KernelCall {
+    HostStream *s;
+    int rc = 0;
+    explicit KernelCall(void *sv) : s((HostStream *)sv) {
+        if (!s) return;
+        if (s->kernel_calls.fetch_add(1) > 0)
+            rc = FAILF("stream %p: a second kernel call while one runs (a compute stream serves one operation)", sv);
+        int now = ++calls_now;
+        for (int p = calls_peak.load(); now > p && !calls_peak.compare_exchange_weak(p, now);) {
+        }
+    }
+    ~KernelCall() {
+        if (!s) return;
+        calls_now--;
+        s->kernel_calls--;
+    }
+    KernelCall(const KernelCall &) = delete;
+    KernelCall &operator=(const KernelCall &) = delete;
+};
+#define KERNEL_CALL(sv)                                                                                                \
+    on_stream(sv);                                                                                                     \
+    KernelCall kc_(sv);                                                                                                \
+    TRY(kc_.rc)
 
 std::atomic<long> lost_from[MAX_DEVS][KINDS]; // countdown to a device lost for good; -1: lost
 
@@ -103,18 +160,23 @@ const size_t HDR = 64; // keeps the user pointer 64-byte aligned
 std::atomic<uint64_t> dev_total{0}, dev_used{0}, dev_peak{0};
 std::atomic<long> dev_live{0};
 
-int dalloc(void **p, size_t bytes) {
+// dalloc takes bytes of "device" memory; *credit (when given) is what the
+// stream freed and the device has not reached yet, which the pool lends to
+// the same stream's next allocations before taking more.
+int dalloc(void **p, size_t bytes, uint64_t *credit = nullptr) {
     TRY(injected(MALLOC));
     if (!bytes) bytes = 1;
+    uint64_t reuse = credit ? std::min<uint64_t>(*credit, bytes) : 0, more = bytes - reuse;
     uint64_t total = dev_total.load();
-    if (total && dev_used.load() + bytes > total)
+    if (total && dev_used.load() + more > total)
         return fail_at(2, __FILE__, __LINE__, "cudaMalloc: out of memory (%zu bytes, %llu of %llu in use)", bytes,
                        (unsigned long long)dev_used.load(), (unsigned long long)total);
     char *q = (char *)aligned_alloc(HDR, (HDR + bytes + HDR - 1) / HDR * HDR);
     if (!q) return fail_at(2, __FILE__, __LINE__, "cudaMalloc: out of host memory (%zu bytes)", bytes);
     memcpy(q, &bytes, sizeof bytes);
     memset(q + HDR, 0xa5, bytes); // poison: unwritten output shows
-    uint64_t now = dev_used += bytes;
+    if (credit) *credit -= reuse;
+    uint64_t now = dev_used += more;
     for (uint64_t p = dev_peak.load(); now > p && !dev_peak.compare_exchange_weak(p, now);) {
     }
     dev_live++;
@@ -122,6 +184,7 @@ int dalloc(void **p, size_t bytes) {
     return 0;
 }
 
+// dfree frees p now (an allocation the device no longer uses).
 void dfree(void *p) {
     if (!p) return;
     char *q = (char *)p - HDR;
@@ -136,24 +199,82 @@ void dfree(void *p) {
 
 bool ntt_radix2 = false;
 
+// HostDev is one stream of one call, and runs its work as a GPU stream
+// would be allowed to: in issue order, but not before something waits for
+// it. Launches, sorts, scans, zero-fills and frees are queued; the queue
+// runs at sync() and to_host() (the host waits for the stream), when another
+// stream waits for this one (other.after(*this)), and at the end of the
+// call (the GPU gets to it eventually: after the call's other streams'
+// work, so a missing wait shows as wrong results). Running the queue takes
+// the device time (zk_host_set_delay) first, with the queue's memory held.
+// Allocations happen at once; a free is the stream's to reuse at once (the
+// pool lends the bytes to its next allocations) and everyone's when the
+// queue reaches it, as with CUDA's stream-ordered pool. Failures on
+// request are decided when work is issued, as a launch error is.
 struct HostDev {
-    int alloc(void **p, size_t bytes) { return dalloc(p, bytes); }
-    void release(void *p) { dfree(p); }
+    std::vector<std::function<void()>> q;
+    uint64_t credit = 0; // bytes freed on this stream, not reached yet
+
+    HostDev() = default;
+    HostDev(const HostDev &) = delete;
+    HostDev &operator=(const HostDev &) = delete;
+    ~HostDev() { flush(); }
+
+    void issue(std::function<void()> f) { q.push_back(std::move(f)); }
+    void flush() {
+        if (q.empty()) return;
+        if (uint64_t us = delay_us.load()) std::this_thread::sleep_for(std::chrono::microseconds(us));
+        for (size_t i = 0; i < q.size(); i++) q[i]();
+        q.clear();
+        dev_used -= credit;
+        credit = 0;
+    }
+
+    int alloc(void **p, size_t bytes) { return dalloc(p, bytes, &credit); }
+    void release(void *p) {
+        if (!p) return;
+        char *raw = (char *)p - HDR;
+        size_t bytes;
+        memcpy(&bytes, raw, sizeof bytes);
+        credit += bytes;
+        dev_live--;
+        issue([raw] { free(raw); });
+    }
     int zero(void *p, size_t bytes) {
-        memset(p, 0, bytes);
+        issue([=] { memset(p, 0, bytes); });
         return 0;
     }
     int to_host(void *dst, const void *src, size_t bytes) {
+        flush();
         TRY(injected(COPY));
         memcpy(dst, src, bytes);
         return 0;
     }
-    int sync() { return 0; }
+    int sync() {
+        flush();
+        return 0;
+    }
+    // after: this stream's later work waits for o's so far: o's queue runs
+    // now, before anything this one issues next.
+    int after(HostDev &o) {
+        o.flush();
+        return 0;
+    }
 
     // MSM: the launches of CudaDev (zkpipe.cu), same grids and blocks.
     int digits(const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(n), TPB, 0, [&] { k_digits(scalars, n, c, nw, keys, vals); });
+        issue([=] { cuda_host::launch(blocks(n), TPB, 0, [=] { k_digits(scalars, n, c, nw, keys, vals); }); });
+        return 0;
+    }
+    int digits_table(const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 *keys, u32 *vals) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(n), TPB, 0, [&] { k_digits_table(scalars, idx, n, nbase, c, nw, keys, vals); });
+        return 0;
+    }
+    template <class F> int precompute(const Affine<F> *bases, size_t nbase, int c, int nw, Affine<F> *table) {
+        TRY(injected(KERNEL));
+        cuda_host::launch(blocks(nbase, 128), 128, 0, [&] { k_precompute<F>(bases, nbase, c, nw, table); });
         return 0;
     }
     int sort_pairs(void *tmp, size_t *tmp_bytes, const u32 *kin, u32 *kout, const u32 *vin, u32 *vout, size_t items,
@@ -164,27 +285,30 @@ struct HostDev {
             return 0;
         }
         TRY(injected(KERNEL));
-        // CUB's radix sort is stable, as std::stable_sort is.
-        u32 mask = end_bit >= 32 ? 0xffffffffu : (1u << end_bit) - 1;
-        std::vector<size_t> ord(items);
-        for (size_t i = 0; i < items; i++) ord[i] = i;
-        std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return (kin[a] & mask) < (kin[b] & mask); });
-        for (size_t i = 0; i < items; i++) kout[i] = kin[ord[i]], vout[i] = vin[ord[i]];
+        issue([=] {
+            // CUB's radix sort is stable, as std::stable_sort is.
+            u32 mask = end_bit >= 32 ? 0xffffffffu : (1u << end_bit) - 1;
+            std::vector<size_t> ord(items);
+            for (size_t i = 0; i < items; i++) ord[i] = i;
+            std::stable_sort(ord.begin(), ord.end(),
+                             [&](size_t a, size_t b) { return (kin[a] & mask) < (kin[b] & mask); });
+            for (size_t i = 0; i < items; i++) kout[i] = kin[ord[i]], vout[i] = vin[ord[i]];
+        });
         return 0;
     }
     int bounds(const u32 *keys, size_t m, u32 nb, u32 *start, u32 *end) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(m), TPB, 0, [&] { k_bounds(keys, m, nb, start, end); });
+        issue([=] { cuda_host::launch(blocks(m), TPB, 0, [=] { k_bounds(keys, m, nb, start, end); }); });
         return 0;
     }
     int counts(const u32 *start, const u32 *end, u32 nb, u32 *cnt) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(nb), TPB, 0, [&] { k_cnt(start, end, nb, cnt); });
+        issue([=] { cuda_host::launch(blocks(nb), TPB, 0, [=] { k_cnt(start, end, nb, cnt); }); });
         return 0;
     }
     int chunks(const u32 *cnt, u32 nb, u32 L, u32 *out) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(nb), TPB, 0, [&] { k_chunks(cnt, nb, L, out); });
+        issue([=] { cuda_host::launch(blocks(nb), TPB, 0, [=] { k_chunks(cnt, nb, L, out); }); });
         return 0;
     }
     int exclusive_sum(void *tmp, size_t *tmp_bytes, const u32 *in, u32 *out, u32 nb) {
@@ -193,39 +317,41 @@ struct HostDev {
             return 0;
         }
         TRY(injected(KERNEL));
-        u32 acc = 0; // CUB's scan
-        for (u32 b = 0; b < nb; b++) out[b] = acc, acc += in[b];
+        issue([=] {
+            u32 acc = 0; // CUB's scan
+            for (u32 b = 0; b < nb; b++) out[b] = acc, acc += in[b];
+        });
         return 0;
     }
     template <class F>
     int level0(const Affine<F> *bases, const u32 *idx, const u32 *vals, const u32 *start, const u32 *cnt,
                const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(total), TPB, 0,
-                          [&] { k_level0<F>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out); });
+        issue([=] { cuda_host::launch(blocks(total), TPB, 0,
+                          [=] { k_level0<F>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out); }); });
         return 0;
     }
     template <class F>
     int levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L,
                u32 total, XYZZ<F> *out) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(total), TPB, 0, [&] { k_levelN<F>(in, start, cnt, off, chunks, nb, L, total, out); });
+        issue([=] { cuda_host::launch(blocks(total), TPB, 0, [=] { k_levelN<F>(in, start, cnt, off, chunks, nb, L, total, out); }); });
         return 0;
     }
     template <class F>
     int segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg, XYZZ<F> *out) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(nseg, 128), 128, 0, [&] { k_segment<F>(P, start, cnt, half, S, nseg, out); });
+        issue([=] { cuda_host::launch(blocks(nseg, 128), 128, 0, [=] { k_segment<F>(P, start, cnt, half, S, nseg, out); }); });
         return 0;
     }
     template <class F> int reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out, size_t groups) {
         TRY(injected(KERNEL));
-        cuda_host::launch((unsigned)groups, RED, 0, [&] { k_reduce<F>(in, m, per, out); }, true);
+        issue([=] { cuda_host::launch((unsigned)groups, RED, 0, [=] { k_reduce<F>(in, m, per, out); }, true); });
         return 0;
     }
     template <class F> int ones(const Affine<F> *bases, const u64 *bitmap, size_t n, size_t nw, XYZZ<F> *part) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(nw, 128), 128, 0, [&] { k_ones<F>(bases, bitmap, n, nw, part); });
+        issue([=] { cuda_host::launch(blocks(nw, 128), 128, 0, [=] { k_ones<F>(bases, bitmap, n, nw, part); }); });
         return 0;
     }
 
@@ -236,44 +362,44 @@ struct HostDev {
         unsigned grid = (ngroups + G - 1) / G;
         size_t smem = (size_t)G * (1u << st) * sizeof(Fr);
         if (difp)
-            cuda_host::launch(grid, NTT_PASS_THREADS, smem, [&] { k_ntt_pass<true>(x, n, mlow, st, ngroups, tw); }, true);
+            issue([=] { cuda_host::launch(grid, NTT_PASS_THREADS, smem, [=] { k_ntt_pass<true>(x, n, mlow, st, ngroups, tw); }, true); });
         else
-            cuda_host::launch(grid, NTT_PASS_THREADS, smem, [&] { k_ntt_pass<false>(x, n, mlow, st, ngroups, tw); }, true);
+            issue([=] { cuda_host::launch(grid, NTT_PASS_THREADS, smem, [=] { k_ntt_pass<false>(x, n, mlow, st, ngroups, tw); }, true); });
         return 0;
     }
     int dif_stage(Fr *x, u32 n, u32 m, const Fr *tw) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(n / 2), TPB, 0, [&] { k_dif(x, n, m, tw); });
+        issue([=] { cuda_host::launch(blocks(n / 2), TPB, 0, [=] { k_dif(x, n, m, tw); }); });
         return 0;
     }
     int dit_stage(Fr *x, u32 n, u32 m, const Fr *tw) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(n / 2), TPB, 0, [&] { k_dit(x, n, m, tw); });
+        issue([=] { cuda_host::launch(blocks(n / 2), TPB, 0, [=] { k_dit(x, n, m, tw); }); });
         return 0;
     }
     int dif_tail(Fr *x, u32 n, u32 m, const Fr *tw) {
         TRY(injected(KERNEL));
-        cuda_host::launch(n / (2 * m), m, 2 * m * sizeof(Fr), [&] { k_dif_tail(x, n, m, tw); }, true);
+        issue([=] { cuda_host::launch(n / (2 * m), m, 2 * m * sizeof(Fr), [=] { k_dif_tail(x, n, m, tw); }, true); });
         return 0;
     }
     int dit_head(Fr *x, u32 n, u32 top, const Fr *tw) {
         TRY(injected(KERNEL));
-        cuda_host::launch(n / (2 * top), top, 2 * top * sizeof(Fr), [&] { k_dit_head(x, n, top, tw); }, true);
+        issue([=] { cuda_host::launch(n / (2 * top), top, 2 * top * sizeof(Fr), [=] { k_dit_head(x, n, top, tw); }, true); });
         return 0;
     }
     int scale_rev(Fr *x, u32 n, int logn, const Fr *tab) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(n), TPB, 0, [&] { k_scale_rev(x, n, logn, tab); });
+        issue([=] { cuda_host::launch(blocks(n), TPB, 0, [=] { k_scale_rev(x, n, logn, tab); }); });
         return 0;
     }
     int pointwise(Fr *a, const Fr *b, const Fr *c, u32 n, Fr zinv, bool divide) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(n), TPB, 0, [&] { k_pointwise(a, b, c, n, zinv, divide ? 1 : 0); });
+        issue([=] { cuda_host::launch(blocks(n), TPB, 0, [=] { k_pointwise(a, b, c, n, zinv, divide ? 1 : 0); }); });
         return 0;
     }
     int powers(Fr *out, size_t count, Fr base, Fr f) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(count), TPB, 0, [&] { k_powers(out, count, base, f); });
+        issue([=] { cuda_host::launch(blocks(count), TPB, 0, [=] { k_powers(out, count, base, f); }); });
         return 0;
     }
 };
@@ -300,24 +426,10 @@ void zk_host_set_memory(uint64_t total) { dev_total.store(total); }
 uint64_t zk_host_allocated(void) { return dev_used.load(); }
 uint64_t zk_host_peak(int reset) { return reset ? dev_peak.exchange(dev_used.load()) : dev_peak.load(); }
 long zk_host_live(void) { return dev_live.load(); }
+void zk_host_set_delay(uint64_t us) { delay_us.store(us); }
+int zk_host_calls_peak(int reset) { return reset ? calls_peak.exchange(calls_now.load()) : calls_peak.load(); }
 
 // ─── zkpipe.h ────────────────────────────────────────────────────────────────
-
-uint32_t zk_abi_version(zk_abi *out) {
-    if (out) {
-        out->abi_bytes = sizeof(zk_abi);
-        out->fr_bytes = sizeof(Fr);
-        out->g1_affine_bytes = sizeof(Affine<Fp>);
-        out->g2_affine_bytes = sizeof(Affine<Fp2>);
-        out->g1_xyzz_bytes = sizeof(XYZZ<Fp>);
-        out->g2_xyzz_bytes = sizeof(XYZZ<Fp2>);
-        out->err_bytes = ZK_ERR_BYTES;
-        out->max_windows = ZK_MAX_WINDOWS;
-        out->pointer_bytes = sizeof(void *);
-        out->count_bytes = sizeof(uint64_t);
-    }
-    return ZK_ABI_VERSION;
-}
 
 int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char *err) {
     ErrScope es(err);
@@ -359,7 +471,7 @@ int zk_host_free(void *p, char *err) {
 int zk_stream_create(int32_t dev, void **s, char *err) {
     ErrScope es(err);
     if (dev < 0 || dev >= devices()) return FAILF("no CUDA device %d", dev);
-    HostStream *hs = (HostStream *)malloc(sizeof(HostStream)); // freed by zk_stream_destroy
+    HostStream *hs = new (std::nothrow) HostStream; // deleted by zk_stream_destroy
     if (!hs) return FAILF("stream create failed");
     hs->dev = dev;
     *s = hs;
@@ -368,7 +480,7 @@ int zk_stream_create(int32_t dev, void **s, char *err) {
 int zk_stream_destroy(void *s, char *err) {
     ErrScope es(err);
     on_stream(s);
-    free(s);
+    delete (HostStream *)s;
     return 0;
 }
 int zk_stream_sync(void *sv_, char *err) {
@@ -431,17 +543,29 @@ int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn,
 }
 
 int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
-                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *sv_, char *err) {
+                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *sv_, void *side0, void *side1,
+                 char *err) {
     ErrScope es(err);
-    on_stream(sv_);
-    HostDev d;
-    return compute_h_run(d, (Fr *)a, (Fr *)b, (Fr *)c, logn, (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn,
-                         (const Fr *)ginvn, conv, *(const Fr *)zinv, ntt_radix2);
+    KERNEL_CALL(sv_);
+    // The side streams are the call's too: a second call may not use them.
+    for (void *side : {side0, side1})
+        if (side && ((HostStream *)side)->dev != ((HostStream *)sv_)->dev)
+            return FAILF("side stream on device %d, the call's stream on %d", ((HostStream *)side)->dev,
+                         ((HostStream *)sv_)->dev);
+    KernelCall k0(side0), k1(side1);
+    TRY(k0.rc);
+    TRY(k1.rc);
+    HostDev d, d0, d1;
+    int rc = compute_h_run(d, side0 ? &d0 : nullptr, side1 ? &d1 : nullptr, (Fr *)a, (Fr *)b, (Fr *)c, logn,
+                           (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn, (const Fr *)ginvn, conv,
+                           *(const Fr *)zinv, ntt_radix2);
+    TRY(rc);
+    return d.sync(); // the GPU's H runs on; here the wait is the device time
 }
 
 int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *sv_, char *err) {
     ErrScope es(err);
-    on_stream(sv_);
+    KERNEL_CALL(sv_);
     HostDev d;
     for (int i = 0; i < reps; i++) TRY(dit(d, (Fr *)x, logn, (const Fr *)tw, ntt_radix2));
     *ms = 0;
@@ -451,26 +575,74 @@ int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms,
 int zk_msm_g1(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
               int32_t *nw, void *sv_, char *err) {
     ErrScope es(err);
-    on_stream(sv_);
+    KERNEL_CALL(sv_);
     HostDev d;
     return msm_run<Fp>(d, (const Affine<Fp> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp> *)out, c, nw);
 }
 int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
               int32_t *nw, void *sv_, char *err) {
     ErrScope es(err);
-    on_stream(sv_);
+    KERNEL_CALL(sv_);
     HostDev d;
     return msm_run<Fp2>(d, (const Affine<Fp2> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp2> *)out, c, nw);
 }
-int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *sv_, char *err) {
+int zk_msm_table_layout(uint64_t nbase, int32_t *c, int32_t *nw, char *err) {
+    ErrScope es(err);
+    int ci = 0, nwi = 0;
+    TRY(msm_table_layout(nbase, &ci, &nwi));
+    *c = ci;
+    *nw = nwi;
+    return 0;
+}
+extern "C++" { // the templates behind the entries below
+template <class F> int precompute_on(HostDev &d, const void *bases, uint64_t nbase, void *table) {
+    MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
+    TRY(msm_table_layout(nbase, &t.c, &t.nw));
+    return msm_precompute<F>(d, (const Affine<F> *)bases, t, (Affine<F> *)table);
+}
+template <class F>
+int msm_table_on(HostDev &d, const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                 void *out, int32_t *c, int32_t *nw) {
+    MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
+    TRY(msm_table_layout(nbase, &t.c, &t.nw));
+    return msm_run<F>(d, nullptr, (const Fr *)scalars, idx, n, (XYZZ<F> *)out, c, nw, &t);
+}
+} // extern "C++"
+int zk_precompute_g1(const void *bases, uint64_t nbase, void *table, void *sv_, char *err) {
     ErrScope es(err);
     on_stream(sv_);
+    HostDev d;
+    return precompute_on<Fp>(d, bases, nbase, table);
+}
+int zk_precompute_g2(const void *bases, uint64_t nbase, void *table, void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    HostDev d;
+    return precompute_on<Fp2>(d, bases, nbase, table);
+}
+int zk_msm_table_g1(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                    void *out, int32_t *c, int32_t *nw, void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    HostDev d;
+    return msm_table_on<Fp>(d, table, nbase, scalars, idx, n, out, c, nw);
+}
+int zk_msm_table_g2(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                    void *out, int32_t *c, int32_t *nw, void *sv_, char *err) {
+    ErrScope es(err);
+    on_stream(sv_);
+    HostDev d;
+    return msm_table_on<Fp2>(d, table, nbase, scalars, idx, n, out, c, nw);
+}
+int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *sv_, char *err) {
+    ErrScope es(err);
+    KERNEL_CALL(sv_);
     HostDev d;
     return ones_run<Fp>(d, (const Affine<Fp> *)bases, bitmap, n, (XYZZ<Fp> *)out);
 }
 int zk_ones_g2(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *sv_, char *err) {
     ErrScope es(err);
-    on_stream(sv_);
+    KERNEL_CALL(sv_);
     HostDev d;
     return ones_run<Fp2>(d, (const Affine<Fp2> *)bases, bitmap, n, (XYZZ<Fp2> *)out);
 }

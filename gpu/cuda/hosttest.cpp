@@ -155,7 +155,52 @@ Fr fr_rnd() {
     return r;
 }
 
+// test_limbs32: the 32-bit PTX chains (their host emulation, ptx.cuh)
+// against the 64-bit reference, on edges (0, 1, q − 1, q − 2^k, limbs all
+// ones below q's top) and random elements of every size up to q − 1.
+template <class F> void test_limbs32(const char *name) {
+    std::vector<F> xs;
+    F top;
+    for (int i = 0; i < 4; i++) top.v[i] = F::q(i);
+    for (u64 d : {1ULL, 2ULL, 3ULL, 1ULL << 32, (1ULL << 63)}) {
+        F t = top;
+        t.v[0] -= d;
+        if (d > top.v[0]) t.v[1] -= 1; // borrow (q's low limb is large for both)
+        xs.push_back(t);
+    }
+    xs.push_back(F::zero());
+    xs.push_back(raw<F>(1));
+    xs.push_back(raw<F>(0xffffffffULL));
+    xs.push_back(R<F>());
+    {
+        F t = F::zero();
+        t.v[0] = t.v[1] = t.v[2] = ~0ULL;
+        t.v[3] = F::q(3) - 1; // every low limb all ones
+        xs.push_back(t);
+    }
+    for (int i = 0; i < 400; i++) {
+        F r;
+        for (int k = 0; k < 4; k++) r.v[k] = rng();
+        r.v[3] %= F::q(3); // below q's top limb: any value < q
+        xs.push_back(r);
+    }
+    for (size_t i = 0; i < xs.size(); i++) {
+        for (size_t j = i; j < xs.size(); j += 1 + (i % 7)) {
+            const F &x = xs[i], &y = xs[j];
+            CHECK(F::mul32(x, y).eq(F::mul64(x, y)), "%s mul32 %zu,%zu", name, i, j);
+            CHECK(F::add32(x, y).eq(F::add64(x, y)), "%s add32 %zu,%zu", name, i, j);
+            CHECK(F::sub32(x, y).eq(F::sub64(x, y)), "%s sub32 %zu,%zu", name, i, j);
+            CHECK(F::sub32(y, x).eq(F::sub64(y, x)), "%s sub32 %zu,%zu", name, j, i);
+            CHECK(F::sqr32(x).eq(F::mul64(x, x)), "%s sqr32 %zu", name, i);
+            const F &z = xs[(i * 31 + j) % xs.size()], &w = xs[(j * 17 + i + 1) % xs.size()];
+            CHECK(F::dot32(x, y, z, w).eq(F::add64(F::mul64(x, y), F::mul64(z, w))), "%s dot32 %zu,%zu", name, i, j);
+        }
+    }
+}
+
 void test_field() {
+    test_limbs32<Fp>("fp");
+    test_limbs32<Fr>("fr");
     Fp a = mont<Fp>(3), b = mont<Fp>(5);
     CHECK((a * b).eq(mont<Fp>(15)), "3*5");
     CHECK((a * b).from_mont().eq(raw<Fp>(15)), "from_mont");
@@ -179,6 +224,7 @@ void test_field() {
         CHECK((x - x).is_zero(), "x-x");
         CHECK((x + x.neg()).is_zero(), "neg");
         CHECK((x * inv(x)).eq(R<Fp>()), "inv");
+        CHECK(x.inv().eq(inv(x)), "Field::inv");
         CHECK(((x + y) * (x - y)).eq(x.sqr() - y.sqr()), "square identity");
         Fr u = fr_rnd(), v = fr_rnd();
         CHECK((u * v).eq(v * u), "fr comm");
@@ -197,6 +243,7 @@ void test_field() {
         z.a0 = rnd<Fp>();
         z.a1 = rnd<Fp>();
         CHECK((x.sqr()).eq(x * x), "fp2 sqr");
+        CHECK(Fp2::mul_dot(x, z).eq(Fp2::mul_karatsuba(x, z)), "fp2 dot vs karatsuba");
         CHECK(((x + z) * y).eq(x * y + z * y), "fp2 distrib");
     }
 }
@@ -501,6 +548,22 @@ static void test_plan() {
     for (size_t m : {1, 2, 100, 1 << 20}) {
         CHECK(msm_plan(m, &p) == 0 && p.sorts() == 1, "n=%zu: %d sorts", m, p.sorts());
     }
+    // tables: 2^20 bases → 16-bit windows, 16 of them; one set of buckets,
+    // one sort, keys of c bits (the sentinel is half)
+    int c = 0, nw = 0;
+    CHECK(msm_table_layout((size_t)1 << 20, &c, &nw) == 0 && c == 16 && nw == 16, "table 2^20: c=%d nw=%d", c, nw);
+    CHECK(msm_plan_table((size_t)1 << 20, c, nw, &p) == 0 && p.bw == 1 && p.nb == p.half && p.sorts() == 1 &&
+              bitlen(p.nb) == c,
+          "table plan 2^20: %s", err);
+    // 2^26 bases: 16·2^26 = 2^30 points, addressable; 2^27: 2^31, refused
+    CHECK(msm_table_layout((size_t)1 << 26, &c, &nw) == 0, "table 2^26: %s", err);
+    err[0] = 0;
+    CHECK(msm_table_layout((size_t)1 << 27, &c, &nw) != 0 && strstr(err, "2^31") != nullptr, "table 2^27: %s", err);
+    // more digits than one sort takes are refused, not split (a bucket's
+    // run would no longer be whole)
+    err[0] = 0;
+    CHECK(msm_plan_table(((size_t)1 << 27), 16, 16, &p) != 0 && strstr(err, "one sort") != nullptr,
+          "table plan over one sort: %s", err);
 }
 
 int main() {

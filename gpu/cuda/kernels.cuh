@@ -21,6 +21,16 @@ __global__ void k_digits(const Fr *scalars, size_t n, int c, int nw, u32 *keys, 
     if (i < n) digits_body(i, scalars, n, c, nw, keys, vals);
 }
 
+__global__ void k_digits_table(const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 *keys,
+                               u32 *vals) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) digits_table_body(i, scalars, idx, n, nbase, c, nw, keys, vals);
+}
+template <class F>
+__global__ void k_precompute(const Affine<F> *bases, size_t nbase, int c, int nw, Affine<F> *table) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < nbase) precompute_body(i, bases, nbase, c, nw, table);
+}
 __global__ void k_bounds(const u32 *keys, size_t m, u32 nb, u32 *start, u32 *end) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < m) bounds_body(i, keys, m, nb, start, end);

@@ -38,6 +38,58 @@ HD void digits_body(size_t i, const Fr *scalars, size_t n, int c, int nw, u32 *k
     }
 }
 
+// ─── precomputed tables ─────────────────────────────────────────────────────
+//
+// A table of nbase bases for c-bit windows holds every base's multiples
+// 2^(c·w)·P_i for w < nw, at [w·nbase + i], affine. Digit d of window w of
+// scalar k then adds d·2^(c·w)·P_i to bucket |d| of ONE set of 2^(c−1)
+// buckets shared by all windows: each bucket gathers nw times the points
+// (even chunks at every size), the sort's keys need c bits instead of
+// c + log₂nw, and one window's bucket sums remain to reduce, with no
+// doublings between windows. The price: nw times the bases' memory.
+
+// precompute_body fills base i's column of the table.
+template <class F>
+HD void precompute_body(size_t i, const Affine<F> *bases, size_t nbase, int c, int nw, Affine<F> *table) {
+    Affine<F> p = bases[i];
+    table[i] = p;
+    XYZZ<F> acc = XYZZ<F>::inf();
+    if (!p.is_inf()) {
+        acc.X = p.x;
+        acc.Y = p.y;
+        acc.ZZ = field_one<F>();
+        acc.ZZZ = field_one<F>();
+    }
+    for (int w = 1; w < nw; w++) {
+        for (int k = 0; k < c; k++) acc.dbl_assign();
+        table[(size_t)w * nbase + i] = acc.to_affine();
+    }
+}
+
+// digits_table_body: as digits_body, for a table: key |d| − 1 (sentinel
+// half for d = 0), val = (w·nbase + base index) | sign<<31.
+HD void digits_table_body(size_t i, const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw,
+                          u32 *keys, u32 *vals) {
+    Fr k = scalars[i].from_mont();
+    u32 half = 1u << (c - 1);
+    u32 bi = idx ? idx[i] : (u32)i;
+    u32 carry = 0;
+    for (int w = 0; w < nw; w++) {
+        u32 d = bits_at(k.v, w * c, c) + carry;
+        u32 sign = 0;
+        if (d > half) {
+            d = (1u << c) - d;
+            sign = 1;
+            carry = 1;
+        } else {
+            carry = 0;
+        }
+        size_t at = (size_t)w * n + i;
+        keys[at] = d == 0 ? half : d - 1;
+        vals[at] = (u32)((size_t)w * nbase + bi) | (sign << 31);
+    }
+}
+
 // bounds_body marks, for sorted keys, where each bucket's run starts and ends.
 HD void bounds_body(size_t i, const u32 *keys, size_t m, u32 nb, u32 *start, u32 *end) {
     u32 k = keys[i];
@@ -63,18 +115,28 @@ HD long find_seg(const u32 *off, const u32 *cnt, u32 nb, u32 t) {
     return (long)b;
 }
 
+// chunk_at finds chunk t's run [lo, hi) of the sorted points: bucket b's
+// cnt points split evenly over its chunks = ⌈cnt/L⌉ (so at most L each,
+// and a bucket of L+1 points is two chunks of ⌈(L+1)/2⌉ and ⌊(L+1)/2⌋, not
+// L and 1: the threads of a warp wait for the longest chunk among them).
+HD bool chunk_at(u32 t, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 *lo,
+                 u32 *hi) {
+    long b = find_seg(off, chunks, nb, t);
+    if (b < 0) return false;
+    u32 j = t - off[b], k = chunks[b], c = cnt[b];
+    *lo = start[b] + (u32)(((u64)j * c) / k);
+    *hi = start[b] + (u32)(((u64)(j + 1) * c) / k);
+    return true;
+}
+
 // level0_body: chunk t of the sorted points: the sum of up to L signed bases
 // of one bucket. start/cnt are the buckets' runs in the sorted array,
 // off/chunks their chunks (exclusive scan).
 template <class F>
 HD void level0_body(u32 t, const Affine<F> *bases, const u32 *idx, const u32 *sorted_vals, const u32 *start,
                     const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L, XYZZ<F> *out) {
-    long b = find_seg(off, chunks, nb, t);
-    if (b < 0) return;
-    u32 j = t - off[b];
-    u32 lo = start[b] + j * L;
-    u32 hi = start[b] + cnt[b];
-    if (hi - lo > L) hi = lo + L;
+    u32 lo, hi;
+    if (!chunk_at(t, start, cnt, off, chunks, nb, &lo, &hi)) return;
     F one = field_one<F>();
     XYZZ<F> acc = XYZZ<F>::inf();
     for (u32 p = lo; p < hi; p++) {
@@ -93,12 +155,8 @@ HD void level0_body(u32 t, const Affine<F> *bases, const u32 *idx, const u32 *so
 template <class F>
 HD void levelN_body(u32 t, const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks,
                     u32 nb, u32 L, XYZZ<F> *out) {
-    long b = find_seg(off, chunks, nb, t);
-    if (b < 0) return;
-    u32 j = t - off[b];
-    u32 lo = start[b] + j * L;
-    u32 hi = start[b] + cnt[b];
-    if (hi - lo > L) hi = lo + L;
+    u32 lo, hi;
+    if (!chunk_at(t, start, cnt, off, chunks, nb, &lo, &hi)) return;
     XYZZ<F> acc = in[lo];
     for (u32 p = lo + 1; p < hi; p++) acc.add(in[p]);
     out[t] = acc;
@@ -152,8 +210,10 @@ template <class F> HD void ones_body(size_t t, const Affine<F> *bases, const u64
     out[t] = acc;
 }
 
-// window count and size for an MSM of n points.
-HD int msm_window(size_t n) {
+// window count and size for an MSM of n points (override: a window size
+// from 4 to 20 bits, 0 for this choice).
+HD int msm_window(size_t n, int override = 0) {
+    if (override >= 4 && override <= 20) return override;
     int lg = 0;
     while (lg < 40 && ((size_t)1 << (lg + 1)) <= n) lg++;
     int c = lg - 4;

@@ -10,6 +10,7 @@
 // whose release threshold is raised at init, so per-proof allocations are
 // reused rather than returned to the driver. Pinned host memory is taken
 // once (zk_host_alloc) and used as bounce buffers by zk_upload.
+#include "abi.cuh" // zk_abi_version
 #include "driver.cuh"
 #include "zk.cuh"
 #include "zkpipe.h"
@@ -56,6 +57,23 @@ int on_stream(void *s) {
 }
 #define ON(s) TRY(on_stream(s))
 
+// same_device: s's device, into *dev, when the side streams (NULL or not)
+// are on it too; events order streams of one device only.
+int same_device(void *s, void *side0, void *side1, int *dev) {
+    std::shared_lock<std::shared_mutex> l(streams_mu);
+    void *all[3] = {s, side0, side1};
+    for (int i = 0; i < 3; i++) {
+        if (i > 0 && !all[i]) continue;
+        auto it = stream_dev.find(all[i]);
+        if (it == stream_dev.end()) return FAILF("a stream zk_stream_create did not make");
+        if (i == 0)
+            *dev = it->second;
+        else if (it->second != *dev)
+            return FAILF("side stream on device %d, the call's stream on %d", it->second, *dev);
+    }
+    return 0;
+}
+
 // Event is a CUDA event that is destroyed on every return path.
 struct Event {
     cudaEvent_t e = nullptr;
@@ -78,6 +96,29 @@ struct Event {
 // ─── the device of driver.cuh ───────────────────────────────────────────────
 
 bool ntt_radix2 = false; // ZKPIPE_NTT=radix2 at zk_init
+
+// spin_sync: host threads waiting for the device spin (ZKPIPE_CUDA_SPIN=1,
+// CUDA's default on a host with more cores than contexts) instead of
+// sleeping until the device signals. Spinning burned about a core per GPU
+// stage worker on the H200 (tail-msm and b-g2 took as much CPU time as run
+// time, notes/stream.md); blocking costs a wake-up (microseconds) per wait.
+bool spin_sync = false;
+
+// set_sync_mode sets the current device's scheduling flags by
+// ZKPIPE_CUDA_SPIN and returns what CUDA said. CUDA 12 overwrites the flags
+// of an initialised device; a runtime that refuses (an older one, with the
+// context already made: cudaErrorSetOnActiveProcess) keeps the flags it
+// has, which only costs CPU time: the caller reports it and goes on.
+cudaError_t set_sync_mode() {
+    const char *e = getenv("ZKPIPE_CUDA_SPIN");
+    spin_sync = e && strcmp(e, "1") == 0;
+    cudaError_t r = cudaSetDeviceFlags(spin_sync ? cudaDeviceScheduleAuto : cudaDeviceScheduleBlockingSync);
+    if (r != cudaSuccess) cudaGetLastError(); // not sticky: clear it
+    return r;
+}
+
+// event_flags: events the host waits on block as streams do (set_sync_mode).
+unsigned event_flags() { return cudaEventDisableTiming | (spin_sync ? 0u : cudaEventBlockingSync); }
 
 // CudaDev runs driver.cuh's steps as kernels on stream s.
 struct CudaDev {
@@ -102,10 +143,31 @@ struct CudaDev {
         CK(cudaStreamSynchronize(s));
         return 0;
     }
+    // after: an event recorded on o's stream, waited for by this one on the
+    // device. Destroying the event once the wait is enqueued is allowed:
+    // CUDA keeps it until the device is done with it.
+    int after(CudaDev &o) {
+        if (o.s == s) return 0;
+        Event ev;
+        TRY(ev.create(cudaEventDisableTiming));
+        CK(cudaEventRecord(ev.e, o.s));
+        CK(cudaStreamWaitEvent(s, ev.e, 0));
+        return 0;
+    }
 
     // MSM
     int digits(const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
         k_digits<<<blocks(n), TPB, 0, s>>>(scalars, n, c, nw, keys, vals);
+        CKL();
+        return 0;
+    }
+    int digits_table(const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 *keys, u32 *vals) {
+        k_digits_table<<<blocks(n), TPB, 0, s>>>(scalars, idx, n, nbase, c, nw, keys, vals);
+        CKL();
+        return 0;
+    }
+    template <class F> int precompute(const Affine<F> *bases, size_t nbase, int c, int nw, Affine<F> *table) {
+        k_precompute<F><<<blocks(nbase, 128), 128, 0, s>>>(bases, nbase, c, nw, table);
         CKL();
         return 0;
     }
@@ -220,22 +282,6 @@ struct CudaDev {
 
 extern "C" {
 
-uint32_t zk_abi_version(zk_abi *out) {
-    if (out) {
-        out->abi_bytes = sizeof(zk_abi);
-        out->fr_bytes = sizeof(Fr);
-        out->g1_affine_bytes = sizeof(Affine<Fp>);
-        out->g2_affine_bytes = sizeof(Affine<Fp2>);
-        out->g1_xyzz_bytes = sizeof(XYZZ<Fp>);
-        out->g2_xyzz_bytes = sizeof(XYZZ<Fp2>);
-        out->err_bytes = ZK_ERR_BYTES;
-        out->max_windows = ZK_MAX_WINDOWS;
-        out->pointer_bytes = sizeof(void *);
-        out->count_bytes = sizeof(uint64_t);
-    }
-    return ZK_ABI_VERSION;
-}
-
 int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char *err) {
     ErrScope es(err);
     int count = 0;
@@ -245,14 +291,27 @@ int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char 
     CK(cudaSetDevice(dev));
     const char *ntt = getenv("ZKPIPE_NTT");
     ntt_radix2 = ntt && strcmp(ntt, "radix2") == 0;
+    cudaError_t sync_mode = set_sync_mode();
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, dev));
-    snprintf(name, (size_t)namelen, "%s (sm_%d%d, %d SMs)", p.name, p.major, p.minor, p.multiProcessorCount);
+    snprintf(name, (size_t)namelen, "%s (sm_%d%d, %d SMs, %s)", p.name, p.major, p.minor, p.multiProcessorCount,
+             sync_mode != cudaSuccess ? "CUDA's default waits: blocking sync refused"
+             : spin_sync              ? "spin-wait"
+                                      : "blocking sync");
     *mem_total = p.totalGlobalMem;
     cudaMemPool_t pool;
     CK(cudaDeviceGetDefaultMemPool(&pool, dev));
     uint64_t thr = UINT64_MAX;
     CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr));
+    // ZKPIPE_CUDA_POOL_DEPS=0: a stream's allocation never reuses memory
+    // another stream freed and has not yet reached (CUDA's default may, by
+    // making the allocating stream wait for the other: concurrent compute
+    // streams then serialise on their scratch). To be measured; default kept.
+    const char *deps = getenv("ZKPIPE_CUDA_POOL_DEPS");
+    if (deps && strcmp(deps, "0") == 0) {
+        int off = 0;
+        CK(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &off));
+    }
     return 0;
 }
 
@@ -352,8 +411,8 @@ int zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1
     cudaStream_t s = (cudaStream_t)sv;
     if (bytes == 0) return 0;
     Event ev[2];
-    TRY(ev[0].create(cudaEventDisableTiming));
-    TRY(ev[1].create(cudaEventDisableTiming));
+    TRY(ev[0].create(event_flags()));
+    TRY(ev[1].create(event_flags()));
     void *pin[2] = {pin0, pin1};
     int rc = 0;
     size_t k = 0;
@@ -403,12 +462,16 @@ int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn,
 }
 
 int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
-                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, char *err) {
+                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0, void *side1,
+                 char *err) {
     ErrScope es(err);
-    ON(s);
-    CudaDev d{(cudaStream_t)s};
-    return compute_h_run(d, (Fr *)a, (Fr *)b, (Fr *)c, logn, (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn,
-                         (const Fr *)ginvn, conv, *(const Fr *)zinv, ntt_radix2);
+    int dev = -1;
+    TRY(same_device(s, side0, side1, &dev));
+    CK(cudaSetDevice(dev));
+    CudaDev d{(cudaStream_t)s}, d0{(cudaStream_t)side0}, d1{(cudaStream_t)side1};
+    return compute_h_run(d, side0 ? &d0 : nullptr, side1 ? &d1 : nullptr, (Fr *)a, (Fr *)b, (Fr *)c, logn,
+                         (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn, (const Fr *)ginvn, conv,
+                         *(const Fr *)zinv, ntt_radix2);
 }
 
 // zk_bench_ntt times reps forward NTTs (DIT) of x in place; *ms is the
@@ -446,6 +509,54 @@ int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint6
     ON(s);
     CudaDev d{(cudaStream_t)s};
     return msm_run<Fp2>(d, (const Affine<Fp2> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp2> *)out, c, nw);
+}
+int zk_msm_table_layout(uint64_t nbase, int32_t *c, int32_t *nw, char *err) {
+    ErrScope es(err);
+    int ci = 0, nwi = 0;
+    TRY(msm_table_layout(nbase, &ci, &nwi));
+    *c = ci;
+    *nw = nwi;
+    return 0;
+}
+extern "C++" { // the templates behind the entries below
+template <class F> int precompute_on(CudaDev &d, const void *bases, uint64_t nbase, void *table) {
+    MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
+    TRY(msm_table_layout(nbase, &t.c, &t.nw));
+    return msm_precompute<F>(d, (const Affine<F> *)bases, t, (Affine<F> *)table);
+}
+template <class F>
+int msm_table_on(CudaDev &d, const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                 void *out, int32_t *c, int32_t *nw) {
+    MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
+    TRY(msm_table_layout(nbase, &t.c, &t.nw));
+    return msm_run<F>(d, nullptr, (const Fr *)scalars, idx, n, (XYZZ<F> *)out, c, nw, &t);
+}
+} // extern "C++"
+int zk_precompute_g1(const void *bases, uint64_t nbase, void *table, void *s, char *err) {
+    ErrScope es(err);
+    ON(s);
+    CudaDev d{(cudaStream_t)s};
+    return precompute_on<Fp>(d, bases, nbase, table);
+}
+int zk_precompute_g2(const void *bases, uint64_t nbase, void *table, void *s, char *err) {
+    ErrScope es(err);
+    ON(s);
+    CudaDev d{(cudaStream_t)s};
+    return precompute_on<Fp2>(d, bases, nbase, table);
+}
+int zk_msm_table_g1(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                    void *out, int32_t *c, int32_t *nw, void *s, char *err) {
+    ErrScope es(err);
+    ON(s);
+    CudaDev d{(cudaStream_t)s};
+    return msm_table_on<Fp>(d, table, nbase, scalars, idx, n, out, c, nw);
+}
+int zk_msm_table_g2(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                    void *out, int32_t *c, int32_t *nw, void *s, char *err) {
+    ErrScope es(err);
+    ON(s);
+    CudaDev d{(cudaStream_t)s};
+    return msm_table_on<Fp2>(d, table, nbase, scalars, idx, n, out, c, nw);
 }
 int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err) {
     ErrScope es(err);

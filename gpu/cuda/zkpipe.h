@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define ZK_ABI_VERSION 4
+#define ZK_ABI_VERSION 6
 #define ZK_ERR_BYTES 512
 #define ZK_MAX_WINDOWS 64 /* an MSM returns at most this many window sums */
 
@@ -81,9 +81,14 @@ int zk_h2d_async(void *dst, const void *src, uint64_t bytes, void *s, char *err)
 int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn, const uint64_t *consts, void *s,
                      char *err);
 /* zk_compute_h: h from a, b, c into a. conv 0: gnark's (a·b − c)/Z on the
- * coset, h bit-reversed; conv 1: snarkjs's a·b − c on the odd coset. */
+ * coset, h bit-reversed; conv 1: snarkjs's a·b − c on the odd coset. It
+ * only issues the work: h is ready in s's stream order (the next call on s,
+ * an MSM or a download, reads it); it does not wait for the GPU. side0 and
+ * side1 (NULL, or streams of s's device that the caller holds) run b's and
+ * c's NTTs beside a's, forked from and joined back to s by events. (ABI 4.) */
 int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
-                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, char *err);
+                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0, void *side1,
+                 char *err);
 /* zk_bench_ntt: mean device time of one forward NTT of x over reps runs. */
 int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *s, char *err);
 
@@ -94,6 +99,20 @@ int zk_msm_g1(const void *bases, const void *scalars, const uint32_t *idx, uint6
               int32_t *nw, void *s, char *err);
 int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
               int32_t *nw, void *s, char *err);
+/* zk_msm_table_layout: the window (*c bits) and windows (*nw) of a
+ * precomputed table of nbase bases, which holds *nw·nbase affine points;
+ * fails when the table cannot be addressed (nw·nbase ≥ 2^31). */
+int zk_msm_table_layout(uint64_t nbase, int32_t *c, int32_t *nw, char *err);
+/* zk_precompute_g1/g2: table[w·nbase + i] = 2^(c·w)·bases[i] (the layout's c
+ * and nw), into table (allocated by the caller); returns when done. */
+int zk_precompute_g1(const void *bases, uint64_t nbase, void *table, void *s, char *err);
+int zk_precompute_g2(const void *bases, uint64_t nbase, void *table, void *s, char *err);
+/* zk_msm_table_g1/g2: zk_msm_g1/g2 over a table of nbase bases instead of
+ * the bases: *nw = 1, the whole MSM in out[0]. */
+int zk_msm_table_g1(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                    void *out, int32_t *c, int32_t *nw, void *s, char *err);
+int zk_msm_table_g2(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                    void *out, int32_t *c, int32_t *nw, void *s, char *err);
 /* zk_ones_g1/g2: the sum of bases[j] for the set bits j < n of bitmap. */
 int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);
 int zk_ones_g2(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);

@@ -27,6 +27,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/zkpipe/zkpipe/mem"
 )
 
 // DefaultTimeout is the deadline of one read when a caller gives none.
@@ -108,6 +110,11 @@ type Options struct {
 	// Timeout bounds the whole read, from open to the last byte; 0 means
 	// DefaultTimeout, a negative value no deadline but the context's.
 	Timeout time.Duration
+	// MinRate, when set, grows a regular file's deadline by its size over
+	// MinRate (bytes a second) once fstat has told the size: a large key
+	// on a working disk is not cut off, while a FIFO nobody writes to, whose
+	// size is unknown, still fails at Timeout.
+	MinRate int64
 }
 
 func (o Options) timeout() time.Duration {
@@ -125,54 +132,68 @@ func (o Options) timeout() time.Duration {
 func Read[T any](ctx context.Context, path string, o Options, read func(f *File) (T, error)) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
-		return zero, err
+		return zero, fmt.Errorf("%s: %w", path, err)
 	}
 	type result struct {
 		v   T
 		err error
 	}
 	done := make(chan result, 1) // buffered: an abandoned reader never blocks
+	sized := make(chan int64, 1) // a regular file's size, for MinRate
 	var deadline time.Time
 	if t := o.timeout(); t > 0 {
 		deadline = time.Now().Add(t)
 	}
+	limit := o.timeout()
 	// rctx ends when Read returns, for whatever reason: that wakes a
 	// pollable read still blocked, so its goroutine ends now.
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		v, err := readFile(rctx, path, deadline, read)
+		v, err := readFile(rctx, path, deadline, sized, read)
 		done <- result{v, err}
 	}()
 
 	var timer <-chan time.Time
+	var t *time.Timer
 	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
+		t = time.NewTimer(time.Until(deadline))
 		defer t.Stop()
 		timer = t.C
 	}
 	timedOut := func() error {
-		return fmt.Errorf("%s: no complete read within %v (a FIFO nobody writes to, or a stalled mount?): %w", path, o.timeout(), ErrTimeout)
+		return fmt.Errorf("%s: no complete read within %v (a FIFO nobody writes to, or a stalled mount?): %w", path, limit, ErrTimeout)
 	}
-	select {
-	case r := <-done:
-		// the reader's own deadline and the timer end together: whichever
-		// is seen first, the error is the same
-		if errors.Is(r.err, ErrTimeout) {
-			if ctx.Err() != nil {
-				return zero, fmt.Errorf("%s: %w", path, ctx.Err())
+	for {
+		select {
+		case n := <-sized:
+			if t != nil && o.MinRate > 0 && n > 0 {
+				// a regular file's reads take no deadline (see readFile):
+				// only this timer bounds them
+				more := time.Duration(float64(n) / float64(o.MinRate) * float64(time.Second))
+				deadline = deadline.Add(more)
+				limit += more
+				t.Reset(time.Until(deadline))
 			}
+		case r := <-done:
+			// the reader's own deadline and the timer end together: whichever
+			// is seen first, the error is the same
+			if errors.Is(r.err, ErrTimeout) {
+				if ctx.Err() != nil {
+					return zero, fmt.Errorf("%s: %w", path, ctx.Err())
+				}
+				return zero, timedOut()
+			}
+			return r.v, r.err
+		case <-ctx.Done():
+			return zero, fmt.Errorf("%s: %w", path, ctx.Err())
+		case <-timer:
 			return zero, timedOut()
 		}
-		return r.v, r.err
-	case <-ctx.Done():
-		return zero, fmt.Errorf("%s: %w", path, ctx.Err())
-	case <-timer:
-		return zero, timedOut()
 	}
 }
 
-func readFile[T any](ctx context.Context, path string, deadline time.Time, read func(f *File) (T, error)) (T, error) {
+func readFile[T any](ctx context.Context, path string, deadline time.Time, sized chan<- int64, read func(f *File) (T, error)) (T, error) {
 	var zero T
 	osf, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -187,6 +208,7 @@ func readFile[T any](ctx context.Context, path string, deadline time.Time, read 
 	switch m := st.Mode(); {
 	case m.IsRegular():
 		f.size = st.Size()
+		sized <- f.size
 	case m&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0:
 		// Only what the poller can wait on has a deadline: /dev/zero and
 		// its like never block, but never end either, and are refused.
@@ -235,4 +257,56 @@ func ReadAll(ctx context.Context, path string, limit int64, o Options) ([]byte, 
 		}
 		return data, nil
 	})
+}
+
+// ReadLimited opens path as Read does and hands read the file cut at limit
+// bytes, for a reader that decodes a stream rather than a whole buffer: a
+// regular file over limit is refused by its size before a byte is read, and
+// a pipe that gives more fails its read. what names the kind of file in
+// errors ("proving key").
+func ReadLimited[T any](ctx context.Context, path, what string, limit int64, o Options, read func(r io.Reader) (T, error)) (T, error) {
+	return Read(ctx, path, o, func(f *File) (T, error) {
+		var zero T
+		if f.Size() > limit {
+			return zero, fmt.Errorf("%s: %d bytes, more than a %s can be (%d)", path, f.Size(), what, limit)
+		}
+		return read(&capped{r: f, left: limit, path: path, what: what, limit: limit})
+	})
+}
+
+// capped fails a read past its limit, rather than end quietly as
+// io.LimitReader does: a decoder must not take a cut stream for the file.
+type capped struct {
+	r           io.Reader
+	left, limit int64
+	path, what  string
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		var one [1]byte
+		if n, err := c.r.Read(one[:]); n == 0 {
+			if err == nil {
+				err = io.EOF
+			}
+			return 0, err
+		}
+		return 0, fmt.Errorf("%s: more than a %s can be (%d bytes)", c.path, c.what, c.limit)
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+// MachineMemory is the most memory this process may use (the machine's,
+// lowered to its cgroup's limit): no file read whole into memory can be
+// larger, so a larger one (a huge sparse file, say) is refused unread.
+func MachineMemory() int64 {
+	if m := mem.ReadMachine().Limit; m > 0 {
+		return m
+	}
+	return 1 << 40
 }

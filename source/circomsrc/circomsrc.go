@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -63,6 +62,26 @@ type Files struct {
 	// byte (a FIFO nobody writes to, a stalled mount); 0 means
 	// boundedread.DefaultTimeout.
 	ReadTimeout time.Duration
+	// LoadTimeout bounds reading each of these files (a FIFO nobody writes
+	// to, a stalled mount); a regular file gets a second more for each
+	// 32 MiB. 0 means boundedread.DefaultTimeout.
+	LoadTimeout time.Duration
+}
+
+// Bounds on reading a circuit's files: the slowest disk given time for, on
+// top of LoadTimeout (a 20 GB zkey in some ten minutes), and the largest
+// witness calculator (circom's wasm for millions of constraints is some
+// hundred MB).
+const (
+	loadRate  = 32 << 20
+	wasmLimit = 1 << 30
+)
+
+// readWhole reads a circuit file into memory under boundedread: a FIFO
+// nobody writes to fails after o.LoadTimeout, /dev/zero and its like are
+// refused, and a file over limit is refused by its size unread.
+func readWhole(ctx context.Context, path, what string, limit int64, o Files) ([]byte, error) {
+	return boundedread.ReadLimited(ctx, path, what, limit, boundedread.Options{Timeout: o.LoadTimeout, MinRate: loadRate}, io.ReadAll)
 }
 
 // Load reads a .zkey and, if wasmPath is not empty, the circuit's witness
@@ -76,19 +95,19 @@ func Load(ctx context.Context, zkeyPath, wasmPath string) (*stages.Circuit, erro
 // file name, less its extension.
 func LoadFiles(ctx context.Context, f Files) (*stages.Circuit, error) {
 	name := strings.TrimSuffix(filepath.Base(f.Zkey), filepath.Ext(f.Zkey))
-	z, err := ReadZkeyFile(f.Zkey)
+	z, err := readZkeyFile(ctx, f.Zkey, f)
 	if err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	var r1cs *R1CS
 	if f.R1CS != "" {
-		if r1cs, err = ReadR1CSFile(f.R1CS); err != nil {
+		if r1cs, err = readR1CSFile(ctx, f.R1CS, f); err != nil {
 			return nil, fmt.Errorf("circuit %s: %w", name, err)
 		}
 	}
 	var calc *Calculator
 	if f.Wasm != "" {
-		code, err := os.ReadFile(f.Wasm)
+		code, err := readWhole(ctx, f.Wasm, "witness calculator (wasm)", wasmLimit, f)
 		if err != nil {
 			return nil, fmt.Errorf("circuit %s: %w", name, err)
 		}

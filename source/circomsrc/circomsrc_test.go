@@ -122,6 +122,7 @@ func TestStream(t *testing.T) {
 		inputJob("bad-missing", "mul", `{"a":1}`),
 		inputJob("bad-toomany", "arr", `{"xs":[1,2,3,4],"m":[[4,5],[6,7]]}`),
 		inputJob("bad-value", "mul", `{"a":"x1","b":2}`),
+		inputJob("bad-long", "mul", `{"a":"`+strings.Repeat("9", 4<<20)+`","b":2}`),
 		inputJob("a-i1", "arr", `{"xs":[1,2,3],"m":[[4,5],[6,7]]}`),
 		wtnsJob("bad-missingfile", "mul", filepath.Join(tmp, "nope.wtns")),
 		inputJob("bad-nowasm", "mul-nowasm", `{"a":"3","b":11}`),
@@ -148,6 +149,7 @@ func TestStream(t *testing.T) {
 		"bad-missing":     "only 1 of 2 input values set",
 		"bad-toomany":     "too many values for input signal xs",
 		"bad-value":       `"x1" is not an integer`,
+		"bad-long":        "input a: a value of 4194304 characters, more than the 1024",
 		"bad-missingfile": "no such file",
 		"bad-nowasm":      "give --wasm",
 		"bad-both":        "not both",
@@ -181,7 +183,7 @@ func TestStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := VerifyFiles(vk, r.Proof, r.Public); err != nil {
+		if err := VerifyFiles(context.Background(), vk, r.Proof, r.Public); err != nil {
 			t.Errorf("%s: zkpipe's verifier: %v", r.ID, err)
 		}
 	}
@@ -260,7 +262,7 @@ func TestTampered(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := VerifyFiles(vk, proof, public); err == nil {
+		if err := VerifyFiles(context.Background(), vk, proof, public); err == nil {
 			t.Errorf("%s: zkpipe's verifier accepts", c.name)
 		}
 	}

@@ -1,8 +1,8 @@
 package circomsrc
 
 import (
+	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/zkpipe/zkpipe/stages"
@@ -15,22 +15,13 @@ import (
 // a valid proof.
 func (s *Source) Done(dir, id string) (stages.Emitted, error) {
 	em := stages.Emitted{Proof: filepath.Join(dir, id+".proof.json"), Public: filepath.Join(dir, id+".public.json")}
-	// Bounded before they are read: a proof.json is under 1 KiB, and a
-	// public input at most 80 bytes of decimal and punctuation.
-	for path, limit := range map[string]int64{em.Proof: 4 << 10, em.Public: 80*int64(len(s.vk.IC)) + 16} {
-		st, err := os.Stat(path)
-		if err != nil {
-			return stages.Emitted{}, err
-		}
-		if st.Size() > limit {
-			return stages.Emitted{}, fmt.Errorf("%s: %d bytes, more than it can be", path, st.Size())
-		}
-	}
-	proof, err := ReadProof(em.Proof)
+	// ReadProof and ReadPublic bound what they read by what the files can be
+	ctx := context.Background()
+	proof, err := ReadProof(ctx, em.Proof)
 	if err != nil {
 		return stages.Emitted{}, err
 	}
-	public, err := ReadPublic(em.Public)
+	public, err := ReadPublic(ctx, em.Public, s.vk.NPublic)
 	if err != nil {
 		return stages.Emitted{}, err
 	}

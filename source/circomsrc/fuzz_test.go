@@ -54,10 +54,10 @@ func TestTestdata(t *testing.T) {
 			t.Fatalf("IC[%d] differs", i)
 		}
 	}
-	if err := VerifyFiles(vk, "testdata/mul.proof.json", "testdata/mul.public.json"); err != nil {
+	if err := VerifyFiles(context.Background(), vk, "testdata/mul.proof.json", "testdata/mul.public.json"); err != nil {
 		t.Fatalf("snarkjs's own proof: %v", err)
 	}
-	if err := VerifyFiles(vk, "testdata/mul.proof.json", "testdata/mul.vkey.json"); err == nil {
+	if err := VerifyFiles(context.Background(), vk, "testdata/mul.proof.json", "testdata/mul.vkey.json"); err == nil {
 		t.Fatal("a vkey as public.json verified")
 	}
 	w, err := ParseWtns(testdata(t, "mul.wtns"))
@@ -99,7 +99,7 @@ func TestTestdata(t *testing.T) {
 		case r.Error != "":
 			t.Errorf("%s: %s", r.ID, r.Error)
 		default:
-			if err := VerifyFiles(vk, r.Proof, r.Public); err != nil {
+			if err := VerifyFiles(context.Background(), vk, r.Proof, r.Public); err != nil {
 				t.Errorf("%s: %v", r.ID, err)
 			}
 			if !bytes.Equal(bytes.Join(jsonLines(t, r.Public), nil), bytes.Join(jsonLines(t, "testdata/mul.public.json"), nil)) {

@@ -1,16 +1,18 @@
 package circomsrc
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
-	"os"
+	"strconv"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // ─── snarkjs JSON ────────────────────────────────────────────────────────────
@@ -72,7 +74,7 @@ type vkeyJSON struct {
 
 // ReadVerifyingKey reads snarkjs's verification_key.json.
 func ReadVerifyingKey(path string) (*VerifyingKey, error) {
-	data, err := os.ReadFile(path)
+	data, err := readJSONFile(context.Background(), path, vkeyJSONLimit, "verifying key")
 	if err != nil {
 		return nil, err
 	}
@@ -102,41 +104,79 @@ func ReadVerifyingKey(path string) (*VerifyingKey, error) {
 	return vk, nil
 }
 
-// ReadProof reads snarkjs's proof.json.
-func ReadProof(path string) (*Proof, error) {
-	data, err := os.ReadFile(path)
+// Bounds on the JSON files a verifier reads, so that a path naming a huge
+// file, a device or a FIFO nobody writes to fails with an error naming it
+// instead of filling memory or hanging. snarkjs writes a proof.json of
+// about 900 bytes, and each public input as at most 77 digits, quotes, a
+// comma and an indent; the limits leave room for any other formatting.
+const (
+	proofJSONLimit     = 64 << 10
+	publicJSONPerInput = 256
+	publicJSONSlack    = 4 << 10
+	// a verification_key.json takes about 250 bytes per public input:
+	// 64 MiB is some 250 000 of them, far past what snarkjs proves
+	vkeyJSONLimit = 64 << 20
+)
+
+// publicJSONLimit is the most a public.json of n inputs can take.
+func publicJSONLimit(n int) int64 { return publicJSONSlack + publicJSONPerInput*int64(max(n, 0)) }
+
+// readJSONFile reads a whole JSON file of at most limit bytes, within ctx
+// and boundedread's default deadline; errors name the file.
+func readJSONFile(ctx context.Context, path string, limit int64, what string) ([]byte, error) {
+	data, err := boundedread.ReadAll(ctx, path, limit, boundedread.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return data, nil
+}
+
+// ReadProof reads snarkjs's proof.json, of at most 64 KiB, within ctx.
+func ReadProof(ctx context.Context, path string) (*Proof, error) {
+	data, err := readJSONFile(ctx, path, proofJSONLimit, "proof")
 	if err != nil {
 		return nil, err
 	}
+	return parseProof(path, data)
+}
+
+func parseProof(path string, data []byte) (*Proof, error) {
 	var j ProofJSON
 	if err := json.Unmarshal(data, &j); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("proof %s: %w", path, err)
 	}
 	if j.Protocol != "" && j.Protocol != "groth16" {
-		return nil, fmt.Errorf("%s: a %q proof; only groth16 is supported", path, j.Protocol)
+		return nil, fmt.Errorf("proof %s: a %q proof; only groth16 is supported", path, j.Protocol)
 	}
 	p := new(Proof)
 	if err := errors.Join(parseG1(&p.A, j.A, "pi_a"), parseG2(&p.B, j.B, "pi_b"), parseG1(&p.C, j.C, "pi_c")); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("proof %s: %w", path, err)
 	}
 	return p, nil
 }
 
-// ReadPublic reads snarkjs's public.json: decimal strings, each below r.
-func ReadPublic(path string) ([]fr.Element, error) {
-	data, err := os.ReadFile(path)
+// ReadPublic reads snarkjs's public.json for a key of n public inputs
+// (decimal strings, each below r), within ctx; the file is refused unread
+// when it is longer than n inputs can be. The count itself is checked by
+// Verify.
+func ReadPublic(ctx context.Context, path string, n int) ([]fr.Element, error) {
+	data, err := readJSONFile(ctx, path, publicJSONLimit(n), "public inputs")
 	if err != nil {
 		return nil, err
 	}
+	return parsePublic(path, data)
+}
+
+func parsePublic(path string, data []byte) ([]fr.Element, error) {
 	var ss []string
 	if err := json.Unmarshal(data, &ss); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("public inputs %s: %w", path, err)
 	}
 	out := make([]fr.Element, len(ss))
 	for i, s := range ss {
-		v, ok := new(big.Int).SetString(s, 10)
+		v, ok := parseDecimal(s)
 		if !ok || v.Sign() < 0 || v.Cmp(fr.Modulus()) >= 0 {
-			return nil, fmt.Errorf("%s: public input %d (%q) is not a field element", path, i, s)
+			return nil, fmt.Errorf("public inputs %s: input %d (%s) is not a field element", path, i, quoteShort(s))
 		}
 		out[i].SetBigInt(v)
 	}
@@ -181,10 +221,28 @@ func (vk *VerifyingKey) Verify(p *Proof, public []fr.Element) error {
 
 // ─── decimal points ───
 
+// parseDecimal parses a decimal of a field's size: at most 100 characters
+// (77 digits, and room for leading zeros), since Go's decimal parse is
+// quadratic in the length and a verification key may hold megabytes.
+func parseDecimal(s string) (*big.Int, bool) {
+	if len(s) > 100 {
+		return nil, false
+	}
+	return new(big.Int).SetString(s, 10)
+}
+
+// quoteShort quotes s for an error, or gives its length when it is long.
+func quoteShort(s string) string {
+	if len(s) > 100 {
+		return fmt.Sprintf("a value of %d characters", len(s))
+	}
+	return strconv.Quote(s)
+}
+
 func parseFp(dst *fp.Element, s, what string) error {
-	v, ok := new(big.Int).SetString(s, 10)
+	v, ok := parseDecimal(s)
 	if !ok || v.Sign() < 0 || v.Cmp(fp.Modulus()) >= 0 {
-		return fmt.Errorf("%s: %q is not a base-field element", what, s)
+		return fmt.Errorf("%s: %s is not a base-field element", what, quoteShort(s))
 	}
 	dst.SetBigInt(v)
 	return nil
@@ -227,28 +285,47 @@ func parseG2(p *bn254.G2Affine, c [3][2]string, what string) error {
 	return nil
 }
 
-// VerifyFiles checks the proof in proofPath against the public inputs in
-// publicPath (snarkjs's proof.json and public.json).
-func VerifyFiles(vk *VerifyingKey, proofPath, publicPath string) error {
-	p, err := ReadProof(proofPath)
+// VerifyFiles checks a snarkjs proof.json against its public.json, given in
+// either order (public.json is the array), within ctx. Each file is read
+// once and bounded (see proofJSONLimit); errors name the file.
+func VerifyFiles(ctx context.Context, vk *VerifyingKey, proofPath, publicPath string) error {
+	// read both under the larger bound, then hold each to its own
+	limit := max(int64(proofJSONLimit), publicJSONLimit(vk.NPublic))
+	proofData, err := readJSONFile(ctx, proofPath, limit, "proof")
 	if err != nil {
 		return err
 	}
-	pub, err := ReadPublic(publicPath)
+	publicData, err := readJSONFile(ctx, publicPath, limit, "public inputs")
 	if err != nil {
 		return err
 	}
-	return vk.Verify(p, pub)
+	if isJSONArray(proofData) && !isJSONArray(publicData) {
+		proofPath, publicPath = publicPath, proofPath
+		proofData, publicData = publicData, proofData
+	}
+	if n := int64(len(proofData)); n > proofJSONLimit {
+		return fmt.Errorf("proof %s: %d bytes, more than the %d a proof.json can be", proofPath, n, proofJSONLimit)
+	}
+	if n, lim := int64(len(publicData)), publicJSONLimit(vk.NPublic); n > lim {
+		return fmt.Errorf("public inputs %s: %d bytes, more than the %d that %d inputs can be", publicPath, n, lim, vk.NPublic)
+	}
+	p, err := parseProof(proofPath, proofData)
+	if err != nil {
+		return err
+	}
+	pub, err := parsePublic(publicPath, publicData)
+	if err != nil {
+		return err
+	}
+	if err := vk.Verify(p, pub); err != nil {
+		return fmt.Errorf("%s: %w", proofPath, err)
+	}
+	return nil
 }
 
-// IsPublicJSON tells whether path holds a JSON array (a public.json) rather
-// than an object, so that callers may accept a proof and its public inputs in
-// either order.
-func IsPublicJSON(path string) bool {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
+// isJSONArray tells whether data is a JSON array (a public.json) rather
+// than an object (a proof.json).
+func isJSONArray(data []byte) bool {
 	for _, b := range data {
 		switch b {
 		case ' ', '\t', '\r', '\n':

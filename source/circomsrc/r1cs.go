@@ -1,10 +1,11 @@
 package circomsrc
 
 import (
+	"context"
 	"fmt"
-	"os"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // R1CS is a circom constraint system (.r1cs, version 1):
@@ -35,9 +36,13 @@ type Term struct {
 // a zkey's nPublic does.
 func (r *R1CS) NPublic() int { return r.NPubOut + r.NPubIn }
 
-// ReadR1CSFile reads and checks a .r1cs file.
+// ReadR1CSFile reads and checks a .r1cs file, bounded as LoadFiles reads it.
 func ReadR1CSFile(path string) (*R1CS, error) {
-	data, err := os.ReadFile(path)
+	return readR1CSFile(context.Background(), path, Files{})
+}
+
+func readR1CSFile(ctx context.Context, path string, o Files) (*R1CS, error) {
+	data, err := readWhole(ctx, path, "constraint system this machine's memory can hold", boundedread.MachineMemory(), o)
 	if err != nil {
 		return nil, err
 	}

@@ -453,10 +453,19 @@ func flatValues(name string, v any, out *[]*big.Int) error {
 	return fmt.Errorf("input %s: want a number or a string of one, got %s", name, kindOf(v))
 }
 
+// maxValueChars bounds one input value's text. Go's decimal parse is
+// quadratic in the length (a 4 MB value takes 35 s, the 16 MB a job line may
+// hold some minutes), and a field element is at most 77 decimal digits, or
+// 258 characters in 0b binary; leading zeros and signs fit well within.
+const maxValueChars = 1024
+
 // appendValue parses s as JavaScript's BigInt(s) would (decimal, or 0x, 0o,
 // 0b prefixed; a leading minus for decimals) and reduces it modulo r.
 func appendValue(name, s string, out *[]*big.Int) error {
 	t := strings.TrimSpace(s)
+	if len(t) > maxValueChars {
+		return fmt.Errorf("input %s: a value of %d characters, more than the %d an integer input may have", name, len(t), maxValueChars)
+	}
 	v, ok := new(big.Int), false
 	if strings.ContainsAny(t, ".eE") && !strings.HasPrefix(t, "0x") && !strings.HasPrefix(t, "0X") {
 		if f, err := strconv.ParseFloat(t, 64); err == nil && f == float64(int64(f)) {

@@ -1,12 +1,13 @@
 package circomsrc
 
 import (
+	"context"
 	"fmt"
-	"os"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // Zkey is a snarkjs Groth16 proving key (.zkey), as snarkjs's zkey_new and
@@ -55,9 +56,14 @@ type Coefs struct {
 // shift, which zkpipe does not follow).
 const maxLogDomain = 27
 
-// ReadZkeyFile reads and checks a .zkey file.
+// ReadZkeyFile reads and checks a .zkey file, bounded as LoadFiles reads it.
 func ReadZkeyFile(path string) (*Zkey, error) {
-	data, err := os.ReadFile(path)
+	return readZkeyFile(context.Background(), path, Files{})
+}
+
+func readZkeyFile(ctx context.Context, path string, o Files) (*Zkey, error) {
+	// parsed from memory: no larger than the machine's
+	data, err := readWhole(ctx, path, "zkey this machine's memory can hold", boundedread.MachineMemory(), o)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +83,15 @@ func ParseZkey(data []byte) (*Zkey, error) {
 	if err != nil {
 		return nil, err
 	}
+	z, err := parseZkeyHead(f)
+	if err != nil {
+		return nil, err
+	}
+	return parseZkeyBody(f, z)
+}
 
+// parseZkeyHead parses the sections a verifier needs: the headers and IC.
+func parseZkeyHead(f *binFile) (*Zkey, error) {
 	// ─── headers ───
 	r, err := f.section(1, "header")
 	if err != nil {
@@ -117,39 +131,48 @@ func ParseZkey(data []byte) (*Zkey, error) {
 	}
 
 	// ─── point sections ───
-	g1s := func(typ uint32, name string, count int) ([]bn254.G1Affine, error) {
-		r, err := f.section(typ, name)
-		if err != nil {
-			return nil, err
+	if z.IC, err = g1s(f, 3, "IC", z.NPublic+1); err != nil {
+		return nil, err
+	}
+	return z, nil
+}
+
+// g1s reads section typ as count G1 points.
+func g1s(f *binFile, typ uint32, name string, count int) ([]bn254.G1Affine, error) {
+	r, err := f.section(typ, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.need(uint64(count), 64, 0, "points"); err != nil {
+		return nil, err
+	}
+	out := make([]bn254.G1Affine, count)
+	for i := range out {
+		out[i] = r.g1(item{"point", i})
+		if r.err != nil {
+			return nil, r.err
 		}
-		if err := r.need(uint64(count), 64, 0, "points"); err != nil {
-			return nil, err
-		}
-		out := make([]bn254.G1Affine, count)
-		for i := range out {
-			out[i] = r.g1(item{"point", i})
-			if r.err != nil {
-				return nil, r.err
-			}
-		}
-		return out, r.done()
 	}
-	if z.IC, err = g1s(3, "IC", z.NPublic+1); err != nil {
+	return out, r.done()
+}
+
+// parseZkeyBody parses the proving key's point and coefficient sections.
+func parseZkeyBody(f *binFile, z *Zkey) (*Zkey, error) {
+	var err error
+	if z.A, err = g1s(f, 5, "A", z.NVars); err != nil {
 		return nil, err
 	}
-	if z.A, err = g1s(5, "A", z.NVars); err != nil {
+	if z.B1, err = g1s(f, 6, "B1", z.NVars); err != nil {
 		return nil, err
 	}
-	if z.B1, err = g1s(6, "B1", z.NVars); err != nil {
+	if z.C, err = g1s(f, 8, "C", z.NVars-z.NPublic-1); err != nil {
 		return nil, err
 	}
-	if z.C, err = g1s(8, "C", z.NVars-z.NPublic-1); err != nil {
+	if z.H, err = g1s(f, 9, "H", z.DomainSize); err != nil {
 		return nil, err
 	}
-	if z.H, err = g1s(9, "H", z.DomainSize); err != nil {
-		return nil, err
-	}
-	if r, err = f.section(7, "B2"); err != nil {
+	r, err := f.section(7, "B2")
+	if err != nil {
 		return nil, err
 	}
 	if err := r.need(uint64(z.NVars), 128, 0, "points"); err != nil {

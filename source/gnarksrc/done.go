@@ -1,6 +1,7 @@
 package gnarksrc
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ func (s *Source) Done(dir, id string) (stages.Emitted, error) {
 	if _, err := os.Stat(em.Proof); err != nil {
 		return stages.Emitted{}, err
 	}
-	pub, err := verifyFiles(s.vk, em.Proof, em.Public)
+	pub, err := verifyFiles(context.Background(), s.vk, em.Proof, em.Public)
 	if err != nil {
 		return stages.Emitted{}, err
 	}

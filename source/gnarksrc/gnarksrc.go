@@ -77,6 +77,10 @@ type Options struct {
 	// that fails the check (wrong keys, a corrupted point) is then written
 	// and reported proved.
 	SkipVerify bool
+	// LoadTimeout bounds reading each of the circuit's files (a FIFO nobody
+	// writes to, a stalled mount); a regular file gets a second more for
+	// each 32 MiB. 0 means boundedread.DefaultTimeout.
+	LoadTimeout time.Duration
 	// Hints are the circuit's own solver hints, given to ccs.Solve beside
 	// gnark's standard ones (std.RegisterHints), which are always registered.
 	Hints []solver.Hint
@@ -104,22 +108,24 @@ func LoadDir(dir string) (*stages.Circuit, error) { return LoadDirWith(dir, Opti
 func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	name := filepath.Base(filepath.Clean(dir))
 	ccs := groth16.NewCS(ecc.BN254)
-	if err := readFile(filepath.Join(dir, R1CSFile), ccs.ReadFrom); err != nil {
+	// the r1cs is decoded into memory: no larger than the machine's
+	if err := readFile(filepath.Join(dir, R1CSFile), "constraint system", boundedread.MachineMemory(), o, ccs.ReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	pk := groth16.NewProvingKey(ecc.BN254)
 	// UnsafeReadFrom skips the subgroup checks (minutes for large keys): a bad
 	// proving key can only spoil its owner's proofs, which Emit's check
 	// against the verifying key rejects before anything is written.
-	if err := readFile(filepath.Join(dir, PKFile), pk.UnsafeReadFrom); err != nil {
+	if err := readFile(filepath.Join(dir, PKFile), "proving key of this r1cs", pkLimit(ccs), o, pk.UnsafeReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	vk := groth16.NewVerifyingKey(ecc.BN254)
-	if err := readFile(filepath.Join(dir, VKFile), vk.ReadFrom); err != nil {
+	if err := readFile(filepath.Join(dir, VKFile), "verifying key", vkLimit, o, vk.ReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	var meta *Meta
-	if b, err := os.ReadFile(filepath.Join(dir, MetaFile)); err == nil {
+	b, err := boundedread.ReadLimited(context.Background(), filepath.Join(dir, MetaFile), MetaFile, metaLimit, o.load(), io.ReadAll)
+	if err == nil {
 		meta = new(Meta)
 		if err := json.Unmarshal(b, meta); err != nil {
 			return nil, fmt.Errorf("circuit %s: %s: %w", name, MetaFile, err)
@@ -130,16 +136,44 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	return NewWith(name, ccs, pk, vk, meta, o)
 }
 
-func readFile(path string, read func(r io.Reader) (int64, error)) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if _, err := read(bufio.NewReaderSize(f, 1<<20)); err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	return nil
+// Bounds on a circuit directory's files, by what each can be: a verifying
+// key is some 64 bytes a public input (64 MiB: a million of them), and
+// circuit.json a few dozen bytes.
+const (
+	vkLimit   = 64 << 20
+	metaLimit = 64 << 10
+	// loadRate is the slowest disk a circuit file is given time for, on top
+	// of Options.LoadTimeout: 32 MiB/s, a 20 GB key in some ten minutes.
+	loadRate = 32 << 20
+)
+
+// pkLimit is the most a proving key of ccs can take in gnark's raw
+// encoding: m wires and n constraints give at most 3m+d G1 points (A, B, K;
+// Z over the domain d ≤ 2(n+m)) of 64 bytes, m G2 points of 128, two
+// infinity bytes a wire and commitment bases of at most 2m G1 points; a
+// quarter more and 16 MiB for headers and slack.
+func pkLimit(ccs constraint.ConstraintSystem) int64 {
+	m := int64(ccs.GetNbInternalVariables() + ccs.GetNbSecretVariables() + ccs.GetNbPublicVariables())
+	n := int64(ccs.GetNbConstraints())
+	return (64*(5*m+2*(n+m))+128*m+2*m)*5/4 + 16<<20
+}
+
+func (o Options) load() boundedread.Options {
+	return boundedread.Options{Timeout: o.LoadTimeout, MinRate: loadRate}
+}
+
+// readFile decodes the circuit file at path with read, under boundedread: a
+// FIFO nobody writes to fails after the load timeout, /dev/zero and its like
+// are refused, and a file over limit (what such a file can be) is refused by
+// its size before a byte is read.
+func readFile(path, what string, limit int64, o Options, read func(r io.Reader) (int64, error)) error {
+	_, err := boundedread.ReadLimited(context.Background(), path, what, limit, o.load(), func(r io.Reader) (struct{}, error) {
+		if _, err := read(bufio.NewReaderSize(r, 1<<20)); err != nil {
+			return struct{}{}, fmt.Errorf("read %s: %w", path, err)
+		}
+		return struct{}{}, nil
+	})
+	return err
 }
 
 // New builds a circuit from gnark objects already in memory, with the

@@ -2,19 +2,21 @@ package gnarksrc
 
 import (
 	"bytes"
+	"context"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
+	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // ReadVerifyingKey reads a gnark verifying key file.
 func ReadVerifyingKey(path string) (groth16.VerifyingKey, error) {
 	vk := groth16.NewVerifyingKey(ecc.BN254)
-	if err := readFile(path, vk.ReadFrom); err != nil {
+	if err := readFile(path, "verifying key", vkLimit, Options{}, vk.ReadFrom); err != nil {
 		return nil, err
 	}
 	return vk, nil
@@ -23,16 +25,17 @@ func ReadVerifyingKey(path string) (groth16.VerifyingKey, error) {
 // VerifyFiles checks a gnark binary proof against a binary public witness
 // with gnark's own groth16.Verify.
 func VerifyFiles(vk groth16.VerifyingKey, proofPath, publicPath string) error {
-	_, err := verifyFiles(vk, proofPath, publicPath)
+	_, err := verifyFiles(context.Background(), vk, proofPath, publicPath)
 	return err
 }
 
 // verifyFiles reads a proof and its public witness, each bounded by what it
 // can be under vk (a proof is a few hundred bytes, more with commitments; a
 // public witness 12 bytes and 32 an input), checks them with groth16.Verify
-// and returns the public witness.
-func verifyFiles(vk groth16.VerifyingKey, proofPath, publicPath string) (witness.Witness, error) {
-	proofData, err := readLimited(proofPath, 1<<16)
+// and returns the public witness. A FIFO nobody writes to, or a stalled
+// mount, fails at ctx's end or boundedread's default deadline.
+func verifyFiles(ctx context.Context, vk groth16.VerifyingKey, proofPath, publicPath string) (witness.Witness, error) {
+	proofData, err := readLimited(ctx, proofPath, 1<<16)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +43,7 @@ func verifyFiles(vk groth16.VerifyingKey, proofPath, publicPath string) (witness
 	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
 		return nil, fmt.Errorf("read %s: %w", proofPath, err)
 	}
-	data, err := readLimited(publicPath, 12+32*int64(vk.NbPublicWitness()))
+	data, err := readLimited(ctx, publicPath, 12+32*int64(vk.NbPublicWitness()))
 	if err != nil {
 		return nil, err
 	}
@@ -57,19 +60,49 @@ func verifyFiles(vk groth16.VerifyingKey, proofPath, publicPath string) (witness
 	return pub, nil
 }
 
-// readLimited reads the file at path, refusing one longer than limit bytes.
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
+// readLimited reads the file at path, refusing one longer than limit bytes
+// (unread, when its size says so).
+func readLimited(ctx context.Context, path string, limit int64) ([]byte, error) {
+	return boundedread.ReadAll(ctx, path, limit, boundedread.Options{})
+}
+
+// ParseVerifyingKey reads a gnark verifying key (circuit.vk) held in memory.
+func ParseVerifyingKey(data []byte) (*groth16bn254.VerifyingKey, error) {
+	vk := new(groth16bn254.VerifyingKey)
+	if _, err := vk.ReadFrom(bytes.NewReader(data)); err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	return vk, nil
+}
+
+// VerifyProof checks a gnark binary proof against a binary public witness,
+// both in memory (named for errors), with gnark's groth16.Verify, and
+// returns the proof and the public inputs in decimal.
+func VerifyProof(vk *groth16bn254.VerifyingKey, proofName string, proofData []byte, publicName string, publicData []byte) (*groth16bn254.Proof, []string, error) {
+	if limit := 12 + 32*int64(vk.NbPublicWitness()); int64(len(publicData)) > limit {
+		return nil, nil, fmt.Errorf("public witness %s: %d bytes, more than the %d its key's inputs can be", publicName, len(publicData), limit)
+	}
+	proof := new(groth16bn254.Proof)
+	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
+		return nil, nil, fmt.Errorf("proof %s: %w", proofName, err)
+	}
+	pub, err := witness.New(ecc.BN254.ScalarField())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: longer than the %d bytes it can be", path, limit)
+	if err := pub.UnmarshalBinary(publicData); err != nil {
+		return nil, nil, fmt.Errorf("public witness %s: %w", publicName, err)
 	}
-	return data, nil
+	vec, ok := pub.Vector().(fr.Vector)
+	if !ok {
+		return nil, nil, fmt.Errorf("public witness %s: not a BN254 witness", publicName)
+	}
+	if err := groth16bn254.Verify(proof, vk, vec); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", proofName, err)
+	}
+	inputs := make([]string, 0, len(vec))
+	for _, v := range vec {
+		inputs = append(inputs, v.String())
+	}
+	return proof, inputs, nil
 }

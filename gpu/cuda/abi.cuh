@@ -1,0 +1,23 @@
+// abi.cuh — zk_abi_version, written once for both libraries (zkpipe.cu and
+// the host stand-in hostlib.cpp): each includes it once, after zk.cuh, so
+// the sizes it reports are those of the types its kernels use.
+#pragma once
+
+#include "zk.cuh"
+#include "zkpipe.h"
+
+extern "C" uint32_t zk_abi_version(zk_abi *out) {
+    if (out) {
+        out->abi_bytes = sizeof(zk_abi);
+        out->fr_bytes = sizeof(Fr);
+        out->g1_affine_bytes = sizeof(Affine<Fp>);
+        out->g2_affine_bytes = sizeof(Affine<Fp2>);
+        out->g1_xyzz_bytes = sizeof(XYZZ<Fp>);
+        out->g2_xyzz_bytes = sizeof(XYZZ<Fp2>);
+        out->err_bytes = ZK_ERR_BYTES;
+        out->max_windows = ZK_MAX_WINDOWS;
+        out->pointer_bytes = sizeof(void *);
+        out->count_bytes = sizeof(uint64_t);
+    }
+    return ZK_ABI_VERSION;
+}

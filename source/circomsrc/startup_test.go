@@ -1,0 +1,109 @@
+package circomsrc
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Each file of a circom circuit (zkey, wasm, r1cs) is read bounded: a FIFO
+// nobody writes to fails at the load timeout, /dev/zero is refused, and a
+// huge sparse file is refused by its size, each naming the file. Before, a
+// FIFO hung zkpipe prove in open(2) for ever, and os.ReadFile read a huge
+// file until memory ran out.
+func TestLoadFilesBoundsEveryRead(t *testing.T) {
+	td, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	makers := []struct {
+		name, want string
+		make       func(t *testing.T, p string)
+	}{
+		{"fifo", "no complete read within", func(t *testing.T, p string) {
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"dev-zero", "character device", func(t *testing.T, p string) {
+			if err := os.Symlink("/dev/zero", p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"sparse", "1099511627776 bytes, more than a", func(t *testing.T, p string) {
+			f, err := os.Create(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := f.Truncate(1 << 40); err != nil {
+				t.Skipf("no terabyte sparse file here: %v", err)
+			}
+		}},
+	}
+	for _, which := range []string{"zkey", "wasm", "r1cs"} {
+		for _, m := range makers {
+			t.Run(which+"/"+m.name, func(t *testing.T) {
+				f := Files{Zkey: filepath.Join(td, "mul.zkey"), Wasm: filepath.Join(td, "mul.wasm"), R1CS: filepath.Join(td, "mul.r1cs"), LoadTimeout: 200 * time.Millisecond}
+				p := filepath.Join(t.TempDir(), "mul."+which)
+				m.make(t, p)
+				switch which {
+				case "zkey":
+					f.Zkey = p
+				case "wasm":
+					f.Wasm = p
+				case "r1cs":
+					f.R1CS = p
+				}
+				done := make(chan error, 1)
+				go func() {
+					c, err := LoadFiles(context.Background(), f)
+					if err == nil {
+						c.Source.(*Source).Close(context.Background())
+					}
+					done <- err
+				}()
+				select {
+				case err := <-done:
+					if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), m.want) {
+						t.Fatalf("LoadFiles: %v; want an error naming %s and saying %q", err, p, m.want)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("still reading after 10 s")
+				}
+			})
+		}
+	}
+}
+
+// ReadZkeyVerifyingKey, reading a zkey's first sections only, gives the key
+// snarkjs exported from the same zkey.
+func TestReadZkeyVerifyingKey(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "mul.zkey"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadZkeyVerifyingKey(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReadVerifyingKey(filepath.Join("testdata", "mul.vkey.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("from the zkey %+v\nsnarkjs's %+v", got, want)
+	}
+	if err := VerifyFiles(context.Background(), got, filepath.Join("testdata", "mul.proof.json"), filepath.Join("testdata", "mul.public.json")); err != nil {
+		t.Fatalf("snarkjs's proof against the zkey's key: %v", err)
+	}
+	if _, err := ReadZkeyVerifyingKey(bytes.NewReader(data[:200])); err == nil {
+		t.Fatal("a truncated zkey gave a key")
+	}
+}
