@@ -3,7 +3,6 @@ package gpu_test
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 
@@ -17,11 +16,8 @@ import (
 // would have put there: the same bitmap, values and indexes, dense or not;
 // B from the host's classification (hostB) or classified like A and K.
 func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
-	openCUDA(t) // skips without a library
-	cuda, err := gpu.OpenCUDA(os.Getenv("ZKPIPE_CUDA_LIB"), gpu.WithPinnedBytes(1<<20), gpu.WithTransferLanes(2), gpu.WithMSMTables(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// 1 MiB pinned buffers, 2 lanes; no MSM tables (Load would build them)
+	cuda := openOwn(t, gpu.WithMSMTables(0))
 	defer cuda.Close()
 	r := rand.New(rand.NewPCG(1, 2))
 	const size = 70_001 // > 2 chunks of 28,992 scalars

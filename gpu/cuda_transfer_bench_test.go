@@ -5,6 +5,8 @@ package gpu_test
 import (
 	"context"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +34,17 @@ func processCPU() time.Duration {
 //
 //	ZKPIPE_CUDA_LIB=… go test -run '^$' -bench CUDATransfer -benchtime 20x ./gpu
 func BenchmarkCUDATransfer(b *testing.B) {
-	cuda := openCUDA(b)
+	openCUDA(b) // skips without a library
+	lib := os.Getenv("ZKPIPE_CUDA_LIB")
+	if lib == "" {
+		lib, _ = filepath.Abs("cuda/libzkpipe_cuda.so")
+	}
+	// no MSM tables: Load would build them, and only the transfer counts here
+	cuda, err := gpu.OpenCUDA(lib, gpu.WithMSMTables(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cuda.Close()
 	const n = 1 << 20
 	r := rand.New(rand.NewPCG(3, 4))
 	key := &gpu.Key{Domain: domain(n, gpu.HDivideByZ), HConvention: gpu.HDivideByZ,
