@@ -164,6 +164,15 @@ template <class F, class D> int msm_precompute(D &d, const Affine<F> *bases, con
     return 0;
 }
 
+// msm_precompute_raw and msm_table_raw (below msm_run) are the C API's table entries
+// (zk_precompute_*, zk_msm_table_*) over untyped device pointers: the
+// layout from nbase, then msm_precompute or msm_run over the table.
+template <class F, class D> int msm_precompute_raw(D &d, const void *bases, uint64_t nbase, void *table) {
+    MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
+    TRY(msm_table_layout(nbase, &t.c, &t.nw));
+    return msm_precompute<F>(d, (const Affine<F> *)bases, t, (Affine<F> *)table);
+}
+
 inline int bitlen(u32 x) {
     int r = 0;
     while (x) {
@@ -324,6 +333,18 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
     TRY(d.sync());
     *c_out = pl.c;
     *nw_out = pl.bw;
+    return 0;
+}
+
+template <class F, class D>
+int msm_table_raw(D &d, const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
+                  void *out, int32_t *c, int32_t *nw) {
+    MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
+    TRY(msm_table_layout(nbase, &t.c, &t.nw));
+    int ci = 0, nwi = 0;
+    TRY(msm_run<F>(d, nullptr, (const Fr *)scalars, idx, n, (XYZZ<F> *)out, &ci, &nwi, &t));
+    *c = ci;
+    *nw = nwi;
     return 0;
 }
 

@@ -518,45 +518,31 @@ int zk_msm_table_layout(uint64_t nbase, int32_t *c, int32_t *nw, char *err) {
     *nw = nwi;
     return 0;
 }
-extern "C++" { // the templates behind the entries below
-template <class F> int precompute_on(CudaDev &d, const void *bases, uint64_t nbase, void *table) {
-    MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
-    TRY(msm_table_layout(nbase, &t.c, &t.nw));
-    return msm_precompute<F>(d, (const Affine<F> *)bases, t, (Affine<F> *)table);
-}
-template <class F>
-int msm_table_on(CudaDev &d, const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
-                 void *out, int32_t *c, int32_t *nw) {
-    MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
-    TRY(msm_table_layout(nbase, &t.c, &t.nw));
-    return msm_run<F>(d, nullptr, (const Fr *)scalars, idx, n, (XYZZ<F> *)out, c, nw, &t);
-}
-} // extern "C++"
 int zk_precompute_g1(const void *bases, uint64_t nbase, void *table, void *s, char *err) {
     ErrScope es(err);
     ON(s);
     CudaDev d{(cudaStream_t)s};
-    return precompute_on<Fp>(d, bases, nbase, table);
+    return msm_precompute_raw<Fp>(d, bases, nbase, table);
 }
 int zk_precompute_g2(const void *bases, uint64_t nbase, void *table, void *s, char *err) {
     ErrScope es(err);
     ON(s);
     CudaDev d{(cudaStream_t)s};
-    return precompute_on<Fp2>(d, bases, nbase, table);
+    return msm_precompute_raw<Fp2>(d, bases, nbase, table);
 }
 int zk_msm_table_g1(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
                     void *out, int32_t *c, int32_t *nw, void *s, char *err) {
     ErrScope es(err);
     ON(s);
     CudaDev d{(cudaStream_t)s};
-    return msm_table_on<Fp>(d, table, nbase, scalars, idx, n, out, c, nw);
+    return msm_table_raw<Fp>(d, table, nbase, scalars, idx, n, out, c, nw);
 }
 int zk_msm_table_g2(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
                     void *out, int32_t *c, int32_t *nw, void *s, char *err) {
     ErrScope es(err);
     ON(s);
     CudaDev d{(cudaStream_t)s};
-    return msm_table_on<Fp2>(d, table, nbase, scalars, idx, n, out, c, nw);
+    return msm_table_raw<Fp2>(d, table, nbase, scalars, idx, n, out, c, nw);
 }
 int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err) {
     ErrScope es(err);
