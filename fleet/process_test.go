@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -89,6 +90,17 @@ func waitHealthy(t *testing.T, addr string) {
 			t.Fatalf("%s/healthz: not healthy after 60s (%v)", addr, err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// runFailed runs zkpipe expecting exit code 2: it finished, and wrote
+// failed result lines (as zkpipe prove and zkpipe results do then).
+func runFailed(t *testing.T, bin string, args ...string) {
+	t.Helper()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("zkpipe %s: %v, want exit code 2 (failed lines)\n%s", strings.Join(args, " "), err, out)
 	}
 }
 
@@ -203,7 +215,7 @@ func TestFleetOfProcesses(t *testing.T) {
 	scrapeWorker(t, metricsAddr[1])
 
 	out, resultsFile := filepath.Join(tmp, "out"), filepath.Join(tmp, "results.jsonl")
-	run(t, bin, "", "results", "--nats", url, "--out", out, "--results", resultsFile)
+	runFailed(t, bin, "results", "--nats", url, "--out", out, "--results", resultsFile) // the two bad jobs
 	lines, err := stream.ReadResultsFile(resultsFile)
 	if err != nil {
 		t.Fatal(err)
@@ -358,12 +370,12 @@ func TestServeAlone(t *testing.T) {
 
 	// A planted outputs object, and results against the user's own key:
 	// the five real proofs say what they were verified with, the planted
-	// one is a failed line, and zkpipe results still ends well.
+	// one is a failed line, and zkpipe results ends with exit code 2.
 	q := openQueue(t, url, 5*time.Second)
 	proof, public := realProof(t)
 	plant(t, q, "planted", map[string][]byte{"planted.proof": proof, "planted.public": tamper(public)})
 	checkedFile := filepath.Join(tmp, "checked.jsonl")
-	run(t, bin, "", "results", "--nats", url, "--out", filepath.Join(tmp, "out2"), "--results", checkedFile, "--circuit", dir)
+	runFailed(t, bin, "results", "--nats", url, "--out", filepath.Join(tmp, "out2"), "--results", checkedFile, "--circuit", dir)
 	lines, err = stream.ReadResultsFile(checkedFile)
 	if err != nil {
 		t.Fatal(err)
