@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkpipe/zkpipe/internal/hostilefile"
 )
 
 // Each file of a circom circuit (zkey, wasm, r1cs) is read bounded: a FIFO
@@ -22,37 +23,13 @@ func TestLoadFilesBoundsEveryRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	makers := []struct {
-		name, want string
-		make       func(t *testing.T, p string)
-	}{
-		{"fifo", "no complete read within", func(t *testing.T, p string) {
-			if err := syscall.Mkfifo(p, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"dev-zero", "character device", func(t *testing.T, p string) {
-			if err := os.Symlink("/dev/zero", p); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"sparse", "1099511627776 bytes, more than a", func(t *testing.T, p string) {
-			f, err := os.Create(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			if err := f.Truncate(1 << 40); err != nil {
-				t.Skipf("no terabyte sparse file here: %v", err)
-			}
-		}},
-	}
+	makers := hostilefile.Kinds
 	for _, which := range []string{"zkey", "wasm", "r1cs"} {
 		for _, m := range makers {
-			t.Run(which+"/"+m.name, func(t *testing.T) {
+			t.Run(which+"/"+m.Name, func(t *testing.T) {
 				f := Files{Zkey: filepath.Join(td, "mul.zkey"), Wasm: filepath.Join(td, "mul.wasm"), R1CS: filepath.Join(td, "mul.r1cs"), LoadTimeout: 200 * time.Millisecond}
 				p := filepath.Join(t.TempDir(), "mul."+which)
-				m.make(t, p)
+				m.Make(t, p)
 				switch which {
 				case "zkey":
 					f.Zkey = p
@@ -71,8 +48,8 @@ func TestLoadFilesBoundsEveryRead(t *testing.T) {
 				}()
 				select {
 				case err := <-done:
-					if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), m.want) {
-						t.Fatalf("LoadFiles: %v; want an error naming %s and saying %q", err, p, m.want)
+					if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), m.Want) {
+						t.Fatalf("LoadFiles: %v; want an error naming %s and saying %q", err, p, m.Want)
 					}
 				case <-time.After(10 * time.Second):
 					t.Fatal("still reading after 10 s")

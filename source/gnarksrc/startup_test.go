@@ -4,40 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/zkpipe/zkpipe/internal/hostilefile"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
-// hostile makes path a FIFO nobody writes to, /dev/zero, or a sparse file
-// of a terabyte, and returns the error a loader should give, in part.
-var hostile = []struct {
-	name, want string
-	make       func(t *testing.T, path string)
-}{
-	{"fifo", "no complete read within", func(t *testing.T, p string) {
-		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}},
-	{"dev-zero", "character device", func(t *testing.T, p string) {
-		if err := os.Symlink("/dev/zero", p); err != nil {
-			t.Fatal(err)
-		}
-	}},
-	{"sparse", "1099511627776 bytes, more than a", func(t *testing.T, p string) {
-		f, err := os.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := f.Truncate(1 << 40); err != nil {
-			t.Skipf("no terabyte sparse file here: %v", err)
-		}
-	}},
-}
+// hostile are the files a loader must refuse in bounded time.
+var hostile = hostilefile.Kinds
 
 // within runs f, failing the test if it has not returned after d.
 func within[T any](t *testing.T, d time.Duration, f func() T) T {
@@ -62,7 +37,7 @@ func TestLoadDirBoundsEveryRead(t *testing.T) {
 	src := setup(t, "mulchain", 16)
 	for _, file := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile} {
 		for _, h := range hostile {
-			t.Run(file+"/"+h.name, func(t *testing.T) {
+			t.Run(file+"/"+h.Name, func(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "mulchain")
 				if err := os.Mkdir(dir, 0o755); err != nil {
 					t.Fatal(err)
@@ -73,13 +48,13 @@ func TestLoadDirBoundsEveryRead(t *testing.T) {
 					}
 				}
 				p := filepath.Join(dir, file)
-				h.make(t, p)
+				h.Make(t, p)
 				err := within(t, 10*time.Second, func() error {
 					_, err := gnarksrc.LoadDirWith(dir, gnarksrc.Options{LoadTimeout: 200 * time.Millisecond})
 					return err
 				})
-				if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), h.want) {
-					t.Fatalf("LoadDirWith: %v; want an error naming %s and saying %q", err, p, h.want)
+				if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), h.Want) {
+					t.Fatalf("LoadDirWith: %v; want an error naming %s and saying %q", err, p, h.Want)
 				}
 			})
 		}
@@ -94,10 +69,10 @@ func TestLoadDirBoundsEveryRead(t *testing.T) {
 func TestReadVerifyingKeyBounded(t *testing.T) {
 	for _, h := range hostile[1:] { // a FIFO waits out the default 30 s
 		p := filepath.Join(t.TempDir(), gnarksrc.VKFile)
-		h.make(t, p)
+		h.Make(t, p)
 		err := within(t, 10*time.Second, func() error { _, err := gnarksrc.ReadVerifyingKey(p); return err })
-		if err == nil || !strings.Contains(err.Error(), h.want) {
-			t.Errorf("%s: %v, want %q", h.name, err, h.want)
+		if err == nil || !strings.Contains(err.Error(), h.Want) {
+			t.Errorf("%s: %v, want %q", h.Name, err, h.Want)
 		}
 	}
 }
