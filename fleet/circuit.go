@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -190,6 +191,10 @@ func FetchCircuit(ctx context.Context, q *Queue, name, cache string, o gnarksrc.
 		}
 	}
 	for obj, info := range objs {
+		if limit := circuitFileLimit(obj); info.Size > limit {
+			return nil, fmt.Errorf("circuit %s: the store's %s is %d bytes, more than a circuit's %s can be (%d): not fetched",
+				name, obj, info.Size, obj, limit)
+		}
 		if err := fetchObject(ctx, q.Circuits, info, local(obj)); err != nil {
 			return nil, fmt.Errorf("circuit %s: %w", name, err)
 		}
@@ -204,8 +209,25 @@ func FetchCircuit(ctx context.Context, q *Queue, name, cache string, o gnarksrc.
 	return gnarksrc.LoadDirWith(dir, o)
 }
 
+// circuitFileLimit is the most a circuit's file can take, as the loaders
+// bound their reads: a verifying key 64 MiB, circuit.json 64 KiB, the wasm
+// calculator 1 GiB; keys and constraint systems this machine's memory (one
+// larger could not be loaded). A planted object larger than that is refused
+// before a byte of it reaches the worker's disk.
+func circuitFileLimit(obj string) uint64 {
+	switch obj {
+	case gnarksrc.VKFile:
+		return 64 << 20
+	case gnarksrc.MetaFile:
+		return 64 << 10
+	case wasmObject:
+		return 1 << 30
+	}
+	return uint64(max(mem.ReadMachine().Total, 1<<30))
+}
+
 // fetchObject writes the object to path, whole or not at all, unless path
-// already holds it.
+// already holds it; no more than the object's declared size is written.
 func fetchObject(ctx context.Context, store jetstream.ObjectStore, info *jetstream.ObjectInfo, path string) error {
 	if d, err := fileDigest(path); err == nil && d == info.Digest {
 		return nil
@@ -215,7 +237,7 @@ func fetchObject(ctx context.Context, store jetstream.ObjectStore, info *jetstre
 		return fmt.Errorf("fetch %s: %w", info.Name, err)
 	}
 	defer r.Close()
-	return writeAtomic(path, r)
+	return writeAtomic(path, io.LimitReader(r, int64(info.Size)))
 }
 
 // fileDigest is the object store's digest of the file at path.

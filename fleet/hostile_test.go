@@ -65,6 +65,26 @@ func TestFetchCircuitStaysInItsCache(t *testing.T) {
 	}
 }
 
+// A circuit file larger than its kind can be (here a 1 MiB circuit.json,
+// whose loader reads at most 64 KiB) is refused by its size in the store:
+// no byte of it reaches the worker's cache. Before, it was downloaded whole
+// and only the loader refused it.
+func TestOversizedCircuitFileIsNotFetched(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	if _, err := q.Circuits.PutBytes(context.Background(), "chain/"+gnarksrc.MetaFile, make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	_, err := fleet.FetchCircuit(context.Background(), q, "chain", cache, gnarksrc.Options{})
+	if err == nil || !strings.Contains(err.Error(), "1048576 bytes, more than a circuit's circuit.json can be") {
+		t.Fatalf("FetchCircuit: %v, want the oversized circuit.json refused by its size", err)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "chain", gnarksrc.MetaFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the oversized file reached the cache: %v", err)
+	}
+}
+
 // A witness far larger than its circuit's is refused by its size in the
 // store, before a worker downloads it: a job must not fill the worker's
 // disk. Before, the worker downloaded it whole, and only the prover's
