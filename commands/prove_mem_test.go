@@ -1,37 +1,18 @@
 package commands
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/zkpipe/zkpipe/internal/syncbuf"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stream"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the status goroutine and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // proveJobs runs zkpipe prove over dir with n generated jobs and extra flags,
 // returning the result lines and what went to the status output.
@@ -46,7 +27,7 @@ func proveJobs(t *testing.T, dir string, n int, flags ...string) ([]stream.Resul
 	if err := os.WriteFile(jobsFile, []byte(jobs.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var status lockedBuffer
+	var status syncbuf.Buffer
 	args := append([]string{"zkpipe", "prove", "--device", "cpu", "--circuit", dir, "--jobs", jobsFile,
 		"--out", filepath.Join(root, "out"), "--results", results}, flags...)
 	lines := runProveTo(t, &status, results, args...)

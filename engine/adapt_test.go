@@ -1,39 +1,20 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/zkpipe/zkpipe/internal/syncbuf"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
-
-// syncBuffer is a log that the controller and the test may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // adaptRun proves n generated jobs with the shape adapting every 20 ms and
 // the user's shape for msm-h (one worker, so that it is often the
@@ -45,7 +26,7 @@ func (s *syncBuffer) String() string {
 func adaptRun(t *testing.T, room int64, cores, n int) ([]stream.Result, string, mem.Stats) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
-	var log syncBuffer
+	var log syncbuf.Buffer
 	o := cpuOptions(out)
 	o.Log = &log
 	o.Cores = cores

@@ -129,18 +129,9 @@ func TestCUDATailMSMsSpreadOverStreams(t *testing.T) {
 	}{{1, true, 1}, {2, true, 2}, {3, true, 3}, {4, true, 3}, {3, false, 1}} {
 		t.Run(fmt.Sprintf("streams=%d/split=%v", c.streams, c.split), func(t *testing.T) {
 			dev := openOwn(t, gpu.WithComputeStreams(c.streams), gpu.WithTailSplit(c.split))
-			defer dev.Close()
+			t.Cleanup(func() { dev.Close() }) // after stageFixture's frees
 			h := standIn(t, dev)
-			res, err := dev.Load(f.key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Close()
-			s, err := dev.Transfer(ctx, res, f.vecs())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer dev.Free(s)
+			s := stageFixture(t, dev, f)
 			withDeviceTime(t, h)
 			got, err := dev.TailMSMG1(ctx, s)
 			if err != nil {
@@ -299,18 +290,9 @@ func TestCUDAHForksOverFreeStreams(t *testing.T) {
 	for _, k := range []int{1, 2, 3, 4} {
 		t.Run(fmt.Sprintf("streams=%d", k), func(t *testing.T) {
 			dev := openOwn(t, gpu.WithComputeStreams(k))
-			defer dev.Close()
+			t.Cleanup(func() { dev.Close() }) // after stageFixture's frees
 			h := standIn(t, dev)
-			res, err := dev.Load(f.key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Close()
-			s, err := dev.Transfer(ctx, res, f.vecs())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer dev.Free(s)
+			s := stageFixture(t, dev, f)
 			withDeviceTime(t, h)
 			got, err := dev.MSMH(ctx, s)
 			if err != nil {
@@ -324,4 +306,21 @@ func TestCUDAHForksOverFreeStreams(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stageFixture loads f's key on dev and transfers its vectors; both are
+// freed when the test ends.
+func stageFixture(t *testing.T, dev *gpu.CUDA, f fixture) *gpu.Staged {
+	t.Helper()
+	res, err := dev.Load(f.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Close() })
+	s, err := dev.Transfer(context.Background(), res, f.vecs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Free(s) })
+	return s
 }
