@@ -5,7 +5,12 @@
 #   CGO_ENABLED=0 go test -c -o .carry-lead/gpu.test ./gpu
 # Steps:
 #   build            nvcc → gpu/cuda/libzkpipe_cuda.so (copied to $OUT)
+#   bgbuild          the same in the background; waitbuild waits for it and
+#                    selects it (steps that need no new library run meanwhile)
 #   prebuilt         use .carry-lead/libzkpipe_cuda.so from an earlier build
+#   faults C:N P     bench/mem-note.sh: minor faults per proof, first against
+#                    the median of the rest, unbounded and under a budget for
+#                    three jobs, P generate jobs of mulchain N
 #   fieldbench       nvcc gpu/cuda/fieldbench.cu (FIELDBENCH_MODES="32 64" for both field
 #                    products for the curve rows) and run both: products/s
 #                    against the chip's model, and the device-side check
@@ -54,6 +59,9 @@ set -uo pipefail
 OUT=${OUT:-/tmp/zkout}
 mkdir -p "$OUT" /tmp/zkc
 bin=.carry-lead
+for f in zkpipe gpu.test; do # carried gzipped (the call's 64 MiB)
+	[ -f $bin/$f.gz ] && [ ! -f $bin/$f ] && gunzip -c $bin/$f.gz >$bin/$f && chmod +x $bin/$f
+done
 export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda.so
 tuned=(--parse-workers 2 --synthesize-workers 6 --transfer-workers 3 --assemble-workers 2)
 while [ $# -gt 0 ]; do
@@ -66,7 +74,24 @@ while [ $# -gt 0 ]; do
 		gpu/cuda/build.sh >"$OUT/build.log" 2>&1 || { grep -v "^ptxas info" "$OUT/build.log" | tail -30; exit 1; }
 		cp gpu/cuda/libzkpipe_cuda.so "$OUT/"
 		;;
+	bgbuild)
+		(gpu/cuda/build.sh >"$OUT/build.log" 2>&1; echo $? >/tmp/build.rc; cp gpu/cuda/libzkpipe_cuda.so "$OUT/") &
+		;;
+	waitbuild)
+		while [ ! -f /tmp/build.rc ]; do sleep 1; done
+		[ "$(cat /tmp/build.rc)" = 0 ] || { grep -v "^ptxas info" "$OUT/build.log" | tail -30; exit 1; }
+		export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda.so
+		echo "library: built in this call"
+		;;
 	prebuilt) export ZKPIPE_CUDA_LIB=$PWD/$bin/libzkpipe_cuda.so ;;
+	faults)
+		# steady-state minor faults per proof, unbounded and under a budget
+		# for three jobs (bench/mem-note.sh), mulchain only
+		spec=$1 p=$2
+		shift 2
+		bash bench/mem-note.sh "$PWD/$bin/zkpipe" "$OUT/faults-${spec##*:}" "$p" "${spec##*:}" all 2>&1 |
+			grep -vE "^zkpipe: (shape|status)" | tail -30
+		;;
 	fieldbench)
 		for m in ${FIELDBENCH_MODES:-32}; do
 			nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -DZK_FIELD_MUL=$m \
@@ -109,9 +134,9 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	msmgrid)
-		for g in ${MSM_GRID:-0:0:0 0:16:0 0:0:8 0:0:16 17:0:0 18:0:0 18:16:0 20:0:0 20:16:0}; do
+		for g in ${MSM_GRID:-0:0:0 16:0:0 17:0:0 19:0:0 20:0:0 22:0:0 24:0:0 22:0:32}; do
 			IFS=: read -r w c sg <<<"$g"
-			echo "== window ${w/#0/auto} chunk ${c/#0/32} segment ${sg/#0/32}"
+			echo "== window ${w/#0/auto} chunk ${c/#0/32} segment ${sg/#0/8}"
 			ZKPIPE_MSM_WINDOW=$w ZKPIPE_MSM_CHUNK=$c ZKPIPE_MSM_SEGMENT=$sg ZKPIPE_CUDA_MEASURE=msm ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20,22,24 \
 				$bin/gpu.test -test.run 'CUDAMeasure' -test.timeout 400s 2>&1 | grep -E "MSM 2" | sed 's/, gnark.*//'
 		done | tee "$OUT/msmgrid.log"

@@ -136,11 +136,14 @@ template <class F> struct XYZZ {
         return r;
     }
 
-    // mul_small: this ← k·this for a small integer k.
+    // mul_small: this ← k·this for a small integer k (double-and-add from
+    // k's top bit: a segment's k has about c bits, not 32).
     HD void mul_small(u32 k) {
         XYZZ base = *this;
         XYZZ r = inf();
-        for (int b = 31; b >= 0; b--) {
+        int top = 31;
+        while (top >= 0 && !((k >> top) & 1)) top--;
+        for (int b = top; b >= 0; b--) {
             r.dbl_assign();
             if ((k >> b) & 1) r.add(base);
         }

@@ -35,7 +35,7 @@ const uint32_t MSM_CHUNK = 32; // points one thread sums per level, by default
 
 // MsmTuning: the MSM's knobs, for measuring alternatives on a GPU without a
 // rebuild (bench/h200-session.sh): ZKPIPE_MSM_WINDOW (window bits, 4 to
-// 20; unset: msm_window's choice by size), ZKPIPE_MSM_CHUNK (points a
+// MSM_MAX_WINDOW; unset: msm_window's choice by size), ZKPIPE_MSM_CHUNK (points a
 // thread sums per level, 2 to 64) and ZKPIPE_MSM_SEGMENT (buckets a thread
 // reduces, a power of two from 2 to 256: fewer means more threads for the
 // segment kernel, more means fewer segment sums to combine). Read once a
@@ -126,11 +126,11 @@ template <class F> struct MsmTable {
 };
 
 // msm_table_layout gives the window and windows of a table of nbase bases
-// (the window msm_window would choose for an MSM of them all), or fails if
-// the table cannot be addressed: every point's index must fit in 31 bits.
+// (msm_table_window), or fails if the table cannot be addressed: every
+// point's index must fit in 31 bits.
 inline int msm_table_layout(size_t nbase, int *c, int *nw) {
     if (nbase == 0) return FAILF("msm table: no bases");
-    *c = msm_window(nbase, msm_tuning().window);
+    *c = msm_table_window(nbase, msm_tuning().window);
     *nw = msm_windows(*c);
     if (*nw > ZK_MAX_WINDOWS) return FAILF("msm table: %d windows, the limit is %d", *nw, ZK_MAX_WINDOWS);
     if ((size_t)*nw * nbase >= ((size_t)1 << 31))
@@ -220,6 +220,23 @@ template <class D> struct Scratch {
 };
 
 // ─── MSM ────────────────────────────────────────────────────────────────────
+
+// REDUCE_SPLIT: a set of more segment sums than this is reduced in two
+// passes, blocks of REDUCE_SPLIT sums and then the blocks' sums, so that a
+// wide window's 2^18 segments are not summed by one block on one SM.
+const size_t REDUCE_SPLIT = 1024;
+
+// reduce_sets sums each of sets runs of per consecutive points (per is a
+// power of two) into out[set].
+template <class F, class D>
+int reduce_sets(D &d, const XYZZ<F> *in, size_t sets, size_t per, XYZZ<F> *out, Scratch<D> &sc) {
+    if (per <= 2 * REDUCE_SPLIT) return d.template reduce<F>(in, sets * per, per, out, sets);
+    size_t g = per / REDUCE_SPLIT; // blocks a set: per is a multiple of REDUCE_SPLIT
+    XYZZ<F> *mid;
+    TRY(sc.get(&mid, sets * g));
+    TRY(d.template reduce<F>(in, sets * per, REDUCE_SPLIT, mid, sets * g));
+    return d.template reduce<F>(mid, sets * g, g, out, sets);
+}
 
 // msm_run: per-window sums of Σ scalars[i]·bases[idx ? idx[i] : i], copied
 // to host_out (nw XYZZ points); the caller combines the windows.
@@ -328,7 +345,7 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
     TRY(sc.get(&seg, nseg));
     TRY(sc.get(&win, pl.bw));
     TRY(d.template segment<F>(P, start, cnt, half, S, nseg, seg));
-    TRY(d.template reduce<F>(seg, nseg, spw, win, (size_t)pl.bw));
+    TRY(reduce_sets<F>(d, seg, (size_t)pl.bw, spw, win, sc));
     TRY(d.to_host(host_out, win, pl.bw * sizeof(XYZZ<F>)));
     TRY(d.sync());
     *c_out = pl.c;

@@ -295,6 +295,22 @@ void test_curve() {
     P1 m5 = g;
     m5.mul_small(5);
     CHECK(on_curve(to_aff(t5)) && aeq(to_aff(t5), to_aff(m5)), "5G");
+    // mul_small from k's top bit: k·G by repeated addition, for k with
+    // its top bit anywhere (the segments' multipliers), 0 and 1 included
+    {
+        P1 sum = P1::inf();
+        u32 k = 0;
+        for (u32 want : {0u, 1u, 2u, 3u, 8u, 255u, 256u, 1000u}) {
+            for (; k < want; k++) sum.add(g);
+            P1 m = g;
+            m.mul_small(want);
+            CHECK(aeq(to_aff(sum), to_aff(m)) && m.is_inf() == (want == 0), "mul_small(%u)", want);
+        }
+        P1 big = g, top = g; // 2^31·G by doublings against mul_small(2^31)
+        for (int i = 0; i < 31; i++) big.dbl_assign();
+        top.mul_small(1u << 31);
+        CHECK(aeq(to_aff(big), to_aff(top)), "mul_small(2^31)");
+    }
     // P + (−P) = ∞
     P1 z = t3;
     z.add(t3.neg());
@@ -555,10 +571,14 @@ static void test_plan() {
     CHECK(msm_plan_table((size_t)1 << 20, c, nw, &p) == 0 && p.bw == 1 && p.nb == p.half && p.sorts() == 1 &&
               bitlen(p.nb) == c,
           "table plan 2^20: %s", err);
-    // 2^26 bases: 16·2^26 = 2^30 points, addressable; 2^27: 2^31, refused
-    CHECK(msm_table_layout((size_t)1 << 26, &c, &nw) == 0, "table 2^26: %s", err);
+    // wider windows past 2^20 bases (msm_table_window): 2^22 → 20 bits, 13
+    // windows; 2^24 and up → 22 bits, 12 windows
+    CHECK(msm_table_layout((size_t)1 << 22, &c, &nw) == 0 && c == 20 && nw == 13, "table 2^22: c=%d nw=%d", c, nw);
+    CHECK(msm_table_layout((size_t)1 << 24, &c, &nw) == 0 && c == 22 && nw == 12, "table 2^24: c=%d nw=%d", c, nw);
+    // 2^27 bases: 12·2^27 < 2^31 points, addressable; 2^28: refused
+    CHECK(msm_table_layout((size_t)1 << 27, &c, &nw) == 0 && c == 22, "table 2^27: %s", err);
     err[0] = 0;
-    CHECK(msm_table_layout((size_t)1 << 27, &c, &nw) != 0 && strstr(err, "2^31") != nullptr, "table 2^27: %s", err);
+    CHECK(msm_table_layout((size_t)1 << 28, &c, &nw) != 0 && strstr(err, "2^31") != nullptr, "table 2^28: %s", err);
     // more digits than one sort takes are refused, not split (a bucket's
     // run would no longer be whole)
     err[0] = 0;

@@ -206,10 +206,13 @@ template <class F> HD void ones_body(size_t t, const Affine<F> *bases, const u64
     out[t] = acc;
 }
 
+// MSM_MAX_WINDOW is the widest window: 2^23 buckets a set.
+const int MSM_MAX_WINDOW = 24;
+
 // window count and size for an MSM of n points (override: a window size
-// from 4 to 20 bits, 0 for this choice).
+// from 4 to MSM_MAX_WINDOW bits, 0 for this choice).
 HD int msm_window(size_t n, int override = 0) {
-    if (override >= 4 && override <= 20) return override;
+    if (override >= 4 && override <= MSM_MAX_WINDOW) return override;
     int lg = 0;
     while (lg < 40 && ((size_t)1 << (lg + 1)) <= n) lg++;
     int c = lg - 4;
@@ -218,3 +221,16 @@ HD int msm_window(size_t n, int override = 0) {
     return c;
 }
 HD int msm_windows(int c) { return (255 + c - 1) / c; }
+
+// msm_table_window: the window of a table over nbase bases. Over a table
+// every window's digits share one set of 2^(c−1) buckets, so a wider window
+// costs only those buckets' reduction (two additions a bucket) while it
+// saves n additions a window it removes: past 2^20 bases, ⌊log₂n⌋ − 2 bits
+// (2^22: 20 bits, 13 windows instead of 16; 2^24: 22 bits, 12 windows).
+HD int msm_table_window(size_t nbase, int override = 0) {
+    if (override >= 4 && override <= MSM_MAX_WINDOW) return override;
+    int lg = 0;
+    while (lg < 40 && ((size_t)1 << (lg + 1)) <= nbase) lg++;
+    if (lg <= 20) return msm_window(nbase);
+    return lg - 2 < 22 ? lg - 2 : 22;
+}
