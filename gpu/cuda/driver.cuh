@@ -13,7 +13,7 @@
 //   to_host(dst, src, bytes), sync(),
 //   after(D &other): this device's later work waits for the work issued
 //   on other so far (an event on the GPU: no host round trip)
-//   digits, sort_pairs, bounds, counts, chunks, exclusive_sum,
+//   digits, sort_pairs, bounds, counts, max_of, chunks, exclusive_sum,
 //   level0<F>, levelN<F>, segment<F>, reduce<F>, ones<F>      (MSM, ones)
 //   ntt_pass, dif_stage, dit_stage, dif_tail, dit_head, scale_rev,
 //   pointwise, powers                                         (NTT)
@@ -43,7 +43,7 @@ const uint32_t MSM_CHUNK = 32; // points one thread sums per level, by default
 struct MsmTuning {
     int window = 0;
     u32 chunk = MSM_CHUNK;
-    u32 segment = 8; // run 5 of notes/cuda.md: 8 beat 32 by 1–3% (G1 2^22, 2^24, G2), and the stream by 2%
+    u32 segment = 0; // msm_segment's choice; run 5 of notes/cuda.md: 8 beat 32 by 1–3% up to 2^16 buckets
 };
 inline const MsmTuning &msm_tuning() {
     static const MsmTuning t = [] {
@@ -60,6 +60,19 @@ inline const MsmTuning &msm_tuning() {
         return r;
     }();
     return t;
+}
+
+// msm_segment: buckets a segment thread reduces, for half buckets a set:
+// the knob if set, else 8, widened past 2^18 buckets to keep about 2^15
+// segments a set (a segment's thread ends with a multiplication by its
+// first bucket's digit: 2^18 of them cost more than the buckets' sums).
+inline u32 msm_segment(u32 half, u32 knob) {
+    u32 S = knob;
+    if (!S) {
+        S = 8;
+        while (S < 256 && half / S > (1u << 15)) S <<= 1;
+    }
+    return S < half ? S : half;
 }
 
 // MsmPlan is one MSM's sizes. Every count that can pass 2^31 is a size_t.
@@ -305,9 +318,26 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
     sc.drop(keys2);
     sc.drop(end);
 
-    // Levels. bound: the most points a bucket can hold (over a table, every
-    // window's digits share the buckets).
-    size_t bound = tab ? m : n, prev_total = m;
+    // Levels: as many as the fullest bucket needs, read back from the
+    // device (a bucket can hold n points, m over a table, but random
+    // scalars put about m/nb in each: 2 levels where the bound takes 5,
+    // and every level launches a thread a bucket).
+    size_t bound = 0, prev_total = m;
+    {
+        u32 *most;
+        TRY(sc.get(&most, 1));
+        size_t mb = 0;
+        TRY(d.max_of(nullptr, &mb, cnt, most, nb));
+        void *mt = nullptr;
+        TRY(sc.get((char **)&mt, mb));
+        TRY(d.max_of(mt, &mb, cnt, most, nb));
+        u32 h = 0;
+        TRY(d.to_host(&h, most, sizeof h));
+        TRY(d.sync());
+        bound = h;
+        sc.drop(mt);
+        sc.drop(most);
+    }
     XYZZ<F> *P = nullptr;
     int level = 0;
     do {
@@ -340,7 +370,7 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
     } while (bound > 1);
     sc.drop(vals2);
 
-    u32 S = half < msm_tuning().segment ? half : msm_tuning().segment, spw = half / S, nseg = (u32)pl.bw * spw;
+    u32 S = msm_segment(half, msm_tuning().segment), spw = half / S, nseg = (u32)pl.bw * spw;
     XYZZ<F> *seg, *win;
     TRY(sc.get(&seg, nseg));
     TRY(sc.get(&win, pl.bw));

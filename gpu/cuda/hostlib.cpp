@@ -323,6 +323,19 @@ struct HostDev {
         });
         return 0;
     }
+    int max_of(void *tmp, size_t *tmp_bytes, const u32 *in, u32 *out, u32 nb) {
+        if (!tmp) {
+            *tmp_bytes = 1;
+            return 0;
+        }
+        TRY(injected(KERNEL));
+        issue([=] {
+            u32 m = 0; // CUB's reduction
+            for (u32 b = 0; b < nb; b++) m = in[b] > m ? in[b] : m;
+            *out = m;
+        });
+        return 0;
+    }
     template <class F>
     int level0(const Affine<F> *bases, const u32 *idx, const u32 *vals, const u32 *start, const u32 *cnt,
                const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {

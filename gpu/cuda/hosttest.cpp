@@ -571,12 +571,17 @@ static void test_plan() {
     CHECK(msm_plan_table((size_t)1 << 20, c, nw, &p) == 0 && p.bw == 1 && p.nb == p.half && p.sorts() == 1 &&
               bitlen(p.nb) == c,
           "table plan 2^20: %s", err);
-    // wider windows past 2^20 bases (msm_table_window): 2^22 → 20 bits, 13
-    // windows; 2^24 and up → 22 bits, 12 windows
-    CHECK(msm_table_layout((size_t)1 << 22, &c, &nw) == 0 && c == 20 && nw == 13, "table 2^22: c=%d nw=%d", c, nw);
-    CHECK(msm_table_layout((size_t)1 << 24, &c, &nw) == 0 && c == 22 && nw == 12, "table 2^24: c=%d nw=%d", c, nw);
-    // 2^27 bases: 12·2^27 < 2^31 points, addressable; 2^28: refused
-    CHECK(msm_table_layout((size_t)1 << 27, &c, &nw) == 0 && c == 22, "table 2^27: %s", err);
+    // wider windows past 2^20 bases (msm_table_window): 2^22 → 19 bits, 14
+    // windows; 2^23 and up → 20 bits, 13 windows
+    CHECK(msm_table_layout((size_t)1 << 22, &c, &nw) == 0 && c == 19 && nw == 14, "table 2^22: c=%d nw=%d", c, nw);
+    CHECK(msm_table_layout((size_t)1 << 24, &c, &nw) == 0 && c == 20 && nw == 13, "table 2^24: c=%d nw=%d", c, nw);
+    // 2^27 bases: 13·2^27 < 2^31 points, addressable; 2^28: refused
+    CHECK(msm_table_layout((size_t)1 << 27, &c, &nw) == 0 && c == 20, "table 2^27: %s", err);
+    // segments: 8 buckets up to 2^18 a set, then about 2^15 segments a set
+    CHECK(msm_segment(1u << 15, 0) == 8 && msm_segment(1u << 18, 0) == 8 && msm_segment(1u << 19, 0) == 16 &&
+              msm_segment(1u << 21, 0) == 64 && msm_segment(1u << 23, 0) == 256 && msm_segment(4, 0) == 4 &&
+              msm_segment(1u << 21, 8) == 8,
+          "msm_segment");
     err[0] = 0;
     CHECK(msm_table_layout((size_t)1 << 28, &c, &nw) != 0 && strstr(err, "2^31") != nullptr, "table 2^28: %s", err);
     // more digits than one sort takes are refused, not split (a bucket's

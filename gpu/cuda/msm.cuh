@@ -225,12 +225,14 @@ HD int msm_windows(int c) { return (255 + c - 1) / c; }
 // msm_table_window: the window of a table over nbase bases. Over a table
 // every window's digits share one set of 2^(c−1) buckets, so a wider window
 // costs only those buckets' reduction (two additions a bucket) while it
-// saves n additions a window it removes: past 2^20 bases, ⌊log₂n⌋ − 2 bits
-// (2^22: 20 bits, 13 windows instead of 16; 2^24: 22 bits, 12 windows).
+// saves n additions a window it removes: past 2^20 bases, ⌊log₂n⌋ − 3 bits
+// up to 20 (2^22: 19 bits, 14 windows instead of 16; 2^24: 20 bits, 13).
+// Run 1 of notes/h200-2026-12-01d: 22 bits lost to 20 at 2^24 (2^21
+// buckets' reduction), 24 bits at every size.
 HD int msm_table_window(size_t nbase, int override = 0) {
     if (override >= 4 && override <= MSM_MAX_WINDOW) return override;
     int lg = 0;
     while (lg < 40 && ((size_t)1 << (lg + 1)) <= nbase) lg++;
     if (lg <= 20) return msm_window(nbase);
-    return lg - 2 < 22 ? lg - 2 : 22;
+    return lg - 3 < 20 ? lg - 3 : 20;
 }

@@ -196,6 +196,10 @@ struct CudaDev {
         CK(cub::DeviceScan::ExclusiveSum(tmp, *tmp_bytes, in, out, (int)nb, s));
         return 0;
     }
+    int max_of(void *tmp, size_t *tmp_bytes, const u32 *in, u32 *out, u32 nb) {
+        CK(cub::DeviceReduce::Max(tmp, *tmp_bytes, in, out, (int)nb, s));
+        return 0;
+    }
     template <class F>
     int level0(const Affine<F> *bases, const u32 *idx, const u32 *vals, const u32 *start, const u32 *cnt,
                const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
