@@ -25,8 +25,10 @@
 #   msmgrid          G1 (2^20, 2^22, 2^24) and G2 (2^20) MSM timings for each
 #                    window:chunk:segment in $MSM_GRID (0 = the default),
 #                    through ZKPIPE_MSM_WINDOW/_CHUNK/_SEGMENT (driver.cuh)
-#   profile          ncu's per-kernel times of TestCUDAMeasure at 2^20
-#                    (--clock-control none), where ncu can read the GPU
+#   profile          ncu's per-kernel times of TestCUDAMeasure's MSMs at
+#                    $PROFILE_SIZES (log2, default 22; PROFILE_MEASURE=all
+#                    for every kernel) (--clock-control none), where ncu can
+#                    read the GPU
 #   bgsetup C:N…     the same in the background (beside a build), waitsetup
 #                    waits for it
 #   setup C:N…       zkpipe setup of built-in circuit C at N constraints
@@ -143,7 +145,8 @@ while [ $# -gt 0 ]; do
 		;;
 	profile)
 		ncu --version | tail -1
-		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20 timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum \
+		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MEASURE=${PROFILE_MEASURE:-msm} ZKPIPE_CUDA_MSM_SIZES=${PROFILE_SIZES:-22} timeout 300 \
+			ncu --clock-control none --metrics gpu__time_duration.sum \
 			--print-summary per-kernel $bin/gpu.test -test.run 'CUDAMeasure$' -test.timeout 300s >"$OUT/profile.log" 2>&1
 		echo "ncu rc=$?"
 		grep -E "^\s+k_|^  [a-zA-Z_].*\(|gpu__time_duration.sum|Invocations|DeviceRadix|Onesweep" "$OUT/profile.log" | head -80
