@@ -120,7 +120,7 @@ func (c *CPU) MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error) {
 	}
 	tasks, done := c.heavy(c.MSMTasks)
 	defer done()
-	_, err = res.MultiExp(k.Z, h[:k.HLen()], ecc.MultiExpConfig{NbTasks: tasks})
+	_, err = res.MultiExp(k.Z, h[:k.HLen()], ecc.MultiExpConfig{NbTasks: msmNbTasks(k.HLen(), tasks, runtime.NumCPU())})
 	return res, err
 }
 
@@ -314,7 +314,7 @@ func (c *CPU) tailG1(dst *bn254.G1Jac, bases []bn254.G1Affine, q *Query) error {
 	}
 	tasks, done := c.heavy(c.MSMTasks)
 	defer done()
-	cfg := ecc.MultiExpConfig{NbTasks: tasks}
+	cfg := ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU())}
 	if q.Dense {
 		_, err := dst.MultiExp(bases, q.Vals, cfg)
 		return err
@@ -344,7 +344,7 @@ func (c *CPU) MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
 	}
 	tasks, done := c.heavy(c.MSMTasks)
 	defer done()
-	cfg := ecc.MultiExpConfig{NbTasks: tasks}
+	cfg := ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU())}
 	if q.Dense {
 		_, err := res.MultiExp(k.B2, q.Vals, cfg)
 		return res, err
