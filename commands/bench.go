@@ -104,8 +104,8 @@ func bench(c *cli.Context) error {
 		}
 		stop()
 		gnarkRate = float64(n) / total.Seconds()
-		fmt.Printf("gnark groth16.Prove: %d proofs in %s, %.3f proofs/s (%.0f ms/proof, %.0f CPU ms/proof)\n", n, total.Round(time.Millisecond), gnarkRate,
-			total.Seconds()*1000/float64(n), cpu.Seconds()*1000/float64(n))
+		fmt.Printf("gnark groth16.Prove: %d proofs in %s, %.3f proofs/s (%.0f ms/proof, %.0f CPU ms/proof, %.1f cores busy)\n", n, total.Round(time.Millisecond), gnarkRate,
+			total.Seconds()*1000/float64(n), cpu.Seconds()*1000/float64(n), cpu.Seconds()/total.Seconds())
 	}
 
 	runtime.GC()
@@ -152,8 +152,8 @@ func bench(c *cli.Context) error {
 		}
 	}
 	rate := float64(n) / wall.Seconds()
-	fmt.Printf("zkpipe stream:       %d proofs in %s, %.3f proofs/s (%.0f CPU ms/proof), all verified by gnark\n", n, wall.Round(time.Millisecond), rate,
-		cpu.Seconds()*1000/float64(n))
+	fmt.Printf("zkpipe stream:       %d proofs in %s, %.3f proofs/s (%.0f CPU ms/proof, %.1f cores busy), all verified by gnark\n", n, wall.Round(time.Millisecond), rate,
+		cpu.Seconds()*1000/float64(n), cpu.Seconds()/wall.Seconds())
 	if gnarkRate > 0 {
 		fmt.Printf("ratio zkpipe/gnark:  %.2f×\n", rate/gnarkRate)
 	}
