@@ -45,7 +45,9 @@
 #                    a proof of each), then each stage's CPU ms over 2 proofs
 #                    one at a time; then the same P proofs once per variant in
 #                    $CPU_VARIANTS ('|'-separated flag sets; default:
-#                    --share-cores, and 8 tasks a CPU MSM/NTT), without gnark
+#                    --share-cores, and 8 tasks a CPU MSM/NTT), without gnark;
+#                    with $CPU_BEFORE (another zkpipe binary, e.g. main's),
+#                    first that binary on the same proofs, default flags
 #   devmem C:N P     a stream under a device budget of the keys and ~1.5
 #                    jobs, to show jobs waiting for GPU memory
 #   fleet C:N P      P generate jobs through `zkpipe prove`, then through
@@ -199,6 +201,11 @@ while [ $# -gt 0 ]; do
 		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
 		echo "== $c $n: CPU backend, default flags"
 		$bin/zkpipe bench --circuit $d -n $p --device cpu --mem-status 0 --serial-cpu 2 2>&1 | tee "$OUT/cpu-$c-$n.log" | grep -vE "^bench:"
+		if [ -n "${CPU_BEFORE:-}" ]; then
+			echo "== $c $n: CPU backend, default flags, $CPU_BEFORE"
+			$CPU_BEFORE bench --circuit $d -n $p --device cpu --mem-status 0 --skip-gnark 2>&1 |
+				tee "$OUT/cpu-$c-$n-before.log" | grep -E "proofs/s|^shape"
+		fi
 		IFS='|' read -ra variants <<<"${CPU_VARIANTS:---share-cores|--msm-tasks 8 --fft-tasks 8}"
 		for v in "${variants[@]}"; do
 			echo "== $c $n: CPU backend, $v"
