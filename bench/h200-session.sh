@@ -48,7 +48,13 @@
 #                    (the shape chosen at start), hand-tuned adapting,
 #                    hand-tuned fixed; proofs/s and the shapes each ended with
 #   cpu C:N P        zkpipe bench of P proofs on the CPU backend alone, default
-#                    flags, against gnark in the same run
+#                    flags, against gnark in the same run (proofs/s and CPU ms
+#                    a proof of each), then each stage's CPU ms over 2 proofs
+#                    one at a time; then the same P proofs once per variant in
+#                    $CPU_VARIANTS ('|'-separated flag sets; default:
+#                    --share-cores, and 8 tasks a CPU MSM/NTT), without gnark;
+#                    with $CPU_BEFORE (another zkpipe binary, e.g. main's),
+#                    first that binary on the same proofs, default flags
 #   devmem C:N P     a stream under a device budget of the keys and ~1.5
 #                    jobs, to show jobs waiting for GPU memory
 #   fleet C:N P      P generate jobs through `zkpipe prove`, then through
@@ -222,7 +228,19 @@ while [ $# -gt 0 ]; do
 		shift 2
 		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
 		echo "== $c $n: CPU backend, default flags"
-		$bin/zkpipe bench --circuit $d -n $p --device cpu --mem-status 0 2>&1 | tee "$OUT/cpu-$c-$n.log" | grep -vE "^bench:"
+		$bin/zkpipe bench --circuit $d -n $p --device cpu --mem-status 0 --serial-cpu 2 2>&1 | tee "$OUT/cpu-$c-$n.log" | grep -vE "^bench:"
+		if [ -n "${CPU_BEFORE:-}" ]; then
+			echo "== $c $n: CPU backend, default flags, $CPU_BEFORE"
+			$CPU_BEFORE bench --circuit $d -n $p --device cpu --mem-status 0 --skip-gnark 2>&1 |
+				tee "$OUT/cpu-$c-$n-before.log" | grep -E "proofs/s|^shape"
+		fi
+		IFS='|' read -ra variants <<<"${CPU_VARIANTS:---share-cores|--msm-tasks 8 --fft-tasks 8}"
+		for v in "${variants[@]}"; do
+			echo "== $c $n: CPU backend, $v"
+			# shellcheck disable=SC2086 # a variant is a set of flags
+			$bin/zkpipe bench --circuit $d -n $p --device cpu --mem-status 0 --skip-gnark $v 2>&1 |
+				tee "$OUT/cpu-$c-$n-$(echo $v | tr -c 'a-z0-9\n' _).log" | grep -E "proofs/s|^shape"
+		done
 		;;
 	devmem)
 		spec=$1 p=$2

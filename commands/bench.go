@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ func benchCommand() *cli.Command {
 		&cli.BoolFlag{Name: "skip-gnark", Usage: "time zkpipe only", EnvVars: env("skip-gnark")},
 		&cli.StringFlag{Name: "out", Usage: "directory for proofs (default: a fresh temporary one)", EnvVars: env("bench-out")},
 		&cli.StringFlag{Name: "results", Usage: "also write zkpipe's result lines here (for zkpipe timeline)", EnvVars: env("bench-results")},
+		&cli.StringFlag{Name: "cpuprofile", Usage: "write CPU profiles (pprof) of gnark's proofs to FILE.gnark and of zkpipe's stream to FILE.zkpipe", EnvVars: env("bench-cpuprofile")},
 		&cli.IntFlag{Name: "serial-cpu", Usage: "then prove this many of the same witnesses one at a time and print each stage's CPU ms per proof", EnvVars: env("bench-serial-cpu")},
 	)
 	return &cli.Command{
@@ -75,16 +77,21 @@ func bench(c *cli.Context) error {
 
 	var gnarkRate float64
 	if !c.Bool("skip-gnark") {
-		var total time.Duration
+		stop, err := startProfile(c.String("cpuprofile"), "gnark")
+		if err != nil {
+			return err
+		}
+		var total, cpu time.Duration
 		for i := range n {
 			w, err := src.Witness(int64(i + 1))
 			if err != nil {
 				return err
 			}
 			runtime.GC()
-			start := time.Now()
+			start, cpu0 := time.Now(), stages.ProcessCPU()
 			proof, err := groth16.Prove(src.R1CS(), src.ProvingKey(), w)
 			total += time.Since(start)
+			cpu += stages.ProcessCPU() - cpu0
 			if err != nil {
 				return fmt.Errorf("gnark prove: %w", err)
 			}
@@ -95,8 +102,10 @@ func bench(c *cli.Context) error {
 				}
 			}
 		}
+		stop()
 		gnarkRate = float64(n) / total.Seconds()
-		fmt.Printf("gnark groth16.Prove: %d proofs in %s, %.3f proofs/s (%.0f ms/proof)\n", n, total.Round(time.Millisecond), gnarkRate, total.Seconds()*1000/float64(n))
+		fmt.Printf("gnark groth16.Prove: %d proofs in %s, %.3f proofs/s (%.0f ms/proof, %.0f CPU ms/proof, %.1f cores busy)\n", n, total.Round(time.Millisecond), gnarkRate,
+			total.Seconds()*1000/float64(n), cpu.Seconds()*1000/float64(n), cpu.Seconds()/total.Seconds())
 	}
 
 	runtime.GC()
@@ -112,8 +121,13 @@ func bench(c *cli.Context) error {
 	}
 	// Timed from the engine being open (keys resident) to the last result.
 	var start time.Time
-	started := func() error { start = time.Now(); return nil }
+	var cpu0 time.Duration
+	started := func() error { start, cpu0 = time.Now(), stages.ProcessCPU(); return nil }
 	opts, err := engineOptions(c, out)
+	if err != nil {
+		return err
+	}
+	stop, err := startProfile(c.String("cpuprofile"), "zkpipe")
 	if err != nil {
 		return err
 	}
@@ -124,7 +138,8 @@ func bench(c *cli.Context) error {
 		}
 		return nil
 	})
-	wall := time.Since(start)
+	wall, cpu := time.Since(start), stages.ProcessCPU()-cpu0
+	stop()
 	if err != nil {
 		return err
 	}
@@ -137,7 +152,8 @@ func bench(c *cli.Context) error {
 		}
 	}
 	rate := float64(n) / wall.Seconds()
-	fmt.Printf("zkpipe stream:       %d proofs in %s, %.3f proofs/s, all verified by gnark\n", n, wall.Round(time.Millisecond), rate)
+	fmt.Printf("zkpipe stream:       %d proofs in %s, %.3f proofs/s (%.0f CPU ms/proof, %.1f cores busy), all verified by gnark\n", n, wall.Round(time.Millisecond), rate,
+		cpu.Seconds()*1000/float64(n), cpu.Seconds()/wall.Seconds())
 	if gnarkRate > 0 {
 		fmt.Printf("ratio zkpipe/gnark:  %.2f×\n", rate/gnarkRate)
 	}
@@ -273,4 +289,21 @@ func median(x []float64) float64 {
 	y := append([]float64(nil), x...)
 	sort.Float64s(y)
 	return y[len(y)/2]
+}
+
+// startProfile starts a CPU profile into base.suffix (none when base is
+// empty) and returns what stops it.
+func startProfile(base, suffix string) (stop func(), err error) {
+	if base == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(base + "." + suffix)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

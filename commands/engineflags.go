@@ -72,7 +72,7 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 	}
 	o := engine.Options{
 		Device: c.String("device"), BG2Device: c.String("bg2-device"),
-		MSMTasks: c.Int("msm-tasks"), FFTTasks: c.Int("fft-tasks"),
+		MSMTasks: c.Int("msm-tasks"), FFTTasks: c.Int("fft-tasks"), ShareCores: c.Bool("share-cores"),
 		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Devices: devices, AllDevices: all,
 			PinnedMiB: c.Int("cuda-pinned-mib"), Lanes: c.Int("cuda-lanes"), MSMTableMiB: tables,
 			ComputeStreams: c.Int("cuda-compute-streams")},
@@ -141,6 +141,8 @@ func computeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "bg2-device", Value: "auto", Usage: "device of the B_G2 stage: auto (the GPU when --device runs on one), cpu or cuda", EnvVars: env("bg2-device"), Category: "compute"},
 		&cli.IntFlag{Name: "msm-tasks", Usage: "goroutines one CPU MSM or batch-addition may use (0: one per core; at most 1024)", EnvVars: env("msm-tasks"), Category: "compute"},
 		&cli.IntFlag{Name: "fft-tasks", Usage: "goroutines one CPU NTT may use (0: one per core)", EnvVars: env("fft-tasks"), Category: "compute"},
+		&cli.BoolFlag{Name: "share-cores", EnvVars: env("share-cores"), Category: "compute",
+			Usage: "each CPU MSM and NTT starts with the cores divided among those running at once, instead of every one taking all of them (with --msm-tasks and --fft-tasks unset)"},
 	}
 }
 

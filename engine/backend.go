@@ -13,6 +13,9 @@ import (
 func (e *Engine) openBackends() (stages.Backend, stages.G2Backend, error) {
 	o := &e.opts
 	cpu := gpu.NewCPU(o.MSMTasks, o.FFTTasks)
+	if o.ShareCores {
+		cpu.ShareCores(o.Cores)
+	}
 	var dev stages.Backend = cpu
 	var g2 stages.G2Backend = cpu
 	var cudaG2 stages.G2Backend

@@ -79,6 +79,7 @@ func TestOptionsOutOfRangeFailBeforeAnything(t *testing.T) {
 		{func(o *Options) { o.Shapes = map[string]stages.Shape{stages.TailMSM: {Workers: 1, Queue: -1}} }, "--tail-msm-queue -1"},
 		{func(o *Options) { o.Shapes = map[string]stages.Shape{"nope": {Workers: 1}} }, `unknown stage "nope"`},
 		{func(o *Options) { o.MSMTasks = 5000 }, "--msm-tasks 5000: want 0 (one per core) to 1024"},
+		{func(o *Options) { o.ShareCores, o.MSMTasks = true, 8 }, "--share-cores sizes each MSM and NTT itself"},
 		{func(o *Options) { o.CUDA.ComputeStreams = 17 }, "--cuda-compute-streams 17: want 1 to 16"},
 		{func(o *Options) { o.Device = "tpu" }, `--device "tpu"`},
 		{func(o *Options) { o.Memory.Budget = "lots" }, "--mem-budget"},

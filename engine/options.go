@@ -23,7 +23,13 @@ type Options struct {
 	// MSMTasks and FFTTasks bound the goroutines of one CPU MSM (or batch
 	// addition) and one CPU NTT; 0 means one per core.
 	MSMTasks, FFTTasks int
-	CUDA               CUDAOptions
+	// ShareCores has each CPU MSM and NTT start with the cores divided
+	// among those running then (gpu.CPU.ShareCores) instead of all of
+	// them: several stage workers' MSMs split the cores instead of
+	// oversubscribing them. It sizes the tasks itself, so MSMTasks and
+	// FFTTasks must be 0.
+	ShareCores bool
+	CUDA       CUDAOptions
 
 	// Shapes sets workers and queue depth per stage (stages.Names); a stage
 	// left out gets a shape zkpipe chooses from the cores and where the
@@ -131,6 +137,9 @@ func (o *Options) check() error {
 	}
 	if o.FFTTasks < 0 || o.FFTTasks > MaxMSMTasks {
 		return fmt.Errorf("--fft-tasks %d: want 0 (one per core) to %d", o.FFTTasks, MaxMSMTasks)
+	}
+	if o.ShareCores && (o.MSMTasks != 0 || o.FFTTasks != 0) {
+		return fmt.Errorf("--share-cores sizes each MSM and NTT itself: leave --msm-tasks (%d) and --fft-tasks (%d) unset", o.MSMTasks, o.FFTTasks)
 	}
 	for _, d := range o.CUDA.Devices {
 		if d < 0 {

@@ -167,6 +167,47 @@ func TestCPUOnesPlusTailIsTheFullMSM(t *testing.T) {
 	testOnesPlusTailIsTheFullMSM(t, NewCPU(2, 2), []int{0, 1, 2, 63, 64, 65, 300})
 }
 
+// Under a core share the MSMs run with fewer tasks (down to one, under
+// gnark-crypto's semaphore): the sums must not change.
+func TestCPUSharingCoresOnesPlusTailIsTheFullMSM(t *testing.T) {
+	c := NewCPU(0, 0)
+	c.ShareCores(3)
+	testOnesPlusTailIsTheFullMSM(t, c, []int{0, 1, 2, 63, 64, 65, 300})
+	if r := c.share.running.Load(); r != 0 {
+		t.Fatalf("%d heavy operations still counted after the MSMs returned", r)
+	}
+}
+
+func TestShareCoresDividesTheCoresAmongRunningOperations(t *testing.T) {
+	c := NewCPU(5, 7)
+	if n, done := c.heavy(c.MSMTasks); n != 5 {
+		t.Fatalf("without a share: %d tasks, want MSMTasks 5", n)
+	} else {
+		done()
+	}
+	c.ShareCores(16)
+	var dones []func()
+	for i, want := range []int{16, 8, 5, 4, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1} {
+		n, done := c.heavy(c.MSMTasks)
+		if n != want {
+			t.Fatalf("operation %d running at once: %d tasks, want %d", i+1, n, want)
+		}
+		dones = append(dones, done)
+	}
+	for _, done := range dones[1:] {
+		done()
+	}
+	if n, done := c.heavy(c.FFTTasks); n != 8 {
+		t.Fatalf("beside one running operation: %d tasks, want 8", n)
+	} else {
+		done()
+	}
+	dones[0]()
+	if r := c.share.running.Load(); r != 0 {
+		t.Fatalf("%d operations counted after all ended", r)
+	}
+}
+
 func TestClassifySplitsZeroOneAndSignificant(t *testing.T) {
 	var two fr.Element
 	two.SetUint64(2)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
@@ -20,6 +21,11 @@ type CPU struct {
 	// Tasks bounds the goroutines one MSM, FFT or batch-addition may use, so
 	// that stage workers × Tasks can be fitted to the machine's cores.
 	MSMTasks, FFTTasks int
+
+	// share, when set (ShareCores), replaces MSMTasks and FFTTasks for the
+	// heavy operations: each starts with the cores divided among those
+	// running then.
+	share *coreShare
 
 	pad     mem.Pool[fr.Element] // a, b, c padded to n
 	gather1 mem.Pool[bn254.G1Affine]
@@ -40,6 +46,38 @@ func NewCPU(msmTasks, fftTasks int) *CPU {
 	// run at once, and the next job faults them in again.
 	c.pad.Limit, c.gather1.Limit, c.gather2.Limit = 16, 8, 8
 	return c
+}
+
+// ShareCores makes each heavy operation (an MSM; H's NTTs) take
+// max(1, cores ÷ heavy operations running, itself included) goroutines
+// when it starts, instead of MSMTasks or FFTTasks each: stage workers that
+// run MSMs at once then split the cores rather than each asking for all of
+// them (gnark-crypto runs an MSM given fewer tasks than cores under a
+// semaphore of that many goroutines). An operation keeps its count to its
+// end, so cores that one finishing frees wait for the next one to start.
+// cores ≤ 0 means one per core. Call it before the backend is used.
+func (c *CPU) ShareCores(cores int) {
+	if cores <= 0 {
+		cores = runtime.NumCPU()
+	}
+	c.share = &coreShare{cores: cores}
+}
+
+// coreShare counts the heavy operations running on a CPU backend.
+type coreShare struct {
+	cores   int
+	running atomic.Int64
+}
+
+// heavy returns the goroutines the heavy operation starting now may use
+// (fixed without a share) and the func to call when it ends.
+func (c *CPU) heavy(fixed int) (int, func()) {
+	s := c.share
+	if s == nil {
+		return fixed, func() {}
+	}
+	r := s.running.Add(1)
+	return max(1, s.cores/int(r)), func() { s.running.Add(-1) }
 }
 
 func (c *CPU) Name() string { return "cpu" }
@@ -80,7 +118,9 @@ func (c *CPU) MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error) {
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	_, err = res.MultiExp(k.Z, h[:k.HLen()], ecc.MultiExpConfig{NbTasks: c.MSMTasks})
+	tasks, done := c.heavy(c.MSMTasks)
+	defer done()
+	_, err = res.MultiExp(k.Z, h[:k.HLen()], ecc.MultiExpConfig{NbTasks: msmNbTasks(k.HLen(), tasks, runtime.NumCPU())})
 	return res, err
 }
 
@@ -104,16 +144,23 @@ func (c *CPU) ComputeH(ctx context.Context, k *Key, v *Vectors) ([]fr.Element, e
 		return nil, fmt.Errorf("ntt: %d/%d/%d evaluations for a domain of %d", len(v.A), len(v.B), len(v.C), n)
 	}
 	d := k.Domain
-	tasks := fft.WithNbTasks(c.FFTTasks)
+	nb, done := c.heavy(c.FFTTasks)
+	defer done()
+	tasks := fft.WithNbTasks(nb)
 	a, b, cc := c.padded(v.A, n), c.padded(v.B, n), c.padded(v.C, n)
 	defer c.pad.Put(b)
 	defer c.pad.Put(cc)
 
+	// The three run at once; under a share they split its goroutines.
+	each := tasks
+	if c.share != nil {
+		each = fft.WithNbTasks(max(1, (nb+2)/3))
+	}
 	var wg conc.WaitGroup // re-panics in this goroutine: the stage turns it into the job's error
 	for _, x := range [][]fr.Element{a, b, cc} {
 		wg.Go(func() {
-			d.FFTInverse(x, fft.DIF, tasks)
-			d.FFT(x, fft.DIT, fft.OnCoset(), tasks)
+			d.FFTInverse(x, fft.DIF, each)
+			d.FFT(x, fft.DIT, fft.OnCoset(), each)
 		})
 	}
 	wg.Wait()
@@ -129,14 +176,14 @@ func (c *CPU) ComputeH(ctx context.Context, k *Key, v *Vectors) ([]fr.Element, e
 		one.SetOne()
 		zInv.Exp(d.FrMultiplicativeGen, big.NewInt(int64(n)))
 		zInv.Sub(&zInv, &one).Inverse(&zInv)
-		parallel(n, c.FFTTasks, func(_, lo, hi int) {
+		parallel(n, nb, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				a[i].Mul(&a[i], &b[i]).Sub(&a[i], &cc[i]).Mul(&a[i], &zInv)
 			}
 		})
 		d.FFTInverse(a, fft.DIF, fft.OnCoset(), tasks)
 	case HOddCoset:
-		parallel(n, c.FFTTasks, func(_, lo, hi int) {
+		parallel(n, nb, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				a[i].Mul(&a[i], &b[i]).Sub(&a[i], &cc[i])
 			}
@@ -265,7 +312,9 @@ func (c *CPU) tailG1(dst *bn254.G1Jac, bases []bn254.G1Affine, q *Query) error {
 		*dst = bn254.G1Jac{} // Z = 0: the point at infinity, as gnark-crypto's Jacobian code reads it
 		return nil
 	}
-	cfg := ecc.MultiExpConfig{NbTasks: c.MSMTasks}
+	tasks, done := c.heavy(c.MSMTasks)
+	defer done()
+	cfg := ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU())}
 	if q.Dense {
 		_, err := dst.MultiExp(bases, q.Vals, cfg)
 		return err
@@ -293,7 +342,9 @@ func (c *CPU) MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
 	if len(q.Vals) == 0 {
 		return res, nil // zero value: Z = 0, the point at infinity
 	}
-	cfg := ecc.MultiExpConfig{NbTasks: c.MSMTasks}
+	tasks, done := c.heavy(c.MSMTasks)
+	defer done()
+	cfg := ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU())}
 	if q.Dense {
 		_, err := res.MultiExp(k.B2, q.Vals, cfg)
 		return res, err

@@ -46,7 +46,7 @@ func (s *cpuShare) end(r *cpuRun) time.Duration {
 }
 
 func (s *cpuShare) advanceLocked() {
-	now := processCPU()
+	now := ProcessCPU()
 	d := now - s.last
 	s.last = now
 	if n := len(s.active); n > 0 && d > 0 {

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// processCPU is the CPU time the process has used, user and system.
-func processCPU() time.Duration {
+// ProcessCPU is the CPU time the process has used, user and system.
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

@@ -15,6 +15,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -54,6 +55,37 @@ func TestEveryBuiltinProvesAtConcurrencyOneAndMore(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// With the cores shared among the MSMs and NTTs running at once, three
+// workers a stage give each of them fewer tasks than the backend's own
+// counts: every proof must still verify.
+func TestProofsVerifyWithCoresShared(t *testing.T) {
+	for _, name := range []string{"mulchain", "bits", "commit"} {
+		t.Run(name, func(t *testing.T) {
+			keys := provertest.Setup(t, name, 300)
+			cfg := provertest.Config(t.TempDir(), 3, 2)
+			cpu := gpu.NewCPU(0, 0)
+			cpu.ShareCores(4)
+			cfg.Backend, cfg.G2 = cpu, cpu
+			var jobs []*stages.Job
+			for i := range 6 {
+				jobs = append(jobs, &stages.Job{Request: stream.Request{ID: fmt.Sprintf("s%d", i), Generate: &stream.Generate{Seed: int64(i)}}})
+			}
+			res := provertest.Run(t, cfg, []*stages.Circuit{keys.Circuit(t, name)}, jobs, 5*time.Minute)
+			if len(res) != len(jobs) {
+				t.Fatalf("%d results for %d jobs", len(res), len(jobs))
+			}
+			for _, r := range res {
+				if r.Error != "" {
+					t.Fatalf("job %s: %s", r.ID, r.Error)
+				}
+				if err := verify(t, keys.VK, r); err != nil {
+					t.Fatalf("job %s: gnark rejects the proof: %v", r.ID, err)
+				}
+			}
+		})
 	}
 }
 
