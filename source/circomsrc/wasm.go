@@ -34,9 +34,21 @@ type Calculator struct {
 
 	mu   sync.Mutex
 	free []*instance
+	made int // instances instantiated: one per concurrent computation, and one after each failure
+
+	// bulk: the module was given zkpipeReadWitness (wasmpatch.go), and the
+	// witness is read a chunk of wires a call; noBulk says why not.
+	bulk   bool
+	noBulk error
 
 	wordByWord bool // tests: use the per-word calls even where direct access works
+	wireByWire bool // tests: read a wire a call even where bulk reads work
 }
+
+// readChunk is how many wires zkpipeReadWitness copies a call: 2 MiB of
+// the instance's memory (32 pages it adds once), one call per 65 536
+// wires, however large the circuit.
+const readChunk = 1 << 16
 
 // instance is one module instance with its exports looked up once:
 // ExportedFunction builds a new call engine (and stack) on every lookup,
@@ -52,6 +64,10 @@ type instance struct {
 	// wazero starts to watch the context).
 	shared uint32
 	direct bool
+	// chunk is the address of the readChunk wires' buffer the instance
+	// added to its memory, once it has (chunkOK).
+	chunk   uint32
+	chunkOK bool
 }
 
 // writeShared puts v (below 2²⁵⁶) into the shared memory, little-endian.
@@ -197,8 +213,19 @@ func NewCalculator(ctx context.Context, wasm []byte) (*Calculator, error) {
 	if err != nil {
 		return fail(fmt.Errorf("wasm: host module: %w", err))
 	}
-	if c.code, err = rt.CompileModule(ctx, wasm); err != nil {
-		return fail(fmt.Errorf("wasm: not a circom witness calculator: %w", err))
+	// The module with the bulk witness reader, if it takes one; a module
+	// that does not is compiled as it is (and read a wire a call).
+	if patched, perr := addWitnessReader(wasm); perr != nil {
+		c.noBulk = perr
+	} else if c.code, perr = rt.CompileModule(ctx, patched); perr != nil {
+		c.noBulk = fmt.Errorf("the module with %s does not compile: %w", readWitnessExport, perr)
+	} else {
+		c.bulk = true
+	}
+	if !c.bulk {
+		if c.code, err = rt.CompileModule(ctx, wasm); err != nil {
+			return fail(fmt.Errorf("wasm: not a circom witness calculator: %w", err))
+		}
 	}
 	in, err := c.instance(ctx)
 	if err != nil {
@@ -255,6 +282,7 @@ func (c *Calculator) instance(ctx context.Context) (*instance, error) {
 		c.mu.Unlock()
 		return m, nil
 	}
+	c.made++
 	c.mu.Unlock()
 	// Anonymous instances: wazero allows any number of unnamed ones.
 	m, err := c.rt.InstantiateModule(ctx, c.code, wazero.NewModuleConfig().WithName("").WithStartFunctions())
@@ -343,6 +371,9 @@ func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) (w []
 	}
 
 	w = make([]fr.Element, c.witnessSize)
+	if c.bulk && in.direct && !c.wireByWire {
+		return w, c.readBulk(ctx, in, w)
+	}
 	var b [32]byte
 	for i := range w {
 		if _, err := call("getWitness", uint64(i)); err != nil {
@@ -356,6 +387,38 @@ func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) (w []
 		}
 	}
 	return w, nil
+}
+
+// readBulk reads the computed witness into w through zkpipeReadWitness, a
+// chunk of readChunk wires a call: the values come out of the module's
+// memory in normal form, little-endian, 32 bytes each.
+func (c *Calculator) readBulk(ctx context.Context, in *instance, w []fr.Element) error {
+	mem := in.m.Memory()
+	if !in.chunkOK {
+		pages := uint32(readChunk * 32 / 65536)
+		prev, ok := mem.Grow(pages)
+		if !ok {
+			return fmt.Errorf("wasm: the module's memory cannot grow by %d pages for the witness reader", pages)
+		}
+		in.chunk, in.chunkOK = prev*65536, true
+	}
+	for from := 0; from < len(w); from += readChunk {
+		to := min(from+readChunk, len(w))
+		if _, err := in.call(ctx, readWitnessExport, uint64(in.chunk), uint64(from), uint64(to)); err != nil {
+			return err
+		}
+		buf, ok := mem.Read(in.chunk, uint32(32*(to-from)))
+		if !ok {
+			return fmt.Errorf("wasm: witness buffer at %d is outside the module's memory", in.chunk)
+		}
+		for i := from; i < to; i++ {
+			var err error
+			if w[i], err = fr.LittleEndian.Element((*[32]byte)(buf[32*(i-from):])); err != nil {
+				return fmt.Errorf("wasm: witness value %d: %w", i, err)
+			}
+		}
+	}
+	return nil
 }
 
 // signal is one qualified input name ("a", "in[2]", "x.y") and its values
