@@ -46,6 +46,10 @@ type state struct {
 
 func (s *Source) Kind() string { return "circom" }
 
+// SerialSynthesis: Synthesize runs on one core a job (the witness
+// calculator, then a and b), so the auto shape gives it more workers.
+func (s *Source) SerialSynthesis() bool { return true }
+
 // Zkey is the circuit's proving key without its point sections (they live
 // in the circuit's gpu.Key, filtered): header, IC and coefficients.
 func (s *Source) Zkey() *Zkey { return s.zkey }
