@@ -32,6 +32,7 @@ pack)
 	cp $B/$C.zkey $B/verification_key.json $G/
 	cp $B/${C}_js/$C.wasm $G/${C}_js/
 	cp $B/w/w0.wtns $B/w/w1.wtns $G/w/
+	gzip $G/w/*.wtns # SHA-256's are nearly all 0s and 1s: 4 MB to 0.3
 	CGO_ENABLED=0 go build -ldflags="-s -w" -o $G/zkpipe .
 	gzip $G/zkpipe
 	(cd bench/rapidsnark && go build -o "$ROOT/$G/rapidsnark-bench" .)
@@ -42,10 +43,13 @@ run)
 	OUT=${OUT:-/tmp/zkout}
 	mkdir -p "$OUT"
 	gunzip -c $G/zkpipe.gz > $G/zkpipe && chmod +x $G/zkpipe
+	for z in $G/w/*.wtns.gz; do gunzip -c "$z" > "${z%.gz}"; done
 	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 	devs=cpu
 	t0=$(date +%s)
 	if [[ -n "${ZKPIPE_CUDA_LIB:-}" && -f "${ZKPIPE_CUDA_LIB:-}" ]]; then
+		# absolute: run.sh runs zkpipe from inside the pack
+		export ZKPIPE_CUDA_LIB=$(cd "$(dirname "$ZKPIPE_CUDA_LIB")" && pwd)/$(basename "$ZKPIPE_CUDA_LIB")
 		echo "CUDA library: $ZKPIPE_CUDA_LIB (built before: no nvcc)"
 		devs="cpu cuda"
 	elif gpu/cuda/build.sh > "$OUT/nvcc.log" 2>&1; then
