@@ -65,9 +65,23 @@ type instance struct {
 	shared uint32
 	direct bool
 	// chunk is the address of the readChunk wires' buffer the instance
-	// added to its memory, once it has (chunkOK).
-	chunk   uint32
-	chunkOK bool
+	// added to its memory, once it has (chunkOK); chunkTried after the
+	// first attempt (a memory at its maximum refuses to grow: the instance
+	// then reads a wire a call).
+	chunk               uint32
+	chunkOK, chunkTried bool
+}
+
+// growChunk adds the bulk reader's buffer to the instance's memory, once,
+// and tells whether the instance has it.
+func (i *instance) growChunk() bool {
+	if !i.chunkTried {
+		i.chunkTried = true
+		if prev, ok := i.m.Memory().Grow(readChunk * 32 / 65536); ok {
+			i.chunk, i.chunkOK = prev*65536, true
+		}
+	}
+	return i.chunkOK
 }
 
 // writeShared puts v (below 2²⁵⁶) into the shared memory, little-endian.
@@ -371,7 +385,7 @@ func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) (w []
 	}
 
 	w = make([]fr.Element, c.witnessSize)
-	if c.bulk && in.direct && !c.wireByWire {
+	if c.bulk && in.direct && !c.wireByWire && in.growChunk() {
 		return w, c.readBulk(ctx, in, w)
 	}
 	var b [32]byte
@@ -390,18 +404,10 @@ func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) (w []
 }
 
 // readBulk reads the computed witness into w through zkpipeReadWitness, a
-// chunk of readChunk wires a call: the values come out of the module's
-// memory in normal form, little-endian, 32 bytes each.
+// chunk of readChunk wires a call into the instance's buffer (growChunk):
+// the values come out in normal form, little-endian, 32 bytes each.
 func (c *Calculator) readBulk(ctx context.Context, in *instance, w []fr.Element) error {
 	mem := in.m.Memory()
-	if !in.chunkOK {
-		pages := uint32(readChunk * 32 / 65536)
-		prev, ok := mem.Grow(pages)
-		if !ok {
-			return fmt.Errorf("wasm: the module's memory cannot grow by %d pages for the witness reader", pages)
-		}
-		in.chunk, in.chunkOK = prev*65536, true
-	}
 	for from := 0; from < len(w); from += readChunk {
 		to := min(from+readChunk, len(w))
 		if _, err := in.call(ctx, readWitnessExport, uint64(in.chunk), uint64(from), uint64(to)); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -82,4 +83,71 @@ func FuzzAddWitnessReader(f *testing.F) {
 			t.Fatal("a patched module patched again")
 		}
 	})
+}
+
+// TestWitnessReaderWithoutRoom: a module whose memory may not grow (its
+// maximum is its size) cannot take the reader's buffer; its instances read
+// a wire a call, and the witness is the same.
+func TestWitnessReaderWithoutRoom(t *testing.T) {
+	ctx := context.Background()
+	code := testdata(t, "mul.wasm")
+	capped := capMemory(t, code)
+	in := json.RawMessage(`{"a":"3","b":11}`)
+	var ws [2][]fr.Element
+	for k, c := range [][]byte{code, capped} {
+		calc, err := NewCalculator(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ws[k], err = calc.Calculate(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		calc.mu.Lock()
+		chunked := calc.free[0].chunkOK
+		calc.mu.Unlock()
+		if chunked != (k == 0) {
+			t.Fatalf("module %d: the instance has the reader's buffer: %v", k, chunked)
+		}
+		calc.Close(ctx)
+	}
+	if len(ws[0]) != len(ws[1]) {
+		t.Fatalf("%d wires, %d with the memory capped", len(ws[0]), len(ws[1]))
+	}
+	for i := range ws[0] {
+		if !ws[0][i].Equal(&ws[1][i]) {
+			t.Fatalf("wire %d: %s, %s with the memory capped", i, ws[0][i].String(), ws[1][i].String())
+		}
+	}
+}
+
+// capMemory returns code with its one memory's maximum set to its minimum.
+func capMemory(t *testing.T, code []byte) []byte {
+	t.Helper()
+	out := append([]byte(nil), code[:8]...)
+	found := false
+	for r := code[8:]; len(r) > 0; {
+		size, n, err := uleb(r[1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, payload := r[0], r[1+n:1+n+int(size)]
+		r = r[1+n+int(size):]
+		if id == 5 { // memory: one limits
+			if payload[0] != 1 || payload[1] != 0 {
+				t.Fatalf("memory section %x: want one memory without a maximum", payload)
+			}
+			pages, _, err := uleb(payload[2:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			payload = appendUleb(appendUleb([]byte{1, 1}, pages), pages)
+			found = true
+		}
+		out = appendUleb(append(out, id), uint64(len(payload)))
+		out = append(out, payload...)
+	}
+	if !found {
+		t.Fatal("no memory section")
+	}
+	return out
 }
