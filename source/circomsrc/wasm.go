@@ -325,14 +325,28 @@ func (c *Calculator) put(in *instance) {
 // object whose values are numbers, decimal or 0x-hex strings, or (nested)
 // arrays and objects of them, as witness_calculator.js takes them. Inputs the
 // circuit rejects (a failed assert, a missing or unknown signal) are errors.
-func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) (w []fr.Element, err error) {
+func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) ([]fr.Element, error) {
+	w := make([]fr.Element, c.witnessSize)
+	if err := c.CalculateInto(ctx, input, w); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// CalculateInto is Calculate writing the witness into w, which must hold
+// WitnessSize elements (a vector from the engine's pools: every element is
+// written, whatever it held).
+func (c *Calculator) CalculateInto(ctx context.Context, input json.RawMessage, w []fr.Element) (err error) {
+	if len(w) != c.witnessSize {
+		return fmt.Errorf("wasm: a witness of %d wires into %d elements", c.witnessSize, len(w))
+	}
 	signals, err := flattenInput(input)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	in, err := c.instance(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if c.wordByWord {
 		in.direct = false
@@ -352,55 +366,54 @@ func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) (w []
 	call := func(name string, args ...uint64) (uint64, error) { return in.call(ctx, name, args...) }
 
 	if _, err := call("init", 0); err != nil {
-		return nil, err
+		return err
 	}
 	set := 0
 	for _, s := range signals {
 		h := fnv64(s.name)
 		r, err := call("getInputSignalSize", h>>32, h&0xffffffff)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		size := int32(uint32(r))
 		switch {
 		case size <= 0: // circom answers 0 or −1 for a name it does not know
-			return nil, fmt.Errorf("inputs rejected by the circuit: signal %s not found", s.name)
+			return fmt.Errorf("inputs rejected by the circuit: signal %s not found", s.name)
 		case int(size) > len(s.values):
-			return nil, fmt.Errorf("inputs rejected by the circuit: not enough values for input signal %s (%d of %d)", s.name, len(s.values), size)
+			return fmt.Errorf("inputs rejected by the circuit: not enough values for input signal %s (%d of %d)", s.name, len(s.values), size)
 		case int(size) < len(s.values):
-			return nil, fmt.Errorf("inputs rejected by the circuit: too many values for input signal %s (%d for %d)", s.name, len(s.values), size)
+			return fmt.Errorf("inputs rejected by the circuit: too many values for input signal %s (%d for %d)", s.name, len(s.values), size)
 		}
 		for i, v := range s.values {
 			if err := in.writeShared(ctx, c.n32, v); err != nil {
-				return nil, err
+				return err
 			}
 			if _, err := call("setInputSignal", h>>32, h&0xffffffff, uint64(i)); err != nil {
-				return nil, err
+				return err
 			}
 			set++
 		}
 	}
 	if set < c.nInputs {
-		return nil, fmt.Errorf("inputs rejected by the circuit: only %d of %d input values set", set, c.nInputs)
+		return fmt.Errorf("inputs rejected by the circuit: only %d of %d input values set", set, c.nInputs)
 	}
 
-	w = make([]fr.Element, c.witnessSize)
 	if c.bulk && in.direct && !c.wireByWire && in.growChunk() {
-		return w, c.readBulk(ctx, in, w)
+		return c.readBulk(ctx, in, w)
 	}
 	var b [32]byte
 	for i := range w {
 		if _, err := call("getWitness", uint64(i)); err != nil {
-			return nil, err
+			return err
 		}
 		if err := in.readShared(ctx, c.n32, &b); err != nil {
-			return nil, err
+			return err
 		}
 		if w[i], err = fr.LittleEndian.Element(&b); err != nil {
-			return nil, fmt.Errorf("wasm: witness value %d: %w", i, err)
+			return fmt.Errorf("wasm: witness value %d: %w", i, err)
 		}
 	}
-	return w, nil
+	return nil
 }
 
 // readBulk reads the computed witness into w through zkpipeReadWitness, a
