@@ -142,7 +142,7 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	if e.cores == 0 {
 		e.cores = runtime.NumCPU()
 	}
-	e.opts.Shapes, e.autoStages = autoShape(opts.Shapes, e.cores, len(e.cudas) > 0, !bg2OnCPU)
+	e.opts.Shapes, e.autoStages = autoShape(opts.Shapes, e.cores, len(e.cudas) > 0, !bg2OnCPU, serialSynthesis(circuits))
 	if e.multi != nil {
 		perDevice(e.opts.Shapes, len(e.cudas), !bg2OnCPU)
 	}

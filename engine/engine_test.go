@@ -259,25 +259,37 @@ func must[T any](v T, err error) T {
 
 func TestAutoShapeKeepsUserSettings(t *testing.T) {
 	set := map[string]stages.Shape{stages.Synthesize: {Workers: 3, Queue: 0}}
-	got, auto := autoShape(set, 16, true, false)
+	got, auto := autoShape(set, 16, true, false, false)
 	if got[stages.Synthesize] != (stages.Shape{Workers: 3, Queue: 0}) || auto[stages.Synthesize] {
 		t.Errorf("synthesize %+v (auto %v): the user's 3/0 must win", got[stages.Synthesize], auto[stages.Synthesize])
 	}
 	if got[stages.Transfer].Workers != 3 || got[stages.BG2].Workers != 2 || !auto[stages.Transfer] {
 		t.Errorf("GPU on 16 cores: transfer %+v, b-g2 %+v", got[stages.Transfer], got[stages.BG2])
 	}
-	if got, _ := autoShape(nil, 16, true, true); got[stages.BG2].Workers != 1 {
+	if got, _ := autoShape(nil, 16, true, true, false); got[stages.BG2].Workers != 1 {
 		t.Errorf("B_G2 on the GPU: %+v, want one worker", got[stages.BG2])
 	}
-	if got, _ := autoShape(nil, 16, false, false); got[stages.MSMH].Workers != 2 || got[stages.Parse].Workers != 1 {
+	if got, _ := autoShape(nil, 16, false, false, false); got[stages.MSMH].Workers != 2 || got[stages.Parse].Workers != 1 {
 		t.Errorf("CPU on 16 cores: msm-h %+v, parse %+v", got[stages.MSMH], got[stages.Parse])
+	}
+	if got, _ := autoShape(nil, 16, true, true, true); got[stages.Synthesize].Workers != 12 {
+		t.Errorf("circom circuits on a GPU, 16 cores: synthesize %+v, want 12 workers", got[stages.Synthesize])
+	}
+	if got, _ := autoShape(nil, 16, false, false, true); got[stages.Synthesize].Workers != 2 {
+		t.Errorf("circom circuits on the CPU, 16 cores: synthesize %+v, want 2 workers (the MSMs share the cores)", got[stages.Synthesize])
+	}
+	set = map[string]stages.Shape{stages.Synthesize: {Workers: 5, Queue: 1}}
+	if got, _ := autoShape(set, 16, true, true, true); got[stages.Synthesize].Workers != 5 {
+		t.Errorf("circom circuits, synthesize set to 5: %+v", got[stages.Synthesize])
 	}
 	for _, cores := range []int{1, 2, 16, 128} {
 		for _, gpu := range []bool{false, true} {
-			shapes, _ := autoShape(nil, cores, gpu, false)
-			o := Options{Shapes: shapes}
-			if err := o.check(); err != nil {
-				t.Errorf("%d cores, gpu %v: auto shape out of range: %v", cores, gpu, err)
+			for _, serial := range []bool{false, true} {
+				shapes, _ := autoShape(nil, cores, gpu, false, serial)
+				o := Options{Shapes: shapes}
+				if err := o.check(); err != nil {
+					t.Errorf("%d cores, gpu %v, serial synthesis %v: auto shape out of range: %v", cores, gpu, serial, err)
+				}
 			}
 		}
 	}
@@ -288,7 +300,7 @@ func TestAutoShapeKeepsUserSettings(t *testing.T) {
 func TestAutoShapeOfABigHostProvesTheSame(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	o := cpuOptions(out)
-	o.Shapes, _ = autoShape(nil, 16, true, false)
+	o.Shapes, _ = autoShape(nil, 16, true, false, false)
 	o.Memory.Budget = "256MiB"
 	lines, err := runAll(t, o, generated("j", 8), loadChain(t))
 	if err != nil {
@@ -339,5 +351,30 @@ func TestRunChecksIdsOfItsCallers(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(out), "escape.proof")); err == nil {
 		t.Error("a proof was written outside --out")
+	}
+}
+
+// serialSource is a source whose synthesize runs on one core a job, as
+// circom's does; only SerialSynthesis is called.
+type serialSource struct{ stages.Source }
+
+func (serialSource) SerialSynthesis() bool { return true }
+
+func TestSerialSynthesis(t *testing.T) {
+	serial := &stages.Circuit{Name: "s", Source: serialSource{}}
+	other := &stages.Circuit{Name: "g", Source: struct{ stages.Source }{}}
+	for _, c := range []struct {
+		circuits []*stages.Circuit
+		want     bool
+	}{
+		{nil, false},
+		{[]*stages.Circuit{serial}, true},
+		{[]*stages.Circuit{serial, serial}, true},
+		{[]*stages.Circuit{serial, other}, false},
+		{[]*stages.Circuit{other}, false},
+	} {
+		if got := serialSynthesis(c.circuits); got != c.want {
+			t.Errorf("%d circuits: serialSynthesis %v, want %v", len(c.circuits), got, c.want)
+		}
 	}
 }

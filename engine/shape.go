@@ -20,7 +20,15 @@ import (
 // the same cores: two workers for each heavy stage (synthesize, msm-h,
 // tail-msm, b-g2) measured 1.16× gnark on mulchain 2^20 against 1.08× for
 // one (notes/bench.md, shapes A and B).
-func autoShape(set map[string]stages.Shape, cores int, onGPU, bg2OnGPU bool) (map[string]stages.Shape, map[string]bool) {
+//
+// serialSynth: every circuit's synthesize runs on one core a job (circom:
+// the wasm witness calculator of an input job is nearly all of its CPU),
+// so on a GPU synthesize gets 3/4 of the cores instead (12 on 16): a
+// SHA-256 2^16 witness takes about 200 CPU ms, and 6 workers would cap the
+// stream at 30 proofs/s while the device and the other stages, which use
+// little CPU there, could go faster. The controller would find this too,
+// but only after two windows of 2 s: a bench of 48 proofs is over by then.
+func autoShape(set map[string]stages.Shape, cores int, onGPU, bg2OnGPU, serialSynth bool) (map[string]stages.Shape, map[string]bool) {
 	if cores <= 0 {
 		cores = runtime.NumCPU()
 	}
@@ -31,6 +39,9 @@ func autoShape(set map[string]stages.Shape, cores int, onGPU, bg2OnGPU bool) (ma
 	if onGPU {
 		auto[stages.Parse] = stages.Shape{Workers: 2, Queue: 2}
 		auto[stages.Synthesize] = stages.Shape{Workers: max(1, cores*3/8), Queue: 1}
+		if serialSynth {
+			auto[stages.Synthesize] = stages.Shape{Workers: max(1, cores*3/4), Queue: 1}
+		}
 		auto[stages.Transfer] = stages.Shape{Workers: min(3, max(1, cores/4)), Queue: 1}
 		for _, n := range []string{stages.MSMH, stages.BatchAdd, stages.TailMSM} {
 			auto[n] = stages.Shape{Workers: 1, Queue: 2}
@@ -54,6 +65,17 @@ func autoShape(set map[string]stages.Shape, cores int, onGPU, bg2OnGPU bool) (ma
 		out[n], chosen[n] = auto[n], true
 	}
 	return out, chosen
+}
+
+// serialSynthesis tells whether every circuit's synthesize runs on one
+// core a job (stages.SerialSynthesizer); false without circuits.
+func serialSynthesis(circuits []*stages.Circuit) bool {
+	for _, c := range circuits {
+		if s, ok := c.Source.(stages.SerialSynthesizer); !ok || !s.SerialSynthesis() {
+			return false
+		}
+	}
+	return len(circuits) > 0
 }
 
 // perDevice multiplies the device stages' workers by the number of GPUs: a

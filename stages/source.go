@@ -24,6 +24,14 @@ type Source interface {
 	Emit(ctx context.Context, job *Job, p *Points, out Output) (Emitted, error)
 }
 
+// SerialSynthesizer is a Source whose Synthesize runs on one core a job
+// (circom's: the wasm witness calculator, then a = A·W and b = B·W), unlike
+// gnark's solver, which spreads a job over cores. The auto shape gives
+// synthesize more workers when every circuit's source is one.
+type SerialSynthesizer interface {
+	SerialSynthesis() bool
+}
+
 // Points are the proof's group elements before encoding: A = Ar, B = Bs, C = Krs.
 type Points struct {
 	Ar, Krs bn254.G1Affine

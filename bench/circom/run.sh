@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# zkpipe against rapidsnark and snarkjs on a 2^16-constraint circom circuit
-# (chain.circom: 65533 constraints + 3 public rows = a 2^16 domain).
+# zkpipe against rapidsnark and snarkjs on a 2^16-constraint circom circuit:
+#
+#   CIRCUIT=chain   chain.circom: 65533 squarings + 3 public rows = a 2^16
+#                   domain, every wire significant (the default)
+#   CIRCUIT=sha256  sha256.circom: circomlib's Sha256 of 512 bits, 62528
+#                   constraints + 257 public rows; almost every wire a bit
 #
 #   bash bench/circom/run.sh prepare   # needs node + npm tools: compile, setup, witnesses
 #   bash bench/circom/run.sh measure   # proofs/s of each prover on the same witnesses
 #
-# prepare writes into $WORK (default .cache/bench-circom, git-ignored):
-# chain.zkey (setup over $PTAU, default ../shared/fixtures/pot16_final.ptau),
-# chain_js/chain.wasm, verification_key.json, w/wN.wtns (N = 0 … PROOFS−1).
+# prepare writes into $WORK (default .cache/bench-circom for chain,
+# .cache/bench-circom-CIRCUIT for the others; git-ignored): CIRCUIT.zkey
+# (setup over $PTAU, default ../shared/fixtures/pot16_final.ptau),
+# CIRCUIT_js/CIRCUIT.wasm, verification_key.json, w/wN.wtns (N = 0 …
+# PROOFS−1), each from input_json N (deterministic, distinct witnesses).
 # measure builds zkpipe (CGO_ENABLED=0) and bench/rapidsnark (cgo), proves
 # every witness with each, in one run, and prints proofs/s and the ratios;
 # snarkjs is timed on SNARKJS_PROOFS witnesses (default 2) when node is
@@ -18,7 +24,13 @@
 # zkpipe on each backend; ZKPIPE_FLAGS adds flags to zkpipe prove.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-WORK=${WORK:-$ROOT/.cache/bench-circom}
+CIRCUIT=${CIRCUIT:-chain}
+case $CIRCUIT in
+chain) WORK=${WORK:-$ROOT/.cache/bench-circom}; ABOUT="chain.circom, 65533 constraints, 2^16 domain" ;;
+sha256) WORK=${WORK:-$ROOT/.cache/bench-circom-sha256}; ABOUT="sha256.circom (circomlib Sha256(512)), 62528 constraints + 257 public, 2^16 domain" ;;
+*) echo "CIRCUIT=$CIRCUIT: want chain or sha256" >&2; exit 2 ;;
+esac
+C=$CIRCUIT
 PROOFS=${PROOFS:-8}
 SNARKJS_PROOFS=${SNARKJS_PROOFS:-2}
 PTAU=${PTAU:-$ROOT/../shared/fixtures/pot16_final.ptau}
@@ -27,22 +39,67 @@ cd "$WORK"
 
 now() { date +%s.%N; }
 
+# input_json N: the inputs of witness N, one JSON object. chain: a = N+2,
+# b = N+7. sha256: 512 bits, the SHA-256 digests of "zkpipe sha256 input N
+# 0" and "… N 1" one after the other, most significant bit of each byte
+# first (circomlib's order). Plain bash and coreutils: the GPU machine has
+# no node.
+input_json() {
+	case $CIRCUIT in
+	chain) echo "{\"a\":\"$(($1 + 2))\",\"b\":\"$(($1 + 7))\"}" ;;
+	sha256)
+		local hex="" bits="" k d
+		for k in 0 1; do hex+=$(printf 'zkpipe sha256 input %d %d' "$1" $k | sha256sum | cut -c1-64); done
+		for ((k = 0; k < ${#hex}; k++)); do
+			d=$((16#${hex:k:1}))
+			bits+="$((d >> 3 & 1)),$((d >> 2 & 1)),$((d >> 1 & 1)),$((d & 1)),"
+		done
+		echo "{\"in\":[${bits%,}]}"
+		;;
+	esac
+}
+
+# check_digest PUBLIC.json: for sha256, the proof's public outputs (256
+# bits) must be coreutils' SHA-256 of witness 0's message: the circuit and
+# the inputs' bit order checked outside circom.
+check_digest() {
+	[[ $CIRCUIT == sha256 ]] || return 0
+	local hex="" want got k d
+	for k in 0 1; do hex+=$(printf 'zkpipe sha256 input 0 %d' $k | sha256sum | cut -c1-64); done
+	want=$(printf "$(echo "$hex" | sed 's/../\\x&/g')" | sha256sum | cut -c1-64)
+	got=$(tr -cd '01,' < "$1" | tr -d ',')
+	hex=""
+	for ((k = 0; k < 256; k += 4)); do
+		d=$((2#${got:k:4}))
+		hex+=$(printf '%x' $d)
+	done
+	if [[ ${#got} != 256 || $hex != "$want" ]]; then
+		echo "$1: public outputs $hex are not SHA-256 of witness 0's message ($want)"
+		return 1
+	fi
+	echo "$1: public outputs = sha256sum of witness 0's message ($want)"
+}
+
+# circomlib_dir: the node_modules holding circomlib (sha256.circom includes
+# it), installed beside circom2 by .ci/circom-tools.sh.
+circomlib_dir() { (cd "$1/.." && pwd); }
+
 tools() {
 	if [[ -n "${ZKPIPE_NODE_BIN:-}" ]]; then echo "$ZKPIPE_NODE_BIN"; else bash "$ROOT/.ci/circom-tools.sh"; fi
 }
 
 prepare() {
 	local bin; bin=$(tools)
-	if [[ ! -f chain.zkey ]]; then
-		"$bin/circom2" "$ROOT/bench/circom/chain.circom" --r1cs --wasm -o .
-		"$bin/snarkjs" groth16 setup chain.r1cs "$PTAU" chain.zkey.tmp
-		mv chain.zkey.tmp chain.zkey
+	if [[ ! -f $C.zkey ]]; then
+		"$bin/circom2" "$ROOT/bench/circom/$C.circom" --r1cs --wasm -l "$(circomlib_dir "$bin")" -o .
+		"$bin/snarkjs" groth16 setup $C.r1cs "$PTAU" $C.zkey.tmp
+		mv $C.zkey.tmp $C.zkey
 	fi
-	[[ -f verification_key.json ]] || "$bin/snarkjs" zkey export verificationkey chain.zkey verification_key.json
+	[[ -f verification_key.json ]] || "$bin/snarkjs" zkey export verificationkey $C.zkey verification_key.json
 	for ((i = 0; i < PROOFS; i++)); do
 		[[ -f w/w$i.wtns ]] && continue
-		echo "{\"a\":\"$((i + 2))\",\"b\":\"$((i + 7))\"}" > w/in$i.json
-		"$bin/snarkjs" wtns calculate chain_js/chain.wasm w/in$i.json w/w$i.wtns
+		input_json $i > w/in$i.json
+		"$bin/snarkjs" wtns calculate ${C}_js/$C.wasm w/in$i.json w/w$i.wtns
 	done
 }
 
@@ -74,7 +131,8 @@ measure() {
 	local zk=${ZKPIPE_BIN:-} rs=${RAPIDSNARK_BIN:-}
 	if [[ -z "$zk" ]]; then zk=$WORK/zkpipe; (cd "$ROOT" && CGO_ENABLED=0 go build -o "$zk" .); fi
 	if [[ -z "$rs" ]]; then rs=$WORK/rapidsnark-bench; (cd "$ROOT/bench/rapidsnark" && go build -o "$rs" .); fi
-	local repeat=${REPEAT:-1} wt=() n=0
+	local repeat=${REPEAT:-1} wt=() n=0 inputs=()
+	for ((i = 0; i < PROOFS; i++)); do inputs+=("$(input_json $i)"); done
 	rm -rf out-*
 	mkdir -p out-jobs out-rapidsnark out-snarkjs
 	# PROOFS witnesses, each proved REPEAT times (distinct ids): a longer
@@ -83,21 +141,21 @@ measure() {
 		for ((i = 0; i < PROOFS; i++)); do
 			wt+=("w/w$i.wtns")
 			echo "{\"id\":\"w$i-$r\",\"wtns\":\"w/w$i.wtns\"}" >> out-jobs/wtns.jsonl
-			echo "{\"id\":\"w$i-$r\",\"input\":{\"a\":\"$((i + 2))\",\"b\":\"$((i + 7))\"}}" >> out-jobs/input.jsonl
+			echo "{\"id\":\"w$i-$r\",\"input\":${inputs[i]}}" >> out-jobs/input.jsonl
 			n=$((n + 1))
 		done
 	done
 	echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "circuit: chain.circom, 65533 constraints, 2^16 domain; $n proofs ($PROOFS witnesses × $repeat)"
+	echo "circuit: $ABOUT; $n proofs ($PROOFS witnesses × $repeat)"
 
 	local summary=() t0 t1 zs=""
 	for dev in ${ZKPIPE_DEVICES:-cpu}; do
 		for kind in wtns input; do
 			local d=out-zkpipe-$dev-$kind extra=()
 			mkdir -p $d
-			[[ $kind == input ]] && extra=(--wasm chain_js/chain.wasm)
+			[[ $kind == input ]] && extra=(--wasm ${C}_js/$C.wasm)
 			t0=$(now)
-			if ! "$zk" prove --device "$dev" --zkey chain.zkey "${extra[@]}" --jobs out-jobs/$kind.jsonl --out $d \
+			if ! "$zk" prove --device "$dev" --zkey $C.zkey "${extra[@]}" --jobs out-jobs/$kind.jsonl --out $d \
 				--results $d/results.jsonl ${ZKPIPE_FLAGS:-} 2> $d/stderr.log; then
 				echo "zkpipe --device $dev, $kind jobs: failed:"
 				tail -5 $d/stderr.log
@@ -113,7 +171,7 @@ measure() {
 	done
 
 	local rsj rr=""
-	if rsj=$("$rs" -zkey chain.zkey -out out-rapidsnark "${wt[@]}"); then
+	if rsj=$("$rs" -zkey $C.zkey -out out-rapidsnark "${wt[@]}"); then
 		rr=$(echo "$rsj" | grep -o '"proofs_per_s":[0-9.e+-]*' | cut -d: -f2)
 		echo "rapidsnark: $rr proofs/s, one proof a call ($rsj)"
 	else
@@ -124,7 +182,7 @@ measure() {
 	if command -v node >/dev/null && bin=$(tools 2>/dev/null) && [[ -x "$bin/snarkjs" ]]; then
 		t0=$(now)
 		for ((i = 0; i < SNARKJS_PROOFS; i++)); do
-			"$bin/snarkjs" groth16 prove chain.zkey w/w$i.wtns out-snarkjs/w$i-0.proof.json out-snarkjs/w$i-0.public.json
+			"$bin/snarkjs" groth16 prove $C.zkey w/w$i.wtns out-snarkjs/w$i-0.proof.json out-snarkjs/w$i-0.public.json
 		done
 		t1=$(now)
 		sr=$(rate $SNARKJS_PROOFS $t0 $t1)
@@ -137,6 +195,7 @@ measure() {
 	fi
 	for p in $(first_proofs); do
 		"$zk" verify --vkey verification_key.json $p ${p%.proof.json}.public.json
+		check_digest ${p%.proof.json}.public.json
 	done
 	for s in "${summary[@]+"${summary[@]}"}"; do
 		set -- $s

@@ -46,6 +46,10 @@ type state struct {
 
 func (s *Source) Kind() string { return "circom" }
 
+// SerialSynthesis: Synthesize runs on one core a job (the witness
+// calculator, then a and b), so the auto shape gives it more workers.
+func (s *Source) SerialSynthesis() bool { return true }
+
 // Zkey is the circuit's proving key without its point sections (they live
 // in the circuit's gpu.Key, filtered): header, IC and coefficients.
 func (s *Source) Zkey() *Zkey { return s.zkey }
@@ -289,25 +293,30 @@ func readAtMost(ctx context.Context, path string, limit int64, timeout time.Dura
 // the proof is checked before it is written.
 func (s *Source) Synthesize(ctx context.Context, j *stages.Job) error {
 	st := j.Source.(*state)
-	if st.w == nil {
-		w, err := s.calc.Calculate(ctx, st.input)
-		if err != nil {
-			return err
-		}
-		st.w, st.input = w, nil
+	// W, a, b, c from the engine's pools (fresh without them), contents
+	// unspecified: the witness overwrites all of W, a and b are cleared
+	// before they are summed into, c is written whole.
+	n := s.zkey.DomainSize
+	j.TakeVectors(s.zkey.NVars, n)
+	if st.w != nil {
+		copy(j.W, st.w) // a .wtns job's, read at parse
+	} else if err := s.calc.CalculateInto(ctx, st.input, j.W); err != nil {
+		return err
 	}
+	st.w, st.input = nil, nil
+	w := j.W
 	if s.r1cs != nil {
-		if err := s.r1cs.Check(st.w); err != nil {
+		if err := s.r1cs.Check(w); err != nil {
 			return fmt.Errorf("unsatisfied witness: %w", err)
 		}
 	}
-	n := s.zkey.DomainSize
-	a, b, c := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
+	a, b, c := j.Vec.A, j.Vec.B, j.Vec.C
 	var t fr.Element
 	for m, dst := range [2][]fr.Element{a, b} {
+		clear(dst)
 		co := &s.zkey.Coefs[m]
 		for k, row := range co.Row {
-			t.Mul(&co.Value[k], &st.w[co.Wire[k]])
+			t.Mul(&co.Value[k], &w[co.Wire[k]])
 			dst[row].Add(&dst[row], &t)
 		}
 		if err := ctx.Err(); err != nil {
@@ -317,9 +326,7 @@ func (s *Source) Synthesize(ctx context.Context, j *stages.Job) error {
 	for i := range c {
 		c[i].Mul(&a[i], &b[i])
 	}
-	st.public = append([]fr.Element(nil), st.w[1:1+s.zkey.NPublic]...)
-	j.W, st.w = st.w, nil
-	j.Vec.A, j.Vec.B, j.Vec.C = a, b, c
+	st.public = append([]fr.Element(nil), w[1:1+s.zkey.NPublic]...)
 	return nil
 }
 

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -269,15 +271,16 @@ func TestTampered(t *testing.T) {
 }
 
 // TestCalculator checks that the Go witness calculator (wazero) computes the
-// same witness as snarkjs's (Node), with the shared memory read directly and
-// a word a call.
+// same witness as snarkjs's (Node), whichever way it reads the witness out:
+// zkpipeReadWitness (the default), a wire a call with the shared memory
+// read directly, and a 32-bit word a call.
 func TestCalculator(t *testing.T) {
-	for _, wordByWord := range []bool{false, true} {
-		testCalculator(t, wordByWord)
+	for _, mode := range []string{"bulk", "wire by wire", "word by word"} {
+		testCalculator(t, mode)
 	}
 }
 
-func testCalculator(t *testing.T, wordByWord bool) {
+func testCalculator(t *testing.T, mode string) {
 	arr := circuit(t, "arr", arrSrc)
 	code, err := os.ReadFile(arr.wasm)
 	if err != nil {
@@ -287,7 +290,10 @@ func testCalculator(t *testing.T, wordByWord bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calc.wordByWord = wordByWord
+	if !calc.bulk {
+		t.Fatalf("circom2's module takes no bulk witness reader: %v", calc.noBulk)
+	}
+	calc.wireByWire, calc.wordByWord = mode != "bulk", mode == "word by word"
 	defer calc.Close(context.Background())
 	for i, in := range []string{
 		`{"xs":[1,2,3],"m":[[4,5],[6,7]]}`,
@@ -306,13 +312,105 @@ func testCalculator(t *testing.T, wordByWord bool) {
 			t.Fatal(err)
 		}
 		if len(got) != len(wantW) {
-			t.Fatalf("word by word %v, input %d: %d wires, snarkjs %d", wordByWord, i, len(got), len(wantW))
+			t.Fatalf("%s, input %d: %d wires, snarkjs %d", mode, i, len(got), len(wantW))
 		}
 		for k := range got {
 			if !got[k].Equal(&wantW[k]) {
-				t.Fatalf("word by word %v, input %d: wire %d is %s, snarkjs says %s", wordByWord, i, k, got[k].String(), wantW[k].String())
+				t.Fatalf("%s, input %d: wire %d is %s, snarkjs says %s", mode, i, k, got[k].String(), wantW[k].String())
 			}
 		}
+	}
+}
+
+// TestCalculatorReuse: witnesses computed on pooled instances, one after
+// another (each instance reused after other inputs and after rejected
+// ones) and from several goroutines at once, are those of a fresh
+// calculator for each input. Run with -race: instances are never shared
+// between live computations.
+func TestCalculatorReuse(t *testing.T) {
+	ctx := context.Background()
+	arr := circuit(t, "arr", arrSrc)
+	code, err := os.ReadFile(arr.wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := make([]string, 12)
+	for i := range inputs {
+		inputs[i] = fmt.Sprintf(`{"xs":[%d,%d,%d],"m":[[%d,5],[6,"%d"]]}`, i, i*i+1, 3, 7*i, -i)
+	}
+	fresh := make([][]fr.Element, len(inputs))
+	for i, in := range inputs {
+		c, err := NewCalculator(ctx, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fresh[i], err = c.Calculate(ctx, json.RawMessage(in)); err != nil {
+			t.Fatal(err)
+		}
+		c.Close(ctx)
+	}
+	same := func(who string, i int, got []fr.Element) error {
+		for k := range got {
+			if !got[k].Equal(&fresh[i][k]) {
+				return fmt.Errorf("%s, input %d: wire %d is %s, a fresh calculator's is %s", who, i, k, got[k].String(), fresh[i][k].String())
+			}
+		}
+		if len(got) != len(fresh[i]) {
+			return fmt.Errorf("%s, input %d: %d wires, a fresh calculator's %d", who, i, len(got), len(fresh[i]))
+		}
+		return nil
+	}
+
+	calc, err := NewCalculator(ctx, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer calc.Close(ctx)
+	// One after another: one instance, reused (backwards, so no input
+	// meets the state a fresh calculator had); an input the circuit
+	// rejects halfway drops its instance, and the next starts a new one.
+	for i := len(inputs) - 1; i >= 0; i-- {
+		got, err := calc.Calculate(ctx, json.RawMessage(inputs[i]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := same("reused", i, got); err != nil {
+			t.Fatal(err)
+		}
+		if i%5 == 0 {
+			if _, err := calc.Calculate(ctx, json.RawMessage(`{"xs":[1,2,3]}`)); err == nil {
+				t.Fatal("an input without m was accepted")
+			}
+		}
+	}
+	calc.mu.Lock()
+	pooled, made := len(calc.free), calc.made
+	calc.mu.Unlock()
+	// NewCalculator's own (inputs 11 … 10), then one after the rejections
+	// at 10 and 5 (inputs 9 … 5, 4 … 0); the rejection at 0 drops the last.
+	if pooled != 0 || made != 3 {
+		t.Fatalf("%d instances made, %d pooled; want 3 and 0 (each reused until a rejection drops it)", made, pooled)
+	}
+	// From several goroutines at once: each input three times.
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*len(inputs))
+	for r := 0; r < 3; r++ {
+		for i := range inputs {
+			wg.Go(func() {
+				got, err := calc.Calculate(ctx, json.RawMessage(inputs[i]))
+				if err == nil {
+					err = same("concurrent", i, got)
+				}
+				if err != nil {
+					errs <- err
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 

@@ -34,9 +34,21 @@ type Calculator struct {
 
 	mu   sync.Mutex
 	free []*instance
+	made int // instances instantiated: one per concurrent computation, and one after each failure
+
+	// bulk: the module was given zkpipeReadWitness (wasmpatch.go), and the
+	// witness is read a chunk of wires a call; noBulk says why not.
+	bulk   bool
+	noBulk error
 
 	wordByWord bool // tests: use the per-word calls even where direct access works
+	wireByWire bool // tests: read a wire a call even where bulk reads work
 }
+
+// readChunk is how many wires zkpipeReadWitness copies a call: 2 MiB of
+// the instance's memory (32 pages it adds once), one call per 65 536
+// wires, however large the circuit.
+const readChunk = 1 << 16
 
 // instance is one module instance with its exports looked up once:
 // ExportedFunction builds a new call engine (and stack) on every lookup,
@@ -52,6 +64,24 @@ type instance struct {
 	// wazero starts to watch the context).
 	shared uint32
 	direct bool
+	// chunk is the address of the readChunk wires' buffer the instance
+	// added to its memory, once it has (chunkOK); chunkTried after the
+	// first attempt (a memory at its maximum refuses to grow: the instance
+	// then reads a wire a call).
+	chunk               uint32
+	chunkOK, chunkTried bool
+}
+
+// growChunk adds the bulk reader's buffer to the instance's memory, once,
+// and tells whether the instance has it.
+func (i *instance) growChunk() bool {
+	if !i.chunkTried {
+		i.chunkTried = true
+		if prev, ok := i.m.Memory().Grow(readChunk * 32 / 65536); ok {
+			i.chunk, i.chunkOK = prev*65536, true
+		}
+	}
+	return i.chunkOK
 }
 
 // writeShared puts v (below 2²⁵⁶) into the shared memory, little-endian.
@@ -197,8 +227,19 @@ func NewCalculator(ctx context.Context, wasm []byte) (*Calculator, error) {
 	if err != nil {
 		return fail(fmt.Errorf("wasm: host module: %w", err))
 	}
-	if c.code, err = rt.CompileModule(ctx, wasm); err != nil {
-		return fail(fmt.Errorf("wasm: not a circom witness calculator: %w", err))
+	// The module with the bulk witness reader, if it takes one; a module
+	// that does not is compiled as it is (and read a wire a call).
+	if patched, perr := addWitnessReader(wasm); perr != nil {
+		c.noBulk = perr
+	} else if c.code, perr = rt.CompileModule(ctx, patched); perr != nil {
+		c.noBulk = fmt.Errorf("the module with %s does not compile: %w", readWitnessExport, perr)
+	} else {
+		c.bulk = true
+	}
+	if !c.bulk {
+		if c.code, err = rt.CompileModule(ctx, wasm); err != nil {
+			return fail(fmt.Errorf("wasm: not a circom witness calculator: %w", err))
+		}
 	}
 	in, err := c.instance(ctx)
 	if err != nil {
@@ -255,6 +296,7 @@ func (c *Calculator) instance(ctx context.Context) (*instance, error) {
 		c.mu.Unlock()
 		return m, nil
 	}
+	c.made++
 	c.mu.Unlock()
 	// Anonymous instances: wazero allows any number of unnamed ones.
 	m, err := c.rt.InstantiateModule(ctx, c.code, wazero.NewModuleConfig().WithName("").WithStartFunctions())
@@ -283,14 +325,28 @@ func (c *Calculator) put(in *instance) {
 // object whose values are numbers, decimal or 0x-hex strings, or (nested)
 // arrays and objects of them, as witness_calculator.js takes them. Inputs the
 // circuit rejects (a failed assert, a missing or unknown signal) are errors.
-func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) (w []fr.Element, err error) {
+func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) ([]fr.Element, error) {
+	w := make([]fr.Element, c.witnessSize)
+	if err := c.CalculateInto(ctx, input, w); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// CalculateInto is Calculate writing the witness into w, which must hold
+// WitnessSize elements (a vector from the engine's pools: every element is
+// written, whatever it held).
+func (c *Calculator) CalculateInto(ctx context.Context, input json.RawMessage, w []fr.Element) (err error) {
+	if len(w) != c.witnessSize {
+		return fmt.Errorf("wasm: a witness of %d wires into %d elements", c.witnessSize, len(w))
+	}
 	signals, err := flattenInput(input)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	in, err := c.instance(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if c.wordByWord {
 		in.direct = false
@@ -310,52 +366,78 @@ func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) (w []
 	call := func(name string, args ...uint64) (uint64, error) { return in.call(ctx, name, args...) }
 
 	if _, err := call("init", 0); err != nil {
-		return nil, err
+		return err
 	}
 	set := 0
 	for _, s := range signals {
 		h := fnv64(s.name)
 		r, err := call("getInputSignalSize", h>>32, h&0xffffffff)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		size := int32(uint32(r))
 		switch {
 		case size <= 0: // circom answers 0 or −1 for a name it does not know
-			return nil, fmt.Errorf("inputs rejected by the circuit: signal %s not found", s.name)
+			return fmt.Errorf("inputs rejected by the circuit: signal %s not found", s.name)
 		case int(size) > len(s.values):
-			return nil, fmt.Errorf("inputs rejected by the circuit: not enough values for input signal %s (%d of %d)", s.name, len(s.values), size)
+			return fmt.Errorf("inputs rejected by the circuit: not enough values for input signal %s (%d of %d)", s.name, len(s.values), size)
 		case int(size) < len(s.values):
-			return nil, fmt.Errorf("inputs rejected by the circuit: too many values for input signal %s (%d for %d)", s.name, len(s.values), size)
+			return fmt.Errorf("inputs rejected by the circuit: too many values for input signal %s (%d for %d)", s.name, len(s.values), size)
 		}
 		for i, v := range s.values {
 			if err := in.writeShared(ctx, c.n32, v); err != nil {
-				return nil, err
+				return err
 			}
 			if _, err := call("setInputSignal", h>>32, h&0xffffffff, uint64(i)); err != nil {
-				return nil, err
+				return err
 			}
 			set++
 		}
 	}
 	if set < c.nInputs {
-		return nil, fmt.Errorf("inputs rejected by the circuit: only %d of %d input values set", set, c.nInputs)
+		return fmt.Errorf("inputs rejected by the circuit: only %d of %d input values set", set, c.nInputs)
 	}
 
-	w = make([]fr.Element, c.witnessSize)
+	if c.bulk && in.direct && !c.wireByWire && in.growChunk() {
+		return c.readBulk(ctx, in, w)
+	}
 	var b [32]byte
 	for i := range w {
 		if _, err := call("getWitness", uint64(i)); err != nil {
-			return nil, err
+			return err
 		}
 		if err := in.readShared(ctx, c.n32, &b); err != nil {
-			return nil, err
+			return err
 		}
 		if w[i], err = fr.LittleEndian.Element(&b); err != nil {
-			return nil, fmt.Errorf("wasm: witness value %d: %w", i, err)
+			return fmt.Errorf("wasm: witness value %d: %w", i, err)
 		}
 	}
-	return w, nil
+	return nil
+}
+
+// readBulk reads the computed witness into w through zkpipeReadWitness, a
+// chunk of readChunk wires a call into the instance's buffer (growChunk):
+// the values come out in normal form, little-endian, 32 bytes each.
+func (c *Calculator) readBulk(ctx context.Context, in *instance, w []fr.Element) error {
+	mem := in.m.Memory()
+	for from := 0; from < len(w); from += readChunk {
+		to := min(from+readChunk, len(w))
+		if _, err := in.call(ctx, readWitnessExport, uint64(in.chunk), uint64(from), uint64(to)); err != nil {
+			return err
+		}
+		buf, ok := mem.Read(in.chunk, uint32(32*(to-from)))
+		if !ok {
+			return fmt.Errorf("wasm: witness buffer at %d is outside the module's memory", in.chunk)
+		}
+		for i := from; i < to; i++ {
+			var err error
+			if w[i], err = fr.LittleEndian.Element((*[32]byte)(buf[32*(i-from):])); err != nil {
+				return fmt.Errorf("wasm: witness value %d: %w", i, err)
+			}
+		}
+	}
+	return nil
 }
 
 // signal is one qualified input name ("a", "in[2]", "x.y") and its values

@@ -1,0 +1,314 @@
+package circomsrc
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// A witness read a wire a call costs a wazero call per wire: with
+// WithCloseOnContextDone each call starts a goroutine to watch the context
+// (about a microsecond), 65 536 of them for a 2¹⁶ circuit, 60% of a chain
+// witness. addWitnessReader gives the module one more export that loops
+// over the wires in wasm instead:
+//
+//	zkpipeReadWitness(dst, from, to i32):
+//	    src := getSharedRWMemoryStart()
+//	    for i := from; i < to; i++ {
+//	        getWitness(i)                  // wire i, normal form, into the shared memory
+//	        copy(mem[dst:dst+32], mem[src:src+32]); dst += 32
+//	    }
+//
+// so a witness is a call and a read of the module's memory per chunk of
+// wires (readChunk, into pages the instance adds to its memory). The
+// function is appended (types, functions, exports and code each get one
+// more entry); nothing of circom's is changed. A module without
+// getWitness (i32) → () or getSharedRWMemoryStart () → i32 (circom before
+// 2.1) is left as it is, and read a wire a call.
+
+// readWitnessExport is the name of the added export.
+const readWitnessExport = "zkpipeReadWitness"
+
+// wasm section ids (WebAssembly core spec, 5.5).
+const (
+	secType     = 1
+	secImport   = 2
+	secFunction = 3
+	secExport   = 7
+	secCode     = 10
+)
+
+type wasmSection struct {
+	id      byte
+	payload []byte
+}
+
+// addWitnessReader returns code with zkpipeReadWitness added, or an error
+// saying why it cannot be (the caller then reads a wire a call).
+func addWitnessReader(code []byte) ([]byte, error) {
+	if len(code) < 8 || !bytes.Equal(code[:4], []byte("\x00asm")) || binary.LittleEndian.Uint32(code[4:8]) != 1 {
+		return nil, errors.New("not a version 1 wasm module")
+	}
+	var secs []wasmSection
+	for r := code[8:]; len(r) > 0; {
+		id := r[0]
+		size, n, err := uleb(r[1:])
+		if err != nil || uint64(len(r)-1-n) < size {
+			return nil, fmt.Errorf("section %d: truncated", id)
+		}
+		secs = append(secs, wasmSection{id: id, payload: r[1+n : 1+n+int(size)]})
+		r = r[1+n+int(size):]
+	}
+	find := func(id byte) *wasmSection {
+		for i := range secs {
+			if secs[i].id == id {
+				return &secs[i]
+			}
+		}
+		return nil
+	}
+	types, funcs, exports, codes := find(secType), find(secFunction), find(secExport), find(secCode)
+	if types == nil || funcs == nil || exports == nil || codes == nil {
+		return nil, errors.New("no type, function, export or code section")
+	}
+
+	// Types: each a func type 0x60, its params and results.
+	var sigs []string // "params>results", value types as bytes
+	nTypes, p, err := vecCount(types.payload)
+	if err != nil {
+		return nil, fmt.Errorf("type section: %w", err)
+	}
+	for t := uint64(0); t < nTypes; t++ {
+		if p >= len(types.payload) || types.payload[p] != 0x60 {
+			return nil, errors.New("type section: not a function type")
+		}
+		p++
+		var sig []byte
+		for k := 0; k < 2; k++ {
+			cnt, n, err := uleb(types.payload[p:])
+			if err != nil || uint64(len(types.payload)-p-n) < cnt {
+				return nil, errors.New("type section: truncated")
+			}
+			p += n
+			sig = append(sig, types.payload[p:p+int(cnt)]...)
+			if k == 0 {
+				sig = append(sig, '>')
+			}
+			p += int(cnt)
+		}
+		sigs = append(sigs, string(sig))
+	}
+
+	// Function index space: imported functions first, then the module's own.
+	var funcType []uint64
+	if imports := find(secImport); imports != nil {
+		cnt, p, err := vecCount(imports.payload)
+		if err != nil {
+			return nil, fmt.Errorf("import section: %w", err)
+		}
+		for k := uint64(0); k < cnt; k++ {
+			if p > len(imports.payload) {
+				return nil, errors.New("import section: truncated")
+			}
+			for s := 0; s < 2; s++ { // module and field names
+				l, n, err := uleb(imports.payload[p:])
+				if err != nil || uint64(len(imports.payload)-p-n) < l {
+					return nil, errors.New("import section: truncated")
+				}
+				p += n + int(l)
+			}
+			if p >= len(imports.payload) {
+				return nil, errors.New("import section: truncated")
+			}
+			kind := imports.payload[p]
+			p++
+			switch kind {
+			case 0: // function: its type index
+				t, n, err := uleb(imports.payload[p:])
+				if err != nil {
+					return nil, errors.New("import section: truncated")
+				}
+				funcType = append(funcType, t)
+				p += n
+			case 1: // table: reftype, limits
+				if p >= len(imports.payload) {
+					return nil, errors.New("import section: truncated")
+				}
+				n, err := skipLimits(imports.payload[p+1:])
+				if err != nil {
+					return nil, fmt.Errorf("import section: %w", err)
+				}
+				p += 1 + n
+			case 2: // memory: limits
+				n, err := skipLimits(imports.payload[p:])
+				if err != nil {
+					return nil, fmt.Errorf("import section: %w", err)
+				}
+				p += n
+			case 3: // global: value type, mutability
+				p += 2
+			default:
+				return nil, fmt.Errorf("import section: import kind %d", kind)
+			}
+		}
+	}
+	nFuncs, p, err := vecCount(funcs.payload)
+	if err != nil {
+		return nil, fmt.Errorf("function section: %w", err)
+	}
+	for k := uint64(0); k < nFuncs; k++ {
+		t, n, err := uleb(funcs.payload[p:])
+		if err != nil {
+			return nil, errors.New("function section: truncated")
+		}
+		funcType = append(funcType, t)
+		p += n
+	}
+
+	// Exports: the two functions the reader calls.
+	exported := map[string]uint64{}
+	nExports, p, err := vecCount(exports.payload)
+	if err != nil {
+		return nil, fmt.Errorf("export section: %w", err)
+	}
+	for k := uint64(0); k < nExports; k++ {
+		l, n, err := uleb(exports.payload[p:])
+		if err != nil || uint64(len(exports.payload)-p-n) < l+1 {
+			return nil, errors.New("export section: truncated")
+		}
+		name := string(exports.payload[p+n : p+n+int(l)])
+		p += n + int(l)
+		kind := exports.payload[p]
+		idx, n, err := uleb(exports.payload[p+1:])
+		if err != nil {
+			return nil, errors.New("export section: truncated")
+		}
+		p += 1 + n
+		if kind == 0 {
+			exported[name] = idx
+		}
+	}
+	const i32 = 0x7f
+	sigOf := func(name string) (uint64, string, bool) {
+		f, ok := exported[name]
+		if !ok || f >= uint64(len(funcType)) || funcType[f] >= uint64(len(sigs)) {
+			return 0, "", false
+		}
+		return f, sigs[funcType[f]], true
+	}
+	if _, ok := exported[readWitnessExport]; ok {
+		return nil, fmt.Errorf("the module already exports %s", readWitnessExport)
+	}
+	getWitness, sig, ok := sigOf("getWitness")
+	if !ok || sig != string([]byte{i32, '>'}) {
+		return nil, errors.New("no getWitness (i32) → ()")
+	}
+	sharedStart, sig, ok := sigOf("getSharedRWMemoryStart")
+	if !ok || sig != string([]byte{'>', i32}) {
+		return nil, errors.New("no getSharedRWMemoryStart () → i32")
+	}
+
+	// The new function: type (i32 i32 i32) → (), params dst (0), from (1)
+	// and to (2), locals i (3) and src (4).
+	newType := uint64(len(sigs))
+	newFunc := uint64(len(funcType))
+	var body []byte
+	body = append(body, 0x01, 0x02, i32) // one local group: 2 × i32
+	body = append(body, 0x10)            // call getSharedRWMemoryStart
+	body = appendUleb(body, sharedStart)
+	body = append(body, 0x21, 0x04, // local.set src
+		0x20, 0x01, 0x21, 0x03, // i = from
+		0x02, 0x40, // block
+		0x03, 0x40, // loop
+		0x20, 0x03, 0x20, 0x02, 0x4f, 0x0d, 0x01, // br_if 1 (i >= to, unsigned)
+		0x20, 0x03, 0x10) // getWitness(i)
+	body = appendUleb(body, getWitness)
+	for k := byte(0); k < 4; k++ { // 32 bytes: four i64 load/store pairs
+		body = append(body, 0x20, 0x00, 0x20, 0x04, 0x29, 0x03, 8*k, 0x37, 0x03, 8*k)
+	}
+	body = append(body,
+		0x20, 0x00, 0x41, 0x20, 0x6a, 0x21, 0x00, // dst += 32
+		0x20, 0x03, 0x41, 0x01, 0x6a, 0x21, 0x03, // i++
+		0x0c, 0x00, // br 0 (the loop)
+		0x0b, 0x0b, 0x0b) // end loop, block, function
+
+	types.payload = appendVec(types.payload, nTypes, []byte{0x60, 0x03, i32, i32, i32, 0x00})
+	funcs.payload = appendVec(funcs.payload, nFuncs, appendUleb(nil, newType))
+	exp := appendUleb(nil, uint64(len(readWitnessExport)))
+	exp = append(exp, readWitnessExport...)
+	exp = appendUleb(append(exp, 0x00), newFunc)
+	exports.payload = appendVec(exports.payload, nExports, exp)
+	nCodes, _, err := vecCount(codes.payload)
+	if err != nil || nCodes != nFuncs {
+		return nil, errors.New("code section: not one body per function")
+	}
+	codes.payload = appendVec(codes.payload, nCodes, append(appendUleb(nil, uint64(len(body))), body...))
+
+	out := append([]byte(nil), code[:8]...)
+	for _, s := range secs {
+		out = append(out, s.id)
+		out = appendUleb(out, uint64(len(s.payload)))
+		out = append(out, s.payload...)
+	}
+	return out, nil
+}
+
+// vecCount reads a vector's element count at the start of a section's
+// payload and returns it and where the elements start.
+func vecCount(payload []byte) (uint64, int, error) {
+	n, k, err := uleb(payload)
+	if err != nil {
+		return 0, 0, errors.New("truncated")
+	}
+	return n, k, nil
+}
+
+// appendVec returns the vector payload (count elements) with elem added.
+func appendVec(payload []byte, count uint64, elem []byte) []byte {
+	_, k, _ := uleb(payload)
+	out := appendUleb(nil, count+1)
+	out = append(out, payload[k:]...)
+	return append(out, elem...)
+}
+
+// skipLimits returns the length of a limits description: a flag, the
+// minimum and, with flag bit 0, a maximum.
+func skipLimits(b []byte) (int, error) {
+	if len(b) == 0 || b[0] > 7 {
+		return 0, errors.New("bad limits")
+	}
+	p := 1
+	for k := 0; k < 1+int(b[0]&1); k++ {
+		_, n, err := uleb(b[p:])
+		if err != nil {
+			return 0, errors.New("bad limits")
+		}
+		p += n
+	}
+	return p, nil
+}
+
+// uleb reads an unsigned LEB128 of at most 64 bits and its length.
+func uleb(b []byte) (uint64, int, error) {
+	var v uint64
+	for i := 0; i < len(b) && i < 10; i++ {
+		v |= uint64(b[i]&0x7f) << (7 * i)
+		if b[i]&0x80 == 0 {
+			return v, i + 1, nil
+		}
+	}
+	return 0, 0, errors.New("bad LEB128")
+}
+
+func appendUleb(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v != 0 {
+			b = append(b, c|0x80)
+			continue
+		}
+		return append(b, c)
+	}
+}
