@@ -100,7 +100,7 @@ P1 msm_emul(const std::vector<A1> &bases, const std::vector<Fr> &sc, const u32 *
     u32 half = 1u << (c - 1), nb = (u32)nw * half;
     size_t m = n * nw;
     std::vector<u32> keys(m), vals(m);
-    for (size_t i = 0; i < n; i++) digits_body(i, sc.data(), n, c, nw, keys.data(), vals.data());
+    for (size_t i = 0; i < n; i++) digits_body(i, sc.data(), nullptr, n, c, nw, 0, nb, keys.data(), vals.data());
     std::vector<size_t> ord(m);
     for (size_t i = 0; i < m; i++) ord[i] = i;
     std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });

@@ -1,0 +1,165 @@
+package gpu_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/gpu"
+)
+
+// batchJobs makes k jobs' vectors over key: query populations that differ
+// from job to job (sparse with different indexes, dense, all zero — sparse
+// with no significant scalar, and dense with every scalar zero —, all one),
+// so that a batch mixes every kind of vector.
+func batchJobs(r *rand.Rand, key *gpu.Key, k int) []*gpu.Vectors {
+	size := len(key.A)
+	query := func(j, q int) gpu.Query {
+		switch (j + q) % 6 {
+		case 0, 1:
+			return classify(scalars(r, size, mixed))
+		case 2:
+			return classify(scalars(r, size, dense))
+		case 3:
+			return classify(scalars(r, size, zeros)) // no significant scalar: an empty vector
+		case 4: // dense, every scalar 0: every digit the sentinel
+			return gpu.Query{Len: size, Ones: make([]uint64, (size+63)/64), Dense: true, Vals: make([]fr.Element, size)}
+		default:
+			return classify(scalars(r, size, ones))
+		}
+	}
+	out := make([]*gpu.Vectors, k)
+	for j := range out {
+		out[j] = &gpu.Vectors{QA: query(j, 0), QB: query(j, 1), QK: query(j, 2)}
+	}
+	return out
+}
+
+// TestCUDATailBatchMatchesSingles: one batched tail of k jobs of a circuit
+// equals k single tails and the CPU backend's, for k = 1, 2, 3, 5, with
+// MSM tables and without, on sparse, dense and all-zero vectors.
+func TestCUDATailBatchMatchesSingles(t *testing.T) {
+	sizes := []int{1, 100, 4097}
+	if testing.Short() {
+		sizes = sizes[:2]
+	}
+	ctx := context.Background()
+	cpu := gpu.NewCPU(0, 0)
+	for _, tables := range []bool{false, true} {
+		opt := gpu.WithMSMTables(0)
+		if tables {
+			opt = gpu.WithMSMTableMinBases(1)
+		}
+		c := openOwn(t, opt)
+		for _, size := range sizes {
+			if tables && size > 100 && testing.Short() {
+				continue
+			}
+			r := rand.New(rand.NewPCG(uint64(size), 21))
+			key := newFixture(r, size, mixed, gpu.HDivideByZ, true).key
+			rg, err := c.Load(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc, _ := cpu.Load(key)
+			for _, k := range []int{1, 2, 3, 5} {
+				t.Run(fmt.Sprintf("tables=%v/n=%d/k=%d", tables, size, k), func(t *testing.T) {
+					vecs := batchJobs(r, key, k)
+					var sg, sc []*gpu.Staged
+					for _, v := range vecs {
+						s, err := c.Transfer(ctx, rg, v)
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer c.Free(s)
+						sg = append(sg, s)
+						s, _ = cpu.Transfer(ctx, rc, v)
+						sc = append(sc, s)
+					}
+					got, errs := c.TailMSMG1Batch(ctx, sg)
+					cpuBatch, cpuErrs := cpu.TailMSMG1Batch(ctx, sc)
+					for j := range k {
+						if errs[j] != nil || cpuErrs[j] != nil {
+							t.Fatalf("job %d: cuda %v, cpu %v", j, errs[j], cpuErrs[j])
+						}
+						one, err := c.TailMSMG1(ctx, sg[j])
+						if err != nil {
+							t.Fatal(err)
+						}
+						want, err := cpu.TailMSMG1(ctx, sc[j])
+						if err != nil {
+							t.Fatal(err)
+						}
+						eqSums(t, fmt.Sprintf("job %d batch vs single", j), one, got[j])
+						eqSums(t, fmt.Sprintf("job %d batch vs cpu", j), want, got[j])
+						eqSums(t, fmt.Sprintf("job %d cpu batch vs cpu", j), want, cpuBatch[j])
+					}
+				})
+			}
+			rg.Close()
+		}
+		c.Close()
+	}
+}
+
+// TestCUDATailBatchFailures: a batched run that fails (an allocation or a
+// kernel, injected) is run again job by job, so every job still gets its
+// right sums; a job that is not the backend's fails alone, naming why; and
+// a batch of two circuits' jobs runs each circuit's as its own batch.
+func TestCUDATailBatchFailures(t *testing.T) {
+	c := openOwn(t, gpu.WithMSMTables(0))
+	defer c.Close()
+	h := standIn(t, c)
+	ctx := context.Background()
+	cpu := gpu.NewCPU(0, 0)
+	r := rand.New(rand.NewPCG(22, 23))
+	keys := []*gpu.Key{newFixture(r, 100, mixed, gpu.HDivideByZ, true).key, newFixture(r, 37, mixed, gpu.HDivideByZ, true).key}
+	var ss, want []*gpu.Staged
+	for i, key := range append(slices.Clone(keys), keys...) {
+		rg, err := c.Load(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rg.Close()
+		rc, _ := cpu.Load(key)
+		for _, v := range batchJobs(r, key, 2+i%2) {
+			s, err := c.Transfer(ctx, rg, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Free(s)
+			ss = append(ss, s)
+			s, _ = cpu.Transfer(ctx, rc, v)
+			want = append(want, s)
+		}
+	}
+	check := func(what string, got []gpu.G1Sums, errs []error) {
+		t.Helper()
+		for j := range ss {
+			if errs[j] != nil {
+				t.Fatalf("%s: job %d: %v", what, j, errs[j])
+			}
+			w, _ := cpu.TailMSMG1(ctx, want[j])
+			eqSums(t, fmt.Sprintf("%s: job %d", what, j), w, got[j])
+		}
+	}
+	got, errs := c.TailMSMG1Batch(ctx, ss)
+	check("no failure", got, errs)
+	for _, what := range []string{"cudaMalloc", "kernel"} {
+		for _, nth := range []int64{1, 3, 7} {
+			h.Fail(what, nth)
+			got, errs := c.TailMSMG1Batch(ctx, ss)
+			h.Fail(what, 0)
+			check(fmt.Sprintf("%s #%d failed", what, nth), got, errs)
+		}
+	}
+	foreign := &gpu.Staged{Resident: ss[0].Resident, Host: ss[0].Host}
+	_, errs = c.TailMSMG1Batch(ctx, []*gpu.Staged{ss[0], foreign, ss[1]})
+	if errs[0] != nil || errs[2] != nil || errs[1] == nil || !strings.Contains(errs[1].Error(), "not staged") {
+		t.Fatalf("a foreign job in a batch: errors %v", errs)
+	}
+}
