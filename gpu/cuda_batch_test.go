@@ -2,14 +2,18 @@ package gpu_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/stages"
@@ -207,3 +211,85 @@ func TestCUDATailBatchProofsVerify(t *testing.T) {
 		t.Errorf("batches %v: want some of 2 to 4 jobs", sizes)
 	}
 }
+
+// TestCUDAMeasureTailBatch times one batched tail (A, B₁ and K of k jobs
+// over one key) against the same k jobs' tails one after another, for k =
+// 1, 2, 4, 8, dense and sparse (about 3/5 significant) queries; it runs
+// only with ZKPIPE_CUDA_BENCH=1. ZKPIPE_CUDA_TAILBATCH_SIZES=16,20 (log2,
+// the default) sets the sizes.
+func TestCUDAMeasureTailBatch(t *testing.T) {
+	if os.Getenv("ZKPIPE_CUDA_BENCH") == "" {
+		t.Skip("set ZKPIPE_CUDA_BENCH=1 to measure")
+	}
+	cuda := openCUDA(t)
+	t.Logf("device: %s", cuda.Device())
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(31, 32))
+	sizes := []int{16, 20}
+	if v := os.Getenv("ZKPIPE_CUDA_TAILBATCH_SIZES"); v != "" {
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			lg, err := strconv.Atoi(f)
+			if err != nil || lg < 1 || lg > 24 {
+				t.Fatalf("ZKPIPE_CUDA_TAILBATCH_SIZES: %q", v)
+			}
+			sizes = append(sizes, lg)
+		}
+	}
+	median := func(f func() error) time.Duration {
+		if err := f(); err != nil { // warm-up
+			t.Fatal(err)
+		}
+		var ts []time.Duration
+		for range 5 {
+			t0 := time.Now()
+			if err := f(); err != nil {
+				t.Fatal(err)
+			}
+			ts = append(ts, time.Since(t0))
+		}
+		slices.Sort(ts)
+		return ts[len(ts)/2]
+	}
+	for _, lg := range sizes {
+		n := 1 << lg
+		key := &gpu.Key{Domain: fft.NewDomain(2), A: tileG1(n, false), B1: tileG1(n, false), K: tileG1(n, false)}
+		res, err := cuda.Load(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []int{dense, mixed} {
+			var ss []*gpu.Staged
+			for range 8 {
+				v := &gpu.Vectors{QA: classify(scalars(r, n, mode)), QB: classify(scalars(r, n, mode)), QK: classify(scalars(r, n, mode))}
+				s, err := cuda.Transfer(ctx, res, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ss = append(ss, s)
+			}
+			for _, k := range []int{1, 2, 4, 8} {
+				single := median(func() error {
+					for _, s := range ss[:k] {
+						if _, err := cuda.TailMSMG1(ctx, s); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				batch := median(func() error {
+					_, errs := cuda.TailMSMG1Batch(ctx, ss[:k])
+					return errors.Join(errs...)
+				})
+				fmt.Printf("tail A+B1+K 2^%d %s, %d jobs: one by one %.1f ms (%.2f ms a job), batched %.1f ms (%.2f ms a job): %.2f×\n",
+					lg, map[int]string{dense: "dense", mixed: "sparse"}[mode], k, ms(single), ms(single)/float64(k), ms(batch), ms(batch)/float64(k), float64(single)/float64(batch))
+			}
+			for _, s := range ss {
+				cuda.Free(s)
+			}
+		}
+		res.Close()
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
