@@ -212,12 +212,12 @@ func TestCUDATailBatchProofsVerify(t *testing.T) {
 	}
 }
 
-// TestCUDAMeasureTailBatch times one batched tail (A, B₁ and K of k jobs
+// TestCUDATailBatchMeasure times one batched tail (A, B₁ and K of k jobs
 // over one key) against the same k jobs' tails one after another, for k =
 // 1, 2, 4, 8, dense and sparse (about 3/5 significant) queries; it runs
 // only with ZKPIPE_CUDA_BENCH=1. ZKPIPE_CUDA_TAILBATCH_SIZES=16,20 (log2,
 // the default) sets the sizes.
-func TestCUDAMeasureTailBatch(t *testing.T) {
+func TestCUDATailBatchMeasure(t *testing.T) {
 	if os.Getenv("ZKPIPE_CUDA_BENCH") == "" {
 		t.Skip("set ZKPIPE_CUDA_BENCH=1 to measure")
 	}
