@@ -164,9 +164,11 @@ inline int msm_plan_batch(const size_t *n, int k, int c, int nw, bool table, Msm
     if (p->m == 0) return FAILF("msm: no points");
     if (p->m > 0xffffffffULL)
         return FAILF("msm: %zu points × %d windows = %zu digits, the limit is 2^32 − 1", p->n, nw, p->m);
-    if ((uint64_t)k * p->nbv >= 0xffffffffULL || p->level_total(p->m) > 0xffffffffULL)
+    if ((uint64_t)k * p->nbv >= 0xffffffffULL)
         return FAILF("msm: %d vectors × %u buckets, more than 32-bit keys hold", k, p->nbv);
     p->nb = (u32)k * p->nbv;
+    if (p->level_total(p->m) > 0xffffffffULL)
+        return FAILF("msm: %zu chunks at the first level, more than 32-bit positions hold", p->level_total(p->m));
     return 0;
 }
 
