@@ -62,6 +62,10 @@ func TestABatchTakesTheWaitingJobsAndEachKeepsItsOwnResult(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond) // the last sends land in the channel
 		}
+		// every job of the batch runs, on one busy worker
+		if c := p.Snapshot()[1]; c.Running != len(jobs) || c.Busy != 1 {
+			t.Errorf("a batch of %d: %d jobs running, %d workers busy", len(jobs), c.Running, c.Busy)
+		}
 		return run(ctx, jobs, w)
 	}
 	p = pipeline.New(stage("a", 2, 2, nil), tail, stage("c", 1, 1, nil))

@@ -69,7 +69,8 @@ type Result[J any] struct {
 type StageCount struct {
 	Name    string
 	Queued  int // jobs waiting in the stage's channel or in admission
-	Running int // jobs in Run
+	Running int // jobs in Run (or RunBatch)
+	Busy    int // workers in Run or RunBatch: Running, less the batches' extra jobs
 	Workers int // workers the stage has (SetWorkers); extra ones leave after their job
 }
 
@@ -78,6 +79,7 @@ type Pipeline[J any] struct {
 	stages  []Stage[J]
 	queued  []atomic.Int64
 	running []atomic.Int64
+	busy    []atomic.Int64
 	pools   []*pool
 	used    atomic.Bool
 
@@ -111,6 +113,7 @@ func New[J any](stages ...Stage[J]) *Pipeline[J] {
 		stages:  stages,
 		queued:  make([]atomic.Int64, len(stages)),
 		running: make([]atomic.Int64, len(stages)),
+		busy:    make([]atomic.Int64, len(stages)),
 	}
 	for _, s := range stages {
 		p.pools = append(p.pools, newPool(s.Workers, max(s.MaxWorkers, s.Workers)))
@@ -137,7 +140,7 @@ func (p *Pipeline[J]) SetWorkers(name string, n int) error {
 func (p *Pipeline[J]) Snapshot() []StageCount {
 	out := make([]StageCount, len(p.stages))
 	for i, s := range p.stages {
-		out[i] = StageCount{Name: s.Name, Queued: int(p.queued[i].Load()), Running: int(p.running[i].Load()), Workers: p.pools[i].wanted()}
+		out[i] = StageCount{Name: s.Name, Queued: int(p.queued[i].Load()), Running: int(p.running[i].Load()), Busy: int(p.busy[i].Load()), Workers: p.pools[i].wanted()}
 	}
 	return out
 }
@@ -323,7 +326,9 @@ func (p *Pipeline[J]) work(ctx context.Context, i, w int, in <-chan *envelope[J]
 		t.Started = time.Now()
 		if err == nil {
 			p.running[i].Add(1)
+			p.busy[i].Add(1)
 			err = protect(func() error { return s.Run(ctx, env.job, w) })
+			p.busy[i].Add(-1)
 			p.running[i].Add(-1)
 		}
 		t.Finished = time.Now()
@@ -366,6 +371,7 @@ more:
 		jobs[k] = env.job
 	}
 	p.running[i].Add(int64(len(batch)))
+	p.busy[i].Add(1)
 	var errs []error
 	err := protect(func() error {
 		errs = s.RunBatch(ctx, jobs, w)
@@ -374,6 +380,7 @@ more:
 		}
 		return nil
 	})
+	p.busy[i].Add(-1)
 	p.running[i].Add(-int64(len(batch)))
 	finished := time.Now()
 	stopped := false
