@@ -149,7 +149,7 @@ func (c *Controller) reset() {
 func (c *Controller) sample(snap []pipeline.StageCount) {
 	c.samples++
 	for _, s := range snap {
-		c.running[s.Name] += float64(s.Running)
+		c.running[s.Name] += float64(s.Busy) // workers, not jobs: a batch is one busy worker
 		c.queued[s.Name] += float64(s.Queued)
 		if c.cfg.MemoryFull != nil && c.cfg.MemoryFull(s.Name) {
 			c.fullSeen[s.Name]++

@@ -43,6 +43,11 @@
 #                    and each stage's CPU ms over 4 proofs one at a time
 #   quick C:N P      zkpipe bench of P proofs, default flags, no gnark: the
 #                    proofs/s line and the per-stage table only
+#   tailbatch C:N P  cross-proof batching of the tail MSMs: one batched tail
+#                    of k = 1, 2, 4, 8 jobs against k tails one by one
+#                    (gpu.test TestCUDATailBatchMeasure at the log2 sizes in
+#                    $TAILBATCH_SIZES, default 16,20), then the quick bench of
+#                    P proofs with --tail-msm-batch 1, 2 and 4 (one run each)
 #   shapes C:N P     zkpipe bench of P proofs four ways: default flags
 #                    (shape adapting), default with --adapt-shape=false
 #                    (the shape chosen at start), hand-tuned adapting,
@@ -206,6 +211,18 @@ while [ $# -gt 0 ]; do
 		echo "== $c $n: default flags, $(basename "$ZKPIPE_CUDA_LIB"), msm tables ${ZKPIPE_CUDA_MSM_TABLES:-auto} ${QUICK_FLAGS:-}"
 		$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 ${QUICK_FLAGS:-} 2>&1 |
 			tee "$OUT/quick-$c-$n-$(basename "$ZKPIPE_CUDA_LIB" .so)-${ZKPIPE_CUDA_MSM_TABLES:-auto}${QUICK_TAG:-}.log" | grep -vE "^bench:"
+		;;
+	tailbatch)
+		spec=$1 p=$2
+		shift 2
+		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
+		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_TAILBATCH_SIZES=${TAILBATCH_SIZES:-16,20} $bin/gpu.test -test.run 'CUDATailBatchMeasure' \
+			-test.v -test.timeout 400s 2>&1 | grep -vE "^=== RUN" | tee "$OUT/tailbatch-measure-$(basename "$ZKPIPE_CUDA_LIB" .so).log"
+		for k in 1 2 4; do
+			echo "== $c $n: --tail-msm-batch $k, default flags, msm tables ${ZKPIPE_CUDA_MSM_TABLES:-auto}"
+			$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 --tail-msm-batch $k 2>&1 |
+				tee "$OUT/tailbatch-$c-$n-k$k-${ZKPIPE_CUDA_MSM_TABLES:-auto}.log" | grep -vE "^bench:"
+		done
 		;;
 	shapes)
 		spec=$1 p=$2

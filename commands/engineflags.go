@@ -76,8 +76,9 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Devices: devices, AllDevices: all,
 			PinnedMiB: c.Int("cuda-pinned-mib"), Lanes: c.Int("cuda-lanes"), MSMTableMiB: tables,
 			ComputeStreams: c.Int("cuda-compute-streams")},
-		Shapes:     map[string]stages.Shape{},
-		FixedShape: !c.Bool("adapt-shape"), AdaptEvery: c.Duration("adapt-every"),
+		Shapes:       map[string]stages.Shape{},
+		TailMSMBatch: c.Int("tail-msm-batch"),
+		FixedShape:   !c.Bool("adapt-shape"), AdaptEvery: c.Duration("adapt-every"),
 		Memory: engine.MemoryOptions{Budget: c.String("mem-budget"), Pinned: c.String("pinned-budget"),
 			Device: c.String("device-budget"), Status: c.Duration("mem-status")},
 		Tracing: tracing.Config{
@@ -126,6 +127,9 @@ func stageFlags() []cli.Flag {
 		)
 	}
 	return append(fs,
+		&cli.IntFlag{Name: "tail-msm-batch", Value: 1, Category: "stages", EnvVars: env("tail-msm-batch"),
+			Usage: fmt.Sprintf("most jobs a tail-msm worker runs at once: it takes a job and up to K−1 more already waiting in its queue (never waiting for more), "+
+				"and runs the A, B1 and K MSMs of a circuit's jobs among them in one device pass over their shared bases (1: one at a time; at most %d)", gpu.MaxMSMBatch)},
 		&cli.BoolFlag{Name: "adapt-shape", Value: true, Category: "stages", EnvVars: env("adapt-shape"),
 			Usage: "while the stream runs, give the bottleneck stage more workers while the cores allow, taking idle workers from other stages " +
 				"and undoing a change that does not raise proofs/s; stages set by --NAME-workers or --NAME-queue never change (false: keep the shape chosen at start)"},

@@ -143,12 +143,13 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 		e.cores = runtime.NumCPU()
 	}
 	e.opts.Shapes, e.autoStages = autoShape(opts.Shapes, e.cores, len(e.cudas) > 0, !bg2OnCPU, serialSynthesis(circuits))
+	batchQueue(e.opts.Shapes, e.autoStages, opts.TailMSMBatch)
 	if e.multi != nil {
 		perDevice(e.opts.Shapes, len(e.cudas), !bg2OnCPU)
 	}
 	e.maxWorkers = growable(&e.opts, e.autoStages, e.cores)
 	e.core, err = stages.NewEngine(stages.Config{Shapes: e.opts.Shapes, MaxWorkers: e.maxWorkers,
-		Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out}, circuits...)
+		Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out, TailBatch: opts.TailMSMBatch}, circuits...)
 	if err != nil {
 		return nil, err
 	}

@@ -80,6 +80,8 @@ func TestOptionsOutOfRangeFailBeforeAnything(t *testing.T) {
 		{func(o *Options) { o.Shapes = map[string]stages.Shape{"nope": {Workers: 1}} }, `unknown stage "nope"`},
 		{func(o *Options) { o.MSMTasks = 5000 }, "--msm-tasks 5000: want 0 (one per core) to 1024"},
 		{func(o *Options) { o.ShareCores, o.MSMTasks = true, 8 }, "--share-cores sizes each MSM and NTT itself"},
+		{func(o *Options) { o.TailMSMBatch = 65 }, "--tail-msm-batch 65: want 1 to 64"},
+		{func(o *Options) { o.TailMSMBatch = -1 }, "--tail-msm-batch -1"},
 		{func(o *Options) { o.CUDA.ComputeStreams = 17 }, "--cuda-compute-streams 17: want 1 to 16"},
 		{func(o *Options) { o.Device = "tpu" }, `--device "tpu"`},
 		{func(o *Options) { o.Memory.Budget = "lots" }, "--mem-budget"},
@@ -291,6 +293,53 @@ func TestAutoShapeKeepsUserSettings(t *testing.T) {
 					t.Errorf("%d cores, gpu %v, serial synthesis %v: auto shape out of range: %v", cores, gpu, serial, err)
 				}
 			}
+		}
+	}
+}
+
+// A batching tail-msm stage gets a queue that holds a batch, unless the
+// user set its shape.
+func TestTailBatchDeepensTheAutomaticQueue(t *testing.T) {
+	shapes, auto := autoShape(nil, 16, true, true, false)
+	batchQueue(shapes, auto, 8)
+	if q := shapes[stages.TailMSM].Queue; q != 8 {
+		t.Errorf("tail-msm queue %d with batches of 8, want 8", q)
+	}
+	set := map[string]stages.Shape{stages.TailMSM: {Workers: 1, Queue: 1}}
+	shapes, auto = autoShape(set, 16, true, true, false)
+	batchQueue(shapes, auto, 8)
+	if q := shapes[stages.TailMSM].Queue; q != 1 {
+		t.Errorf("tail-msm queue %d, want the user's 1", q)
+	}
+	shapes, auto = autoShape(nil, 16, true, true, false)
+	batchQueue(shapes, auto, 1)
+	if q := shapes[stages.TailMSM].Queue; q != 2 {
+		t.Errorf("tail-msm queue %d without batches, want the automatic 2", q)
+	}
+}
+
+// A stream with tail-msm batches through the engine: every proof verifies.
+func TestTailMSMBatchThroughTheEngine(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	o := cpuOptions(out)
+	o.TailMSMBatch = 4
+	lines, err := runAll(t, o, generated("b", 6), loadChain(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vk, err := gnarksrc.ReadVerifyingKey(filepath.Join(must(chainDir()), gnarksrc.VKFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 6 {
+		t.Fatalf("%d result lines, want 6", len(lines))
+	}
+	for _, l := range lines {
+		if l.Error != "" {
+			t.Fatalf("job %s: %s", l.ID, l.Error)
+		}
+		if err := gnarksrc.VerifyFiles(vk, l.Proof, l.Public); err != nil {
+			t.Fatalf("job %s: %v", l.ID, err)
 		}
 	}
 }

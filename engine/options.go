@@ -35,6 +35,13 @@ type Options struct {
 	// left out gets a shape zkpipe chooses from the cores and where the
 	// stages run (see autoShape), and adapts while it runs.
 	Shapes map[string]stages.Shape
+	// TailMSMBatch is the most jobs a tail-msm worker runs at once: it
+	// takes a job and up to TailMSMBatch−1 more already waiting in its
+	// queue (never waiting for more), and runs the tail MSMs of each
+	// circuit's jobs among them in one device pass over their shared
+	// bases. 0 or 1: one job at a time. An automatic tail-msm queue is
+	// made deep enough to hold a batch.
+	TailMSMBatch int
 	// FixedShape keeps the chosen shape for the whole run. Otherwise every
 	// window (AdaptEvery; 0: 2 s) the bottleneck among the stages zkpipe
 	// chose gets one more worker while the cores allow, idle ones giving
@@ -131,6 +138,9 @@ func (o *Options) check() error {
 		if s.Queue < 0 || s.Queue > MaxQueue {
 			return fmt.Errorf("--%s-queue %d: want 0 to %d", name, s.Queue, MaxQueue)
 		}
+	}
+	if o.TailMSMBatch < 0 || o.TailMSMBatch > gpu.MaxMSMBatch {
+		return fmt.Errorf("--tail-msm-batch %d: want 1 to %d (0: 1)", o.TailMSMBatch, gpu.MaxMSMBatch)
 	}
 	if o.MSMTasks < 0 || o.MSMTasks > MaxMSMTasks {
 		return fmt.Errorf("--msm-tasks %d: want 0 (one per core) to %d, the most gnark-crypto's MSM accepts", o.MSMTasks, MaxMSMTasks)

@@ -92,3 +92,15 @@ func perDevice(shapes map[string]stages.Shape, gpus int, bg2OnGPU bool) {
 		shapes[n] = s
 	}
 }
+
+// batchQueue deepens an automatic tail-msm queue to a whole batch: a
+// batching worker takes only jobs already waiting there, so a queue of q
+// caps its batches at q+1. A queue the user set stays as set.
+func batchQueue(shapes map[string]stages.Shape, chosen map[string]bool, batch int) {
+	if batch <= 1 || !chosen[stages.TailMSM] {
+		return
+	}
+	s := shapes[stages.TailMSM]
+	s.Queue = max(s.Queue, batch)
+	shapes[stages.TailMSM] = s
+}

@@ -304,6 +304,22 @@ func (c *CPU) TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error) {
 	return out, nil
 }
 
+// TailMSMG1Batch runs TailMSMG1 for each job in turn: the CPU's MSM has
+// no cross-proof batching (one MSM already takes every core it is given).
+func (c *CPU) TailMSMG1Batch(ctx context.Context, ss []*Staged) ([]G1Sums, []error) {
+	return tailEach(ctx, ss, c.TailMSMG1)
+}
+
+// tailEach runs tail on each of ss in turn: the batch of a backend that
+// does not batch.
+func tailEach(ctx context.Context, ss []*Staged, tail func(context.Context, *Staged) (G1Sums, error)) ([]G1Sums, []error) {
+	out, errs := make([]G1Sums, len(ss)), make([]error, len(ss))
+	for i, s := range ss {
+		out[i], errs[i] = tail(ctx, s)
+	}
+	return out, errs
+}
+
 func (c *CPU) tailG1(dst *bn254.G1Jac, bases []bn254.G1Affine, q *Query) error {
 	if err := checkQuery("", q, len(bases)); err != nil {
 		return err

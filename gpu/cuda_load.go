@@ -20,9 +20,10 @@ const CUDALibraryName = "libzkpipe_cuda.so"
 // The C ABI this package is built for: gpu/cuda/zkpipe.h. A library whose
 // zk_abi_version returns another version, or other struct sizes, is refused.
 const (
-	cudaABIVersion = 6
+	cudaABIVersion = 7
 	zkErrBytes     = 512 // ZK_ERR_BYTES: each call's error buffer
 	maxWindows     = 64  // ZK_MAX_WINDOWS: window sums an MSM returns at most
+	MaxMSMBatch    = 64  // ZK_MAX_BATCH: scalar vectors one batched MSM takes at most
 )
 
 // zkABI mirrors zk_abi (zkpipe.h): the sizes both sides share.
@@ -113,6 +114,9 @@ type cudaFns struct {
 	precomputeG2   precomputeFn
 	msmTableG1     msmTableFn
 	msmTableG2     msmTableFn
+
+	msmBatchG1      msmBatchFn
+	msmTableBatchG1 msmTableBatchFn
 }
 
 type (
@@ -164,6 +168,7 @@ func loadCUDALibrary(path string) (*cudaLib, error) {
 		{"zk_msm_g1", &f.msmG1}, {"zk_msm_g2", &f.msmG2}, {"zk_ones_g1", &f.onesG1}, {"zk_ones_g2", &f.onesG2},
 		{"zk_msm_table_layout", &f.msmTableLayout}, {"zk_precompute_g1", &f.precomputeG1}, {"zk_precompute_g2", &f.precomputeG2},
 		{"zk_msm_table_g1", &f.msmTableG1}, {"zk_msm_table_g2", &f.msmTableG2},
+		{"zk_msm_batch_g1", &f.msmBatchG1}, {"zk_msm_table_batch_g1", &f.msmTableBatchG1},
 	} {
 		sym, err := l.sym(s.name)
 		if err != nil {

@@ -528,59 +528,16 @@ func (c *CUDA) BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
 // ─── tail-MSM ────────────────────────────────────────────────────────────────
 
 // TailMSMG1 runs the MSMs of the significant scalars of A, B₁ and K; the
-// bases of a sparse query are read through its indexes on the device. The
-// three are independent: with the tail split on, each takes a compute
-// stream of its own and they run at once where streams are free (an MSM
-// of a short tail leaves most of the GPU idle; two of 2^20 points overlap
-// their sorts and reductions).
+// bases of a sparse query are read through its indexes on the device (see
+// tails, and TailMSMG1Batch for several jobs at once).
 func (c *CUDA) TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error) {
-	var out G1Sums
 	r, st, done, err := c.compute(s)
 	if err != nil {
-		return out, err
+		return G1Sums{}, err
 	}
 	defer done()
-	tails := []struct {
-		name  string
-		dst   *bn254.G1Jac
-		bases uintptr
-	}{{"A", &out.A, r.a}, {"B", &out.B1, r.b1}, {"K", &out.K, r.k}}
-	var errs [3]error
-	run := func(i int) {
-		t, q := tails[i], &st.q[i]
-		errs[i] = c.onCompute(func(cs uintptr) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			var err error
-			tab, _ := r.table(t.bases)
-			*t.dst, err = msm[xyzzG1](c.fn.msmG1, c.fn.msmTableG1, tab, "msm g1", t.bases, q.vals, q.idx, q.nvals, cs)
-			return err
-		})
-		if errs[i] != nil && errs[i] != ctx.Err() {
-			errs[i] = fmt.Errorf("tail msm %s: %w", t.name, errs[i])
-		}
-	}
-	if c.tailStreams() == 1 {
-		for i := range tails {
-			if run(i); errs[i] != nil {
-				return out, errs[i]
-			}
-		}
-		return out, nil
-	}
-	var wg sync.WaitGroup
-	for i := range tails {
-		wg.Go(func() { run(i) })
-	}
-	wg.Wait()
-	// The first failure in A, B, K order, as the serial loop reports it.
-	for _, err := range errs {
-		if err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	out, err := c.tails(ctx, r, []*cudaStaged{st})
+	return out[0], err
 }
 
 // ─── B_G2 ────────────────────────────────────────────────────────────────────

@@ -304,6 +304,54 @@ func (m *Multi) TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error) {
 	return call(m, s, func(d Device, in *Staged) (G1Sums, error) { return d.TailMSMG1(ctx, in) })
 }
 
+// tailBatcher is a device that runs several jobs' tail MSMs at once
+// (CUDA, CPU).
+type tailBatcher interface {
+	TailMSMG1Batch(ctx context.Context, ss []*Staged) ([]G1Sums, []error)
+}
+
+// TailMSMG1Batch runs the jobs of each device as one batch there (a loop
+// on a device that does not batch); out[i] and errs[i] are ss[i]'s. Each
+// job's outcome counts on its device as a call of its own would.
+func (m *Multi) TailMSMG1Batch(ctx context.Context, ss []*Staged) ([]G1Sums, []error) {
+	out, errs := make([]G1Sums, len(ss)), make([]error, len(ss))
+	byDev := map[*member][]int{}
+	var order []*member
+	inner := make([]*Staged, len(ss))
+	for i, s := range ss {
+		d, in, err := m.staged(s)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		if byDev[d] == nil {
+			order = append(order, d)
+		}
+		byDev[d] = append(byDev[d], i)
+		inner[i] = in
+	}
+	for _, d := range order {
+		at := byDev[d]
+		batch := make([]*Staged, len(at))
+		for j, i := range at {
+			batch[j] = inner[i]
+		}
+		var sums []G1Sums
+		var es []error
+		if b, ok := d.Device.(tailBatcher); ok {
+			sums, es = b.TailMSMG1Batch(ctx, batch)
+		} else {
+			sums, es = tailEach(ctx, batch, d.TailMSMG1)
+		}
+		for j, i := range at {
+			if errs[i] = d.outcome(es[j]); errs[i] == nil {
+				out[i] = sums[j]
+			}
+		}
+	}
+	return out, errs
+}
+
 func (m *Multi) BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
 	return call(m, s, func(d Device, in *Staged) (bn254.G2Jac, error) { return d.BatchAddG2(ctx, in) })
 }

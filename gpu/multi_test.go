@@ -3,6 +3,7 @@ package gpu_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -122,5 +123,77 @@ func TestMultiPassesJobsOnFromAFullDevice(t *testing.T) {
 	}
 	if _, up := m.Share(); !up[0] || !up[1] {
 		t.Errorf("up %v: a full device is not a lost one", up)
+	}
+}
+
+// batchingCPU is a CPU device that records the batches of tail MSMs it is
+// given, and fails them all with a lost device when lost is set.
+type batchingCPU struct {
+	*gpu.CPU
+	sizes []int
+	lost  bool
+}
+
+func (b *batchingCPU) TailMSMG1Batch(ctx context.Context, ss []*gpu.Staged) ([]gpu.G1Sums, []error) {
+	b.sizes = append(b.sizes, len(ss))
+	if b.lost {
+		errs := make([]error, len(ss))
+		for i := range errs {
+			errs[i] = fmt.Errorf("cudaErrorIllegalAddress: %w", gpu.ErrDeviceLost)
+		}
+		return make([]gpu.G1Sums, len(ss)), errs
+	}
+	return b.CPU.TailMSMG1Batch(ctx, ss)
+}
+
+// Multi hands each device its own jobs of a batch as one batch, and a
+// device lost in its batch fails only its jobs, naming it.
+func TestMultiBatchesEachDevicesJobs(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(rand.New(rand.NewPCG(41, 42)), 50, mixed, gpu.HDivideByZ, true)
+	cpu := gpu.NewCPU(1, 1)
+	rc, _ := cpu.Load(f.key)
+	for _, lose := range []bool{false, true} {
+		d0, d1 := &batchingCPU{CPU: gpu.NewCPU(1, 1)}, &batchingCPU{CPU: gpu.NewCPU(1, 1), lost: lose}
+		m, err := gpu.NewMulti([]gpu.Device{d0, d1}, []string{"cpu:0", "cpu:1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := m.Load(f.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ss, want []*gpu.Staged
+		for range 5 {
+			v := f.vecs()
+			v.QA = classify(scalars(rand.New(rand.NewPCG(uint64(len(ss)), 1)), 50, mixed)) // a different A each job
+			s, err := m.Transfer(ctx, res, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ss = append(ss, s)
+			w, _ := cpu.Transfer(ctx, rc, v)
+			want = append(want, w)
+		}
+		got, errs := m.TailMSMG1Batch(ctx, ss)
+		if fmt.Sprint(d0.sizes, d1.sizes) != "[3] [2]" {
+			t.Errorf("lose %v: batches %v on cpu:0, %v on cpu:1, want [3] and [2]", lose, d0.sizes, d1.sizes)
+		}
+		for i, s := range ss {
+			if m.On(s) == "cpu:1" && lose {
+				if errs[i] == nil || !strings.Contains(errs[i].Error(), "cpu:1") || !strings.Contains(errs[i].Error(), "device lost") {
+					t.Errorf("job %d on the lost cpu:1: error %v", i, errs[i])
+				}
+				continue
+			}
+			if errs[i] != nil {
+				t.Fatalf("lose %v: job %d on %s: %v", lose, i, m.On(s), errs[i])
+			}
+			w, _ := cpu.TailMSMG1(ctx, want[i])
+			eqSums(t, fmt.Sprintf("job %d", i), w, got[i])
+		}
+		if _, up := m.Share(); up[1] == lose {
+			t.Errorf("lose %v: cpu:1 up %v", lose, up[1])
+		}
 	}
 }

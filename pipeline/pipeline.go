@@ -28,6 +28,18 @@ type Stage[J any] struct {
 	// Run does this stage's work on one job. It must not keep job after it
 	// returns; an error ends the job, which then skips the later stages.
 	Run func(ctx context.Context, job J, worker int) error
+
+	// Batch > 1 lets a worker that takes a job also take up to Batch−1
+	// more that are already waiting in the stage's queue — never waiting
+	// for one — and run them together through RunBatch (cross-proof
+	// batching of device work). Each job keeps its own timing, error and
+	// place in the stream. A batching stage has no Admit: a job waiting for
+	// admission must not hold the jobs batched before it.
+	Batch int
+	// RunBatch does the stage's work on jobs (1 to Batch of them) and
+	// returns one error per job (nil for a job that succeeded); a panic
+	// fails every job of the batch. Used when Batch > 1.
+	RunBatch func(ctx context.Context, jobs []J, worker int) []error
 }
 
 // Timing is when a job reached a stage, when a worker took it, and when it left.
@@ -57,7 +69,8 @@ type Result[J any] struct {
 type StageCount struct {
 	Name    string
 	Queued  int // jobs waiting in the stage's channel or in admission
-	Running int // jobs in Run
+	Running int // jobs in Run (or RunBatch)
+	Busy    int // workers in Run or RunBatch: Running, less the batches' extra jobs
 	Workers int // workers the stage has (SetWorkers); extra ones leave after their job
 }
 
@@ -66,6 +79,7 @@ type Pipeline[J any] struct {
 	stages  []Stage[J]
 	queued  []atomic.Int64
 	running []atomic.Int64
+	busy    []atomic.Int64
 	pools   []*pool
 	used    atomic.Bool
 
@@ -91,11 +105,15 @@ func New[J any](stages ...Stage[J]) *Pipeline[J] {
 		if s.Name == "" || s.Run == nil || s.Workers < 1 || s.Queue < 0 || (s.MaxWorkers != 0 && s.MaxWorkers < s.Workers) {
 			panic(fmt.Sprintf("pipeline: stage %d (%q) needs a name, a Run, Workers ≥ 1, Queue ≥ 0 and MaxWorkers 0 or ≥ Workers", i, s.Name))
 		}
+		if s.Batch > 1 && (s.RunBatch == nil || s.Admit != nil) {
+			panic(fmt.Sprintf("pipeline: stage %d (%q) batches: it needs a RunBatch and no Admit", i, s.Name))
+		}
 	}
 	p := &Pipeline[J]{
 		stages:  stages,
 		queued:  make([]atomic.Int64, len(stages)),
 		running: make([]atomic.Int64, len(stages)),
+		busy:    make([]atomic.Int64, len(stages)),
 	}
 	for _, s := range stages {
 		p.pools = append(p.pools, newPool(s.Workers, max(s.MaxWorkers, s.Workers)))
@@ -122,7 +140,7 @@ func (p *Pipeline[J]) SetWorkers(name string, n int) error {
 func (p *Pipeline[J]) Snapshot() []StageCount {
 	out := make([]StageCount, len(p.stages))
 	for i, s := range p.stages {
-		out[i] = StageCount{Name: s.Name, Queued: int(p.queued[i].Load()), Running: int(p.running[i].Load()), Workers: p.pools[i].wanted()}
+		out[i] = StageCount{Name: s.Name, Queued: int(p.queued[i].Load()), Running: int(p.running[i].Load()), Busy: int(p.busy[i].Load()), Workers: p.pools[i].wanted()}
 	}
 	return out
 }
@@ -292,6 +310,13 @@ func (p *Pipeline[J]) work(ctx context.Context, i, w int, in <-chan *envelope[J]
 		case <-fewer:
 			continue // look again whether this worker is one too many
 		}
+		if s.Batch > 1 {
+			if !p.runBatch(ctx, i, w, env, in, emit) {
+				pl.end(w)
+				return
+			}
+			continue
+		}
 		t := Timing{Stage: s.Name, Worker: w, Queued: env.queued}
 		var err error
 		if s.Admit != nil {
@@ -301,7 +326,9 @@ func (p *Pipeline[J]) work(ctx context.Context, i, w int, in <-chan *envelope[J]
 		t.Started = time.Now()
 		if err == nil {
 			p.running[i].Add(1)
+			p.busy[i].Add(1)
 			err = protect(func() error { return s.Run(ctx, env.job, w) })
+			p.busy[i].Add(-1)
 			p.running[i].Add(-1)
 		}
 		t.Finished = time.Now()
@@ -316,6 +343,64 @@ func (p *Pipeline[J]) work(ctx context.Context, i, w int, in <-chan *envelope[J]
 			return
 		}
 	}
+}
+
+// runBatch runs first and the jobs already waiting behind it in in (up to
+// the stage's Batch in all) through RunBatch, then sends each on with its
+// own error. It reports false when cancellation stopped the worker: then
+// every job of the batch not yet sent on has gone to Drop.
+func (p *Pipeline[J]) runBatch(ctx context.Context, i, w int, first *envelope[J], in <-chan *envelope[J], emit func(*envelope[J], error) bool) bool {
+	s := &p.stages[i]
+	batch := []*envelope[J]{first}
+more:
+	for len(batch) < s.Batch {
+		select {
+		case env, ok := <-in:
+			if !ok {
+				break more // the input closed: the next receive ends the worker
+			}
+			batch = append(batch, env)
+		default:
+			break more // nothing waiting: never wait for more
+		}
+	}
+	p.queued[i].Add(-int64(len(batch)))
+	started := time.Now()
+	jobs := make([]J, len(batch))
+	for k, env := range batch {
+		jobs[k] = env.job
+	}
+	p.running[i].Add(int64(len(batch)))
+	p.busy[i].Add(1)
+	var errs []error
+	err := protect(func() error {
+		errs = s.RunBatch(ctx, jobs, w)
+		if len(errs) != len(jobs) {
+			return fmt.Errorf("pipeline: stage %s: RunBatch returned %d errors for %d jobs", s.Name, len(errs), len(jobs))
+		}
+		return nil
+	})
+	p.busy[i].Add(-1)
+	p.running[i].Add(-int64(len(batch)))
+	finished := time.Now()
+	stopped := false
+	for k, env := range batch {
+		env.timings = append(env.timings, Timing{Stage: s.Name, Worker: w, Queued: env.queued, Started: started, Finished: finished})
+		jerr := err
+		if jerr == nil {
+			jerr = errs[k]
+		}
+		switch {
+		case stopped:
+			p.drop(env)
+		case jerr != nil && ctx.Err() != nil && errors.Is(jerr, ctx.Err()):
+			p.drop(env) // cancelled: the job goes to Drop, as Run documents
+			stopped = true
+		case !emit(env, jerr):
+			stopped = true
+		}
+	}
+	return !stopped
 }
 
 // protect runs f, turning a panic into a *panics.ErrRecovered (conc) that

@@ -187,7 +187,7 @@ func TestASlowStagePushesBackOnTheSource(t *testing.T) {
 	// wait to hand theirs over; b's queue holds one while a's worker waits;
 	// a's queue holds one while the pipeline's source goroutine waits. In
 	// that state nothing can move, so the count the source pulled is final.
-	full := []pipeline.StageCount{{Name: "a", Queued: 2, Workers: 1}, {Name: "b", Queued: 2, Workers: 2}, {Name: "slow", Queued: 3, Running: 1, Workers: 1}}
+	full := []pipeline.StageCount{{Name: "a", Queued: 2, Workers: 1}, {Name: "b", Queued: 2, Workers: 2}, {Name: "slow", Queued: 3, Running: 1, Busy: 1, Workers: 1}}
 	// queues (1+1+1) + workers (1+2+1) + one held by the source goroutine
 	const bound = 3 + 4 + 1
 	deadline := time.Now().Add(10 * time.Second)

@@ -26,6 +26,13 @@ type Backend interface {
 	Free(s *gpu.Staged)
 }
 
+// TailBatcher is a backend that runs several jobs' tail MSMs at once
+// (gpu.CUDA, gpu.Multi, gpu.CPU): out[i] and errs[i] are ss[i]'s, and a
+// job's error is its own where the backend can tell (--tail-msm-batch).
+type TailBatcher interface {
+	TailMSMG1Batch(ctx context.Context, ss []*gpu.Staged) (out []gpu.G1Sums, errs []error)
+}
+
 // G2Backend does the B query's G2 work: batch-addition of its ones and the
 // MSM of its significant scalars. --bg2-device picks it independently of the
 // G1 backend (the CPU's G2 MSM reads the host copy in s.Host).

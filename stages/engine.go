@@ -42,6 +42,10 @@ type Config struct {
 	G2         G2Backend // B_G2's device; nil means Backend's if it has one
 	Governor   Governor  // nil: no memory governor
 	Out        Output
+	// TailBatch is the most jobs a tail-msm worker runs at once: it takes
+	// a job and up to TailBatch−1 more already waiting in its queue, never
+	// waiting for more (pipeline.Stage.Batch); 0 or 1: one at a time.
+	TailBatch int
 }
 
 // Engine proves streams of jobs for a set of loaded circuits.
@@ -234,13 +238,30 @@ func (e *Engine) Pipeline() *pipeline.Pipeline[*Job] {
 	synth.Admit = e.admit
 	xfer := stage(Transfer, e.transfer)
 	xfer.Admit = e.admitDevice
+	tail := stage(TailMSM, e.tailMSM)
+	if e.cfg.TailBatch > 1 {
+		tail.Batch = e.cfg.TailBatch
+		tail.RunBatch = func(ctx context.Context, jobs []*Job, _ int) []error {
+			// one CPU share a job: the batch's CPU time splits evenly among them
+			runs := make([]*cpuRun, len(jobs))
+			for i := range jobs {
+				runs[i] = e.cpu.start()
+			}
+			defer func() {
+				for i, j := range jobs {
+					j.addCPU(TailMSM, e.cpu.end(runs[i]))
+				}
+			}()
+			return e.tailMSMBatch(ctx, jobs)
+		}
+	}
 	p := pipeline.New(
 		stage(Parse, e.parse),
 		synth,
 		xfer,
 		stage(MSMH, e.msmH),
 		stage(BatchAdd, e.batchAdd),
-		stage(TailMSM, e.tailMSM),
+		tail,
 		stage(BG2, e.bG2),
 		stage(Assemble, e.assemble),
 	)

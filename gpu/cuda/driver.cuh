@@ -75,34 +75,72 @@ inline u32 msm_segment(u32 half, u32 knob) {
     return S < half ? S : half;
 }
 
-// MsmPlan is one MSM's sizes. Every count that can pass 2^31 is a size_t.
+// MSM_MAX_BATCH is the most scalar vectors one MSM run takes over the same
+// bases (ZK_MAX_BATCH): cross-proof batching of a circuit's tail MSMs.
+const int MSM_MAX_BATCH = ZK_MAX_BATCH;
+
+// MsmPlan is one MSM run's sizes: k vectors of scalars over the same bases
+// (k = 1: one MSM). Every count that can pass 2^31 is a size_t.
 //
 //	c, nw      window bits and windows (msm_window, msm_windows)
-//	half, nb   buckets a window (2^(c−1), signed digits) and in all
-//	m          digit slots: n·nw; window w's are at [w·n, (w+1)·n)
-//	sort_windows  windows per radix sort: whole windows, at most
-//	           SORT_MAX_ITEMS pairs a sort (a key lives in one window, so
-//	           sorting window groups apart keeps each bucket's run whole)
+//	half       buckets a set (2^(c−1), signed digits)
+//	nbv        buckets a vector: nw sets of half, or one set over a table
+//	nb, bw     buckets and bucket sets in all: k·nbv and k·(nw or 1); vector
+//	           j's keys are [j·nbv, (j+1)·nbv), the sentinel nb sorts last,
+//	           and its sets' sums are [j·bw/k, (j+1)·bw/k)
+//	ns[j]      vector j's scalars; n is the largest
+//	at[j]      where vector j's digit slots start: n_j·nw of them, window
+//	           w's at [at[j] + w·n_j, at[j] + (w+1)·n_j)
+//	m          digit slots in all: Σ n_j·nw
 //
-// Limits: n < 2^31 (a digit's value is its point's index with the sign in
-// bit 31) and m < 2^32 (a bucket's run starts at a 32-bit position of the
+// Sorts: the slots split into units whose keys no other unit has — one
+// window of one vector, or over a table one whole vector (its windows share
+// a set) — and consecutive units go to one radix sort while it takes at
+// most SORT_MAX_ITEMS pairs, so a bucket's run is always whole.
+//
+// Limits: n < 2^31 (a digit's value is a base's index with the sign in bit
+// 31) and m < 2^32 (a bucket's run starts at a 32-bit position of the
 // sorted digits): with 16-bit windows (n ≥ 2^20) every n < 2^28 fits,
-// n = 2^27 (m = 2^31, two sorts) among them; larger MSMs are refused.
+// n = 2^27 (m = 2^31, two sorts) among them; larger MSMs are refused (a
+// batch is split into runs that fit: msm_run_batch).
 struct MsmPlan {
     size_t n;
     int c, nw;
-    int bw;    // bucket sets: nw, or 1 over a precomputed table
-    u32 half, nb;
+    int bw;    // bucket sets in all: k·nw, or k over a precomputed table
+    u32 half, nb, nbv;
     size_t m;
-    int sort_windows;
+    bool table;
+    int k;
+    size_t ns[MSM_MAX_BATCH], at[MSM_MAX_BATCH];
 
+    size_t units() const { return table ? (size_t)k : (size_t)k * nw; }
+    size_t unit_items(size_t u) const { return table ? ns[u] * nw : ns[u / nw]; }
+    // each_sort calls f(off, items) for each radix sort, in slot order.
+    template <class G> void each_sort(G f) const {
+        size_t off = 0, items = 0;
+        for (size_t u = 0; u < units(); u++) {
+            size_t it = unit_items(u);
+            if (items && items + it > SORT_MAX_ITEMS) {
+                f(off, items);
+                off += items;
+                items = 0;
+            }
+            items += it;
+        }
+        if (items) f(off, items);
+    }
     // sorts is how many radix sorts the digits take.
-    int sorts() const { return (nw + sort_windows - 1) / sort_windows; }
-    // sort k covers windows [w0, w1): items (w1−w0)·n from offset w0·n.
-    void sort_range(int k, size_t *off, size_t *items) const {
-        int w0 = k * sort_windows, w1 = w0 + sort_windows < nw ? w0 + sort_windows : nw;
-        *off = (size_t)w0 * n;
-        *items = (size_t)(w1 - w0) * n;
+    int sorts() const {
+        int r = 0;
+        each_sort([&](size_t, size_t) { r++; });
+        return r;
+    }
+    // sort s covers items slots from off.
+    void sort_range(int s, size_t *off, size_t *items) const {
+        int i = 0;
+        each_sort([&](size_t o, size_t it) {
+            if (i++ == s) *off = o, *items = it;
+        });
     }
     // level_total is the chunk count after a level over prev items: at
     // most prev/L whole chunks plus one partial chunk a bucket.
@@ -110,24 +148,49 @@ struct MsmPlan {
     size_t level_total(size_t prev) const { return prev / chunk + nb; }
 };
 
+// msm_plan_batch fills p for k vectors of n[j] scalars (some may be 0, not
+// all) in c-bit windows, nw of them, over the bases or a table, or fails
+// naming the limit.
+inline int msm_plan_batch(const size_t *n, int k, int c, int nw, bool table, MsmPlan *p) {
+    if (k < 1 || k > MSM_MAX_BATCH) return FAILF("msm: %d vectors in a batch, want 1 to %d", k, MSM_MAX_BATCH);
+    if (nw > ZK_MAX_WINDOWS) return FAILF("msm: %d windows, the limit is %d", nw, ZK_MAX_WINDOWS);
+    p->c = c;
+    p->nw = nw;
+    p->k = k;
+    p->table = table;
+    p->chunk = msm_tuning().chunk;
+    p->half = 1u << (c - 1);
+    p->nbv = table ? p->half : (u32)nw * p->half;
+    p->bw = k * (table ? 1 : nw);
+    p->n = 0;
+    p->m = 0;
+    for (int j = 0; j < k; j++) {
+        if (n[j] >= ((size_t)1 << 31)) return FAILF("msm: %zu points, the limit is 2^31 − 1", n[j]);
+        if (table && n[j] * (size_t)nw > SORT_MAX_ITEMS)
+            return FAILF("msm over a table: %zu scalars × %d windows = %zu digits, more than one sort takes (2^31 − 1)",
+                         n[j], nw, n[j] * (size_t)nw);
+        p->ns[j] = n[j];
+        p->at[j] = p->m;
+        p->m += n[j] * (size_t)nw;
+        if (n[j] > p->n) p->n = n[j];
+    }
+    if (p->m == 0) return FAILF("msm: no points");
+    if (p->m > 0xffffffffULL)
+        return FAILF("msm: %zu points × %d windows = %zu digits, the limit is 2^32 − 1", p->n, nw, p->m);
+    if ((uint64_t)k * p->nbv >= 0xffffffffULL)
+        return FAILF("msm: %d vectors × %u buckets, more than 32-bit keys hold", k, p->nbv);
+    p->nb = (u32)k * p->nbv;
+    if (p->level_total(p->m) > 0xffffffffULL)
+        return FAILF("msm: %zu chunks at the first level, more than 32-bit positions hold", p->level_total(p->m));
+    return 0;
+}
+
 // msm_plan fills p for n points (n ≥ 1), or fails naming the limit.
 inline int msm_plan(size_t n, MsmPlan *p) {
     if (n == 0) return FAILF("msm: no points");
     if (n >= ((size_t)1 << 31)) return FAILF("msm: %zu points, the limit is 2^31 − 1", n);
-    p->n = n;
-    p->c = msm_window(n, msm_tuning().window);
-    p->chunk = msm_tuning().chunk;
-    p->nw = msm_windows(p->c);
-    if (p->nw > ZK_MAX_WINDOWS) return FAILF("msm: %d windows, the limit is %d", p->nw, ZK_MAX_WINDOWS);
-    p->bw = p->nw;
-    p->half = 1u << (p->c - 1);
-    p->nb = (u32)p->nw * p->half;
-    p->m = n * (size_t)p->nw;
-    if (p->m > 0xffffffffULL)
-        return FAILF("msm: %zu points × %d windows = %zu digits, the limit is 2^32 − 1", n, p->nw, p->m);
-    size_t per = SORT_MAX_ITEMS / n;
-    p->sort_windows = per >= (size_t)p->nw ? p->nw : (int)per;
-    return 0;
+    int c = msm_window(n, msm_tuning().window);
+    return msm_plan_batch(&n, 1, c, msm_windows(c), false, p);
 }
 
 // MsmTable is a precomputed table (msm.cuh): nbase bases' multiples for
@@ -155,19 +218,7 @@ inline int msm_table_layout(size_t nbase, int *c, int *nw) {
 // all windows' digits in one sort (so a bucket's run is whole).
 inline int msm_plan_table(size_t n, int c, int nw, MsmPlan *p) {
     if (n == 0) return FAILF("msm: no points");
-    p->n = n;
-    p->c = c;
-    p->nw = nw;
-    p->bw = 1;
-    p->half = 1u << (c - 1);
-    p->nb = p->half;
-    p->m = n * (size_t)nw;
-    p->chunk = msm_tuning().chunk;
-    if (p->m > SORT_MAX_ITEMS)
-        return FAILF("msm over a table: %zu scalars × %d windows = %zu digits, more than one sort takes (2^31 − 1)", n,
-                     nw, p->m);
-    p->sort_windows = nw;
-    return 0;
+    return msm_plan_batch(&n, 1, c, nw, true, p);
 }
 
 // msm_precompute builds a table's points from the bases.
@@ -251,31 +302,27 @@ int reduce_sets(D &d, const XYZZ<F> *in, size_t sets, size_t per, XYZZ<F> *out, 
     return d.template reduce<F>(mid, sets * g, g, out, sets);
 }
 
-// msm_run: per-window sums of Σ scalars[i]·bases[idx ? idx[i] : i], copied
-// to host_out (nw XYZZ points); the caller combines the windows.
+// msm_core: the window sums of the k = pl.k MSMs Σ scalars[j][i]·bases[idx[j] ?
+// idx[j][i] : i], i < pl.ns[j], in one run over the same bases: vector j's
+// nw (or, over a table, 1) sums at host_out[j·pl.bw/k …], the caller
+// combines the windows. Every vector has bucket sets of its own, so one
+// digits launch a vector, one sort of all the digits, and one launch of
+// each level, segment and reduce step serve them all.
 //
 //  1. digits: signed c-bit digits of every scalar, keyed by bucket
-//  2. sort the (bucket, point) pairs by bucket, window group by window group
+//  2. sort the (bucket, point) pairs by bucket, in units whose keys no
+//     other unit has (MsmPlan)
 //  3. bounds: each bucket's run in the sorted pairs
 //  4. levels: sum runs of up to pl.chunk points of a bucket, until every
 //     bucket is one point
-//  5. segments: Σ (q+1)·B_q over a window's buckets, in segments of S buckets
-//  6. reduce each window's segments, copy the window sums to the host
+//  5. segments: Σ (q+1)·B_q over a set's buckets, in segments of S buckets
+//  6. reduce each set's segments, copy the set sums to the host
 //
-// Over a table (tab non-null; bases unused), the digits of every window key
-// one set of buckets and read the table's points directly; the one window
-// sum is the MSM (*nw_out = 1).
+// Over a table (tab non-null; bases unused), the digits of every window of
+// a vector key one set of buckets and read the table's points directly.
 template <class F, class D>
-int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, size_t n, XYZZ<F> *host_out, int *c_out,
-            int *nw_out, const MsmTable<F> *tab = nullptr) {
-    *c_out = 0;
-    *nw_out = 0;
-    if (n == 0) return 0;
-    MsmPlan pl{};
-    if (tab)
-        TRY(msm_plan_table(n, tab->c, tab->nw, &pl));
-    else
-        TRY(msm_plan(n, &pl));
+int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *const *idx, MsmPlan &pl,
+             XYZZ<F> *host_out, const MsmTable<F> *tab) {
     const size_t m = pl.m;
     const u32 nb = pl.nb, half = pl.half;
     Scratch<D> sc(d);
@@ -285,24 +332,29 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
     TRY(sc.get(&vals, m));
     TRY(sc.get(&keys2, m));
     TRY(sc.get(&vals2, m));
-    if (tab) {
-        TRY(d.digits_table(scalars, idx, n, tab->nbase, pl.c, pl.nw, keys, vals));
-        bases = tab->pts;
-        idx = nullptr; // the values index the table
-    } else {
-        TRY(d.digits(scalars, n, pl.c, pl.nw, keys, vals));
+    for (int j = 0; j < pl.k; j++) {
+        if (!pl.ns[j]) continue; // an empty vector: its sets stay empty, its sums ∞
+        const u32 *ix = idx ? idx[j] : nullptr;
+        u32 key0 = (u32)j * pl.nbv;
+        if (tab)
+            TRY(d.digits_table(scalars[j], ix, pl.ns[j], tab->nbase, pl.c, pl.nw, key0, nb, keys + pl.at[j],
+                               vals + pl.at[j]));
+        else
+            TRY(d.digits(scalars[j], ix, pl.ns[j], pl.c, pl.nw, key0, nb, keys + pl.at[j], vals + pl.at[j]));
     }
+    if (tab) bases = tab->pts; // the values index the table
+    const u32 *idx0 = nullptr; // the digits resolved the indexes
     int end_bit = bitlen(nb); // the sentinel nb sorts last
-    size_t tmp_bytes = 0, off0, items0;
-    pl.sort_range(0, &off0, &items0); // the first sort is the largest
-    TRY(d.sort_pairs(nullptr, &tmp_bytes, keys, keys2, vals, vals2, items0, end_bit));
+    size_t tmp_bytes = 0, most = 0;
+    pl.each_sort([&](size_t, size_t items) { most = items > most ? items : most; });
+    TRY(d.sort_pairs(nullptr, &tmp_bytes, keys, keys2, vals, vals2, most, end_bit));
     void *tmp = nullptr;
     TRY(sc.get((char **)&tmp, tmp_bytes));
-    for (int k = 0; k < pl.sorts(); k++) {
-        size_t off, items;
-        pl.sort_range(k, &off, &items);
-        TRY(d.sort_pairs(tmp, &tmp_bytes, keys + off, keys2 + off, vals + off, vals2 + off, items, end_bit));
-    }
+    int rc = 0;
+    pl.each_sort([&](size_t off, size_t items) {
+        if (rc == 0) rc = d.sort_pairs(tmp, &tmp_bytes, keys + off, keys2 + off, vals + off, vals2 + off, items, end_bit);
+    });
+    TRY(rc);
     sc.drop(tmp);
     sc.drop(keys);
     sc.drop(vals);
@@ -355,7 +407,7 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
         XYZZ<F> *Q;
         TRY(sc.get(&Q, total));
         if (level == 0)
-            TRY(d.template level0<F>(bases, idx, vals2, start, cnt, off, chunks, nb, pl.chunk, (u32)total, Q));
+            TRY(d.template level0<F>(bases, idx0, vals2, start, cnt, off, chunks, nb, pl.chunk, (u32)total, Q));
         else
             TRY(d.template levelN<F>(P, start, cnt, off, chunks, nb, pl.chunk, (u32)total, Q));
         if (P) sc.drop(P);
@@ -378,9 +430,56 @@ int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, siz
     TRY(reduce_sets<F>(d, seg, (size_t)pl.bw, spw, win, sc));
     TRY(d.to_host(host_out, win, pl.bw * sizeof(XYZZ<F>)));
     TRY(d.sync());
-    *c_out = pl.c;
-    *nw_out = pl.bw;
     return 0;
+}
+
+// msm_run_batch: the window sums of k MSMs over the same bases (or table),
+// vector j's scalars[j][i < n[j]] through idx[j] (idx or idx[j] null:
+// dense), into host_out[j·nw + w] (room for k·ZK_MAX_WINDOWS points):
+// *c_out bits a window, *nw_out windows a vector (1 over a table; 0 when
+// every vector is empty, and nothing written). One window size for all
+// (by the largest vector, or the table's). A batch whose digits would pass
+// one run's limits (MsmPlan) is run as several runs of consecutive vectors.
+template <class F, class D>
+int msm_run_batch(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *const *idx, const size_t *n,
+                  int k, XYZZ<F> *host_out, int *c_out, int *nw_out, const MsmTable<F> *tab = nullptr) {
+    *c_out = 0;
+    *nw_out = 0;
+    if (k < 0 || k > MSM_MAX_BATCH) return FAILF("msm: %d vectors in a batch, want 1 to %d", k, MSM_MAX_BATCH);
+    size_t most = 0;
+    for (int j = 0; j < k; j++) most = n[j] > most ? n[j] : most;
+    if (most == 0) return 0;
+    if (most >= ((size_t)1 << 31)) return FAILF("msm: %zu points, the limit is 2^31 − 1", most);
+    int c = tab ? tab->c : msm_window(most, msm_tuning().window);
+    int nw = tab ? tab->nw : msm_windows(c);
+    int per = tab ? 1 : nw; // sums a vector
+    MsmPlan pl{};
+    for (int j0 = 0; j0 < k;) {
+        // the longest run of vectors from j0 whose digits one run holds
+        int j1 = j0 + 1;
+        size_t m = n[j0] * (size_t)nw;
+        while (j1 < k && m + n[j1] * (size_t)nw <= 0xffffffffULL) m += n[j1++] * (size_t)nw;
+        size_t sum = 0;
+        for (int j = j0; j < j1; j++) sum += n[j];
+        if (sum) {
+            TRY(msm_plan_batch(n + j0, j1 - j0, c, nw, tab != nullptr, &pl));
+            TRY(msm_core<F>(d, bases, scalars + j0, idx ? idx + j0 : nullptr, pl, host_out + (size_t)j0 * per, tab));
+        } else {
+            for (int j = j0 * per; j < j1 * per; j++) host_out[j] = XYZZ<F>::inf();
+        }
+        j0 = j1;
+    }
+    *c_out = c;
+    *nw_out = per;
+    return 0;
+}
+
+// msm_run: one MSM, the batch of one: per-window sums of Σ
+// scalars[i]·bases[idx ? idx[i] : i], copied to host_out (nw XYZZ points).
+template <class F, class D>
+int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, size_t n, XYZZ<F> *host_out, int *c_out,
+            int *nw_out, const MsmTable<F> *tab = nullptr) {
+    return msm_run_batch<F>(d, bases, &scalars, &idx, &n, 1, host_out, c_out, nw_out, tab);
 }
 
 template <class F, class D>
@@ -390,6 +489,40 @@ int msm_table_raw(D &d, const void *table, uint64_t nbase, const void *scalars, 
     TRY(msm_table_layout(nbase, &t.c, &t.nw));
     int ci = 0, nwi = 0;
     TRY(msm_run<F>(d, nullptr, (const Fr *)scalars, idx, n, (XYZZ<F> *)out, &ci, &nwi, &t));
+    *c = ci;
+    *nw = nwi;
+    return 0;
+}
+
+// msm_batch_raw and msm_table_batch_raw are the C API's batch entries
+// (zk_msm_batch_*, zk_msm_table_batch_*): k vectors over the bases or
+// their table (nbase bases), in one run.
+template <class F, class D>
+int msm_batch_raw(D &d, const void *bases, const void *const *scalars, const uint32_t *const *idx,
+                  const uint64_t *n, uint32_t k, void *out, int32_t *c, int32_t *nw) {
+    if (k > (uint32_t)MSM_MAX_BATCH) return FAILF("msm: %u vectors in a batch, want 1 to %d", k, MSM_MAX_BATCH);
+    size_t ns[MSM_MAX_BATCH];
+    for (uint32_t j = 0; j < k; j++) ns[j] = n[j];
+    int ci = 0, nwi = 0;
+    TRY(msm_run_batch<F>(d, (const Affine<F> *)bases, (const Fr *const *)scalars, idx, ns, (int)k, (XYZZ<F> *)out,
+                         &ci, &nwi));
+    *c = ci;
+    *nw = nwi;
+    return 0;
+}
+
+template <class F, class D>
+int msm_table_batch_raw(D &d, const void *table, uint64_t nbase, const void *const *scalars,
+                        const uint32_t *const *idx, const uint64_t *n, uint32_t k, void *out, int32_t *c,
+                        int32_t *nw) {
+    if (k > (uint32_t)MSM_MAX_BATCH) return FAILF("msm: %u vectors in a batch, want 1 to %d", k, MSM_MAX_BATCH);
+    MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
+    TRY(msm_table_layout(nbase, &t.c, &t.nw));
+    size_t ns[MSM_MAX_BATCH];
+    for (uint32_t j = 0; j < k; j++) ns[j] = n[j];
+    int ci = 0, nwi = 0;
+    TRY(msm_run_batch<F>(d, (const Affine<F> *)nullptr, (const Fr *const *)scalars, idx, ns, (int)k,
+                         (XYZZ<F> *)out, &ci, &nwi, &t));
     *c = ci;
     *nw = nwi;
     return 0;

@@ -262,14 +262,21 @@ struct HostDev {
     }
 
     // MSM: the launches of CudaDev (zkpipe.cu), same grids and blocks.
-    int digits(const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
+    int digits(const Fr *scalars, const u32 *idx, size_t n, int c, int nw, u32 key0, u32 sentinel, u32 *keys,
+               u32 *vals) {
         TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(blocks(n), TPB, 0, [=] { k_digits(scalars, n, c, nw, keys, vals); }); });
+        issue([=] {
+            cuda_host::launch(blocks(n), TPB, 0, [=] { k_digits(scalars, idx, n, c, nw, key0, sentinel, keys, vals); });
+        });
         return 0;
     }
-    int digits_table(const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 *keys, u32 *vals) {
+    int digits_table(const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 key0, u32 sentinel,
+                     u32 *keys, u32 *vals) {
         TRY(injected(KERNEL));
-        cuda_host::launch(blocks(n), TPB, 0, [&] { k_digits_table(scalars, idx, n, nbase, c, nw, keys, vals); });
+        issue([=] {
+            cuda_host::launch(blocks(n), TPB, 0,
+                              [=] { k_digits_table(scalars, idx, n, nbase, c, nw, key0, sentinel, keys, vals); });
+        });
         return 0;
     }
     template <class F> int precompute(const Affine<F> *bases, size_t nbase, int c, int nw, Affine<F> *table) {
@@ -632,6 +639,20 @@ int zk_msm_table_g2(const void *table, uint64_t nbase, const void *scalars, cons
     on_stream(sv_);
     HostDev d;
     return msm_table_raw<Fp2>(d, table, nbase, scalars, idx, n, out, c, nw);
+}
+int zk_msm_batch_g1(const void *bases, const void *const *scalars, const uint32_t *const *idx, const uint64_t *n,
+                    uint32_t k, void *out, int32_t *c, int32_t *nw, void *sv_, char *err) {
+    ErrScope es(err);
+    KERNEL_CALL(sv_);
+    HostDev d;
+    return msm_batch_raw<Fp>(d, bases, scalars, idx, n, k, out, c, nw);
+}
+int zk_msm_table_batch_g1(const void *table, uint64_t nbase, const void *const *scalars, const uint32_t *const *idx,
+                          const uint64_t *n, uint32_t k, void *out, int32_t *c, int32_t *nw, void *sv_, char *err) {
+    ErrScope es(err);
+    KERNEL_CALL(sv_);
+    HostDev d;
+    return msm_table_batch_raw<Fp>(d, table, nbase, scalars, idx, n, k, out, c, nw);
 }
 int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *sv_, char *err) {
     ErrScope es(err);

@@ -100,7 +100,7 @@ P1 msm_emul(const std::vector<A1> &bases, const std::vector<Fr> &sc, const u32 *
     u32 half = 1u << (c - 1), nb = (u32)nw * half;
     size_t m = n * nw;
     std::vector<u32> keys(m), vals(m);
-    for (size_t i = 0; i < n; i++) digits_body(i, sc.data(), n, c, nw, keys.data(), vals.data());
+    for (size_t i = 0; i < n; i++) digits_body(i, sc.data(), nullptr, n, c, nw, 0, nb, keys.data(), vals.data());
     std::vector<size_t> ord(m);
     for (size_t i = 0; i < m; i++) ord[i] = i;
     std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
@@ -589,6 +589,42 @@ static void test_plan() {
     err[0] = 0;
     CHECK(msm_plan_table(((size_t)1 << 27), 16, 16, &p) != 0 && strstr(err, "one sort") != nullptr,
           "table plan over one sort: %s", err);
+
+    // batches: each vector its own bucket sets after the one before's, its
+    // slots after the one before's (an empty vector has none), one sort
+    // while the digits fit, the sentinel after every vector's keys
+    size_t ns[3] = {100, 0, 37};
+    CHECK(msm_plan_batch(ns, 3, 6, msm_windows(6), false, &p) == 0, "batch plan: %s", err);
+    CHECK(p.k == 3 && p.nbv == (u32)p.nw * 32 && p.nb == 3 * p.nbv && p.bw == 3 * p.nw && p.n == 100, "batch sizes");
+    CHECK(p.at[0] == 0 && p.at[1] == 100 * (size_t)p.nw && p.at[2] == p.at[1] && p.m == 137 * (size_t)p.nw,
+          "batch slots");
+    CHECK(p.sorts() == 1, "batch of 137 points: %d sorts", p.sorts());
+    CHECK(msm_plan_batch(ns, 3, 16, 16, true, &p) == 0 && p.nbv == p.half && p.nb == 3 * p.half && p.bw == 3,
+          "table batch: %s", err);
+    // two vectors of 2^26 points, 16 windows: 2^31 digits in units of one
+    // window, 2^26 each: 31 units in the first sort, the last in a second
+    size_t big[2] = {(size_t)1 << 26, (size_t)1 << 26};
+    CHECK(msm_plan_batch(big, 2, 16, 16, false, &p) == 0 && p.m == ((size_t)1 << 31), "2 × 2^26: %s", err);
+    next = 0;
+    for (int k = 0; k < p.sorts(); k++) {
+        size_t off, items;
+        p.sort_range(k, &off, &items);
+        CHECK(off == next && items <= SORT_MAX_ITEMS && items % ((size_t)1 << 26) == 0, "batch sort %d", k);
+        next = off + items;
+    }
+    CHECK(next == p.m && p.sorts() == 2, "batch sorts cover %zu of %zu in %d", next, p.m, p.sorts());
+    // over a table, a vector's digits are one unit: 2^26 · 16 = 2^30 a sort
+    CHECK(msm_plan_batch(big, 2, 16, 16, true, &p) == 0 && p.sorts() == 2, "table batch sorts: %d", p.sorts());
+    // one run's digits stay below 2^32: three vectors of 2^27 are refused
+    // by the plan (msm_run_batch splits such a batch into runs)
+    size_t huge[3] = {(size_t)1 << 27, (size_t)1 << 27, (size_t)1 << 27};
+    err[0] = 0;
+    CHECK(msm_plan_batch(huge, 3, 16, 16, false, &p) != 0 && strstr(err, "2^32") != nullptr, "3 × 2^27: %s", err);
+    size_t none[2] = {0, 0};
+    err[0] = 0;
+    CHECK(msm_plan_batch(none, 2, 6, msm_windows(6), false, &p) != 0 && strstr(err, "no points"), "empty batch");
+    err[0] = 0;
+    CHECK(msm_plan_batch(ns, MSM_MAX_BATCH + 1, 6, msm_windows(6), false, &p) != 0, "batch over the limit");
 }
 
 int main() {

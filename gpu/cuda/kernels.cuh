@@ -16,15 +16,16 @@
 const int TPB = 256;
 inline unsigned blocks(size_t n, int tpb = TPB) { return (unsigned)((n + tpb - 1) / tpb); }
 
-__global__ void k_digits(const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
+__global__ void k_digits(const Fr *scalars, const u32 *idx, size_t n, int c, int nw, u32 key0, u32 sentinel,
+                         u32 *keys, u32 *vals) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) digits_body(i, scalars, n, c, nw, keys, vals);
+    if (i < n) digits_body(i, scalars, idx, n, c, nw, key0, sentinel, keys, vals);
 }
 
-__global__ void k_digits_table(const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 *keys,
-                               u32 *vals) {
+__global__ void k_digits_table(const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 key0,
+                               u32 sentinel, u32 *keys, u32 *vals) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) digits_table_body(i, scalars, idx, n, nbase, c, nw, keys, vals);
+    if (i < n) digits_table_body(i, scalars, idx, n, nbase, c, nw, key0, sentinel, keys, vals);
 }
 template <class F>
 __global__ void k_precompute(const Affine<F> *bases, size_t nbase, int c, int nw, Affine<F> *table) {

@@ -15,8 +15,10 @@ HD u32 bits_at(const u64 k[4], int s, int c) {
 }
 
 // digits_body: signed c-bit digits of scalar i (Montgomery form in), for
-// every window w: key = w·2^(c−1) + |d| − 1, or the sentinel nw·2^(c−1) for
-// d = 0; val = i | sign<<31. Written at [w·n + i].
+// every window w: key = key0 + w·2^(c−1) + |d| − 1, or the sentinel for
+// d = 0; val = (idx ? idx[i] : i) | sign<<31, the base's own index (the
+// levels read bases[val] directly). Written at [w·n + i]. key0 puts one
+// vector of a batch in its own bucket sets (driver.cuh, MsmPlan).
 // signed_digit: window w's digit of k in [0, 2^(c−1)] and its sign, from
 // the c bits there plus the carry out of the window below (updated).
 HD u32 signed_digit(const Fr &k, int w, int c, u32 &carry, u32 &sign) {
@@ -27,17 +29,18 @@ HD u32 signed_digit(const Fr &k, int w, int c, u32 &carry, u32 &sign) {
     return sign ? (1u << c) - d : d;
 }
 
-HD void digits_body(size_t i, const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
+HD void digits_body(size_t i, const Fr *scalars, const u32 *idx, size_t n, int c, int nw, u32 key0, u32 sentinel,
+                    u32 *keys, u32 *vals) {
     Fr k = scalars[i].from_mont();
     u32 half = 1u << (c - 1);
-    u32 sentinel = (u32)nw * half;
+    u32 bi = idx ? idx[i] : (u32)i;
     u32 carry = 0;
     for (int w = 0; w < nw; w++) {
         u32 sign;
         u32 d = signed_digit(k, w, c, carry, sign);
         size_t at = (size_t)w * n + i;
-        keys[at] = d == 0 ? sentinel : (u32)w * half + d - 1;
-        vals[at] = (u32)i | (sign << 31);
+        keys[at] = d == 0 ? sentinel : key0 + (u32)w * half + d - 1;
+        vals[at] = bi | (sign << 31);
     }
 }
 
@@ -69,19 +72,18 @@ HD void precompute_body(size_t i, const Affine<F> *bases, size_t nbase, int c, i
     }
 }
 
-// digits_table_body: as digits_body, for a table: key |d| − 1 (sentinel
-// half for d = 0), val = (w·nbase + base index) | sign<<31.
+// digits_table_body: as digits_body, for a table: key key0 + |d| − 1
+// (the sentinel for d = 0), val = (w·nbase + base index) | sign<<31.
 HD void digits_table_body(size_t i, const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw,
-                          u32 *keys, u32 *vals) {
+                          u32 key0, u32 sentinel, u32 *keys, u32 *vals) {
     Fr k = scalars[i].from_mont();
-    u32 half = 1u << (c - 1);
     u32 bi = idx ? idx[i] : (u32)i;
     u32 carry = 0;
     for (int w = 0; w < nw; w++) {
         u32 sign;
         u32 d = signed_digit(k, w, c, carry, sign);
         size_t at = (size_t)w * n + i;
-        keys[at] = d == 0 ? half : d - 1;
+        keys[at] = d == 0 ? sentinel : key0 + d - 1;
         vals[at] = (u32)((size_t)w * nbase + bi) | (sign << 31);
     }
 }

@@ -156,13 +156,15 @@ struct CudaDev {
     }
 
     // MSM
-    int digits(const Fr *scalars, size_t n, int c, int nw, u32 *keys, u32 *vals) {
-        k_digits<<<blocks(n), TPB, 0, s>>>(scalars, n, c, nw, keys, vals);
+    int digits(const Fr *scalars, const u32 *idx, size_t n, int c, int nw, u32 key0, u32 sentinel, u32 *keys,
+               u32 *vals) {
+        k_digits<<<blocks(n), TPB, 0, s>>>(scalars, idx, n, c, nw, key0, sentinel, keys, vals);
         CKL();
         return 0;
     }
-    int digits_table(const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 *keys, u32 *vals) {
-        k_digits_table<<<blocks(n), TPB, 0, s>>>(scalars, idx, n, nbase, c, nw, keys, vals);
+    int digits_table(const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 key0, u32 sentinel,
+                     u32 *keys, u32 *vals) {
+        k_digits_table<<<blocks(n), TPB, 0, s>>>(scalars, idx, n, nbase, c, nw, key0, sentinel, keys, vals);
         CKL();
         return 0;
     }
@@ -547,6 +549,20 @@ int zk_msm_table_g2(const void *table, uint64_t nbase, const void *scalars, cons
     ON(s);
     CudaDev d{(cudaStream_t)s};
     return msm_table_raw<Fp2>(d, table, nbase, scalars, idx, n, out, c, nw);
+}
+int zk_msm_batch_g1(const void *bases, const void *const *scalars, const uint32_t *const *idx, const uint64_t *n,
+                    uint32_t k, void *out, int32_t *c, int32_t *nw, void *s, char *err) {
+    ErrScope es(err);
+    ON(s);
+    CudaDev d{(cudaStream_t)s};
+    return msm_batch_raw<Fp>(d, bases, scalars, idx, n, k, out, c, nw);
+}
+int zk_msm_table_batch_g1(const void *table, uint64_t nbase, const void *const *scalars, const uint32_t *const *idx,
+                          const uint64_t *n, uint32_t k, void *out, int32_t *c, int32_t *nw, void *s, char *err) {
+    ErrScope es(err);
+    ON(s);
+    CudaDev d{(cudaStream_t)s};
+    return msm_table_batch_raw<Fp>(d, table, nbase, scalars, idx, n, k, out, c, nw);
 }
 int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err) {
     ErrScope es(err);

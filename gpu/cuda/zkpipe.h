@@ -27,9 +27,10 @@
 extern "C" {
 #endif
 
-#define ZK_ABI_VERSION 6
+#define ZK_ABI_VERSION 7
 #define ZK_ERR_BYTES 512
 #define ZK_MAX_WINDOWS 64 /* an MSM returns at most this many window sums */
+#define ZK_MAX_BATCH 64   /* scalar vectors one batched MSM takes at most (ABI 7) */
 
 /* zk_abi: the sizes both sides share, each in bytes (max_windows excepted). */
 typedef struct {
@@ -113,6 +114,20 @@ int zk_msm_table_g1(const void *table, uint64_t nbase, const void *scalars, cons
                     void *out, int32_t *c, int32_t *nw, void *s, char *err);
 int zk_msm_table_g2(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
                     void *out, int32_t *c, int32_t *nw, void *s, char *err);
+/* zk_msm_batch_g1: k ≤ ZK_MAX_BATCH MSMs over the same bases in one run
+ * (cross-proof batching of a circuit's tail MSMs): vector j is the n[j]
+ * scalars at scalars[j] against bases[idx[j] ? idx[j][i] : i] (idx NULL:
+ * every vector dense). scalars, idx and n are host arrays of k entries; an
+ * n[j] of 0 is allowed (its sums are ∞). Vector j's window sums are at
+ * out[j·(*nw) + w], out having room for k·ZK_MAX_WINDOWS XYZZ points; *c
+ * and *nw are as zk_msm_g1's, the same for every vector (*nw = 0 when
+ * every n[j] is 0). (ABI 7.) */
+int zk_msm_batch_g1(const void *bases, const void *const *scalars, const uint32_t *const *idx, const uint64_t *n,
+                    uint32_t k, void *out, int32_t *c, int32_t *nw, void *s, char *err);
+/* zk_msm_table_batch_g1: zk_msm_batch_g1 over a table of nbase bases: *nw
+ * = 1, vector j's whole MSM in out[j]. (ABI 7.) */
+int zk_msm_table_batch_g1(const void *table, uint64_t nbase, const void *const *scalars, const uint32_t *const *idx,
+                          const uint64_t *n, uint32_t k, void *out, int32_t *c, int32_t *nw, void *s, char *err);
 /* zk_ones_g1/g2: the sum of bases[j] for the set bits j < n of bitmap. */
 int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);
 int zk_ones_g2(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);

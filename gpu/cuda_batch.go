@@ -1,0 +1,193 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+)
+
+// Cross-proof batching of the tail MSMs: the A, B₁ and K MSMs of several
+// jobs of one circuit read the same resident bases (or their tables), so one
+// run of the library's MSM driver serves them all (zk_msm_batch_g1,
+// gpu/cuda/driver.cuh msm_run_batch): each job's digits key bucket sets of
+// its own, one sort takes every job's digits, and each level, segment and
+// reduce step is one launch for all. A short tail leaves most of the GPU
+// idle in each of those launches; k tails fill it k times better.
+
+type (
+	msmBatchFn      func(bases uintptr, scalars, idx, n unsafe.Pointer, k uint32, out unsafe.Pointer, c, nw *int32, s uintptr, e *byte) int32
+	msmTableBatchFn func(table uintptr, nbase uint64, scalars, idx, n unsafe.Pointer, k uint32, out unsafe.Pointer, c, nw *int32, s uintptr, e *byte) int32
+)
+
+// msmVec is one job's scalars of one query on the device: n values, read
+// through idx (0: dense).
+type msmVec struct {
+	scalars, idx uintptr
+	n            int
+}
+
+// msmBatchG1 runs the G1 MSMs of vecs (at most MaxMSMBatch) against the
+// same bases, or their table when t.ptr is set, in one library call on
+// compute stream s, and combines each one's window sums as msm does.
+func msmBatchG1(f msmBatchFn, tf msmTableBatchFn, t msmTable, op string, bases uintptr, vecs []msmVec, s uintptr) ([]bn254.G1Jac, error) {
+	k := len(vecs)
+	if k == 0 || k > MaxMSMBatch {
+		return nil, fmt.Errorf("cuda %s: %d vectors, want 1 to %d", op, k, MaxMSMBatch)
+	}
+	scalars := make([]uintptr, k)
+	idx := make([]uintptr, k)
+	n := make([]uint64, k)
+	for j, v := range vecs {
+		scalars[j], idx[j], n[j] = v.scalars, v.idx, uint64(v.n)
+	}
+	win := make([]xyzzG1, k*maxWindows)
+	var w, nw int32
+	var e cerr
+	var rc int32
+	if t.ptr != 0 {
+		rc = tf(t.ptr, uint64(t.nbase), unsafe.Pointer(&scalars[0]), unsafe.Pointer(&idx[0]), unsafe.Pointer(&n[0]), uint32(k), unsafe.Pointer(&win[0]), &w, &nw, s, e.p())
+	} else {
+		rc = f(bases, unsafe.Pointer(&scalars[0]), unsafe.Pointer(&idx[0]), unsafe.Pointer(&n[0]), uint32(k), unsafe.Pointer(&win[0]), &w, &nw, s, e.p())
+	}
+	if err := e.err(op, rc); err != nil {
+		return nil, err
+	}
+	if nw < 0 || nw > maxWindows {
+		return nil, fmt.Errorf("cuda %s: %d windows, at most %d", op, nw, maxWindows)
+	}
+	out := make([]bn254.G1Jac, k)
+	for j := range out {
+		var inf xyzzG1
+		out[j] = inf.jac()
+		for i := int(nw) - 1; i >= 0; i-- {
+			p := win[j*int(nw)+i].jac()
+			for range w {
+				out[j].DoubleAssign()
+			}
+			out[j].AddAssign(&p)
+		}
+	}
+	return out, nil
+}
+
+// query is the sum of the i-th G1 query: A, B₁, K.
+func (s *G1Sums) query(i int) *bn254.G1Jac {
+	return [...]*bn254.G1Jac{&s.A, &s.B1, &s.K}[i]
+}
+
+// tails runs the A, B₁ and K tail MSMs of the jobs sts of resident r: one
+// job's through the single MSM entry, several jobs' as one batched run a
+// query. The three queries are independent: with the tail split on, each
+// takes a compute stream of its own and they run at once where streams are
+// free (an MSM of a short tail leaves most of the GPU idle; two of 2^20
+// points overlap their sorts and reductions).
+func (c *CUDA) tails(ctx context.Context, r *cudaResident, sts []*cudaStaged) ([]G1Sums, error) {
+	out := make([]G1Sums, len(sts))
+	bases := [3]uintptr{r.a, r.b1, r.k}
+	names := [3]string{"A", "B", "K"}
+	var errs [3]error
+	run := func(i int) {
+		errs[i] = c.onCompute(func(cs uintptr) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			tab, _ := r.table(bases[i])
+			if len(sts) == 1 {
+				q := &sts[0].q[i]
+				p, err := msm[xyzzG1](c.fn.msmG1, c.fn.msmTableG1, tab, "msm g1", bases[i], q.vals, q.idx, q.nvals, cs)
+				*out[0].query(i) = p
+				return err
+			}
+			vecs := make([]msmVec, len(sts))
+			for j, st := range sts {
+				q := &st.q[i]
+				vecs[j] = msmVec{scalars: q.vals, idx: q.idx, n: q.nvals}
+			}
+			ps, err := msmBatchG1(c.fn.msmBatchG1, c.fn.msmTableBatchG1, tab, "msm batch g1", bases[i], vecs, cs)
+			for j, p := range ps {
+				*out[j].query(i) = p
+			}
+			return err
+		})
+		if errs[i] != nil && errs[i] != ctx.Err() {
+			errs[i] = fmt.Errorf("tail msm %s: %w", names[i], errs[i])
+		}
+	}
+	if c.tailStreams() == 1 {
+		for i := range bases {
+			if run(i); errs[i] != nil {
+				return out, errs[i]
+			}
+		}
+		return out, nil
+	}
+	var wg sync.WaitGroup
+	for i := range bases {
+		wg.Go(func() { run(i) })
+	}
+	wg.Wait()
+	// The first failure in A, B, K order, as the serial loop reports it.
+	for _, err := range errs {
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// TailMSMG1Batch is TailMSMG1 for several jobs at once: the jobs of one
+// circuit run each query's MSMs as one batched run (up to MaxMSMBatch
+// jobs a run). out[i] and errs[i] are ss[i]'s. A job the backend cannot
+// run (another backend's, freed) fails alone. A failed batched run is
+// tried again job by job (its scratch is k times one job's: each alone may
+// fit), unless the device is lost or ctx is done; only then do the jobs of
+// that run share its error.
+func (c *CUDA) TailMSMG1Batch(ctx context.Context, ss []*Staged) (out []G1Sums, errs []error) {
+	out, errs = make([]G1Sums, len(ss)), make([]error, len(ss))
+	type group struct {
+		r   *cudaResident
+		at  []int
+		sts []*cudaStaged
+	}
+	var groups []*group
+	for i, s := range ss {
+		r, st, done, err := c.compute(s)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		defer done()
+		var g *group
+		for _, h := range groups {
+			if h.r == r && len(h.at) < MaxMSMBatch {
+				g = h
+			}
+		}
+		if g == nil {
+			g = &group{r: r}
+			groups = append(groups, g)
+		}
+		g.at, g.sts = append(g.at, i), append(g.sts, st)
+	}
+	for _, g := range groups {
+		sums, err := c.tails(ctx, g.r, g.sts)
+		if err != nil && len(g.sts) > 1 && ctx.Err() == nil && !errors.Is(err, ErrDeviceLost) {
+			for j, st := range g.sts {
+				one, err := c.tails(ctx, g.r, []*cudaStaged{st})
+				out[g.at[j]], errs[g.at[j]] = one[0], err
+			}
+			continue
+		}
+		for j, i := range g.at {
+			out[i] = sums[j]
+			if err != nil {
+				errs[i] = fmt.Errorf("batch of %d: %w", len(g.at), err)
+			}
+		}
+	}
+	return out, errs
+}
