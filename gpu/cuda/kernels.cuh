@@ -179,23 +179,23 @@ __global__ void __launch_bounds__(512) k_ntt_pass(Fr *x, u32 n, u32 mlow, int s,
 // regs_smem_bytes(G·2^s) of dynamic shared memory.
 template <bool DIF>
 __global__ void __launch_bounds__(512) k_ntt_regs(Fr *x, int lgn, int lgm, int s, int lgG, const Fr *tw) {
-    ZK_DYN_SHARED(Half, sh);
+    ZK_DYN_SHARED(Half, halves);
     const u32 E = 1u << (lgG + s), g0 = blockIdx.x << lgG, mlow = 1u << lgm;
     Half *gx = reinterpret_cast<Half *>(x);
     for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {
         u32 gi, k, h = q & 1;
         regs_elem(q >> 1, lgG, lgm, s, gi, k);
-        sh[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)] = gx[2 * group_pos(g0 + gi, k, mlow, s) + h];
+        halves[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)] = gx[2 * group_pos(g0 + gi, k, mlow, s) + h];
     }
     __syncthreads();
     for (int ri = 0; ri < regs_rounds(s); ri++) {
-        regs_round<DIF>(sh, E, threadIdx.x, ri, s, g0, lgm, lgn, tw);
+        regs_round<DIF>(halves, E, threadIdx.x, ri, s, g0, lgm, lgn, tw);
         __syncthreads();
     }
     for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {
         u32 gi, k, h = q & 1;
         regs_elem(q >> 1, lgG, lgm, s, gi, k);
-        gx[2 * group_pos(g0 + gi, k, mlow, s) + h] = sh[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)];
+        gx[2 * group_pos(g0 + gi, k, mlow, s) + h] = halves[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)];
     }
 }
 
