@@ -458,31 +458,38 @@ inline const NttTuning &ntt_tuning() {
     return t;
 }
 
-// ntt_regs runs an NTT as regs_plan's passes of radix-8 rounds; below
-// eight elements (no group of eight) as ntt_passes.
-template <class D> int ntt_regs(D &d, Fr *x, int logn, const Fr *tw, bool difp) {
-    if (logn < 3) return ntt_passes(d, x, logn, tw, difp);
+// ntt_regs runs an NTT as regs_plan's passes of radix-8 rounds. A DIF's
+// last pass (mlow = 1) multiplies by scale (null: none) in bit-reversed
+// order on its way out, which saves scale_rev's pass over memory.
+template <class D> int ntt_regs(D &d, Fr *x, int logn, const Fr *tw, bool difp, const Fr *scale) {
     const NttTuning &t = ntt_tuning();
     RegsPass ps[10];
     int np = regs_plan(logn, t.stages, t.lgblock, difp, ps);
-    for (int p = 0; p < np; p++) TRY(d.ntt_regs(x, logn, ps[p].lgm, ps[p].s, ps[p].lgG, tw, difp));
+    for (int p = 0; p < np; p++)
+        TRY(d.ntt_regs(x, logn, ps[p].lgm, ps[p].s, ps[p].lgG, tw, difp, difp && p == np - 1 ? scale : nullptr));
     return 0;
 }
 
-// dif: natural → bit-reversed order; dit: bit-reversed → natural.
-template <class D> int dif(D &d, Fr *x, int logn, const Fr *tw, NttVariant v) {
-    if (v == NTT_REGS) return ntt_regs(d, x, logn, tw, true);
-    if (v == NTT_PASSES) return ntt_passes(d, x, logn, tw, true);
-    u32 n = 1u << logn;
-    u32 m = n / 2;
-    for (; m >= 1 && m > NTT_TAIL; m >>= 1) TRY(d.dif_stage(x, n, m, tw));
-    if (m >= 1) TRY(d.dif_tail(x, n, m, tw));
+// dif: natural → bit-reversed order, then (scale non-null) position p
+// multiplied by scale[bitrev(p)]; dit: bit-reversed → natural. The regs
+// kernels need eight elements: smaller NTTs take the passes.
+template <class D> int dif(D &d, Fr *x, int logn, const Fr *tw, NttVariant v, const Fr *scale = nullptr) {
+    if (v == NTT_REGS && logn >= 3) return ntt_regs(d, x, logn, tw, true, scale);
+    if (v == NTT_REGS || v == NTT_PASSES) {
+        TRY(ntt_passes(d, x, logn, tw, true));
+    } else {
+        u32 n = 1u << logn;
+        u32 m = n / 2;
+        for (; m >= 1 && m > NTT_TAIL; m >>= 1) TRY(d.dif_stage(x, n, m, tw));
+        if (m >= 1) TRY(d.dif_tail(x, n, m, tw));
+    }
+    if (scale) TRY(d.scale_rev(x, 1u << logn, logn, scale));
     return 0;
 }
 
 template <class D> int dit(D &d, Fr *x, int logn, const Fr *tw, NttVariant v) {
-    if (v == NTT_REGS) return ntt_regs(d, x, logn, tw, false);
-    if (v == NTT_PASSES) return ntt_passes(d, x, logn, tw, false);
+    if (v == NTT_REGS && logn >= 3) return ntt_regs(d, x, logn, tw, false, nullptr);
+    if (v == NTT_REGS || v == NTT_PASSES) return ntt_passes(d, x, logn, tw, false);
     u32 n = 1u << logn;
     if (n < 2) return 0;
     u32 top = n / 2 < NTT_TAIL ? n / 2 : NTT_TAIL;
@@ -525,16 +532,14 @@ int compute_h_run(D &d, D *side0, D *side1, Fr *a, Fr *b, Fr *c, int logn, const
     for (int i = 1; i < 3; i++)
         if (on[i] != &d) TRY(on[i]->after(d)); // fork: after whatever d did to b, c
     for (int i = 0; i < 3; i++) {
-        TRY(dif(*on[i], x[i], logn, twinv, ntt));
-        TRY(on[i]->scale_rev(x[i], n, logn, gn));
+        TRY(dif(*on[i], x[i], logn, twinv, ntt, gn));
         TRY(dit(*on[i], x[i], logn, tw, ntt));
     }
     for (int i = 1; i < 3; i++)
         if (on[i] != &d) TRY(d.after(*on[i])); // join: the pointwise step reads all three
     TRY(d.pointwise(x[0], x[1], x[2], n, zinv, conv == 0));
     if (conv == 0) {
-        TRY(dif(d, x[0], logn, twinv, ntt));
-        TRY(d.scale_rev(x[0], n, logn, ginvn));
+        TRY(dif(d, x[0], logn, twinv, ntt, ginvn));
     }
     return 0;
 }

@@ -356,14 +356,14 @@ struct HostDev {
     }
 
     // NTT
-    int ntt_regs(Fr *x, int lgn, int lgm, int st, int lgG, const Fr *tw, bool difp) {
+    int ntt_regs(Fr *x, int lgn, int lgm, int st, int lgG, const Fr *tw, bool difp, const Fr *scale) {
         TRY(injected(KERNEL));
         unsigned grid = 1u << (lgn - st - lgG), threads = 1u << (lgG + st - 3);
         size_t smem = regs_smem_bytes(1u << (lgG + st));
         if (difp)
-            issue([=] { cuda_host::launch(grid, threads, smem, [=] { k_ntt_regs<true>(x, lgn, lgm, st, lgG, tw); }, true); });
+            issue([=] { cuda_host::launch(grid, threads, smem, [=] { k_ntt_regs<true>(x, lgn, lgm, st, lgG, tw, scale); }, true); });
         else
-            issue([=] { cuda_host::launch(grid, threads, smem, [=] { k_ntt_regs<false>(x, lgn, lgm, st, lgG, tw); }, true); });
+            issue([=] { cuda_host::launch(grid, threads, smem, [=] { k_ntt_regs<false>(x, lgn, lgm, st, lgG, tw, scale); }, true); });
         return 0;
     }
     int ntt_pass(Fr *x, u32 n, u32 mlow, int st, u32 ngroups, const Fr *tw, bool difp) {

@@ -451,10 +451,14 @@ void test_passes(int logn) {
     }
 }
 
+void scale_rev(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tab) {
+    for (u32 p = 0; p < d.n; p++) x[p] = x[p] * tab[bitrev(p, d.logn)];
+}
 // regs_passes mirrors ntt_regs and k_ntt_regs: regs_plan's passes, each
 // block copied in and out by regs_elem/regs_slot, its threads' rounds in
 // turn (threads of one round touch disjoint elements).
-void regs_passes(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, bool difp, int stages, int lgblock) {
+void regs_passes(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, bool difp, int stages, int lgblock,
+                 const Fr *scale = nullptr) {
     RegsPass ps[10];
     int np = regs_plan(d.logn, stages, lgblock, difp, ps);
     for (int p = 0; p < np; p++) {
@@ -473,8 +477,9 @@ void regs_passes(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, bo
             }
             for (int ri = 0; ri < regs_rounds(P.s); ri++)
                 for (u32 t = 0; t < threads; t++) {
+                    const Fr *sc = difp && p == np - 1 && ri == regs_rounds(P.s) - 1 ? scale : nullptr;
                     if (difp)
-                        regs_round<true>(sh.data(), E, t, ri, P.s, g0, P.lgm, d.logn, tw.data());
+                        regs_round<true>(sh.data(), E, t, ri, P.s, g0, P.lgm, d.logn, tw.data(), sc);
                     else
                         regs_round<false>(sh.data(), E, t, ri, P.s, g0, P.lgm, d.logn, tw.data());
                 }
@@ -506,6 +511,14 @@ void test_regs(int logn) {
             ok = true;
             for (u32 i = 0; i < d.n; i++) ok = ok && a[i].eq(b[i]);
             CHECK(ok, "dit regs logn=%d stages=%d block=2^%d", logn, stages, lgblock);
+            // DIF with the coset scaling in its last pass, as compute_h runs it
+            a = x, b = x;
+            dif(a, d, d.twinv);
+            scale_rev(a, d, d.gn);
+            regs_passes(b, d, d.twinv, true, stages, lgblock, d.gn.data());
+            ok = true;
+            for (u32 i = 0; i < d.n; i++) ok = ok && a[i].eq(b[i]);
+            CHECK(ok, "dif regs scaled logn=%d stages=%d block=2^%d", logn, stages, lgblock);
         }
 }
 
@@ -542,9 +555,6 @@ void test_regs_banks() {
         }
 }
 
-void scale_rev(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tab) {
-    for (u32 p = 0; p < d.n; p++) x[p] = x[p] * tab[bitrev(p, d.logn)];
-}
 Fr horner(const std::vector<Fr> &coef_rev, const Dom &d, Fr z) {
     Fr r = Fr::zero();
     for (int j = (int)d.n - 1; j >= 0; j--) r = r * z + coef_rev[bitrev((u32)j, d.logn)];

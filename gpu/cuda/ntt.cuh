@@ -173,9 +173,12 @@ HD int regs_rounds(int s) { return (s + 2) / 3; }
 // thread t of a block whose first group is g0, on shared memory sh of E
 // elements: read eight elements, run the round's stages, write them back.
 // Threads of one round touch disjoint elements: rounds are separated by
-// barriers, nothing inside one.
+// barriers, nothing inside one. scale (null: none), in a pass with mlow = 1
+// only: after the stages, element p (its position in x) is multiplied by
+// scale[bitrev(p)], as scale_rev would in a pass of its own.
 template <bool DIF>
-HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int lgn, const Fr *tw) {
+HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int lgn, const Fr *tw,
+                   const Fr *scale = nullptr) {
     int tt0, tt1;
     if (DIF) {
         tt1 = s - 3 * ri;
@@ -214,6 +217,10 @@ HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int l
                 x[i1] = a - b;
             }
         }
+    }
+    if (scale) {
+#pragma unroll
+        for (int i = 0; i < 8; i++) x[i] = x[i] * tw_load(scale, bitrev((g0 << s) + (kb | ((u32)i << b0)), lgn));
     }
 #pragma unroll
     for (int i = 0; i < 8; i++) regs_put(sh, E, regs_slot(kb | ((u32)i << b0), s), x[i]);

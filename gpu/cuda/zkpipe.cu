@@ -228,13 +228,13 @@ struct CudaDev {
     }
 
     // NTT
-    int ntt_regs(Fr *x, int lgn, int lgm, int st, int lgG, const Fr *tw, bool difp) {
+    int ntt_regs(Fr *x, int lgn, int lgm, int st, int lgG, const Fr *tw, bool difp, const Fr *scale) {
         unsigned grid = 1u << (lgn - st - lgG), threads = 1u << (lgG + st - 3);
         size_t smem = regs_smem_bytes(1u << (lgG + st));
         if (difp)
-            k_ntt_regs<true><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw);
+            k_ntt_regs<true><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
         else
-            k_ntt_regs<false><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw);
+            k_ntt_regs<false><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
         CKL();
         return 0;
     }
