@@ -96,6 +96,7 @@ struct Event {
 // ─── the device of driver.cuh ───────────────────────────────────────────────
 
 NttVariant ntt_variant = NTT_REGS; // ZKPIPE_NTT at zk_init (driver.cuh)
+int ntt_smem_max = -1;              // k_ntt_regs's shared memory a block, the least of the devices inited
 
 // spin_sync: host threads waiting for the device spin (ZKPIPE_CUDA_SPIN=1,
 // CUDA's default on a host with more cores than contexts) instead of
@@ -231,6 +232,10 @@ struct CudaDev {
     int ntt_regs(Fr *x, int lgn, int lgm, int st, int lgG, const Fr *tw, bool difp, const Fr *scale) {
         unsigned grid = 1u << (lgn - st - lgG), threads = 1u << (lgG + st - 3);
         size_t smem = regs_smem_bytes(1u << (lgG + st));
+        if ((long long)smem > ntt_smem_max)
+            return FAILF("ntt: a block of 2^%d elements needs %zu bytes of shared memory, the device gives %d "
+                         "(lower ZKPIPE_NTT_STAGES and ZKPIPE_NTT_BLOCK, or ZKPIPE_NTT=passes)",
+                         lgG + st, smem, ntt_smem_max);
         if (difp)
             k_ntt_regs<true><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
         else
@@ -301,10 +306,16 @@ int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char 
     CK(cudaSetDevice(dev));
     TRY(ntt_variant_parse(getenv("ZKPIPE_NTT"), &ntt_variant));
     // k_ntt_regs takes up to 128 KiB of shared memory a block (4096
-    // elements): more than the 48 KiB a kernel gets without asking.
+    // elements): more than the 48 KiB a kernel gets without asking. A
+    // device with less (not the H200: 227 KiB) gets what it has, and a
+    // pass that needs more fails naming the knobs (CudaDev::ntt_regs).
+    int optin = 0;
+    CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     int regs_smem = (int)regs_smem_bytes(1u << 12);
+    if (optin < regs_smem) regs_smem = optin;
     CK(cudaFuncSetAttribute(k_ntt_regs<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
     CK(cudaFuncSetAttribute(k_ntt_regs<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
+    if (ntt_smem_max < 0 || regs_smem < ntt_smem_max) ntt_smem_max = regs_smem;
     cudaError_t sync_mode = set_sync_mode();
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, dev));
