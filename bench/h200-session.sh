@@ -121,7 +121,7 @@ while [ $# -gt 0 ]; do
 		done | tee "$OUT/msmgrid.log"
 		;;
 	nttgrid)
-		for g in ${NTT_GRID:-passes:0:0 radix2:0:0 regs:0:0 regs:12:2048 regs:8:1024 regs:8:2048 regs:8:4096 regs:6:1024 regs:11:2048}; do
+		for g in ${NTT_GRID:-passes:0:0 radix2:0:0 regs:0:0 regs:12:2048 regs:8:1024 regs:8:2048 regs:8:4096 regs:6:1024}; do
 			IFS=: read -r v st bl <<<"$g"
 			echo "== ntt $v stages ${st/#0/12} block ${bl/#0/4096}"
 			ZKPIPE_NTT=$v ZKPIPE_NTT_STAGES=$st ZKPIPE_NTT_BLOCK=$bl ZKPIPE_CUDA_MEASURE=ntt ZKPIPE_CUDA_BENCH=1 \
