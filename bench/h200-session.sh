@@ -25,6 +25,10 @@
 #   msmgrid          G1 (2^20, 2^22, 2^24) and G2 (2^20) MSM timings for each
 #                    window:chunk:segment in $MSM_GRID (0 = the default),
 #                    through ZKPIPE_MSM_WINDOW/_CHUNK/_SEGMENT (driver.cuh)
+#   nttgrid          NTT (2^16…2^24, forward) and NTT+MSM_H (2^16…2^22) timings
+#                    for each variant:stages:block in $NTT_GRID (0 = the
+#                    default), through ZKPIPE_NTT/_STAGES/_BLOCK (driver.cuh);
+#                    one library, one process per entry
 #   profile          ncu's per-kernel times of TestCUDAMeasure's MSMs at
 #                    $PROFILE_SIZES (log2, default 22; PROFILE_MEASURE=all
 #                    for every kernel) (--clock-control none), where ncu can
@@ -153,6 +157,14 @@ while [ $# -gt 0 ]; do
 			ZKPIPE_MSM_WINDOW=$w ZKPIPE_MSM_CHUNK=$c ZKPIPE_MSM_SEGMENT=$sg ZKPIPE_CUDA_MEASURE=msm ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20,22,24 \
 				$bin/gpu.test -test.run 'CUDAMeasure' -test.timeout 400s 2>&1 | grep -E "MSM 2" | sed 's/, gnark.*//'
 		done | tee "$OUT/msmgrid.log"
+		;;
+	nttgrid)
+		for g in ${NTT_GRID:-passes:0:0 radix2:0:0 regs:0:0 regs:12:2048 regs:8:1024 regs:8:2048 regs:8:4096 regs:6:1024}; do
+			IFS=: read -r v st bl <<<"$g"
+			echo "== ntt $v stages ${st/#0/12} block ${bl/#0/4096}"
+			ZKPIPE_NTT=$v ZKPIPE_NTT_STAGES=$st ZKPIPE_NTT_BLOCK=$bl ZKPIPE_CUDA_MEASURE=ntt ZKPIPE_CUDA_BENCH=1 \
+				$bin/gpu.test -test.run 'CUDAMeasure$' -test.v -test.timeout 300s 2>&1 | grep -E "device:|NTT"
+		done | tee "$OUT/nttgrid.log"
 		;;
 	profile)
 		ncu --version | tail -1

@@ -466,8 +466,10 @@ func TestCUDAMeasure(t *testing.T) {
 		t.Skip("set ZKPIPE_CUDA_BENCH=1 to measure")
 	}
 	// ZKPIPE_CUDA_MEASURE=msm times the MSMs alone, without gnark's CPU
-	// figures (bench/h200-session.sh's msmgrid step).
+	// figures (bench/h200-session.sh's msmgrid step); =ntt the NTTs and
+	// NTT+MSM_H alone (its nttgrid step).
 	msmOnly := os.Getenv("ZKPIPE_CUDA_MEASURE") == "msm"
+	nttOnly := os.Getenv("ZKPIPE_CUDA_MEASURE") == "ntt"
 	cuda := openCUDA(t)
 	t.Logf("device: %s", cuda.Device())
 	ctx := context.Background()
@@ -499,6 +501,9 @@ func TestCUDAMeasure(t *testing.T) {
 			}
 			sizes = append(sizes, lg)
 		}
+	}
+	if nttOnly {
+		sizes = nil
 	}
 	for _, lg := range sizes {
 		n := 1 << lg
@@ -533,8 +538,11 @@ func TestCUDAMeasure(t *testing.T) {
 		cuda.Free(s)
 		res.Close()
 	}
-	{
-		n := 1 << 20
+	for _, lg := range []int{20} {
+		if nttOnly {
+			break
+		}
+		n := 1 << lg
 		k := &gpu.Key{Domain: fft.NewDomain(2), B1: tileG1(n, false), B2: tileG2(n, false)}
 		res, err := cuda.Load(k)
 		if err != nil {
@@ -599,7 +607,11 @@ func TestCUDAMeasure(t *testing.T) {
 			float64(tx[2].Microseconds())/1000, float64(th[2].Microseconds())/1000)
 		res.Close()
 	}
-	for _, lg := range []int{20, 24} {
+	nttSizes := []int{20, 24}
+	if nttOnly {
+		nttSizes = []int{16, 20, 22, 24}
+	}
+	for _, lg := range nttSizes {
 		n := 1 << lg
 		k := &gpu.Key{Domain: fft.NewDomain(uint64(n))}
 		res, err := cuda.Load(k)

@@ -39,7 +39,7 @@ inline dim3 blockIdx, threadIdx, blockDim, gridDim;
 
 namespace cuda_host {
 
-const size_t DYN_SMEM = 64 << 10; // the most dynamic shared memory a launch asks (k_ntt_pass: 32 KiB)
+const size_t DYN_SMEM = 227 << 10; // the H200's most dynamic shared memory a block (k_ntt_regs asks 128 KiB)
 const size_t STACK = 64 << 10;    // a fiber's stack
 const unsigned MAX_THREADS = 1024;
 

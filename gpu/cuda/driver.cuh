@@ -15,7 +15,7 @@
 //   on other so far (an event on the GPU: no host round trip)
 //   digits, sort_pairs, bounds, counts, max_of, chunks, exclusive_sum,
 //   level0<F>, levelN<F>, segment<F>, reduce<F>, ones<F>      (MSM, ones)
-//   ntt_pass, dif_stage, dit_stage, dif_tail, dit_head, scale_rev,
+//   ntt_regs, ntt_pass, dif_stage, dit_stage, dif_tail, dit_head, scale_rev,
 //   pointwise, powers                                         (NTT)
 #pragma once
 
@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 // ─── MSM plan ───────────────────────────────────────────────────────────────
 
@@ -587,20 +588,88 @@ template <class D> int ntt_passes(D &d, Fr *x, int logn, const Fr *tw, bool difp
     return 0;
 }
 
-// dif: natural → bit-reversed order; dit: bit-reversed → natural. radix2
-// (ZKPIPE_NTT=radix2) is the first version, one launch a stage, kept as a
-// fallback.
-template <class D> int dif(D &d, Fr *x, int logn, const Fr *tw, bool radix2) {
-    if (!radix2) return ntt_passes(d, x, logn, tw, true);
-    u32 n = 1u << logn;
-    u32 m = n / 2;
-    for (; m >= 1 && m > NTT_TAIL; m >>= 1) TRY(d.dif_stage(x, n, m, tw));
-    if (m >= 1) TRY(d.dif_tail(x, n, m, tw));
+// NttVariant selects the NTT kernels (ZKPIPE_NTT, read at zk_init):
+// regs (the default): passes of radix-8 rounds (k_ntt_regs); passes: passes
+// of radix-2 stages in shared memory (k_ntt_pass); radix2: the first
+// version, one launch a stage. All three compute the same transform: the
+// knob is for measuring them against each other with one library.
+enum NttVariant { NTT_REGS = 0, NTT_PASSES = 1, NTT_RADIX2 = 2 };
+
+// ntt_variant_parse reads a ZKPIPE_NTT value (null or empty: the default),
+// or fails naming the value and the choices.
+inline int ntt_variant_parse(const char *v, NttVariant *out) {
+    if (!v || !*v || strcmp(v, "regs") == 0)
+        *out = NTT_REGS;
+    else if (strcmp(v, "passes") == 0)
+        *out = NTT_PASSES;
+    else if (strcmp(v, "radix2") == 0)
+        *out = NTT_RADIX2;
+    else
+        return FAILF("ZKPIPE_NTT=%s: unknown, the choices are regs (default), passes, radix2", v);
+    return 0;
+}
+inline const char *ntt_variant_name(NttVariant v) {
+    return v == NTT_REGS ? "regs" : v == NTT_PASSES ? "passes" : "radix2";
+}
+
+// NttTuning: the regs NTT's knobs, for measuring on a GPU without a
+// rebuild: ZKPIPE_NTT_STAGES (most stages a pass, 3 to 12: 12 makes a
+// 2^24 NTT two DRAM passes, 8 three) and ZKPIPE_NTT_BLOCK (elements a
+// block, a power of two from 256 to 4096, at least 2^stages of a pass:
+// 4096 is 128 KiB of shared memory and 512 threads). Read once a process;
+// values out of range keep the default.
+struct NttTuning {
+    int stages = 12;
+    int lgblock = 12;
+};
+inline const NttTuning &ntt_tuning() {
+    static const NttTuning t = [] {
+        NttTuning r;
+        if (const char *e = getenv("ZKPIPE_NTT_STAGES")) {
+            int v = atoi(e);
+            if (v >= 3 && v <= 12) r.stages = v;
+        }
+        if (const char *e = getenv("ZKPIPE_NTT_BLOCK")) {
+            int v = atoi(e);
+            if (v >= 256 && v <= 4096 && (v & (v - 1)) == 0) r.lgblock = bitlen((u32)v) - 1;
+        }
+        return r;
+    }();
+    return t;
+}
+
+// ntt_regs runs an NTT as regs_plan's passes of radix-8 rounds. A DIF's
+// last pass (mlow = 1) multiplies by scale (null: none) in bit-reversed
+// order on its way out, which saves scale_rev's pass over memory.
+template <class D> int ntt_regs(D &d, Fr *x, int logn, const Fr *tw, bool difp, const Fr *scale) {
+    const NttTuning &t = ntt_tuning();
+    RegsPass ps[10];
+    int np = regs_plan(logn, t.stages, t.lgblock, difp, ps);
+    for (int p = 0; p < np; p++)
+        TRY(d.ntt_regs(x, logn, ps[p].lgm, ps[p].s, ps[p].lgG, tw, difp, difp && p == np - 1 ? scale : nullptr));
     return 0;
 }
 
-template <class D> int dit(D &d, Fr *x, int logn, const Fr *tw, bool radix2) {
-    if (!radix2) return ntt_passes(d, x, logn, tw, false);
+// dif: natural → bit-reversed order, then (scale non-null) position p
+// multiplied by scale[bitrev(p)]; dit: bit-reversed → natural. The regs
+// kernels need eight elements: smaller NTTs take the passes.
+template <class D> int dif(D &d, Fr *x, int logn, const Fr *tw, NttVariant v, const Fr *scale = nullptr) {
+    if (v == NTT_REGS && logn >= 3) return ntt_regs(d, x, logn, tw, true, scale);
+    if (v == NTT_REGS || v == NTT_PASSES) {
+        TRY(ntt_passes(d, x, logn, tw, true));
+    } else {
+        u32 n = 1u << logn;
+        u32 m = n / 2;
+        for (; m >= 1 && m > NTT_TAIL; m >>= 1) TRY(d.dif_stage(x, n, m, tw));
+        if (m >= 1) TRY(d.dif_tail(x, n, m, tw));
+    }
+    if (scale) TRY(d.scale_rev(x, 1u << logn, logn, scale));
+    return 0;
+}
+
+template <class D> int dit(D &d, Fr *x, int logn, const Fr *tw, NttVariant v) {
+    if (v == NTT_REGS && logn >= 3) return ntt_regs(d, x, logn, tw, false, nullptr);
+    if (v == NTT_REGS || v == NTT_PASSES) return ntt_passes(d, x, logn, tw, false);
     u32 n = 1u << logn;
     if (n < 2) return 0;
     u32 top = n / 2 < NTT_TAIL ? n / 2 : NTT_TAIL;
@@ -634,7 +703,7 @@ template <class D> int domain_tables_run(D &d, Fr *tw, Fr *twinv, Fr *gn, Fr *gi
 // follows without a host round trip, and nothing here waits for the GPU.
 template <class D>
 int compute_h_run(D &d, D *side0, D *side1, Fr *a, Fr *b, Fr *c, int logn, const Fr *tw, const Fr *twinv,
-                  const Fr *gn, const Fr *ginvn, int conv, Fr zinv, bool radix2) {
+                  const Fr *gn, const Fr *ginvn, int conv, Fr zinv, NttVariant ntt) {
     if (logn < 0 || logn > 30) return FAILF("compute h: 2^%d elements, the limit is 2^30", logn);
     if (conv != 0 && conv != 1) return FAILF("compute h: unknown convention %d", conv);
     u32 n = 1u << logn;
@@ -643,16 +712,14 @@ int compute_h_run(D &d, D *side0, D *side1, Fr *a, Fr *b, Fr *c, int logn, const
     for (int i = 1; i < 3; i++)
         if (on[i] != &d) TRY(on[i]->after(d)); // fork: after whatever d did to b, c
     for (int i = 0; i < 3; i++) {
-        TRY(dif(*on[i], x[i], logn, twinv, radix2));
-        TRY(on[i]->scale_rev(x[i], n, logn, gn));
-        TRY(dit(*on[i], x[i], logn, tw, radix2));
+        TRY(dif(*on[i], x[i], logn, twinv, ntt, gn));
+        TRY(dit(*on[i], x[i], logn, tw, ntt));
     }
     for (int i = 1; i < 3; i++)
         if (on[i] != &d) TRY(d.after(*on[i])); // join: the pointwise step reads all three
     TRY(d.pointwise(x[0], x[1], x[2], n, zinv, conv == 0));
     if (conv == 0) {
-        TRY(dif(d, x[0], logn, twinv, radix2));
-        TRY(d.scale_rev(x[0], n, logn, ginvn));
+        TRY(dif(d, x[0], logn, twinv, ntt, ginvn));
     }
     return 0;
 }

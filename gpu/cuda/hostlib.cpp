@@ -197,7 +197,7 @@ void dfree(void *p) {
 
 // ─── the device of driver.cuh ───────────────────────────────────────────────
 
-bool ntt_radix2 = false;
+NttVariant ntt_variant = NTT_REGS; // ZKPIPE_NTT at zk_init (driver.cuh)
 
 // HostDev is one stream of one call, and runs its work as a GPU stream
 // would be allowed to: in issue order, but not before something waits for
@@ -376,6 +376,16 @@ struct HostDev {
     }
 
     // NTT
+    int ntt_regs(Fr *x, int lgn, int lgm, int st, int lgG, const Fr *tw, bool difp, const Fr *scale) {
+        TRY(injected(KERNEL));
+        unsigned grid = 1u << (lgn - st - lgG), threads = 1u << (lgG + st - 3);
+        size_t smem = regs_smem_bytes(1u << (lgG + st));
+        if (difp)
+            issue([=] { cuda_host::launch(grid, threads, smem, [=] { k_ntt_regs<true>(x, lgn, lgm, st, lgG, tw, scale); }, true); });
+        else
+            issue([=] { cuda_host::launch(grid, threads, smem, [=] { k_ntt_regs<false>(x, lgn, lgm, st, lgG, tw, scale); }, true); });
+        return 0;
+    }
     int ntt_pass(Fr *x, u32 n, u32 mlow, int st, u32 ngroups, const Fr *tw, bool difp) {
         TRY(injected(KERNEL));
         u32 G = NTT_PASS_THREADS >> (st - 1);
@@ -454,9 +464,8 @@ int zk_host_calls_peak(int reset) { return reset ? calls_peak.exchange(calls_now
 int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char *err) {
     ErrScope es(err);
     if (dev < 0 || dev >= devices()) return FAILF("no CUDA device %d (%d found)", dev, devices());
-    const char *ntt = getenv("ZKPIPE_NTT");
-    ntt_radix2 = ntt && strcmp(ntt, "radix2") == 0;
-    snprintf(name, (size_t)namelen, "host stand-in (no GPU), device %d", dev);
+    TRY(ntt_variant_parse(getenv("ZKPIPE_NTT"), &ntt_variant));
+    snprintf(name, (size_t)namelen, "host stand-in (no GPU), device %d, ntt %s", dev, ntt_variant_name(ntt_variant));
     uint64_t t = dev_total.load();
     *mem_total = t ? t : 1ULL << 40;
     return 0;
@@ -578,7 +587,7 @@ int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const 
     HostDev d, d0, d1;
     int rc = compute_h_run(d, side0 ? &d0 : nullptr, side1 ? &d1 : nullptr, (Fr *)a, (Fr *)b, (Fr *)c, logn,
                            (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn, (const Fr *)ginvn, conv,
-                           *(const Fr *)zinv, ntt_radix2);
+                           *(const Fr *)zinv, ntt_variant);
     TRY(rc);
     return d.sync(); // the GPU's H runs on; here the wait is the device time
 }
@@ -587,7 +596,7 @@ int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms,
     ErrScope es(err);
     KERNEL_CALL(sv_);
     HostDev d;
-    for (int i = 0; i < reps; i++) TRY(dit(d, (Fr *)x, logn, (const Fr *)tw, ntt_radix2));
+    for (int i = 0; i < reps; i++) TRY(dit(d, (Fr *)x, logn, (const Fr *)tw, ntt_variant));
     *ms = 0;
     return 0;
 }

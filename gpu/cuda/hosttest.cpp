@@ -470,6 +470,107 @@ void test_passes(int logn) {
 void scale_rev(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tab) {
     for (u32 p = 0; p < d.n; p++) x[p] = x[p] * tab[bitrev(p, d.logn)];
 }
+// regs_passes mirrors ntt_regs and k_ntt_regs: regs_plan's passes, each
+// block copied in and out by regs_elem/regs_slot, its threads' rounds in
+// turn (threads of one round touch disjoint elements).
+void regs_passes(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, bool difp, int stages, int lgblock,
+                 const Fr *scale = nullptr) {
+    RegsPass ps[10];
+    int np = regs_plan(d.logn, stages, lgblock, difp, ps);
+    for (int p = 0; p < np; p++) {
+        const RegsPass &P = ps[p];
+        CHECK(P.s >= 3 && P.s <= (stages > 5 ? stages : 5) && P.lgG + P.s <= (lgblock > P.s ? lgblock : P.s), "regs plan logn=%d pass %d: s=%d lgG=%d",
+              d.logn, p, P.s, P.lgG);
+        u32 E = 1u << (P.lgG + P.s), mlow = 1u << P.lgm, threads = E / 8;
+        std::vector<Half> sh(regs_smem_bytes(E) / sizeof(Half));
+        Half *gx = reinterpret_cast<Half *>(x.data());
+        for (u32 blk = 0; blk < (d.n >> (P.s + P.lgG)); blk++) {
+            u32 g0 = blk << P.lgG;
+            for (u32 q = 0; q < 2 * E; q++) {
+                u32 gi, k, h = q & 1;
+                regs_elem(q >> 1, P.lgG, P.lgm, P.s, gi, k);
+                sh[h * (E + REGS_PLANE1) + regs_slot((gi << P.s) | k, P.s)] = gx[2 * group_pos(g0 + gi, k, mlow, P.s) + h];
+            }
+            for (int ri = 0; ri < regs_rounds(P.s); ri++)
+                for (u32 t = 0; t < threads; t++) {
+                    const Fr *sc = difp && p == np - 1 && ri == regs_rounds(P.s) - 1 ? scale : nullptr;
+                    if (difp)
+                        regs_round<true>(sh.data(), E, t, ri, P.s, g0, P.lgm, d.logn, tw.data(), sc);
+                    else
+                        regs_round<false>(sh.data(), E, t, ri, P.s, g0, P.lgm, d.logn, tw.data());
+                }
+            for (u32 q = 0; q < 2 * E; q++) {
+                u32 gi, k, h = q & 1;
+                regs_elem(q >> 1, P.lgG, P.lgm, P.s, gi, k);
+                gx[2 * group_pos(g0 + gi, k, mlow, P.s) + h] = sh[h * (E + REGS_PLANE1) + regs_slot((gi << P.s) | k, P.s)];
+            }
+        }
+    }
+}
+
+void test_regs(int logn) {
+    Dom d = make_dom(logn, mont<Fr>(5));
+    std::vector<Fr> x(d.n);
+    for (auto &v : x) v = fr_rnd();
+    x[0] = Fr::zero() - mont<Fr>(1); // q − 1 among them
+    for (int stages : {3, 4, 5, 7, 8, 12})
+        for (int lgblock : {8, 10, 12}) {
+            std::vector<Fr> a = x, b = x;
+            dif(a, d, d.tw);
+            regs_passes(b, d, d.tw, true, stages, lgblock);
+            bool ok = true;
+            for (u32 i = 0; i < d.n; i++) ok = ok && a[i].eq(b[i]);
+            CHECK(ok, "dif regs logn=%d stages=%d block=2^%d", logn, stages, lgblock);
+            a = x, b = x;
+            dit(a, d, d.twinv);
+            regs_passes(b, d, d.twinv, false, stages, lgblock);
+            ok = true;
+            for (u32 i = 0; i < d.n; i++) ok = ok && a[i].eq(b[i]);
+            CHECK(ok, "dit regs logn=%d stages=%d block=2^%d", logn, stages, lgblock);
+            // DIF with the coset scaling in its last pass, as compute_h runs it
+            a = x, b = x;
+            dif(a, d, d.twinv);
+            scale_rev(a, d, d.gn);
+            regs_passes(b, d, d.twinv, true, stages, lgblock, d.gn.data());
+            ok = true;
+            for (u32 i = 0; i < d.n; i++) ok = ok && a[i].eq(b[i]);
+            CHECK(ok, "dif regs scaled logn=%d stages=%d block=2^%d", logn, stages, lgblock);
+        }
+}
+
+// test_regs_banks: in every round of every pass size, the eight threads of
+// each quarter-warp (a 16-byte access is served eight threads at a time)
+// read eight different 16-byte bank groups (slot mod 8): no conflicts.
+void test_regs_banks() {
+    for (int s = 3; s <= 12; s++)
+        for (int lgG : {0, 1, 2, 5}) {
+            if (lgG + s > 12 && lgG > 0) continue;
+            u32 threads = 1u << (lgG + s - 3);
+            for (int ri = 0; ri < regs_rounds(s); ri++) {
+                int tt0 = 3 * ri, b0 = tt0 < s - 3 ? tt0 : s - 3; // DIT's windows; DIF's are the same set
+                for (int difp = 0; difp < 2; difp++) {
+                    if (difp) {
+                        int tt1 = s - 3 * ri;
+                        b0 = tt1 > 3 ? tt1 - 3 : 0;
+                    }
+                    for (int i = 0; i < 8; i++)
+                        for (u32 t0 = 0; t0 < threads; t0 += 8) {
+                            unsigned seen = 0;
+                            for (u32 t = t0; t < t0 + 8 && t < threads; t++) {
+                                u32 gi = t >> (s - 3), tau = t & ((1u << (s - 3)) - 1);
+                                u32 lo = tau & ((1u << b0) - 1), hi = tau >> b0;
+                                u32 K = (gi << s) | (hi << (b0 + 3)) | ((u32)i << b0) | lo;
+                                seen |= 1u << (regs_slot(K, s) & 7);
+                            }
+                            u32 want = threads - t0 < 8 ? threads - t0 : 8;
+                            CHECK((u32)__builtin_popcount(seen) == want, "regs banks s=%d lgG=%d round %d dif=%d i=%d t0=%u: %d of %u",
+                                  s, lgG, ri, difp, i, t0, __builtin_popcount(seen), want);
+                        }
+                }
+            }
+        }
+}
+
 Fr horner(const std::vector<Fr> &coef_rev, const Dom &d, Fr z) {
     Fr r = Fr::zero();
     for (int j = (int)d.n - 1; j >= 0; j--) r = r * z + coef_rev[bitrev((u32)j, d.logn)];
@@ -641,6 +742,8 @@ int main() {
     test_msm(2100, 32, true, 0); // c = 7: two segments per window
     for (int logn : {1, 2, 3, 5}) test_ntt(logn);
     for (int logn : {0, 1, 2, 3, 4, 5, 7, 10}) test_passes(logn);
+    for (int logn : {3, 4, 5, 6, 7, 8, 9, 11, 13, 14}) test_regs(logn);
+    test_regs_banks();
     if (failures) {
         printf("%d failures\n", failures);
         return 1;

@@ -174,6 +174,34 @@ __global__ void __launch_bounds__(512) k_ntt_pass(Fr *x, u32 n, u32 mlow, int s,
     }
 }
 
+// k_ntt_regs: one pass of s stages in radix-8 rounds (ntt.cuh, regs_round):
+// G = 2^lgG groups a block of G·2^(s−3) threads (at most 512), copied in and
+// out as 16-byte halves (consecutive threads, consecutive addresses) through
+// regs_smem_bytes(G·2^s) of dynamic shared memory. scale (null: none; mlow
+// = 1 only): the last round multiplies by it in bit-reversed order.
+template <bool DIF>
+__global__ void __launch_bounds__(512) k_ntt_regs(Fr *x, int lgn, int lgm, int s, int lgG, const Fr *tw,
+                                                  const Fr *scale) {
+    ZK_DYN_SHARED(Half, halves);
+    const u32 E = 1u << (lgG + s), g0 = blockIdx.x << lgG, mlow = 1u << lgm;
+    Half *gx = reinterpret_cast<Half *>(x);
+    for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {
+        u32 gi, k, h = q & 1;
+        regs_elem(q >> 1, lgG, lgm, s, gi, k);
+        halves[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)] = gx[2 * group_pos(g0 + gi, k, mlow, s) + h];
+    }
+    __syncthreads();
+    for (int ri = 0; ri < regs_rounds(s); ri++) {
+        regs_round<DIF>(halves, E, threadIdx.x, ri, s, g0, lgm, lgn, tw, ri == regs_rounds(s) - 1 ? scale : nullptr);
+        __syncthreads();
+    }
+    for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {
+        u32 gi, k, h = q & 1;
+        regs_elem(q >> 1, lgG, lgm, s, gi, k);
+        gx[2 * group_pos(g0 + gi, k, mlow, s) + h] = halves[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)];
+    }
+}
+
 __global__ void k_scale_rev(Fr *x, u32 n, int logn, const Fr *tab) {
     u32 p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p < n) x[p] = x[p] * tab[bitrev(p, logn)];

@@ -76,3 +76,178 @@ HD void group_bfly(Fr *sh, u32 u, int tt, u32 r, u32 mlow, u32 n, const Fr *tw, 
         sh[k1] = a - b;
     }
 }
+
+// ─── NTT passes with eight elements a thread (ZKPIPE_NTT=regs) ──────────────
+//
+// The passes and groups above, but a thread holds eight elements of one
+// group in registers and runs up to three stages on them between two trips
+// through shared memory (radix-8 rounds): a pass of s stages costs ⌈s/3⌉
+// rounds and barriers instead of s, and a third of the shared-memory
+// traffic. The radix-2 pass above spends more time on shared memory (a
+// butterfly reads and writes 128 bytes, conflicted) than on its product.
+//
+// In a round the three register bits of an element's in-group index k are a
+// window [b0, b0+3): thread τ (< 2^(s−3) a group) holds the eight elements
+// k(i) = τ_hi·2^(b0+3) + i·2^b0 + τ_lo, i < 8, where τ_lo = τ mod 2^b0 and
+// τ_hi = τ >> b0. DIT rounds take the windows [0,3), [3,6), … (the last at
+// [s−3, s), doing only the stages left); DIF the same from the top down.
+//
+// Twiddles: stage tt of a pass (m = mlow·2^tt) multiplies by ω^(j·n/2m) with
+// j = r + u·mlow (r the group's residue, u = k mod 2^tt): read from tw with
+// the read-only cache, and not multiplied at all where the index is 0 (all
+// of the DIT's first stage and DIF's last, half of the next, …: about
+// 2·n/2 of the (n/2)·log n products).
+
+// Half is half an Fr: shared memory holds a block's elements in two planes
+// of 16-byte halves, so that a thread's accesses are single 16-byte ones.
+struct alignas(16) Half {
+    u64 lo, hi;
+};
+
+// regs_slot: the slot of block-local element K = group·2^s + k in a plane.
+// The low three bits are XORed with bits 3–5 (and, when a group has at least
+// eight threads a round, with the group's low bits), so that the eight
+// threads of a quarter-warp hit eight different 16-byte bank groups in every
+// round's access pattern (hosttest checks it for every s and round).
+HD u32 regs_slot(u32 K, int s) {
+    u32 f = (K >> 3) ^ (s >= 6 ? K >> s : 0);
+    return K ^ (f & 7);
+}
+// REGS_PLANE1 is where plane 1 starts beyond plane 0's E slots: four slots
+// (64 bytes) off, so that the two halves of four consecutive elements, read
+// by eight consecutive threads in the global ↔ shared copies, use all eight
+// bank groups.
+const u32 REGS_PLANE1 = 4;
+HD size_t regs_smem_bytes(u32 E) { return (2 * (size_t)E + REGS_PLANE1) * sizeof(Half); }
+
+HD Fr regs_get(const Half *sh, u32 E, u32 c) {
+    Half a = sh[c], b = sh[E + REGS_PLANE1 + c];
+    Fr r;
+    r.v[0] = a.lo;
+    r.v[1] = a.hi;
+    r.v[2] = b.lo;
+    r.v[3] = b.hi;
+    return r;
+}
+HD void regs_put(Half *sh, u32 E, u32 c, const Fr &x) {
+    sh[c] = Half{x.v[0], x.v[1]};
+    sh[E + REGS_PLANE1 + c] = Half{x.v[2], x.v[3]};
+}
+
+// tw_load reads a twiddle through the read-only data cache.
+HD Fr tw_load(const Fr *tw, u32 e) {
+    Fr r;
+#ifdef __CUDA_ARCH__
+    const ulonglong2 *p = reinterpret_cast<const ulonglong2 *>(tw + e);
+    ulonglong2 a = __ldg(p), b = __ldg(p + 1);
+    r.v[0] = a.x;
+    r.v[1] = a.y;
+    r.v[2] = b.x;
+    r.v[3] = b.y;
+#else
+    r = tw[e];
+#endif
+    return r;
+}
+
+// regs_elem maps the q-th element of a block's copy (q < G·2^s; G = 2^lgG
+// groups from group g0, a multiple of G) to its group gi and index k, so
+// that consecutive q are at consecutive addresses where they can be: when
+// mlow ≥ G the block's groups are G consecutive residues of one b (runs of
+// G elements); when mlow < G its elements are one contiguous range.
+HD void regs_elem(u32 q, int lgG, int lgm, int s, u32 &gi, u32 &k) {
+    if (lgm >= lgG) {
+        k = q >> lgG;
+        gi = q & ((1u << lgG) - 1);
+    } else {
+        u32 bl = q >> (lgm + s), rem = q & ((1u << (lgm + s)) - 1);
+        k = rem >> lgm;
+        gi = (bl << lgm) | (rem & ((1u << lgm) - 1));
+    }
+}
+
+// regs_rounds is how many rounds a pass of s stages takes.
+HD int regs_rounds(int s) { return (s + 2) / 3; }
+
+// regs_round: round ri of a pass (s stages, mlow = 2^lgm, n = 2^lgn) for
+// thread t of a block whose first group is g0, on shared memory sh of E
+// elements: read eight elements, run the round's stages, write them back.
+// Threads of one round touch disjoint elements: rounds are separated by
+// barriers, nothing inside one. scale (null: none), in a pass with mlow = 1
+// only: after the stages, element p (its position in x) is multiplied by
+// scale[bitrev(p)], as scale_rev would in a pass of its own.
+template <bool DIF>
+HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int lgn, const Fr *tw,
+                   const Fr *scale = nullptr) {
+    int tt0, tt1;
+    if (DIF) {
+        tt1 = s - 3 * ri;
+        tt0 = tt1 > 3 ? tt1 - 3 : 0;
+    } else {
+        tt0 = 3 * ri;
+        tt1 = tt0 + 3 < s ? tt0 + 3 : s;
+    }
+    const int b0 = DIF ? tt0 : (tt0 < s - 3 ? tt0 : s - 3);
+    const u32 gi = t >> (s - 3), tau = t & ((1u << (s - 3)) - 1);
+    const u32 lo = tau & ((1u << b0) - 1), hi = tau >> b0;
+    const u32 kb = (gi << s) | (hi << (b0 + 3)) | lo;
+    const u32 r = (g0 + gi) & ((1u << lgm) - 1);
+    Fr x[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++) x[i] = regs_get(sh, E, regs_slot(kb | ((u32)i << b0), s));
+#pragma unroll
+    for (int pi = 0; pi < 3; pi++) {
+        const int p = DIF ? 2 - pi : pi, tt = b0 + p;
+        if (tt < tt0 || tt >= tt1) continue;
+        const int sh_tw = lgn - lgm - tt - 1; // n/(2m) = 2^sh_tw
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int low = j & ((1 << p) - 1);
+            const int i0 = ((j >> p) << (p + 1)) | low, i1 = i0 | (1 << p);
+            u32 u = ((u32)low << b0) | lo; // k(i0) mod 2^tt
+            u32 e = (r + (u << lgm)) << sh_tw;
+            Fr a = x[i0], b = x[i1];
+            if (DIF) {
+                x[i0] = a + b;
+                b = a - b;
+                x[i1] = e ? b * tw_load(tw, e) : b;
+            } else {
+                if (e) b = b * tw_load(tw, e);
+                x[i0] = a + b;
+                x[i1] = a - b;
+            }
+        }
+    }
+    if (scale) {
+#pragma unroll
+        for (int i = 0; i < 8; i++) x[i] = x[i] * tw_load(scale, bitrev((g0 << s) + (kb | ((u32)i << b0)), lgn));
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++) regs_put(sh, E, regs_slot(kb | ((u32)i << b0), s), x[i]);
+}
+
+// RegsPass is one pass of an NTT in regs rounds: s stages (3 ≤ s ≤ 12) from
+// mlow = 2^lgm, G = 2^lgG groups a block.
+struct RegsPass {
+    int lgm, s, lgG;
+};
+
+// regs_plan splits the log n stages of an NTT (logn ≥ 3) into passes of at
+// most `stages` stages (3 to 12; a few more where passes of `stages` would
+// leave one below 3), as equal as possible, and blocks of about
+// 2^lgblock elements: DIF from the top stage down, DIT from the bottom up.
+// Returns the number of passes written to out (at most 10).
+HD int regs_plan(int logn, int stages, int lgblock, bool difp, RegsPass out[10]) {
+    int np = (logn + stages - 1) / stages, done = 0;
+    if (np > logn / 3) np = logn / 3; // every pass at least 3 stages (logn = 4, stages = 3: one of 4)
+    for (int p = 0; p < np; p++) {
+        int left = np - p, s = (logn - done + left - 1) / left; // larger passes first
+        int lgG = lgblock > s ? lgblock - s : 0;
+        if (lgG > logn - s) lgG = logn - s; // no more groups than there are
+        out[p].s = s;
+        out[p].lgG = lgG;
+        out[p].lgm = difp ? logn - done - s : done;
+        done += s;
+    }
+    return np;
+}

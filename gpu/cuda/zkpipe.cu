@@ -95,7 +95,8 @@ struct Event {
 
 // ─── the device of driver.cuh ───────────────────────────────────────────────
 
-bool ntt_radix2 = false; // ZKPIPE_NTT=radix2 at zk_init
+NttVariant ntt_variant = NTT_REGS; // ZKPIPE_NTT at zk_init (driver.cuh)
+int ntt_smem_max = -1;              // k_ntt_regs's shared memory a block, the least of the devices inited
 
 // spin_sync: host threads waiting for the device spin (ZKPIPE_CUDA_SPIN=1,
 // CUDA's default on a host with more cores than contexts) instead of
@@ -234,6 +235,20 @@ struct CudaDev {
     }
 
     // NTT
+    int ntt_regs(Fr *x, int lgn, int lgm, int st, int lgG, const Fr *tw, bool difp, const Fr *scale) {
+        unsigned grid = 1u << (lgn - st - lgG), threads = 1u << (lgG + st - 3);
+        size_t smem = regs_smem_bytes(1u << (lgG + st));
+        if ((long long)smem > ntt_smem_max)
+            return FAILF("ntt: a block of 2^%d elements needs %zu bytes of shared memory, the device gives %d "
+                         "(lower ZKPIPE_NTT_STAGES and ZKPIPE_NTT_BLOCK, or ZKPIPE_NTT=passes)",
+                         lgG + st, smem, ntt_smem_max);
+        if (difp)
+            k_ntt_regs<true><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
+        else
+            k_ntt_regs<false><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
+        CKL();
+        return 0;
+    }
     int ntt_pass(Fr *x, u32 n, u32 mlow, int st, u32 ngroups, const Fr *tw, bool difp) {
         u32 G = NTT_PASS_THREADS >> (st - 1);
         unsigned grid = (ngroups + G - 1) / G;
@@ -295,15 +310,27 @@ int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char 
     if (count == 0) return FAILF("no CUDA device");
     if (dev < 0 || dev >= count) return FAILF("no CUDA device %d (%d found)", dev, count);
     CK(cudaSetDevice(dev));
-    const char *ntt = getenv("ZKPIPE_NTT");
-    ntt_radix2 = ntt && strcmp(ntt, "radix2") == 0;
+    TRY(ntt_variant_parse(getenv("ZKPIPE_NTT"), &ntt_variant));
+    // k_ntt_regs takes up to 128 KiB of shared memory a block (4096
+    // elements): more than the 48 KiB a kernel gets without asking. A
+    // device with less (not the H200: 227 KiB) gets what it has, and a
+    // pass that needs more fails naming the knobs (CudaDev::ntt_regs).
+    int optin = 0;
+    CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    int regs_smem = (int)regs_smem_bytes(1u << 12);
+    if (optin < regs_smem) regs_smem = optin;
+    CK(cudaFuncSetAttribute(k_ntt_regs<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
+    CK(cudaFuncSetAttribute(k_ntt_regs<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
+    if (ntt_smem_max < 0 || regs_smem < ntt_smem_max) ntt_smem_max = regs_smem;
     cudaError_t sync_mode = set_sync_mode();
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, dev));
-    snprintf(name, (size_t)namelen, "%s (sm_%d%d, %d SMs, %s)", p.name, p.major, p.minor, p.multiProcessorCount,
+    snprintf(name, (size_t)namelen, "%s (sm_%d%d, %d SMs, %s, ntt %s)", p.name, p.major, p.minor,
+             p.multiProcessorCount,
              sync_mode != cudaSuccess ? "CUDA's default waits: blocking sync refused"
              : spin_sync              ? "spin-wait"
-                                      : "blocking sync");
+                                      : "blocking sync",
+             ntt_variant_name(ntt_variant));
     *mem_total = p.totalGlobalMem;
     cudaMemPool_t pool;
     CK(cudaDeviceGetDefaultMemPool(&pool, dev));
@@ -477,7 +504,7 @@ int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const 
     CudaDev d{(cudaStream_t)s}, d0{(cudaStream_t)side0}, d1{(cudaStream_t)side1};
     return compute_h_run(d, side0 ? &d0 : nullptr, side1 ? &d1 : nullptr, (Fr *)a, (Fr *)b, (Fr *)c, logn,
                          (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn, (const Fr *)ginvn, conv,
-                         *(const Fr *)zinv, ntt_radix2);
+                         *(const Fr *)zinv, ntt_variant);
 }
 
 // zk_bench_ntt times reps forward NTTs (DIT) of x in place; *ms is the
@@ -488,12 +515,12 @@ int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms,
     cudaStream_t s = (cudaStream_t)sv;
     CudaDev d{s};
     if (reps < 1) return FAILF("bench ntt: %d repetitions", reps);
-    TRY(dit(d, (Fr *)x, logn, (const Fr *)tw, ntt_radix2)); // warm-up
+    TRY(dit(d, (Fr *)x, logn, (const Fr *)tw, ntt_variant)); // warm-up
     Event e0, e1;
     TRY(e0.create(cudaEventDefault));
     TRY(e1.create(cudaEventDefault));
     CK(cudaEventRecord(e0.e, s));
-    for (int i = 0; i < reps; i++) TRY(dit(d, (Fr *)x, logn, (const Fr *)tw, ntt_radix2));
+    for (int i = 0; i < reps; i++) TRY(dit(d, (Fr *)x, logn, (const Fr *)tw, ntt_variant));
     CK(cudaEventRecord(e1.e, s));
     CK(cudaEventSynchronize(e1.e));
     float t = 0;
