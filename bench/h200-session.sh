@@ -92,6 +92,7 @@ while [ $# -gt 0 ]; do
 		cp gpu/cuda/libzkpipe_cuda.so "$OUT/"
 		;;
 	bgbuild)
+		rm -f /tmp/build.rc
 		(gpu/cuda/build.sh >"$OUT/build.log" 2>&1; echo $? >/tmp/build.rc; cp gpu/cuda/libzkpipe_cuda.so "$OUT/") &
 		;;
 	waitbuild)
@@ -175,6 +176,7 @@ while [ $# -gt 0 ]; do
 		grep -E "^\s+k_|^  [a-zA-Z_].*\(|gpu__time_duration.sum|Invocations|DeviceRadix|Onesweep" "$OUT/profile.log" | head -80
 		;;
 	bgsetup)
+		rm -f /tmp/bgsetup.rc # a warm machine keeps the last call's
 		(bash "$0" setup "$1" >"$OUT/bgsetup.log" 2>&1; echo $? >/tmp/bgsetup.rc) &
 		shift
 		;;

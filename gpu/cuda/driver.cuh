@@ -617,10 +617,13 @@ inline const char *ntt_variant_name(NttVariant v) {
 // 2^24 NTT two DRAM passes, 8 three) and ZKPIPE_NTT_BLOCK (elements a
 // block, a power of two from 256 to 4096, at least 2^stages of a pass:
 // 4096 is 128 KiB of shared memory and 512 threads). Read once a process;
-// values out of range keep the default.
+// values out of range keep the default. The defaults, 8 stages in blocks
+// of 1024, won the H200's grid at every size from 2^20 (notes/cuda.md:
+// 2^24 in 4.64 ms against 5.39 for 12 stages in 4096, three DRAM passes
+// whose blocks overlap beating two that cannot).
 struct NttTuning {
-    int stages = 12;
-    int lgblock = 12;
+    int stages = 8;
+    int lgblock = 10;
 };
 inline const NttTuning &ntt_tuning() {
     static const NttTuning t = [] {

@@ -672,9 +672,10 @@ static void test_plan() {
     CHECK(msm_plan_table((size_t)1 << 20, c, nw, &p) == 0 && p.bw == 1 && p.nb == p.half && p.sorts() == 1 &&
               bitlen(p.nb) == c,
           "table plan 2^20: %s", err);
-    // wider windows past 2^20 bases (msm_table_window): 2^22 → 19 bits, 14
-    // windows; 2^23 and up → 20 bits, 13 windows
-    CHECK(msm_table_layout((size_t)1 << 22, &c, &nw) == 0 && c == 19 && nw == 14, "table 2^22: c=%d nw=%d", c, nw);
+    // wider windows past 2^20 bases (msm_table_window): 2^21 → 19 bits, 14
+    // windows; 2^22 and up → 20 bits, 13 windows
+    CHECK(msm_table_layout((size_t)1 << 21, &c, &nw) == 0 && c == 19 && nw == 14, "table 2^21: c=%d nw=%d", c, nw);
+    CHECK(msm_table_layout((size_t)1 << 22, &c, &nw) == 0 && c == 20 && nw == 13, "table 2^22: c=%d nw=%d", c, nw);
     CHECK(msm_table_layout((size_t)1 << 24, &c, &nw) == 0 && c == 20 && nw == 13, "table 2^24: c=%d nw=%d", c, nw);
     // 2^27 bases: 13·2^27 < 2^31 points, addressable; 2^28: refused
     CHECK(msm_table_layout((size_t)1 << 27, &c, &nw) == 0 && c == 20, "table 2^27: %s", err);

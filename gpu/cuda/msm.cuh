@@ -227,14 +227,15 @@ HD int msm_windows(int c) { return (255 + c - 1) / c; }
 // msm_table_window: the window of a table over nbase bases. Over a table
 // every window's digits share one set of 2^(c−1) buckets, so a wider window
 // costs only those buckets' reduction (two additions a bucket) while it
-// saves n additions a window it removes: past 2^20 bases, ⌊log₂n⌋ − 3 bits
-// up to 20 (2^22: 19 bits, 14 windows instead of 16; 2^24: 20 bits, 13).
-// Run 1 of notes/h200-2026-12-01d: 22 bits lost to 20 at 2^24 (2^21
-// buckets' reduction), 24 bits at every size.
+// saves n additions a window it removes: past 2^20 bases, ⌊log₂n⌋ − 2 bits
+// up to 20 (2^22 and up: 20 bits, 13 windows instead of 16). Runs 1–3 of
+// notes/h200-2026-12-01d: 20 bits best or level at 2^22 and 2^24 (19 and
+// 20 within the runs' spread at 2^22, 20 with less table memory); 21, 22
+// and 24 lost to the reduction of their 2^20 or more buckets.
 HD int msm_table_window(size_t nbase, int override = 0) {
     if (override >= 4 && override <= MSM_MAX_WINDOW) return override;
     int lg = 0;
     while (lg < 40 && ((size_t)1 << (lg + 1)) <= nbase) lg++;
     if (lg <= 20) return msm_window(nbase);
-    return lg - 3 < 20 ? lg - 3 : 20;
+    return lg - 2 < 20 ? lg - 2 : 20;
 }
