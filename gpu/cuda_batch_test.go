@@ -16,8 +16,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
-	"github.com/zkpipe/zkpipe/stages"
-	"github.com/zkpipe/zkpipe/stream"
 )
 
 // batchJobs makes k jobs' vectors over key: query populations that differ
@@ -177,39 +175,9 @@ func TestCUDATailBatchFailures(t *testing.T) {
 // verifies with gnark, and batches of more than one job did run.
 func TestCUDATailBatchProofsVerify(t *testing.T) {
 	cuda := openCUDA(t)
-	chain := provertest.Setup(t, "mulchain", 300)
-	bits := provertest.Setup(t, "bits", 300)
 	cfg := provertest.Config(t.TempDir(), 2, 2)
-	cfg.TailBatch = 4
-	cfg.Shapes[stages.TailMSM] = stages.Shape{Workers: 1, Queue: 4}
-	counted := provertest.NewBatches(cuda, 5)
-	cfg.Backend, cfg.G2 = counted, cuda
-	var jobs []*stages.Job
-	for i := range 8 {
-		circuit := []string{"chain", "bits"}[i%2]
-		jobs = append(jobs, &stages.Job{Request: stream.Request{ID: fmt.Sprintf("j%d", i), Circuit: circuit, Generate: &stream.Generate{Seed: int64(i)}}})
-	}
-	res := provertest.Run(t, cfg, []*stages.Circuit{chain.Circuit(t, "chain"), bits.Circuit(t, "bits")}, jobs, 5*time.Minute)
-	if len(res) != len(jobs) {
-		t.Fatalf("%d results for %d jobs", len(res), len(jobs))
-	}
-	for _, r := range res {
-		if r.Error != "" {
-			t.Fatalf("job %s: %s", r.ID, r.Error)
-		}
-		vk := chain.VK
-		if r.Circuit == "bits" {
-			vk = bits.VK
-		}
-		if err := verify(vk, r); err != nil {
-			t.Fatalf("job %s: gnark rejects the CUDA proof: %v", r.ID, err)
-		}
-	}
-	sizes := counted.Sizes()
-	t.Logf("tail-msm batches: %v", sizes)
-	if slices.Max(sizes) < 2 || slices.Max(sizes) > 4 {
-		t.Errorf("batches %v: want some of 2 to 4 jobs", sizes)
-	}
+	cfg.G2 = cuda
+	provertest.ProveBatchedMix(t, cfg, cuda)
 }
 
 // TestCUDATailBatchMeasure times one batched tail (A, B₁ and K of k jobs

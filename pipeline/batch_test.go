@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -182,42 +181,7 @@ func TestACancelledBatchReachesDrop(t *testing.T) {
 			return errs
 		}
 		p := pipeline.New(stage("a", 2, 2, nil), s, stage("c", 1, 1, nil))
-		var mu sync.Mutex
-		seen := map[int]int{}
-		p.Drop = func(j *job) {
-			mu.Lock()
-			seen[j.id]++
-			mu.Unlock()
-		}
-		var taken atomic.Int64
-		src := make(chan *job)
-		go func() {
-			defer close(src)
-			for i := 0; ; i++ {
-				select {
-				case src <- &job{id: i}:
-					taken.Add(1)
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
-		err := p.Run(ctx, src, func(r pipeline.Result[*job]) {
-			mu.Lock()
-			seen[r.Job.id]++
-			mu.Unlock()
-		})
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("Run: %v", err)
-		}
-		for id, n := range seen {
-			if n != 1 {
-				t.Fatalf("round %d: job %d reached sink or Drop %d times", round, id, n)
-			}
-		}
-		if int64(len(seen)) < taken.Load() {
-			t.Fatalf("round %d: %d jobs taken, %d reached sink or Drop", round, taken.Load(), len(seen))
-		}
+		runUntilCancelled(t, ctx, round, p)
 	}
 }
 

@@ -331,49 +331,58 @@ func TestCancelledJobsReachDrop(t *testing.T) {
 			return nil
 		}
 		p := pipeline.New(stage("a", 3, 2, nil), blocking, stage("c", 1, 1, nil))
-		var mu sync.Mutex
-		seen := map[int]int{}
-		p.Drop = func(j *job) {
-			mu.Lock()
-			seen[j.id]++
-			mu.Unlock()
-		}
-		var taken atomic.Int64
-		src := make(chan *job)
-		go func() {
-			defer close(src)
-			for i := 0; ; i++ {
-				select {
-				case src <- &job{id: i}:
-					taken.Add(1)
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
 		go func() {
 			for range 2 {
 				<-started
 			}
 			cancel()
 		}()
-		err := p.Run(ctx, src, func(r pipeline.Result[*job]) {
-			mu.Lock()
-			seen[r.Job.id]++
-			mu.Unlock()
-		})
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("Run: %v", err)
-		}
-		for id, n := range seen {
-			if n != 1 {
-				t.Fatalf("round %d: job %d reached sink or Drop %d times", round, id, n)
+		runUntilCancelled(t, ctx, round, p)
+	}
+}
+
+// runUntilCancelled feeds p an endless source until ctx is cancelled (by
+// the caller's stages or goroutines), and fails unless Run ends with the
+// cancellation and every job the pipeline took reached the sink or Drop
+// exactly once.
+func runUntilCancelled(t *testing.T, ctx context.Context, round int, p *pipeline.Pipeline[*job]) {
+	t.Helper()
+	var mu sync.Mutex
+	seen := map[int]int{}
+	p.Drop = func(j *job) {
+		mu.Lock()
+		seen[j.id]++
+		mu.Unlock()
+	}
+	var taken atomic.Int64
+	src := make(chan *job)
+	go func() {
+		defer close(src)
+		for i := 0; ; i++ {
+			select {
+			case src <- &job{id: i}:
+				taken.Add(1)
+			case <-ctx.Done():
+				return
 			}
 		}
-		// The source may count a send the pipeline took just as ctx ended;
-		// every job it counts was taken, and each must be accounted for.
-		if int64(len(seen)) < taken.Load() {
-			t.Fatalf("round %d: %d jobs taken, %d reached sink or Drop", round, taken.Load(), len(seen))
+	}()
+	err := p.Run(ctx, src, func(r pipeline.Result[*job]) {
+		mu.Lock()
+		seen[r.Job.id]++
+		mu.Unlock()
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("round %d: job %d reached sink or Drop %d times", round, id, n)
 		}
+	}
+	// The source may count a send the pipeline took just as ctx ended;
+	// every job it counts was taken, and each must be accounted for.
+	if int64(len(seen)) < taken.Load() {
+		t.Fatalf("round %d: %d jobs taken, %d reached sink or Drop", round, taken.Load(), len(seen))
 	}
 }

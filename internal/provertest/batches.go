@@ -2,12 +2,17 @@ package provertest
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
 )
 
 // Batches wraps a backend that batches tail MSMs (stages.TailBatcher) and
@@ -54,4 +59,47 @@ func (b *Batches) Sizes() []int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]int(nil), b.sizes...)
+}
+
+// ProveBatchedMix proves 8 generate jobs alternating between a dense
+// mulchain and a sparse bits circuit (300 constraints each) through cfg
+// with tail-msm batches of up to 4 on backend (counted: the first batch
+// waits for 5 jobs to queue), and fails t unless every job is proved and
+// gnark accepts every proof and some batch held 2 to 4 jobs. It returns the
+// results and the batches' sizes.
+func ProveBatchedMix(t testing.TB, cfg stages.Config, backend stages.Backend) ([]stream.Result, []int) {
+	t.Helper()
+	chain := Setup(t, "mulchain", 300)
+	bits := Setup(t, "bits", 300)
+	cfg.TailBatch = 4
+	cfg.Shapes[stages.TailMSM] = stages.Shape{Workers: 1, Queue: 4}
+	counted := NewBatches(backend, 5)
+	cfg.Backend = counted
+	var jobs []*stages.Job
+	for i := range 8 {
+		circuit := []string{"chain", "bits"}[i%2]
+		jobs = append(jobs, &stages.Job{Request: stream.Request{ID: fmt.Sprintf("j%d", i), Circuit: circuit, Generate: &stream.Generate{Seed: int64(i)}}})
+	}
+	res := Run(t, cfg, []*stages.Circuit{chain.Circuit(t, "chain"), bits.Circuit(t, "bits")}, jobs, 5*time.Minute)
+	if len(res) != len(jobs) {
+		t.Fatalf("%d results for %d jobs", len(res), len(jobs))
+	}
+	for _, r := range res {
+		if r.Error != "" {
+			t.Fatalf("job %s: %s", r.ID, r.Error)
+		}
+		vk := chain.VK
+		if r.Circuit == "bits" {
+			vk = bits.VK
+		}
+		if err := gnarksrc.VerifyFiles(vk, r.Proof, r.Public); err != nil {
+			t.Fatalf("job %s: gnark rejects the proof: %v", r.ID, err)
+		}
+	}
+	sizes := counted.Sizes()
+	t.Logf("tail-msm batches: %v", sizes)
+	if slices.Max(sizes) < 2 || slices.Max(sizes) > 4 {
+		t.Errorf("batches %v: want some of 2 to 4 jobs", sizes)
+	}
+	return res, sizes
 }
