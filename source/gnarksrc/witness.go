@@ -101,3 +101,52 @@ func readWitness(r io.Reader, size int64, want witnessShape) (witness.Witness, e
 	}
 	return w, nil
 }
+
+// maxPublicInputs bounds the public values ReadPublicInputs takes from a
+// witness header before it has seen them: far more than any circuit's.
+const maxPublicInputs = 1 << 22
+
+// ReadPublicInputs reads the public values of the gnark binary witness at
+// path (the one wire excluded), in decimal as a verified proof's public
+// inputs are written: they come first, after the header, so only the
+// header and those values are read. A regular file must be exactly as long
+// as its header says. The read is bounded by ctx and o (boundedread); its
+// errors name the path.
+func ReadPublicInputs(ctx context.Context, path string, o boundedread.Options) ([]string, error) {
+	return boundedread.Read(ctx, path, o, func(f *boundedread.File) ([]string, error) {
+		in, err := readPublic(f, f.Size())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return in, nil
+	})
+}
+
+func readPublic(r io.Reader, size int64) ([]string, error) {
+	var head [witnessHeader]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return nil, fmt.Errorf("not a gnark witness: no %d-byte header: %w", witnessHeader, err)
+	}
+	nbPub := binary.BigEndian.Uint32(head[0:4])
+	nbSecret := binary.BigEndian.Uint32(head[4:8])
+	nbElems := binary.BigEndian.Uint32(head[8:12])
+	if uint64(nbElems) != uint64(nbPub)+uint64(nbSecret) || nbPub > maxPublicInputs {
+		return nil, fmt.Errorf("not a gnark witness: header says %d public and %d secret values but %d elements", nbPub, nbSecret, nbElems)
+	}
+	if want := witnessHeader + fr.Bytes*int64(nbElems); size >= 0 && size != want {
+		return nil, fmt.Errorf("%d bytes, but its header says %d values (%d bytes)", size, nbElems, want)
+	}
+	data := make([]byte, fr.Bytes*int(nbPub))
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, fmt.Errorf("truncated in its public values: %w", err)
+	}
+	out := make([]string, nbPub)
+	for i := range out {
+		var e fr.Element
+		if err := e.SetBytesCanonical(data[i*fr.Bytes : (i+1)*fr.Bytes]); err != nil {
+			return nil, fmt.Errorf("public value %d: %w", i, err)
+		}
+		out[i] = e.String()
+	}
+	return out, nil
+}

@@ -1,0 +1,108 @@
+package circomsrc
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/source/boundedread"
+)
+
+// ReadWtnsPublic reads the public signals of the snarkjs witness at path:
+// wires 1 … nPublic (wire 0 is the one wire, which must be 1), in decimal
+// as a verified proof's public inputs are written. nPublic comes from the
+// verifying key, which the wtns does not name. Only the header section and
+// the first 1+nPublic values are read, so a witness of millions of wires
+// costs a few kilobytes; sections must come in snarkjs's order (header,
+// then values). The read is bounded by ctx and o (boundedread); its errors
+// name the path.
+func ReadWtnsPublic(ctx context.Context, path string, nPublic int, o boundedread.Options) ([]string, error) {
+	return boundedread.Read(ctx, path, o, func(f *boundedread.File) ([]string, error) {
+		in, err := readWtnsPublic(f, nPublic)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return in, nil
+	})
+}
+
+// wtnsHeaderLimit bounds the header section: n8, a 32-byte prime, a count.
+const wtnsHeaderLimit = 4096
+
+func readWtnsPublic(r io.Reader, nPublic int) ([]string, error) {
+	if nPublic < 0 || nPublic > 1<<30 {
+		return nil, fmt.Errorf("wtns: %d public signals is absurd", nPublic)
+	}
+	var head [12]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return nil, fmt.Errorf("wtns: header: %w", err)
+	}
+	if string(head[:4]) != "wtns" {
+		return nil, fmt.Errorf("not a wtns file: magic %q", head[:4])
+	}
+	if v := binary.LittleEndian.Uint32(head[4:]); v == 0 || v > 2 {
+		return nil, fmt.Errorf("wtns: version %d, this reader knows 1 to 2", v)
+	}
+	f := &binFile{kind: "wtns", sections: map[uint32][]byte{}}
+	for range binary.LittleEndian.Uint32(head[8:]) {
+		if _, err := io.ReadFull(r, head[:]); err != nil {
+			return nil, fmt.Errorf("wtns: section header: %w", err)
+		}
+		typ, size := binary.LittleEndian.Uint32(head[:]), binary.LittleEndian.Uint64(head[4:])
+		switch typ {
+		case 1:
+			if size > wtnsHeaderLimit {
+				return nil, fmt.Errorf("wtns: header section of %d bytes, more than the %d it can be", size, wtnsHeaderLimit)
+			}
+			b := make([]byte, size)
+			if _, err := io.ReadFull(r, b); err != nil {
+				return nil, fmt.Errorf("wtns: header section: %w", err)
+			}
+			f.sections[1] = b
+		case 2:
+			return publicValues(f, r, size, nPublic)
+		default:
+			if _, err := io.CopyN(io.Discard, r, int64(min(size, 1<<62))); err != nil {
+				return nil, fmt.Errorf("wtns: section type %d: %w", typ, err)
+			}
+		}
+	}
+	return nil, fmt.Errorf("wtns: no values section")
+}
+
+// publicValues reads the first 1+nPublic values of a values section of
+// size bytes from r, once the header section is in f.
+func publicValues(f *binFile, r io.Reader, size uint64, nPublic int) ([]string, error) {
+	h, err := f.section(1, "header")
+	if err != nil {
+		return nil, fmt.Errorf("%w before the values (snarkjs writes it first)", err)
+	}
+	h.prime(fr.Modulus(), "field")
+	n := h.u32()
+	if err := h.done(); err != nil {
+		return nil, err
+	}
+	if uint64(n) < uint64(nPublic)+1 || size != 32*uint64(n) {
+		return nil, fmt.Errorf("wtns: %d values in %d bytes: not a witness with %d public signals", n, size, nPublic)
+	}
+	b := make([]byte, 32*(nPublic+1))
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, fmt.Errorf("wtns: values section: %w", err)
+	}
+	f.sections[2] = b
+	v, _ := f.section(2, "values")
+	if one := v.fr(item{"value", 0}); v.err == nil && !one.IsOne() {
+		return nil, fmt.Errorf("wtns: the first value (the one wire) is not 1")
+	}
+	out := make([]string, nPublic)
+	for i := range out {
+		e := v.fr(item{"value", i + 1})
+		if v.err != nil {
+			return nil, v.err
+		}
+		out[i] = e.String()
+	}
+	return out, v.err
+}
