@@ -22,6 +22,10 @@ type ResultsOptions struct {
 	// Verifier is the key every proof is checked against (LocalVerifier);
 	// nil: each circuit's key in the circuit store.
 	Verifier *Verifier
+	// Statements are the jobs file given to zkpipe submit (ReadStatements):
+	// a proof of one of its jobs must also have the public inputs of the
+	// job's submitted witness. nil: proofs are checked against the key only.
+	Statements *Statements
 }
 
 // Collect reads the result lines in the order they were published, checks
@@ -31,7 +35,9 @@ type ResultsOptions struct {
 // those files: the same files and lines as zkpipe prove, and VerifiedWith
 // naming the key. A job whose outputs cannot be read or whose proof fails
 // the check is emitted as failed, naming it and why, and nothing of it is
-// written; the lines after it go on. Each id is emitted once per call,
+// written; the lines after it go on. With o.Statements, a proof of one of
+// its jobs whose public inputs are not those submitted is failed too, and
+// each such job's line says whether its statement was bound. Each id is emitted once per call,
 // unless an error is followed by a proof (a job submitted again).
 func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.Result) error) error {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
@@ -91,6 +97,9 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 				if err := json.Unmarshal(m.Data(), &res); err != nil {
 					return fmt.Errorf("result %s: %w", m.Subject(), err)
 				}
+				// only this process binds a statement; a line's own claim
+				// is the worker's, whoever that was
+				res.Statement = ""
 				provenMu.Lock()
 				ok, seen := proven[res.ID]
 				take := !seen || (!ok && res.Error == "")
@@ -257,6 +266,16 @@ func fetchOutputs(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptio
 	}
 	if err != nil {
 		return badOutputs{fmt.Errorf("job %s: stored proof rejected by %s: %w", res.ID, v.Against, err)}
+	}
+	if st, ok := o.Statements.of(res.ID); ok {
+		bound, err := st.bind(ctx, v, got.inputs)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			return badOutputs{fmt.Errorf("job %s: %w", res.ID, err)}
+		}
+		res.Statement = bound
 	}
 	dir := stages.Dir(o.Out)
 	for i, name := range got.names {

@@ -27,6 +27,11 @@ type Result struct {
 	// was checked against before it was reported proved (zkpipe results):
 	// a key the user gave (--circuit, --vkey) or the circuit store's.
 	VerifiedWith string `json:"verified_with,omitempty"`
+	// Statement says whether zkpipe results --jobs compared the verified
+	// proof's public inputs with those the job was submitted with: "bound",
+	// or "not bound (generate job)" / "not bound (input job)", whose public
+	// inputs are known only once proven. Empty for a job not in --jobs.
+	Statement string `json:"statement,omitempty"`
 
 	// Shape is the workers/queue of each stage in force when the job
 	// finished ("parse 2/2* synthesize 7/1* …", * where zkpipe chose), on
