@@ -21,14 +21,17 @@ func resultsCommand() *cli.Command {
 			Usage: "check every proof against this gnark circuit directory's circuit.vk, your own copy, rather than the circuit store's key (which anyone with access to the queue can replace)"},
 		&cli.StringFlag{Name: "vkey", EnvVars: env("results-vkey"),
 			Usage: "check every proof against this snarkjs verification_key.json (circom) rather than the circuit store's key"},
+		&cli.StringFlag{Name: "jobs", EnvVars: env("results-jobs"),
+			Usage: "the jobs file given to zkpipe submit: a proof of one of its witness or wtns jobs must also have that witness's public inputs, or its line fails (generate and input jobs say \"not bound\")"},
 	)
 	return &cli.Command{
 		Name:      "results",
 		Usage:     "collect the fleet's result lines and proof files, as zkpipe prove writes them",
-		UsageText: "zkpipe results --nats URL --out DIR [--results FILE] [--follow] [--circuit DIR | --vkey FILE]",
+		UsageText: "zkpipe results --nats URL --out DIR [--results FILE] [--follow] [--circuit DIR | --vkey FILE] [--jobs FILE]",
 		Description: "Each proof is checked against a verifying key before its files are written and its line says proved " +
 			"(verified_with names the key): --circuit or --vkey if given, else the circuit store's key of the circuit the line names. " +
-			"A job whose stored proof is missing, unreadable or rejected gets a failed line naming it and why; the lines after it go on.",
+			"With --jobs, a proof of a witness or wtns job of that file must also be of the public inputs submitted (statement: bound). " +
+			"A job whose stored proof is missing, unreadable, rejected or of other public inputs gets a failed line naming it and why; the lines after it go on.",
 		Flags: flags,
 		Action: func(c *cli.Context) error {
 			// the user's own key first: a file that cannot be read must
@@ -36,6 +39,12 @@ func resultsCommand() *cli.Command {
 			local, err := fleet.LocalVerifier(c.Context, c.String("circuit"), c.String("vkey"))
 			if err != nil {
 				return err
+			}
+			var statements *fleet.Statements
+			if p := c.String("jobs"); p != "" {
+				if statements, err = fleet.ReadStatements(c.Context, p); err != nil {
+					return err
+				}
 			}
 			q, err := openQueue(c, "results")
 			if err != nil {
@@ -63,7 +72,7 @@ func resultsCommand() *cli.Command {
 				}
 				return w.Write(r)
 			}
-			err = fleet.Collect(sig.intake, q, fleet.ResultsOptions{Out: c.String("out"), Follow: c.Bool("follow"), Verifier: local}, emit)
+			err = fleet.Collect(sig.intake, q, fleet.ResultsOptions{Out: c.String("out"), Follow: c.Bool("follow"), Verifier: local, Statements: statements}, emit)
 			if err != nil && !(errors.Is(err, sig.intake.Err()) && sig.intake.Err() != nil) {
 				return err
 			}
