@@ -196,12 +196,21 @@ func TestLocalKeyWinsOverTheStore(t *testing.T) {
 // proveIn proves a generated witness of the built-in circuit in dir.
 func proveIn(t *testing.T, dir string) (proof, public []byte) {
 	t.Helper()
+	proof, public, _ = proveSeed(t, dir, 1)
+	return proof, public
+}
+
+// proveSeed proves the witness of the built-in circuit in dir drawn from
+// seed, with gnark's groth16.Prove, and returns the files' encodings: the
+// proof, its public witness and the full witness (a job's witness file).
+func proveSeed(t *testing.T, dir string, seed int64) (proof, public, full []byte) {
+	t.Helper()
 	c, err := gnarksrc.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := c.Source.(*gnarksrc.Source)
-	w, err := src.Witness(1)
+	w, err := src.Witness(seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +225,11 @@ func proveIn(t *testing.T, dir string) (proof, public []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pb.Bytes(), wb
+	full, err = w.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pb.Bytes(), wb, full
 }
 
 // One job whose outputs cannot be read does not stop zkpipe results: it is
