@@ -393,4 +393,31 @@ func TestServeAlone(t *testing.T) {
 			t.Errorf("%s: %+v", r.ID, r)
 		}
 	}
+
+	// results --jobs: a valid proof of another witness stored under a
+	// witness job of the user's jobs file is a failed line (exit code 2);
+	// the generate jobs say they are not bound.
+	_, _, witness1 := proveSeed(t, dir, 1)
+	proof2, public2, _ := proveSeed(t, dir, 2)
+	w1 := filepath.Join(tmp, "swapped.witness")
+	os.WriteFile(w1, witness1, 0o644)
+	plant(t, q, "swapped", map[string][]byte{"swapped.proof": proof2, "swapped.public": public2})
+	jobsFile := filepath.Join(tmp, "jobs.jsonl")
+	os.WriteFile(jobsFile, []byte(jobs.String()+fmt.Sprintf(`{"id":"swapped","witness":%q}`, w1)+"\n"), 0o644)
+	boundFile := filepath.Join(tmp, "bound.jsonl")
+	runFailed(t, bin, "results", "--nats", url, "--out", filepath.Join(tmp, "out3"), "--results", boundFile, "--circuit", dir, "--jobs", jobsFile)
+	if lines, err = stream.ReadResultsFile(boundFile); err != nil || len(lines) != 7 {
+		t.Fatalf("%d lines, %v; want 7", len(lines), err)
+	}
+	for _, r := range lines {
+		switch {
+		case r.ID == "swapped":
+			if !strings.Contains(r.Error, "job swapped: the stored proof is for other public inputs") || r.Proof != "" {
+				t.Errorf("swapped: %+v", r)
+			}
+		case r.ID == "planted":
+		case r.Error != "" || r.Statement != "not bound (generate job)":
+			t.Errorf("%s with --jobs: %+v", r.ID, r)
+		}
+	}
 }

@@ -189,3 +189,22 @@ func TestResultsJobsBindsACircomWtns(t *testing.T) {
 		}
 	}
 }
+
+// A result line that claims its own statement (written by whoever
+// published it) says nothing in results' output: only --jobs binds.
+func TestResultLineCannotClaimBound(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	proof, public := realProof(t)
+	storeOutputs(t, q, "claim", fleet.Outputs{
+		Result: stream.Result{ID: "claim", Circuit: "chain", Stages: []stream.StageTime{}},
+		Files:  map[string][]byte{"claim.proof": proof, "claim.public": public},
+	})
+	line, _ := json.Marshal(stream.Result{ID: "claim", Circuit: "chain", Statement: fleet.Bound, Stages: []stream.StageTime{}})
+	if _, err := q.Conn.JS.Publish(context.Background(), "zkpipe.results.claim", line); err != nil {
+		t.Fatal(err)
+	}
+	if r := collectAll(t, q, fleet.ResultsOptions{})["claim"]; r.Error != "" || r.Statement != "" {
+		t.Errorf("collected %+v: want proved, with no statement", r)
+	}
+}
