@@ -268,7 +268,7 @@ func fetchOutputs(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptio
 		return badOutputs{fmt.Errorf("job %s: stored proof rejected by %s: %w", res.ID, v.Against, err)}
 	}
 	if st, ok := o.Statements.of(res.ID); ok {
-		bound, err := st.bind(ctx, v, got.inputs)
+		bound, err := st.bind(ctx, v, got.inputs, localInputs)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
@@ -102,25 +104,72 @@ func (s *Statements) of(id string) (statement, bool) {
 // job's submitted ones.
 var errOtherStatement = errors.New("the stored proof is for other public inputs")
 
-// bind compares the public inputs of a proof that v verified with those
-// submitted, and returns the result line's Statement. Only the public part
-// of the witness file is read, bounded like any witness read.
-func (st statement) bind(ctx context.Context, v *Verifier, inputs []string) (string, error) {
-	var want []string
-	var err error
-	var file string
-	switch {
-	case st.witness != "":
-		file = st.witness
-		want, err = gnarksrc.ReadPublicInputs(ctx, file, boundedread.Options{})
-	case st.wtns != "":
-		file = st.wtns
-		want, err = circomsrc.ReadWtnsPublic(ctx, file, v.publicCount(), boundedread.Options{})
-	default:
-		return st.unbound, nil
+// inputsFrom reads the public inputs of the witness at path (a wtns when
+// wtns is set, else a gnark witness), nPublic of them for a wtns: from the
+// user's files (localInputs) or the witness store (Queue.storedInputs).
+type inputsFrom func(ctx context.Context, path string, wtns bool, nPublic int) ([]string, error)
+
+// localInputs reads a witness file, as submit uploads it, bounded like any
+// witness read.
+func localInputs(ctx context.Context, path string, wtns bool, nPublic int) ([]string, error) {
+	if wtns {
+		return circomsrc.ReadWtnsPublic(ctx, path, nPublic, boundedread.Options{})
+	}
+	return gnarksrc.ReadPublicInputs(ctx, path, boundedread.Options{})
+}
+
+// errNoStoredWitness marks a job whose witness is not (or no longer) in
+// the witness store: nothing to bind its proof to.
+var errNoStoredWitness = errors.New("not in the witness store")
+
+// storedInputs reads the public inputs of the witness object that ref
+// names (a job's witness as submit uploaded it): only its first bytes, and
+// within boundedread's default deadline.
+func (q *Queue) storedInputs(ctx context.Context, ref string, wtns bool, nPublic int) ([]string, error) {
+	obj, ok := strings.CutPrefix(ref, witnessRef)
+	if !ok {
+		return nil, fmt.Errorf("witness %q: %w", ref, errNoStoredWitness)
+	}
+	ctx, cancel := context.WithTimeout(ctx, boundedread.DefaultTimeout)
+	defer cancel()
+	r, err := q.Witness.Get(ctx, obj)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, fmt.Errorf("witness %s: %w", obj, errNoStoredWitness)
 	}
 	if err != nil {
-		return "", fmt.Errorf("its submitted public inputs cannot be read (--jobs): %w", err)
+		return nil, err
+	}
+	defer r.Close()
+	var in []string
+	if wtns {
+		in, err = circomsrc.ParseWtnsPublic(r, nPublic)
+	} else {
+		var info *jetstream.ObjectInfo
+		if info, err = r.Info(); err == nil {
+			in, err = gnarksrc.ParsePublicInputs(r, int64(info.Size))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("witness %s: %w", obj, err)
+	}
+	return in, nil
+}
+
+// bind compares the public inputs of a proof that v verified with those
+// the job was submitted with, read by read, and returns the result line's
+// Statement. An error wrapping errOtherStatement is a mismatch; any other,
+// a witness that could not be read.
+func (st statement) bind(ctx context.Context, v *Verifier, inputs []string, read inputsFrom) (string, error) {
+	file, wtns := st.witness, false
+	if st.wtns != "" {
+		file, wtns = st.wtns, true
+	}
+	if file == "" {
+		return st.unbound, nil
+	}
+	want, err := read(ctx, file, wtns, v.publicCount())
+	if err != nil {
+		return "", fmt.Errorf("its submitted public inputs cannot be read: %w", err)
 	}
 	if len(want) != len(inputs) {
 		return "", fmt.Errorf("%w: %d of them, the submitted witness %s has %d", errOtherStatement, len(inputs), file, len(want))

@@ -121,6 +121,41 @@ func TestResultsJobsBindsTheSubmittedPublicInputs(t *testing.T) {
 	if r, ok := res["outside"]; !ok || r.Error != "" || r.Statement != "" {
 		t.Errorf("a job not in --jobs: %+v, want it as without --jobs", r)
 	}
+
+	// The remedy: the same jobs file submitted again queues the victim (its
+	// stored proof is not of its witness, so it is not done), and the worker
+	// proves it again rather than republish the stored proof; then it binds.
+	var again []fleet.Submitted
+	f := mustOpen(t, jobs)
+	if _, err := fleet.Submit(context.Background(), q, f, fleet.SubmitOptions{}, func(s fleet.Submitted) { again = append(again, s) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range again {
+		if want := s.ID == "victim"; s.Queued != want || s.Done == want {
+			t.Errorf("submitted again: %+v", s)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := collectAll(t, q, fleet.ResultsOptions{Statements: readStatements(t, jobs)})["victim"]
+		if r.Error == "" && r.Statement == fleet.Bound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("victim after submitting it again: %+v", r)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func mustOpen(t *testing.T, p string) *os.File {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 // runEngine runs a worker over a real CPU engine until the test ends.

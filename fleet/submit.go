@@ -107,9 +107,10 @@ func submitOne(ctx context.Context, q *Queue, keys *storeKeys, req stream.Reques
 	msgID := req.ID
 	// Done already? A KV-like check on the proof store, beyond the server's
 	// duplicate window; done only if the stored proof passes its circuit's
-	// key, since anyone with access to the queue can put outputs there.
+	// key and, for a witness or wtns job, is of this witness's public
+	// inputs, since anyone with access to the queue can put outputs there.
 	if info, err := q.Proofs.GetInfo(ctx, outputsObject(req.ID)); err == nil {
-		err := storedProofValid(ctx, q, keys, req.ID, req.Circuit)
+		err := storedProofValid(ctx, q, keys, req.ID, req.Circuit, statementOf(req))
 		if err == nil {
 			s.Done = true
 			return s, nil
@@ -224,9 +225,10 @@ func openRegular(path, what string) (*os.File, int64, error) {
 }
 
 // storedProofValid checks job id's stored outputs against circuit's key in
-// the store. An error wrapping errRejected or errTooLarge is the outputs'
-// fault; any other, the store's.
-func storedProofValid(ctx context.Context, q *Queue, keys *storeKeys, id, circuit string) error {
+// the store, and their public inputs against st's witness file. An error
+// wrapping errRejected or errTooLarge is the outputs' fault; any other, the
+// store's.
+func storedProofValid(ctx context.Context, q *Queue, keys *storeKeys, id, circuit string, st statement) error {
 	data, err := getOutputs(ctx, q, id)
 	if err != nil {
 		return err
@@ -235,6 +237,17 @@ func storedProofValid(ctx context.Context, q *Queue, keys *storeKeys, id, circui
 	if err := json.Unmarshal(data, &o); err != nil {
 		return fmt.Errorf("%w: outputs: %v", errRejected, err)
 	}
-	_, _, err = keys.check(ctx, circuit, id, o.Files)
-	return err
+	v, got, err := keys.check(ctx, circuit, id, o.Files)
+	if err != nil {
+		return err
+	}
+	if _, err := st.bind(ctx, v, got.inputs, localInputs); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// not this job's proof, or its witness unreadable (which the
+		// upload then reports): either way, not done
+		return fmt.Errorf("%w: %v", errRejected, err)
+	}
+	return nil
 }

@@ -384,7 +384,7 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 
-	if done, err := w.republish(ctx, h, req.Circuit); done || err != nil {
+	if done, err := w.republish(ctx, h, req); done || err != nil {
 		if err != nil {
 			w.requeue(h, err)
 		}
@@ -518,12 +518,15 @@ func (w *Worker) witnessFits(ctx context.Context, circuit, obj string) error {
 }
 
 // republish answers h from its stored outputs, if the job is done and
-// they hold a proof that its circuit's verifying key accepts. Outputs that
-// do not (planted by anyone with access to the store, or left by an
-// earlier key of the circuit) are not republished: the job is proven again,
-// and its new outputs replace them. An error is this worker's fault (the
-// store out of reach): the job goes back to the queue.
-func (w *Worker) republish(ctx context.Context, h *held, circuit string) (bool, error) {
+// they hold a proof that its circuit's verifying key accepts, of the
+// public inputs of the job's witness (a witness or wtns job whose witness
+// is still in the store). Outputs that do not (planted by anyone with
+// access to the store, or left by an earlier key of the circuit) are not
+// republished: the job is proven again, and its new outputs replace them.
+// An error is this worker's fault (the store out of reach): the job goes
+// back to the queue.
+func (w *Worker) republish(ctx context.Context, h *held, req stream.Request) (bool, error) {
+	circuit := req.Circuit
 	// GetInfo is one direct get; most jobs are not done.
 	if _, err := w.q.Proofs.GetInfo(ctx, outputsObject(h.id)); errors.Is(err, jetstream.ErrObjectNotFound) {
 		return false, nil
@@ -566,6 +569,9 @@ func (w *Worker) republish(ctx context.Context, h *held, circuit string) (bool, 
 		w.logf("job %s: stored proof rejected by %s (%v); proving it again", h.id, v.Against, err)
 		return false, nil
 	}
+	if ok, err := w.sameStatement(ctx, h, req, v, got); !ok || err != nil {
+		return false, err
+	}
 	line := o.Result
 	line.ID, line.Circuit, line.Error, line.FailedStage, line.Retryable = h.id, circuit, "", "", false
 	line.Proof, line.Public, line.PublicInputs = got.proof, got.public, got.inputs
@@ -579,6 +585,27 @@ func (w *Worker) republish(ctx context.Context, h *held, circuit string) (bool, 
 	w.observe("republished")
 	w.release(h)
 	return true, nil
+}
+
+// sameStatement tells whether a verified stored proof is of the public
+// inputs of req's witness. A witness gone from the store (its job answered
+// and cleaned up before the ack was lost) cannot be compared: the proof is
+// taken on its key alone, as results takes it without --jobs. The error is
+// a store fault.
+func (w *Worker) sameStatement(ctx context.Context, h *held, req stream.Request, v *Verifier, got checked) (bool, error) {
+	_, err := statementOf(req).bind(ctx, v, got.inputs, w.q.storedInputs)
+	switch {
+	case err == nil || errors.Is(err, errNoStoredWitness):
+		return true, nil
+	case errors.Is(err, errOtherStatement):
+		w.logf("job %s: stored proof not republished: %v; proving it again", h.id, err)
+		return false, nil
+	case ctx.Err() != nil || isTransient(err):
+		return false, err
+	}
+	// an unreadable witness: proving it fails in parse, with the reason
+	w.logf("job %s: stored proof not republished: %v; proving it again", h.id, err)
+	return false, nil
 }
 
 // verifier is the verifying key of circuit: that of the circuit as this

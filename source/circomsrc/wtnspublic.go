@@ -20,7 +20,7 @@ import (
 // name the path.
 func ReadWtnsPublic(ctx context.Context, path string, nPublic int, o boundedread.Options) ([]string, error) {
 	return boundedread.Read(ctx, path, o, func(f *boundedread.File) ([]string, error) {
-		in, err := readWtnsPublic(f, nPublic)
+		in, err := ParseWtnsPublic(f, nPublic)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -31,7 +31,9 @@ func ReadWtnsPublic(ctx context.Context, path string, nPublic int, o boundedread
 // wtnsHeaderLimit bounds the header section: n8, a 32-byte prime, a count.
 const wtnsHeaderLimit = 4096
 
-func readWtnsPublic(r io.Reader, nPublic int) ([]string, error) {
+// ParseWtnsPublic is ReadWtnsPublic over r. It reads r up to the last
+// public value, skipping unknown sections before it.
+func ParseWtnsPublic(r io.Reader, nPublic int) ([]string, error) {
 	if nPublic < 0 || nPublic > 1<<30 {
 		return nil, fmt.Errorf("wtns: %d public signals is absurd", nPublic)
 	}

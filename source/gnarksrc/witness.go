@@ -114,7 +114,7 @@ const maxPublicInputs = 1 << 22
 // errors name the path.
 func ReadPublicInputs(ctx context.Context, path string, o boundedread.Options) ([]string, error) {
 	return boundedread.Read(ctx, path, o, func(f *boundedread.File) ([]string, error) {
-		in, err := readPublic(f, f.Size())
+		in, err := ParsePublicInputs(f, f.Size())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -122,7 +122,9 @@ func ReadPublicInputs(ctx context.Context, path string, o boundedread.Options) (
 	})
 }
 
-func readPublic(r io.Reader, size int64) ([]string, error) {
+// ParsePublicInputs is ReadPublicInputs over r, whose size is known (≥ 0)
+// or not (-1). It reads no more of r than the header and the public values.
+func ParsePublicInputs(r io.Reader, size int64) ([]string, error) {
 	var head [witnessHeader]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
 		return nil, fmt.Errorf("not a gnark witness: no %d-byte header: %w", witnessHeader, err)
