@@ -588,10 +588,13 @@ func (w *Worker) republish(ctx context.Context, h *held, req stream.Request) (bo
 }
 
 // sameStatement tells whether a verified stored proof is of the public
-// inputs of req's witness. A witness gone from the store (its job answered
-// and cleaned up before the ack was lost) cannot be compared: the proof is
-// taken on its key alone, as results takes it without --jobs. The error is
-// a store fault.
+// inputs of req's witness. Only a witness that says otherwise refuses it:
+// one gone from the store (its job answered and cleaned up before the ack
+// was lost) or unreadable cannot be compared, and the proof is taken on its
+// key alone, as results takes it without --jobs. (Whoever can replace the
+// proof can replace the witness object too: the user's anchor is results
+// --jobs; this check spares a job answered from another job's proof.) The
+// error is a store fault.
 func (w *Worker) sameStatement(ctx context.Context, h *held, req stream.Request, v *Verifier, got checked) (bool, error) {
 	_, err := statementOf(req).bind(ctx, v, got.inputs, w.q.storedInputs)
 	switch {
@@ -603,9 +606,8 @@ func (w *Worker) sameStatement(ctx context.Context, h *held, req stream.Request,
 	case ctx.Err() != nil || isTransient(err):
 		return false, err
 	}
-	// an unreadable witness: proving it fails in parse, with the reason
-	w.logf("job %s: stored proof not republished: %v; proving it again", h.id, err)
-	return false, nil
+	w.logf("job %s: stored proof's public inputs not compared (%v): taken on its key", h.id, err)
+	return true, nil
 }
 
 // verifier is the verifying key of circuit: that of the circuit as this
