@@ -37,8 +37,9 @@ type ResultsOptions struct {
 // the check is emitted as failed, naming it and why, and nothing of it is
 // written; the lines after it go on. With o.Statements, a proof of one of
 // its jobs whose public inputs are not those submitted is failed too, and
-// each such job's line says whether its statement was bound. Each id is emitted once per call,
-// unless an error is followed by a proof (a job submitted again).
+// each such job's line says whether its statement was bound. Each id is
+// emitted once per call, unless an error is followed by a proof (a job
+// submitted again).
 func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.Result) error) error {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return err

@@ -520,7 +520,7 @@ func (w *Worker) witnessFits(ctx context.Context, circuit, obj string) error {
 // republish answers h from its stored outputs, if the job is done and
 // they hold a proof that its circuit's verifying key accepts, of the
 // public inputs of the job's witness (a witness or wtns job whose witness
-// is still in the store). Outputs that do not (planted by anyone with
+// is still in the store and readable). Outputs that do not (planted by anyone with
 // access to the store, or left by an earlier key of the circuit) are not
 // republished: the job is proven again, and its new outputs replace them.
 // An error is this worker's fault (the store out of reach): the job goes
@@ -574,7 +574,7 @@ func (w *Worker) republish(ctx context.Context, h *held, req stream.Request) (bo
 	}
 	line := o.Result
 	line.ID, line.Circuit, line.Error, line.FailedStage, line.Retryable = h.id, circuit, "", "", false
-	line.Proof, line.Public, line.PublicInputs = got.proof, got.public, got.inputs
+	line.Proof, line.Public, line.PublicInputs, line.Statement = got.proof, got.public, got.inputs, ""
 	if err := w.publish(ctx, h, line); err != nil {
 		return false, err
 	}
