@@ -30,7 +30,6 @@ const (
 // Statements are the jobs of one jobs file, by id: for each, where its
 // submitted public inputs are, or why they are not known before proving.
 type Statements struct {
-	path string
 	jobs map[string]statement
 }
 
@@ -58,7 +57,7 @@ func ReadStatements(ctx context.Context, path string) (*Statements, error) {
 	if len(jobs) == 0 {
 		return nil, fmt.Errorf("--jobs %s: no valid job line: not the jobs file given to zkpipe submit?", path)
 	}
-	return &Statements{path: path, jobs: jobs}, nil
+	return &Statements{jobs: jobs}, nil
 }
 
 func readStatements(ctx context.Context, f *boundedread.File) (map[string]statement, error) {

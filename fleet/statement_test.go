@@ -243,3 +243,17 @@ func TestResultLineCannotClaimBound(t *testing.T) {
 		t.Errorf("collected %+v: want proved, with no statement", r)
 	}
 }
+
+// A --jobs file that holds no job line, or is not there, is refused before
+// anything is collected, naming the flag.
+func TestReadStatementsRefusesABadFile(t *testing.T) {
+	for name, p := range map[string]string{
+		"not a jobs file": writeJobs(t, "id,witness", "j1,w1.witness"),
+		"missing":         filepath.Join(t.TempDir(), "nope.jsonl"),
+		"a directory":     t.TempDir(),
+	} {
+		if _, err := fleet.ReadStatements(context.Background(), p); err == nil || !strings.Contains(err.Error(), "--jobs") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
