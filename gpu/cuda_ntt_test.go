@@ -131,12 +131,7 @@ func computeHMatches(t *testing.T, cuda *gpu.CUDA, f fixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hl := f.key.HLen()
-	for i := range hl {
-		if !hC[i].Equal(&hG[i]) {
-			t.Fatalf("h[%d] differs (of %d): cpu %s cuda %s", i, hl, hC[i].String(), hG[i].String())
-		}
-	}
+	sameH(t, hC, hG, f.key.HLen())
 }
 
 // TestCUDANTTUnknownVariant: in a child with ZKPIPE_NTT=bogus, opening the

@@ -347,12 +347,7 @@ func compare(t *testing.T, cuda *gpu.CUDA, f fixture, g2 bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hl := f.key.HLen()
-	for i := range hl {
-		if !hC[i].Equal(&hG[i]) {
-			t.Fatalf("h[%d] differs (of %d): cpu %s cuda %s", i, hl, hC[i].String(), hG[i].String())
-		}
-	}
+	sameH(t, hC, hG, f.key.HLen())
 	sg2, err := cuda.Transfer(ctx, rg, f.vecs())
 	if err != nil {
 		t.Fatal(err)
@@ -624,5 +619,16 @@ func TestCUDAMeasure(t *testing.T) {
 		}
 		fmt.Printf("NTT 2^%d: %.3f ms (mean of 20, CUDA events)\n", lg, float64(d.Microseconds())/1000)
 		res.Close()
+	}
+}
+
+// sameH fails t at the first of the hl elements where the CPU's and the
+// CUDA backend's h differ.
+func sameH(t *testing.T, hC, hG []fr.Element, hl int) {
+	t.Helper()
+	for i := range hl {
+		if !hC[i].Equal(&hG[i]) {
+			t.Fatalf("h[%d] differs (of %d): cpu %s cuda %s", i, hl, hC[i].String(), hG[i].String())
+		}
 	}
 }
