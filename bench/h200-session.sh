@@ -22,9 +22,10 @@
 #                    default, or off (gpu tests and zkpipe alike)
 #   test             the gpu package's CUDA tests against the library
 #   measure SIZES    kernel timings, G1 MSMs at the log2 sizes (20,22,24,27)
-#   msmgrid          G1 (2^20, 2^22, 2^24) and G2 (2^20) MSM timings for each
-#                    window:chunk:segment in $MSM_GRID (0 = the default),
-#                    through ZKPIPE_MSM_WINDOW/_CHUNK/_SEGMENT (driver.cuh)
+#   msmgrid          G1 (2^20, 2^22, 2^24, or $MSMGRID_SIZES) and G2 (2^20) MSM
+#                    timings for each window:chunk:segment[:prefetch] in
+#                    $MSM_GRID (0 or none = the default), through
+#                    ZKPIPE_MSM_WINDOW/_CHUNK/_SEGMENT/_PREFETCH (driver.cuh)
 #   nttgrid          NTT (2^16…2^24, forward) and NTT+MSM_H (2^16…2^22) timings
 #                    for each variant:stages:block in $NTT_GRID (0 = the
 #                    default), through ZKPIPE_NTT/_STAGES/_BLOCK (driver.cuh);
@@ -33,6 +34,9 @@
 #                    $PROFILE_SIZES (log2, default 22; PROFILE_MEASURE=all
 #                    for every kernel) (--clock-control none), where ncu can
 #                    read the GPU
+#   ncu K SKIP N     ncu's sections (throughputs, occupancy, warp stalls) of N
+#                    launches of kernel K after SKIP, in TestCUDAMeasure under
+#                    PROFILE_MEASURE, PROFILE_SIZES, PROFILE_NTT_SIZES
 #   bgsetup C:N…     the same in the background (beside a build), waitsetup
 #                    waits for it
 #   setup C:N…       zkpipe setup of built-in circuit C at N constraints
@@ -153,9 +157,10 @@ while [ $# -gt 0 ]; do
 		;;
 	msmgrid)
 		for g in ${MSM_GRID:-0:0:0 16:0:0 17:0:0 19:0:0 20:0:0 22:0:0 24:0:0 22:0:32}; do
-			IFS=: read -r w c sg <<<"$g"
-			echo "== window ${w/#0/auto} chunk ${c/#0/32} segment ${sg/#0/8}"
-			ZKPIPE_MSM_WINDOW=$w ZKPIPE_MSM_CHUNK=$c ZKPIPE_MSM_SEGMENT=$sg ZKPIPE_CUDA_MEASURE=msm ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20,22,24 \
+			IFS=: read -r w c sg pf <<<"$g"
+			echo "== window ${w/#0/auto} chunk ${c/#0/32} segment ${sg/#0/8} prefetch ${pf:-default}"
+			ZKPIPE_MSM_WINDOW=$w ZKPIPE_MSM_CHUNK=$c ZKPIPE_MSM_SEGMENT=$sg ZKPIPE_MSM_PREFETCH=$pf \
+				ZKPIPE_CUDA_MEASURE=msm ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=${MSMGRID_SIZES:-20,22,24} \
 				$bin/gpu.test -test.run 'CUDAMeasure' -test.timeout 400s 2>&1 | grep -E "MSM 2" | sed 's/, gnark.*//'
 		done | tee "$OUT/msmgrid.log"
 		;;
@@ -174,6 +179,24 @@ while [ $# -gt 0 ]; do
 			--print-summary per-kernel $bin/gpu.test -test.run 'CUDAMeasure$' -test.timeout 300s >"$OUT/profile.log" 2>&1
 		echo "ncu rc=$?"
 		grep -E "^\s+k_|^  [a-zA-Z_].*\(|gpu__time_duration.sum|Invocations|DeviceRadix|Onesweep" "$OUT/profile.log" | head -80
+		;;
+	ncu)
+		# ncu KERNEL SKIP COUNT: ncu's sections (speed of light, compute and
+		# memory workload, occupancy, scheduler and warp states, launch) of
+		# COUNT launches of KERNEL (a base name) after SKIP of them, in
+		# TestCUDAMeasure under PROFILE_MEASURE (msm, the default, or ntt),
+		# ZKPIPE_CUDA_MSM_SIZES=$PROFILE_SIZES (default 22) and
+		# ZKPIPE_CUDA_NTT_SIZES=$PROFILE_NTT_SIZES
+		kern=$1 skip=$2 count=$3
+		shift 3
+		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MEASURE=${PROFILE_MEASURE:-msm} ZKPIPE_CUDA_MSM_SIZES=${PROFILE_SIZES:-22} \
+			ZKPIPE_CUDA_NTT_SIZES=${PROFILE_NTT_SIZES:-} timeout 300 \
+			ncu --clock-control none -k "$kern" --launch-skip "$skip" --launch-count "$count" \
+			--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+			--section Occupancy --section SchedulerStats --section WarpStateStats --section LaunchStats \
+			$bin/gpu.test -test.run 'CUDAMeasure$' -test.timeout 300s >"$OUT/ncu-$kern-$skip.log" 2>&1
+		echo "ncu rc=$?"
+		grep -vE "^==PROF==|^\s*$|^    -{5}" "$OUT/ncu-$kern-$skip.log" | grep -vE "^\s+(OPT|INF|WRN) " | tail -150
 		;;
 	bgsetup)
 		rm -f /tmp/bgsetup.rc # a warm machine keeps the last call's

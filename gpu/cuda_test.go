@@ -569,7 +569,24 @@ func TestCUDAMeasure(t *testing.T) {
 	if msmOnly {
 		return
 	}
-	for _, lg := range []int{16, 20, 22} {
+	// ZKPIPE_CUDA_NTT_SIZES=24 times the NTTs at those sizes (log2) alone,
+	// without NTT+MSM_H (bench/h200-session.sh's ncu step profiles them).
+	nttSizes := []int{20, 24}
+	if nttOnly {
+		nttSizes = []int{16, 20, 22, 24}
+	}
+	hSizes := []int{16, 20, 22}
+	if v := os.Getenv("ZKPIPE_CUDA_NTT_SIZES"); v != "" {
+		nttSizes, hSizes = nil, nil
+		for _, f := range strings.Split(v, ",") {
+			lg, err := strconv.Atoi(f)
+			if err != nil || lg < 1 || lg > 28 {
+				t.Fatalf("ZKPIPE_CUDA_NTT_SIZES: %q", v)
+			}
+			nttSizes = append(nttSizes, lg)
+		}
+	}
+	for _, lg := range hSizes {
 		n := 1 << lg
 		k := &gpu.Key{Domain: fft.NewDomain(uint64(n)), A: tileG1(2, false)}
 		k.Z = tileG1(n-1, false)
@@ -601,10 +618,6 @@ func TestCUDAMeasure(t *testing.T) {
 		fmt.Printf("2^%d: transfer of a,b,c %.1f ms, NTT+MSM_H %.1f ms (medians of 5)\n", lg,
 			float64(tx[2].Microseconds())/1000, float64(th[2].Microseconds())/1000)
 		res.Close()
-	}
-	nttSizes := []int{20, 24}
-	if nttOnly {
-		nttSizes = []int{16, 20, 22, 24}
 	}
 	for _, lg := range nttSizes {
 		n := 1 << lg

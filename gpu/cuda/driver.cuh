@@ -37,14 +37,16 @@ const uint32_t MSM_CHUNK = 32; // points one thread sums per level, by default
 // MsmTuning: the MSM's knobs, for measuring alternatives on a GPU without a
 // rebuild (bench/h200-session.sh): ZKPIPE_MSM_WINDOW (window bits, 4 to
 // MSM_MAX_WINDOW; unset: msm_window's choice by size), ZKPIPE_MSM_CHUNK (points a
-// thread sums per level, 2 to 64) and ZKPIPE_MSM_SEGMENT (buckets a thread
+// thread sums per level, 2 to 256) and ZKPIPE_MSM_SEGMENT (buckets a thread
 // reduces, a power of two from 2 to 256: fewer means more threads for the
-// segment kernel, more means fewer segment sums to combine). Read once a
-// process.
+// segment kernel, more means fewer segment sums to combine) and
+// ZKPIPE_MSM_PREFETCH (1: the first level's loads one point ahead). Read
+// once a process.
 struct MsmTuning {
     int window = 0;
     u32 chunk = MSM_CHUNK;
     u32 segment = 0; // msm_segment's choice; run 5 of notes/cuda.md: 8 beat 32 by 1–3% up to 2^16 buckets
+    bool prefetch = false; // level0 loads the next point before this one's addition (msm.cuh)
 };
 inline const MsmTuning &msm_tuning() {
     static const MsmTuning t = [] {
@@ -52,12 +54,13 @@ inline const MsmTuning &msm_tuning() {
         if (const char *w = getenv("ZKPIPE_MSM_WINDOW")) r.window = atoi(w);
         if (const char *c = getenv("ZKPIPE_MSM_CHUNK")) {
             int v = atoi(c);
-            if (v >= 2 && v <= 64) r.chunk = (u32)v;
+            if (v >= 2 && v <= 256) r.chunk = (u32)v;
         }
         if (const char *s = getenv("ZKPIPE_MSM_SEGMENT")) {
             int v = atoi(s);
             if (v >= 2 && v <= 256 && (v & (v - 1)) == 0) r.segment = (u32)v;
         }
+        if (const char *p = getenv("ZKPIPE_MSM_PREFETCH"); p && *p) r.prefetch = strcmp(p, "1") == 0;
         return r;
     }();
     return t;

@@ -348,7 +348,12 @@ struct HostDev {
                const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
         TRY(injected(KERNEL));
         issue([=] { cuda_host::launch(blocks(total), TPB, 0,
-                          [=] { k_level0<F>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out); }); });
+                          [=] {
+                              if (msm_tuning().prefetch)
+                                  k_level0<F, true>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out);
+                              else
+                                  k_level0<F, false>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out);
+                          }); });
         return 0;
     }
     template <class F>

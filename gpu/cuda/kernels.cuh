@@ -47,11 +47,11 @@ __global__ void k_chunks(const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
     if (b < nb) chunks_body(b, cnt, L, chunks);
 }
 
-template <class F>
+template <class F, bool PF>
 __global__ void k_level0(const Affine<F> *bases, const u32 *idx, const u32 *sorted_vals, const u32 *start,
                          const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
     u32 t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t < total) level0_body(t, bases, idx, sorted_vals, start, cnt, off, chunks, nb, L, out);
+    if (t < total) level0_body<F, PF>(t, bases, idx, sorted_vals, start, cnt, off, chunks, nb, L, out);
 }
 
 template <class F>

@@ -129,22 +129,43 @@ HD bool chunk_at(u32 t, const u32 *start, const u32 *cnt, const u32 *off, const 
 
 // level0_body: chunk t of the sorted points: the sum of up to L signed bases
 // of one bucket. start/cnt are the buckets' runs in the sorted array,
-// off/chunks their chunks (exclusive scan).
-template <class F>
+// off/chunks their chunks (exclusive scan). PF (ZKPIPE_MSM_PREFETCH, driver.cuh):
+// the next point's load is issued before this point's addition, so that its
+// latency (a random 64-byte read, from DRAM at 2^22 and up) runs under the
+// arithmetic instead of before it.
+template <class F> HD Affine<F> level0_point(const Affine<F> *bases, const u32 *idx, u32 v) {
+    u32 i = v & 0x7fffffffu;
+    return bases[idx ? idx[i] : i];
+}
+template <class F> HD void level0_add(XYZZ<F> &acc, const Affine<F> &a, u32 v, const F &one) {
+    if (a.is_inf()) return;
+    F y = (v >> 31) ? a.y.neg() : a.y;
+    acc.add_affine(a.x, y, one);
+}
+template <class F, bool PF = false>
 HD void level0_body(u32 t, const Affine<F> *bases, const u32 *idx, const u32 *sorted_vals, const u32 *start,
                     const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L, XYZZ<F> *out) {
     u32 lo, hi;
     if (!chunk_at(t, start, cnt, off, chunks, nb, &lo, &hi)) return;
     F one = field_one<F>();
     XYZZ<F> acc = XYZZ<F>::inf();
-    for (u32 p = lo; p < hi; p++) {
-        u32 v = sorted_vals[p];
-        u32 i = v & 0x7fffffffu;
-        u32 bi = idx ? idx[i] : i;
-        Affine<F> a = bases[bi];
-        if (a.is_inf()) continue;
-        F y = (v >> 31) ? a.y.neg() : a.y;
-        acc.add_affine(a.x, y, one);
+    if (PF && lo < hi) {
+        u32 v = sorted_vals[lo];
+        Affine<F> a = level0_point(bases, idx, v);
+        for (u32 p = lo; p < hi; p++) {
+            u32 cv = v;
+            Affine<F> cur = a;
+            if (p + 1 < hi) {
+                v = sorted_vals[p + 1];
+                a = level0_point(bases, idx, v);
+            }
+            level0_add(acc, cur, cv, one);
+        }
+    } else {
+        for (u32 p = lo; p < hi; p++) {
+            u32 v = sorted_vals[p];
+            level0_add(acc, level0_point(bases, idx, v), v, one);
+        }
     }
     out[t] = acc;
 }

@@ -206,7 +206,10 @@ struct CudaDev {
     template <class F>
     int level0(const Affine<F> *bases, const u32 *idx, const u32 *vals, const u32 *start, const u32 *cnt,
                const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
-        k_level0<F><<<blocks(total), TPB, 0, s>>>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out);
+        if (msm_tuning().prefetch)
+            k_level0<F, true><<<blocks(total), TPB, 0, s>>>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out);
+        else
+            k_level0<F, false><<<blocks(total), TPB, 0, s>>>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out);
         CKL();
         return 0;
     }
