@@ -26,7 +26,7 @@
 #include <vector>
 
 #define __global__
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __shared__ static
 
 struct dim3 {

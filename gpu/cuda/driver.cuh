@@ -9,11 +9,11 @@
 // so that CI, with no GPU, runs the very driver logic the GPU runs. What a D
 // provides (each returns 0 or an error code from fail_at):
 //
-//   alloc(void **p, size_t bytes), release(void *p), zero(p, bytes),
+//   alloc(void **p, size_t bytes), release(void *p),
 //   to_host(dst, src, bytes), sync(),
 //   after(D &other): this device's later work waits for the work issued
 //   on other so far (an event on the GPU: no host round trip)
-//   digits, sort_pairs, bounds, counts, max_of, chunks, exclusive_sum,
+//   digits, sort_pairs, runs, max_of, tiles, chunks, exclusive_sum,
 //   level0<F>, levelN<F>, segment<F>, reduce<F>, ones<F>      (MSM, ones)
 //   ntt_regs, ntt_pass, dif_stage, dit_stage, dif_tail, dit_head, scale_rev,
 //   pointwise, powers                                         (NTT)
@@ -40,13 +40,13 @@ const uint32_t MSM_CHUNK = 32; // points one thread sums per level, by default
 // thread sums per level, 2 to 256) and ZKPIPE_MSM_SEGMENT (buckets a thread
 // reduces, a power of two from 2 to 256: fewer means more threads for the
 // segment kernel, more means fewer segment sums to combine) and
-// ZKPIPE_MSM_PREFETCH (1: the first level's loads one point ahead). Read
+// ZKPIPE_MSM_PREFETCH (0: the first level's loads not a point ahead). Read
 // once a process.
 struct MsmTuning {
     int window = 0;
     u32 chunk = MSM_CHUNK;
     u32 segment = 0; // msm_segment's choice; run 5 of notes/cuda.md: 8 beat 32 by 1–3% up to 2^16 buckets
-    bool prefetch = false; // level0 loads the next point before this one's addition (msm.cuh)
+    bool prefetch = true; // level0 loads the next point before this one's addition (msm.cuh); off: 0.2–0.5 ms slower at 2^20–2^24
 };
 inline const MsmTuning &msm_tuning() {
     static const MsmTuning t = [] {
@@ -316,9 +316,10 @@ int reduce_sets(D &d, const XYZZ<F> *in, size_t sets, size_t per, XYZZ<F> *out, 
 //  1. digits: signed c-bit digits of every scalar, keyed by bucket
 //  2. sort the (bucket, point) pairs by bucket, in units whose keys no
 //     other unit has (MsmPlan)
-//  3. bounds: each bucket's run in the sorted pairs
-//  4. levels: sum runs of up to pl.chunk points of a bucket, until every
-//     bucket is one point
+//  3. runs: each bucket's run in the sorted pairs
+//  4. levels: sum the sorted points in tiles of pl.chunk (a partial sum
+//     for each bucket a tile meets), then each bucket's partials in chunks
+//     of up to pl.chunk, until every bucket is one point
 //  5. segments: Σ (q+1)·B_q over a set's buckets, in segments of S buckets
 //  6. reduce each set's segments, copy the set sums to the host
 //
@@ -363,16 +364,10 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
     sc.drop(keys);
     sc.drop(vals);
 
-    u32 *start, *end, *cnt;
+    u32 *start, *cnt;
     TRY(sc.get(&start, nb));
-    TRY(sc.get(&end, nb));
     TRY(sc.get(&cnt, nb));
-    TRY(d.zero(start, nb * sizeof(u32)));
-    TRY(d.zero(end, nb * sizeof(u32)));
-    TRY(d.bounds(keys2, m, nb, start, end));
-    TRY(d.counts(start, end, nb, cnt));
-    sc.drop(keys2);
-    sc.drop(end);
+    TRY(d.runs(keys2, m, nb, start, cnt));
 
     // Levels: as many as the fullest bucket needs, read back from the
     // device (a bucket can hold n points, m over a table, but random
@@ -394,13 +389,39 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
         sc.drop(mt);
         sc.drop(most);
     }
+    // Level 0 sums tiles of pl.chunk sorted points (msm.cuh, tiles_body): a
+    // run of h points meets at most ⌈(h − 1)/L⌉ + 1 tiles.
+    const u32 L = pl.chunk;
     XYZZ<F> *P = nullptr;
-    int level = 0;
-    do {
+    {
         u32 *chunks, *off;
         TRY(sc.get(&chunks, nb));
         TRY(sc.get(&off, nb));
-        TRY(d.chunks(cnt, nb, pl.chunk, chunks));
+        TRY(d.tiles(start, cnt, nb, L, chunks));
+        size_t sb = 0;
+        TRY(d.exclusive_sum(nullptr, &sb, chunks, off, nb));
+        void *st = nullptr;
+        TRY(sc.get((char **)&st, sb));
+        TRY(d.exclusive_sum(st, &sb, chunks, off, nb));
+        sc.drop(st);
+        size_t total = pl.level_total(m);
+        TRY(sc.get(&P, total));
+        TRY(d.template level0<F>(bases, idx0, keys2, vals2, m, nb, start, off, L, P));
+        sc.drop(start);
+        sc.drop(cnt);
+        sc.drop(keys2);
+        sc.drop(vals2);
+        start = off;
+        cnt = chunks;
+        prev_total = total;
+        bound = bound > 1 ? (bound - 2) / L + 2 : bound;
+    }
+    // Later levels sum each bucket's partial sums in chunks of up to L.
+    while (bound > 1) {
+        u32 *chunks, *off;
+        TRY(sc.get(&chunks, nb));
+        TRY(sc.get(&off, nb));
+        TRY(d.chunks(cnt, nb, L, chunks));
         size_t sb = 0;
         TRY(d.exclusive_sum(nullptr, &sb, chunks, off, nb));
         void *st = nullptr;
@@ -410,21 +431,16 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
         size_t total = pl.level_total(prev_total);
         XYZZ<F> *Q;
         TRY(sc.get(&Q, total));
-        if (level == 0)
-            TRY(d.template level0<F>(bases, idx0, vals2, start, cnt, off, chunks, nb, pl.chunk, (u32)total, Q));
-        else
-            TRY(d.template levelN<F>(P, start, cnt, off, chunks, nb, pl.chunk, (u32)total, Q));
-        if (P) sc.drop(P);
+        TRY(d.template levelN<F>(P, start, cnt, off, chunks, nb, L, (u32)total, Q));
+        sc.drop(P);
         sc.drop(start);
         sc.drop(cnt);
         P = Q;
         start = off;
         cnt = chunks;
         prev_total = total;
-        bound = (bound + pl.chunk - 1) / pl.chunk;
-        level++;
-    } while (bound > 1);
-    sc.drop(vals2);
+        bound = (bound + L - 1) / L;
+    }
 
     u32 S = msm_segment(half, msm_tuning().segment), spw = half / S, nseg = (u32)pl.bw * spw;
     XYZZ<F> *seg, *win;
@@ -627,6 +643,7 @@ inline const char *ntt_variant_name(NttVariant v) {
 struct NttTuning {
     int stages = 8;
     int lgblock = 10;
+    int variant = 0; // ZKPIPE_NTT_VARIANT: k_ntt_regs's copy-in and occupancy, 0 to 2 (kernels.cuh)
 };
 inline const NttTuning &ntt_tuning() {
     static const NttTuning t = [] {
@@ -638,6 +655,10 @@ inline const NttTuning &ntt_tuning() {
         if (const char *e = getenv("ZKPIPE_NTT_BLOCK")) {
             int v = atoi(e);
             if (v >= 256 && v <= 4096 && (v & (v - 1)) == 0) r.lgblock = bitlen((u32)v) - 1;
+        }
+        if (const char *e = getenv("ZKPIPE_NTT_VARIANT")) {
+            int v = atoi(e);
+            if (v >= 0 && v <= 2) r.variant = v;
         }
         return r;
     }();

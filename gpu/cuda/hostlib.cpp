@@ -240,10 +240,6 @@ struct HostDev {
         dev_live--;
         issue([raw] { free(raw); });
     }
-    int zero(void *p, size_t bytes) {
-        issue([=] { memset(p, 0, bytes); });
-        return 0;
-    }
     int to_host(void *dst, const void *src, size_t bytes) {
         flush();
         TRY(injected(COPY));
@@ -303,14 +299,14 @@ struct HostDev {
         });
         return 0;
     }
-    int bounds(const u32 *keys, size_t m, u32 nb, u32 *start, u32 *end) {
+    int runs(const u32 *keys, size_t m, u32 nb, u32 *start, u32 *cnt) {
         TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(blocks(m), TPB, 0, [=] { k_bounds(keys, m, nb, start, end); }); });
+        issue([=] { cuda_host::launch(blocks(nb), TPB, 0, [=] { k_runs(keys, m, nb, start, cnt); }); });
         return 0;
     }
-    int counts(const u32 *start, const u32 *end, u32 nb, u32 *cnt) {
+    int tiles(const u32 *start, const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
         TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(blocks(nb), TPB, 0, [=] { k_cnt(start, end, nb, cnt); }); });
+        issue([=] { cuda_host::launch(blocks(nb), TPB, 0, [=] { k_tiles(start, cnt, nb, L, chunks); }); });
         return 0;
     }
     int chunks(const u32 *cnt, u32 nb, u32 L, u32 *out) {
@@ -344,16 +340,19 @@ struct HostDev {
         return 0;
     }
     template <class F>
-    int level0(const Affine<F> *bases, const u32 *idx, const u32 *vals, const u32 *start, const u32 *cnt,
-               const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
+    int level0(const Affine<F> *bases, const u32 *idx, const u32 *keys, const u32 *vals, size_t m, u32 nb,
+               const u32 *start, const u32 *off, u32 L, XYZZ<F> *out) {
         TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(blocks(total), TPB, 0,
-                          [=] {
-                              if (msm_tuning().prefetch)
-                                  k_level0<F, true>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out);
-                              else
-                                  k_level0<F, false>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out);
-                          }); });
+        u32 tiles = (u32)((m + L - 1) / L);
+        bool pf = msm_tuning().prefetch;
+        issue([=] {
+            cuda_host::launch(blocks(tiles), TPB, 0, [=] {
+                if (pf)
+                    k_level0<F, true>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
+                else
+                    k_level0<F, false>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
+            });
+        });
         return 0;
     }
     template <class F>
@@ -385,10 +384,19 @@ struct HostDev {
         TRY(injected(KERNEL));
         unsigned grid = 1u << (lgn - st - lgG), threads = 1u << (lgG + st - 3);
         size_t smem = regs_smem_bytes(1u << (lgG + st));
-        if (difp)
-            issue([=] { cuda_host::launch(grid, threads, smem, [=] { k_ntt_regs<true>(x, lgn, lgm, st, lgG, tw, scale); }, true); });
-        else
-            issue([=] { cuda_host::launch(grid, threads, smem, [=] { k_ntt_regs<false>(x, lgn, lgm, st, lgG, tw, scale); }, true); });
+        bool bulk = ntt_tuning().variant != 0; // variant 2 differs from 1 only in launch bounds
+        issue([=] {
+            cuda_host::launch(grid, threads, smem, [=] {
+                if (difp && bulk)
+                    k_ntt_regs<true, 1>(x, lgn, lgm, st, lgG, tw, scale);
+                else if (difp)
+                    k_ntt_regs<true>(x, lgn, lgm, st, lgG, tw, scale);
+                else if (bulk)
+                    k_ntt_regs<false, 1>(x, lgn, lgm, st, lgG, tw, scale);
+                else
+                    k_ntt_regs<false>(x, lgn, lgm, st, lgG, tw, scale);
+            }, true);
+        });
         return 0;
     }
     int ntt_pass(Fr *x, u32 n, u32 mlow, int st, u32 ngroups, const Fr *tw, bool difp) {

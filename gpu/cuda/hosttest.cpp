@@ -106,13 +106,31 @@ P1 msm_emul(const std::vector<A1> &bases, const std::vector<Fr> &sc, const u32 *
     std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
     std::vector<u32> k2(m), v2(m);
     for (size_t i = 0; i < m; i++) k2[i] = keys[ord[i]], v2[i] = vals[ord[i]];
-    std::vector<u32> start(nb, 0), end(nb, 0), cnt(nb);
-    for (size_t i = 0; i < m; i++) bounds_body(i, k2.data(), m, nb, start.data(), end.data());
-    for (u32 b = 0; b < nb; b++) cnt[b] = end[b] - start[b];
-    size_t bound = n, prev_total = m;
-    std::vector<P1> P;
-    int level = 0;
-    do {
+    std::vector<u32> start(nb), cnt(nb);
+    for (u32 b = 0; b < nb; b++) runs_body(b, k2.data(), m, start.data(), cnt.data());
+    u32 most = 0;
+    for (u32 b = 0; b < nb; b++) {
+        u32 e = 0; // the run's end, the slow way
+        for (size_t i = 0; i < m; i++)
+            if (k2[i] == b) e = (u32)i + 1;
+        CHECK(!cnt[b] || e == start[b] + cnt[b], "bucket %u: run ends at %u, want %u", b, start[b] + cnt[b], e);
+        most = cnt[b] > most ? cnt[b] : most;
+    }
+    // level 0: tiles of L sorted points
+    std::vector<u32> chunks(nb), off(nb);
+    for (u32 b = 0; b < nb; b++) tiles_body(b, start.data(), cnt.data(), L, chunks.data());
+    u32 acc = 0;
+    for (u32 b = 0; b < nb; b++) off[b] = acc, acc += chunks[b];
+    size_t prev_total = m / L + nb;
+    CHECK(acc <= prev_total, "tile bound %u > %zu", acc, prev_total);
+    std::vector<P1> P(prev_total, P1::inf());
+    for (u32 t = 0; t < (m + L - 1) / L; t++)
+        level0_body(t, bases.data(), idx, k2.data(), v2.data(), m, nb, start.data(), off.data(), L, P.data());
+    start = off;
+    cnt = chunks;
+    size_t bound = most > 1 ? (most - 2) / L + 2 : most;
+    for (u32 b = 0; b < nb; b++) CHECK(cnt[b] <= bound, "bucket %u: %u partials, bound %zu", b, cnt[b], bound);
+    while (bound > 1) {
         std::vector<u32> chunks(nb), off(nb);
         for (u32 b = 0; b < nb; b++) chunks_body(b, cnt.data(), L, chunks.data());
         u32 acc = 0;
@@ -120,20 +138,14 @@ P1 msm_emul(const std::vector<A1> &bases, const std::vector<Fr> &sc, const u32 *
         size_t total = prev_total / L + nb;
         CHECK(acc <= total, "chunk bound %u > %zu", acc, total);
         std::vector<P1> Q(total, P1::inf());
-        for (u32 t = 0; t < total; t++) {
-            if (level == 0)
-                level0_body(t, bases.data(), idx, v2.data(), start.data(), cnt.data(), off.data(), chunks.data(), nb,
-                            L, Q.data());
-            else
-                levelN_body(t, P.data(), start.data(), cnt.data(), off.data(), chunks.data(), nb, L, Q.data());
-        }
+        for (u32 t = 0; t < total; t++)
+            levelN_body(t, P.data(), start.data(), cnt.data(), off.data(), chunks.data(), nb, L, Q.data());
         P = Q;
         start = off;
         cnt = chunks;
         prev_total = total;
         bound = (bound + L - 1) / L;
-        level++;
-    } while (bound > 1);
+    }
     for (u32 b = 0; b < nb; b++) CHECK(cnt[b] <= 1, "bucket %u has %u parts", b, cnt[b]);
     u32 S = half < 32 ? half : 32, spw = half / S, nseg = (u32)nw * spw;
     std::vector<P1> seg(nseg);

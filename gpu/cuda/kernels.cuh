@@ -32,14 +32,14 @@ __global__ void k_precompute(const Affine<F> *bases, size_t nbase, int c, int nw
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < nbase) precompute_body(i, bases, nbase, c, nw, table);
 }
-__global__ void k_bounds(const u32 *keys, size_t m, u32 nb, u32 *start, u32 *end) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < m) bounds_body(i, keys, m, nb, start, end);
+__global__ void k_runs(const u32 *keys, size_t m, u32 nb, u32 *start, u32 *cnt) {
+    u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b < nb) runs_body(b, keys, m, start, cnt);
 }
 
-__global__ void k_cnt(const u32 *start, const u32 *end, u32 nb, u32 *cnt) {
+__global__ void k_tiles(const u32 *start, const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
     u32 b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b < nb) cnt[b] = end[b] - start[b];
+    if (b < nb) tiles_body(b, start, cnt, L, chunks);
 }
 
 __global__ void k_chunks(const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
@@ -47,11 +47,13 @@ __global__ void k_chunks(const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
     if (b < nb) chunks_body(b, cnt, L, chunks);
 }
 
+// Two blocks an SM over Fp: the prefetching body would take 136 registers
+// a thread, one block of 256 threads an SM.
 template <class F, bool PF>
-__global__ void k_level0(const Affine<F> *bases, const u32 *idx, const u32 *sorted_vals, const u32 *start,
-                         const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
+__global__ void __launch_bounds__(TPB, sizeof(F) == 32 ? 2 : 1) k_level0(const Affine<F> *bases, const u32 *idx, const u32 *keys, const u32 *vals, size_t m, u32 nb,
+                         const u32 *start, const u32 *off, u32 L, u32 tiles, XYZZ<F> *out) {
     u32 t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t < total) level0_body<F, PF>(t, bases, idx, sorted_vals, start, cnt, off, chunks, nb, L, out);
+    if (t < tiles) level0_body<F, PF>(t, bases, idx, keys, vals, m, nb, start, off, L, out);
 }
 
 template <class F>
@@ -179,16 +181,38 @@ __global__ void __launch_bounds__(512) k_ntt_pass(Fr *x, u32 n, u32 mlow, int s,
 // out as 16-byte halves (consecutive threads, consecutive addresses) through
 // regs_smem_bytes(G·2^s) of dynamic shared memory. scale (null: none; mlow
 // = 1 only): the last round multiplies by it in bit-reversed order.
-template <bool DIF>
-__global__ void __launch_bounds__(512) k_ntt_regs(Fr *x, int lgn, int lgm, int s, int lgG, const Fr *tw,
-                                                  const Fr *scale) {
+//
+// V (ZKPIPE_NTT_VARIANT, driver.cuh), for measuring: 0 copies in with a
+// loop the compiler may issue a few loads at a time of; 1 loads a thread's
+// sixteen halves (2E halves over E/8 threads: always sixteen) into
+// registers first, so that the block waits for DRAM once; 2 is 1 in blocks
+// of at most 128 threads, five an SM (registers held to 102 a thread).
+template <bool DIF, int V = 0>
+__global__ void __launch_bounds__(V == 2 ? 128 : 512, V == 2 ? 5 : 1)
+    k_ntt_regs(Fr *x, int lgn, int lgm, int s, int lgG, const Fr *tw, const Fr *scale) {
     ZK_DYN_SHARED(Half, halves);
     const u32 E = 1u << (lgG + s), g0 = blockIdx.x << lgG, mlow = 1u << lgm;
     Half *gx = reinterpret_cast<Half *>(x);
-    for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {
-        u32 gi, k, h = q & 1;
-        regs_elem(q >> 1, lgG, lgm, s, gi, k);
-        halves[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)] = gx[2 * group_pos(g0 + gi, k, mlow, s) + h];
+    if (V == 0) {
+        for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {
+            u32 gi, k, h = q & 1;
+            regs_elem(q >> 1, lgG, lgm, s, gi, k);
+            halves[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)] = gx[2 * group_pos(g0 + gi, k, mlow, s) + h];
+        }
+    } else {
+        Half buf[16];
+#pragma unroll
+        for (int i = 0; i < 16; i++) {
+            u32 q = threadIdx.x + (u32)i * blockDim.x, gi, k, h = q & 1;
+            regs_elem(q >> 1, lgG, lgm, s, gi, k);
+            buf[i] = gx[2 * group_pos(g0 + gi, k, mlow, s) + h];
+        }
+#pragma unroll
+        for (int i = 0; i < 16; i++) {
+            u32 q = threadIdx.x + (u32)i * blockDim.x, gi, k, h = q & 1;
+            regs_elem(q >> 1, lgG, lgm, s, gi, k);
+            halves[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)] = buf[i];
+        }
     }
     __syncthreads();
     for (int ri = 0; ri < regs_rounds(s); ri++) {

@@ -132,10 +132,6 @@ struct CudaDev {
     void release(void *p) {
         if (p) cudaFreeAsync(p, s);
     }
-    int zero(void *p, size_t bytes) {
-        CK(cudaMemsetAsync(p, 0, bytes, s));
-        return 0;
-    }
     int to_host(void *dst, const void *src, size_t bytes) {
         CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
         return 0;
@@ -180,13 +176,13 @@ struct CudaDev {
         CK(cub::DeviceRadixSort::SortPairs(tmp, *tmp_bytes, kin, kout, vin, vout, (int)items, 0, end_bit, s));
         return 0;
     }
-    int bounds(const u32 *keys, size_t m, u32 nb, u32 *start, u32 *end) {
-        k_bounds<<<blocks(m), TPB, 0, s>>>(keys, m, nb, start, end);
+    int runs(const u32 *keys, size_t m, u32 nb, u32 *start, u32 *cnt) {
+        k_runs<<<blocks(nb), TPB, 0, s>>>(keys, m, nb, start, cnt);
         CKL();
         return 0;
     }
-    int counts(const u32 *start, const u32 *end, u32 nb, u32 *cnt) {
-        k_cnt<<<blocks(nb), TPB, 0, s>>>(start, end, nb, cnt);
+    int tiles(const u32 *start, const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
+        k_tiles<<<blocks(nb), TPB, 0, s>>>(start, cnt, nb, L, chunks);
         CKL();
         return 0;
     }
@@ -204,12 +200,13 @@ struct CudaDev {
         return 0;
     }
     template <class F>
-    int level0(const Affine<F> *bases, const u32 *idx, const u32 *vals, const u32 *start, const u32 *cnt,
-               const u32 *off, const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
+    int level0(const Affine<F> *bases, const u32 *idx, const u32 *keys, const u32 *vals, size_t m, u32 nb,
+               const u32 *start, const u32 *off, u32 L, XYZZ<F> *out) {
+        u32 tiles = (u32)((m + L - 1) / L);
         if (msm_tuning().prefetch)
-            k_level0<F, true><<<blocks(total), TPB, 0, s>>>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out);
+            k_level0<F, true><<<blocks(tiles), TPB, 0, s>>>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
         else
-            k_level0<F, false><<<blocks(total), TPB, 0, s>>>(bases, idx, vals, start, cnt, off, chunks, nb, L, total, out);
+            k_level0<F, false><<<blocks(tiles), TPB, 0, s>>>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
         CKL();
         return 0;
     }
@@ -245,7 +242,19 @@ struct CudaDev {
             return FAILF("ntt: a block of 2^%d elements needs %zu bytes of shared memory, the device gives %d "
                          "(lower ZKPIPE_NTT_STAGES and ZKPIPE_NTT_BLOCK, or ZKPIPE_NTT=passes)",
                          lgG + st, smem, ntt_smem_max);
-        if (difp)
+        int v = ntt_tuning().variant;
+        if (v == 2 && threads > 128) v = 1;
+        if (v == 2) {
+            if (difp)
+                k_ntt_regs<true, 2><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
+            else
+                k_ntt_regs<false, 2><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
+        } else if (v == 1) {
+            if (difp)
+                k_ntt_regs<true, 1><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
+            else
+                k_ntt_regs<false, 1><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
+        } else if (difp)
             k_ntt_regs<true><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
         else
             k_ntt_regs<false><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
@@ -324,6 +333,14 @@ int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char 
     if (optin < regs_smem) regs_smem = optin;
     CK(cudaFuncSetAttribute(k_ntt_regs<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
     CK(cudaFuncSetAttribute(k_ntt_regs<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
+    CK(cudaFuncSetAttribute(k_ntt_regs<true, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
+    CK(cudaFuncSetAttribute(k_ntt_regs<false, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
+    // five blocks of 1024 elements (33 KiB each) an SM need more shared
+    // memory than the default carveout gives
+    CK(cudaFuncSetAttribute(k_ntt_regs<true, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
+    CK(cudaFuncSetAttribute(k_ntt_regs<false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
+    CK(cudaFuncSetAttribute(k_ntt_regs<true, 2>, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+    CK(cudaFuncSetAttribute(k_ntt_regs<false, 2>, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
     if (ntt_smem_max < 0 || regs_smem < ntt_smem_max) ntt_smem_max = regs_smem;
     cudaError_t sync_mode = set_sync_mode();
     cudaDeviceProp p;

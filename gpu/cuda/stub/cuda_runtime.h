@@ -15,7 +15,7 @@ struct cudaDeviceProp { char name[256]; int major, minor, multiProcessorCount; s
 const unsigned cudaEventDefault = 0, cudaEventBlockingSync = 1, cudaEventDisableTiming = 2;
 const unsigned cudaStreamNonBlocking = 1, cudaHostAllocPortable = 1;
 const unsigned cudaDeviceScheduleAuto = 0, cudaDeviceScheduleBlockingSync = 4;
-enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
 enum cudaDeviceAttr { cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
 cudaError_t cudaDeviceGetAttribute(int *, cudaDeviceAttr, int);
 template <class T> cudaError_t cudaFuncSetAttribute(T *, cudaFuncAttribute, int);
