@@ -2,13 +2,33 @@
 # Builds libzkpipe_cuda.so beside this script with nvcc (sm_90a, the H200).
 # Usage: gpu/cuda/build.sh [extra nvcc flags]   (NVCC=/path/to/nvcc to override;
 # LIB=name.so for another output name, e.g. a -DZK_FIELD_MUL=64 build beside
-# the default one)
+# the default one; ARCH=sm_90 for an nvcc without sm_90a, e.g. 11.8's, to
+# check that the sources compile and read ptxas's report)
+#
+# The library is four translation units of zkpipe.cu (ZK_PART: the device
+# and NTT, the G1 MSMs, the G2 MSMs, the G2 tables and ones), compiled at
+# once and linked: on one core the whole file takes nvcc about 4 minutes,
+# the longest part about 2.
 set -e
 cd "$(dirname "$0")"
 NVCC=${NVCC:-nvcc}
 LIB=${LIB:-libzkpipe_cuda.so}
-$NVCC -O3 -std=c++17 -shared -Xcompiler -fPIC \
-	-gencode=arch=compute_90a,code=sm_90a \
-	-Xptxas -warn-spills \
-	"$@" -o "$LIB" zkpipe.cu
+ARCH=${ARCH:-sm_90a}
+case $ARCH in
+sm_90a) gencode=-gencode=arch=compute_90a,code=sm_90a ;;
+*) gencode=-gencode=arch=compute_${ARCH#sm_},code=$ARCH ;;
+esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pids=""
+for part in 1 2 3 4; do
+	$NVCC -O3 -std=c++17 -c -Xcompiler -fPIC $gencode -Xptxas -warn-spills -DZK_PART=$part \
+		"$@" -o "$tmp/part$part.o" zkpipe.cu >"$tmp/part$part.log" 2>&1 &
+	pids="$pids $!"
+done
+rc=0
+for p in $pids; do wait "$p" || rc=1; done
+cat "$tmp"/part*.log
+[ "$rc" = 0 ] || { echo "nvcc failed" >&2; exit 1; }
+$NVCC -shared $gencode -o "$LIB" "$tmp"/part1.o "$tmp"/part2.o "$tmp"/part3.o "$tmp"/part4.o
 echo "built $(pwd)/$LIB"

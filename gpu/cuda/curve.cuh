@@ -11,6 +11,18 @@ template <class F> struct Affine {
     HD bool is_inf() const { return x.is_zero() && y.is_zero(); }
 };
 
+// mul_sub: a·b − c·d. Over Fp on 32-bit chains it is one dot product
+// (dot32: both products in the same rows, one Montgomery reduction: 392
+// limb multiply-adds where two products take 528), which the additions'
+// and doublings' Y = M·(S − X₃) − W·Y use: about 5% of a mixed addition.
+// Over Fp2, and with 64-bit limbs, the two products.
+template <class F> HD F mul_sub(const F &a, const F &b, const F &c, const F &d) { return a * b - c * d; }
+#if ZK_FIELD_MUL != 64
+template <> HD Fp mul_sub<Fp>(const Fp &a, const Fp &b, const Fp &c, const Fp &d) {
+    return Fp::dot32(a, b, Fp::zero() - c, d);
+}
+#endif
+
 // XYZZ: x = X/ZZ, y = Y/ZZZ, ZZ³ = ZZZ²; ZZ = 0 is the point at infinity.
 template <class F> struct XYZZ {
     F X, Y, ZZ, ZZZ;
@@ -41,7 +53,7 @@ template <class F> struct XYZZ {
         F X2 = X.sqr();
         F M = X2.dbl() + X2;
         F X3 = M.sqr() - S.dbl();
-        Y = M * (S - X3) - W * Y;
+        Y = mul_sub(M, S - X3, W, Y);
         X = X3;
         ZZ = V * ZZ;
         ZZZ = W * ZZZ;
@@ -56,7 +68,7 @@ template <class F> struct XYZZ {
         F x2 = x.sqr();
         F M = x2.dbl() + x2;
         X = M.sqr() - S.dbl();
-        Y = M * (S - X) - W * y;
+        Y = mul_sub(M, S - X, W, y);
         ZZ = V;
         ZZZ = W;
     }
@@ -84,7 +96,7 @@ template <class F> struct XYZZ {
         F PPP = P * PP;
         F Q = X * PP;
         F X3 = R.sqr() - PPP - Q.dbl();
-        Y = R * (Q - X3) - Y * PPP;
+        Y = mul_sub(R, Q - X3, Y, PPP);
         X = X3;
         ZZ = ZZ * PP;
         ZZZ = ZZZ * PPP;
@@ -115,7 +127,7 @@ template <class F> struct XYZZ {
         F PPP = P * PP;
         F Q = U1 * PP;
         F X3 = R.sqr() - PPP - Q.dbl();
-        Y = R * (Q - X3) - S1 * PPP;
+        Y = mul_sub(R, Q - X3, S1, PPP);
         X = X3;
         ZZ = ZZ * o.ZZ * PP;
         ZZZ = ZZZ * o.ZZZ * PPP;

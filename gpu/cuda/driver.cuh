@@ -40,7 +40,7 @@ const uint32_t MSM_CHUNK = 32; // points one thread sums per level, by default
 // thread sums per level, 2 to 256) and ZKPIPE_MSM_SEGMENT (buckets a thread
 // reduces, a power of two from 2 to 256: fewer means more threads for the
 // segment kernel, more means fewer segment sums to combine) and
-// ZKPIPE_MSM_PREFETCH (0: the first level's loads not a point ahead). Read
+// ZKPIPE_MSM_PREFETCH (0: the first level's loads not a point ahead; G1 only). Read
 // once a process.
 struct MsmTuning {
     int window = 0;
@@ -48,6 +48,11 @@ struct MsmTuning {
     u32 segment = 0; // msm_segment's choice; run 5 of notes/cuda.md: 8 beat 32 by 1–3% up to 2^16 buckets
     bool prefetch = true; // level0 loads the next point before this one's addition (msm.cuh); off: 0.2–0.5 ms slower at 2^20–2^24
 };
+// LEVEL0_PREFETCHES: whether level0 over F has the prefetching body at all.
+// G1 only: over Fp2 it spills (44 bytes) and G2 2^20 ran 12.4 ms without it
+// against 12.9 with (run 1 of notes/h200-2026-12-01e); one body less is
+// also a quarter less of the G2 part's compile time.
+template <class F> constexpr bool LEVEL0_PREFETCHES = sizeof(F) == sizeof(Fp);
 inline const MsmTuning &msm_tuning() {
     static const MsmTuning t = [] {
         MsmTuning r;

@@ -344,11 +344,11 @@ struct HostDev {
                const u32 *start, const u32 *off, u32 L, XYZZ<F> *out) {
         TRY(injected(KERNEL));
         u32 tiles = (u32)((m + L - 1) / L);
-        bool pf = msm_tuning().prefetch;
+        bool pf = LEVEL0_PREFETCHES<F> && msm_tuning().prefetch;
         issue([=] {
             cuda_host::launch(blocks(tiles), TPB, 0, [=] {
                 if (pf)
-                    k_level0<F, true>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
+                    k_level0<F, LEVEL0_PREFETCHES<F>>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
                 else
                     k_level0<F, false>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
             });

@@ -10,7 +10,9 @@
 // whose release threshold is raised at init, so per-proof allocations are
 // reused rather than returned to the driver. Pinned host memory is taken
 // once (zk_host_alloc) and used as bounce buffers by zk_upload.
-#include "abi.cuh" // zk_abi_version
+#if !defined(ZK_PART) || ZK_PART == 1
+#include "abi.cuh" // zk_abi_version: once in the library
+#endif
 #include "driver.cuh"
 #include "zk.cuh"
 #include "zkpipe.h"
@@ -24,6 +26,36 @@
 #include <string.h>
 #include <unordered_map>
 
+// ZK_PART (build.sh): the library is compiled as four translation units
+// in parallel, each with one part of the C API and so only its kernels:
+// 1 the device, streams, memory and the NTT; 2 the G1 MSMs, tables and
+// ones; 3 the G2 MSMs; 4 the G2 tables and ones (nvcc takes ~4 minutes over
+// the whole file on one core, most of it on the G2 kernels). Unset: all of it,
+// one unit. The host state below is shared by the parts, hence inline (one
+// definition across units); the rest of this file is per unit.
+#ifndef ZK_PART
+#define ZK_PART_HAS(k) 1
+#else
+#define ZK_PART_HAS(k) (ZK_PART == (k))
+#endif
+
+// Each stream's device, recorded by zk_stream_create: a call on a stream
+// first makes that device current for its host thread (on_stream), since Go
+// runs calls on whichever thread is free and CUDA's current device is per
+// thread. One process may so drive several GPUs.
+inline std::shared_mutex streams_mu;
+inline std::unordered_map<void *, int> stream_dev;
+
+inline NttVariant ntt_variant = NTT_REGS; // ZKPIPE_NTT at zk_init (driver.cuh)
+inline int ntt_smem_max = -1;              // k_ntt_regs's shared memory a block, the least of the devices inited
+
+// spin_sync: host threads waiting for the device spin (ZKPIPE_CUDA_SPIN=1,
+// CUDA's default on a host with more cores than contexts) instead of
+// sleeping until the device signals. Spinning burned about a core per GPU
+// stage worker on the H200 (tail-msm and b-g2 took as much CPU time as run
+// time, notes/stream.md); blocking costs a wake-up (microseconds) per wait.
+inline bool spin_sync = false;
+
 namespace {
 
 int cuda_fail(const char *what, cudaError_t e, const char *file, int line) {
@@ -36,13 +68,6 @@ int cuda_fail(const char *what, cudaError_t e, const char *file, int line) {
         if (e_ != cudaSuccess) return cuda_fail(#x, e_, __FILE__, __LINE__);                                           \
     } while (0)
 #define CKL() CK(cudaGetLastError())
-
-// Each stream's device, recorded by zk_stream_create: a call on a stream
-// first makes that device current for its host thread (on_stream), since Go
-// runs calls on whichever thread is free and CUDA's current device is per
-// thread. One process may so drive several GPUs.
-std::shared_mutex streams_mu;
-std::unordered_map<void *, int> stream_dev;
 
 int on_stream(void *s) {
     int dev = -1;
@@ -94,16 +119,6 @@ struct Event {
 #include "kernels.cuh"
 
 // ─── the device of driver.cuh ───────────────────────────────────────────────
-
-NttVariant ntt_variant = NTT_REGS; // ZKPIPE_NTT at zk_init (driver.cuh)
-int ntt_smem_max = -1;              // k_ntt_regs's shared memory a block, the least of the devices inited
-
-// spin_sync: host threads waiting for the device spin (ZKPIPE_CUDA_SPIN=1,
-// CUDA's default on a host with more cores than contexts) instead of
-// sleeping until the device signals. Spinning burned about a core per GPU
-// stage worker on the H200 (tail-msm and b-g2 took as much CPU time as run
-// time, notes/stream.md); blocking costs a wake-up (microseconds) per wait.
-bool spin_sync = false;
 
 // set_sync_mode sets the current device's scheduling flags by
 // ZKPIPE_CUDA_SPIN and returns what CUDA said. CUDA 12 overwrites the flags
@@ -203,10 +218,14 @@ struct CudaDev {
     int level0(const Affine<F> *bases, const u32 *idx, const u32 *keys, const u32 *vals, size_t m, u32 nb,
                const u32 *start, const u32 *off, u32 L, XYZZ<F> *out) {
         u32 tiles = (u32)((m + L - 1) / L);
-        if (msm_tuning().prefetch)
-            k_level0<F, true><<<blocks(tiles), TPB, 0, s>>>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
-        else
-            k_level0<F, false><<<blocks(tiles), TPB, 0, s>>>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
+        if constexpr (LEVEL0_PREFETCHES<F>) {
+            if (msm_tuning().prefetch) {
+                k_level0<F, true><<<blocks(tiles), TPB, 0, s>>>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
+                CKL();
+                return 0;
+            }
+        }
+        k_level0<F, false><<<blocks(tiles), TPB, 0, s>>>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
         CKL();
         return 0;
     }
@@ -315,6 +334,7 @@ struct CudaDev {
 
 extern "C" {
 
+#if ZK_PART_HAS(1)
 int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char *err) {
     ErrScope es(err);
     int count = 0;
@@ -367,7 +387,9 @@ int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char 
     }
     return 0;
 }
+#endif
 
+#if ZK_PART_HAS(1)
 int zk_device_count(int32_t *n, char *err) {
     ErrScope es(err);
     int count = 0;
@@ -375,7 +397,9 @@ int zk_device_count(int32_t *n, char *err) {
     *n = count;
     return 0;
 }
+#endif
 
+#if ZK_PART_HAS(1)
 int zk_mem_info(int32_t dev, uint64_t *free_bytes, uint64_t *total, char *err) {
     ErrScope es(err);
     CK(cudaSetDevice(dev));
@@ -392,19 +416,25 @@ int zk_mem_info(int32_t dev, uint64_t *free_bytes, uint64_t *total, char *err) {
     *total = t;
     return 0;
 }
+#endif
 
+#if ZK_PART_HAS(1)
 int zk_host_alloc(void **p, uint64_t bytes, char *err) {
     ErrScope es(err);
     CK(cudaHostAlloc(p, bytes, cudaHostAllocPortable));
     memset(*p, 0, bytes); // touch every page once, at start-up
     return 0;
 }
+#endif
+#if ZK_PART_HAS(1)
 int zk_host_free(void *p, char *err) {
     ErrScope es(err);
     CK(cudaFreeHost(p));
     return 0;
 }
+#endif
 
+#if ZK_PART_HAS(1)
 int zk_stream_create(int32_t dev, void **s, char *err) {
     ErrScope es(err);
     CK(cudaSetDevice(dev));
@@ -413,6 +443,8 @@ int zk_stream_create(int32_t dev, void **s, char *err) {
     stream_dev[*s] = dev;
     return 0;
 }
+#endif
+#if ZK_PART_HAS(1)
 int zk_stream_destroy(void *s, char *err) {
     ErrScope es(err);
     ON(s);
@@ -429,25 +461,33 @@ int zk_stream_destroy(void *s, char *err) {
     if (destroy != cudaSuccess) return cuda_fail("cudaStreamDestroy", destroy, __FILE__, __LINE__);
     return 0;
 }
+#endif
+#if ZK_PART_HAS(1)
 int zk_stream_sync(void *s, char *err) {
     ErrScope es(err);
     ON(s);
     CK(cudaStreamSynchronize((cudaStream_t)s));
     return 0;
 }
+#endif
 
+#if ZK_PART_HAS(1)
 int zk_dev_alloc(void **p, uint64_t bytes, void *s, char *err) {
     ErrScope es(err);
     ON(s);
     CK(cudaMallocAsync(p, bytes ? bytes : 1, (cudaStream_t)s));
     return 0;
 }
+#endif
+#if ZK_PART_HAS(1)
 int zk_dev_free(void *p, void *s, char *err) {
     ErrScope es(err);
     ON(s);
     if (p) CK(cudaFreeAsync(p, (cudaStream_t)s));
     return 0;
 }
+#endif
+#if ZK_PART_HAS(1)
 int zk_memset(void *p, uint64_t bytes, void *s, char *err) {
     ErrScope es(err);
     ON(s);
@@ -457,6 +497,8 @@ int zk_memset(void *p, uint64_t bytes, void *s, char *err) {
 
 // zk_upload: the CPU fills one pinned buffer while the other is copied; the
 // stream is synchronised before returning, whatever happened.
+#endif
+#if ZK_PART_HAS(1)
 int zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1, uint64_t pin_bytes, void *sv,
               char *err) {
     ErrScope es(err);
@@ -488,7 +530,9 @@ int zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1
     if (!rc && e != cudaSuccess) rc = cuda_fail("upload sync", e, __FILE__, __LINE__);
     return rc;
 }
+#endif
 
+#if ZK_PART_HAS(1)
 int zk_h2d_async(void *dst, const void *src, uint64_t bytes, void *s, char *err) {
     ErrScope es(err);
     ON(s);
@@ -496,7 +540,9 @@ int zk_h2d_async(void *dst, const void *src, uint64_t bytes, void *s, char *err)
     CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)s));
     return 0;
 }
+#endif
 
+#if ZK_PART_HAS(1)
 int zk_download(void *dst, const void *src, uint64_t bytes, void *s, char *err) {
     ErrScope es(err);
     ON(s);
@@ -505,7 +551,9 @@ int zk_download(void *dst, const void *src, uint64_t bytes, void *s, char *err) 
     CK(cudaStreamSynchronize((cudaStream_t)s));
     return 0;
 }
+#endif
 
+#if ZK_PART_HAS(1)
 int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn, const uint64_t *consts, void *s,
                      char *err) {
     ErrScope es(err);
@@ -513,7 +561,9 @@ int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn,
     CudaDev d{(cudaStream_t)s};
     return domain_tables_run(d, (Fr *)tw, (Fr *)twinv, (Fr *)gn, (Fr *)ginvn, logn, (const Fr *)consts);
 }
+#endif
 
+#if ZK_PART_HAS(1)
 int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
                  const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0, void *side1,
                  char *err) {
@@ -529,6 +579,8 @@ int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const 
 
 // zk_bench_ntt times reps forward NTTs (DIT) of x in place; *ms is the
 // mean per NTT, from CUDA events.
+#endif
+#if ZK_PART_HAS(1)
 int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *sv, char *err) {
     ErrScope es(err);
     ON(sv);
@@ -548,7 +600,9 @@ int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms,
     *ms = t / (float)reps;
     return 0;
 }
+#endif
 
+#if ZK_PART_HAS(2)
 int zk_msm_g1(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
               int32_t *nw, void *s, char *err) {
     ErrScope es(err);
@@ -556,6 +610,8 @@ int zk_msm_g1(const void *bases, const void *scalars, const uint32_t *idx, uint6
     CudaDev d{(cudaStream_t)s};
     return msm_run<Fp>(d, (const Affine<Fp> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp> *)out, c, nw);
 }
+#endif
+#if ZK_PART_HAS(3)
 int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
               int32_t *nw, void *s, char *err) {
     ErrScope es(err);
@@ -563,6 +619,8 @@ int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint6
     CudaDev d{(cudaStream_t)s};
     return msm_run<Fp2>(d, (const Affine<Fp2> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp2> *)out, c, nw);
 }
+#endif
+#if ZK_PART_HAS(1)
 int zk_msm_table_layout(uint64_t nbase, int32_t *c, int32_t *nw, char *err) {
     ErrScope es(err);
     int ci = 0, nwi = 0;
@@ -571,18 +629,24 @@ int zk_msm_table_layout(uint64_t nbase, int32_t *c, int32_t *nw, char *err) {
     *nw = nwi;
     return 0;
 }
+#endif
+#if ZK_PART_HAS(2)
 int zk_precompute_g1(const void *bases, uint64_t nbase, void *table, void *s, char *err) {
     ErrScope es(err);
     ON(s);
     CudaDev d{(cudaStream_t)s};
     return msm_precompute_raw<Fp>(d, bases, nbase, table);
 }
+#endif
+#if ZK_PART_HAS(4)
 int zk_precompute_g2(const void *bases, uint64_t nbase, void *table, void *s, char *err) {
     ErrScope es(err);
     ON(s);
     CudaDev d{(cudaStream_t)s};
     return msm_precompute_raw<Fp2>(d, bases, nbase, table);
 }
+#endif
+#if ZK_PART_HAS(2)
 int zk_msm_table_g1(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
                     void *out, int32_t *c, int32_t *nw, void *s, char *err) {
     ErrScope es(err);
@@ -590,6 +654,8 @@ int zk_msm_table_g1(const void *table, uint64_t nbase, const void *scalars, cons
     CudaDev d{(cudaStream_t)s};
     return msm_table_raw<Fp>(d, table, nbase, scalars, idx, n, out, c, nw);
 }
+#endif
+#if ZK_PART_HAS(3)
 int zk_msm_table_g2(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
                     void *out, int32_t *c, int32_t *nw, void *s, char *err) {
     ErrScope es(err);
@@ -597,6 +663,8 @@ int zk_msm_table_g2(const void *table, uint64_t nbase, const void *scalars, cons
     CudaDev d{(cudaStream_t)s};
     return msm_table_raw<Fp2>(d, table, nbase, scalars, idx, n, out, c, nw);
 }
+#endif
+#if ZK_PART_HAS(2)
 int zk_msm_batch_g1(const void *bases, const void *const *scalars, const uint32_t *const *idx, const uint64_t *n,
                     uint32_t k, void *out, int32_t *c, int32_t *nw, void *s, char *err) {
     ErrScope es(err);
@@ -604,6 +672,8 @@ int zk_msm_batch_g1(const void *bases, const void *const *scalars, const uint32_
     CudaDev d{(cudaStream_t)s};
     return msm_batch_raw<Fp>(d, bases, scalars, idx, n, k, out, c, nw);
 }
+#endif
+#if ZK_PART_HAS(2)
 int zk_msm_table_batch_g1(const void *table, uint64_t nbase, const void *const *scalars, const uint32_t *const *idx,
                           const uint64_t *n, uint32_t k, void *out, int32_t *c, int32_t *nw, void *s, char *err) {
     ErrScope es(err);
@@ -611,17 +681,22 @@ int zk_msm_table_batch_g1(const void *table, uint64_t nbase, const void *const *
     CudaDev d{(cudaStream_t)s};
     return msm_table_batch_raw<Fp>(d, table, nbase, scalars, idx, n, k, out, c, nw);
 }
+#endif
+#if ZK_PART_HAS(2)
 int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err) {
     ErrScope es(err);
     ON(s);
     CudaDev d{(cudaStream_t)s};
     return ones_run<Fp>(d, (const Affine<Fp> *)bases, bitmap, n, (XYZZ<Fp> *)out);
 }
+#endif
+#if ZK_PART_HAS(4)
 int zk_ones_g2(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err) {
     ErrScope es(err);
     ON(s);
     CudaDev d{(cudaStream_t)s};
     return ones_run<Fp2>(d, (const Affine<Fp2> *)bases, bitmap, n, (XYZZ<Fp2> *)out);
 }
+#endif
 
 } // extern "C"
