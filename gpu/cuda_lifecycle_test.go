@@ -3,6 +3,7 @@ package gpu_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -122,9 +123,9 @@ func TestCUDAABIRefusesStaleLibraries(t *testing.T) {
 	for _, c := range []struct{ name, src, want string }{
 		{"old", `extern "C" int zk_init(){return 0;}`, "no zk_abi_version"},
 		{"v1", `#include <stdint.h>
-extern "C" uint32_t zk_abi_version(uint32_t *o){ return 1; }`, "ABI version 1, this zkpipe needs 7"},
-		{"sizes", `#include <stdint.h>
-extern "C" uint32_t zk_abi_version(uint32_t *o){ uint32_t v[10]={40,32,64,128,96,256,512,64,8,8}; for(int i=0;i<10;i++)o[i]=v[i]; return 7; }`, "other struct sizes"},
+extern "C" uint32_t zk_abi_version(uint32_t *o){ return 1; }`, fmt.Sprintf("ABI version 1, this zkpipe needs %d", gpu.CUDAABIVersion)},
+		{"sizes", fmt.Sprintf(`#include <stdint.h>
+extern "C" uint32_t zk_abi_version(uint32_t *o){ uint32_t v[10]={40,32,64,128,96,256,512,64,8,8}; for(int i=0;i<10;i++)o[i]=v[i]; return %d; }`, gpu.CUDAABIVersion), "other struct sizes"},
 	} {
 		src := filepath.Join(dir, c.name+".cpp")
 		lib := filepath.Join(dir, "lib"+c.name+".so")

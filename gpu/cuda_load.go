@@ -20,7 +20,7 @@ const CUDALibraryName = "libzkpipe_cuda.so"
 // The C ABI this package is built for: gpu/cuda/zkpipe.h. A library whose
 // zk_abi_version returns another version, or other struct sizes, is refused.
 const (
-	cudaABIVersion = 7
+	cudaABIVersion = 8
 	zkErrBytes     = 512 // ZK_ERR_BYTES: each call's error buffer
 	maxWindows     = 64  // ZK_MAX_WINDOWS: window sums an MSM returns at most
 	MaxMSMBatch    = 64  // ZK_MAX_BATCH: scalar vectors one batched MSM takes at most
@@ -110,6 +110,7 @@ type cudaFns struct {
 	onesG2       onesFn
 
 	msmTableLayout func(nbase uint64, c, nw *int32, e *byte) int32
+	msmScratch     func(n uint64, g2 int32, out *uint64, e *byte) int32
 	precomputeG1   precomputeFn
 	precomputeG2   precomputeFn
 	msmTableG1     msmTableFn
@@ -166,7 +167,7 @@ func loadCUDALibrary(path string) (*cudaLib, error) {
 		{"zk_upload", &f.upload}, {"zk_download", &f.download}, {"zk_h2d_async", &f.h2dAsync},
 		{"zk_domain_tables", &f.domainTables}, {"zk_compute_h", &f.computeH}, {"zk_bench_ntt", &f.benchNTT},
 		{"zk_msm_g1", &f.msmG1}, {"zk_msm_g2", &f.msmG2}, {"zk_ones_g1", &f.onesG1}, {"zk_ones_g2", &f.onesG2},
-		{"zk_msm_table_layout", &f.msmTableLayout}, {"zk_precompute_g1", &f.precomputeG1}, {"zk_precompute_g2", &f.precomputeG2},
+		{"zk_msm_table_layout", &f.msmTableLayout}, {"zk_msm_scratch_bytes", &f.msmScratch}, {"zk_precompute_g1", &f.precomputeG1}, {"zk_precompute_g2", &f.precomputeG2},
 		{"zk_msm_table_g1", &f.msmTableG1}, {"zk_msm_table_g2", &f.msmTableG2},
 		{"zk_msm_batch_g1", &f.msmBatchG1}, {"zk_msm_table_batch_g1", &f.msmTableBatchG1},
 	} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"math/bits"
 	"slices"
@@ -85,14 +86,13 @@ func (c *CUDA) JobBytes(k *Key) int64 {
 	for _, q := range []int{len(k.A), len(k.B1), len(k.K)} {
 		staged += 8*int64((q+63)/64) + int64(q)*(fr.Bytes+4)
 	}
-	g1, g2 := int64(unsafe.Sizeof(xyzzG1{})), int64(unsafe.Sizeof(xyzzG2{}))
-	tails := []int64{msmScratchBytes(len(k.A), g1), msmScratchBytes(len(k.B1), g1), msmScratchBytes(len(k.K), g1)}
+	tails := []int64{c.msmScratchBytes(len(k.A), false), c.msmScratchBytes(len(k.B1), false), c.msmScratchBytes(len(k.K), false)}
 	slices.Sort(tails)
 	var tail int64
 	for _, t := range tails[len(tails)-c.tailStreams():] {
 		tail += t
 	}
-	scratch := max(msmScratchBytes(k.HLen(), g1), tail, msmScratchBytes(len(k.B1), g2))
+	scratch := max(c.msmScratchBytes(k.HLen(), false), tail, c.msmScratchBytes(len(k.B1), true))
 	return staged + scratch
 }
 
@@ -104,33 +104,28 @@ func (c *CUDA) tailStreams() int {
 	return min(3, len(c.allComp))
 }
 
-// msmScratchBytes bounds what msm_run (gpu/cuda/driver.cuh) holds at once
-// for n points whose XYZZ form is xyzz bytes, phase by phase, with m = n·nw
-// digit slots, nb buckets and T₀ = m/32 + nb, T₁ = T₀/32 + nb the sums of
-// the first two levels (window choice as msm_window: c = ⌊log₂n⌋ − 4 in
-// [4, 16]):
-//
-//	sort     keys, values and their sorted copies (16m) and CUB's scratch,
-//	         at most the alternate buffers of the largest sort (8m)
-//	level 0  the sorted values (4m), bucket runs and chunks (16·nb), T₀ sums
-//	level ≥1 the same, with the previous level's sums beside this one's:
-//	         (T₀ + T₁) sums (the sorted values are freed after the last level)
-//
-// The later levels and the segments are smaller than these.
-func msmScratchBytes(n int, xyzz int64) int64 {
+// msmScratchBytes is the library's bound on what msm_run (gpu/cuda/driver.cuh,
+// msm_scratch_bytes) holds at once for n scalars over G1 or G2 bases, as
+// its knobs plan the MSM. The bound cannot fail; should a library say
+// otherwise, the job is counted as too large for any budget (the governor
+// then refuses it at once, naming the sizes) rather than as small.
+func (c *CUDA) msmScratchBytes(n int, g2 bool) int64 {
 	if n == 0 {
 		return 0
 	}
-	c := min(max(bits.Len(uint(n))-1-4, 4), 16)
-	nw := int64((255 + c - 1) / c)
-	m := int64(n) * nw
-	nb := nw << (c - 1)
-	t0 := m/32 + nb
-	t1 := t0/32 + nb
-	sort := 16*m + 8*m
-	level0 := 4*m + 16*nb + t0*xyzz
-	level1 := 4*m + 16*nb + (t0+t1)*xyzz
-	return max(sort, level0, level1)
+	var out uint64
+	var e cerr
+	if e.err("msm scratch", c.fn.msmScratch(uint64(n), g2Flag(g2), &out, e.p())) != nil || out > math.MaxInt64/4 {
+		return math.MaxInt64 / 4
+	}
+	return int64(out)
+}
+
+func g2Flag(g2 bool) int32 {
+	if g2 {
+		return 1
+	}
+	return 0
 }
 
 // Load uploads the key's bases and builds the NTT tables on the device.

@@ -88,9 +88,6 @@ func (c *CUDA) HostStandIn() *HostStandIn {
 	return h
 }
 
-// MSMScratchBytes exposes the device MSM scratch bound for tests.
-var MSMScratchBytes = msmScratchBytes
-
 // StagedQuery downloads query i (0 A, 1 B, 2 K) of a staged job: its
 // bitmap, its values and, unless dense, its indexes.
 func (c *CUDA) StagedQuery(s *Staged, i int) (ones []uint64, vals []fr.Element, idx []uint32, err error) {
@@ -121,3 +118,6 @@ func (c *CUDA) StagedQuery(s *Staged, i int) (ones []uint64, vals []fr.Element, 
 	}
 	return ones, vals, idx, err
 }
+
+// CUDAABIVersion is the C ABI this package needs (zkpipe.h ZK_ABI_VERSION).
+const CUDAABIVersion = cudaABIVersion

@@ -45,6 +45,16 @@ const uint32_t MSM_CHUNK = 32; // points one thread sums per level, by default
 struct MsmTuning {
     int window = 0;
     u32 chunk = MSM_CHUNK;
+    // ZKPIPE_MSM_AFFINE: the first levels in affine coordinates with batched
+    // inversions (msm.cuh, msm_affine_levels): 0 off, 1 G1 MSMs, 2 G1 and
+    // G2. _AFFINE_STOP: affine levels while the fullest bucket has more
+    // points than this (then XYZZ). _AFFINE_BATCH: most pairs a lane chains
+    // (fewer where a level has too few pairs to fill the GPU). _AFFINE_MIN:
+    // only MSMs of at least this many digits.
+    int affine = 0;
+    u32 affine_stop = 8;
+    u32 affine_batch = 32;
+    size_t affine_min = 0;
     u32 segment = 0; // msm_segment's choice; run 5 of notes/cuda.md: 8 beat 32 by 1–3% up to 2^16 buckets
     bool prefetch = true; // level0 loads the next point before this one's addition (msm.cuh); off: 0.2–0.5 ms slower at 2^20–2^24
 };
@@ -66,6 +76,19 @@ inline const MsmTuning &msm_tuning() {
             if (v >= 2 && v <= 256 && (v & (v - 1)) == 0) r.segment = (u32)v;
         }
         if (const char *p = getenv("ZKPIPE_MSM_PREFETCH"); p && *p) r.prefetch = strcmp(p, "1") == 0;
+        if (const char *a = getenv("ZKPIPE_MSM_AFFINE"); a && *a) {
+            int v = atoi(a);
+            if (v >= 0 && v <= 2) r.affine = v;
+        }
+        if (const char *a = getenv("ZKPIPE_MSM_AFFINE_STOP")) {
+            int v = atoi(a);
+            if (v >= 1 && v <= 1 << 20) r.affine_stop = (u32)v;
+        }
+        if (const char *a = getenv("ZKPIPE_MSM_AFFINE_BATCH")) {
+            int v = atoi(a);
+            if (v >= 1 && v <= 256) r.affine_batch = (u32)v;
+        }
+        if (const char *a = getenv("ZKPIPE_MSM_AFFINE_MIN")) r.affine_min = (size_t)strtoull(a, nullptr, 10);
         return r;
     }();
     return t;
@@ -311,6 +334,87 @@ int reduce_sets(D &d, const XYZZ<F> *in, size_t sets, size_t per, XYZZ<F> *out, 
     return d.template reduce<F>(mid, sets * g, g, out, sets);
 }
 
+// ─── batch-affine levels ────────────────────────────────────────────────────
+
+const u32 INV_BATCH = 32; // elements a thread chains in batch_invert
+
+// batch_invert replaces each of X[0 … n) (all nonzero) by its inverse with
+// one field inversion: Montgomery's trick over chunks of INV_BATCH, the
+// chunks' products inverted the same way, recursively.
+template <class F, class D> int batch_invert(D &d, F *X, size_t n, Scratch<D> &sc) {
+    if (n == 0) return 0;
+    if (n == 1) return d.template inv_one<F>(X);
+    size_t g = (n + INV_BATCH - 1) / INV_BATCH;
+    F *P, *Y;
+    TRY(sc.get(&P, n));
+    TRY(sc.get(&Y, g));
+    TRY(d.template inv_fwd<F>(X, n, INV_BATCH, g, P, Y));
+    TRY(batch_invert<F>(d, Y, g, sc));
+    TRY(d.template inv_bwd<F>(X, n, INV_BATCH, g, P, Y));
+    sc.drop(P);
+    sc.drop(Y);
+    return 0;
+}
+
+// AFF_LANES: about how many lanes a level wants (132 SMs × 2048 threads
+// resident): a level of fewer pairs chains fewer a lane, down to 4.
+const size_t AFF_LANES = (size_t)1 << 18;
+inline u32 aff_batch(size_t items, u32 most) {
+    size_t B = items / AFF_LANES;
+    if (B < 4) B = 4;
+    return B < most ? (u32)B : most;
+}
+
+// msm_affine_on: whether an MSM over F of m digits, whose fullest bucket
+// holds bound points, takes affine levels (MsmTuning::affine).
+template <class F> bool msm_affine_on(size_t m, size_t bound) {
+    const MsmTuning &t = msm_tuning();
+    if (t.affine == 0 || (t.affine == 1 && sizeof(F) != sizeof(Fp))) return false;
+    return m >= t.affine_min && bound > t.affine_stop;
+}
+
+// msm_scratch_bytes bounds the device bytes msm_run over F holds at once for
+// n scalars over plain bases (a table's plan takes fewer: fewer digits and
+// one bucket set), phase by phase, with m = n·nw digits, nb buckets, L the
+// chunk and T₀ = m/L + nb, T₁ = T₀/L + nb the sums of the XYZZ levels:
+//
+//	sort      keys, values and their sorted copies (16m), CUB's scratch at
+//	          most the alternate buffers of the largest sort (8m)
+//	level 0   the sorted values (4m), bucket runs and chunks (16·nb), T₀ sums
+//	level ≥1  the same with the previous level's sums: (T₀ + T₁) sums
+//	affine    (when MsmTuning::affine takes F) level 1: the sorted values,
+//	          two sets of runs, I₁ = m/2 + nb item slots (affine points),
+//	          the lanes' totals and batch_invert's scratch (≈ 2.1 F a lane);
+//	          level 2: I₁ and I₂ = I₁/2 + nb slots, the same beside; the
+//	          later levels and the XYZZ level after them take less
+//
+// gpu.CUDA.JobBytes reserves it (zk_msm_scratch_bytes) for the governor.
+template <class F> size_t msm_scratch_bytes(size_t n) {
+    if (n == 0) return 0;
+    const MsmTuning &t = msm_tuning();
+    int c = msm_window(n, t.window), nw = msm_windows(c);
+    size_t m = n * (size_t)nw, nb = (size_t)nw << (c - 1), L = t.chunk;
+    size_t xyzz = sizeof(XYZZ<F>), aff = sizeof(Affine<F>), fb = sizeof(F);
+    size_t t0 = m / L + nb, t1 = t0 / L + nb;
+    size_t most = 24 * m;
+    most = most > 4 * m + 16 * nb + (t0 + t1) * xyzz ? most : 4 * m + 16 * nb + (t0 + t1) * xyzz;
+    if (t.affine == 2 || (t.affine == 1 && sizeof(F) == sizeof(Fp))) {
+        if (m >= t.affine_min) {
+            auto lanes = [&](size_t items) {
+                size_t B = aff_batch(items, t.affine_batch);
+                return 32 * ((items + 32 * B - 1) / (32 * B));
+            };
+            size_t i1 = m / 2 + nb, i2 = i1 / 2 + nb;
+            size_t inv1 = lanes(i1) * fb * 22 / 10, inv2 = lanes(i2) * fb * 22 / 10;
+            size_t r1 = 4 * m + 16 * nb + i1 * aff + lanes(i1) * fb + inv1;
+            size_t r2 = 16 * nb + (i1 + i2) * aff + lanes(i2) * fb + inv2;
+            most = most > r1 ? most : r1;
+            most = most > r2 ? most : r2;
+        }
+    }
+    return most;
+}
+
 // msm_core: the window sums of the k = pl.k MSMs Σ scalars[j][i]·bases[idx[j] ?
 // idx[j][i] : i], i < pl.ns[j], in one run over the same bases: vector j's
 // nw (or, over a table, 1) sums at host_out[j·pl.bw/k …], the caller
@@ -394,11 +498,75 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
         sc.drop(mt);
         sc.drop(most);
     }
-    // Level 0 sums tiles of pl.chunk sorted points (msm.cuh, tiles_body): a
-    // run of h points meets at most ⌈(h − 1)/L⌉ + 1 tiles.
     const u32 L = pl.chunk;
     XYZZ<F> *P = nullptr;
-    {
+    if (msm_affine_on<F>(m, bound)) {
+        // Affine levels (msm.cuh): each halves every bucket, until the
+        // fullest holds at most affine_stop points; then one level of
+        // mixed additions into XYZZ chunks of L.
+        sc.drop(keys2);
+        AffSrc<F> src{bases, vals2};
+        Affine<F> *A = nullptr;
+        const u32 stop = msm_tuning().affine_stop;
+        while (bound > stop) {
+            u32 *ncnt, *noff;
+            TRY(sc.get(&ncnt, nb));
+            TRY(sc.get(&noff, nb));
+            TRY(d.chunks(cnt, nb, 2, ncnt));
+            size_t sb = 0;
+            TRY(d.exclusive_sum(nullptr, &sb, ncnt, noff, nb));
+            void *st = nullptr;
+            TRY(sc.get((char **)&st, sb));
+            TRY(d.exclusive_sum(st, &sb, ncnt, noff, nb));
+            sc.drop(st);
+            size_t items = prev_total / 2 + nb; // Σ ⌈cnt/2⌉ ≤ (Σ cnt + nb)/2
+            if (items > 0xffffffffULL) return FAILF("msm: %zu items at an affine level, more than 32-bit positions hold", items);
+            u32 B = aff_batch(items, msm_tuning().affine_batch);
+            size_t lanes = 32 * ((items + 32 * (size_t)B - 1) / (32 * (size_t)B));
+            Affine<F> *slots;
+            F *T;
+            TRY(sc.get(&slots, items));
+            TRY(sc.get(&T, lanes));
+            TRY(d.template aff_fwd<F>(src, start, cnt, noff, ncnt, nb, items, B, lanes, slots, T));
+            TRY(batch_invert<F>(d, T, lanes, sc));
+            TRY(d.template aff_bwd<F>(src, start, cnt, noff, items, B, lanes, slots, T));
+            sc.drop(T);
+            if (A)
+                sc.drop(A);
+            else
+                sc.drop(vals2);
+            sc.drop(start);
+            sc.drop(cnt);
+            A = slots;
+            src = AffSrc<F>{A, nullptr};
+            start = noff;
+            cnt = ncnt;
+            prev_total = items;
+            bound = (bound + 1) / 2;
+        }
+        u32 *chunks, *off;
+        TRY(sc.get(&chunks, nb));
+        TRY(sc.get(&off, nb));
+        TRY(d.chunks(cnt, nb, L, chunks));
+        size_t sb = 0;
+        TRY(d.exclusive_sum(nullptr, &sb, chunks, off, nb));
+        void *st = nullptr;
+        TRY(sc.get((char **)&st, sb));
+        TRY(d.exclusive_sum(st, &sb, chunks, off, nb));
+        sc.drop(st);
+        size_t total = pl.level_total(prev_total);
+        TRY(sc.get(&P, total));
+        TRY(d.template levelA<F>(A, start, cnt, off, chunks, nb, L, (u32)total, P));
+        sc.drop(A);
+        sc.drop(start);
+        sc.drop(cnt);
+        start = off;
+        cnt = chunks;
+        prev_total = total;
+        bound = (bound + L - 1) / L;
+    } else {
+        // Level 0 sums tiles of pl.chunk sorted points (msm.cuh, tiles_body): a
+        // run of h points meets at most ⌈(h − 1)/L⌉ + 1 tiles.
         u32 *chunks, *off;
         TRY(sc.get(&chunks, nb));
         TRY(sc.get(&off, nb));

@@ -363,6 +363,48 @@ struct HostDev {
         return 0;
     }
     template <class F>
+    int aff_fwd(AffSrc<F> src, const u32 *start, const u32 *cnt, const u32 *noff, const u32 *ncnt, u32 nb,
+                size_t items, u32 B, size_t lanes, Affine<F> *slots, F *T) {
+        TRY(injected(KERNEL));
+        issue([=] {
+            cuda_host::launch(blocks(lanes), TPB, 0,
+                              [=] { k_aff_fwd<F>(src, start, cnt, noff, ncnt, nb, items, B, (u32)lanes, slots, T); });
+        });
+        return 0;
+    }
+    template <class F>
+    int aff_bwd(AffSrc<F> src, const u32 *start, const u32 *cnt, const u32 *noff, size_t items, u32 B, size_t lanes,
+                Affine<F> *slots, const F *Tinv) {
+        TRY(injected(KERNEL));
+        issue([=] {
+            cuda_host::launch(blocks(lanes), TPB, 0,
+                              [=] { k_aff_bwd<F>(src, start, cnt, noff, items, B, (u32)lanes, slots, Tinv); });
+        });
+        return 0;
+    }
+    template <class F> int inv_fwd(const F *X, size_t n, u32 BI, size_t g, F *P, F *Y) {
+        TRY(injected(KERNEL));
+        issue([=] { cuda_host::launch(blocks(g), TPB, 0, [=] { k_inv_fwd<F>(X, n, BI, g, P, Y); }); });
+        return 0;
+    }
+    template <class F> int inv_bwd(F *X, size_t n, u32 BI, size_t g, const F *P, const F *Y) {
+        TRY(injected(KERNEL));
+        issue([=] { cuda_host::launch(blocks(g), TPB, 0, [=] { k_inv_bwd<F>(X, n, BI, g, P, Y); }); });
+        return 0;
+    }
+    template <class F> int inv_one(F *X) {
+        TRY(injected(KERNEL));
+        issue([=] { cuda_host::launch(1, 32, 0, [=] { k_inv_one<F>(X); }); });
+        return 0;
+    }
+    template <class F>
+    int levelA(const Affine<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb,
+               u32 L, u32 total, XYZZ<F> *out) {
+        TRY(injected(KERNEL));
+        issue([=] { cuda_host::launch(blocks(total), TPB, 0, [=] { k_levelA<F>(in, start, cnt, off, chunks, nb, L, total, out); }); });
+        return 0;
+    }
+    template <class F>
     int segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg, XYZZ<F> *out) {
         TRY(injected(KERNEL));
         issue([=] { cuda_host::launch(blocks(nseg, 128), 128, 0, [=] { k_segment<F>(P, start, cnt, half, S, nseg, out); }); });
@@ -627,6 +669,11 @@ int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint6
     KERNEL_CALL(sv_);
     HostDev d;
     return msm_run<Fp2>(d, (const Affine<Fp2> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp2> *)out, c, nw);
+}
+int zk_msm_scratch_bytes(uint64_t n, int32_t g2, uint64_t *out, char *err) {
+    ErrScope es(err);
+    *out = g2 ? msm_scratch_bytes<Fp2>(n) : msm_scratch_bytes<Fp>(n);
+    return 0;
 }
 int zk_msm_table_layout(uint64_t nbase, int32_t *c, int32_t *nw, char *err) {
     ErrScope es(err);

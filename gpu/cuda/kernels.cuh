@@ -63,6 +63,37 @@ __global__ void k_levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, co
     if (t < total) levelN_body(t, in, start, cnt, off, chunks, nb, L, out);
 }
 
+// The affine levels (msm.cuh): a thread a lane of B pairs.
+template <class F>
+__global__ void k_aff_fwd(AffSrc<F> src, const u32 *start, const u32 *cnt, const u32 *noff, const u32 *ncnt, u32 nb,
+                          size_t items, u32 B, u32 lanes, Affine<F> *slots, F *T) {
+    u32 g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (g < lanes) aff_fwd_body(g, src, start, cnt, noff, ncnt, nb, items, B, slots, T);
+}
+template <class F>
+__global__ void k_aff_bwd(AffSrc<F> src, const u32 *start, const u32 *cnt, const u32 *noff, size_t items, u32 B,
+                          u32 lanes, Affine<F> *slots, const F *Tinv) {
+    u32 g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (g < lanes) aff_bwd_body(g, src, start, cnt, noff, items, B, slots, Tinv);
+}
+template <class F> __global__ void k_inv_fwd(const F *X, size_t n, u32 BI, size_t g, F *P, F *Y) {
+    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < g) inv_fwd_body(j, X, n, BI, P, Y);
+}
+template <class F> __global__ void k_inv_bwd(F *X, size_t n, u32 BI, size_t g, const F *P, const F *Y) {
+    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < g) inv_bwd_body(j, X, n, BI, P, Y);
+}
+template <class F> __global__ void k_inv_one(F *X) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) X[0] = X[0].inv();
+}
+template <class F>
+__global__ void k_levelA(const Affine<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks,
+                         u32 nb, u32 L, u32 total, XYZZ<F> *out) {
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < total) levelA_body(t, in, start, cnt, off, chunks, nb, L, out);
+}
+
 template <class F>
 __global__ void k_segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg,
                           XYZZ<F> *out) {

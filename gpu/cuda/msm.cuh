@@ -226,6 +226,200 @@ HD void levelN_body(u32 t, const XYZZ<F> *in, const u32 *start, const u32 *cnt, 
 // chunks_body: chunks[b] = ⌈cnt[b]/L⌉.
 HD void chunks_body(u32 b, const u32 *cnt, u32 L, u32 *chunks) { chunks[b] = (cnt[b] + L - 1) / L; }
 
+// ─── batch-affine levels (ZKPIPE_MSM_AFFINE, driver.cuh msm_affine_levels) ────
+//
+// The first levels can sum bucket points in affine coordinates instead:
+// one level halves every bucket, pair j of bucket b being its points 2j and
+// 2j+1 (an odd bucket's last point passes through). An affine addition is
+// λ = (y₁ − y₀)/(x₁ − x₀), x₃ = λ² − x₀ − x₁, y₃ = λ(x₀ − x₃) − y₀: two
+// products and a square once 1/(x₁ − x₀) is known, and Montgomery's trick
+// gives every pair of a level its inverse for three products each and one
+// inversion in all — 5 products and a square an addition against the mixed
+// XYZZ addition's 8 and 2. The trick runs across the whole grid:
+//
+//   aff_fwd   lane g takes B pairs (items g_w·32·B + 32k + g_l, k < B, so a
+//             warp's loads and stores are coalesced) and writes the running
+//             product c_k of their x₁ − x₀ where the item's sum will go,
+//             and the lane's total c_{B−1} to T[g]
+//   batch_invert T (inv_fwd/inv_bwd below, recursively, one inversion)
+//   aff_bwd   lane g walks its items back from T[g]⁻¹: 1/(x₁ − x₀) of item
+//             k is t·c_{k−1}, then t ← t·(x₁ − x₀); the sum overwrites c_k
+//
+// Pairs the trick cannot take (a point at infinity, x₀ = x₁, or x = 0,
+// which only infinity has in the bases zkpipe sees but is tested anyway)
+// count 1 in the products and are summed by aff_add_slow with an inversion
+// of their own. A level's item o is bucket b's item o − noff[b]; aff_fwd
+// records b in the item's slot, beside c_k, for aff_bwd.
+
+const u32 AFF_NONE = 0xffffffffu; // an item past the level's last
+
+// AffSrc is a level's input: the sorted digits' bases (vals non-null:
+// pts[val & 0x7fffffff], y negated where bit 31 is set) or the points of
+// the level before (vals null).
+template <class F> struct AffSrc {
+    const Affine<F> *pts;
+    const u32 *vals;
+    HD F x_at(size_t i) const { return vals ? pts[vals[i] & 0x7fffffffu].x : pts[i].x; }
+    HD Affine<F> at(size_t i) const {
+        if (!vals) return pts[i];
+        u32 v = vals[i];
+        Affine<F> a = pts[v & 0x7fffffffu];
+        if (v >> 31) a.y = a.y.neg();
+        return a;
+    }
+};
+
+// aff_special: a pair the batched inversion skips.
+template <class F> HD bool aff_special(const F &x0, const F &x1) { return x0.is_zero() || x1.is_zero() || x0.eq(x1); }
+
+// aff_add_slow: p + q in affine coordinates for any two points, with an
+// inversion of its own (the pairs aff_special picks: rare).
+template <class F> HD Affine<F> aff_add_slow(const Affine<F> &p, const Affine<F> &q) {
+    if (p.is_inf()) return q;
+    if (q.is_inf()) return p;
+    F lambda;
+    if (p.x.eq(q.x)) {
+        if (!p.y.eq(q.y) || p.y.is_zero()) return Affine<F>{F::zero(), F::zero()}; // p = −q
+        F x2 = p.x.sqr();
+        lambda = (x2.dbl() + x2) * p.y.dbl().inv(); // 3x²/2y
+    } else {
+        lambda = (q.y - p.y) * (q.x - p.x).inv();
+    }
+    Affine<F> r;
+    r.x = lambda.sqr() - p.x - q.x;
+    r.y = lambda * (p.x - r.x) - p.y;
+    return r;
+}
+
+// The item slot: c_k in x, the bucket in y's first limb, until aff_bwd
+// writes the sum there.
+template <class F> HD u32 aff_slot_bucket(const Affine<F> &a) { return *reinterpret_cast<const u32 *>(&a.y); }
+template <class F> HD void aff_set_slot(Affine<F> &a, const F &c, u32 b) {
+    a.x = c;
+    *reinterpret_cast<u32 *>(&a.y) = b;
+}
+
+// aff_item: item o of lane g's k-th, and the next item's bucket walk:
+// seg_from is the bucket of an earlier item of the same lane (or −1), and
+// the walk looks a few buckets ahead before a binary search.
+HD long aff_seg(const u32 *noff, const u32 *ncnt, u32 nb, u32 o, long from) {
+    if (from >= 0) {
+        for (int probe = 0; probe < 8 && (u32)from < nb; probe++, from++)
+            if (o < noff[from] + ncnt[from]) return o >= noff[from] ? from : -1;
+        if ((u32)from >= nb) return -1;
+    }
+    return find_seg(noff, ncnt, nb, o);
+}
+HD size_t aff_item(u32 g, u32 B, u32 k) { return ((size_t)(g >> 5) * B + k) * 32 + (g & 31); }
+
+// aff_fwd_body: lane g's running products (see above). start/cnt: the
+// input's bucket runs; noff/ncnt: the level's items a bucket.
+template <class F>
+HD void aff_fwd_body(u32 g, AffSrc<F> src, const u32 *start, const u32 *cnt, const u32 *noff, const u32 *ncnt,
+                     u32 nb, size_t items, u32 B, Affine<F> *slots, F *T) {
+    F c = field_one<F>();
+    long b = -1;
+    bool first = true;
+    for (u32 k = 0; k < B; k++) {
+        size_t o = aff_item(g, B, k);
+        if (o >= items) break;
+        b = aff_seg(noff, ncnt, nb, (u32)o, b);
+        F d = field_one<F>();
+        bool use = false;
+        if (b >= 0) {
+            u32 j = (u32)o - noff[b];
+            size_t i0 = (size_t)start[b] + 2 * (size_t)j;
+            if (2 * j + 1 < cnt[b]) {
+                F x0 = src.x_at(i0), x1 = src.x_at(i0 + 1);
+                if (!aff_special(x0, x1)) d = x1 - x0, use = true;
+            }
+        }
+        if (use) c = first ? d : c * d, first = false;
+        aff_set_slot(slots[o], c, b >= 0 ? (u32)b : AFF_NONE);
+    }
+    T[g] = c;
+}
+
+// aff_bwd_body: lane g's sums, from tinv = its total's inverse.
+template <class F>
+HD void aff_bwd_body(u32 g, AffSrc<F> src, const u32 *start, const u32 *cnt, const u32 *noff, size_t items, u32 B,
+                     Affine<F> *slots, const F *Tinv) {
+    F t = Tinv[g];
+    u32 kmax = 0; // items of this lane
+    while (kmax < B && aff_item(g, B, kmax) < items) kmax++;
+    for (u32 k = kmax; k-- > 0;) {
+        size_t o = aff_item(g, B, k);
+        u32 b = aff_slot_bucket(slots[o]);
+        if (b == AFF_NONE) continue;
+        u32 j = (u32)o - noff[b];
+        size_t i0 = (size_t)start[b] + 2 * (size_t)j;
+        Affine<F> p = src.at(i0);
+        if (2 * j + 1 >= cnt[b]) {
+            slots[o] = p; // an odd bucket's last point
+            continue;
+        }
+        Affine<F> q = src.at(i0 + 1);
+        if (aff_special(p.x, q.x)) {
+            slots[o] = aff_add_slow(p, q);
+            continue;
+        }
+        F d = q.x - p.x;
+        // the running product before this item: the slot of the lane's
+        // previous item that took part (c is carried through the others)
+        F inv = t;
+        if (k > 0) {
+            inv = t * slots[aff_item(g, B, k - 1)].x;
+            t = t * d;
+        }
+        // k > 0 with no earlier item in the product: c_{k−1} is one, which
+        // the slot holds (aff_fwd writes the running product at every item)
+        F lambda = (q.y - p.y) * inv;
+        Affine<F> r;
+        r.x = lambda.sqr() - p.x - q.x;
+        r.y = lambda * (p.x - r.x) - p.y;
+        slots[o] = r;
+    }
+}
+
+// inv_fwd_body / inv_bwd_body: Montgomery's trick over X[j·BI, (j+1)·BI):
+// prefix products into P and the chunk's product into Y[j]; then, with
+// Y[j] inverted, every X[i] ← X[i]⁻¹. Every X[i] is nonzero (the lanes'
+// totals are products of nonzero differences and ones).
+template <class F> HD void inv_fwd_body(size_t j, const F *X, size_t n, u32 BI, F *P, F *Y) {
+    size_t lo = j * BI, hi = lo + BI < n ? lo + BI : n;
+    F c = X[lo];
+    P[lo] = c;
+    for (size_t i = lo + 1; i < hi; i++) {
+        c = c * X[i];
+        P[i] = c;
+    }
+    Y[j] = c;
+}
+template <class F> HD void inv_bwd_body(size_t j, F *X, size_t n, u32 BI, const F *P, const F *Y) {
+    size_t lo = j * BI, hi = lo + BI < n ? lo + BI : n;
+    F t = Y[j];
+    for (size_t i = hi - 1; i > lo; i--) {
+        F xi = X[i];
+        X[i] = t * P[i - 1];
+        t = t * xi;
+    }
+    X[lo] = t;
+}
+
+// levelA_body: chunk t of the affine points of the last affine level, summed
+// into XYZZ (mixed additions), as levelN_body does over XYZZ.
+template <class F>
+HD void levelA_body(u32 t, const Affine<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks,
+                    u32 nb, u32 L, XYZZ<F> *out) {
+    u32 lo, hi;
+    if (!chunk_at(t, start, cnt, off, chunks, nb, &lo, &hi)) return;
+    const F one = field_one<F>();
+    XYZZ<F> acc = XYZZ<F>::inf();
+    for (u32 p = lo; p < hi; p++)
+        if (!in[p].is_inf()) acc.add_affine(in[p].x, in[p].y, one);
+    out[t] = acc;
+}
+
 // bucket: bucket b's sum once every bucket has at most one chunk.
 template <class F> HD XYZZ<F> bucket_at(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 b) {
     return cnt[b] ? P[start[b]] : XYZZ<F>::inf();

@@ -230,6 +230,42 @@ struct CudaDev {
         return 0;
     }
     template <class F>
+    int aff_fwd(AffSrc<F> src, const u32 *start, const u32 *cnt, const u32 *noff, const u32 *ncnt, u32 nb,
+                size_t items, u32 B, size_t lanes, Affine<F> *slots, F *T) {
+        k_aff_fwd<F><<<blocks(lanes), TPB, 0, s>>>(src, start, cnt, noff, ncnt, nb, items, B, (u32)lanes, slots, T);
+        CKL();
+        return 0;
+    }
+    template <class F>
+    int aff_bwd(AffSrc<F> src, const u32 *start, const u32 *cnt, const u32 *noff, size_t items, u32 B, size_t lanes,
+                Affine<F> *slots, const F *Tinv) {
+        k_aff_bwd<F><<<blocks(lanes), TPB, 0, s>>>(src, start, cnt, noff, items, B, (u32)lanes, slots, Tinv);
+        CKL();
+        return 0;
+    }
+    template <class F> int inv_fwd(const F *X, size_t n, u32 BI, size_t g, F *P, F *Y) {
+        k_inv_fwd<F><<<blocks(g), TPB, 0, s>>>(X, n, BI, g, P, Y);
+        CKL();
+        return 0;
+    }
+    template <class F> int inv_bwd(F *X, size_t n, u32 BI, size_t g, const F *P, const F *Y) {
+        k_inv_bwd<F><<<blocks(g), TPB, 0, s>>>(X, n, BI, g, P, Y);
+        CKL();
+        return 0;
+    }
+    template <class F> int inv_one(F *X) {
+        k_inv_one<F><<<1, 32, 0, s>>>(X);
+        CKL();
+        return 0;
+    }
+    template <class F>
+    int levelA(const Affine<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb,
+               u32 L, u32 total, XYZZ<F> *out) {
+        k_levelA<F><<<blocks(total), TPB, 0, s>>>(in, start, cnt, off, chunks, nb, L, total, out);
+        CKL();
+        return 0;
+    }
+    template <class F>
     int levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L,
                u32 total, XYZZ<F> *out) {
         k_levelN<F><<<blocks(total), TPB, 0, s>>>(in, start, cnt, off, chunks, nb, L, total, out);
@@ -618,6 +654,13 @@ int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint6
     ON(s);
     CudaDev d{(cudaStream_t)s};
     return msm_run<Fp2>(d, (const Affine<Fp2> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp2> *)out, c, nw);
+}
+#endif
+#if ZK_PART_HAS(1)
+int zk_msm_scratch_bytes(uint64_t n, int32_t g2, uint64_t *out, char *err) {
+    ErrScope es(err);
+    *out = g2 ? msm_scratch_bytes<Fp2>(n) : msm_scratch_bytes<Fp>(n);
+    return 0;
 }
 #endif
 #if ZK_PART_HAS(1)

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define ZK_ABI_VERSION 7
+#define ZK_ABI_VERSION 8
 #define ZK_ERR_BYTES 512
 #define ZK_MAX_WINDOWS 64 /* an MSM returns at most this many window sums */
 #define ZK_MAX_BATCH 64   /* scalar vectors one batched MSM takes at most (ABI 7) */
@@ -104,6 +104,10 @@ int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint6
  * precomputed table of nbase bases, which holds *nw·nbase affine points;
  * fails when the table cannot be addressed (nw·nbase ≥ 2^31). */
 int zk_msm_table_layout(uint64_t nbase, int32_t *c, int32_t *nw, char *err);
+/* zk_msm_scratch_bytes: *out = a bound on the device bytes an MSM of n
+ * scalars holds at once over G1 (g2 = 0) or G2 bases, as the library's
+ * knobs plan it (ABI 8: the affine levels take more than the XYZZ ones). */
+int zk_msm_scratch_bytes(uint64_t n, int32_t g2, uint64_t *out, char *err);
 /* zk_precompute_g1/g2: table[w·nbase + i] = 2^(c·w)·bases[i] (the layout's c
  * and nw), into table (allocated by the caller); returns when done. */
 int zk_precompute_g1(const void *bases, uint64_t nbase, void *table, void *s, char *err);
