@@ -640,10 +640,17 @@ inline const char *ntt_variant_name(NttVariant v) {
 // of 1024, won the H200's grid at every size from 2^20 (notes/cuda.md:
 // 2^24 in 4.64 ms against 5.39 for 12 stages in 4096, three DRAM passes
 // whose blocks overlap beating two that cannot).
+//
+// ZKPIPE_NTT_VARIANT (k_ntt_regs's copy-in and occupancy, kernels.cuh): 2,
+// the default, bulk copy-in in blocks of 128 threads, five an SM; 0 and 1
+// stay selectable for measuring. H200, 8 stages in blocks of 1024, NTT
+// 2^20 / 2^22 / 2^24 (ms, mean of 20 by CUDA events; run 1 of
+// notes/h200-2026-12-01e): 0 0.273/1.116/4.603, 1 0.255/1.023/4.219,
+// 2 0.251/0.988/4.097. An empty or unset value keeps the default.
 struct NttTuning {
     int stages = 8;
     int lgblock = 10;
-    int variant = 0; // ZKPIPE_NTT_VARIANT: k_ntt_regs's copy-in and occupancy, 0 to 2 (kernels.cuh)
+    int variant = 2; // ZKPIPE_NTT_VARIANT: 0 to 2 (kernels.cuh), default 2
 };
 inline const NttTuning &ntt_tuning() {
     static const NttTuning t = [] {
@@ -656,7 +663,7 @@ inline const NttTuning &ntt_tuning() {
             int v = atoi(e);
             if (v >= 256 && v <= 4096 && (v & (v - 1)) == 0) r.lgblock = bitlen((u32)v) - 1;
         }
-        if (const char *e = getenv("ZKPIPE_NTT_VARIANT")) {
+        if (const char *e = getenv("ZKPIPE_NTT_VARIANT"); e && *e) {
             int v = atoi(e);
             if (v >= 0 && v <= 2) r.variant = v;
         }

@@ -182,11 +182,15 @@ __global__ void __launch_bounds__(512) k_ntt_pass(Fr *x, u32 n, u32 mlow, int s,
 // regs_smem_bytes(G·2^s) of dynamic shared memory. scale (null: none; mlow
 // = 1 only): the last round multiplies by it in bit-reversed order.
 //
-// V (ZKPIPE_NTT_VARIANT, driver.cuh), for measuring: 0 copies in with a
-// loop the compiler may issue a few loads at a time of; 1 loads a thread's
-// sixteen halves (2E halves over E/8 threads: always sixteen) into
-// registers first, so that the block waits for DRAM once; 2 is 1 in blocks
-// of at most 128 threads, five an SM (registers held to 102 a thread).
+// V (ZKPIPE_NTT_VARIANT, driver.cuh): 0 copies in with a loop the
+// compiler may issue a few loads at a time of; 1 loads a thread's sixteen
+// halves (2E halves over E/8 threads: always sixteen) into registers
+// first, so that the block waits for DRAM once; 2 (the default) is 1 in
+// blocks of at most 128 threads, five an SM (registers held to 102 a
+// thread; a pass of more threads a block runs as 1). H200, 8 stages in
+// blocks of 1024 (128 threads), NTT 2^20 / 2^22 / 2^24 in ms (run 1 of
+// notes/h200-2026-12-01e): 0 0.273/1.116/4.603, 1 0.255/1.023/4.219,
+// 2 0.251/0.988/4.097.
 template <bool DIF, int V = 0>
 __global__ void __launch_bounds__(V == 2 ? 128 : 512, V == 2 ? 5 : 1)
     k_ntt_regs(Fr *x, int lgn, int lgm, int s, int lgG, const Fr *tw, const Fr *scale) {
