@@ -191,9 +191,14 @@ __global__ void __launch_bounds__(512) k_ntt_pass(Fr *x, u32 n, u32 mlow, int s,
 // blocks of 1024 (128 threads), NTT 2^20 / 2^22 / 2^24 in ms (run 1 of
 // notes/h200-2026-12-01e): 0 0.273/1.116/4.603, 1 0.255/1.023/4.219,
 // 2 0.251/0.988/4.097.
-template <bool DIF, int V = 0>
+//
+// LAZY (ZKPIPE_NTT_LAZY, driver.cuh; ntt.cuh's regs_round): elements in
+// [0, 2q) in and out of the pass, except that the first pass reads
+// canonical ones and, with canon (the NTT's last pass), the last round
+// writes canonical ones.
+template <bool DIF, int V, bool LAZY>
 __global__ void __launch_bounds__(V == 2 ? 128 : 512, V == 2 ? 5 : 1)
-    k_ntt_regs(Fr *x, int lgn, int lgm, int s, int lgG, const Fr *tw, const Fr *scale) {
+    k_ntt_regs(Fr *x, int lgn, int lgm, int s, int lgG, const Fr *tw, const Fr *scale, int canon) {
     ZK_DYN_SHARED(Half, halves);
     const u32 E = 1u << (lgG + s), g0 = blockIdx.x << lgG, mlow = 1u << lgm;
     Half *gx = reinterpret_cast<Half *>(x);
@@ -220,7 +225,8 @@ __global__ void __launch_bounds__(V == 2 ? 128 : 512, V == 2 ? 5 : 1)
     }
     __syncthreads();
     for (int ri = 0; ri < regs_rounds(s); ri++) {
-        regs_round<DIF>(halves, E, threadIdx.x, ri, s, g0, lgm, lgn, tw, ri == regs_rounds(s) - 1 ? scale : nullptr);
+        const bool lastr = ri == regs_rounds(s) - 1;
+        regs_round<DIF, LAZY>(halves, E, threadIdx.x, ri, s, g0, lgm, lgn, tw, lastr ? scale : nullptr, lastr && canon);
         __syncthreads();
     }
     for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {

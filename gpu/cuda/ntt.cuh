@@ -166,6 +166,28 @@ HD void regs_elem(u32 q, int lgG, int lgm, int s, u32 &gi, u32 &k) {
     }
 }
 
+// Lazy reduction (LAZY, ZKPIPE_NTT_LAZY, on by default): elements stay in
+// [0, 2q) between butterflies, rounds and passes (field.cuh: 4q < 2^256).
+// A twiddle product skips its final subtraction (mul_lazy: inputs < 2q and
+// a canonical twiddle, result < 2q), a sum subtracts 2q if ≥ 2q, a
+// difference adds 2q if it borrowed. The NTT's inputs and twiddles are
+// canonical; its output is made canonical by the last round of its last
+// pass (`canon`): reduce_2q, or the fused scaling's mul32 (canonical from
+// a lazy input: field.cuh). Without LAZY the butterflies are canonical
+// throughout and canon changes nothing.
+template <bool LAZY> HD Fr bf_add(const Fr &a, const Fr &b) {
+    if constexpr (LAZY) return Fr::add_lazy2q(a, b);
+    else return a + b;
+}
+template <bool LAZY> HD Fr bf_sub(const Fr &a, const Fr &b) {
+    if constexpr (LAZY) return Fr::sub_lazy2q(a, b);
+    else return a - b;
+}
+template <bool LAZY> HD Fr bf_mul(const Fr &a, const Fr &w) {
+    if constexpr (LAZY) return Fr::mul_lazy(a, w);
+    else return a * w;
+}
+
 // regs_rounds is how many rounds a pass of s stages takes.
 HD int regs_rounds(int s) { return (s + 2) / 3; }
 
@@ -175,10 +197,12 @@ HD int regs_rounds(int s) { return (s + 2) / 3; }
 // Threads of one round touch disjoint elements: rounds are separated by
 // barriers, nothing inside one. scale (null: none), in a pass with mlow = 1
 // only: after the stages, element p (its position in x) is multiplied by
-// scale[bitrev(p)], as scale_rev would in a pass of its own.
-template <bool DIF>
+// scale[bitrev(p)], as scale_rev would in a pass of its own. canon (LAZY
+// only; the last round of an NTT's last pass): the elements written are
+// canonical, in [0, q), not only below 2q.
+template <bool DIF, bool LAZY = false>
 HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int lgn, const Fr *tw,
-                   const Fr *scale = nullptr) {
+                   const Fr *scale = nullptr, bool canon = false) {
     int tt0, tt1;
     if (DIF) {
         tt1 = s - 3 * ri;
@@ -208,19 +232,25 @@ HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int l
             u32 e = (r + (u << lgm)) << sh_tw;
             Fr a = x[i0], b = x[i1];
             if (DIF) {
-                x[i0] = a + b;
-                b = a - b;
-                x[i1] = e ? b * tw_load(tw, e) : b;
+                x[i0] = bf_add<LAZY>(a, b);
+                b = bf_sub<LAZY>(a, b);
+                x[i1] = e ? bf_mul<LAZY>(b, tw_load(tw, e)) : b;
             } else {
-                if (e) b = b * tw_load(tw, e);
-                x[i0] = a + b;
-                x[i1] = a - b;
+                if (e) b = bf_mul<LAZY>(b, tw_load(tw, e));
+                x[i0] = bf_add<LAZY>(a, b);
+                x[i1] = bf_sub<LAZY>(a, b);
             }
         }
     }
-    if (scale) {
+    if (scale) { // LAZY: mul32, canonical from lazy elements too
 #pragma unroll
-        for (int i = 0; i < 8; i++) x[i] = x[i] * tw_load(scale, bitrev((g0 << s) + (kb | ((u32)i << b0)), lgn));
+        for (int i = 0; i < 8; i++) {
+            Fr f = tw_load(scale, bitrev((g0 << s) + (kb | ((u32)i << b0)), lgn));
+            x[i] = LAZY ? Fr::mul32(x[i], f) : x[i] * f;
+        }
+    } else if (LAZY && canon) {
+#pragma unroll
+        for (int i = 0; i < 8; i++) x[i] = Fr::reduce_2q(x[i]);
     }
 #pragma unroll
     for (int i = 0; i < 8; i++) regs_put(sh, E, regs_slot(kb | ((u32)i << b0), s), x[i]);
