@@ -22,8 +22,10 @@ const nttChild = "ZKPIPE_NTT_CHILD"
 // TestCUDANTTVariants runs TestCUDANTTMatchesCPU once per NTT variant, each
 // in a child process with ZKPIPE_NTT set (and, for regs, its knobs that
 // change the arithmetic or the copies: ZKPIPE_NTT_LAZY=0, the eager
-// reduction; ZKPIPE_NTT_VARIANT=0, the looped copy-in), and checks that an
-// unknown variant is refused by name.
+// reduction; ZKPIPE_NTT_VARIANT=0, the looped copy-in; ZKPIPE_NTT_LANES=1,
+// groups across lanes, in a pass of 2^16 with the default blocks and of
+// 2^11 and 2^12 with blocks of 256), and checks that an unknown variant is
+// refused by name.
 func TestCUDANTTVariants(t *testing.T) {
 	if os.Getenv(nttChild) != "" {
 		t.Skip("in a child")
@@ -36,6 +38,8 @@ func TestCUDANTTVariants(t *testing.T) {
 		{"regs", "regs", nil},
 		{"regs-eager", "regs", []string{"ZKPIPE_NTT_LAZY=0"}},
 		{"regs-variant0", "regs", []string{"ZKPIPE_NTT_VARIANT=0"}},
+		{"regs-lanes", "regs", []string{"ZKPIPE_NTT_LANES=1"}},
+		{"regs-lanes-256", "regs", []string{"ZKPIPE_NTT_LANES=1", "ZKPIPE_NTT_BLOCK=256"}},
 		{"passes", "passes", nil},
 		{"radix2", "radix2", nil},
 	} {

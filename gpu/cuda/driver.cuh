@@ -652,11 +652,19 @@ inline const char *ntt_variant_name(NttVariant v) {
 // between butterflies, rounds and passes (ntt.cuh: no final subtraction in
 // the twiddle products, the NTT's output canonical); 0 reduces every
 // operation to [0, q), as before, for measuring.
+//
+// ZKPIPE_NTT_LANES: 1 puts a block's four groups across consecutive lanes
+// (ntt.cuh, regs_lanes_ok: coalesced twiddles in the passes of large
+// mlow), with variant 2 and in the passes that admit it (four groups a
+// block, at least 6 stages, mlow ≥ 4: the default plan's passes but the
+// last of a DIF and the first of a DIT); 0, the default, does not. For
+// measuring (notes/cuda.md, "coalesced twiddles").
 struct NttTuning {
     int stages = 8;
     int lgblock = 10;
-    int variant = 2; // ZKPIPE_NTT_VARIANT: 0 to 2 (kernels.cuh), default 2
-    bool lazy = true; // ZKPIPE_NTT_LAZY: 0 or 1, default 1
+    int variant = 2;    // ZKPIPE_NTT_VARIANT: 0 to 2 (kernels.cuh), default 2
+    bool lazy = true;   // ZKPIPE_NTT_LAZY: 0 or 1, default 1
+    bool lanes = false; // ZKPIPE_NTT_LANES: 0 or 1, default 0
 };
 inline const NttTuning &ntt_tuning() {
     static const NttTuning t = [] {
@@ -676,6 +684,10 @@ inline const NttTuning &ntt_tuning() {
         if (const char *e = getenv("ZKPIPE_NTT_LAZY"); e && *e) {
             if (strcmp(e, "0") == 0) r.lazy = false;
             if (strcmp(e, "1") == 0) r.lazy = true;
+        }
+        if (const char *e = getenv("ZKPIPE_NTT_LANES"); e && *e) {
+            if (strcmp(e, "0") == 0) r.lanes = false;
+            if (strcmp(e, "1") == 0) r.lanes = true;
         }
         return r;
     }();

@@ -704,48 +704,68 @@ void test_passes(int logn) {
 void scale_rev(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tab) {
     for (u32 p = 0; p < d.n; p++) x[p] = x[p] * tab[bitrev(p, d.logn)];
 }
-// regs_passes mirrors ntt_regs and k_ntt_regs: regs_plan's passes, each
-// block copied in and out by regs_elem/regs_slot, its threads' rounds in
-// turn (threads of one round touch disjoint elements). lazy: as
-// k_ntt_regs<…, LAZY = true>, the last pass's last round canonical. trace
-// (non-null): x after each pass.
+// regs_pass_blocks: one pass of regs_passes, every block in turn: copied in
+// and out by regs_elem/regs_slot_of, its threads' rounds in turn (threads
+// of one round touch disjoint elements).
+template <bool DIF, bool LAZY, bool GL>
+void regs_pass_blocks(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, const RegsPass &P, bool lastp,
+                      const Fr *scale) {
+    u32 E = 1u << (P.lgG + P.s), mlow = 1u << P.lgm, threads = E / 8;
+    std::vector<Half> sh(regs_smem_bytes(E) / sizeof(Half));
+    Half *gx = reinterpret_cast<Half *>(x.data());
+    for (u32 blk = 0; blk < (d.n >> (P.s + P.lgG)); blk++) {
+        u32 g0 = blk << P.lgG;
+        for (u32 q = 0; q < 2 * E; q++) {
+            u32 gi, k, h = q & 1;
+            regs_elem(q >> 1, P.lgG, P.lgm, P.s, gi, k);
+            sh[h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << P.s) | k, P.s)] = gx[2 * group_pos(g0 + gi, k, mlow, P.s) + h];
+        }
+        for (int ri = 0; ri < regs_rounds(P.s); ri++)
+            for (u32 t = 0; t < threads; t++) {
+                const bool canon = ri == regs_rounds(P.s) - 1 && lastp;
+                regs_round<DIF, LAZY, GL>(sh.data(), E, t, ri, P.s, g0, P.lgm, d.logn, tw.data(), DIF && canon ? scale : nullptr,
+                                          canon);
+            }
+        for (u32 q = 0; q < 2 * E; q++) {
+            u32 gi, k, h = q & 1;
+            regs_elem(q >> 1, P.lgG, P.lgm, P.s, gi, k);
+            gx[2 * group_pos(g0 + gi, k, mlow, P.s) + h] = sh[h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << P.s) | k, P.s)];
+        }
+    }
+}
+template <bool DIF, bool LAZY>
+void regs_pass_gl(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, const RegsPass &P, bool lastp,
+                  const Fr *scale, bool gl) {
+    if (gl)
+        regs_pass_blocks<DIF, LAZY, true>(x, d, tw, P, lastp, scale);
+    else
+        regs_pass_blocks<DIF, LAZY, false>(x, d, tw, P, lastp, scale);
+}
+
+// regs_passes mirrors ntt_regs and k_ntt_regs: regs_plan's passes. lazy: as
+// k_ntt_regs<…, LAZY = true>, the last pass's last round canonical. lanes:
+// groups across lanes where regs_lanes_ok (ZKPIPE_NTT_LANES). trace
+// (non-null): x after each pass; lanes_used (non-null): how many passes
+// took groups across lanes.
 void regs_passes(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, bool difp, int stages, int lgblock,
-                 const Fr *scale = nullptr, bool lazy = false, std::vector<std::vector<Fr>> *trace = nullptr) {
+                 const Fr *scale = nullptr, bool lazy = false, std::vector<std::vector<Fr>> *trace = nullptr,
+                 bool lanes = false, int *lanes_used = nullptr) {
     RegsPass ps[10];
     int np = regs_plan(d.logn, stages, lgblock, difp, ps);
     for (int p = 0; p < np; p++) {
         const RegsPass &P = ps[p];
         CHECK(P.s >= 3 && P.s <= (stages > 5 ? stages : 5) && P.lgG + P.s <= (lgblock > P.s ? lgblock : P.s), "regs plan logn=%d pass %d: s=%d lgG=%d",
               d.logn, p, P.s, P.lgG);
-        u32 E = 1u << (P.lgG + P.s), mlow = 1u << P.lgm, threads = E / 8;
-        std::vector<Half> sh(regs_smem_bytes(E) / sizeof(Half));
-        Half *gx = reinterpret_cast<Half *>(x.data());
-        for (u32 blk = 0; blk < (d.n >> (P.s + P.lgG)); blk++) {
-            u32 g0 = blk << P.lgG;
-            for (u32 q = 0; q < 2 * E; q++) {
-                u32 gi, k, h = q & 1;
-                regs_elem(q >> 1, P.lgG, P.lgm, P.s, gi, k);
-                sh[h * (E + REGS_PLANE1) + regs_slot((gi << P.s) | k, P.s)] = gx[2 * group_pos(g0 + gi, k, mlow, P.s) + h];
-            }
-            for (int ri = 0; ri < regs_rounds(P.s); ri++)
-                for (u32 t = 0; t < threads; t++) {
-                    const bool lastr = ri == regs_rounds(P.s) - 1, canon = lastr && p == np - 1;
-                    const Fr *sc = difp && canon ? scale : nullptr;
-                    if (difp && lazy)
-                        regs_round<true, true>(sh.data(), E, t, ri, P.s, g0, P.lgm, d.logn, tw.data(), sc, canon);
-                    else if (difp)
-                        regs_round<true>(sh.data(), E, t, ri, P.s, g0, P.lgm, d.logn, tw.data(), sc, canon);
-                    else if (lazy)
-                        regs_round<false, true>(sh.data(), E, t, ri, P.s, g0, P.lgm, d.logn, tw.data(), nullptr, canon);
-                    else
-                        regs_round<false>(sh.data(), E, t, ri, P.s, g0, P.lgm, d.logn, tw.data(), nullptr, canon);
-                }
-            for (u32 q = 0; q < 2 * E; q++) {
-                u32 gi, k, h = q & 1;
-                regs_elem(q >> 1, P.lgG, P.lgm, P.s, gi, k);
-                gx[2 * group_pos(g0 + gi, k, mlow, P.s) + h] = sh[h * (E + REGS_PLANE1) + regs_slot((gi << P.s) | k, P.s)];
-            }
-        }
+        const bool lastp = p == np - 1, gl = lanes && regs_lanes_ok(P.s, P.lgG, P.lgm);
+        if (gl && lanes_used) ++*lanes_used;
+        if (difp && lazy)
+            regs_pass_gl<true, true>(x, d, tw, P, lastp, scale, gl);
+        else if (difp)
+            regs_pass_gl<true, false>(x, d, tw, P, lastp, scale, gl);
+        else if (lazy)
+            regs_pass_gl<false, true>(x, d, tw, P, lastp, nullptr, gl);
+        else
+            regs_pass_gl<false, false>(x, d, tw, P, lastp, nullptr, gl);
         if (trace) trace->push_back(x);
     }
 }
@@ -756,18 +776,22 @@ void regs_passes(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, bo
 // eager one's. Returns how many of the lazy passes' elements (before the
 // last) were in [q, 2q), so that the caller can require some.
 size_t regs_case(const char *what, const std::vector<Fr> &x, const std::vector<Fr> &want, const Dom &d,
-                 const std::vector<Fr> &tw, bool difp, int stages, int lgblock, const Fr *scale) {
+                 const std::vector<Fr> &tw, bool difp, int stages, int lgblock, const Fr *scale, int *lanes_used) {
     std::vector<std::vector<Fr>> te, tl;
-    std::vector<Fr> e = x, l = x;
+    std::vector<Fr> e = x, l = x, g = x, ge = x;
     regs_passes(e, d, tw, difp, stages, lgblock, scale, false, &te);
     regs_passes(l, d, tw, difp, stages, lgblock, scale, true, &tl);
-    bool ok_e = true, ok_l = true, canon = true, range = true, cong = true;
+    regs_passes(g, d, tw, difp, stages, lgblock, scale, true, nullptr, true, lanes_used); // lazy, groups across lanes
+    regs_passes(ge, d, tw, difp, stages, lgblock, scale, false, nullptr, true);          // eager, groups across lanes
+    bool ok_e = true, ok_l = true, ok_g = true, canon = true, range = true, cong = true;
     size_t high = 0;
     for (u32 i = 0; i < d.n; i++) {
         ok_e = ok_e && want[i].eq(e[i]);
         ok_l = ok_l && want[i].eq(l[i]);
+        ok_g = ok_g && want[i].eq(g[i]) && want[i].eq(ge[i]);
         canon = canon && below(l[i], 1);
     }
+    CHECK(ok_g, "%s regs logn=%d stages=%d block=2^%d: groups across lanes", what, d.logn, stages, lgblock);
     for (size_t p = 0; p < tl.size(); p++)
         for (u32 i = 0; i < d.n; i++) {
             range = range && below(tl[p][i], 2);
@@ -787,6 +811,7 @@ void test_regs(int logn) {
     for (auto &v : x) v = fr_rnd();
     x[0] = Fr::zero() - mont<Fr>(1); // q − 1 among them
     size_t high = 0;
+    int lanes_used = 0;
     bool multi = false; // some plan of more than one pass
     for (int stages : {3, 4, 5, 7, 8, 12})
         for (int lgblock : {8, 10, 12}) {
@@ -794,52 +819,124 @@ void test_regs(int logn) {
             multi = multi || regs_plan(logn, stages, lgblock, true, ps) > 1;
             std::vector<Fr> a = x;
             dif(a, d, d.tw);
-            high += regs_case("dif", x, a, d, d.tw, true, stages, lgblock, nullptr);
+            high += regs_case("dif", x, a, d, d.tw, true, stages, lgblock, nullptr, &lanes_used);
             a = x;
             dit(a, d, d.twinv);
-            high += regs_case("dit", x, a, d, d.twinv, false, stages, lgblock, nullptr);
+            high += regs_case("dit", x, a, d, d.twinv, false, stages, lgblock, nullptr, &lanes_used);
             // DIF with the coset scaling in its last pass, as compute_h runs it
             a = x;
             dif(a, d, d.twinv);
             scale_rev(a, d, d.gn);
-            high += regs_case("dif scaled", x, a, d, d.twinv, true, stages, lgblock, d.gn.data());
+            high += regs_case("dif scaled", x, a, d, d.twinv, true, stages, lgblock, d.gn.data(), &lanes_used);
         }
     // the lazy passes' outputs in [q, 2q) reach the next pass (and its
     // copy-in) wherever a plan has several passes
     CHECK(!multi || high > 0, "regs logn=%d: no lazy element in [q, 2q) between passes", logn);
 }
 
+// test_regs_lanes: regs_case at plans that have passes regs_lanes_ok admits
+// (four groups a block, s ≥ 6, mlow ≥ 4), `want` of them in each of the
+// DIF, DIT and scaled DIF (8 stages in blocks of 2^10 is the default).
+void test_regs_lanes(int logn, int stages, int lgblock, int want) {
+    Dom d = make_dom(logn, mont<Fr>(5));
+    std::vector<Fr> x(d.n);
+    for (auto &v : x) v = fr_rnd();
+    x[1] = Fr::zero() - mont<Fr>(1);
+    int used = 0;
+    std::vector<Fr> a = x;
+    dif(a, d, d.tw);
+    regs_case("dif", x, a, d, d.tw, true, stages, lgblock, nullptr, &used);
+    a = x;
+    dit(a, d, d.twinv);
+    regs_case("dit", x, a, d, d.twinv, false, stages, lgblock, nullptr, &used);
+    a = x;
+    dif(a, d, d.twinv);
+    scale_rev(a, d, d.gn);
+    regs_case("dif scaled", x, a, d, d.twinv, true, stages, lgblock, d.gn.data(), &used);
+    CHECK(used == 3 * want, "regs lanes logn=%d stages=%d block=2^%d: %d passes took groups across lanes, want %d", logn,
+          stages, lgblock, used, 3 * want);
+}
+
 // test_regs_banks: in every round of every pass size, the eight threads of
 // each quarter-warp (a 16-byte access is served eight threads at a time)
-// read eight different 16-byte bank groups (slot mod 8): no conflicts.
+// read eight different 16-byte bank groups (slot mod 8): no conflicts. For
+// the groups-across-lanes mapping (GL) the passes regs_lanes_ok admits, and
+// there also the global ↔ shared copies: eight consecutive threads, four
+// elements × two halves, plane 1 REGS_PLANE1 slots on (the copies of the
+// other mapping: test_regs_copy_banks).
+template <bool GL> void regs_banks(int s, int lgG) {
+    u32 threads = 1u << (lgG + s - 3);
+    for (int ri = 0; ri < regs_rounds(s); ri++) {
+        int tt0 = 3 * ri, b0 = tt0 < s - 3 ? tt0 : s - 3; // DIT's windows; DIF's are the same set
+        for (int difp = 0; difp < 2; difp++) {
+            if (difp) {
+                int tt1 = s - 3 * ri;
+                b0 = tt1 > 3 ? tt1 - 3 : 0;
+            }
+            for (int i = 0; i < 8; i++)
+                for (u32 t0 = 0; t0 < threads; t0 += 8) {
+                    unsigned seen = 0;
+                    for (u32 t = t0; t < t0 + 8 && t < threads; t++) {
+                        u32 gi, tau;
+                        regs_thread<GL>(t, s, gi, tau);
+                        u32 lo = tau & ((1u << b0) - 1), hi = tau >> b0;
+                        u32 K = (gi << s) | (hi << (b0 + 3)) | ((u32)i << b0) | lo;
+                        seen |= 1u << (regs_slot_of<GL>(K, s) & 7);
+                    }
+                    u32 want = threads - t0 < 8 ? threads - t0 : 8;
+                    CHECK((u32)__builtin_popcount(seen) == want, "regs banks gl=%d s=%d lgG=%d round %d dif=%d i=%d t0=%u: %d of %u",
+                          GL, s, lgG, ri, difp, i, t0, __builtin_popcount(seen), want);
+                }
+        }
+    }
+}
+// regs_copy_banks: the copies' bank groups for a pass of s stages, 2^lgG
+// groups, mlow = 2^lgm; returns how many eight-thread runs conflict.
+template <bool GL> int regs_copy_banks(int s, int lgG, int lgm) {
+    u32 E = 1u << (lgG + s);
+    int bad = 0;
+    for (u32 q0 = 0; q0 < 2 * E; q0 += 8) {
+        unsigned seen = 0;
+        for (u32 q = q0; q < q0 + 8; q++) {
+            u32 gi, k, h = q & 1;
+            regs_elem(q >> 1, lgG, lgm, s, gi, k);
+            seen |= 1u << ((h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << s) | k, s)) & 7);
+        }
+        bad += __builtin_popcount(seen) != 8;
+    }
+    return bad;
+}
 void test_regs_banks() {
+    int lanes = 0;
     for (int s = 3; s <= 12; s++)
         for (int lgG : {0, 1, 2, 5}) {
             if (lgG + s > 12 && lgG > 0) continue;
-            u32 threads = 1u << (lgG + s - 3);
-            for (int ri = 0; ri < regs_rounds(s); ri++) {
-                int tt0 = 3 * ri, b0 = tt0 < s - 3 ? tt0 : s - 3; // DIT's windows; DIF's are the same set
-                for (int difp = 0; difp < 2; difp++) {
-                    if (difp) {
-                        int tt1 = s - 3 * ri;
-                        b0 = tt1 > 3 ? tt1 - 3 : 0;
-                    }
-                    for (int i = 0; i < 8; i++)
-                        for (u32 t0 = 0; t0 < threads; t0 += 8) {
-                            unsigned seen = 0;
-                            for (u32 t = t0; t < t0 + 8 && t < threads; t++) {
-                                u32 gi = t >> (s - 3), tau = t & ((1u << (s - 3)) - 1);
-                                u32 lo = tau & ((1u << b0) - 1), hi = tau >> b0;
-                                u32 K = (gi << s) | (hi << (b0 + 3)) | ((u32)i << b0) | lo;
-                                seen |= 1u << (regs_slot(K, s) & 7);
-                            }
-                            u32 want = threads - t0 < 8 ? threads - t0 : 8;
-                            CHECK((u32)__builtin_popcount(seen) == want, "regs banks s=%d lgG=%d round %d dif=%d i=%d t0=%u: %d of %u",
-                                  s, lgG, ri, difp, i, t0, __builtin_popcount(seen), want);
-                        }
+            regs_banks<false>(s, lgG);
+            for (int lgm = 0; lgm <= 16; lgm++)
+                if (regs_lanes_ok(s, lgG, lgm)) {
+                    regs_banks<true>(s, lgG);
+                    int bad = regs_copy_banks<true>(s, lgG, lgm);
+                    CHECK(bad == 0, "regs copy banks gl=1 s=%d lgG=%d lgm=%d: %d runs conflict", s, lgG, lgm, bad);
+                    lanes++;
                 }
-            }
         }
+    CHECK(lanes > 0, "regs banks: no pass takes groups across lanes");
+}
+// test_regs_copy_banks: the copies of the default mapping in runs of four
+// or more consecutive residues (mlow ≥ G ≥ 4), where REGS_PLANE1's comment
+// promises all eight bank groups. Not for s = 4 and 5: there regs_slot
+// folds the group's bits 0–1 (K bits 4–5) onto the bank bits the plane
+// offset and the element's order use: every run conflicts, 2-way at s = 4
+// and 4-way at s = 5 (found by this check; with the default 8 stages such
+// passes come only in NTTs of 2^9 to 2^11 elements).
+void test_regs_copy_banks() {
+    for (int s = 3; s <= 12; s++)
+        for (int lgG : {2, 3, 5})
+            for (int lgm = lgG; lgm <= 16; lgm += 3) {
+                if (lgG + s > 12 || s == 4 || s == 5) continue;
+                int bad = regs_copy_banks<false>(s, lgG, lgm);
+                CHECK(bad == 0, "regs copy banks gl=0 s=%d lgG=%d lgm=%d: %d runs conflict", s, lgG, lgm, bad);
+            }
 }
 
 Fr horner(const std::vector<Fr> &coef_rev, const Dom &d, Fr z) {
@@ -1015,7 +1112,12 @@ int main() {
     for (int logn : {1, 2, 3, 5}) test_ntt(logn);
     for (int logn : {0, 1, 2, 3, 4, 5, 7, 10}) test_passes(logn);
     for (int logn : {3, 4, 5, 6, 7, 8, 9, 11, 13, 14}) test_regs(logn);
+    test_regs_lanes(12, 6, 8, 1);
+    test_regs_lanes(14, 7, 9, 1);
+    test_regs_lanes(16, 8, 10, 1);
+    test_regs_lanes(18, 6, 8, 2);
     test_regs_banks();
+    test_regs_copy_banks();
     if (failures) {
         printf("%d failures\n", failures);
         return 1;

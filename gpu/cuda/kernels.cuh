@@ -196,7 +196,10 @@ __global__ void __launch_bounds__(512) k_ntt_pass(Fr *x, u32 n, u32 mlow, int s,
 // [0, 2q) in and out of the pass, except that the first pass reads
 // canonical ones and, with canon (the NTT's last pass), the last round
 // writes canonical ones.
-template <bool DIF, int V, bool LAZY>
+//
+// GL (ZKPIPE_NTT_LANES, ntt.cuh's regs_lanes_ok): a block's four groups
+// across consecutive lanes, for coalesced twiddles; instantiated with V = 2.
+template <bool DIF, int V, bool LAZY, bool GL = false>
 __global__ void __launch_bounds__(V == 2 ? 128 : 512, V == 2 ? 5 : 1)
     k_ntt_regs(Fr *x, int lgn, int lgm, int s, int lgG, const Fr *tw, const Fr *scale, int canon) {
     ZK_DYN_SHARED(Half, halves);
@@ -206,7 +209,7 @@ __global__ void __launch_bounds__(V == 2 ? 128 : 512, V == 2 ? 5 : 1)
         for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {
             u32 gi, k, h = q & 1;
             regs_elem(q >> 1, lgG, lgm, s, gi, k);
-            halves[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)] = gx[2 * group_pos(g0 + gi, k, mlow, s) + h];
+            halves[h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << s) | k, s)] = gx[2 * group_pos(g0 + gi, k, mlow, s) + h];
         }
     } else {
         Half buf[16];
@@ -220,19 +223,19 @@ __global__ void __launch_bounds__(V == 2 ? 128 : 512, V == 2 ? 5 : 1)
         for (int i = 0; i < 16; i++) {
             u32 q = threadIdx.x + (u32)i * blockDim.x, gi, k, h = q & 1;
             regs_elem(q >> 1, lgG, lgm, s, gi, k);
-            halves[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)] = buf[i];
+            halves[h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << s) | k, s)] = buf[i];
         }
     }
     __syncthreads();
     for (int ri = 0; ri < regs_rounds(s); ri++) {
         const bool lastr = ri == regs_rounds(s) - 1;
-        regs_round<DIF, LAZY>(halves, E, threadIdx.x, ri, s, g0, lgm, lgn, tw, lastr ? scale : nullptr, lastr && canon);
+        regs_round<DIF, LAZY, GL>(halves, E, threadIdx.x, ri, s, g0, lgm, lgn, tw, lastr ? scale : nullptr, lastr && canon);
         __syncthreads();
     }
     for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {
         u32 gi, k, h = q & 1;
         regs_elem(q >> 1, lgG, lgm, s, gi, k);
-        gx[2 * group_pos(g0 + gi, k, mlow, s) + h] = halves[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)];
+        gx[2 * group_pos(g0 + gi, k, mlow, s) + h] = halves[h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << s) | k, s)];
     }
 }
 

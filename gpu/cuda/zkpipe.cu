@@ -98,17 +98,19 @@ struct Event {
 NttVariant ntt_variant = NTT_REGS; // ZKPIPE_NTT at zk_init (driver.cuh)
 int ntt_smem_max = -1;              // k_ntt_regs's shared memory a block, the least of the devices inited
 
-// regs_kernel: k_ntt_regs<DIF, V, LAZY> for the run-time values (DIF, the
-// copy-in variant V, lazy reduction): twelve kernels.
+// regs_kernel: k_ntt_regs<DIF, V, LAZY, GL> for the run-time values (DIF,
+// the copy-in variant V, lazy reduction, groups across lanes): twelve
+// kernels, and four more with GL for V = 2 (gl is ignored with V < 2).
 typedef void (*RegsKernel)(Fr *, int, int, int, int, const Fr *, const Fr *, int);
 template <bool DIF, int V> RegsKernel regs_kernel_of(bool lazy) {
     return lazy ? k_ntt_regs<DIF, V, true> : k_ntt_regs<DIF, V, false>;
 }
-template <bool DIF> RegsKernel regs_kernel_of(int v, bool lazy) {
+template <bool DIF> RegsKernel regs_kernel_of(int v, bool lazy, bool gl) {
+    if (v == 2 && gl) return lazy ? k_ntt_regs<DIF, 2, true, true> : k_ntt_regs<DIF, 2, false, true>;
     return v == 2 ? regs_kernel_of<DIF, 2>(lazy) : v == 1 ? regs_kernel_of<DIF, 1>(lazy) : regs_kernel_of<DIF, 0>(lazy);
 }
-RegsKernel regs_kernel(bool dif, int v, bool lazy) {
-    return dif ? regs_kernel_of<true>(v, lazy) : regs_kernel_of<false>(v, lazy);
+RegsKernel regs_kernel(bool dif, int v, bool lazy, bool gl) {
+    return dif ? regs_kernel_of<true>(v, lazy, gl) : regs_kernel_of<false>(v, lazy, gl);
 }
 
 // spin_sync: host threads waiting for the device spin (ZKPIPE_CUDA_SPIN=1,
@@ -258,7 +260,7 @@ struct CudaDev {
         const NttTuning &t = ntt_tuning();
         int v = t.variant;
         if (v == 2 && threads > 128) v = 1;
-        RegsKernel k = regs_kernel(difp, v, t.lazy);
+        RegsKernel k = regs_kernel(difp, v, t.lazy, t.lanes && v == 2 && regs_lanes_ok(st, lgG, lgm));
         k<<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale, last ? 1 : 0);
         CKL();
         return 0;
@@ -337,11 +339,12 @@ int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char 
     // more shared memory than the default carveout gives
     for (int dif = 0; dif < 2; dif++)
         for (int v = 0; v < 3; v++)
-            for (int lazy = 0; lazy < 2; lazy++) {
-                RegsKernel k = regs_kernel(dif, v, lazy);
-                CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
-                if (v == 2) CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-            }
+            for (int lazy = 0; lazy < 2; lazy++)
+                for (int gl = 0; gl < (v == 2 ? 2 : 1); gl++) {
+                    RegsKernel k = regs_kernel(dif, v, lazy, gl);
+                    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
+                    if (v == 2) CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+                }
     if (ntt_smem_max < 0 || regs_smem < ntt_smem_max) ntt_smem_max = regs_smem;
     cudaError_t sync_mode = set_sync_mode();
     cudaDeviceProp p;
