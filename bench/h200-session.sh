@@ -27,8 +27,10 @@
 #                    $MSM_GRID (0 or none = the default), through
 #                    ZKPIPE_MSM_WINDOW/_CHUNK/_SEGMENT/_PREFETCH (driver.cuh)
 #   nttgrid          NTT (2^16…2^24, forward) and NTT+MSM_H (2^16…2^22) timings
-#                    for each variant:stages:block[:kernel] in $NTT_GRID (0 = the
-#                    default), through ZKPIPE_NTT/_STAGES/_BLOCK/_VARIANT (driver.cuh);
+#                    for each variant:stages:block[:kernel[:lazy[:lanes]]] in
+#                    $NTT_GRID (0 = the default; kernel, lazy or lanes empty =
+#                    the default: 2, 1, 0), through
+#                    ZKPIPE_NTT/_STAGES/_BLOCK/_VARIANT/_LAZY/_LANES (driver.cuh);
 #                    one library, one process per entry
 #   profile          ncu's per-kernel times of TestCUDAMeasure's MSMs at
 #                    $PROFILE_SIZES (log2, default 22; PROFILE_MEASURE=all
@@ -166,9 +168,10 @@ while [ $# -gt 0 ]; do
 		;;
 	nttgrid)
 		for g in ${NTT_GRID:-passes:0:0 radix2:0:0 regs:0:0 regs:12:2048 regs:8:1024 regs:8:2048 regs:8:4096 regs:6:1024}; do
-			IFS=: read -r v st bl var <<<"$g"
-			echo "== ntt $v stages ${st/#0/8} block ${bl/#0/1024} variant ${var:-0}"
-			ZKPIPE_NTT=$v ZKPIPE_NTT_STAGES=$st ZKPIPE_NTT_BLOCK=$bl ZKPIPE_NTT_VARIANT=${var:-0} ZKPIPE_CUDA_MEASURE=ntt ZKPIPE_CUDA_BENCH=1 \
+			IFS=: read -r v st bl var lazy lanes <<<"$g"
+			echo "== ntt $v stages ${st/#0/8} block ${bl/#0/1024} variant ${var:-default} lazy ${lazy:-default} lanes ${lanes:-default}"
+			ZKPIPE_NTT=$v ZKPIPE_NTT_STAGES=$st ZKPIPE_NTT_BLOCK=$bl ZKPIPE_NTT_VARIANT=$var ZKPIPE_NTT_LAZY=$lazy ZKPIPE_NTT_LANES=$lanes \
+				ZKPIPE_CUDA_MEASURE=ntt ZKPIPE_CUDA_BENCH=1 \
 				$bin/gpu.test -test.run 'CUDAMeasure$' -test.v -test.timeout 300s 2>&1 | grep -E "device:|NTT"
 		done | tee "$OUT/nttgrid.log"
 		;;

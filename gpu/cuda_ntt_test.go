@@ -20,18 +20,33 @@ import (
 const nttChild = "ZKPIPE_NTT_CHILD"
 
 // TestCUDANTTVariants runs TestCUDANTTMatchesCPU once per NTT variant, each
-// in a child process with ZKPIPE_NTT set, and checks that an unknown
-// variant is refused by name.
+// in a child process with ZKPIPE_NTT set (and, for regs, its knobs that
+// change the arithmetic or the copies: ZKPIPE_NTT_LAZY=0, the eager
+// reduction; ZKPIPE_NTT_VARIANT=0, the looped copy-in; ZKPIPE_NTT_LANES=1,
+// groups across lanes, in a pass of 2^16 with the default blocks and of
+// 2^11 and 2^12 with blocks of 256), and checks that an unknown variant is
+// refused by name.
 func TestCUDANTTVariants(t *testing.T) {
 	if os.Getenv(nttChild) != "" {
 		t.Skip("in a child")
 	}
 	openCUDA(t) // skips without a library
-	for _, v := range []string{"regs", "passes", "radix2"} {
-		t.Run(v, func(t *testing.T) {
-			out := runNTTChild(t, v, "^TestCUDANTTMatchesCPU$")
+	for _, v := range []struct {
+		name, ntt string
+		env       []string
+	}{
+		{"regs", "regs", nil},
+		{"regs-eager", "regs", []string{"ZKPIPE_NTT_LAZY=0"}},
+		{"regs-variant0", "regs", []string{"ZKPIPE_NTT_VARIANT=0"}},
+		{"regs-lanes", "regs", []string{"ZKPIPE_NTT_LANES=1"}},
+		{"regs-lanes-256", "regs", []string{"ZKPIPE_NTT_LANES=1", "ZKPIPE_NTT_BLOCK=256"}},
+		{"passes", "passes", nil},
+		{"radix2", "radix2", nil},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			out := runNTTChild(t, v.ntt, "^TestCUDANTTMatchesCPU$", v.env...)
 			if !strings.Contains(out, "--- PASS: TestCUDANTTMatchesCPU") {
-				t.Fatalf("ZKPIPE_NTT=%s: TestCUDANTTMatchesCPU did not pass:\n%s", v, out)
+				t.Fatalf("ZKPIPE_NTT=%s %v: TestCUDANTTMatchesCPU did not pass:\n%s", v.ntt, v.env, out)
 			}
 		})
 	}
@@ -43,14 +58,14 @@ func TestCUDANTTVariants(t *testing.T) {
 	})
 }
 
-func runNTTChild(t *testing.T, variant, run string) string {
+func runNTTChild(t *testing.T, variant, run string, env ...string) string {
 	t.Helper()
 	args := []string{"-test.run", run, "-test.count", "1", "-test.v"}
 	if testing.Short() {
 		args = append(args, "-test.short")
 	}
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "ZKPIPE_NTT="+variant, nttChild+"=1")
+	cmd.Env = append(append(os.Environ(), "ZKPIPE_NTT="+variant, nttChild+"=1"), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("ZKPIPE_NTT=%s: %v\n%s", variant, err, out)

@@ -813,10 +813,31 @@ inline const char *ntt_variant_name(NttVariant v) {
 // of 1024, won the H200's grid at every size from 2^20 (notes/cuda.md:
 // 2^24 in 4.64 ms against 5.39 for 12 stages in 4096, three DRAM passes
 // whose blocks overlap beating two that cannot).
+//
+// ZKPIPE_NTT_VARIANT (k_ntt_regs's copy-in and occupancy, kernels.cuh): 2,
+// the default, bulk copy-in in blocks of 128 threads, five an SM; 0 and 1
+// stay selectable for measuring. H200, 8 stages in blocks of 1024, NTT
+// 2^20 / 2^22 / 2^24 (ms, mean of 20 by CUDA events; run 1 of
+// notes/h200-2026-12-01e): 0 0.273/1.116/4.603, 1 0.255/1.023/4.219,
+// 2 0.251/0.988/4.097. An empty or unset value keeps the default.
+//
+// ZKPIPE_NTT_LAZY: 1 (the default) keeps k_ntt_regs's elements in [0, 2q)
+// between butterflies, rounds and passes (ntt.cuh: no final subtraction in
+// the twiddle products, the NTT's output canonical); 0 reduces every
+// operation to [0, q), as before, for measuring.
+//
+// ZKPIPE_NTT_LANES: 1 puts a block's four groups across consecutive lanes
+// (ntt.cuh, regs_lanes_ok: coalesced twiddles in the passes of large
+// mlow), with variant 2 and in the passes that admit it (four groups a
+// block, at least 6 stages, mlow ≥ 4: the default plan's passes but the
+// last of a DIF and the first of a DIT); 0, the default, does not. For
+// measuring (notes/cuda.md, "coalesced twiddles").
 struct NttTuning {
     int stages = 8;
     int lgblock = 10;
-    int variant = 0; // ZKPIPE_NTT_VARIANT: k_ntt_regs's copy-in and occupancy, 0 to 2 (kernels.cuh)
+    int variant = 2;    // ZKPIPE_NTT_VARIANT: 0 to 2 (kernels.cuh), default 2
+    bool lazy = true;   // ZKPIPE_NTT_LAZY: 0 or 1, default 1
+    bool lanes = false; // ZKPIPE_NTT_LANES: 0 or 1, default 0
 };
 inline const NttTuning &ntt_tuning() {
     static const NttTuning t = [] {
@@ -829,9 +850,17 @@ inline const NttTuning &ntt_tuning() {
             int v = atoi(e);
             if (v >= 256 && v <= 4096 && (v & (v - 1)) == 0) r.lgblock = bitlen((u32)v) - 1;
         }
-        if (const char *e = getenv("ZKPIPE_NTT_VARIANT")) {
+        if (const char *e = getenv("ZKPIPE_NTT_VARIANT"); e && *e) {
             int v = atoi(e);
             if (v >= 0 && v <= 2) r.variant = v;
+        }
+        if (const char *e = getenv("ZKPIPE_NTT_LAZY"); e && *e) {
+            if (strcmp(e, "0") == 0) r.lazy = false;
+            if (strcmp(e, "1") == 0) r.lazy = true;
+        }
+        if (const char *e = getenv("ZKPIPE_NTT_LANES"); e && *e) {
+            if (strcmp(e, "0") == 0) r.lanes = false;
+            if (strcmp(e, "1") == 0) r.lanes = true;
         }
         return r;
     }();
@@ -840,13 +869,17 @@ inline const NttTuning &ntt_tuning() {
 
 // ntt_regs runs an NTT as regs_plan's passes of radix-8 rounds. A DIF's
 // last pass (mlow = 1) multiplies by scale (null: none) in bit-reversed
-// order on its way out, which saves scale_rev's pass over memory.
+// order on its way out, which saves scale_rev's pass over memory. The last
+// pass is told so (`last`): with lazy reduction it writes canonical
+// elements, the passes before it elements below 2q.
 template <class D> int ntt_regs(D &d, Fr *x, int logn, const Fr *tw, bool difp, const Fr *scale) {
     const NttTuning &t = ntt_tuning();
     RegsPass ps[10];
     int np = regs_plan(logn, t.stages, t.lgblock, difp, ps);
-    for (int p = 0; p < np; p++)
-        TRY(d.ntt_regs(x, logn, ps[p].lgm, ps[p].s, ps[p].lgG, tw, difp, difp && p == np - 1 ? scale : nullptr));
+    for (int p = 0; p < np; p++) {
+        const bool last = p == np - 1;
+        TRY(d.ntt_regs(x, logn, ps[p].lgm, ps[p].s, ps[p].lgG, tw, difp, difp && last ? scale : nullptr, last));
+    }
     return 0;
 }
 

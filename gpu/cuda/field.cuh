@@ -288,10 +288,11 @@ template <class P> struct Field {
         odd[7] = addc(odd[7], 0, cc);
     }
 
-    HD static Field mul32(const Field &a, const Field &b) {
-        u32 x[8], y[8], even[8], odd[8], cc = 0;
-        a.split(x);
-        b.split(y);
+    // mont32: the even/odd CIOS rows and their merge, without the final
+    // subtraction: r = (x·y + M·q)/2^256, M the unique M < 2^256 with
+    // x·y + M·q ≡ 0 mod 2^256 (mul_lazy's comment: the bounds).
+    HD static void mont32(const u32 x[8], const u32 y[8], u32 even[8]) {
+        u32 odd[8], cc = 0;
 #pragma unroll
         for (int i = 0; i < 8; i += 2) {
             redc_row(even, odd, x, y[i], i == 0);
@@ -301,8 +302,120 @@ template <class P> struct Field {
 #pragma unroll
         for (int j = 1; j < 7; j++) even[j] = addc_cc(even[j], odd[j + 1], cc);
         even[7] = addc(even[7], 0, cc);
-        sub_q_if_ge(even);
-        return join(even);
+    }
+
+    // mul32: the canonical product; its inputs may be canonical or lazy (in
+    // [0, 2q)): mont32 returns < 2q for both (mul_lazy), so one conditional
+    // subtraction of q gives [0, q).
+    HD static Field mul32(const Field &a, const Field &b) {
+        u32 x[8], y[8], r[8];
+        a.split(x);
+        b.split(y);
+        mont32(x, y, r);
+        sub_q_if_ge(r);
+        return join(r);
+    }
+
+    // ---- lazy reduction: elements in [0, 2q) (the regs NTT, ZKPIPE_NTT_LAZY) ----
+    //
+    // Both fields have q < 2^254, so 4q < 2^256 = R: a sum of two elements
+    // below 2q fits eight limbs, and a Montgomery product of two of them
+    // comes out below 2q with no final subtraction. Values stay in [0, 2q)
+    // between operations; reduce_2q (or mul32) makes one canonical.
+    //
+    // mul_lazy(a, b), a, b < 2q: mont32 without the final subtraction.
+    //
+    // (1) The result is < 2q. mont32 computes T = (a·b + M·q)/R exactly when
+    // no carry is lost (2), with M < R: T < (4q² + R·q)/R = q·(1 + 4q/R) <
+    // 2q, as 4q < R. (It needs only a·b < q·R: with b a canonical twiddle, a
+    // may be up to 4q.)
+    //
+    // (2) No carry is lost. Write the accumulator as E + 2^32·O, E the even
+    // array (limb k of weight 2^32k), O the odd one (limb k of weight
+    // 2^32(k+1)), each eight limbs. A carry is dropped only out of O's top
+    // (weight 2^288): the madc_hi that ends redc_row's odd chain, the
+    // addc(odd[7], 0) after each even chain, and reduce_step's odd chain
+    // whose carry out the even chain's opening mad.lo.cc (no carry in)
+    // discards; and at the merge's top (weight 2^256). E's own carries out
+    // all go into odd[7] (weight 2^256), never lost. After a row i > 0 has
+    // added a·b_i and q·m_i, O (in units of 2^32) is at most
+    //     ⌊E'/2^64⌋ + 1              (the previous row's E, shifted by the
+    //                                 roles' swap, and the carry of
+    //                                 even[0] += odd[1])
+    //   + A_o·b_i + Q_o·m_i         (a's and q's odd limbs, A_o =
+    //                                 Σ_k a_(2k+1)·2^64k < (a_7 + 1)·2^192)
+    //   + 2·2^224                   (the two even chains' carries into odd[7])
+    //   < 2^192 + 1 + (a_7 + 1 + q_7 + 1 + 2)·2^224 ≤ (a_7 + q_7 + 5)·2^224,
+    // with b_i, m_i < 2^32 and a_7, q_7 the top 32-bit limbs; the first row
+    // has less. Every partial sum of that chain is below the total, so none
+    // reaches 2^256 (no carry out of O's top) while a_7 + q_7 + 5 ≤ 2^32:
+    // q < 2^254 gives q_7 < 2^30, and a < 2q gives a_7 ≤ 2·q_7 + 1, so
+    // a_7 + q_7 + 5 < 3·2^30 + 6 < 2^32 (Fr: 0x60c89ce5 + 0x30644e72 + 5 =
+    // 0x912ceb5c; a < 4q would pass too). b only enters through b_i < 2^32.
+    // The merge's top carry is 0 since its sum is T < 2q < 2^256.
+    //
+    // hosttest (test_lazy) checks mul_lazy against an exact wide Montgomery
+    // reduction (redc_ref: 512-bit product, M, shift; no chains) on edges
+    // and random values in [0, 2q) and a in [0, 4q), so a dropped carry
+    // there fails it (dropping reduce_step's or redc_row's addc(odd[7], 0),
+    // or the carry of redc_row's even[0] += odd[1], does: tried).
+    static_assert((P::Q3 >> 62) == 0, "lazy reduction needs q < 2^254");
+
+    // q2: the limbs of 2q (< 2^255).
+    HD static u64 q2(int i) { return (q(i) << 1) | (i ? q(i - 1) >> 63 : 0); }
+    HD static u32 q2_32(int i) { return (i & 1) ? (u32)(q2(i >> 1) >> 32) : (u32)q2(i >> 1); }
+
+    HD static Field mul_lazy(const Field &a, const Field &b) {
+        u32 x[8], y[8], r[8];
+        a.split(x);
+        b.split(y);
+        mont32(x, y, r);
+        return join(r);
+    }
+
+    // add_lazy2q: a + b, less 2q if that is ≥ 2q (a, b < 2q: a + b < 4q <
+    // 2^256, no carry out; the result < 2q).
+    HD static Field add_lazy2q(const Field &a, const Field &b) {
+        u32 x[8], y[8], t[8], cc = 0;
+        a.split(x);
+        b.split(y);
+        x[0] = add_cc(x[0], y[0], cc);
+#pragma unroll
+        for (int i = 1; i < 7; i++) x[i] = addc_cc(x[i], y[i], cc);
+        x[7] = addc(x[7], y[7], cc); // a + b < 4q < 2^256: no carry out
+        t[0] = sub_cc(x[0], q2_32(0), cc);
+#pragma unroll
+        for (int i = 1; i < 8; i++) t[i] = subc_cc(x[i], q2_32(i), cc);
+        u32 borrow = subc(0, 0, cc); // all ones if a + b < 2q: keep it
+#pragma unroll
+        for (int i = 0; i < 8; i++) x[i] = borrow ? x[i] : t[i];
+        return join(x);
+    }
+
+    // sub_lazy2q: a − b, plus 2q if that borrowed (a, b < 2q: a − b is in
+    // (−2q, 2q); the result in [0, 2q)). The add chain's carry out is the
+    // borrow's 2^256 and is dropped.
+    HD static Field sub_lazy2q(const Field &a, const Field &b) {
+        u32 x[8], y[8], cc = 0;
+        a.split(x);
+        b.split(y);
+        x[0] = sub_cc(x[0], y[0], cc);
+#pragma unroll
+        for (int i = 1; i < 8; i++) x[i] = subc_cc(x[i], y[i], cc);
+        u32 mask = subc(0, 0, cc); // all ones if a < b: add 2q back
+        x[0] = add_cc(x[0], q2_32(0) & mask, cc);
+#pragma unroll
+        for (int i = 1; i < 7; i++) x[i] = addc_cc(x[i], q2_32(i) & mask, cc);
+        x[7] = addc(x[7], q2_32(7) & mask, cc);
+        return join(x);
+    }
+
+    // reduce_2q: the canonical value of a lazy one (x < 2q → x mod q).
+    HD static Field reduce_2q(const Field &a) {
+        u32 x[8];
+        a.split(x);
+        sub_q_if_ge(x);
+        return join(x);
     }
 
     // sqr32: the square as a 512-bit product (each cross product a_i·a_j,

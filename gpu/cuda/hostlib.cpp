@@ -422,21 +422,43 @@ struct HostDev {
     }
 
     // NTT
-    int ntt_regs(Fr *x, int lgn, int lgm, int st, int lgG, const Fr *tw, bool difp, const Fr *scale) {
+    int ntt_regs(Fr *x, int lgn, int lgm, int st, int lgG, const Fr *tw, bool difp, const Fr *scale, bool last) {
         TRY(injected(KERNEL));
         unsigned grid = 1u << (lgn - st - lgG), threads = 1u << (lgG + st - 3);
         size_t smem = regs_smem_bytes(1u << (lgG + st));
         bool bulk = ntt_tuning().variant != 0; // variant 2 differs from 1 only in launch bounds
+        bool lazy = ntt_tuning().lazy;
+        // groups across lanes: as the device, with variant 2 only
+        bool gl = ntt_tuning().lanes && ntt_tuning().variant == 2 && threads <= 128 && regs_lanes_ok(st, lgG, lgm);
+        int canon = last ? 1 : 0;
         issue([=] {
             cuda_host::launch(grid, threads, smem, [=] {
-                if (difp && bulk)
-                    k_ntt_regs<true, 1>(x, lgn, lgm, st, lgG, tw, scale);
+                if (gl) {
+                    if (difp && lazy)
+                        k_ntt_regs<true, 1, true, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
+                    else if (difp)
+                        k_ntt_regs<true, 1, false, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
+                    else if (lazy)
+                        k_ntt_regs<false, 1, true, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
+                    else
+                        k_ntt_regs<false, 1, false, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
+                } else if (lazy) {
+                    if (difp && bulk)
+                        k_ntt_regs<true, 1, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
+                    else if (difp)
+                        k_ntt_regs<true, 0, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
+                    else if (bulk)
+                        k_ntt_regs<false, 1, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
+                    else
+                        k_ntt_regs<false, 0, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
+                } else if (difp && bulk)
+                    k_ntt_regs<true, 1, false>(x, lgn, lgm, st, lgG, tw, scale, canon);
                 else if (difp)
-                    k_ntt_regs<true>(x, lgn, lgm, st, lgG, tw, scale);
+                    k_ntt_regs<true, 0, false>(x, lgn, lgm, st, lgG, tw, scale, canon);
                 else if (bulk)
-                    k_ntt_regs<false, 1>(x, lgn, lgm, st, lgG, tw, scale);
+                    k_ntt_regs<false, 1, false>(x, lgn, lgm, st, lgG, tw, scale, canon);
                 else
-                    k_ntt_regs<false>(x, lgn, lgm, st, lgG, tw, scale);
+                    k_ntt_regs<false, 0, false>(x, lgn, lgm, st, lgG, tw, scale, canon);
             }, true);
         });
         return 0;

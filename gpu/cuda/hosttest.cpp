@@ -210,9 +210,231 @@ template <class F> void test_limbs32(const char *name) {
     }
 }
 
+// ─── lazy reduction (field.cuh: mul_lazy, add_lazy2q, sub_lazy2q, reduce_2q) ──
+//
+// The references below share no code with field.cuh's chains: 32-bit limbs
+// in 64-bit words, every carry kept.
+
+// Big: a value as nine 32-bit limbs (one past 2^256, for a carry).
+struct Big {
+    u64 l[9];
+};
+template <class F> Big big_of(const F &x) {
+    Big b{};
+    for (int i = 0; i < 4; i++) b.l[2 * i] = (u32)x.v[i], b.l[2 * i + 1] = x.v[i] >> 32;
+    return b;
+}
+template <class F> F field_of(const Big &b) {
+    F r;
+    for (int i = 0; i < 4; i++) r.v[i] = b.l[2 * i] | (b.l[2 * i + 1] << 32);
+    return r;
+}
+Big big_add(const Big &a, const Big &b) {
+    Big r{};
+    u64 c = 0;
+    for (int i = 0; i < 9; i++) {
+        u64 t = a.l[i] + b.l[i] + c;
+        r.l[i] = t & 0xffffffffULL;
+        c = t >> 32;
+    }
+    return r;
+}
+// big_sub: a − b for a ≥ b.
+Big big_sub(const Big &a, const Big &b) {
+    Big r{};
+    u64 br = 0;
+    for (int i = 0; i < 9; i++) {
+        u64 t = a.l[i] - b.l[i] - br;
+        r.l[i] = t & 0xffffffffULL;
+        br = (t >> 63) & 1;
+    }
+    return r;
+}
+int big_cmp(const Big &a, const Big &b) {
+    for (int i = 8; i >= 0; i--)
+        if (a.l[i] != b.l[i]) return a.l[i] < b.l[i] ? -1 : 1;
+    return 0;
+}
+// big_q: k·q.
+template <class F> Big big_q(int k) {
+    F q;
+    for (int i = 0; i < 4; i++) q.v[i] = F::q(i);
+    Big b = big_of(q), r{};
+    for (int i = 0; i < k; i++) r = big_add(r, b);
+    return r;
+}
+// big_mod: x mod q for x < 4q.
+template <class F> F big_mod(Big x) {
+    for (int k = 3; k >= 1; k--)
+        if (big_cmp(x, big_q<F>(k)) >= 0) {
+            x = big_sub(x, big_q<F>(k));
+            break;
+        }
+    return field_of<F>(x);
+}
+template <class F> F lazy_mod(const F &x) { return big_mod<F>(big_of(x)); }
+
+// redc_ref: (a·b + M·q)/2^256 exactly, for the one M < 2^256 that makes
+// it whole: the 512-bit product, then eight word-by-word reduction steps,
+// each carry carried to the top. Montgomery's reduction is unique (M ≡
+// −a·b·q⁻¹ mod 2^256), so mont32 must return exactly this.
+template <class F> Big redc_ref(const F &a, const F &b) {
+    Big x = big_of(a), y = big_of(b), qb = big_q<F>(1);
+    u64 t[18] = {0};
+    auto mac_row = [&](const Big &u, u64 v, int at) { // t += u·v·2^(32·at)
+        u64 c = 0;
+        for (int j = 0; j < 8; j++) {
+            u64 p = u.l[j] * v; // 32 × 32 bits
+            u64 s = (p & 0xffffffffULL) + t[at + j] + c;
+            t[at + j] = s & 0xffffffffULL;
+            c = (p >> 32) + (s >> 32);
+        }
+        for (int k = at + 8; c; k++) {
+            u64 s = t[k] + c;
+            t[k] = s & 0xffffffffULL;
+            c = s >> 32;
+        }
+    };
+    for (int i = 0; i < 8; i++) mac_row(x, y.l[i], i);
+    // −q⁻¹ mod 2^32 by Newton's iteration from q's low limb (not P::INV)
+    u32 q0 = (u32)qb.l[0], inv = q0;
+    for (int i = 0; i < 5; i++) inv *= 2 - q0 * inv;
+    u32 ninv = 0u - inv;
+    for (int i = 0; i < 8; i++) {
+        u32 m = (u32)t[i] * ninv;
+        mac_row(qb, m, i);
+        CHECK(t[i] == 0, "redc_ref: limb %d not cleared", i);
+    }
+    Big r{};
+    for (int i = 0; i < 9; i++) r.l[i] = t[8 + i];
+    CHECK(t[17] == 0, "redc_ref: past 2^288");
+    return r;
+}
+
+// lazy_values: edges and random values in [0, 2q) (in [0, 4q) with four):
+// 0, 1, q − 1, q, q + 1, 2q − 1 and their neighbours, limbs all ones below
+// 2q's top (64- and 32-bit), the largest top limb with any lower ones, and
+// random values of every size.
+template <class F> std::vector<F> lazy_values(int k, int nrand) {
+    Big kq = big_q<F>(k), one{}, q = big_q<F>(1);
+    one.l[0] = 1;
+    std::vector<Big> bs;
+    Big zero{};
+    bs.push_back(zero);
+    bs.push_back(one);
+    for (int j = 1; j <= k; j++) {
+        Big jq = big_q<F>(j);
+        bs.push_back(big_sub(jq, one));
+        if (j < k) bs.push_back(jq), bs.push_back(big_add(jq, one));
+        Big d{};
+        d.l[1] = 1;
+        bs.push_back(big_sub(jq, d)); // j·q − 2^32
+    }
+    {
+        Big two{};
+        two.l[0] = 2;
+        bs.push_back(big_sub(kq, two));
+    }
+    F top = field_of<F>(kq); // its top 64-bit limb less one, every lower limb all ones
+    for (int lim : {64, 32}) {
+        F t;
+        for (int i = 0; i < 4; i++) t.v[i] = ~0ULL;
+        if (lim == 64)
+            t.v[3] = top.v[3] - 1;
+        else
+            t.v[3] = ((top.v[3] >> 32) - 1) << 32 | 0xffffffffULL;
+        bs.push_back(big_of(t));
+    }
+    for (int i = 0; i < 8; i++) { // a single 32-bit limb all ones, or all but one
+        Big b{}, c = big_sub(kq, one);
+        b.l[i] = 0xffffffffULL;
+        if (big_cmp(b, kq) < 0) bs.push_back(b);
+        c.l[i] = 0;
+        bs.push_back(c);
+    }
+    {
+        Big r = big_of(R<F>()); // R mod q, and it plus q
+        bs.push_back(r);
+        if (k > 1) bs.push_back(big_add(r, q));
+    }
+    std::vector<F> xs;
+    for (const Big &b : bs) {
+        CHECK(big_cmp(b, kq) < 0, "lazy_values: an edge not below %dq", k);
+        xs.push_back(field_of<F>(b));
+    }
+    for (int i = 0; i < nrand; i++) {
+        F r;
+        for (int j = 0; j < 4; j++) r.v[j] = rng();
+        int bits = (int)(rng() % 256) + 1; // every size
+        for (int j = 0; j < 4; j++) {
+            int lo = 64 * j;
+            if (bits <= lo) r.v[j] = 0;
+            else if (bits < lo + 64) r.v[j] &= (1ULL << (bits - lo)) - 1;
+        }
+        if (i % 3 == 0) r.v[3] = top.v[3] - 1 - (rng() % 4); // the largest top limbs
+        if (big_cmp(big_of(r), kq) >= 0) r.v[3] %= top.v[3]; // then below k·q
+        xs.push_back(r);
+    }
+    return xs;
+}
+
+template <class F> bool below(const F &x, int k) { return big_cmp(big_of(x), big_q<F>(k)) < 0; }
+
+// test_lazy: each lazy primitive on pairs of values in [0, 2q): exact
+// against the references, congruent to the canonical operation, and in
+// range. Mutation check: drop a carry in mont32's chains (reduce_step's
+// addc(odd[7], 0), redc_row's) and this fails.
+template <class F> void test_lazy(const char *name) {
+    std::vector<F> xs = lazy_values<F>(2, 400);
+    Big q2 = big_q<F>(2);
+    for (size_t i = 0; i < xs.size(); i++) {
+        for (size_t j = i % 5; j < xs.size(); j += 1 + (i % 5)) {
+            const F &a = xs[i], &b = xs[j];
+            F ar = lazy_mod(a), br = lazy_mod(b);
+            F m = F::mul_lazy(a, b);
+            CHECK(big_cmp(big_of(m), redc_ref(a, b)) == 0, "%s mul_lazy %zu,%zu: not the exact reduction", name, i, j);
+            CHECK(below(m, 2), "%s mul_lazy %zu,%zu: not below 2q", name, i, j);
+            CHECK(lazy_mod(m).eq(F::mul64(ar, br)), "%s mul_lazy %zu,%zu: not a·b mod q", name, i, j);
+            F mc = F::mul32(a, b); // canonical from lazy inputs
+            CHECK(mc.eq(F::mul64(ar, br)), "%s mul32 of lazy %zu,%zu", name, i, j);
+            Big s = big_add(big_of(a), big_of(b));
+            if (big_cmp(s, q2) >= 0) s = big_sub(s, q2);
+            F ad = F::add_lazy2q(a, b);
+            CHECK(big_cmp(big_of(ad), s) == 0 && s.l[8] == 0, "%s add_lazy2q %zu,%zu", name, i, j);
+            CHECK(below(ad, 2) && lazy_mod(ad).eq(F::add64(ar, br)), "%s add_lazy2q %zu,%zu: range or value", name, i, j);
+            for (int o = 0; o < 2; o++) {
+                const F &u = o ? b : a, &v = o ? a : b;
+                Big d = big_cmp(big_of(u), big_of(v)) >= 0 ? big_sub(big_of(u), big_of(v)) : big_sub(big_add(big_of(u), q2), big_of(v));
+                F sb = F::sub_lazy2q(u, v);
+                CHECK(big_cmp(big_of(sb), d) == 0, "%s sub_lazy2q %zu,%zu (%d)", name, i, j, o);
+                CHECK(below(sb, 2) && lazy_mod(sb).eq(F::sub64(lazy_mod(u), lazy_mod(v))), "%s sub_lazy2q %zu,%zu (%d): range or value", name, i, j, o);
+            }
+        }
+        F r = F::reduce_2q(xs[i]);
+        CHECK(below(r, 1) && r.eq(lazy_mod(xs[i])), "%s reduce_2q %zu", name, i);
+    }
+    // the carry chains past what the NTT needs: a < 4q, b < q (a·b < q·R, so
+    // still below 2q), and a, b < 4q (exact; the bound is then 5q)
+    std::vector<F> ys = lazy_values<F>(4, 200), zs = lazy_values<F>(1, 100);
+    for (size_t i = 0; i < ys.size(); i++)
+        for (size_t j = i % 3; j < zs.size(); j += 1 + (i % 3)) {
+            F m = F::mul_lazy(ys[i], zs[j]);
+            CHECK(big_cmp(big_of(m), redc_ref(ys[i], zs[j])) == 0 && below(m, 2), "%s mul_lazy 4q×q %zu,%zu", name, i, j);
+            m = F::mul_lazy(zs[j], ys[i]);
+            CHECK(big_cmp(big_of(m), redc_ref(zs[j], ys[i])) == 0 && below(m, 2), "%s mul_lazy q×4q %zu,%zu", name, j, i);
+        }
+    for (size_t i = 0; i < ys.size(); i += 3)
+        for (size_t j = 0; j < ys.size(); j += 5) {
+            Big want = redc_ref(ys[i], ys[j]);
+            CHECK(big_cmp(big_of(F::mul_lazy(ys[i], ys[j])), want) == 0 && want.l[8] == 0, "%s mul_lazy 4q×4q %zu,%zu", name, i, j);
+        }
+}
+
 void test_field() {
     test_limbs32<Fp>("fp");
     test_limbs32<Fr>("fr");
+    test_lazy<Fp>("fp");
+    test_lazy<Fr>("fr");
     Fp a = mont<Fp>(3), b = mont<Fp>(5);
     CHECK((a * b).eq(mont<Fp>(15)), "3*5");
     CHECK((a * b).from_mont().eq(raw<Fp>(15)), "from_mont");
@@ -482,42 +704,105 @@ void test_passes(int logn) {
 void scale_rev(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tab) {
     for (u32 p = 0; p < d.n; p++) x[p] = x[p] * tab[bitrev(p, d.logn)];
 }
-// regs_passes mirrors ntt_regs and k_ntt_regs: regs_plan's passes, each
-// block copied in and out by regs_elem/regs_slot, its threads' rounds in
-// turn (threads of one round touch disjoint elements).
+// regs_pass_blocks: one pass of regs_passes, every block in turn: copied in
+// and out by regs_elem/regs_slot_of, its threads' rounds in turn (threads
+// of one round touch disjoint elements).
+template <bool DIF, bool LAZY, bool GL>
+void regs_pass_blocks(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, const RegsPass &P, bool lastp,
+                      const Fr *scale) {
+    u32 E = 1u << (P.lgG + P.s), mlow = 1u << P.lgm, threads = E / 8;
+    std::vector<Half> sh(regs_smem_bytes(E) / sizeof(Half));
+    Half *gx = reinterpret_cast<Half *>(x.data());
+    for (u32 blk = 0; blk < (d.n >> (P.s + P.lgG)); blk++) {
+        u32 g0 = blk << P.lgG;
+        for (u32 q = 0; q < 2 * E; q++) {
+            u32 gi, k, h = q & 1;
+            regs_elem(q >> 1, P.lgG, P.lgm, P.s, gi, k);
+            sh[h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << P.s) | k, P.s)] = gx[2 * group_pos(g0 + gi, k, mlow, P.s) + h];
+        }
+        for (int ri = 0; ri < regs_rounds(P.s); ri++)
+            for (u32 t = 0; t < threads; t++) {
+                const bool canon = ri == regs_rounds(P.s) - 1 && lastp;
+                regs_round<DIF, LAZY, GL>(sh.data(), E, t, ri, P.s, g0, P.lgm, d.logn, tw.data(), DIF && canon ? scale : nullptr,
+                                          canon);
+            }
+        for (u32 q = 0; q < 2 * E; q++) {
+            u32 gi, k, h = q & 1;
+            regs_elem(q >> 1, P.lgG, P.lgm, P.s, gi, k);
+            gx[2 * group_pos(g0 + gi, k, mlow, P.s) + h] = sh[h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << P.s) | k, P.s)];
+        }
+    }
+}
+template <bool DIF, bool LAZY>
+void regs_pass_gl(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, const RegsPass &P, bool lastp,
+                  const Fr *scale, bool gl) {
+    if (gl)
+        regs_pass_blocks<DIF, LAZY, true>(x, d, tw, P, lastp, scale);
+    else
+        regs_pass_blocks<DIF, LAZY, false>(x, d, tw, P, lastp, scale);
+}
+
+// regs_passes mirrors ntt_regs and k_ntt_regs: regs_plan's passes. lazy: as
+// k_ntt_regs<…, LAZY = true>, the last pass's last round canonical. lanes:
+// groups across lanes where regs_lanes_ok (ZKPIPE_NTT_LANES). trace
+// (non-null): x after each pass; lanes_used (non-null): how many passes
+// took groups across lanes.
 void regs_passes(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, bool difp, int stages, int lgblock,
-                 const Fr *scale = nullptr) {
+                 const Fr *scale = nullptr, bool lazy = false, std::vector<std::vector<Fr>> *trace = nullptr,
+                 bool lanes = false, int *lanes_used = nullptr) {
     RegsPass ps[10];
     int np = regs_plan(d.logn, stages, lgblock, difp, ps);
     for (int p = 0; p < np; p++) {
         const RegsPass &P = ps[p];
         CHECK(P.s >= 3 && P.s <= (stages > 5 ? stages : 5) && P.lgG + P.s <= (lgblock > P.s ? lgblock : P.s), "regs plan logn=%d pass %d: s=%d lgG=%d",
               d.logn, p, P.s, P.lgG);
-        u32 E = 1u << (P.lgG + P.s), mlow = 1u << P.lgm, threads = E / 8;
-        std::vector<Half> sh(regs_smem_bytes(E) / sizeof(Half));
-        Half *gx = reinterpret_cast<Half *>(x.data());
-        for (u32 blk = 0; blk < (d.n >> (P.s + P.lgG)); blk++) {
-            u32 g0 = blk << P.lgG;
-            for (u32 q = 0; q < 2 * E; q++) {
-                u32 gi, k, h = q & 1;
-                regs_elem(q >> 1, P.lgG, P.lgm, P.s, gi, k);
-                sh[h * (E + REGS_PLANE1) + regs_slot((gi << P.s) | k, P.s)] = gx[2 * group_pos(g0 + gi, k, mlow, P.s) + h];
-            }
-            for (int ri = 0; ri < regs_rounds(P.s); ri++)
-                for (u32 t = 0; t < threads; t++) {
-                    const Fr *sc = difp && p == np - 1 && ri == regs_rounds(P.s) - 1 ? scale : nullptr;
-                    if (difp)
-                        regs_round<true>(sh.data(), E, t, ri, P.s, g0, P.lgm, d.logn, tw.data(), sc);
-                    else
-                        regs_round<false>(sh.data(), E, t, ri, P.s, g0, P.lgm, d.logn, tw.data());
-                }
-            for (u32 q = 0; q < 2 * E; q++) {
-                u32 gi, k, h = q & 1;
-                regs_elem(q >> 1, P.lgG, P.lgm, P.s, gi, k);
-                gx[2 * group_pos(g0 + gi, k, mlow, P.s) + h] = sh[h * (E + REGS_PLANE1) + regs_slot((gi << P.s) | k, P.s)];
-            }
-        }
+        const bool lastp = p == np - 1, gl = lanes && regs_lanes_ok(P.s, P.lgG, P.lgm);
+        if (gl && lanes_used) ++*lanes_used;
+        if (difp && lazy)
+            regs_pass_gl<true, true>(x, d, tw, P, lastp, scale, gl);
+        else if (difp)
+            regs_pass_gl<true, false>(x, d, tw, P, lastp, scale, gl);
+        else if (lazy)
+            regs_pass_gl<false, true>(x, d, tw, P, lastp, nullptr, gl);
+        else
+            regs_pass_gl<false, false>(x, d, tw, P, lastp, nullptr, gl);
+        if (trace) trace->push_back(x);
     }
+}
+
+// regs_case: one regs NTT, eager (canonical throughout) and lazy, against
+// the radix-2 one (want): both equal to it bit for bit (so canonical); the
+// lazy one's elements below 2q after every pass and congruent mod q to the
+// eager one's. Returns how many of the lazy passes' elements (before the
+// last) were in [q, 2q), so that the caller can require some.
+size_t regs_case(const char *what, const std::vector<Fr> &x, const std::vector<Fr> &want, const Dom &d,
+                 const std::vector<Fr> &tw, bool difp, int stages, int lgblock, const Fr *scale, int *lanes_used) {
+    std::vector<std::vector<Fr>> te, tl;
+    std::vector<Fr> e = x, l = x, g = x, ge = x;
+    regs_passes(e, d, tw, difp, stages, lgblock, scale, false, &te);
+    regs_passes(l, d, tw, difp, stages, lgblock, scale, true, &tl);
+    regs_passes(g, d, tw, difp, stages, lgblock, scale, true, nullptr, true, lanes_used); // lazy, groups across lanes
+    regs_passes(ge, d, tw, difp, stages, lgblock, scale, false, nullptr, true);          // eager, groups across lanes
+    bool ok_e = true, ok_l = true, ok_g = true, canon = true, range = true, cong = true;
+    size_t high = 0;
+    for (u32 i = 0; i < d.n; i++) {
+        ok_e = ok_e && want[i].eq(e[i]);
+        ok_l = ok_l && want[i].eq(l[i]);
+        ok_g = ok_g && want[i].eq(g[i]) && want[i].eq(ge[i]);
+        canon = canon && below(l[i], 1);
+    }
+    CHECK(ok_g, "%s regs logn=%d stages=%d block=2^%d: groups across lanes", what, d.logn, stages, lgblock);
+    for (size_t p = 0; p < tl.size(); p++)
+        for (u32 i = 0; i < d.n; i++) {
+            range = range && below(tl[p][i], 2);
+            cong = cong && lazy_mod(tl[p][i]).eq(te[p][i]);
+            if (p + 1 < tl.size() && !below(tl[p][i], 1)) high++;
+        }
+    CHECK(ok_e, "%s regs logn=%d stages=%d block=2^%d: eager", what, d.logn, stages, lgblock);
+    CHECK(ok_l && canon, "%s regs logn=%d stages=%d block=2^%d: lazy (canonical %d)", what, d.logn, stages, lgblock, canon);
+    CHECK(range && cong, "%s regs logn=%d stages=%d block=2^%d: lazy passes (below 2q %d, mod q %d)", what, d.logn, stages,
+          lgblock, range, cong);
+    return high;
 }
 
 void test_regs(int logn) {
@@ -525,62 +810,133 @@ void test_regs(int logn) {
     std::vector<Fr> x(d.n);
     for (auto &v : x) v = fr_rnd();
     x[0] = Fr::zero() - mont<Fr>(1); // q − 1 among them
+    size_t high = 0;
+    int lanes_used = 0;
+    bool multi = false; // some plan of more than one pass
     for (int stages : {3, 4, 5, 7, 8, 12})
         for (int lgblock : {8, 10, 12}) {
-            std::vector<Fr> a = x, b = x;
+            RegsPass ps[10];
+            multi = multi || regs_plan(logn, stages, lgblock, true, ps) > 1;
+            std::vector<Fr> a = x;
             dif(a, d, d.tw);
-            regs_passes(b, d, d.tw, true, stages, lgblock);
-            bool ok = true;
-            for (u32 i = 0; i < d.n; i++) ok = ok && a[i].eq(b[i]);
-            CHECK(ok, "dif regs logn=%d stages=%d block=2^%d", logn, stages, lgblock);
-            a = x, b = x;
+            high += regs_case("dif", x, a, d, d.tw, true, stages, lgblock, nullptr, &lanes_used);
+            a = x;
             dit(a, d, d.twinv);
-            regs_passes(b, d, d.twinv, false, stages, lgblock);
-            ok = true;
-            for (u32 i = 0; i < d.n; i++) ok = ok && a[i].eq(b[i]);
-            CHECK(ok, "dit regs logn=%d stages=%d block=2^%d", logn, stages, lgblock);
+            high += regs_case("dit", x, a, d, d.twinv, false, stages, lgblock, nullptr, &lanes_used);
             // DIF with the coset scaling in its last pass, as compute_h runs it
-            a = x, b = x;
+            a = x;
             dif(a, d, d.twinv);
             scale_rev(a, d, d.gn);
-            regs_passes(b, d, d.twinv, true, stages, lgblock, d.gn.data());
-            ok = true;
-            for (u32 i = 0; i < d.n; i++) ok = ok && a[i].eq(b[i]);
-            CHECK(ok, "dif regs scaled logn=%d stages=%d block=2^%d", logn, stages, lgblock);
+            high += regs_case("dif scaled", x, a, d, d.twinv, true, stages, lgblock, d.gn.data(), &lanes_used);
         }
+    // the lazy passes' outputs in [q, 2q) reach the next pass (and its
+    // copy-in) wherever a plan has several passes
+    CHECK(!multi || high > 0, "regs logn=%d: no lazy element in [q, 2q) between passes", logn);
+}
+
+// test_regs_lanes: regs_case at plans that have passes regs_lanes_ok admits
+// (four groups a block, s ≥ 6, mlow ≥ 4), `want` of them in each of the
+// DIF, DIT and scaled DIF (8 stages in blocks of 2^10 is the default).
+void test_regs_lanes(int logn, int stages, int lgblock, int want) {
+    Dom d = make_dom(logn, mont<Fr>(5));
+    std::vector<Fr> x(d.n);
+    for (auto &v : x) v = fr_rnd();
+    x[1] = Fr::zero() - mont<Fr>(1);
+    int used = 0;
+    std::vector<Fr> a = x;
+    dif(a, d, d.tw);
+    regs_case("dif", x, a, d, d.tw, true, stages, lgblock, nullptr, &used);
+    a = x;
+    dit(a, d, d.twinv);
+    regs_case("dit", x, a, d, d.twinv, false, stages, lgblock, nullptr, &used);
+    a = x;
+    dif(a, d, d.twinv);
+    scale_rev(a, d, d.gn);
+    regs_case("dif scaled", x, a, d, d.twinv, true, stages, lgblock, d.gn.data(), &used);
+    CHECK(used == 3 * want, "regs lanes logn=%d stages=%d block=2^%d: %d passes took groups across lanes, want %d", logn,
+          stages, lgblock, used, 3 * want);
 }
 
 // test_regs_banks: in every round of every pass size, the eight threads of
 // each quarter-warp (a 16-byte access is served eight threads at a time)
-// read eight different 16-byte bank groups (slot mod 8): no conflicts.
+// read eight different 16-byte bank groups (slot mod 8): no conflicts. For
+// the groups-across-lanes mapping (GL) the passes regs_lanes_ok admits, and
+// there also the global ↔ shared copies: eight consecutive threads, four
+// elements × two halves, plane 1 REGS_PLANE1 slots on (the copies of the
+// other mapping: test_regs_copy_banks).
+template <bool GL> void regs_banks(int s, int lgG) {
+    u32 threads = 1u << (lgG + s - 3);
+    for (int ri = 0; ri < regs_rounds(s); ri++) {
+        int tt0 = 3 * ri, b0 = tt0 < s - 3 ? tt0 : s - 3; // DIT's windows; DIF's are the same set
+        for (int difp = 0; difp < 2; difp++) {
+            if (difp) {
+                int tt1 = s - 3 * ri;
+                b0 = tt1 > 3 ? tt1 - 3 : 0;
+            }
+            for (int i = 0; i < 8; i++)
+                for (u32 t0 = 0; t0 < threads; t0 += 8) {
+                    unsigned seen = 0;
+                    for (u32 t = t0; t < t0 + 8 && t < threads; t++) {
+                        u32 gi, tau;
+                        regs_thread<GL>(t, s, gi, tau);
+                        u32 lo = tau & ((1u << b0) - 1), hi = tau >> b0;
+                        u32 K = (gi << s) | (hi << (b0 + 3)) | ((u32)i << b0) | lo;
+                        seen |= 1u << (regs_slot_of<GL>(K, s) & 7);
+                    }
+                    u32 want = threads - t0 < 8 ? threads - t0 : 8;
+                    CHECK((u32)__builtin_popcount(seen) == want, "regs banks gl=%d s=%d lgG=%d round %d dif=%d i=%d t0=%u: %d of %u",
+                          GL, s, lgG, ri, difp, i, t0, __builtin_popcount(seen), want);
+                }
+        }
+    }
+}
+// regs_copy_banks: the copies' bank groups for a pass of s stages, 2^lgG
+// groups, mlow = 2^lgm; returns how many eight-thread runs conflict.
+template <bool GL> int regs_copy_banks(int s, int lgG, int lgm) {
+    u32 E = 1u << (lgG + s);
+    int bad = 0;
+    for (u32 q0 = 0; q0 < 2 * E; q0 += 8) {
+        unsigned seen = 0;
+        for (u32 q = q0; q < q0 + 8; q++) {
+            u32 gi, k, h = q & 1;
+            regs_elem(q >> 1, lgG, lgm, s, gi, k);
+            seen |= 1u << ((h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << s) | k, s)) & 7);
+        }
+        bad += __builtin_popcount(seen) != 8;
+    }
+    return bad;
+}
 void test_regs_banks() {
+    int lanes = 0;
     for (int s = 3; s <= 12; s++)
         for (int lgG : {0, 1, 2, 5}) {
             if (lgG + s > 12 && lgG > 0) continue;
-            u32 threads = 1u << (lgG + s - 3);
-            for (int ri = 0; ri < regs_rounds(s); ri++) {
-                int tt0 = 3 * ri, b0 = tt0 < s - 3 ? tt0 : s - 3; // DIT's windows; DIF's are the same set
-                for (int difp = 0; difp < 2; difp++) {
-                    if (difp) {
-                        int tt1 = s - 3 * ri;
-                        b0 = tt1 > 3 ? tt1 - 3 : 0;
-                    }
-                    for (int i = 0; i < 8; i++)
-                        for (u32 t0 = 0; t0 < threads; t0 += 8) {
-                            unsigned seen = 0;
-                            for (u32 t = t0; t < t0 + 8 && t < threads; t++) {
-                                u32 gi = t >> (s - 3), tau = t & ((1u << (s - 3)) - 1);
-                                u32 lo = tau & ((1u << b0) - 1), hi = tau >> b0;
-                                u32 K = (gi << s) | (hi << (b0 + 3)) | ((u32)i << b0) | lo;
-                                seen |= 1u << (regs_slot(K, s) & 7);
-                            }
-                            u32 want = threads - t0 < 8 ? threads - t0 : 8;
-                            CHECK((u32)__builtin_popcount(seen) == want, "regs banks s=%d lgG=%d round %d dif=%d i=%d t0=%u: %d of %u",
-                                  s, lgG, ri, difp, i, t0, __builtin_popcount(seen), want);
-                        }
+            regs_banks<false>(s, lgG);
+            for (int lgm = 0; lgm <= 16; lgm++)
+                if (regs_lanes_ok(s, lgG, lgm)) {
+                    regs_banks<true>(s, lgG);
+                    int bad = regs_copy_banks<true>(s, lgG, lgm);
+                    CHECK(bad == 0, "regs copy banks gl=1 s=%d lgG=%d lgm=%d: %d runs conflict", s, lgG, lgm, bad);
+                    lanes++;
                 }
-            }
         }
+    CHECK(lanes > 0, "regs banks: no pass takes groups across lanes");
+}
+// test_regs_copy_banks: the copies of the default mapping in runs of four
+// or more consecutive residues (mlow ≥ G ≥ 4), where REGS_PLANE1's comment
+// promises all eight bank groups. Not for s = 4 and 5: there regs_slot
+// folds the group's bits 0–1 (K bits 4–5) onto the bank bits the plane
+// offset and the element's order use: every run conflicts, 2-way at s = 4
+// and 4-way at s = 5 (found by this check; with the default 8 stages such
+// passes come only in NTTs of 2^9 to 2^11 elements).
+void test_regs_copy_banks() {
+    for (int s = 3; s <= 12; s++)
+        for (int lgG : {2, 3, 5})
+            for (int lgm = lgG; lgm <= 16; lgm += 3) {
+                if (lgG + s > 12 || s == 4 || s == 5) continue;
+                int bad = regs_copy_banks<false>(s, lgG, lgm);
+                CHECK(bad == 0, "regs copy banks gl=0 s=%d lgG=%d lgm=%d: %d runs conflict", s, lgG, lgm, bad);
+            }
 }
 
 Fr horner(const std::vector<Fr> &coef_rev, const Dom &d, Fr z) {
@@ -756,7 +1112,12 @@ int main() {
     for (int logn : {1, 2, 3, 5}) test_ntt(logn);
     for (int logn : {0, 1, 2, 3, 4, 5, 7, 10}) test_passes(logn);
     for (int logn : {3, 4, 5, 6, 7, 8, 9, 11, 13, 14}) test_regs(logn);
+    test_regs_lanes(12, 6, 8, 1);
+    test_regs_lanes(14, 7, 9, 1);
+    test_regs_lanes(16, 8, 10, 1);
+    test_regs_lanes(18, 6, 8, 2);
     test_regs_banks();
+    test_regs_copy_banks();
     if (failures) {
         printf("%d failures\n", failures);
         return 1;

@@ -213,14 +213,26 @@ __global__ void __launch_bounds__(512) k_ntt_pass(Fr *x, u32 n, u32 mlow, int s,
 // regs_smem_bytes(G·2^s) of dynamic shared memory. scale (null: none; mlow
 // = 1 only): the last round multiplies by it in bit-reversed order.
 //
-// V (ZKPIPE_NTT_VARIANT, driver.cuh), for measuring: 0 copies in with a
-// loop the compiler may issue a few loads at a time of; 1 loads a thread's
-// sixteen halves (2E halves over E/8 threads: always sixteen) into
-// registers first, so that the block waits for DRAM once; 2 is 1 in blocks
-// of at most 128 threads, five an SM (registers held to 102 a thread).
-template <bool DIF, int V = 0>
+// V (ZKPIPE_NTT_VARIANT, driver.cuh): 0 copies in with a loop the
+// compiler may issue a few loads at a time of; 1 loads a thread's sixteen
+// halves (2E halves over E/8 threads: always sixteen) into registers
+// first, so that the block waits for DRAM once; 2 (the default) is 1 in
+// blocks of at most 128 threads, five an SM (registers held to 102 a
+// thread; a pass of more threads a block runs as 1). H200, 8 stages in
+// blocks of 1024 (128 threads), NTT 2^20 / 2^22 / 2^24 in ms (run 1 of
+// notes/h200-2026-12-01e): 0 0.273/1.116/4.603, 1 0.255/1.023/4.219,
+// 2 0.251/0.988/4.097.
+//
+// LAZY (ZKPIPE_NTT_LAZY, driver.cuh; ntt.cuh's regs_round): elements in
+// [0, 2q) in and out of the pass, except that the first pass reads
+// canonical ones and, with canon (the NTT's last pass), the last round
+// writes canonical ones.
+//
+// GL (ZKPIPE_NTT_LANES, ntt.cuh's regs_lanes_ok): a block's four groups
+// across consecutive lanes, for coalesced twiddles; instantiated with V = 2.
+template <bool DIF, int V, bool LAZY, bool GL = false>
 __global__ void __launch_bounds__(V == 2 ? 128 : 512, V == 2 ? 5 : 1)
-    k_ntt_regs(Fr *x, int lgn, int lgm, int s, int lgG, const Fr *tw, const Fr *scale) {
+    k_ntt_regs(Fr *x, int lgn, int lgm, int s, int lgG, const Fr *tw, const Fr *scale, int canon) {
     ZK_DYN_SHARED(Half, halves);
     const u32 E = 1u << (lgG + s), g0 = blockIdx.x << lgG, mlow = 1u << lgm;
     Half *gx = reinterpret_cast<Half *>(x);
@@ -228,7 +240,7 @@ __global__ void __launch_bounds__(V == 2 ? 128 : 512, V == 2 ? 5 : 1)
         for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {
             u32 gi, k, h = q & 1;
             regs_elem(q >> 1, lgG, lgm, s, gi, k);
-            halves[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)] = gx[2 * group_pos(g0 + gi, k, mlow, s) + h];
+            halves[h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << s) | k, s)] = gx[2 * group_pos(g0 + gi, k, mlow, s) + h];
         }
     } else {
         Half buf[16];
@@ -242,18 +254,19 @@ __global__ void __launch_bounds__(V == 2 ? 128 : 512, V == 2 ? 5 : 1)
         for (int i = 0; i < 16; i++) {
             u32 q = threadIdx.x + (u32)i * blockDim.x, gi, k, h = q & 1;
             regs_elem(q >> 1, lgG, lgm, s, gi, k);
-            halves[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)] = buf[i];
+            halves[h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << s) | k, s)] = buf[i];
         }
     }
     __syncthreads();
     for (int ri = 0; ri < regs_rounds(s); ri++) {
-        regs_round<DIF>(halves, E, threadIdx.x, ri, s, g0, lgm, lgn, tw, ri == regs_rounds(s) - 1 ? scale : nullptr);
+        const bool lastr = ri == regs_rounds(s) - 1;
+        regs_round<DIF, LAZY, GL>(halves, E, threadIdx.x, ri, s, g0, lgm, lgn, tw, lastr ? scale : nullptr, lastr && canon);
         __syncthreads();
     }
     for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {
         u32 gi, k, h = q & 1;
         regs_elem(q >> 1, lgG, lgm, s, gi, k);
-        gx[2 * group_pos(g0 + gi, k, mlow, s) + h] = halves[h * (E + REGS_PLANE1) + regs_slot((gi << s) | k, s)];
+        gx[2 * group_pos(g0 + gi, k, mlow, s) + h] = halves[h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << s) | k, s)];
     }
 }
 

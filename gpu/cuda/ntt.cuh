@@ -113,6 +113,42 @@ HD u32 regs_slot(u32 K, int s) {
     u32 f = (K >> 3) ^ (s >= 6 ? K >> s : 0);
     return K ^ (f & 7);
 }
+
+// Groups across lanes (GL; ZKPIPE_NTT_LANES, regs_lanes_ok): in the passes of
+// large mlow a group's lanes read twiddles 2^(lgm+5) bytes and more apart,
+// one 32-byte sector a line (e = (r + u·mlow)·2^sh, consecutive lanes
+// consecutive u). With GL, thread t of a block takes group gi = t mod 4
+// and τ = t / 4 instead of gi = t / 2^(s−3), τ = t mod 2^(s−3), so that
+// four consecutive lanes read the same u of four consecutive residues r:
+// 128 contiguous bytes. Its quarter-warps are then four groups × two τ, for
+// which regs_slot's swizzle folds a group bit and τ's bit into one bank
+// bit; regs_slot_lanes instead XORs the low three bits with bits 3–5, the
+// group's two low bits (into bits 0–1) and bit 0 ⊕ bit 3 (into bit 2): a
+// bijection of the low bits in which τ's varying bit (K bit 0, or 3 when
+// b0 = 0) moves bank bits 0 and 2 and the group bits 0 and 1, and in which
+// the copies' eight-lane runs (four consecutive groups' elements × two
+// halves, REGS_PLANE1 apart) still hit all eight bank groups. hosttest
+// checks both patterns for the passes regs_lanes_ok admits: four groups a
+// block (the default blocks of 1024 elements with 8 stages), s ≥ 6, and
+// mlow ≥ 4 (runs of four consecutive residues in the copies).
+HD bool regs_lanes_ok(int s, int lgG, int lgm) { return lgG == 2 && s >= 6 && lgm >= lgG; }
+HD u32 regs_slot_lanes(u32 K, int s) {
+    u32 f = (K >> 3) ^ ((K >> s) & 3) ^ (((K ^ (K >> 3)) & 1) << 2);
+    return K ^ (f & 7);
+}
+template <bool GL> HD u32 regs_slot_of(u32 K, int s) { return GL ? regs_slot_lanes(K, s) : regs_slot(K, s); }
+// regs_thread: thread t's group gi in the block and index τ in the group
+// (groups of 2^(s−3) threads; GL: four groups).
+template <bool GL> HD void regs_thread(u32 t, int s, u32 &gi, u32 &tau) {
+    if (GL) {
+        gi = t & 3;
+        tau = t >> 2;
+    } else {
+        gi = t >> (s - 3);
+        tau = t & ((1u << (s - 3)) - 1);
+    }
+}
+
 // REGS_PLANE1 is where plane 1 starts beyond plane 0's E slots: four slots
 // (64 bytes) off, so that the two halves of four consecutive elements, read
 // by eight consecutive threads in the global ↔ shared copies, use all eight
@@ -166,6 +202,28 @@ HD void regs_elem(u32 q, int lgG, int lgm, int s, u32 &gi, u32 &k) {
     }
 }
 
+// Lazy reduction (LAZY, ZKPIPE_NTT_LAZY, on by default): elements stay in
+// [0, 2q) between butterflies, rounds and passes (field.cuh: 4q < 2^256).
+// A twiddle product skips its final subtraction (mul_lazy: inputs < 2q and
+// a canonical twiddle, result < 2q), a sum subtracts 2q if ≥ 2q, a
+// difference adds 2q if it borrowed. The NTT's inputs and twiddles are
+// canonical; its output is made canonical by the last round of its last
+// pass (`canon`): reduce_2q, or the fused scaling's mul32 (canonical from
+// a lazy input: field.cuh). Without LAZY the butterflies are canonical
+// throughout and canon changes nothing.
+template <bool LAZY> HD Fr bf_add(const Fr &a, const Fr &b) {
+    if constexpr (LAZY) return Fr::add_lazy2q(a, b);
+    else return a + b;
+}
+template <bool LAZY> HD Fr bf_sub(const Fr &a, const Fr &b) {
+    if constexpr (LAZY) return Fr::sub_lazy2q(a, b);
+    else return a - b;
+}
+template <bool LAZY> HD Fr bf_mul(const Fr &a, const Fr &w) {
+    if constexpr (LAZY) return Fr::mul_lazy(a, w);
+    else return a * w;
+}
+
 // regs_rounds is how many rounds a pass of s stages takes.
 HD int regs_rounds(int s) { return (s + 2) / 3; }
 
@@ -175,10 +233,13 @@ HD int regs_rounds(int s) { return (s + 2) / 3; }
 // Threads of one round touch disjoint elements: rounds are separated by
 // barriers, nothing inside one. scale (null: none), in a pass with mlow = 1
 // only: after the stages, element p (its position in x) is multiplied by
-// scale[bitrev(p)], as scale_rev would in a pass of its own.
-template <bool DIF>
+// scale[bitrev(p)], as scale_rev would in a pass of its own. canon (LAZY
+// only; the last round of an NTT's last pass): the elements written are
+// canonical, in [0, q), not only below 2q. GL: groups across lanes
+// (regs_thread, regs_slot_of; only where regs_lanes_ok).
+template <bool DIF, bool LAZY = false, bool GL = false>
 HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int lgn, const Fr *tw,
-                   const Fr *scale = nullptr) {
+                   const Fr *scale = nullptr, bool canon = false) {
     int tt0, tt1;
     if (DIF) {
         tt1 = s - 3 * ri;
@@ -188,13 +249,14 @@ HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int l
         tt1 = tt0 + 3 < s ? tt0 + 3 : s;
     }
     const int b0 = DIF ? tt0 : (tt0 < s - 3 ? tt0 : s - 3);
-    const u32 gi = t >> (s - 3), tau = t & ((1u << (s - 3)) - 1);
+    u32 gi, tau;
+    regs_thread<GL>(t, s, gi, tau);
     const u32 lo = tau & ((1u << b0) - 1), hi = tau >> b0;
     const u32 kb = (gi << s) | (hi << (b0 + 3)) | lo;
     const u32 r = (g0 + gi) & ((1u << lgm) - 1);
     Fr x[8];
 #pragma unroll
-    for (int i = 0; i < 8; i++) x[i] = regs_get(sh, E, regs_slot(kb | ((u32)i << b0), s));
+    for (int i = 0; i < 8; i++) x[i] = regs_get(sh, E, regs_slot_of<GL>(kb | ((u32)i << b0), s));
 #pragma unroll
     for (int pi = 0; pi < 3; pi++) {
         const int p = DIF ? 2 - pi : pi, tt = b0 + p;
@@ -208,22 +270,28 @@ HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int l
             u32 e = (r + (u << lgm)) << sh_tw;
             Fr a = x[i0], b = x[i1];
             if (DIF) {
-                x[i0] = a + b;
-                b = a - b;
-                x[i1] = e ? b * tw_load(tw, e) : b;
+                x[i0] = bf_add<LAZY>(a, b);
+                b = bf_sub<LAZY>(a, b);
+                x[i1] = e ? bf_mul<LAZY>(b, tw_load(tw, e)) : b;
             } else {
-                if (e) b = b * tw_load(tw, e);
-                x[i0] = a + b;
-                x[i1] = a - b;
+                if (e) b = bf_mul<LAZY>(b, tw_load(tw, e));
+                x[i0] = bf_add<LAZY>(a, b);
+                x[i1] = bf_sub<LAZY>(a, b);
             }
         }
     }
-    if (scale) {
+    if (scale) { // LAZY: mul32, canonical from lazy elements too
 #pragma unroll
-        for (int i = 0; i < 8; i++) x[i] = x[i] * tw_load(scale, bitrev((g0 << s) + (kb | ((u32)i << b0)), lgn));
+        for (int i = 0; i < 8; i++) {
+            Fr f = tw_load(scale, bitrev((g0 << s) + (kb | ((u32)i << b0)), lgn));
+            x[i] = LAZY ? Fr::mul32(x[i], f) : x[i] * f;
+        }
+    } else if (LAZY && canon) {
+#pragma unroll
+        for (int i = 0; i < 8; i++) x[i] = Fr::reduce_2q(x[i]);
     }
 #pragma unroll
-    for (int i = 0; i < 8; i++) regs_put(sh, E, regs_slot(kb | ((u32)i << b0), s), x[i]);
+    for (int i = 0; i < 8; i++) regs_put(sh, E, regs_slot_of<GL>(kb | ((u32)i << b0), s), x[i]);
 }
 
 // RegsPass is one pass of an NTT in regs rounds: s stages (3 ≤ s ≤ 12) from

@@ -120,6 +120,26 @@ struct Event {
 
 // ─── the device of driver.cuh ───────────────────────────────────────────────
 
+// regs_kernel: k_ntt_regs<DIF, V, LAZY, GL> for the run-time values (DIF,
+// the copy-in variant V, lazy reduction, groups across lanes): twelve
+// kernels, and four more with GL for V = 2 (gl is ignored with V < 2).
+// Defined in part 1 only (ZK_PART): the other parts run no NTT, and each
+// definition would compile all sixteen kernels.
+typedef void (*RegsKernel)(Fr *, int, int, int, int, const Fr *, const Fr *, int);
+RegsKernel regs_kernel(bool dif, int v, bool lazy, bool gl);
+#if ZK_PART_HAS(1)
+template <bool DIF, int V> RegsKernel regs_kernel_of(bool lazy) {
+    return lazy ? k_ntt_regs<DIF, V, true> : k_ntt_regs<DIF, V, false>;
+}
+template <bool DIF> RegsKernel regs_kernel_of(int v, bool lazy, bool gl) {
+    if (v == 2 && gl) return lazy ? k_ntt_regs<DIF, 2, true, true> : k_ntt_regs<DIF, 2, false, true>;
+    return v == 2 ? regs_kernel_of<DIF, 2>(lazy) : v == 1 ? regs_kernel_of<DIF, 1>(lazy) : regs_kernel_of<DIF, 0>(lazy);
+}
+RegsKernel regs_kernel(bool dif, int v, bool lazy, bool gl) {
+    return dif ? regs_kernel_of<true>(v, lazy, gl) : regs_kernel_of<false>(v, lazy, gl);
+}
+#endif
+
 // set_sync_mode sets the current device's scheduling flags by
 // ZKPIPE_CUDA_SPIN and returns what CUDA said. CUDA 12 overwrites the flags
 // of an initialised device; a runtime that refuses (an older one, with the
@@ -290,29 +310,18 @@ struct CudaDev {
     }
 
     // NTT
-    int ntt_regs(Fr *x, int lgn, int lgm, int st, int lgG, const Fr *tw, bool difp, const Fr *scale) {
+    int ntt_regs(Fr *x, int lgn, int lgm, int st, int lgG, const Fr *tw, bool difp, const Fr *scale, bool last) {
         unsigned grid = 1u << (lgn - st - lgG), threads = 1u << (lgG + st - 3);
         size_t smem = regs_smem_bytes(1u << (lgG + st));
         if ((long long)smem > ntt_smem_max)
             return FAILF("ntt: a block of 2^%d elements needs %zu bytes of shared memory, the device gives %d "
                          "(lower ZKPIPE_NTT_STAGES and ZKPIPE_NTT_BLOCK, or ZKPIPE_NTT=passes)",
                          lgG + st, smem, ntt_smem_max);
-        int v = ntt_tuning().variant;
+        const NttTuning &t = ntt_tuning();
+        int v = t.variant;
         if (v == 2 && threads > 128) v = 1;
-        if (v == 2) {
-            if (difp)
-                k_ntt_regs<true, 2><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
-            else
-                k_ntt_regs<false, 2><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
-        } else if (v == 1) {
-            if (difp)
-                k_ntt_regs<true, 1><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
-            else
-                k_ntt_regs<false, 1><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
-        } else if (difp)
-            k_ntt_regs<true><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
-        else
-            k_ntt_regs<false><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale);
+        RegsKernel k = regs_kernel(difp, v, t.lazy, t.lanes && v == 2 && regs_lanes_ok(st, lgG, lgm));
+        k<<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale, last ? 1 : 0);
         CKL();
         return 0;
     }
@@ -387,16 +396,16 @@ int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char 
     CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     int regs_smem = (int)regs_smem_bytes(1u << 12);
     if (optin < regs_smem) regs_smem = optin;
-    CK(cudaFuncSetAttribute(k_ntt_regs<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
-    CK(cudaFuncSetAttribute(k_ntt_regs<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
-    CK(cudaFuncSetAttribute(k_ntt_regs<true, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
-    CK(cudaFuncSetAttribute(k_ntt_regs<false, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
-    // five blocks of 1024 elements (33 KiB each) an SM need more shared
-    // memory than the default carveout gives
-    CK(cudaFuncSetAttribute(k_ntt_regs<true, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
-    CK(cudaFuncSetAttribute(k_ntt_regs<false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
-    CK(cudaFuncSetAttribute(k_ntt_regs<true, 2>, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-    CK(cudaFuncSetAttribute(k_ntt_regs<false, 2>, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+    // five blocks of 1024 elements (33 KiB each) an SM (variant 2) need
+    // more shared memory than the default carveout gives
+    for (int dif = 0; dif < 2; dif++)
+        for (int v = 0; v < 3; v++)
+            for (int lazy = 0; lazy < 2; lazy++)
+                for (int gl = 0; gl < (v == 2 ? 2 : 1); gl++) {
+                    RegsKernel k = regs_kernel(dif, v, lazy, gl);
+                    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
+                    if (v == 2) CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+                }
     if (ntt_smem_max < 0 || regs_smem < ntt_smem_max) ntt_smem_max = regs_smem;
     cudaError_t sync_mode = set_sync_mode();
     cudaDeviceProp p;
