@@ -22,6 +22,15 @@
 #                    default, or off (gpu tests and zkpipe alike)
 #   test             the gpu package's CUDA tests against the library
 #   measure SIZES    kernel timings, G1 MSMs at the log2 sizes (20,22,24,27)
+#   before SIZES     kernel timings (as measure) of another build: the
+#                    gpu.test and library carried as $bin/gpu-before.test(.gz)
+#                    and $bin/lib-before.so, e.g. main's before a change, for
+#                    before/after in one call (may run beside a build)
+#   envgrid          G1 MSMs at $MSMGRID_SIZES (default 20,22,24) and G2 2^20,
+#                    NTT 2^24, once per set of variables in $ENV_GRID ('|'
+#                    between sets, e.g. "ZKPIPE_MSM_AFFINE=0|ZKPIPE_MSM_AFFINE=2")
+#   pack             every log under $OUT into $OUT/logs.tgz (the call brings
+#                    back 8 files at most)
 #   msmgrid          G1 (2^20, 2^22, 2^24, or $MSMGRID_SIZES) and G2 (2^20) MSM
 #                    timings for each window:chunk:segment[:prefetch] in
 #                    $MSM_GRID (0 or none = the default), through
@@ -82,7 +91,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/zkout}
 mkdir -p "$OUT" /tmp/zkc
 bin=.carry-lead
-for f in zkpipe gpu.test; do # carried gzipped (the call's 64 MiB)
+for f in zkpipe gpu.test gpu-before.test; do # carried gzipped (the call's 64 MiB)
 	[ -f $bin/$f.gz ] && [ ! -f $bin/$f ] && gunzip -c $bin/$f.gz >$bin/$f && chmod +x $bin/$f
 done
 export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda.so
@@ -156,6 +165,24 @@ while [ $# -gt 0 ]; do
 		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=$1 $bin/gpu.test -test.run 'CUDAMeasure' -test.v -test.timeout 400s 2>&1 |
 			grep -vE "^=== RUN" | tee "$OUT/measure-$(basename "$ZKPIPE_CUDA_LIB" .so).log"
 		shift
+		;;
+	before)
+		ZKPIPE_CUDA_LIB=$PWD/$bin/lib-before.so ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=$1 \
+			$bin/gpu-before.test -test.run 'CUDAMeasure$' -test.v -test.timeout 400s 2>&1 |
+			grep -vE "^=== RUN" | tee "$OUT/measure-before.log"
+		shift
+		;;
+	envgrid)
+		IFS='|' read -ra sets <<<"${ENV_GRID:-}"
+		for e in "${sets[@]}"; do
+			echo "== $e"
+			# shellcheck disable=SC2086 # a set is several assignments
+			env $e ZKPIPE_CUDA_MEASURE=msm ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=${MSMGRID_SIZES:-20,22,24} \
+				$bin/gpu.test -test.run 'CUDAMeasure$' -test.timeout 400s 2>&1 | grep -E "MSM 2|FAIL|panic" | sed 's/, gnark.*//'
+		done | tee "$OUT/envgrid.log"
+		;;
+	pack)
+		(cd "$OUT" && tar czf /tmp/logs.tgz --exclude='*.so' . && rm -f ./*.log ./*.txt && mv /tmp/logs.tgz .)
 		;;
 	msmgrid)
 		for g in ${MSM_GRID:-0:0:0 16:0:0 17:0:0 19:0:0 20:0:0 22:0:0 24:0:0 22:0:32}; do
