@@ -61,7 +61,8 @@
 #                    reuse off (ZKPIPE_CUDA_POOL_DEPS=0): proofs/s and stage times of each,
 #                    and each stage's CPU ms over 4 proofs one at a time
 #   quick C:N P      zkpipe bench of P proofs, default flags, no gnark: the
-#                    proofs/s line and the per-stage table only
+#                    proofs/s line and the per-stage table only ($QUICK_BIN: another
+#                    zkpipe in $bin, e.g. zkpipe-before, with $QUICK_LIB its library)
 #   tailbatch C:N P  cross-proof batching of the tail MSMs: one batched tail
 #                    of k = 1, 2, 4, 8 jobs against k tails one by one
 #                    (gpu.test TestCUDATailBatchMeasure at the log2 sizes in
@@ -91,7 +92,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/zkout}
 mkdir -p "$OUT" /tmp/zkc
 bin=.carry-lead
-for f in zkpipe gpu.test gpu-before.test; do # carried gzipped (the call's 64 MiB)
+for f in zkpipe gpu.test gpu-before.test zkpipe-before; do # carried gzipped (the call's 64 MiB)
 	[ -f $bin/$f.gz ] && [ ! -f $bin/$f ] && gunzip -c $bin/$f.gz >$bin/$f && chmod +x $bin/$f
 done
 export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda.so
@@ -275,8 +276,8 @@ while [ $# -gt 0 ]; do
 		spec=$1 p=$2
 		shift 2
 		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
-		echo "== $c $n: default flags, $(basename "$ZKPIPE_CUDA_LIB"), msm tables ${ZKPIPE_CUDA_MSM_TABLES:-auto} ${QUICK_FLAGS:-}"
-		$bin/zkpipe bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 ${QUICK_FLAGS:-} 2>&1 |
+		echo "== $c $n: default flags, ${QUICK_BIN:-zkpipe} $(basename "${QUICK_LIB:-$ZKPIPE_CUDA_LIB}"), msm tables ${ZKPIPE_CUDA_MSM_TABLES:-auto} ${QUICK_FLAGS:-}"
+		ZKPIPE_CUDA_LIB=${QUICK_LIB:-$ZKPIPE_CUDA_LIB} $bin/${QUICK_BIN:-zkpipe} bench --circuit $d -n $p --skip-gnark --device cuda --bg2-device cuda --mem-status 0 ${QUICK_FLAGS:-} 2>&1 |
 			tee "$OUT/quick-$c-$n-$(basename "$ZKPIPE_CUDA_LIB" .so)-${ZKPIPE_CUDA_MSM_TABLES:-auto}${QUICK_TAG:-}.log" | grep -vE "^bench:"
 		;;
 	tailbatch)
