@@ -334,6 +334,19 @@ int reduce_sets(D &d, const XYZZ<F> *in, size_t sets, size_t per, XYZZ<F> *out, 
     return d.template reduce<F>(mid, sets * g, g, out, sets);
 }
 
+// scan_offsets allocates *off and fills it with the exclusive sum of the nb
+// counts: where each bucket's first item of the next level goes.
+template <class D> int scan_offsets(D &d, Scratch<D> &sc, const u32 *counts, u32 nb, u32 **off) {
+    TRY(sc.get(off, nb));
+    size_t sb = 0;
+    TRY(d.exclusive_sum(nullptr, &sb, counts, *off, nb));
+    void *st = nullptr;
+    TRY(sc.get((char **)&st, sb));
+    TRY(d.exclusive_sum(st, &sb, counts, *off, nb));
+    sc.drop(st);
+    return 0;
+}
+
 // ─── batch-affine levels ────────────────────────────────────────────────────
 
 const u32 INV_BATCH = 32; // elements a thread chains in batch_invert
@@ -511,14 +524,8 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
         while (bound > stop) {
             u32 *ncnt, *noff;
             TRY(sc.get(&ncnt, nb));
-            TRY(sc.get(&noff, nb));
             TRY(d.chunks(cnt, nb, 2, ncnt));
-            size_t sb = 0;
-            TRY(d.exclusive_sum(nullptr, &sb, ncnt, noff, nb));
-            void *st = nullptr;
-            TRY(sc.get((char **)&st, sb));
-            TRY(d.exclusive_sum(st, &sb, ncnt, noff, nb));
-            sc.drop(st);
+            TRY(scan_offsets(d, sc, ncnt, nb, &noff));
             size_t items = prev_total / 2 + nb; // Σ ⌈cnt/2⌉ ≤ (Σ cnt + nb)/2
             if (items > 0xffffffffULL) return FAILF("msm: %zu items at an affine level, more than 32-bit positions hold", items);
             u32 B = aff_batch(items, msm_tuning().affine_batch);
@@ -546,14 +553,8 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
         }
         u32 *chunks, *off;
         TRY(sc.get(&chunks, nb));
-        TRY(sc.get(&off, nb));
         TRY(d.chunks(cnt, nb, L, chunks));
-        size_t sb = 0;
-        TRY(d.exclusive_sum(nullptr, &sb, chunks, off, nb));
-        void *st = nullptr;
-        TRY(sc.get((char **)&st, sb));
-        TRY(d.exclusive_sum(st, &sb, chunks, off, nb));
-        sc.drop(st);
+        TRY(scan_offsets(d, sc, chunks, nb, &off));
         size_t total = pl.level_total(prev_total);
         TRY(sc.get(&P, total));
         TRY(d.template levelA<F>(A, start, cnt, off, chunks, nb, L, (u32)total, P));
@@ -569,14 +570,8 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
         // run of h points meets at most ⌈(h − 1)/L⌉ + 1 tiles.
         u32 *chunks, *off;
         TRY(sc.get(&chunks, nb));
-        TRY(sc.get(&off, nb));
         TRY(d.tiles(start, cnt, nb, L, chunks));
-        size_t sb = 0;
-        TRY(d.exclusive_sum(nullptr, &sb, chunks, off, nb));
-        void *st = nullptr;
-        TRY(sc.get((char **)&st, sb));
-        TRY(d.exclusive_sum(st, &sb, chunks, off, nb));
-        sc.drop(st);
+        TRY(scan_offsets(d, sc, chunks, nb, &off));
         size_t total = pl.level_total(m);
         TRY(sc.get(&P, total));
         TRY(d.template level0<F>(bases, idx0, keys2, vals2, m, nb, start, off, L, P));
@@ -593,14 +588,8 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
     while (bound > 1) {
         u32 *chunks, *off;
         TRY(sc.get(&chunks, nb));
-        TRY(sc.get(&off, nb));
         TRY(d.chunks(cnt, nb, L, chunks));
-        size_t sb = 0;
-        TRY(d.exclusive_sum(nullptr, &sb, chunks, off, nb));
-        void *st = nullptr;
-        TRY(sc.get((char **)&st, sb));
-        TRY(d.exclusive_sum(st, &sb, chunks, off, nb));
-        sc.drop(st);
+        TRY(scan_offsets(d, sc, chunks, nb, &off));
         size_t total = pl.level_total(prev_total);
         XYZZ<F> *Q;
         TRY(sc.get(&Q, total));
