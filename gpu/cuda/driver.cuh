@@ -46,7 +46,7 @@ struct MsmTuning {
     int window = 0;
     u32 chunk = MSM_CHUNK;
     // ZKPIPE_MSM_AFFINE: the first levels in affine coordinates with batched
-    // inversions (msm.cuh, msm_affine_levels): 0 off, 1 G1 MSMs, 2 G1 and
+    // inversions (msm.cuh, "batch-affine levels"; msm_core): 0 off, 1 G1 MSMs, 2 G1 and
     // G2. _AFFINE_STOP: affine levels while the fullest bucket has more
     // points than this (then XYZZ). _AFFINE_BATCH: most pairs a lane chains
     // (fewer where a level has too few pairs to fill the GPU). _AFFINE_MIN:
@@ -347,6 +347,14 @@ template <class D> int scan_offsets(D &d, Scratch<D> &sc, const u32 *counts, u32
     return 0;
 }
 
+// chunk_runs: the next level's runs, *chunks[b] = ⌈cnt[b]/L⌉ items of bucket
+// b from *off[b] (both allocated here).
+template <class D> int chunk_runs(D &d, Scratch<D> &sc, const u32 *cnt, u32 nb, u32 L, u32 **chunks, u32 **off) {
+    TRY(sc.get(chunks, nb));
+    TRY(d.chunks(cnt, nb, L, *chunks));
+    return scan_offsets(d, sc, *chunks, nb, off);
+}
+
 // ─── batch-affine levels ────────────────────────────────────────────────────
 
 const u32 INV_BATCH = 32; // elements a thread chains in batch_invert
@@ -370,20 +378,27 @@ template <class F, class D> int batch_invert(D &d, F *X, size_t n, Scratch<D> &s
 }
 
 // AFF_LANES: about how many lanes a level wants (132 SMs × 2048 threads
-// resident): a level of fewer pairs chains fewer a lane, down to 4.
+// resident): a level of fewer pairs chains fewer a lane (B), down to 4, at
+// most MsmTuning::affine_batch; lanes come in whole warps.
 const size_t AFF_LANES = (size_t)1 << 18;
-inline u32 aff_batch(size_t items, u32 most) {
-    size_t B = items / AFF_LANES;
+struct AffShape {
+    u32 B;
+    size_t lanes;
+};
+inline AffShape aff_shape(size_t items) {
+    size_t B = items / AFF_LANES, most = msm_tuning().affine_batch;
     if (B < 4) B = 4;
-    return B < most ? (u32)B : most;
+    if (B > most) B = most;
+    return AffShape{(u32)B, 32 * ((items + 32 * B - 1) / (32 * B))};
 }
 
-// msm_affine_on: whether an MSM over F of m digits, whose fullest bucket
-// holds bound points, takes affine levels (MsmTuning::affine).
-template <class F> bool msm_affine_on(size_t m, size_t bound) {
+// aff_takes: whether MSMs over F of m digits take affine levels at all
+// (MsmTuning::affine and affine_min); msm_core also needs the fullest
+// bucket above affine_stop.
+template <class F> bool aff_takes(size_t m) {
     const MsmTuning &t = msm_tuning();
     if (t.affine == 0 || (t.affine == 1 && sizeof(F) != sizeof(Fp))) return false;
-    return m >= t.affine_min && bound > t.affine_stop;
+    return m >= t.affine_min;
 }
 
 // msm_scratch_bytes bounds the device bytes msm_run over F holds at once for
@@ -411,19 +426,13 @@ template <class F> size_t msm_scratch_bytes(size_t n) {
     size_t t0 = m / L + nb, t1 = t0 / L + nb;
     size_t most = 24 * m;
     most = most > 4 * m + 16 * nb + (t0 + t1) * xyzz ? most : 4 * m + 16 * nb + (t0 + t1) * xyzz;
-    if (t.affine == 2 || (t.affine == 1 && sizeof(F) == sizeof(Fp))) {
-        if (m >= t.affine_min) {
-            auto lanes = [&](size_t items) {
-                size_t B = aff_batch(items, t.affine_batch);
-                return 32 * ((items + 32 * B - 1) / (32 * B));
-            };
-            size_t i1 = m / 2 + nb, i2 = i1 / 2 + nb;
-            size_t inv1 = lanes(i1) * fb * 22 / 10, inv2 = lanes(i2) * fb * 22 / 10;
-            size_t r1 = 4 * m + 16 * nb + i1 * aff + lanes(i1) * fb + inv1;
-            size_t r2 = 16 * nb + (i1 + i2) * aff + lanes(i2) * fb + inv2;
-            most = most > r1 ? most : r1;
-            most = most > r2 ? most : r2;
-        }
+    if (aff_takes<F>(m)) {
+        size_t i1 = m / 2 + nb, i2 = i1 / 2 + nb;
+        size_t l1 = aff_shape(i1).lanes, l2 = aff_shape(i2).lanes;
+        size_t r1 = 4 * m + 16 * nb + i1 * aff + l1 * fb * 32 / 10; // T and batch_invert's ≈ 2.2 F a lane
+        size_t r2 = 16 * nb + (i1 + i2) * aff + l2 * fb * 32 / 10;
+        most = most > r1 ? most : r1;
+        most = most > r2 ? most : r2;
     }
     return most;
 }
@@ -513,7 +522,16 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
     }
     const u32 L = pl.chunk;
     XYZZ<F> *P = nullptr;
-    if (msm_affine_on<F>(m, bound)) {
+    // next_runs: a level is done; its items' runs (off, counts) and bound
+    // on their number become the next level's input runs.
+    auto next_runs = [&](u32 *off, u32 *counts, size_t total) {
+        sc.drop(start);
+        sc.drop(cnt);
+        start = off;
+        cnt = counts;
+        prev_total = total;
+    };
+    if (aff_takes<F>(m) && bound > msm_tuning().affine_stop) {
         // Affine levels (msm.cuh): each halves every bucket, until the
         // fullest holds at most affine_stop points; then one level of
         // mixed additions into XYZZ chunks of L.
@@ -522,48 +540,35 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
         Affine<F> *A = nullptr;
         const u32 stop = msm_tuning().affine_stop;
         while (bound > stop) {
-            u32 *ncnt, *noff;
-            TRY(sc.get(&ncnt, nb));
-            TRY(d.chunks(cnt, nb, 2, ncnt));
-            TRY(scan_offsets(d, sc, ncnt, nb, &noff));
+            u32 *ncnt, *noff; // a bucket's pairs (and odd point) at this level
+            TRY(chunk_runs(d, sc, cnt, nb, 2, &ncnt, &noff));
             size_t items = prev_total / 2 + nb; // Σ ⌈cnt/2⌉ ≤ (Σ cnt + nb)/2
             if (items > 0xffffffffULL) return FAILF("msm: %zu items at an affine level, more than 32-bit positions hold", items);
-            u32 B = aff_batch(items, msm_tuning().affine_batch);
-            size_t lanes = 32 * ((items + 32 * (size_t)B - 1) / (32 * (size_t)B));
+            const AffShape sh = aff_shape(items);
             Affine<F> *slots;
             F *T;
             TRY(sc.get(&slots, items));
-            TRY(sc.get(&T, lanes));
-            TRY(d.template aff_fwd<F>(src, start, cnt, noff, ncnt, nb, items, B, lanes, slots, T));
-            TRY(batch_invert<F>(d, T, lanes, sc));
-            TRY(d.template aff_bwd<F>(src, start, cnt, noff, items, B, lanes, slots, T));
+            TRY(sc.get(&T, sh.lanes));
+            TRY(d.template aff_fwd<F>(src, start, cnt, noff, ncnt, nb, items, sh.B, sh.lanes, slots, T));
+            TRY(batch_invert<F>(d, T, sh.lanes, sc));
+            TRY(d.template aff_bwd<F>(src, start, cnt, noff, items, sh.B, sh.lanes, slots, T));
             sc.drop(T);
             if (A)
                 sc.drop(A);
             else
                 sc.drop(vals2);
-            sc.drop(start);
-            sc.drop(cnt);
             A = slots;
             src = AffSrc<F>{A, nullptr};
-            start = noff;
-            cnt = ncnt;
-            prev_total = items;
+            next_runs(noff, ncnt, items);
             bound = (bound + 1) / 2;
         }
         u32 *chunks, *off;
-        TRY(sc.get(&chunks, nb));
-        TRY(d.chunks(cnt, nb, L, chunks));
-        TRY(scan_offsets(d, sc, chunks, nb, &off));
+        TRY(chunk_runs(d, sc, cnt, nb, L, &chunks, &off));
         size_t total = pl.level_total(prev_total);
         TRY(sc.get(&P, total));
         TRY(d.template levelA<F>(A, start, cnt, off, chunks, nb, L, (u32)total, P));
         sc.drop(A);
-        sc.drop(start);
-        sc.drop(cnt);
-        start = off;
-        cnt = chunks;
-        prev_total = total;
+        next_runs(off, chunks, total);
         bound = (bound + L - 1) / L;
     } else {
         // Level 0 sums tiles of pl.chunk sorted points (msm.cuh, tiles_body): a
@@ -575,32 +580,22 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
         size_t total = pl.level_total(m);
         TRY(sc.get(&P, total));
         TRY(d.template level0<F>(bases, idx0, keys2, vals2, m, nb, start, off, L, P));
-        sc.drop(start);
-        sc.drop(cnt);
         sc.drop(keys2);
         sc.drop(vals2);
-        start = off;
-        cnt = chunks;
-        prev_total = total;
+        next_runs(off, chunks, total);
         bound = bound > 1 ? (bound - 2) / L + 2 : bound;
     }
     // Later levels sum each bucket's partial sums in chunks of up to L.
     while (bound > 1) {
         u32 *chunks, *off;
-        TRY(sc.get(&chunks, nb));
-        TRY(d.chunks(cnt, nb, L, chunks));
-        TRY(scan_offsets(d, sc, chunks, nb, &off));
+        TRY(chunk_runs(d, sc, cnt, nb, L, &chunks, &off));
         size_t total = pl.level_total(prev_total);
         XYZZ<F> *Q;
         TRY(sc.get(&Q, total));
         TRY(d.template levelN<F>(P, start, cnt, off, chunks, nb, L, (u32)total, Q));
         sc.drop(P);
-        sc.drop(start);
-        sc.drop(cnt);
         P = Q;
-        start = off;
-        cnt = chunks;
-        prev_total = total;
+        next_runs(off, chunks, total);
         bound = (bound + L - 1) / L;
     }
 

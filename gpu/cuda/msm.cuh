@@ -226,7 +226,7 @@ HD void levelN_body(u32 t, const XYZZ<F> *in, const u32 *start, const u32 *cnt, 
 // chunks_body: chunks[b] = ⌈cnt[b]/L⌉.
 HD void chunks_body(u32 b, const u32 *cnt, u32 L, u32 *chunks) { chunks[b] = (cnt[b] + L - 1) / L; }
 
-// ─── batch-affine levels (ZKPIPE_MSM_AFFINE, driver.cuh msm_affine_levels) ────
+// ─── batch-affine levels (ZKPIPE_MSM_AFFINE; driver.cuh, msm_core) ──────────
 //
 // The first levels can sum bucket points in affine coordinates instead:
 // one level halves every bucket, pair j of bucket b being its points 2j and
@@ -299,9 +299,9 @@ template <class F> HD void aff_set_slot(Affine<F> &a, const F &c, u32 b) {
     *reinterpret_cast<u32 *>(&a.y) = b;
 }
 
-// aff_item: item o of lane g's k-th, and the next item's bucket walk:
-// seg_from is the bucket of an earlier item of the same lane (or −1), and
-// the walk looks a few buckets ahead before a binary search.
+// aff_seg: the bucket of item o, walking on from the bucket of the lane's
+// previous item (from; −1 for none): a few buckets ahead, then a binary
+// search. aff_item: lane g's k-th item.
 HD long aff_seg(const u32 *noff, const u32 *ncnt, u32 nb, u32 o, long from) {
     if (from >= 0) {
         for (int probe = 0; probe < 8 && (u32)from < nb; probe++, from++)
@@ -364,15 +364,14 @@ HD void aff_bwd_body(u32 g, AffSrc<F> src, const u32 *start, const u32 *cnt, con
             continue;
         }
         F d = q.x - p.x;
-        // the running product before this item: the slot of the lane's
-        // previous item that took part (c is carried through the others)
+        // 1/d = t·c_{k−1}: item k − 1's slot holds the running product
+        // before this item (aff_fwd writes it at every item, one where no
+        // earlier item took part); item 0's is t itself
         F inv = t;
         if (k > 0) {
             inv = t * slots[aff_item(g, B, k - 1)].x;
             t = t * d;
         }
-        // k > 0 with no earlier item in the product: c_{k−1} is one, which
-        // the slot holds (aff_fwd writes the running product at every item)
         F lambda = (q.y - p.y) * inv;
         Affine<F> r;
         r.x = lambda.sqr() - p.x - q.x;
