@@ -432,9 +432,7 @@ int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char 
     }
     return 0;
 }
-#endif
 
-#if ZK_PART_HAS(1)
 int zk_device_count(int32_t *n, char *err) {
     ErrScope es(err);
     int count = 0;
@@ -442,9 +440,7 @@ int zk_device_count(int32_t *n, char *err) {
     *n = count;
     return 0;
 }
-#endif
 
-#if ZK_PART_HAS(1)
 int zk_mem_info(int32_t dev, uint64_t *free_bytes, uint64_t *total, char *err) {
     ErrScope es(err);
     CK(cudaSetDevice(dev));
@@ -461,25 +457,19 @@ int zk_mem_info(int32_t dev, uint64_t *free_bytes, uint64_t *total, char *err) {
     *total = t;
     return 0;
 }
-#endif
 
-#if ZK_PART_HAS(1)
 int zk_host_alloc(void **p, uint64_t bytes, char *err) {
     ErrScope es(err);
     CK(cudaHostAlloc(p, bytes, cudaHostAllocPortable));
     memset(*p, 0, bytes); // touch every page once, at start-up
     return 0;
 }
-#endif
-#if ZK_PART_HAS(1)
 int zk_host_free(void *p, char *err) {
     ErrScope es(err);
     CK(cudaFreeHost(p));
     return 0;
 }
-#endif
 
-#if ZK_PART_HAS(1)
 int zk_stream_create(int32_t dev, void **s, char *err) {
     ErrScope es(err);
     CK(cudaSetDevice(dev));
@@ -488,8 +478,6 @@ int zk_stream_create(int32_t dev, void **s, char *err) {
     stream_dev[*s] = dev;
     return 0;
 }
-#endif
-#if ZK_PART_HAS(1)
 int zk_stream_destroy(void *s, char *err) {
     ErrScope es(err);
     ON(s);
@@ -506,33 +494,25 @@ int zk_stream_destroy(void *s, char *err) {
     if (destroy != cudaSuccess) return cuda_fail("cudaStreamDestroy", destroy, __FILE__, __LINE__);
     return 0;
 }
-#endif
-#if ZK_PART_HAS(1)
 int zk_stream_sync(void *s, char *err) {
     ErrScope es(err);
     ON(s);
     CK(cudaStreamSynchronize((cudaStream_t)s));
     return 0;
 }
-#endif
 
-#if ZK_PART_HAS(1)
 int zk_dev_alloc(void **p, uint64_t bytes, void *s, char *err) {
     ErrScope es(err);
     ON(s);
     CK(cudaMallocAsync(p, bytes ? bytes : 1, (cudaStream_t)s));
     return 0;
 }
-#endif
-#if ZK_PART_HAS(1)
 int zk_dev_free(void *p, void *s, char *err) {
     ErrScope es(err);
     ON(s);
     if (p) CK(cudaFreeAsync(p, (cudaStream_t)s));
     return 0;
 }
-#endif
-#if ZK_PART_HAS(1)
 int zk_memset(void *p, uint64_t bytes, void *s, char *err) {
     ErrScope es(err);
     ON(s);
@@ -542,8 +522,6 @@ int zk_memset(void *p, uint64_t bytes, void *s, char *err) {
 
 // zk_upload: the CPU fills one pinned buffer while the other is copied; the
 // stream is synchronised before returning, whatever happened.
-#endif
-#if ZK_PART_HAS(1)
 int zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1, uint64_t pin_bytes, void *sv,
               char *err) {
     ErrScope es(err);
@@ -575,9 +553,7 @@ int zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1
     if (!rc && e != cudaSuccess) rc = cuda_fail("upload sync", e, __FILE__, __LINE__);
     return rc;
 }
-#endif
 
-#if ZK_PART_HAS(1)
 int zk_h2d_async(void *dst, const void *src, uint64_t bytes, void *s, char *err) {
     ErrScope es(err);
     ON(s);
@@ -585,9 +561,7 @@ int zk_h2d_async(void *dst, const void *src, uint64_t bytes, void *s, char *err)
     CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)s));
     return 0;
 }
-#endif
 
-#if ZK_PART_HAS(1)
 int zk_download(void *dst, const void *src, uint64_t bytes, void *s, char *err) {
     ErrScope es(err);
     ON(s);
@@ -596,9 +570,7 @@ int zk_download(void *dst, const void *src, uint64_t bytes, void *s, char *err) 
     CK(cudaStreamSynchronize((cudaStream_t)s));
     return 0;
 }
-#endif
 
-#if ZK_PART_HAS(1)
 int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn, const uint64_t *consts, void *s,
                      char *err) {
     ErrScope es(err);
@@ -606,9 +578,7 @@ int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn,
     CudaDev d{(cudaStream_t)s};
     return domain_tables_run(d, (Fr *)tw, (Fr *)twinv, (Fr *)gn, (Fr *)ginvn, logn, (const Fr *)consts);
 }
-#endif
 
-#if ZK_PART_HAS(1)
 int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
                  const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0, void *side1,
                  char *err) {
@@ -624,8 +594,6 @@ int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const 
 
 // zk_bench_ntt times reps forward NTTs (DIT) of x in place; *ms is the
 // mean per NTT, from CUDA events.
-#endif
-#if ZK_PART_HAS(1)
 int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *sv, char *err) {
     ErrScope es(err);
     ON(sv);
@@ -671,8 +639,6 @@ int zk_msm_scratch_bytes(uint64_t n, int32_t g2, uint64_t *out, char *err) {
     *out = g2 ? msm_scratch_bytes<Fp2>(n) : msm_scratch_bytes<Fp>(n);
     return 0;
 }
-#endif
-#if ZK_PART_HAS(1)
 int zk_msm_table_layout(uint64_t nbase, int32_t *c, int32_t *nw, char *err) {
     ErrScope es(err);
     int ci = 0, nwi = 0;
@@ -724,8 +690,6 @@ int zk_msm_batch_g1(const void *bases, const void *const *scalars, const uint32_
     CudaDev d{(cudaStream_t)s};
     return msm_batch_raw<Fp>(d, bases, scalars, idx, n, k, out, c, nw);
 }
-#endif
-#if ZK_PART_HAS(2)
 int zk_msm_table_batch_g1(const void *table, uint64_t nbase, const void *const *scalars, const uint32_t *const *idx,
                           const uint64_t *n, uint32_t k, void *out, int32_t *c, int32_t *nw, void *s, char *err) {
     ErrScope es(err);
@@ -733,8 +697,6 @@ int zk_msm_table_batch_g1(const void *table, uint64_t nbase, const void *const *
     CudaDev d{(cudaStream_t)s};
     return msm_table_batch_raw<Fp>(d, table, nbase, scalars, idx, n, k, out, c, nw);
 }
-#endif
-#if ZK_PART_HAS(2)
 int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err) {
     ErrScope es(err);
     ON(s);
