@@ -218,10 +218,8 @@ __global__ void __launch_bounds__(512) k_ntt_pass(Fr *x, u32 n, u32 mlow, int s,
 // halves (2E halves over E/8 threads: always sixteen) into registers
 // first, so that the block waits for DRAM once; 2 (the default) is 1 in
 // blocks of at most 128 threads, five an SM (registers held to 102 a
-// thread; a pass of more threads a block runs as 1). H200, 8 stages in
-// blocks of 1024 (128 threads), NTT 2^20 / 2^22 / 2^24 in ms (run 1 of
-// notes/h200-2026-12-01e): 0 0.273/1.116/4.603, 1 0.255/1.023/4.219,
-// 2 0.251/0.988/4.097.
+// thread; a pass of more threads a block runs as 1). Their H200 figures
+// are at NttTuning (driver.cuh).
 //
 // LAZY (ZKPIPE_NTT_LAZY, driver.cuh; ntt.cuh's regs_round): elements in
 // [0, 2q) in and out of the pass, except that the first pass reads
