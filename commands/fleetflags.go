@@ -1,10 +1,12 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/engine"
@@ -87,29 +89,35 @@ func workerFlags() []cli.Flag {
 			Usage: "answer a job with an error, and drop it, once this many of its deliveries ended with no answer (its workers died on it)"},
 		&cli.IntFlag{Name: "max-host-faults", Value: 20, Category: "worker", EnvVars: env("max-host-faults"),
 			Usage: "answer a job with an error, and drop it, once workers have handed it back this often for faults of their own (a lost GPU, a full disk)"},
+		&cli.DurationFlag{Name: "job-timeout", Value: fleet.DefaultJobTimeout, Category: "worker", EnvVars: env("job-timeout"),
+			Usage: "a job still unanswered this long after it entered the pipeline is terminated with an error (or, if it shared the pipeline with others, handed back to run alone), and the pipeline is started anew"},
 		metricsFlag(),
 	}
 }
 
 // runWorker proves jobs from q until the first signal, then finishes the
-// jobs in hand; a second signal hands them back to the queue.
+// jobs in hand; a second signal hands them back to the queue. A worker
+// whose engine got stuck on a job (past --job-timeout) gets a new engine;
+// one whose stuck engine does not close ends the process with the error.
 func runWorker(c *cli.Context, q *fleet.Queue) error {
 	sig := watchSignals(c.Context, logOut(c))
 	defer sig.stop()
 	cache := c.String("cache")
-	opts, err := engineOptions(c, filepath.Join(cache, "out"))
-	if err != nil {
-		return err
+	timeout := c.Duration("job-timeout")
+	if timeout <= 0 {
+		return fmt.Errorf("--job-timeout %s: want a positive duration", timeout)
 	}
-	eng, err := engine.New(sig.hard, opts)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	wo := fleet.WorkerOptions{Cache: cache, MaxDeliveries: c.Int("max-deliveries"), MaxHostFaults: c.Int("max-host-faults"), Log: logOut(c), Gnark: gnarkOptions(c)}
+	wo := fleet.WorkerOptions{Cache: cache, MaxDeliveries: c.Int("max-deliveries"), MaxHostFaults: c.Int("max-host-faults"),
+		JobTimeout: timeout, Log: logOut(c), Gnark: gnarkOptions(c)}
+	var ep atomic.Pointer[engine.Engine]
 	var wp atomic.Pointer[fleet.Worker] // set below; a scrape before then sees no worker
 	if addr := c.String("metrics-addr"); addr != "" {
-		m := metrics.New(metrics.Options{Engine: eng.Snapshot, Fleet: func() (int, int) {
+		m := metrics.New(metrics.Options{Engine: func() engine.Snapshot {
+			if e := ep.Load(); e != nil {
+				return e.Snapshot()
+			}
+			return engine.Snapshot{}
+		}, Fleet: func() (int, int) {
 			if w := wp.Load(); w != nil {
 				return w.InHand(), w.Capacity()
 			}
@@ -127,15 +135,50 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 		defer srv.Close()
 		wo.Observer = m
 	}
-	w := fleet.NewWorker(q, eng, wo)
-	wp.Store(w)
-	fmt.Fprintf(logOut(c), "zkpipe: worker on %s: up to %d jobs in hand, ack wait %s, cache %s\n",
-		q.Conn.NC.ConnectedUrlRedacted(), w.Capacity(), q.AckWait(), cache)
-	err = w.Run(sig.hard, sig.intake)
-	if sig.aborted() {
-		return errInterrupted
+	for {
+		opts, err := engineOptions(c, filepath.Join(cache, "out"))
+		if err != nil {
+			return err
+		}
+		eng, err := engine.New(sig.hard, opts)
+		if err != nil {
+			return err
+		}
+		ep.Store(eng)
+		w := fleet.NewWorker(q, eng, wo)
+		wp.Store(w)
+		fmt.Fprintf(logOut(c), "zkpipe: worker on %s: up to %d jobs in hand, ack wait %s, job timeout %s, cache %s\n",
+			q.Conn.NC.ConnectedUrlRedacted(), w.Capacity(), q.AckWait(), timeout, cache)
+		err = w.Run(sig.hard, sig.intake)
+		if sig.aborted() {
+			eng.Close()
+			return errInterrupted
+		}
+		if !errors.Is(err, fleet.ErrProverStuck) || sig.intake.Err() != nil {
+			eng.Close()
+			return err
+		}
+		if cerr := closeWithin(eng, engineCloseGrace); cerr != nil {
+			return fmt.Errorf("%w; %v", err, cerr)
+		}
+		fmt.Fprintf(logOut(c), "zkpipe: worker: %v; starting a new engine\n", err)
 	}
-	return err
+}
+
+// engineCloseGrace bounds the close of an engine that got stuck on a job.
+const engineCloseGrace = 30 * time.Second
+
+// closeWithin closes eng, or gives up after d (its stuck goroutines then
+// end with the process).
+func closeWithin(eng *engine.Engine, d time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- eng.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("the stuck engine did not close within %s", d)
+	}
 }
 
 // serveMetrics serves --metrics-addr for a prove-like run over eng, if set,

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -37,6 +38,17 @@ type WorkerOptions struct {
 	// a job that met a few sick workers is not dropped, and one that makes
 	// every GPU fail still ends. 0 means 20.
 	MaxHostFaults int
+	// JobTimeout bounds a job's time in the prover (the engine's pipeline):
+	// a job still unanswered this long after it entered is taken from it
+	// (its heartbeats stop), and the prover is deemed stuck on it: the
+	// worker terminates the job with its error if it ran alone, or hands it
+	// back to be tried alone if other jobs shared the prover with it (one
+	// of them may be what is stuck), stops taking jobs and returns
+	// ErrProverStuck once nothing else of its own is in the prover (the
+	// caller starts a new prover). The circom calculator's own deadline
+	// on a wasm call should be shorter: the job then fails in the engine,
+	// which is cleaner. 0 means DefaultJobTimeout.
+	JobTimeout time.Duration
 	// Poll is how often an idle worker looks for jobs it was not woken for
 	// (redeliveries, jobs published by other tools); 0 means a second.
 	Poll     time.Duration
@@ -46,6 +58,20 @@ type WorkerOptions struct {
 	// ReadTimeout bounds circom witnesses too).
 	Gnark gnarksrc.Options
 }
+
+// DefaultJobTimeout is WorkerOptions.JobTimeout's default: longer than
+// any proof a worker is meant to make (2^26 constraints on a CPU).
+const DefaultJobTimeout = time.Hour
+
+// ErrProverStuck is what Run returns when a job outlived JobTimeout in the
+// prover: the prover (whose Run could not be trusted to end) was
+// cancelled, and must not be used again.
+var ErrProverStuck = errors.New("the prover is stuck")
+
+// proverGrace is how long Run waits for a stuck prover to return once it
+// is cancelled; one that does not is left behind (its goroutines leak
+// until the process ends).
+const proverGrace = 10 * time.Second
 
 // maxHostFaults is how many jobs in a row may fail for reasons of the
 // worker's own (its disk, its GPU: stream.Result.Retryable) before it stops
@@ -74,21 +100,46 @@ type Worker struct {
 	keys  sync.Map         // circuit name → *Verifier, for those this worker loaded
 	vkeys *storeKeys       // keys of circuits the prover came with
 
+	// The prover's share (under mu): how many held jobs are in it, and
+	// whether one of them is a suspect running alone (see enter). gate is
+	// closed and replaced whenever either changes.
+	inProver int
+	solo     bool
+	gate     chan struct{}
+
+	stuck       atomic.Bool   // a job outlived JobTimeout in the prover
+	cancelProve func()        // set by Run
+	abandon     sync.Once     // cancels the stuck prover, once
+	abandoned   chan struct{} // closed then
+
 	jobs     chan stream.Line
 	finished chan finished
+	finDone  chan struct{} // closed when no more results are taken
 	stopped  chan struct{} // closed when the prover's Run returns
 }
 
 // held is a job this worker has pulled and not yet answered.
 type held struct {
-	msg      jetstream.Msg
-	id       string
-	seq      uint64   // stream sequence: names the result for deduplication
-	files    []string // local witness files to remove when done
-	objects  []string // witness objects to remove when done
-	counted  bool     // delivered before: a hand-back count may exist
-	entered  bool     // sent to the prover
-	released bool
+	msg     jetstream.Msg
+	id      string
+	seq     uint64   // stream sequence: names the result for deduplication
+	files   []string // local witness files to remove when done
+	objects []string // witness objects to remove when done
+	circuit string
+	counted bool // delivered before: a hand-back count may exist
+	// suspect: an earlier delivery ended with no answer (its worker died,
+	// or stopped or timed out while the job was in its prover); it runs
+	// alone, so that what happens to the worker then is its own doing.
+	suspect    bool
+	soloMarked bool // its run alone is counted in the store (handBacks.Solo)
+	entered    bool // sent to the prover
+	enteredAt  time.Time
+	alone      bool // entered as a suspect: nothing else in the prover
+	company    bool // shared the prover with another job at some time
+	left       bool // out of the prover's share (answered, or timed out)
+	answering  bool // the prover's result is being handled
+	timedOut   bool
+	released   bool
 }
 
 type finished struct {
@@ -107,19 +158,25 @@ func NewWorker(q *Queue, p Prover, o WorkerOptions) *Worker {
 	if o.Poll <= 0 {
 		o.Poll = time.Second
 	}
+	if o.JobTimeout <= 0 {
+		o.JobTimeout = DefaultJobTimeout
+	}
 	if o.Log == nil {
 		o.Log = os.Stderr
 	}
 	c := max(p.Capacity(), 1)
 	return &Worker{
 		q: q, p: p, o: o,
-		slots:    make(chan struct{}, c),
-		wake:     make(chan struct{}, 1),
-		held:     make(map[string]*held),
-		vkeys:    newStoreKeys(q),
-		jobs:     make(chan stream.Line),
-		finished: make(chan finished, c),
-		stopped:  make(chan struct{}),
+		slots:     make(chan struct{}, c),
+		wake:      make(chan struct{}, 1),
+		held:      make(map[string]*held),
+		vkeys:     newStoreKeys(q),
+		gate:      make(chan struct{}),
+		abandoned: make(chan struct{}),
+		jobs:      make(chan stream.Line),
+		finished:  make(chan finished, c),
+		finDone:   make(chan struct{}),
+		stopped:   make(chan struct{}),
 	}
 }
 
@@ -165,6 +222,7 @@ func (w *Worker) Run(ctx, intake context.Context) error {
 	// The prover runs until the intake closes jobs, or ctx ends.
 	proveCtx, cancelProve := context.WithCancel(ctx)
 	defer cancelProve()
+	w.cancelProve = cancelProve
 	proveErr := make(chan error, 1)
 	go func() {
 		defer close(w.stopped)
@@ -175,8 +233,20 @@ func (w *Worker) Run(ctx, intake context.Context) error {
 	const finishers = 2 // uploads overlap; each job's steps stay in order
 	for range finishers {
 		bg.Go(func() {
-			for f := range w.finished {
-				w.finish(proveCtx, f.h, f.res)
+			for {
+				select {
+				case f := <-w.finished:
+					w.finish(proveCtx, f.h, f.res)
+				case <-w.finDone:
+					for { // what the prover emitted before it returned
+						select {
+						case f := <-w.finished:
+							w.finish(proveCtx, f.h, f.res)
+						default:
+							return
+						}
+					}
+				}
 			}
 		})
 	}
@@ -185,8 +255,16 @@ func (w *Worker) Run(ctx, intake context.Context) error {
 
 	w.intake(intake)
 	close(w.jobs)
-	err = <-proveErr
-	close(w.finished)
+	select {
+	case err = <-proveErr:
+	case <-w.abandoned:
+		select {
+		case err = <-proveErr:
+		case <-time.After(proverGrace):
+			w.logf("the stuck prover did not return within %s of its cancel; left behind", proverGrace)
+		}
+	}
+	close(w.finDone)
 	stopBeat()
 	bg.Wait()
 	// Anything still held (cancelled, or the prover failed) goes back to
@@ -201,14 +279,24 @@ func (w *Worker) Run(ctx, intake context.Context) error {
 	backCtx, cancelBack := context.WithTimeout(context.Background(), handBackTimeout)
 	defer cancelBack()
 	for _, h := range back {
-		w.handBackWithin(backCtx, h, false, 0)
+		if h.entered {
+			// Stopped while in the prover: a delivery that ended with no
+			// answer, as if the worker had died (the job may be what
+			// stopped it); it runs alone next time.
+			w.lostBack(h)
+		} else {
+			w.handBackWithin(backCtx, h, false, 0)
+		}
 		w.removeFiles(h) // another worker takes it, with its own copy
+	}
+	w.faultMu.Lock()
+	defer w.faultMu.Unlock()
+	if w.stuck.Load() {
+		return w.faultErr // wraps ErrProverStuck: ctx's end came from it
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	w.faultMu.Lock()
-	defer w.faultMu.Unlock()
 	if w.faultErr != nil && err == nil {
 		return w.faultErr
 	}
@@ -329,7 +417,56 @@ func (w *Worker) release(h *held) {
 	if w.held[h.id] == h {
 		delete(w.held, h.id)
 	}
+	w.leaveLocked(h)
 	<-w.slots
+}
+
+// enter takes h into the prover's share. A suspect waits until nothing
+// else is in the prover and keeps it to itself; the others wait while a
+// suspect runs. (start runs in one goroutine, so one job at most waits
+// here.) false: ctx ended or the prover stopped first.
+func (w *Worker) enter(ctx context.Context, h *held) bool {
+	for {
+		w.mu.Lock()
+		if !w.solo && (!h.suspect || w.inProver == 0) {
+			w.inProver++
+			h.entered, h.enteredAt = true, time.Now()
+			if h.suspect {
+				w.solo, h.alone = true, true
+			} else if w.inProver > 1 {
+				for _, o := range w.held {
+					if o.entered && !o.left {
+						o.company = true
+					}
+				}
+			}
+			w.mu.Unlock()
+			return true
+		}
+		gate := w.gate
+		w.mu.Unlock()
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return false
+		case <-w.stopped:
+			return false
+		}
+	}
+}
+
+// leaveLocked takes h out of the prover's share; w.mu is held.
+func (w *Worker) leaveLocked(h *held) {
+	if !h.entered || h.left {
+		return
+	}
+	h.left = true
+	w.inProver--
+	if h.alone {
+		w.solo = false
+	}
+	close(w.gate)
+	w.gate = make(chan struct{})
 }
 
 // start answers msg at once when it can (stored, bad, duplicate) and
@@ -390,17 +527,24 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		}
 		return
 	}
+	h.circuit = req.Circuit
 	if h.counted {
 		hb, _, err := w.q.readHandBacks(ctx, h.seq)
+		lost := int(meta.NumDelivered) - 1 - hb.Back
 		if err != nil {
 			// unknown: count every delivery against the job, as
 			// JetStream does, rather than let a killer go round
 			w.logf("job %s: %v", h.id, err)
+			hb.Solo = lost
 		}
-		lost := int(meta.NumDelivered) - 1 - hb.Back
+		// Only deliveries that ended with no answer while the job ran
+		// alone count against it: a worker killed by another job it held
+		// says nothing of this one. A job with any such delivery runs
+		// alone from then on, so a killer meets its budget alone.
+		h.suspect = lost > 0
 		switch {
-		case lost >= w.o.MaxDeliveries:
-			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: delivered %d times, %d of them to workers that stopped without an answer (killed, out of memory?)", h.id, meta.NumDelivered, lost))
+		case hb.Solo >= w.o.MaxDeliveries:
+			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: delivered %d times; %d of them it ran alone, on workers that stopped without an answer (killed, out of memory, past --job-timeout?)", h.id, meta.NumDelivered, hb.Solo))
 			return
 		case hb.Faults >= w.o.MaxHostFaults:
 			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: handed back %d times by workers that could not prove it for faults of their own (a lost GPU, a full disk?)", h.id, hb.Faults))
@@ -412,7 +556,9 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	if err := w.ensureCircuit(ctx, req.Circuit); err != nil {
-		if ctx.Err() == nil && (errors.Is(err, ErrNoCircuit) || !isTransient(err)) {
+		if diskFault(err) {
+			w.ownDiskFault(h, err)
+		} else if ctx.Err() == nil && (errors.Is(err, ErrNoCircuit) || !isTransient(err)) {
 			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: %w", h.id, err))
 		} else {
 			w.requeue(h, err)
@@ -447,13 +593,28 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 			return
 		}
 		if err != nil {
-			w.requeue(h, fmt.Errorf("witness %s: %w", obj, err))
+			if diskFault(err) {
+				w.ownDiskFault(h, fmt.Errorf("witness %s: %w", obj, err))
+			} else {
+				w.requeue(h, fmt.Errorf("witness %s: %w", obj, err))
+			}
 			return
 		}
 		*p = local
 		h.files = append(h.files, local)
 	}
-	h.entered = true
+	if !w.enter(ctx, h) {
+		w.requeue(h, nil)
+		return
+	}
+	if h.alone {
+		if err := w.q.markSolo(ctx, h.seq); err != nil {
+			w.requeue(h, err)
+			return
+		}
+		h.soloMarked = true
+		w.logf("job %s: delivered %d times, at least once to a worker that stopped without an answer: it runs alone", h.id, meta.NumDelivered)
+	}
 	select {
 	case w.jobs <- stream.Line{Number: int(h.seq), Request: req}:
 	case <-ctx.Done():
@@ -482,6 +643,10 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 		return nil
 	}
 	t0 := time.Now()
+	// bounded: a circuit whose loading never ends (a looping wasm export)
+	// must not hold the intake for good
+	ctx, cancel := context.WithTimeout(ctx, w.o.JobTimeout)
+	defer cancel()
 	c, err := FetchCircuit(ctx, w.q, name, filepath.Join(w.o.Cache, "circuits"), w.o.Gnark)
 	if err != nil {
 		return err
@@ -644,7 +809,7 @@ func (w *Worker) handBack(h *held, fault bool, delay time.Duration) {
 }
 
 func (w *Worker) handBackWithin(ctx context.Context, h *held, fault bool, delay time.Duration) {
-	if err := w.q.countHandBack(ctx, h.seq, fault); err != nil {
+	if err := w.q.countHandBack(ctx, h.seq, fault, h.soloMarked); err != nil {
 		w.logf("job %s: %v", h.id, err)
 	}
 	var err error
@@ -659,6 +824,16 @@ func (w *Worker) handBackWithin(ctx context.Context, h *held, fault bool, delay 
 	w.observe("requeued")
 }
 
+// lostBack hands h back without counting a hand-back: the delivery counts
+// as one that ended with no answer (see handBacks), and the job runs alone
+// next time.
+func (w *Worker) lostBack(h *held) {
+	if err := h.msg.Nak(); err != nil {
+		w.logf("job %s: hand back: %v", h.id, err)
+	}
+	w.observe("requeued")
+}
+
 // hostFault hands back to the queue a job that failed for the worker's own
 // reasons, and stops pulling after maxHostFaults of them in a row.
 func (w *Worker) hostFault(h *held, res stream.Result) {
@@ -666,13 +841,91 @@ func (w *Worker) hostFault(h *held, res stream.Result) {
 	if w.hostFaults.Add(1) < maxHostFaults {
 		return
 	}
+	w.stopTaking(fmt.Errorf("stopped taking jobs: %d in a row failed for reasons of this worker's own (last: %s); they went back to the queue", maxHostFaults, res.Error))
+}
+
+// stopTaking stops the intake, for err (the first reason is kept): the
+// jobs in the prover finish, and Run returns err.
+func (w *Worker) stopTaking(err error) {
 	w.faultMu.Lock()
 	if w.faultErr == nil {
-		w.faultErr = fmt.Errorf("stopped taking jobs: %d in a row failed for reasons of this worker's own (last: %s); they went back to the queue", maxHostFaults, res.Error)
-		w.logf("%v", w.faultErr)
+		w.faultErr = err
+		w.logf("%v", err)
 	}
 	w.faultMu.Unlock()
 	w.stopPull()
+}
+
+// diskFault tells a failure of the local disk (the worker's cache: full,
+// over quota, read-only, failing) from one of the job: the job would
+// prove elsewhere, and this worker would fail every job it took.
+func diskFault(err error) bool {
+	for _, e := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownDiskFault hands h back for a fault of the worker's disk and stops the
+// intake at once, as a full --out does (the engine stops at its first
+// failed write): the worker ends with the error, to be started again when
+// the disk has room.
+func (w *Worker) ownDiskFault(h *held, err error) {
+	w.requeue(h, fmt.Errorf("not the job's fault: %w", err))
+	w.stopTaking(fmt.Errorf("stopped taking jobs: this worker's disk: %w; the job went back to the queue", err))
+}
+
+// timeOut takes h, which outlived JobTimeout in the prover, from the
+// prover's share: it ran alone, so it is what the prover is stuck on, and
+// it is terminated with its error; or it shared the prover, and goes back
+// to the queue as a delivery that ended with no answer, to run alone next
+// time. The prover cannot be trusted any more: the worker stops taking
+// jobs, and cancels the prover once nothing else of its own is in it.
+func (w *Worker) timeOut(ctx context.Context, h *held) {
+	w.mu.Lock()
+	if h.timedOut || h.answering || h.left {
+		w.mu.Unlock()
+		return
+	}
+	h.timedOut = true
+	company := h.company
+	w.leaveLocked(h)
+	w.mu.Unlock()
+	w.stuck.Store(true)
+	err := fmt.Errorf("job %s: still unanswered %s after it entered this worker's prover (--job-timeout)", h.id, w.o.JobTimeout)
+	if company {
+		w.logf("%v; other jobs shared the prover with it: back to the queue, to run alone", err)
+		w.lostBack(h)
+		w.removeFiles(h)
+		w.release(h)
+	} else {
+		res := stream.Result{ID: h.id, Circuit: h.circuit, Error: err.Error() + ": terminated", Stages: []stream.StageTime{}}
+		if w.o.Observer != nil {
+			w.o.Observer.Result(res)
+		}
+		w.answerFailed(ctx, h, res)
+	}
+	w.stopTaking(fmt.Errorf("%w: %v; stopped taking jobs", ErrProverStuck, err))
+}
+
+// abandonIfStuck cancels a stuck prover once no job of the worker's is
+// left in it (those that finish are answered first).
+func (w *Worker) abandonIfStuck() {
+	if !w.stuck.Load() {
+		return
+	}
+	w.mu.Lock()
+	n := w.inProver
+	w.mu.Unlock()
+	if n == 0 {
+		w.abandon.Do(func() {
+			w.logf("cancelling the stuck prover")
+			w.cancelProve()
+			close(w.abandoned)
+		})
+	}
 }
 
 // fail answers h with an error result and terminates it.
@@ -705,12 +958,19 @@ func (w *Worker) emit(res stream.Result) error {
 	}
 	w.mu.Lock()
 	h := w.held[res.ID]
+	ok := h != nil && h.entered && !h.timedOut
+	if ok {
+		h.answering = true
+	}
 	w.mu.Unlock()
-	if h == nil || !h.entered {
-		w.logf("result for job %s, which this worker does not hold", res.ID)
+	if !ok {
+		w.logf("result for job %s, which this worker does not hold (or took from the prover past --job-timeout)", res.ID)
 		return nil
 	}
-	w.finished <- finished{h, res}
+	select {
+	case w.finished <- finished{h, res}:
+	case <-w.finDone: // Run is returning: the job goes back to the queue
+	}
 	return nil
 }
 
@@ -738,6 +998,10 @@ func (w *Worker) finish(ctx context.Context, h *held, res stream.Result) {
 	err := w.store(ctx, h.id, local, line)
 	for _, f := range local {
 		os.Remove(f)
+	}
+	if err != nil && diskFault(err) {
+		w.ownDiskFault(h, err)
+		return
 	}
 	if err == nil {
 		err = w.publish(ctx, h, line)
@@ -834,9 +1098,12 @@ func (w *Worker) removeFiles(h *held) {
 }
 
 // heartbeat tells the server, each third of the ack wait, that every job
-// in hand is still being worked on, so a long proof is not redelivered.
+// in hand is still being worked on, so a long proof is not redelivered;
+// but no job gets one past JobTimeout in the prover (the ceiling): it is
+// timed out instead, and were this worker too stuck to, the server
+// redelivers it after the ack wait.
 func (w *Worker) heartbeat(ctx context.Context) {
-	t := time.NewTicker(max(w.q.ackWait/3, 10*time.Millisecond))
+	t := time.NewTicker(max(min(w.q.ackWait/3, w.o.JobTimeout/4), 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -844,14 +1111,24 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		now := time.Now()
 		w.mu.Lock()
 		msgs := make([]jetstream.Msg, 0, len(w.held))
+		var late []*held
 		for _, h := range w.held {
+			if h.entered && !h.left && !h.answering && now.Sub(h.enteredAt) > w.o.JobTimeout {
+				late = append(late, h)
+				continue
+			}
 			msgs = append(msgs, h.msg)
 		}
 		w.mu.Unlock()
 		for _, m := range msgs {
 			m.InProgress()
 		}
+		for _, h := range late {
+			w.timeOut(ctx, h)
+		}
+		w.abandonIfStuck()
 	}
 }
