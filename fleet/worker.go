@@ -424,9 +424,14 @@ func (w *Worker) release(h *held) {
 // enter takes h into the prover's share. A suspect waits until nothing
 // else is in the prover and keeps it to itself; the others wait while a
 // suspect runs. (start runs in one goroutine, so one job at most waits
-// here.) false: ctx ended or the prover stopped first.
+// here.) false: ctx ended, the prover stopped first, or it is stuck (a
+// job that entered now would wait behind what it is stuck on, and time
+// out as if it were the culprit).
 func (w *Worker) enter(ctx context.Context, h *held) bool {
 	for {
+		if w.stuck.Load() {
+			return false
+		}
 		w.mu.Lock()
 		if !w.solo && (!h.suspect || w.inProver == 0) {
 			w.inProver++
@@ -454,6 +459,9 @@ func (w *Worker) enter(ctx context.Context, h *held) bool {
 		}
 	}
 }
+
+// (timeOut sets stuck before it leaves the prover's share, so a job
+// waiting at the gate sees it when the gate opens.)
 
 // leaveLocked takes h out of the prover's share; w.mu is held.
 func (w *Worker) leaveLocked(h *held) {
@@ -891,9 +899,9 @@ func (w *Worker) timeOut(ctx context.Context, h *held) {
 	}
 	h.timedOut = true
 	company := h.company
+	w.stuck.Store(true)
 	w.leaveLocked(h)
 	w.mu.Unlock()
-	w.stuck.Store(true)
 	err := fmt.Errorf("job %s: still unanswered %s after it entered this worker's prover (--job-timeout)", h.id, w.o.JobTimeout)
 	if company {
 		w.logf("%v; other jobs shared the prover with it: back to the queue, to run alone", err)

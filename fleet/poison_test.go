@@ -1,0 +1,169 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/fleet"
+	"github.com/zkpipe/zkpipe/internal/hostilewasm"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
+)
+
+// Jobs that would stall a worker for good, or take the innocent down with
+// them (issue 22, items 9 and 10).
+
+var circomTestdata = filepath.Join("..", "source", "circomsrc", "testdata")
+
+// pushPoison pushes circuit name: testdata's mul.zkey with mul.wasm made
+// hostile by poison (a hostilewasm builder); every job of it misbehaves in
+// its witness calculation, the circuit itself loads.
+func pushPoison(t *testing.T, q *fleet.Queue, name string, poison func([]byte) ([]byte, error)) {
+	t.Helper()
+	wasm, err := os.ReadFile(filepath.Join(circomTestdata, "mul.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zkey, err := os.ReadFile(filepath.Join(circomTestdata, "mul.zkey"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := poison(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	zp, wp := filepath.Join(dir, name+".zkey"), filepath.Join(dir, name+".wasm")
+	os.WriteFile(zp, zkey, 0o644)
+	os.WriteFile(wp, bad, 0o644)
+	if got, err := fleet.PushCircom(context.Background(), q, zp, wp); err != nil || got != name {
+		t.Fatalf("push %s: %q %v", name, got, err)
+	}
+}
+
+func looping(wasm []byte) ([]byte, error) { return hostilewasm.Loop(wasm, "init") }
+
+func pushMul(t *testing.T, q *fleet.Queue) {
+	t.Helper()
+	if _, err := fleet.PushCircom(context.Background(), q, filepath.Join(circomTestdata, "mul.zkey"), filepath.Join(circomTestdata, "mul.wasm")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func inputJob(id, circuit string, a int) string {
+	return fmt.Sprintf(`{"id":%q,"circuit":%q,"input":{"a":"%d","b":"11"}}`, id, circuit, a)
+}
+
+// A circom job whose witness calculator never returns, among good jobs,
+// with a real engine: it is terminated with its error once it has run
+// alone past the job timeout, every good job is proven, and the worker goes
+// on with a new engine each time one got stuck (as zkpipe worker does).
+// Before, the worker heartbeat the job for ever: it was never answered,
+// nor were the jobs behind it.
+func TestLoopingWasmJobIsTerminated(t *testing.T) {
+	q, _ := startQueue(t, 2*time.Second)
+	pushMul(t, q)
+	pushPoison(t, q, "loop", looping)
+	submit(t, q, "", inputJob("ok1", "mul", 3), inputJob("poison", "loop", 3), inputJob("ok2", "mul", 5), inputJob("ok3", "mul", 7))
+	cache, out := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stuck := 0
+	runs := make(chan error, 1)
+	go func() {
+		for ctx.Err() == nil {
+			eng, err := engine.New(ctx, engine.Options{Device: "cpu", Out: out, Log: testLog{t}})
+			if err != nil {
+				runs <- err
+				return
+			}
+			w := fleet.NewWorker(q, eng, fleet.WorkerOptions{Cache: cache, Poll: 50 * time.Millisecond, JobTimeout: 1500 * time.Millisecond, Log: testLog{t}})
+			err = w.Run(ctx, ctx)
+			eng.Close()
+			if !errors.Is(err, fleet.ErrProverStuck) {
+				runs <- err
+				return
+			}
+			stuck++
+		}
+		runs <- ctx.Err()
+	}()
+	res := waitResults(t, q, 4, 60*time.Second)
+	cancel()
+	if err := <-runs; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("worker: %v", err)
+	}
+	if r := res["poison"]; !strings.Contains(r.Error, "job poison: still unanswered 1.5s after it entered this worker's prover (--job-timeout): terminated") {
+		t.Errorf("poison: %+v", r)
+	}
+	vk, err := circomsrc.ReadVerifyingKey(filepath.Join(circomTestdata, "mul.vkey.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"ok1", "ok2", "ok3"} {
+		r := res[id]
+		if r.Error != "" {
+			t.Errorf("%s: %s", id, r.Error)
+			continue
+		}
+		if err := circomsrc.VerifyFiles(context.Background(), vk, r.Proof, r.Public); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	t.Logf("the engine got stuck %d times", stuck)
+	settled(t, q) // the poison job terminated, not waiting for redelivery
+	noneLeft(t, q)
+}
+
+// A job that is in the prover whenever its worker is stopped (SIGTERM
+// twice, ctx cancelled) is not handed back for free: each such stop is a
+// delivery that ended with no answer, it then runs alone, and after
+// MaxDeliveries stops alone it is answered with an error and dropped.
+// Before, each stop was a hand-back, which never counts: the job went round
+// for ever.
+func TestJobInTheProverAtEachStopDies(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	submit(t, q, "", genJob("sticky"))
+	for stops := 0; ; stops++ {
+		if stops > 6 {
+			t.Fatalf("still queued after %d stops in the prover", stops)
+		}
+		f := newFake(t, 2)
+		f.gate = make(chan struct{}) // never opened: the job stays in the prover
+		w := fleet.NewWorker(q, f, fleet.WorkerOptions{Cache: t.TempDir(), MaxDeliveries: 2, Poll: 50 * time.Millisecond, Log: testLog{t}})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx, ctx) }()
+		var answered bool
+		for deadline := time.Now().Add(20 * time.Second); len(f.entered()) == 0; time.Sleep(20 * time.Millisecond) {
+			if _, err := q.Results.GetLastMsgForSubject(context.Background(), "zkpipe.results.sticky"); err == nil {
+				answered = true
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the job neither entered the prover nor was answered")
+			}
+		}
+		cancel()
+		<-done
+		if answered {
+			if stops != 3 { // one lost with nothing known, two alone
+				t.Errorf("answered after %d stops, want 3", stops)
+			}
+			break
+		}
+	}
+	r := waitResults(t, q, 1, 5*time.Second)["sticky"]
+	if !strings.Contains(r.Error, "job sticky: delivered 4 times; 2 of them it ran alone") {
+		t.Fatalf("result %+v", r)
+	}
+	settled(t, q)
+	noneLeft(t, q)
+}
