@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -163,6 +164,97 @@ func TestJobInTheProverAtEachStopDies(t *testing.T) {
 	r := waitResults(t, q, 1, 5*time.Second)["sticky"]
 	if !strings.Contains(r.Error, "job sticky: delivered 4 times; 2 of them it ran alone") {
 		t.Fatalf("result %+v", r)
+	}
+	settled(t, q)
+	noneLeft(t, q)
+}
+
+// rss is the resident set of process pid, in bytes (0 once it is gone).
+func rss(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// oomKiller plays the kernel's OOM killer for worker processes: it kills
+// p with SIGKILL once its resident set passes limit, and says whether it
+// did; it returns false when p exits or done says so first.
+func oomKiller(p *proc, limit int64, done func() bool) bool {
+	for {
+		select {
+		case <-p.done:
+			return false
+		case <-time.After(5 * time.Millisecond):
+		}
+		if rss(p.cmd.Process.Pid) > limit {
+			p.cmd.Process.Signal(syscall.SIGKILL)
+			<-p.done
+			return true
+		}
+		if done() {
+			return false
+		}
+	}
+}
+
+// A job whose witness calculation grows its memory until the OOM killer
+// (here the test, with SIGKILL at 256 MiB of RSS) kills the worker, and an
+// innocent job the same worker held at the crash (behind it in the one
+// synthesize worker), in real worker processes with --max-deliveries 2:
+// the killer is dropped with an error once it has killed two workers
+// running alone, and the innocent is proven. Before, both were dropped
+// after their second crash together.
+func TestKillerJobDiesAloneInnocentLives(t *testing.T) {
+	bin := binary(t)
+	q, url := startQueue(t, 2*time.Second)
+	pushChain(t, q)
+	pushPoison(t, q, "hog", func(w []byte) ([]byte, error) { return hostilewasm.Grow(w, "init", 16384) }) // 1 GiB, if nothing stops it
+	submit(t, q, "", inputJob("killer", "hog", 3), `{"id":"innocent","circuit":"chain","generate":{"seed":1}}`)
+	cache := t.TempDir()
+	answered := func() bool {
+		info, err := q.Results.Info(context.Background())
+		return err == nil && info.State.Msgs >= 2
+	}
+	kills := 0
+	for run := 0; !answered(); run++ {
+		if run > 8 {
+			t.Fatalf("not answered after %d workers, %d of them killed", run, kills)
+		}
+		p := start(t, bin, fmt.Sprint("worker", run), "worker", "--nats", url, "--cache", cache, "--mem-status", "0",
+			"--parse-workers", "1", "--synthesize-workers", "1", "--max-deliveries", "2")
+		if oomKiller(p, 256<<20, answered) {
+			kills++
+			continue
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("worker %d exited: %v", run, p.cmd.ProcessState)
+		default:
+		}
+	}
+	res := waitResults(t, q, 2, 10*time.Second)
+	t.Logf("%d workers killed", kills)
+	if r := res["innocent"]; r.Error != "" {
+		t.Errorf("innocent: %s", r.Error)
+	}
+	switch r := res["killer"]; {
+	case r.Error == "":
+		t.Errorf("killer proven: %+v", r)
+	case strings.Contains(r.Error, "delivered"):
+		if !strings.Contains(r.Error, "2 of them it ran alone") || kills != 3 {
+			t.Errorf("killer after %d kills: %s", kills, r.Error)
+		}
+	default: // a calculator whose memory is capped fails the job by itself
+		t.Logf("killer: %s", r.Error)
 	}
 	settled(t, q)
 	noneLeft(t, q)
