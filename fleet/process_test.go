@@ -227,6 +227,14 @@ func TestFleetOfProcesses(t *testing.T) {
 	}
 	elapsed := time.Since(t0)
 	t.Logf("%d results in %s", total, elapsed.Round(time.Millisecond))
+	// a worker whose engine got stuck on a poison job goes on with a new one
+	for i, w := range workers {
+		select {
+		case <-w.done:
+			t.Errorf("worker %d exited: %v", i, w.cmd.ProcessState)
+		default:
+		}
+	}
 	settled(t, q)
 	// nothing left behind: the bad witness left with its dead letter, and
 	// no hand-back counts outlive their jobs
@@ -334,6 +342,19 @@ func scrapeWorker(t *testing.T, addr string) {
 		}
 		if n == 0 {
 			t.Error("worker 1 counted no proofs")
+		}
+	}
+}
+
+// --job-timeout takes a positive duration: 0 or less would switch the
+// bound off.
+func TestWorkerRefusesNoJobTimeout(t *testing.T) {
+	bin := binary(t)
+	_, url := startQueue(t, 5*time.Second)
+	for _, d := range []string{"0s", "-1s"} {
+		out, err := exec.Command(bin, "worker", "--nats", url, "--cache", t.TempDir(), "--job-timeout", d).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "--job-timeout "+strings.TrimPrefix(d, "+")) || !strings.Contains(string(out), "want a positive duration") {
+			t.Errorf("--job-timeout %s: %v\n%s", d, err, out)
 		}
 	}
 }
