@@ -86,7 +86,7 @@ func workerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cache", Value: dir, Category: "worker", EnvVars: env("cache"),
 			Usage: "worker directory: circuits fetched from the store stay here; proofs pass through CACHE/out (locked: one worker per cache)"},
 		&cli.IntFlag{Name: "max-deliveries", Value: 5, Category: "worker", EnvVars: env("max-deliveries"),
-			Usage: "answer a job with an error, and drop it, once this many of its deliveries ended with no answer (its workers died on it)"},
+			Usage: "answer a job with an error, and drop it, once this many of its deliveries ended with no answer while it ran alone (its workers died on it; a job whose worker died runs alone from then on)"},
 		&cli.IntFlag{Name: "max-host-faults", Value: 20, Category: "worker", EnvVars: env("max-host-faults"),
 			Usage: "answer a job with an error, and drop it, once workers have handed it back this often for faults of their own (a lost GPU, a full disk)"},
 		&cli.DurationFlag{Name: "job-timeout", Value: fleet.DefaultJobTimeout, Category: "worker", EnvVars: env("job-timeout"),

@@ -32,12 +32,19 @@
 //     their proof passes the job's circuit's verifying key (verify.go: the
 //     store is writable by anyone with access to the queue); outputs that
 //     fail are proven again and replaced;
-//  3. send msg.InProgress for every job in hand each third of the ack wait;
+//  3. send msg.InProgress for every job in hand each third of the ack wait,
+//     but none past WorkerOptions.JobTimeout in the prover: such a job is
+//     terminated with its error (or, if it shared the prover, handed back
+//     to run alone) and the stuck prover is given up (ErrProverStuck);
 //  4. on a proof: store its outputs, publish the result line, remove the
 //     witness, and only then ack; a killed worker's jobs are redelivered to
 //     another after the ack wait;
 //  5. on a failed job (bad witness, unknown circuit, unsatisfied): publish the
 //     error result, remove the witness and terminate the message (msg.Term):
 //     never redelivered;
-//  6. on a fault of its own: count the hand-back, then Nak (see handBacks).
+//  6. on a fault of its own (its disk, its GPU, NATS): count the hand-back,
+//     then Nak (see handBacks); a fault of its disk also stops the intake;
+//  7. run a job alone once a delivery of it ended with no answer (its
+//     worker died, or stopped with it in the prover), and count only such
+//     runs alone towards MaxDeliveries.
 package fleet

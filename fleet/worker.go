@@ -28,9 +28,11 @@ type WorkerOptions struct {
 	Cache string
 	// MaxDeliveries answers a job with an error and terminates it once
 	// this many of its deliveries ended without an answer (the worker was
-	// killed, ran out of memory, hung): a job that kills every worker that
-	// takes it must not go round for ever. Deliveries that a worker handed
-	// back (see handBacks) do not count. 0 means 5.
+	// killed, ran out of memory, was stopped) while it ran alone: a job
+	// that kills every worker that takes it must not go round for ever,
+	// and the innocent jobs those workers held must not go with it. A job
+	// with such a delivery runs alone from then on (see handBacks);
+	// deliveries that a worker handed back do not count. 0 means 5.
 	MaxDeliveries int
 	// MaxHostFaults answers a job with an error and terminates it once
 	// workers have handed it back this many times for faults of their own
