@@ -259,3 +259,25 @@ func TestKillerJobDiesAloneInnocentLives(t *testing.T) {
 	settled(t, q)
 	noneLeft(t, q)
 }
+
+// A circom circuit whose witness calculator loops at load time (in an
+// export called when the circuit is loaded): its job fails with an error
+// naming the circuit and the timeout, instead of holding the worker's
+// intake for good.
+func TestCircuitThatNeverLoadsFailsItsJob(t *testing.T) {
+	q, _ := startQueue(t, 2*time.Second)
+	pushPoison(t, q, "stall", func(w []byte) ([]byte, error) { return hostilewasm.Loop(w, "getFieldNumLen32") })
+	submit(t, q, "", inputJob("stalled", "stall", 3))
+	f := newFake(t, 2)
+	w := fleet.NewWorker(q, f, fleet.WorkerOptions{Cache: t.TempDir(), Poll: 50 * time.Millisecond, JobTimeout: time.Second, Log: testLog{t}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, ctx) }()
+	defer func() { cancel(); <-done }()
+	r := waitResults(t, q, 1, 20*time.Second)["stalled"]
+	if !strings.Contains(r.Error, "job stalled: parse: circuit stall: not fetched and loaded within --job-timeout (1s)") {
+		t.Fatalf("result %+v", r)
+	}
+	settled(t, q)
+	noneLeft(t, q)
+}

@@ -655,10 +655,15 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 	t0 := time.Now()
 	// bounded: a circuit whose loading never ends (a looping wasm export)
 	// must not hold the intake for good
-	ctx, cancel := context.WithTimeout(ctx, w.o.JobTimeout)
+	loadCtx, cancel := context.WithTimeout(ctx, w.o.JobTimeout)
 	defer cancel()
-	c, err := FetchCircuit(ctx, w.q, name, filepath.Join(w.o.Cache, "circuits"), w.o.Gnark)
+	c, err := FetchCircuit(loadCtx, w.q, name, filepath.Join(w.o.Cache, "circuits"), w.o.Gnark)
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(loadCtx.Err(), context.DeadlineExceeded) {
+			// the circuit's fault, not a hiccup: not wrapped, so that
+			// isTransient does not send the job round again
+			return fmt.Errorf("circuit %s: not fetched and loaded within --job-timeout (%s): %v", name, w.o.JobTimeout, err)
+		}
 		return err
 	}
 	wires, v := c.NbWires, circuitVerifier(c, "circuit "+name+" as this worker loaded it")
