@@ -1,9 +1,11 @@
 package fleet_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/fleet"
 	"github.com/zkpipe/zkpipe/internal/hostilewasm"
@@ -276,6 +280,79 @@ func TestCircuitThatNeverLoadsFailsItsJob(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	r := waitResults(t, q, 1, 20*time.Second)["stalled"]
 	if !strings.Contains(r.Error, "job stalled: parse: circuit stall: not fetched and loaded within --job-timeout (1s)") {
+		t.Fatalf("result %+v", r)
+	}
+	settled(t, q)
+	noneLeft(t, q)
+}
+
+// running is the number of jobs running in stage of the worker whose
+// metrics are on addr (-1: no answer yet).
+func running(addr, stage string) int {
+	r, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer r.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bufio.NewReader(r.Body))
+	if err != nil || fams["zkpipe_stage_jobs"] == nil {
+		return -1
+	}
+	for _, m := range fams["zkpipe_stage_jobs"].Metric {
+		labels := map[string]string{}
+		for _, l := range m.Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["stage"] == stage && labels["state"] == "running" {
+			return int(m.GetGauge().GetValue())
+		}
+	}
+	return 0
+}
+
+// A worker process stopped (SIGTERM, then SIGINT: the second signal hands
+// the jobs in hand back) while a looping circom job is in its pipeline, again
+// and again: each stop counts as a delivery that ended with no answer, so
+// the job, running alone from the second, is answered with an error after
+// --max-deliveries stops alone. Before, each stop was a hand-back, which
+// never counts: the job outlived every worker that took it.
+func TestWorkerStoppedOnAPoisonJobEndsIt(t *testing.T) {
+	bin := binary(t)
+	q, url := startQueue(t, 5*time.Second)
+	pushPoison(t, q, "loop", looping)
+	submit(t, q, "", inputJob("poison", "loop", 3))
+	cache := t.TempDir()
+	answered := func() bool {
+		_, err := q.Results.GetLastMsgForSubject(context.Background(), "zkpipe.results.poison")
+		return err == nil
+	}
+	stops := 0
+	for ; !answered(); stops++ {
+		if stops > 5 {
+			t.Fatalf("still unanswered after %d stops", stops)
+		}
+		addr := freePort(t)
+		p := start(t, bin, fmt.Sprint("worker", stops), "worker", "--nats", url, "--cache", cache, "--mem-status", "0",
+			"--max-deliveries", "2", "--metrics-addr", addr)
+		for deadline := time.Now().Add(30 * time.Second); running(addr, "synthesize") != 1 && !answered(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the poison job did not reach synthesize within 30s")
+			}
+		}
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("worker still running 20s after two signals")
+		}
+	}
+	if stops != 4 { // the last worker answered it at once
+		t.Errorf("answered after %d workers, want 4 (one stop shared, two alone, the answer)", stops)
+	}
+	r := waitResults(t, q, 1, 5*time.Second)["poison"]
+	if !strings.Contains(r.Error, "job poison: delivered 4 times; 2 of them it ran alone") {
 		t.Fatalf("result %+v", r)
 	}
 	settled(t, q)
