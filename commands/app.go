@@ -40,7 +40,10 @@ func Main(args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "zkpipe:", err)
 	var jobs *JobsFailedError
+	var coded interface{ exitCode() int }
 	switch {
+	case errors.As(err, &coded):
+		return coded.exitCode()
 	case errors.As(err, &jobs):
 		return ExitJobsFailed
 	case errors.Is(err, errInterrupted):

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,6 +22,9 @@ func setupCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			start := time.Now()
 			info, err := gnarksrc.Setup(c.String("circuit"), c.Int("constraints"), c.String("out"))
+			if errors.Is(err, circuits.ErrTooLarge) {
+				return refusedError{err}
+			}
 			if err != nil {
 				return err
 			}
@@ -30,3 +34,12 @@ func setupCommand() *cli.Command {
 		},
 	}
 }
+
+// refusedError is a setup refused before any work, for a size the machine
+// (or zkpipe's limits) cannot hold: exit 2, the code of a request refused as
+// given, as for usage errors, rather than 1, a run that failed.
+type refusedError struct{ error }
+
+func (refusedError) exitCode() int { return 2 }
+
+func (e refusedError) Unwrap() error { return e.error }
