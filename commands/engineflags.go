@@ -153,7 +153,7 @@ func computeFlags() []cli.Flag {
 func cudaFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "cuda-lib", Category: "compute", EnvVars: env("cuda-lib"),
-			Usage: "path of " + gpu.CUDALibraryName + " (built by gpu/cuda/build.sh); default: beside the zkpipe executable, then the system library path; never the working directory"},
+			Usage: "path of " + gpu.CUDALibraryName + " (built by gpu/cuda/build.sh); default: beside the zkpipe executable, then /usr/local/lib, /usr/local/lib64, /usr/lib/<multiarch>, /usr/lib64, /usr/lib; never the working directory"},
 		&cli.StringFlag{Name: "cuda-device", Value: "0", Category: "compute", EnvVars: env("cuda-device"),
 			Usage: "GPUs for --device cuda: an index (0), a list (0,1) or all; with several, each job runs its device stages on the least loaded GPU, and the device-stage worker counts apply to each"},
 		&cli.IntFlag{Name: "cuda-pinned-mib", Value: 32, Category: "compute", EnvVars: env("cuda-pinned-mib"),

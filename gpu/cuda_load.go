@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -49,18 +51,20 @@ var wantABI = zkABI{
 // ErrNoCUDA wraps every reason OpenCUDA cannot give a backend.
 var ErrNoCUDA = errors.New("cuda unavailable")
 
-// FindCUDALibrary says where OpenCUDA loads the library from, in this order:
+// FindCUDALibrary says where OpenCUDA loads the library from: always an
+// absolute path that zkpipe chose, in this order:
 //
 //  1. flag (--cuda-lib, $ZKPIPE_CUDA_LIB) when not empty: that file, which
 //     must exist (a relative path is made absolute here, once);
-//  2. CUDALibraryName beside the running executable;
-//  3. CUDALibraryName as a bare name, which the dynamic loader looks up on
-//     the system library path (LD_LIBRARY_PATH, the ld.so cache, /usr/lib…).
+//  2. CUDALibraryName beside the running executable (symlinks resolved);
+//  3. CUDALibraryName in the first of CUDASystemDirs that holds it.
 //
-// Never a path relative to the working directory: a library planted in the
-// directory zkpipe runs from must not run its constructors in the prover.
-// (An empty entry in LD_LIBRARY_PATH does mean the working directory to the
-// loader; that is the environment's choice, not zkpipe's.)
+// Never a bare name through the dynamic loader's search: the loader takes
+// an empty element of LD_LIBRARY_PATH (":/opt/cuda/lib64", what
+// LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/x gives when it was unset) or "." for
+// the working directory, so a library planted in the directory zkpipe runs
+// from would run its constructors in the prover before any check. None
+// found is an error wrapping ErrNoCUDA that lists where zkpipe looked.
 func FindCUDALibrary(flag string) (string, error) {
 	if flag != "" {
 		p, err := filepath.Abs(flag)
@@ -72,15 +76,45 @@ func FindCUDALibrary(flag string) (string, error) {
 		}
 		return p, nil
 	}
+	var looked []string
 	if exe, err := os.Executable(); err == nil {
 		if exe, err = filepath.EvalSymlinks(exe); err == nil {
-			p := filepath.Join(filepath.Dir(exe), CUDALibraryName)
-			if _, err := os.Stat(p); err == nil {
-				return p, nil
-			}
+			looked = append(looked, filepath.Dir(exe))
 		}
 	}
-	return CUDALibraryName, nil
+	looked = append(looked, CUDASystemDirs...)
+	for _, dir := range looked {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, CUDALibraryName)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no %s beside the executable or in %s; give --cuda-lib", ErrNoCUDA, CUDALibraryName, strings.Join(CUDASystemDirs, ", "))
+}
+
+// CUDASystemDirs are the system directories FindCUDALibrary looks in, in
+// order, after the executable's own: where `install` puts a library, and
+// the distributions' library directories (Debian's multiarch one first).
+var CUDASystemDirs = []string{
+	"/usr/local/lib",
+	"/usr/local/lib64",
+	"/usr/lib/" + multiarch(),
+	"/usr/lib64",
+	"/usr/lib",
+}
+
+// multiarch is Debian's multiarch triplet for this architecture.
+func multiarch() string {
+	switch runtime.GOARCH {
+	case "arm64":
+		return "aarch64-linux-gnu"
+	case "ppc64le":
+		return "powerpc64le-linux-gnu"
+	}
+	return "x86_64-linux-gnu"
 }
 
 // cudaFns are the C entry points of zkpipe.h. Every one but abiVersion takes
