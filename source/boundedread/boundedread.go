@@ -51,6 +51,16 @@ type File struct {
 // whose length is known only at EOF.
 func (f *File) Size() int64 { return f.size }
 
+// ReadAt reads len(p) bytes at off of a regular file (io.ReaderAt), for a
+// reader that checks a file's layout against its size before it reads the
+// body; on a FIFO or a device, which cannot seek, it fails.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	if f.size < 0 {
+		return 0, fmt.Errorf("%s: a %s has no offsets to read at", f.name, kind(f.mode))
+	}
+	return f.f.ReadAt(p, off)
+}
+
 // Name is the path the file was opened by.
 func (f *File) Name() string { return f.name }
 
