@@ -284,6 +284,12 @@ func ReadLimited[T any](ctx context.Context, path, what string, limit int64, o O
 	})
 }
 
+// Capped is f cut at limit bytes as ReadLimited hands it over: a read past
+// limit fails, naming what the file is ("proving key").
+func (f *File) Capped(limit int64, what string) io.Reader {
+	return &capped{r: f, left: limit, path: f.name, what: what, limit: limit}
+}
+
 // capped fails a read past its limit, rather than end quietly as
 // io.LimitReader does: a decoder must not take a cut stream for the file.
 type capped struct {

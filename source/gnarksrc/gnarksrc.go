@@ -6,7 +6,6 @@
 package gnarksrc
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -109,18 +108,18 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	name := filepath.Base(filepath.Clean(dir))
 	ccs := groth16.NewCS(ecc.BN254)
 	// the r1cs is decoded into memory: no larger than the machine's
-	if err := readFile(filepath.Join(dir, R1CSFile), "constraint system", boundedread.MachineMemory(), o, ccs.ReadFrom); err != nil {
+	if err := readFile(filepath.Join(dir, R1CSFile), "constraint system", boundedread.MachineMemory(), o, checkR1CSLayout, ccs.ReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	pk := groth16.NewProvingKey(ecc.BN254)
 	// UnsafeReadFrom skips the subgroup checks (minutes for large keys): a bad
 	// proving key can only spoil its owner's proofs, which Emit's check
 	// against the verifying key rejects before anything is written.
-	if err := readFile(filepath.Join(dir, PKFile), "proving key of this r1cs", pkLimit(ccs), o, pk.UnsafeReadFrom); err != nil {
+	if err := readFile(filepath.Join(dir, PKFile), "proving key of this r1cs", pkLimit(ccs), o, checkPKLayout, pk.UnsafeReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	vk := groth16.NewVerifyingKey(ecc.BN254)
-	if err := readFile(filepath.Join(dir, VKFile), "verifying key", vkLimit, o, vk.ReadFrom); err != nil {
+	if err := readFile(filepath.Join(dir, VKFile), "verifying key", vkLimit, o, checkVKLayout(), vk.ReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	var meta *Meta
@@ -160,20 +159,6 @@ func pkLimit(ccs constraint.ConstraintSystem) int64 {
 
 func (o Options) load() boundedread.Options {
 	return boundedread.Options{Timeout: o.LoadTimeout, MinRate: loadRate}
-}
-
-// readFile decodes the circuit file at path with read, under boundedread: a
-// FIFO nobody writes to fails after the load timeout, /dev/zero and its like
-// are refused, and a file over limit (what such a file can be) is refused by
-// its size before a byte is read.
-func readFile(path, what string, limit int64, o Options, read func(r io.Reader) (int64, error)) error {
-	_, err := boundedread.ReadLimited(context.Background(), path, what, limit, o.load(), func(r io.Reader) (struct{}, error) {
-		if _, err := read(bufio.NewReaderSize(r, 1<<20)); err != nil {
-			return struct{}{}, fmt.Errorf("read %s: %w", path, err)
-		}
-		return struct{}{}, nil
-	})
-	return err
 }
 
 // New builds a circuit from gnark objects already in memory, with the

@@ -16,7 +16,7 @@ import (
 // ReadVerifyingKey reads a gnark verifying key file.
 func ReadVerifyingKey(path string) (groth16.VerifyingKey, error) {
 	vk := groth16.NewVerifyingKey(ecc.BN254)
-	if err := readFile(path, "verifying key", vkLimit, Options{}, vk.ReadFrom); err != nil {
+	if err := readFile(path, "verifying key", vkLimit, Options{}, checkVKLayout(), vk.ReadFrom); err != nil {
 		return nil, err
 	}
 	return vk, nil
@@ -40,6 +40,9 @@ func verifyFiles(ctx context.Context, vk groth16.VerifyingKey, proofPath, public
 		return nil, err
 	}
 	proof := groth16.NewProof(ecc.BN254)
+	if err := checkProofLayout(proofData); err != nil {
+		return nil, fmt.Errorf("%s: %w", proofPath, err)
+	}
 	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
 		return nil, fmt.Errorf("read %s: %w", proofPath, err)
 	}
@@ -69,6 +72,9 @@ func readLimited(ctx context.Context, path string, limit int64) ([]byte, error) 
 // ParseVerifyingKey reads a gnark verifying key (circuit.vk) held in memory.
 func ParseVerifyingKey(data []byte) (*groth16bn254.VerifyingKey, error) {
 	vk := new(groth16bn254.VerifyingKey)
+	if err := checkVKLayout()(bytes.NewReader(data), int64(len(data))); err != nil {
+		return nil, err
+	}
 	if _, err := vk.ReadFrom(bytes.NewReader(data)); err != nil {
 		return nil, err
 	}
@@ -83,6 +89,9 @@ func VerifyProof(vk *groth16bn254.VerifyingKey, proofName string, proofData []by
 		return nil, nil, fmt.Errorf("public witness %s: %d bytes, more than the %d its key's inputs can be", publicName, len(publicData), limit)
 	}
 	proof := new(groth16bn254.Proof)
+	if err := checkProofLayout(proofData); err != nil {
+		return nil, nil, fmt.Errorf("proof %s: %w", proofName, err)
+	}
 	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
 		return nil, nil, fmt.Errorf("proof %s: %w", proofName, err)
 	}
