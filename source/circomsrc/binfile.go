@@ -195,7 +195,9 @@ func readBinFile(f *boundedread.File, magic string, maxVersion uint32, limit int
 // readBinPath reads the container at path under boundedread, as the
 // circuit's files are read (o's load timeout, a second more each 32 MiB).
 func readBinPath(ctx context.Context, path, magic string, maxVersion uint32, limit int64, o Files) (*binFile, error) {
-	return boundedread.Read(ctx, path, boundedread.Options{Timeout: o.LoadTimeout, MinRate: loadRate}, func(f *boundedread.File) (*binFile, error) {
+	// the deadline is of waiting for the file (IOTime), not of the work
+	// between reads
+	return boundedread.Read(ctx, path, boundedread.Options{Timeout: o.LoadTimeout, MinRate: loadRate, IOTime: true}, func(f *boundedread.File) (*binFile, error) {
 		if f.Size() > limit {
 			return nil, fmt.Errorf("%s: %d bytes, more than a %s this machine's memory can hold (%d)", path, f.Size(), magic, limit)
 		}

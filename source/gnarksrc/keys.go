@@ -152,7 +152,11 @@ func checkKeys(ccs *cs.R1CS, pk *groth16bn254.ProvingKey, vk *groth16bn254.Verif
 // so that no count gnark's decoder would allocate by can exceed the file;
 // and after decoding, the file must end where the decoder stopped.
 func readFile(path, what string, limit int64, o Options, check func(r io.ReaderAt, size int64) error, read func(r io.Reader) (int64, error)) error {
-	_, err := boundedread.Read(context.Background(), path, o.load(), func(f *boundedread.File) (struct{}, error) {
+	// the deadline is of waiting for the file, not of decoding it: a
+	// compressed key's square roots take what the machine needs
+	bo := o.load()
+	bo.IOTime = true
+	_, err := boundedread.Read(context.Background(), path, bo, func(f *boundedread.File) (struct{}, error) {
 		if f.Size() > limit {
 			return struct{}{}, fmt.Errorf("%s: %d bytes, more than a %s can be (%d)", path, f.Size(), what, limit)
 		}
