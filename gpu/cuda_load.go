@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -117,6 +118,98 @@ func multiarch() string {
 	return "x86_64-linux-gnu"
 }
 
+// preloadDeps loads, by absolute path, the libraries lib needs (its ELF
+// DT_NEEDED entries, theirs before them) and the CUDA driver that the
+// static CUDA runtime inside opens at its first call (libcuda.so.1), so
+// that the dynamic loader, finding each already loaded by its name, never
+// searches for one: its search would take an empty or relative
+// LD_LIBRARY_PATH element for the working directory, where a planted
+// libstdc++.so.6 would run its constructors in the prover. Each is looked
+// for in LD_LIBRARY_PATH's absolute elements, then depDirs. One found
+// nowhere is left to the loader, unless LD_LIBRARY_PATH has an element the
+// loader would take relative to the working directory: then the library is
+// refused, naming the dependency and the element.
+func preloadDeps(lib string, done map[string]bool, top bool) error {
+	f, err := elf.Open(lib)
+	if err != nil {
+		return fmt.Errorf("%s: %v", lib, err)
+	}
+	needed, err := f.ImportedLibraries()
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %v", lib, err)
+	}
+	if top {
+		needed = append(needed, "libcuda.so.1") // opened by name inside cudaInit; optional
+	}
+	dirs, unsafeElem := libraryPath()
+	for _, name := range needed {
+		if done[name] {
+			continue
+		}
+		done[name] = true
+		p := findIn(name, dirs)
+		if p == "" {
+			if name == "libcuda.so.1" {
+				continue // no driver here: zk_init says so
+			}
+			if unsafeElem != "" {
+				return fmt.Errorf("%s needs %s, which is in none of %s; LD_LIBRARY_PATH's element %q would have the loader look in the working directory, so it is not left to the loader",
+					lib, name, strings.Join(dirs, ", "), unsafeElem)
+			}
+			continue
+		}
+		if err := preloadDeps(p, done, false); err != nil {
+			return err
+		}
+		if _, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL); err != nil {
+			return fmt.Errorf("%s needs %s: load %s: %v", lib, name, p, err)
+		}
+	}
+	return nil
+}
+
+// depDirs are where preloadDeps looks for a dependency after
+// LD_LIBRARY_PATH's absolute elements: CUDASystemDirs, the base system's
+// library directories and CUDA's.
+var depDirs = append(append([]string(nil), CUDASystemDirs...),
+	"/lib/"+multiarch(), "/lib64", "/lib", "/usr/local/cuda/lib64")
+
+// libraryPath returns LD_LIBRARY_PATH's absolute elements followed by
+// depDirs, and the first element the loader would resolve against the
+// working directory (empty, "." or relative), if any.
+func libraryPath() (dirs []string, unsafeElem string) {
+	// glibc ignores an empty LD_LIBRARY_PATH, and splits others at ':' and
+	// ';', an empty element meaning the working directory
+	if v := os.Getenv("LD_LIBRARY_PATH"); v != "" {
+		for _, e := range strings.Split(strings.ReplaceAll(v, ";", ":"), ":") {
+			switch {
+			case filepath.IsAbs(e):
+				dirs = append(dirs, e)
+			case unsafeElem == "" && e == "":
+				unsafeElem = "(empty)"
+			case unsafeElem == "":
+				unsafeElem = e
+			}
+		}
+	}
+	return append(dirs, depDirs...), unsafeElem
+}
+
+// findIn returns dir/name for the first dir holding name as a file.
+func findIn(name string, dirs []string) string {
+	if strings.ContainsRune(name, '/') {
+		return "" // a path in DT_NEEDED is the loader's to take as it is
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	return ""
+}
+
 // cudaFns are the C entry points of zkpipe.h. Every one but abiVersion takes
 // its caller's error buffer last (zkErrBytes).
 type cudaFns struct {
@@ -180,6 +273,9 @@ func loadCUDALibrary(path string) (*cudaLib, error) {
 	defer libsMu.Unlock()
 	if l, ok := libs[path]; ok {
 		return l, nil
+	}
+	if err := preloadDeps(path, map[string]bool{}, true); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoCUDA, err)
 	}
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
