@@ -149,8 +149,9 @@ func checkKeys(ccs *cs.R1CS, pk *groth16bn254.ProvingKey, vk *groth16bn254.Verif
 // like are refused, and a file over limit (what such a file can be) is
 // refused by its size before a byte is read. A regular file's layout is
 // checked first by check (nil: none), which reads only its length fields,
-// so that no count gnark's decoder would allocate by can exceed the file;
-// and after decoding, the file must end where the decoder stopped.
+// so that no count gnark's decoder would allocate by can exceed the file
+// (a pipe is read whole first, within limit, and walked in memory); and
+// after decoding, the file must end where the decoder stopped.
 func readFile(path, what string, limit int64, o Options, check func(r io.ReaderAt, size int64) error, read func(r io.Reader) (int64, error)) error {
 	// the deadline is of waiting for the file, not of decoding it: a
 	// compressed key's square roots take what the machine needs
@@ -160,12 +161,25 @@ func readFile(path, what string, limit int64, o Options, check func(r io.ReaderA
 		if f.Size() > limit {
 			return struct{}{}, fmt.Errorf("%s: %d bytes, more than a %s can be (%d)", path, f.Size(), what, limit)
 		}
-		if check != nil && f.Size() >= 0 {
+		var in io.Reader = f.Capped(limit, what)
+		switch {
+		case check != nil && f.Size() >= 0:
 			if err := check(f, f.Size()); err != nil {
 				return struct{}{}, fmt.Errorf("%s: %w", path, err)
 			}
+		case check != nil:
+			// a pipe has no offsets to walk: take it whole (at most limit)
+			// and walk it in memory before gnark allocates by its counts
+			data, err := io.ReadAll(in)
+			if err != nil {
+				return struct{}{}, fmt.Errorf("%s: %w", path, err)
+			}
+			if err := check(bytes.NewReader(data), int64(len(data))); err != nil {
+				return struct{}{}, fmt.Errorf("%s: %w", path, err)
+			}
+			in = bytes.NewReader(data)
 		}
-		br := bufio.NewReaderSize(f.Capped(limit, what), 1<<20)
+		br := bufio.NewReaderSize(in, 1<<20)
 		n, err := read(br)
 		if err != nil {
 			return struct{}{}, fmt.Errorf("read %s: %w", path, err)

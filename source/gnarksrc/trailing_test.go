@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -173,5 +174,55 @@ func TestCircuitFilesDeclaringMoreThanTheyHold(t *testing.T) {
 	grew := allocated(func() { _, _, err = VerifyProof(vk, "p.proof", proof, "p.public", make([]byte, 12)) })
 	if err == nil || !strings.Contains(err.Error(), "commitments") || grew > 64<<20 {
 		t.Fatalf("a proof of 2^32-1 commitments: %v (%d bytes allocated)", err, grew)
+	}
+}
+
+// TestCircuitFileFromAPipe: a circuit file streamed through a FIFO is
+// walked too (in memory, once read within its limit): a proving key whose
+// A count is 2³²−1, or one followed by a byte, is refused; the key as it
+// is loads.
+func TestCircuitFileFromAPipe(t *testing.T) {
+	base := trailingDir(t)
+	good, err := os.ReadFile(filepath.Join(base, PKFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lie := append([]byte(nil), good...)
+	binary.BigEndian.PutUint32(lie[169+3*64:], 1<<32-1)
+	for _, c := range []struct {
+		name, want string
+		data       []byte
+	}{
+		{"as it is", "", good},
+		{"A count", "truncated, or not as gnark writes it", lie},
+		{"a byte more", "trailing bytes", append(append([]byte(nil), good...), 0)},
+	} {
+		dir := copyDir(t, base)
+		p := filepath.Join(dir, PKFile)
+		os.Remove(p)
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			w, err := os.OpenFile(p, os.O_WRONLY, 0)
+			if err != nil {
+				return
+			}
+			defer w.Close()
+			w.Write(c.data)
+		}()
+		var err error
+		grew := allocated(func() { _, err = LoadDir(dir) })
+		<-done
+		switch {
+		case c.want == "" && err != nil:
+			t.Fatalf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Fatalf("%s: %v, want %q", c.name, err, c.want)
+		case c.want != "" && grew > 64<<20:
+			t.Fatalf("%s: %d bytes allocated", c.name, grew)
+		}
 	}
 }
