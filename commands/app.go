@@ -62,6 +62,7 @@ func App() *cli.App {
 			benchCommand(),
 			circuitCommand(),
 			demoCommand(),
+			exportCommand(),
 			proveCommand(),
 			resultsCommand(),
 			serveCommand(),

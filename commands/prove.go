@@ -32,6 +32,7 @@ func proveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "out", Value: "out", Usage: "directory for proofs (locked while zkpipe runs)", EnvVars: env("out")},
 		&cli.StringFlag{Name: "results", Value: "-", Usage: "JSON Lines of results, - for stdout (opened once the circuits are loaded)", EnvVars: env("results")},
 		metricsFlag(),
+		&cli.BoolFlag{Name: "calldata", Usage: "write beside each gnark proof ID.calldata: its call of the circuit's Solidity verifier (zkpipe export solidity), in hex; the result line names it", EnvVars: env("calldata")},
 		&cli.BoolFlag{Name: "skip-done", Usage: "answer a job whose proof is already in --out and verifies from those files (its result line says \"resumed\") instead of proving it again", EnvVars: env("skip-done")},
 		&cli.StringSliceFlag{Name: "zkey", Usage: "circom circuit: snarkjs Groth16 proving key (repeatable); the circuit is named after the file, less .zkey", EnvVars: env("zkey"), Category: "circom"},
 		&cli.StringSliceFlag{Name: "wasm", Usage: "circom witness calculator (circuit_js/circuit.wasm) of the --zkey in the same position, for input jobs", EnvVars: env("wasm"), Category: "circom"},
@@ -154,7 +155,9 @@ func loadCircuits(c *cli.Context) (circs []*stages.Circuit, err error) {
 		}
 	}()
 	for _, dir := range c.StringSlice("circuit") {
-		circ, err := gnarksrc.LoadDirWith(dir, gnarkOptions(c))
+		o := gnarkOptions(c)
+		o.Calldata = c.Bool("calldata")
+		circ, err := gnarksrc.LoadDirWith(dir, o)
 		if err != nil {
 			return circs, err
 		}
