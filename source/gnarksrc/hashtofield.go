@@ -53,7 +53,7 @@ func ParseHashToField(s string) (HashToField, error) {
 	case HashSHA256, HashKeccak256:
 		return h, nil
 	}
-	return "", fmt.Errorf("hash-to-field %q: want %s, %s or %s", s, HashDefault, HashSHA256, HashKeccak256)
+	return "", fmt.Errorf("hash-to-field %q: want %s, %s or %s", strings.TrimSpace(s), HashDefault, HashSHA256, HashKeccak256)
 }
 
 // New returns a fresh hash of this kind; each use needs its own (gnark's
