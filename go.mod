@@ -7,6 +7,7 @@ require (
 	github.com/consensys/gnark-crypto v0.21.0
 	github.com/ebitengine/purego v0.11.3
 	github.com/ethereum/go-ethereum v1.17.10
+	github.com/mattn/go-isatty v0.0.24
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/pbnjay/memory v0.0.0-20210728143218-7b4eea64cf58
@@ -59,7 +60,6 @@ require (
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/klauspost/cpuid/v2 v2.3.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
-	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/minio/highwayhash v1.0.4 // indirect
 	github.com/minio/sha256-simd v1.0.0 // indirect
 	github.com/mitchellh/mapstructure v1.4.1 // indirect

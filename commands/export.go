@@ -2,7 +2,6 @@ package commands
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -25,7 +24,7 @@ func exportCommand() *cli.Command {
 			},
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 0 {
-					return cli.Exit(fmt.Sprintf("export solidity takes no arguments (got %q)\nusage: %s", c.Args().Slice(), c.Command.UsageText), 2)
+					return usageErrorf(c, "takes no arguments, got %q", c.Args().Slice())
 				}
 				var buf bytes.Buffer
 				if err := gnarksrc.ExportSolidity(c.String("circuit"), &buf); err != nil {

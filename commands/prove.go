@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
@@ -44,6 +45,9 @@ func proveFlags() []cli.Flag {
 // files. The first SIGINT or SIGTERM stops reading jobs and lets those in
 // flight finish; a second cancels them.
 func prove(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usageErrorf(c, "takes no positional arguments, got %q (jobs come from --jobs; for snarkjs's or rapidsnark's order: zkpipe groth16 prove ZKEY WTNS PROOF.json PUBLIC.json)", c.Args().Slice())
+	}
 	in := io.Reader(os.Stdin)
 	if p := c.String("jobs"); p != "-" {
 		f, err := os.Open(p)
@@ -53,6 +57,9 @@ func prove(c *cli.Context) error {
 		defer f.Close()
 		in = f
 	}
+	// a user who typed zkpipe prove without --jobs sees why nothing happens
+	tty, onTerminal := in.(*os.File)
+	onTerminal = onTerminal && isatty.IsTerminal(tty.Fd())
 	opts, err := engineOptions(c, c.String("out"))
 	if err != nil {
 		return err
@@ -84,6 +91,9 @@ func prove(c *cli.Context) error {
 			out = resultsFile
 		}
 		results = stream.NewWriter(out)
+		if onTerminal {
+			fmt.Fprintln(logOut(c), "zkpipe: waiting for jobs on the terminal, one JSON line each (Ctrl-D to end); --jobs FILE reads them from a file")
+		}
 		return nil
 	}, func(line stream.Result) error {
 		total++
