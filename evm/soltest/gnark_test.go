@@ -68,6 +68,22 @@ func TestGnarkVerifierInEVM(t *testing.T) {
 				}
 			}
 
+			// --skip-done answers from the files and writes the calldata again
+			// (here: lost since), from the verified proof
+			if err := os.Remove(filepath.Join(out, "a.calldata")); err != nil {
+				t.Fatal(err)
+			}
+			zkpipe(t, "prove", "--device", "cpu", "--circuit", dir, "--jobs", jobs, "--out", out, "--results", results, "--calldata", "--skip-done")
+			again, err := stream.ReadResultsFile(results)
+			if err != nil || len(again) != 2 {
+				t.Fatalf("resumed results: %d lines, %v", len(again), err)
+			}
+			for _, l := range again {
+				if !l.Resumed || l.Calldata == "" || !bytes.Equal(readCalldata(t, l.Calldata), calls[l.ID]) {
+					t.Errorf("%s: resumed %v, calldata %q: not the proof's calldata", l.ID, l.Resumed, l.Calldata)
+				}
+			}
+
 			// the layout (evm.Calldata): selector, offset, inputs, length, proof
 			a := calls["a"]
 			nbPub := len(lines[0].PublicInputs)
