@@ -134,4 +134,3 @@ func readWitness(t *testing.T, path string) witness.Witness {
 	}
 	return w
 }
-

@@ -86,6 +86,11 @@ func ParseVerifyingKey(data []byte) (*groth16bn254.VerifyingKey, error) {
 // both in memory (named for errors), with gnark's groth16.Verify, and
 // returns the proof and the public inputs in decimal.
 func VerifyProof(vk *groth16bn254.VerifyingKey, proofName string, proofData []byte, publicName string, publicData []byte) (*groth16bn254.Proof, []string, error) {
+	return VerifyProofWith(vk, HashDefault, proofName, proofData, publicName, publicData)
+}
+
+// VerifyProofWith is VerifyProof for a circuit whose commitments hash with h.
+func VerifyProofWith(vk *groth16bn254.VerifyingKey, h HashToField, proofName string, proofData []byte, publicName string, publicData []byte) (*groth16bn254.Proof, []string, error) {
 	if limit := 12 + 32*int64(vk.NbPublicWitness()); int64(len(publicData)) > limit {
 		return nil, nil, fmt.Errorf("public witness %s: %d bytes, more than the %d its key's inputs can be", publicName, len(publicData), limit)
 	}
@@ -104,7 +109,7 @@ func VerifyProof(vk *groth16bn254.VerifyingKey, proofName string, proofData []by
 	if !ok {
 		return nil, nil, fmt.Errorf("public witness %s: not a BN254 witness", publicName)
 	}
-	if err := groth16bn254.Verify(proof, vk, vec); err != nil {
+	if err := groth16bn254.Verify(proof, vk, vec, h.VerifierOption()); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", proofName, err)
 	}
 	inputs := make([]string, 0, len(vec))
