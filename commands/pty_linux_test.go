@@ -64,23 +64,29 @@ func TestProveSaysWhenWaitingOnTerminal(t *testing.T) {
 			t.Fatal(err)
 		}
 		go io.Copy(io.Discard, master) // the terminal's echo
+		// Wait for the engine to be up (its shape line, which the message
+		// follows, or the message itself), then type a job and Ctrl-D at the
+		// start of a line: the end of the jobs. A prove that says nothing
+		// still ends, and the whole of stderr is checked then.
+		var said strings.Builder
 		sc := bufio.NewScanner(stderr)
-		said := false
-		for !said && sc.Scan() {
-			said = strings.Contains(sc.Text(), "waiting for jobs on the terminal")
+		for sc.Scan() {
+			said.WriteString(sc.Text() + "\n")
+			if strings.HasPrefix(sc.Text(), "zkpipe: shape ") || strings.Contains(sc.Text(), "waiting for jobs") {
+				break
+			}
 		}
-		if !said {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("--jobs from the terminal (as flag: %v): prove never said it waits", asFlag)
-		}
-		// a job, then Ctrl-D at the start of a line: the end of the jobs
 		if _, err := master.Write([]byte(`{"id":"typed","generate":{"seed":3}}` + "\n\x04")); err != nil {
 			t.Fatal(err)
 		}
-		go io.Copy(io.Discard, stderr)
+		for sc.Scan() { // the same scanner: it holds what it read ahead
+			said.WriteString(sc.Text() + "\n")
+		}
 		if err := cmd.Wait(); err != nil {
-			t.Fatalf("prove from the terminal: %v", err)
+			t.Fatalf("prove from the terminal: %v\n%s", err, said.String())
+		}
+		if !strings.Contains(said.String(), "zkpipe: waiting for jobs on the terminal") {
+			t.Errorf("jobs from a terminal (as --jobs: %v): prove never said it waits for them:\n%s", asFlag, said.String())
 		}
 		slave.Close()
 		master.Close()
