@@ -334,7 +334,7 @@ func (s *Source) witnessShape(name string) witnessShape {
 // Synthesize solves the R1CS (gnark's ccs.Solve) with the BSB22 commitment
 // hint installed as gnark's prover installs it: each commitment is a Pedersen
 // commitment to its privately committed wires, hashed with the public ones
-// into the challenge wire. The proof of knowledge of the commitments is
+// into the challenge wire by the circuit's hash-to-field (Options.HashToField). The proof of knowledge of the commitments is
 // folded here too, while the committed values are at hand.
 func (s *Source) Synthesize(_ context.Context, j *stages.Job) error {
 	st := j.Source.(*state)
