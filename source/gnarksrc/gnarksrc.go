@@ -20,7 +20,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr/hash_to_field"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
@@ -29,6 +28,7 @@ import (
 	"github.com/consensys/gnark/constraint/solver"
 	fcs "github.com/consensys/gnark/frontend/cs"
 	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/evm"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/source/gnarksrc/solve"
@@ -83,6 +83,13 @@ type Options struct {
 	// Hints are the circuit's own solver hints, given to ccs.Solve beside
 	// gnark's standard ones (std.RegisterHints), which are always registered.
 	Hints []solver.Hint
+	// HashToField is the hash of the circuit's commitment challenges, for
+	// New and NewWith ("" is gnark's default); LoadDirWith takes the
+	// directory's hash-to-field file instead.
+	HashToField HashToField
+	// Calldata writes, beside each proof, ID.calldata: the proof's call of
+	// the circuit's Solidity verifier (package evm), in hex.
+	Calldata bool
 }
 
 // state is what a job carries between this source's steps.
@@ -93,6 +100,9 @@ type state struct {
 }
 
 func (s *Source) Kind() string { return "gnark" }
+
+// HashToField is the hash of the circuit's commitment challenges.
+func (s *Source) HashToField() HashToField { return s.opts.HashToField }
 
 // VerifyingKey is the circuit's verifying key.
 func (s *Source) VerifyingKey() *groth16bn254.VerifyingKey { return s.vk }
@@ -130,6 +140,9 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 			return nil, fmt.Errorf("circuit %s: %s: %w", name, MetaFile, err)
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	if o.HashToField, err = ReadHashToField(dir); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	return NewWith(name, ccs, pk, vk, meta, o)
@@ -177,6 +190,11 @@ func NewWith(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingK
 	if !ok1 || !ok2 || !ok3 {
 		return nil, fmt.Errorf("circuit %s: want a BN254 R1CS with Groth16 keys, got %T, %T, %T", name, ccsI, pkI, vkI)
 	}
+	htf, err := ParseHashToField(string(o.HashToField))
+	if err != nil {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	o.HashToField = htf
 	src := &Source{ccs: ccs, pk: pk, vk: vk, commits: ccs.CommitmentInfo.(constraint.Groth16Commitments), opts: o}
 	if len(o.Hints) > 0 {
 		src.solve = []solver.Option{solver.WithHints(o.Hints...)}
@@ -301,14 +319,14 @@ func (s *Source) witnessShape(name string) witnessShape {
 // Synthesize solves the R1CS (gnark's ccs.Solve) with the BSB22 commitment
 // hint installed as gnark's prover installs it: each commitment is a Pedersen
 // commitment to its privately committed wires, hashed with the public ones
-// into the challenge wire. The proof of knowledge of the commitments is
+// into the challenge wire by the circuit's hash-to-field (Options.HashToField). The proof of knowledge of the commitments is
 // folded here too, while the committed values are at hand.
 func (s *Source) Synthesize(_ context.Context, j *stages.Job) error {
 	st := j.Source.(*state)
 	pk := s.pk
 	st.commitments = make([]bn254.G1Affine, len(s.commits))
 	committed := make([][]fr.Element, len(s.commits))
-	htf := hash_to_field.New([]byte(constraint.CommitmentDst))
+	htf := s.opts.HashToField.New()
 
 	bsb22 := solver.OverrideHint(solver.GetHintID(fcs.Bsb22CommitmentComputePlaceholder), func(_ *big.Int, in, out []*big.Int) error {
 		i := int(in[0].Int64())
@@ -381,7 +399,7 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 	st := j.Source.(*state)
 	proof := &groth16bn254.Proof{Ar: p.Ar, Bs: p.Bs, Krs: p.Krs, Commitments: st.commitments, CommitmentPok: st.pok}
 	if !s.opts.SkipVerify {
-		if err := groth16bn254.Verify(proof, s.vk, st.public.Vector().(fr.Vector)); err != nil {
+		if err := groth16bn254.Verify(proof, s.vk, st.public.Vector().(fr.Vector), s.opts.HashToField.VerifierOption()); err != nil {
 			return stages.Emitted{}, fmt.Errorf("the proof fails circuit %s's verifying key (%v); nothing written", j.Circuit.Name, err)
 		}
 	}
@@ -404,6 +422,11 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 	}
 	if _, err = out.Write(j.ID+".proof.json", js); err != nil {
 		return em, err
+	}
+	if s.opts.Calldata {
+		if em.Calldata, err = out.Write(j.ID+".calldata", evm.CalldataHex(proof, st.public.Vector().(fr.Vector))); err != nil {
+			return em, err
+		}
 	}
 	if em.Proof, err = out.Write(j.ID+".proof", buf.Bytes()); err != nil {
 		return em, err
