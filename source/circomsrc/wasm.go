@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/tetratelabs/wazero"
@@ -514,25 +516,34 @@ func hasObjects(a []any) bool {
 }
 
 func flatValues(name string, v any, out *[]*big.Int) error {
-	switch x := v.(type) {
+	var x *big.Int
+	var err error
+	switch v := v.(type) {
 	case []any:
-		for _, e := range x {
+		for _, e := range v {
 			if err := flatValues(name, e, out); err != nil {
 				return err
 			}
 		}
 		return nil
 	case json.Number:
-		return appendValue(name, string(x), out)
+		x, err = numberValue(string(v))
 	case string:
-		return appendValue(name, x, out)
-	case bool:
-		if x {
-			return appendValue(name, "1", out)
+		x, err = stringValue(v)
+	case bool: // BigInt(true) is 1n
+		x = big.NewInt(0)
+		if v {
+			x.SetInt64(1)
 		}
-		return appendValue(name, "0", out)
+	default:
+		err = fmt.Errorf("want a number or a string of one, got %s", kindOf(v))
 	}
-	return fmt.Errorf("input %s: want a number or a string of one, got %s", name, kindOf(v))
+	if err != nil {
+		return fmt.Errorf("input %s: %w", name, err)
+	}
+	// normalize: BigInt(n) % p, plus p when negative (Go's Mod is Euclidean)
+	*out = append(*out, x.Mod(x, fr.Modulus()))
+	return nil
 }
 
 // maxValueChars bounds one input value's text. Go's decimal parse is
@@ -541,33 +552,105 @@ func flatValues(name string, v any, out *[]*big.Int) error {
 // 258 characters in 0b binary; leading zeros and signs fit well within.
 const maxValueChars = 1024
 
-// appendValue parses s as JavaScript's BigInt(s) would (decimal, or 0x, 0o,
-// 0b prefixed; a leading minus for decimals) and reduces it modulo r.
-func appendValue(name, s string, out *[]*big.Int) error {
-	t := strings.TrimSpace(s)
+// stringValue is BigInt(s) of JavaScript, which witness_calculator.js's
+// normalize applies to each input: surrounding white space is dropped, ""
+// is 0, and the rest is a decimal with an optional sign, or 0x, 0o or 0b
+// and digits of that base without a sign. Anything else (1e3, 1.0, -0x3,
+// 1_000) is refused, as BigInt throws a SyntaxError on it.
+func stringValue(s string) (*big.Int, error) {
+	t := strings.TrimFunc(s, isJSSpace)
 	if len(t) > maxValueChars {
-		return fmt.Errorf("input %s: a value of %d characters, more than the %d an integer input may have", name, len(t), maxValueChars)
+		return nil, fmt.Errorf("a value of %d characters, more than the %d an integer input may have", len(t), maxValueChars)
 	}
-	v, ok := new(big.Int), false
-	if strings.ContainsAny(t, ".eE") && !strings.HasPrefix(t, "0x") && !strings.HasPrefix(t, "0X") {
-		if f, err := strconv.ParseFloat(t, 64); err == nil && f == float64(int64(f)) {
-			v.SetInt64(int64(f))
-			ok = true
-		}
-	} else if t == "" {
-		ok = true // BigInt("") is 0
-	} else {
-		_, ok = v.SetString(t, 0)
-		if ok && strings.HasPrefix(t, "0") && len(t) > 1 && !strings.ContainsAny(t[1:2], "xXoObB") {
-			_, ok = v.SetString(t, 10) // "012" is twelve to BigInt, octal to Go's base 0
+	if t == "" {
+		return new(big.Int), nil
+	}
+	base, digits, neg := 10, t, false
+	if len(t) > 2 && t[0] == '0' {
+		switch t[1] {
+		case 'x', 'X':
+			base, digits = 16, t[2:]
+		case 'o', 'O':
+			base, digits = 8, t[2:]
+		case 'b', 'B':
+			base, digits = 2, t[2:]
 		}
 	}
+	if base == 10 && (t[0] == '+' || t[0] == '-') {
+		neg, digits = t[0] == '-', t[1:]
+	}
+	if digits == "" || strings.ContainsFunc(digits, func(r rune) bool { return !isDigit(r, base) }) {
+		return nil, fmt.Errorf("%s is not an integer (snarkjs's BigInt refuses it too)", quoteShort(s))
+	}
+	v, ok := new(big.Int).SetString(digits, base)
 	if !ok {
-		return fmt.Errorf("input %s: %q is not an integer", name, s)
+		return nil, fmt.Errorf("%s is not an integer", quoteShort(s))
 	}
-	v.Mod(v, fr.Modulus())
-	*out = append(*out, v)
-	return nil
+	if neg {
+		v.Neg(v)
+	}
+	return v, nil
+}
+
+func isDigit(r rune, base int) bool {
+	switch {
+	case r >= '0' && r <= '9':
+		return int(r-'0') < base
+	case base == 16:
+		return (r >= 'a' && r <= 'f') || (r >= 'A' && r <= 'F')
+	}
+	return false
+}
+
+// isJSSpace is JavaScript's white space and line terminators, what
+// BigInt(string) trims: tab, vertical tab, form feed, the Zs spaces, the
+// byte order mark, and LF, CR, U+2028 and U+2029.
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\v', '\f', '\n', '\r', 0xfeff, 0x2028, 0x2029:
+		return true
+	}
+	return unicode.Is(unicode.Zs, r)
+}
+
+// numberValue is a JSON number as snarkjs gets it: JSON.parse makes it a
+// double, and BigInt(double) refuses a fraction or an infinity
+// (RangeError). A number the double does not hold exactly (beyond 2⁵³ in
+// general, 12345678901234567890123, 1e-400) is refused too, though snarkjs
+// would round it silently and prove another value than the one written:
+// give such a value as a string.
+func numberValue(s string) (*big.Int, error) {
+	if len(s) > maxValueChars {
+		return nil, fmt.Errorf("a number of %d characters, more than the %d an integer input may have", len(s), maxValueChars)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return nil, fmt.Errorf("%s is not a number", quoteShort(s))
+	}
+	if math.IsInf(f, 0) {
+		return nil, fmt.Errorf("%s is beyond a JavaScript number (snarkjs refuses it); give it as a decimal string", quoteShort(s))
+	}
+	if f != math.Trunc(f) {
+		return nil, fmt.Errorf("%s is not an integer", quoteShort(s))
+	}
+	mantissa, _, _ := strings.Cut(strings.ToLower(s), "e")
+	if f == 0 {
+		if strings.Trim(mantissa, "-+0.") != "" {
+			return nil, fmt.Errorf("%s is not an integer", quoteShort(s))
+		}
+		return new(big.Int), nil
+	}
+	// |f| ≥ 1 and finite, and the text at most 1024 characters: its
+	// exponent is small, so the exact value is cheap to make.
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a number", quoteShort(s))
+	}
+	if _, exact := r.Float64(); !exact || !r.IsInt() {
+		return nil, fmt.Errorf("%s is more than a JavaScript number holds exactly (snarkjs would round it to %s); give it as a decimal string",
+			quoteShort(s), new(big.Float).SetFloat64(f).Text('f', 0))
+	}
+	return new(big.Int).Set(r.Num()), nil
 }
 
 func kindOf(v any) string {
