@@ -71,6 +71,11 @@ type Files struct {
 	// to, a stalled mount); a regular file gets a second more for each
 	// 32 MiB. 0 means boundedread.DefaultTimeout.
 	LoadTimeout time.Duration
+	// Wasm bounds the witness calculator: each job's calculation and each
+	// call at load under Wasm.Timeout, each instance's memory under
+	// Wasm.Memory (counted in every input job's memory reservation). Zero
+	// values mean DefaultWasmTimeout and DefaultWasmMemory.
+	WasmLimits Limits
 }
 
 // Bounds on reading a circuit's files: the slowest disk given time for, on
@@ -116,7 +121,7 @@ func LoadFiles(ctx context.Context, f Files) (*stages.Circuit, error) {
 		if err != nil {
 			return nil, fmt.Errorf("circuit %s: %w", name, err)
 		}
-		if calc, err = NewCalculator(ctx, code); err != nil {
+		if calc, err = NewCalculatorWith(ctx, code, f.WasmLimits); err != nil {
 			return nil, fmt.Errorf("circuit %s: %s: %w", name, f.Wasm, err)
 		}
 	}
@@ -187,6 +192,9 @@ func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, e
 	k.B1, c.Sel.B = keep(z.B1, 0, z.B1)
 	k.B2, _ = keep(z.B2, 0, z.B1)
 	k.K, c.Sel.K = keep(z.C, uint32(z.NPublic+1), z.C)
+	if calc != nil {
+		c.SynthesisBytes = calc.JobBytes()
+	}
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
