@@ -284,11 +284,7 @@ func NewCalculatorWith(ctx context.Context, wasm []byte, lim Limits) (*Calculato
 	if loadTimeout == 0 {
 		loadTimeout = DefaultWasmTimeout(0)
 	}
-	// Every call at load runs under the deadline; ctx's cancellation (a
-	// signal during start-up) stops it too.
 	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
-	defer cancel()
 
 	// CloseOnContextDone lets a deadline or a cancelled job stop a
 	// computation: wazero checks the context at every loop and call.
@@ -359,6 +355,11 @@ func NewCalculatorWith(ctx context.Context, wasm []byte, lim Limits) (*Calculato
 			return fail(fmt.Errorf("wasm: not a circom witness calculator: %w", err))
 		}
 	}
+	// Every call at load runs under the deadline, from here (compiling is
+	// wazero's work, not the module's); ctx's cancellation (a signal during
+	// start-up) stops it too.
+	ctx, cancel := context.WithTimeout(parent, loadTimeout)
+	defer cancel()
 	in, err := c.instance(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("wasm: %w", c.failure(parent, ctx, nil, loadTimeout, "instantiating the module", err)))
