@@ -40,7 +40,7 @@ func sourceFlags() []cli.Flag {
 			Usage: "the longest one circom witness calculation (--wasm) may run; a job past it fails alone, and a call at load past it fails start-up " +
 				"(0: a minute and a second more for each 16384 wires of the circuit; never unbounded)"},
 		&cli.StringFlag{Name: "wasm-memory", Value: "auto", Category: "circom", EnvVars: env("wasm-memory"),
-			Usage: "the most memory one circom witness calculator instance may grow to, counted twice in each input job's memory reservation; " +
+			Usage: "the most memory one circom witness calculator instance may grow to, counted in each job's memory reservation; " +
 				"a job that needs more fails alone: a size up to 4GiB, or auto (4× what the module declares, at least 256MiB, at most an eighth of --mem-budget)"},
 	}
 }

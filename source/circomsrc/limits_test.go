@@ -77,7 +77,7 @@ func TestCalculatorDeadlineAndCancellation(t *testing.T) {
 // only their initial memory.
 func TestCalculatorMemoryLimit(t *testing.T) {
 	c := hostileCalc(t, func(b []byte) ([]byte, error) { return hostilewasm.GrowOnSignal(b, "poison", 65536) }, Limits{Memory: 8 << 20})
-	if c.MemoryLimit() != 8<<20 || c.JobBytes() != 16<<20 {
+	if c.MemoryLimit() != 8<<20 || c.JobBytes() != 8<<20 {
 		t.Fatalf("limit %d, job bytes %d", c.MemoryLimit(), c.JobBytes())
 	}
 	_, err := c.Calculate(context.Background(), json.RawMessage(poisonInput))
