@@ -147,11 +147,14 @@ func TestSignalsStopALoopingCalculation(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		timeout  string
+		sig      syscall.Signal
 		signals  int
 		wantCode int
 	}{
-		{"drain", "3s", 1, 2},
-		{"abort", "10m", 2, 130},
+		{"drain", "3s", syscall.SIGINT, 1, 2},
+		{"drain-sigterm", "3s", syscall.SIGTERM, 1, 2},
+		{"abort", "10m", syscall.SIGINT, 2, 130},
+		{"abort-sigterm", "10m", syscall.SIGTERM, 2, 130},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -184,7 +187,7 @@ func TestSignalsStopALoopingCalculation(t *testing.T) {
 				}
 			}
 			for i := 0; i < c.signals; i++ {
-				cmd.Process.Signal(syscall.SIGINT)
+				cmd.Process.Signal(c.sig)
 				for i == 0 && c.signals > 1 && sc.Scan() && !strings.Contains(sc.Text(), "stopping intake") {
 				}
 			}
@@ -206,7 +209,7 @@ func TestSignalsStopALoopingCalculation(t *testing.T) {
 			}
 			res := readResults(t, results)
 			checkProved(t, proveRun{results: res}, "g1")
-			if c.name == "drain" && !strings.Contains(res["loops"].Error, "deadline of 3s") {
+			if c.signals == 1 && !strings.Contains(res["loops"].Error, "deadline of 3s") {
 				t.Errorf("the looping job: %+v, want it failed at its deadline", res["loops"])
 			}
 		})

@@ -45,13 +45,13 @@ func (c *Calculator) instancesMade() int {
 // first, each saying which; its instance is dropped, and the next input
 // computes on a fresh one.
 func TestCalculatorDeadlineAndCancellation(t *testing.T) {
-	c := hostileCalc(t, func(b []byte) ([]byte, error) { return hostilewasm.LoopOnSignal(b, "poison") }, Limits{Timeout: 100 * time.Millisecond})
+	c := hostileCalc(t, func(b []byte) ([]byte, error) { return hostilewasm.LoopOnSignal(b, "poison") }, Limits{Timeout: time.Second, Memory: 8 << 20})
 	if _, err := c.Calculate(context.Background(), json.RawMessage(goodInput)); err != nil {
 		t.Fatal(err)
 	}
 	made := c.instancesMade()
 	_, err := c.Calculate(context.Background(), json.RawMessage(poisonInput))
-	if err == nil || !strings.Contains(err.Error(), "ran past its deadline of 100ms") {
+	if err == nil || !strings.Contains(err.Error(), "ran past its deadline of 1s") {
 		t.Fatalf("a looping calculation: %v, want its deadline", err)
 	}
 	if _, err := c.Calculate(context.Background(), json.RawMessage(goodInput)); err != nil {
@@ -121,6 +121,22 @@ func TestLimitsRefused(t *testing.T) {
 		if c, err := NewCalculatorWith(context.Background(), code, lim); err == nil {
 			c.Close(context.Background())
 			t.Errorf("%+v accepted", lim)
+		}
+	}
+}
+
+// TestEveryJobExportIsBounded: wherever in a job's calls the module loops
+// (init, the signal lookup, setting a value, reading the witness back in
+// bulk or a wire a call), the calculation stops at its deadline.
+func TestEveryJobExportIsBounded(t *testing.T) {
+	for _, export := range []string{"init", "getInputSignalSize", "setInputSignal", "getWitness"} {
+		for _, wireByWire := range []bool{false, true} {
+			c := hostileCalc(t, func(b []byte) ([]byte, error) { return hostilewasm.Loop(b, export) }, Limits{Timeout: time.Second, Memory: 8 << 20})
+			c.wireByWire = wireByWire
+			_, err := c.Calculate(context.Background(), json.RawMessage(goodInput))
+			if err == nil || !strings.Contains(err.Error(), "ran past its deadline of 1s") {
+				t.Errorf("a loop in %s (wire by wire %v): %v, want the deadline", export, wireByWire, err)
+			}
 		}
 	}
 }
