@@ -180,8 +180,12 @@ func loadCircuits(c *cli.Context) (circs []*stages.Circuit, err error) {
 	if len(r1css) > len(zkeys) {
 		return circs, fmt.Errorf("%d --r1cs for %d --zkey: give each --r1cs after its --zkey", len(r1css), len(zkeys))
 	}
+	limits, err := circomLimits(c)
+	if err != nil {
+		return circs, err
+	}
 	for i, zk := range zkeys {
-		files := circomsrc.Files{Zkey: zk, ReadTimeout: c.Duration("read-timeout")}
+		files := circomsrc.Files{Zkey: zk, ReadTimeout: c.Duration("read-timeout"), WasmLimits: limits}
 		if i < len(wasms) {
 			files.Wasm = wasms[i]
 		}

@@ -109,7 +109,7 @@ func publicValues(f *binFile, r io.Reader, size uint64, nPublic int) ([]string, 
 		if v.err != nil {
 			return nil, v.err
 		}
-		out[i] = e.String()
+		out[i] = decimal(&e)
 	}
 	return out, v.err
 }
