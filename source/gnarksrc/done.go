@@ -43,7 +43,7 @@ func (s *Source) Done(dir, id string) (stages.Emitted, error) {
 	}
 	em.PublicInputs = make([]string, 0, len(vec))
 	for _, v := range vec {
-		em.PublicInputs = append(em.PublicInputs, v.String())
+		em.PublicInputs = append(em.PublicInputs, decimal(&v))
 	}
 	return em, nil
 }

@@ -432,7 +432,7 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 		return em, err
 	}
 	for _, v := range st.public.Vector().(fr.Vector) {
-		em.PublicInputs = append(em.PublicInputs, v.String())
+		em.PublicInputs = append(em.PublicInputs, decimal(&v))
 	}
 	return em, nil
 }
@@ -450,9 +450,9 @@ type JSONProof struct {
 
 // ProofJSON returns p's JSON form.
 func ProofJSON(p *groth16bn254.Proof) JSONProof {
-	g1 := func(a *bn254.G1Affine) [3]string { return [3]string{a.X.String(), a.Y.String(), "1"} }
+	g1 := func(a *bn254.G1Affine) [3]string { return [3]string{decimal(&a.X), decimal(&a.Y), "1"} }
 	out := JSONProof{Protocol: "groth16", Curve: "bn128", A: g1(&p.Ar), C: g1(&p.Krs),
-		B: [3][2]string{{p.Bs.X.A0.String(), p.Bs.X.A1.String()}, {p.Bs.Y.A0.String(), p.Bs.Y.A1.String()}, {"1", "0"}}}
+		B: [3][2]string{{decimal(&p.Bs.X.A0), decimal(&p.Bs.X.A1)}, {decimal(&p.Bs.Y.A0), decimal(&p.Bs.Y.A1)}, {"1", "0"}}}
 	for i := range p.Commitments {
 		out.Commitments = append(out.Commitments, g1(&p.Commitments[i]))
 	}

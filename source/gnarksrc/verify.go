@@ -123,7 +123,7 @@ func VerifyProofWith(vk *groth16bn254.VerifyingKey, h HashToField, proofName str
 	}
 	inputs := make([]string, 0, len(vec))
 	for _, v := range vec {
-		inputs = append(inputs, v.String())
+		inputs = append(inputs, decimal(&v))
 	}
 	return proof, inputs, nil
 }
