@@ -55,5 +55,7 @@ var bitsCircuit = Builtin{
 		c.Count = count
 		return c
 	},
+	// a word: 64 bits each asserted boolean, 63 ANDs and the recomposition
+	floor: func(n int) (int, int) { return bitsPerWord * bitsWords(n), bitsPerWord * bitsWords(n) },
 	shape: func(n int) Shape { return Shape{Public: 1, Secret: bitsWords(n)} },
 }

@@ -29,6 +29,10 @@ type Builtin struct {
 	circuit func(n int) frontend.Circuit
 	// assign returns a satisfying assignment of circuit(n) drawn from seed.
 	assign func(n int, seed int64) frontend.Circuit
+	// floor is the fewest constraints and wires circuit(n) has, without
+	// compiling, for refusing a size before the compiler's memory is
+	// spent; TestFloorIsBelowCompile checks it.
+	floor func(n int) (constraints, wires int)
 	// shape is what Compile(n) has, without compiling (seconds and GiBs
 	// at 2²⁰); see Shape.
 	shape func(n int) Shape
@@ -75,6 +79,9 @@ const MinConstraints = 4
 func (b Builtin) Compile(n int) (constraint.ConstraintSystem, error) {
 	if n < MinConstraints {
 		return nil, fmt.Errorf("%s: %d constraints is below the minimum %d", b.Name, n, MinConstraints)
+	}
+	if c, _ := b.floor(n); checkDomain(c) != nil {
+		return nil, fmt.Errorf("%s at %d: %w", b.Name, n, checkDomain(c))
 	}
 	return frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, b.circuit(n))
 }

@@ -1,12 +1,15 @@
 package circuits_test
 
 import (
+	"errors"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
 
 	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/mem"
 )
 
 // Shape must say what Compile makes, since a circuit directory's
@@ -64,5 +67,55 @@ func BenchmarkMulChainWitness(b *testing.B) {
 		if _, err := mc.Witness(1<<20, int64(i)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The floor CheckSetup refuses by before compiling must be at most what
+// Compile makes: a size is never refused for a circuit smaller than it is.
+func TestFloorIsBelowCompile(t *testing.T) {
+	for _, name := range circuits.Names() {
+		b, err := circuits.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{4, 5, 7, 127, 128, 129, 255, 256, 300, 1001, 4097} {
+			ccs, err := b.Compile(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, w := circuits.Floor(b, n)
+			gotW := ccs.GetNbInternalVariables() + ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables()
+			if c > ccs.GetNbConstraints() || w > gotW {
+				t.Errorf("%s at %d: floor %d constraints and %d wires, Compile made %d and %d", name, n, c, w, ccs.GetNbConstraints(), gotW)
+			}
+		}
+	}
+}
+
+// CheckSetup refuses over 2^27 constraints and over the memory allowed,
+// naming the figures, and passes what fits; Compile refuses over 2^27
+// without compiling.
+func TestCheckSetup(t *testing.T) {
+	if err := circuits.CheckSetup(1<<27, 1<<27, 0); err != nil {
+		t.Fatalf("2^27 with no memory figure: %v", err)
+	}
+	for _, n := range []int{1<<27 + 1, 2000000000, 1 << 62} {
+		err := circuits.CheckSetup(n, n, 1<<50)
+		if !errors.Is(err, circuits.ErrTooLarge) || !strings.Contains(err.Error(), "limit of 2^27") {
+			t.Errorf("CheckSetup(%d): %v", n, err)
+		}
+	}
+	need := circuits.SetupMemory(1<<20, 1<<20)
+	if err := circuits.CheckSetup(1<<20, 1<<20, need); err != nil {
+		t.Errorf("a setup needing exactly what is allowed: %v", err)
+	}
+	err := circuits.CheckSetup(1<<20, 1<<20, need-1)
+	if !errors.Is(err, circuits.ErrTooLarge) || !strings.Contains(err.Error(), "needs about "+mem.FormatBytes(need)) ||
+		!strings.Contains(err.Error(), "allows "+mem.FormatBytes(need-1)) {
+		t.Errorf("over memory: %v", err)
+	}
+	b, _ := circuits.Lookup("mulchain")
+	if _, err := b.Compile(1<<27 + 1); !errors.Is(err, circuits.ErrTooLarge) {
+		t.Errorf("Compile(2^27+1): %v", err)
 	}
 }

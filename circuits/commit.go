@@ -61,5 +61,7 @@ var commitCircuit = Builtin{
 		c.Sum = mod(sum)
 		return c
 	},
+	// a product term a value on each side; the inputs and the terms are wires
+	floor: func(n int) (int, int) { return 2 * commitLen(n), 4 * commitLen(n) },
 	shape: func(n int) Shape { return Shape{Public: 1, Secret: 2 * commitLen(n)} },
 }

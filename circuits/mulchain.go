@@ -49,5 +49,6 @@ var mulchain = Builtin{
 		}
 		return &MulChain{X: x0, Y: x.BigInt(new(big.Int)), N: n - 1}
 	},
+	floor: func(n int) (int, int) { return n, n + 2 }, // the one wire, X, then a wire a product
 	shape: func(n int) Shape { return Shape{Public: 1, Secret: 1, Constraints: n} },
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/consensys/gnark/logger"
 	"github.com/urfave/cli/v2"
@@ -19,6 +20,7 @@ const (
 	ExitOK          = 0   // every job proven (or resumed)
 	ExitRunFailed   = 1   // the run failed: bad flags, a circuit that does not load, outputs that cannot be written
 	ExitJobsFailed  = 2   // the run finished, and some jobs failed: their result lines say why
+	ExitUsage       = 2   // arguments the command does not take (a usage line says which it does)
 	ExitInterrupted = 130 // a second Ctrl-C (or SIGTERM) aborted the jobs in flight
 )
 
@@ -27,6 +29,22 @@ type JobsFailedError struct{ Failed, Total int }
 
 func (e *JobsFailedError) Error() string {
 	return fmt.Sprintf("%d of %d job(s) failed; see their result lines", e.Failed, e.Total)
+}
+
+// UsageError is a command line the command does not take; Main prints the
+// command's usage line after it.
+type UsageError struct{ Msg, Usage string }
+
+func (e *UsageError) Error() string { return e.Msg + "\nusage: " + e.Usage }
+
+// usageErrorf is a UsageError for c's command.
+func usageErrorf(c *cli.Context, format string, args ...any) error {
+	u := c.Command.UsageText
+	if u == "" {
+		u = "zkpipe " + c.Command.FullName() + " [flags]"
+	}
+	name := strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ") // "groth16 prove"
+	return &UsageError{Msg: name + ": " + fmt.Sprintf(format, args...), Usage: u}
 }
 
 // errInterrupted is a run aborted by a second signal.
@@ -40,9 +58,15 @@ func Main(args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "zkpipe:", err)
 	var jobs *JobsFailedError
+	var coded interface{ exitCode() int }
+	var usage *UsageError
 	switch {
+	case errors.As(err, &coded):
+		return coded.exitCode()
 	case errors.As(err, &jobs):
 		return ExitJobsFailed
+	case errors.As(err, &usage):
+		return ExitUsage
 	case errors.Is(err, errInterrupted):
 		return ExitInterrupted
 	}
@@ -57,11 +81,13 @@ func App() *cli.App {
 		Description: "Every flag can also be set by an environment variable ZKPIPE_<FLAG>, " +
 			"upper-case with - as _ (for example ZKPIPE_MSM_H_WORKERS=2).\n\n" +
 			"Exit codes: 0 every job proven; 1 the run failed (flags, circuits, outputs); " +
-			"2 the run finished and some jobs failed (their result lines say why); 130 aborted by a second Ctrl-C.",
+			"2 the run finished and some jobs failed (their result lines say why), or arguments the command does not take; 130 aborted by a second Ctrl-C.",
 		Commands: []*cli.Command{
 			benchCommand(),
 			circuitCommand(),
 			demoCommand(),
+			exportCommand(),
+			groth16Command(),
 			proveCommand(),
 			resultsCommand(),
 			serveCommand(),

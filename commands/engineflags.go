@@ -12,6 +12,7 @@ import (
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/tracing"
@@ -35,7 +36,35 @@ func sourceFlags() []cli.Flag {
 			Usage: "the longest one witness file may take to read, from open to the last byte: a FIFO nobody writes to or a stalled mount fails its job alone (0: the default)"},
 		&cli.BoolFlag{Name: "skip-verify", Category: "input", EnvVars: env("skip-verify"),
 			Usage: "do not check gnark proofs against the verifying key before writing them (about 0.6 ms a proof): for benchmarks only"},
+		&cli.DurationFlag{Name: "wasm-timeout", Category: "circom", EnvVars: env("wasm-timeout"),
+			Usage: "the longest one circom witness calculation (--wasm) may run; a job past it fails alone, and a call at load past it fails start-up " +
+				"(0: a minute and a second more for each 16384 wires of the circuit; never unbounded)"},
+		&cli.StringFlag{Name: "wasm-memory", Value: "auto", Category: "circom", EnvVars: env("wasm-memory"),
+			Usage: "the most memory one circom witness calculator instance may grow to, counted in each job's memory reservation; " +
+				"a job that needs more fails alone: a size up to 4GiB, or auto (4× what the module declares, at least 256MiB, at most an eighth of --mem-budget)"},
 	}
+}
+
+// circomLimits are the circom witness calculator's bounds from the flags
+// (circomsrc.Files.WasmLimits).
+func circomLimits(c *cli.Context) (circomsrc.Limits, error) {
+	var l circomsrc.Limits
+	if l.Timeout = c.Duration("wasm-timeout"); l.Timeout < 0 {
+		return l, fmt.Errorf("--wasm-timeout %s: want 0 (by the circuit's size) or more", l.Timeout)
+	}
+	switch v := strings.TrimSpace(c.String("wasm-memory")); strings.ToLower(v) {
+	case "auto", "":
+		if b, err := mem.ParseBudget(c.String("mem-budget"), mem.ReadMachine().Limit); err == nil && b != mem.Unlimited {
+			l.Budget = b
+		}
+	default:
+		b, err := mem.ParseBudget(v, 0)
+		if err != nil || b == mem.Unlimited || b <= 0 || b > 4<<30 {
+			return l, fmt.Errorf("--wasm-memory %q: want a size up to 4GiB (the wasm32 limit), or auto", v)
+		}
+		l.Memory = b
+	}
+	return l, nil
 }
 
 // parseTables reads --cuda-msm-tables into engine.CUDAOptions.MSMTableMiB:
@@ -153,7 +182,7 @@ func computeFlags() []cli.Flag {
 func cudaFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "cuda-lib", Category: "compute", EnvVars: env("cuda-lib"),
-			Usage: "path of " + gpu.CUDALibraryName + " (built by gpu/cuda/build.sh); default: beside the zkpipe executable, then the system library path; never the working directory"},
+			Usage: "path of " + gpu.CUDALibraryName + " (built by gpu/cuda/build.sh); default: beside the zkpipe executable, then /usr/local/lib, /usr/local/lib64, /usr/lib/<multiarch>, /usr/lib64, /usr/lib; never the working directory"},
 		&cli.StringFlag{Name: "cuda-device", Value: "0", Category: "compute", EnvVars: env("cuda-device"),
 			Usage: "GPUs for --device cuda: an index (0), a list (0,1) or all; with several, each job runs its device stages on the least loaded GPU, and the device-stage worker counts apply to each"},
 		&cli.IntFlag{Name: "cuda-pinned-mib", Value: 32, Category: "compute", EnvVars: env("cuda-pinned-mib"),

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
@@ -32,6 +33,7 @@ func proveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "out", Value: "out", Usage: "directory for proofs (locked while zkpipe runs)", EnvVars: env("out")},
 		&cli.StringFlag{Name: "results", Value: "-", Usage: "JSON Lines of results, - for stdout (opened once the circuits are loaded)", EnvVars: env("results")},
 		metricsFlag(),
+		&cli.BoolFlag{Name: "calldata", Usage: "write beside each gnark proof ID.calldata: its call of the circuit's Solidity verifier (zkpipe export solidity), in hex; the result line names it", EnvVars: env("calldata")},
 		&cli.BoolFlag{Name: "skip-done", Usage: "answer a job whose proof is already in --out and verifies from those files (its result line says \"resumed\") instead of proving it again", EnvVars: env("skip-done")},
 		&cli.StringSliceFlag{Name: "zkey", Usage: "circom circuit: snarkjs Groth16 proving key (repeatable); the circuit is named after the file, less .zkey", EnvVars: env("zkey"), Category: "circom"},
 		&cli.StringSliceFlag{Name: "wasm", Usage: "circom witness calculator (circuit_js/circuit.wasm) of the --zkey in the same position, for input jobs", EnvVars: env("wasm"), Category: "circom"},
@@ -43,6 +45,9 @@ func proveFlags() []cli.Flag {
 // files. The first SIGINT or SIGTERM stops reading jobs and lets those in
 // flight finish; a second cancels them.
 func prove(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usageErrorf(c, "takes no positional arguments, got %q (jobs come from --jobs; for snarkjs's or rapidsnark's order: zkpipe groth16 prove ZKEY WTNS PROOF.json PUBLIC.json)", c.Args().Slice())
+	}
 	in := io.Reader(os.Stdin)
 	if p := c.String("jobs"); p != "-" {
 		f, err := os.Open(p)
@@ -52,6 +57,9 @@ func prove(c *cli.Context) error {
 		defer f.Close()
 		in = f
 	}
+	// a user who typed zkpipe prove without --jobs sees why nothing happens
+	tty, onTerminal := in.(*os.File)
+	onTerminal = onTerminal && isatty.IsTerminal(tty.Fd())
 	opts, err := engineOptions(c, c.String("out"))
 	if err != nil {
 		return err
@@ -83,6 +91,9 @@ func prove(c *cli.Context) error {
 			out = resultsFile
 		}
 		results = stream.NewWriter(out)
+		if onTerminal {
+			fmt.Fprintln(logOut(c), "zkpipe: waiting for jobs on the terminal, one JSON line each (Ctrl-D to end); --jobs FILE reads them from a file")
+		}
 		return nil
 	}, func(line stream.Result) error {
 		total++
@@ -154,7 +165,9 @@ func loadCircuits(c *cli.Context) (circs []*stages.Circuit, err error) {
 		}
 	}()
 	for _, dir := range c.StringSlice("circuit") {
-		circ, err := gnarksrc.LoadDirWith(dir, gnarkOptions(c))
+		o := gnarkOptions(c)
+		o.Calldata = c.Bool("calldata")
+		circ, err := gnarksrc.LoadDirWith(dir, o)
 		if err != nil {
 			return circs, err
 		}
@@ -167,8 +180,12 @@ func loadCircuits(c *cli.Context) (circs []*stages.Circuit, err error) {
 	if len(r1css) > len(zkeys) {
 		return circs, fmt.Errorf("%d --r1cs for %d --zkey: give each --r1cs after its --zkey", len(r1css), len(zkeys))
 	}
+	limits, err := circomLimits(c)
+	if err != nil {
+		return circs, err
+	}
 	for i, zk := range zkeys {
-		files := circomsrc.Files{Zkey: zk, ReadTimeout: c.Duration("read-timeout")}
+		files := circomsrc.Files{Zkey: zk, ReadTimeout: c.Duration("read-timeout"), WasmLimits: limits}
 		if i < len(wasms) {
 			files.Wasm = wasms[i]
 		}

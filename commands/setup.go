@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,11 +18,22 @@ func setupCommand() *cli.Command {
 			&cli.StringFlag{Name: "circuit", Usage: fmt.Sprintf("built-in circuit: %v", circuits.Names()), Value: "mulchain", EnvVars: env("circuit")},
 			&cli.IntFlag{Name: "constraints", Aliases: []string{"n"}, Usage: "about how many constraints", Value: 1 << 12, EnvVars: env("constraints")},
 			&cli.StringFlag{Name: "out", Usage: "circuit directory to write (its base name is the circuit's name)", Required: true, EnvVars: env("out")},
+			&cli.StringFlag{Name: "hash-to-field", Value: string(gnarksrc.HashDefault), Usage: "how commitments hash to their challenge, recorded in the directory for prove and verify: default (gnark's), sha256 (what gnark's Solidity verifier computes) or keccak256", EnvVars: env("hash-to-field")},
 		},
 		Action: func(c *cli.Context) error {
+			htf, err := gnarksrc.ParseHashToField(c.String("hash-to-field"))
+			if err != nil {
+				return err
+			}
 			start := time.Now()
 			info, err := gnarksrc.Setup(c.String("circuit"), c.Int("constraints"), c.String("out"))
+			if errors.Is(err, circuits.ErrTooLarge) {
+				return refusedError{err}
+			}
 			if err != nil {
+				return err
+			}
+			if err := gnarksrc.WriteHashToField(c.String("out"), htf); err != nil {
 				return err
 			}
 			fmt.Printf("%s: %s, %d constraints (domain %d), %d wires, in %s\n",
@@ -30,3 +42,12 @@ func setupCommand() *cli.Command {
 		},
 	}
 }
+
+// refusedError is a setup refused before any work, for a size the machine
+// (or zkpipe's limits) cannot hold: exit 2, the code of a request refused as
+// given, as for usage errors, rather than 1, a run that failed.
+type refusedError struct{ error }
+
+func (refusedError) exitCode() int { return ExitUsage }
+
+func (e refusedError) Unwrap() error { return e.error }

@@ -34,10 +34,14 @@ func verifyCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			htf, err := gnarksrc.ReadHashToField(c.String("circuit"))
+			if err != nil {
+				return err
+			}
 			bad := 0
 			for _, p := range c.Args().Slice() {
 				pub := strings.TrimSuffix(p, ".proof") + ".public"
-				if err := gnarksrc.VerifyFiles(vk, p, pub); err != nil {
+				if err := gnarksrc.VerifyFilesWith(vk, htf, p, pub); err != nil {
 					fmt.Printf("%s: REJECTED: %v\n", p, err)
 					bad++
 					continue

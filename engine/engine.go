@@ -441,7 +441,7 @@ func (e *Engine) resume(j *stages.Job) (stream.Result, bool) {
 	}
 	e.resumed.Add(1)
 	return stream.Result{ID: j.ID, Circuit: c.Name, Proof: em.Proof, Public: em.Public,
-		PublicInputs: em.PublicInputs, Resumed: true, Stages: []stream.StageTime{}}, true
+		PublicInputs: em.PublicInputs, Calldata: em.Calldata, Resumed: true, Stages: []stream.StageTime{}}, true
 }
 
 func (e *Engine) statusLine() string {

@@ -24,6 +24,7 @@ type Verifier struct {
 	// Against says what the key is, for a result line's verified_with.
 	Against string
 	gnark   *groth16bn254.VerifyingKey
+	htf     gnarksrc.HashToField // the gnark circuit's hash-to-field (its directory's)
 	circom  *circomsrc.VerifyingKey
 }
 
@@ -50,7 +51,11 @@ func LocalVerifier(ctx context.Context, circuitDir, vkey string) (*Verifier, err
 		if err != nil {
 			return nil, fmt.Errorf("--circuit: %s: %w", p, err)
 		}
-		return &Verifier{Against: "--circuit " + circuitDir, gnark: vk}, nil
+		htf, err := gnarksrc.ReadHashToField(circuitDir)
+		if err != nil {
+			return nil, fmt.Errorf("--circuit: %w", err)
+		}
+		return &Verifier{Against: "--circuit " + circuitDir, gnark: vk, htf: htf}, nil
 	}
 	return nil, nil
 }
@@ -59,7 +64,7 @@ func LocalVerifier(ctx context.Context, circuitDir, vkey string) (*Verifier, err
 func circuitVerifier(c *stages.Circuit, against string) *Verifier {
 	switch s := c.Source.(type) {
 	case *gnarksrc.Source:
-		return &Verifier{Against: against, gnark: s.VerifyingKey()}
+		return &Verifier{Against: against, gnark: s.VerifyingKey(), htf: s.HashToField()}
 	case *circomsrc.Source:
 		return &Verifier{Against: against, circom: s.VerifyingKey()}
 	}
@@ -106,7 +111,7 @@ func (v *Verifier) check(id string, files map[string][]byte) (checked, error) {
 		if err != nil {
 			return c, err
 		}
-		proof, inputs, err := gnarksrc.VerifyProof(v.gnark, c.proof, pb, c.public, wb)
+		proof, inputs, err := gnarksrc.VerifyProofWith(v.gnark, v.htf, c.proof, pb, c.public, wb)
 		if err != nil {
 			return c, fmt.Errorf("%w: %v", errRejected, err)
 		}
@@ -191,10 +196,20 @@ func (k *storeKeys) get(ctx context.Context, name string) (*Verifier, error) {
 		if err != nil {
 			return nil, err
 		}
+		digest, htf := info.Digest, gnarksrc.HashDefault
+		if f == gnarksrc.VKFile {
+			// the circuit's hash-to-field travels beside its key; a change
+			// of either is a new key
+			var hd string
+			if htf, hd, err = k.hashToField(ctx, name); err != nil {
+				return nil, err
+			}
+			digest += " " + hd
+		}
 		k.mu.Lock()
 		e, ok := k.m[obj]
 		k.mu.Unlock()
-		if ok && e.digest == info.Digest {
+		if ok && e.digest == digest {
 			k.mu.Lock()
 			k.last[name] = e.v
 			k.mu.Unlock()
@@ -207,7 +222,7 @@ func (k *storeKeys) get(ctx context.Context, name string) (*Verifier, error) {
 		if err != nil {
 			return nil, err
 		}
-		v := &Verifier{Against: fmt.Sprintf("circuit store %s (%s)", obj, info.Digest)}
+		v := &Verifier{Against: fmt.Sprintf("circuit store %s (%s)", obj, info.Digest), htf: htf}
 		if f == gnarksrc.VKFile {
 			var data []byte
 			if data, err = io.ReadAll(io.LimitReader(r, maxVKBytes)); err == nil {
@@ -224,10 +239,40 @@ func (k *storeKeys) get(ctx context.Context, name string) (*Verifier, error) {
 			return nil, fmt.Errorf("%w: %s: %v", errRejected, obj, err)
 		}
 		k.mu.Lock()
-		k.m[obj] = storeKey{info.Digest, v}
+		k.m[obj] = storeKey{digest, v}
 		k.last[name] = v
 		k.mu.Unlock()
 		return v, nil
 	}
 	return nil, fmt.Errorf("%w: circuit %q has no verifying key in the store (%s or %s)", errRejected, name, gnarksrc.VKFile, zkeyObject)
+}
+
+// hashToField reads circuit name's hash-to-field from the store (gnark's
+// default when it has none) and that object's digest ("" when none).
+func (k *storeKeys) hashToField(ctx context.Context, name string) (gnarksrc.HashToField, string, error) {
+	obj := name + "/" + gnarksrc.HashFile
+	info, err := k.q.Circuits.GetInfo(ctx, obj)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return gnarksrc.HashDefault, "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if info.Size > circuitFileLimit(gnarksrc.HashFile) {
+		return "", "", fmt.Errorf("%w: %s: %d bytes, more than a hash-to-field name can be", errRejected, obj, info.Size)
+	}
+	r, err := k.q.Circuits.Get(ctx, obj)
+	if err != nil {
+		return "", "", err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, int64(circuitFileLimit(gnarksrc.HashFile))))
+	if err != nil {
+		return "", "", err
+	}
+	h, err := gnarksrc.ParseHashToField(string(b))
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %s: %v", errRejected, obj, err)
+	}
+	return h, info.Digest, nil
 }

@@ -87,18 +87,24 @@ func TestFindCUDALibraryNeverTheWorkingDirectory(t *testing.T) {
 	}
 	t.Chdir(dir)
 	// Beside the executable when it is there (the test binary's directory,
-	// when a device run carries the library next to it), else the bare name
-	// for the system library path: never the planted copies.
-	want := gpu.CUDALibraryName
-	if beside := filepath.Join(exeDir(t), gpu.CUDALibraryName); fileExists(beside) {
-		want = beside
+	// when a device run carries the library next to it), else the first
+	// system directory holding it, else none: never the planted copies,
+	// never a bare name for the loader's search.
+	want := ""
+	for _, dir := range append([]string{exeDir(t)}, gpu.CUDASystemDirs...) {
+		if p := filepath.Join(dir, gpu.CUDALibraryName); fileExists(p) {
+			want = p
+			break
+		}
 	}
 	p, err := gpu.FindCUDALibrary("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p != want {
-		t.Fatalf("FindCUDALibrary(\"\") = %q, want %q", p, want)
+	switch {
+	case want == "" && !errors.Is(err, gpu.ErrNoCUDA):
+		t.Fatalf("FindCUDALibrary(\"\") = %q, %v: want ErrNoCUDA, no library being anywhere zkpipe looks", p, err)
+	case want != "" && (err != nil || p != want):
+		t.Fatalf("FindCUDALibrary(\"\") = %q, %v, want %q", p, err, want)
+	case p != "" && !filepath.IsAbs(p):
+		t.Fatalf("FindCUDALibrary(\"\") = %q: not an absolute path", p)
 	}
 	// an explicit flag is taken, made absolute
 	p, err = gpu.FindCUDALibrary(gpu.CUDALibraryName)

@@ -1,10 +1,13 @@
 package gpu
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -49,18 +52,20 @@ var wantABI = zkABI{
 // ErrNoCUDA wraps every reason OpenCUDA cannot give a backend.
 var ErrNoCUDA = errors.New("cuda unavailable")
 
-// FindCUDALibrary says where OpenCUDA loads the library from, in this order:
+// FindCUDALibrary says where OpenCUDA loads the library from: always an
+// absolute path that zkpipe chose, in this order:
 //
 //  1. flag (--cuda-lib, $ZKPIPE_CUDA_LIB) when not empty: that file, which
 //     must exist (a relative path is made absolute here, once);
-//  2. CUDALibraryName beside the running executable;
-//  3. CUDALibraryName as a bare name, which the dynamic loader looks up on
-//     the system library path (LD_LIBRARY_PATH, the ld.so cache, /usr/lib…).
+//  2. CUDALibraryName beside the running executable (symlinks resolved);
+//  3. CUDALibraryName in the first of CUDASystemDirs that holds it.
 //
-// Never a path relative to the working directory: a library planted in the
-// directory zkpipe runs from must not run its constructors in the prover.
-// (An empty entry in LD_LIBRARY_PATH does mean the working directory to the
-// loader; that is the environment's choice, not zkpipe's.)
+// Never a bare name through the dynamic loader's search: the loader takes
+// an empty element of LD_LIBRARY_PATH (":/opt/cuda/lib64", what
+// LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/x gives when it was unset) or "." for
+// the working directory, so a library planted in the directory zkpipe runs
+// from would run its constructors in the prover before any check. None
+// found is an error wrapping ErrNoCUDA that lists where zkpipe looked.
 func FindCUDALibrary(flag string) (string, error) {
 	if flag != "" {
 		p, err := filepath.Abs(flag)
@@ -72,15 +77,137 @@ func FindCUDALibrary(flag string) (string, error) {
 		}
 		return p, nil
 	}
+	var looked []string
 	if exe, err := os.Executable(); err == nil {
 		if exe, err = filepath.EvalSymlinks(exe); err == nil {
-			p := filepath.Join(filepath.Dir(exe), CUDALibraryName)
-			if _, err := os.Stat(p); err == nil {
-				return p, nil
+			looked = append(looked, filepath.Dir(exe))
+		}
+	}
+	looked = append(looked, CUDASystemDirs...)
+	for _, dir := range looked {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, CUDALibraryName)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no %s beside the executable or in %s; give --cuda-lib", ErrNoCUDA, CUDALibraryName, strings.Join(CUDASystemDirs, ", "))
+}
+
+// CUDASystemDirs are the system directories FindCUDALibrary looks in, in
+// order, after the executable's own: where `install` puts a library, and
+// the distributions' library directories (Debian's multiarch one first).
+var CUDASystemDirs = []string{
+	"/usr/local/lib",
+	"/usr/local/lib64",
+	"/usr/lib/" + multiarch(),
+	"/usr/lib64",
+	"/usr/lib",
+}
+
+// multiarch is Debian's multiarch triplet for this architecture.
+func multiarch() string {
+	switch runtime.GOARCH {
+	case "arm64":
+		return "aarch64-linux-gnu"
+	case "ppc64le":
+		return "powerpc64le-linux-gnu"
+	}
+	return "x86_64-linux-gnu"
+}
+
+// preloadDeps loads, by absolute path, the libraries lib needs (its ELF
+// DT_NEEDED entries, theirs before them) and the CUDA driver that the
+// static CUDA runtime inside opens at its first call (libcuda.so.1), so
+// that the dynamic loader, finding each already loaded by its name, never
+// searches for one: its search would take an empty or relative
+// LD_LIBRARY_PATH element for the working directory, where a planted
+// libstdc++.so.6 would run its constructors in the prover. Each is looked
+// for in LD_LIBRARY_PATH's absolute elements, then depDirs. One found
+// nowhere is left to the loader, unless LD_LIBRARY_PATH has an element the
+// loader would take relative to the working directory: then the library is
+// refused, naming the dependency and the element.
+func preloadDeps(lib string, done map[string]bool, top bool) error {
+	f, err := elf.Open(lib)
+	if err != nil {
+		return fmt.Errorf("%s: %v", lib, err)
+	}
+	needed, err := f.ImportedLibraries()
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %v", lib, err)
+	}
+	if top {
+		needed = append(needed, "libcuda.so.1") // opened by name inside cudaInit; optional
+	}
+	dirs, unsafeElem := libraryPath()
+	for _, name := range needed {
+		if done[name] {
+			continue
+		}
+		done[name] = true
+		p := findIn(name, dirs)
+		if p == "" {
+			if name == "libcuda.so.1" {
+				continue // no driver here: zk_init says so
+			}
+			if unsafeElem != "" {
+				return fmt.Errorf("%s needs %s, which is in none of %s; LD_LIBRARY_PATH's element %q would have the loader look in the working directory, so it is not left to the loader",
+					lib, name, strings.Join(dirs, ", "), unsafeElem)
+			}
+			continue
+		}
+		if err := preloadDeps(p, done, false); err != nil {
+			return err
+		}
+		if _, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL); err != nil {
+			return fmt.Errorf("%s needs %s: load %s: %v", lib, name, p, err)
+		}
+	}
+	return nil
+}
+
+// depDirs are where preloadDeps looks for a dependency after
+// LD_LIBRARY_PATH's absolute elements: CUDASystemDirs, the base system's
+// library directories and CUDA's.
+var depDirs = append(append([]string(nil), CUDASystemDirs...),
+	"/lib/"+multiarch(), "/lib64", "/lib", "/usr/local/cuda/lib64")
+
+// libraryPath returns LD_LIBRARY_PATH's absolute elements followed by
+// depDirs, and the first element the loader would resolve against the
+// working directory (empty, "." or relative), if any.
+func libraryPath() (dirs []string, unsafeElem string) {
+	// glibc ignores an empty LD_LIBRARY_PATH, and splits others at ':' and
+	// ';', an empty element meaning the working directory
+	if v := os.Getenv("LD_LIBRARY_PATH"); v != "" {
+		for _, e := range strings.Split(strings.ReplaceAll(v, ";", ":"), ":") {
+			switch {
+			case filepath.IsAbs(e):
+				dirs = append(dirs, e)
+			case unsafeElem == "" && e == "":
+				unsafeElem = "(empty)"
+			case unsafeElem == "":
+				unsafeElem = e
 			}
 		}
 	}
-	return CUDALibraryName, nil
+	return append(dirs, depDirs...), unsafeElem
+}
+
+// findIn returns dir/name for the first dir holding name as a file.
+func findIn(name string, dirs []string) string {
+	if strings.ContainsRune(name, '/') {
+		return "" // a path in DT_NEEDED is the loader's to take as it is
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	return ""
 }
 
 // cudaFns are the C entry points of zkpipe.h. Every one but abiVersion takes
@@ -146,6 +273,9 @@ func loadCUDALibrary(path string) (*cudaLib, error) {
 	defer libsMu.Unlock()
 	if l, ok := libs[path]; ok {
 		return l, nil
+	}
+	if err := preloadDeps(path, map[string]bool{}, true); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoCUDA, err)
 	}
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {

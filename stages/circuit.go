@@ -15,6 +15,10 @@ type Circuit struct {
 	NbWires     int
 	NbPublic    int // public wires, including the constant one wire
 	Source      Source
+	// SynthesisBytes is host memory a job's Synthesize holds beside its
+	// vectors, counted in its reservation: a circom witness calculator's
+	// linear memory at its limit (the user's wasm may grow it that far).
+	SynthesisBytes int64
 
 	// Key holds the bases of every MSM; Resident is the device's copy.
 	Key      *gpu.Key

@@ -77,7 +77,8 @@ func (c *Circuit) Footprint() int64 {
 // (the next power of two), n is the domain size, fr = 32 bytes.
 //
 //	synth (synthesize, pin/transfer): W and the solver's flags (33 B a wire,
-//	      pooled), a, b, c (pooled: capacity n), the classified queries
+//	      pooled), a, b, c (pooled: capacity n), the classified queries, and
+//	      what the source's Synthesize holds beside them (SynthesisBytes)
 //	ntt   (NTT+MSM_H): a, b, c, the queries, the three padded copies the NTTs
 //	      work on (h is one of them), and the scratch of h's MSM
 //	tail  (batch-add to assemble): the queries, and the largest of one tail
@@ -96,7 +97,7 @@ func (c *Circuit) footprint() footprint {
 	nb, ng1 := len(c.Sel.B), max(len(c.Sel.A), len(c.Sel.B), len(c.Sel.K))
 	tail := max(mem.ClassBytes[bn254.G1Affine](ng1)+msmScratch(ng1, g1), mem.ClassBytes[bn254.G2Affine](nb)+msmScratch(nb, g2))
 	return footprint{
-		synth: mem.ClassBytes[fr.Element](c.NbWires) + mem.ClassBytes[bool](c.NbWires) + abc + queries,
+		synth: mem.ClassBytes[fr.Element](c.NbWires) + mem.ClassBytes[bool](c.NbWires) + abc + queries + c.SynthesisBytes,
 		ntt:   abc + queries + 3*int64(n)*fr.Bytes + msmScratch(n, g1),
 		tail:  queries + tail,
 	}

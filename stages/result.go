@@ -20,7 +20,7 @@ func ResultLine(r pipeline.Result[*Job], t0 time.Time) stream.Result {
 		out.Error = r.Err.Error()
 		out.FailedStage = r.Stage
 	} else {
-		out.Proof, out.Public, out.PublicInputs = j.Emitted.Proof, j.Emitted.Public, j.Emitted.PublicInputs
+		out.Proof, out.Public, out.PublicInputs, out.Calldata = j.Emitted.Proof, j.Emitted.Public, j.Emitted.PublicInputs, j.Emitted.Calldata
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	for _, t := range r.Timings {

@@ -41,5 +41,6 @@ type Points struct {
 // Emitted is what a written proof reports on its result line.
 type Emitted struct {
 	Proof, Public string   // paths
+	Calldata      string   // path of the proof's Solidity calldata, where asked for
 	PublicInputs  []string // decimal
 }

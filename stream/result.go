@@ -15,8 +15,11 @@ type Result struct {
 	Proof        string   `json:"proof,omitempty"`         // path of the proof file
 	Public       string   `json:"public,omitempty"`        // path of the public witness / public.json
 	PublicInputs []string `json:"public_inputs,omitempty"` // decimal, in order
-	Error        string   `json:"error,omitempty"`
-	FailedStage  string   `json:"failed_stage,omitempty"`
+	// Calldata is the path of the proof's call of its Solidity verifier
+	// (0x-prefixed hex), written when asked for (prove --calldata).
+	Calldata    string `json:"calldata,omitempty"`
+	Error       string `json:"error,omitempty"`
+	FailedStage string `json:"failed_stage,omitempty"`
 	// Retryable marks a failure of the prover's host rather than of the job
 	// (its disk, its GPU): proven elsewhere, the job may well succeed.
 	Retryable bool `json:"retryable,omitempty"`

@@ -25,6 +25,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,11 +47,65 @@ type File struct {
 	size     int64 // a regular file's size; -1 for a FIFO or a device
 	sawData  bool  // a FIFO has delivered data (so a zero read is its EOF)
 	pollable bool
+	clock    *ioClock // with Options.IOTime: the time spent waiting in reads
+	// cancelled: the read's context ended (its deadline is set to now,
+	// which a Read's own deadline must not undo)
+	cancelled atomic.Bool
+}
+
+// ioClock counts the time a read spends waiting in the kernel, in Read
+// calls, against its limit: with Options.IOTime the deadline is of waiting,
+// not of the decoder's work between reads.
+type ioClock struct {
+	mu    sync.Mutex
+	spent time.Duration // in Read calls that returned
+	since time.Time     // start of the Read in flight; zero when none
+	limit time.Duration
+}
+
+func (c *ioClock) start() {
+	c.mu.Lock()
+	c.since = time.Now()
+	c.mu.Unlock()
+}
+
+func (c *ioClock) stop() {
+	c.mu.Lock()
+	c.spent += time.Since(c.since)
+	c.since = time.Time{}
+	c.mu.Unlock()
+}
+
+// left is how much of the limit waiting may still take.
+func (c *ioClock) left() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	used := c.spent
+	if !c.since.IsZero() {
+		used += time.Since(c.since)
+	}
+	return c.limit - used
+}
+
+func (c *ioClock) grow(d time.Duration) {
+	c.mu.Lock()
+	c.limit += d
+	c.mu.Unlock()
 }
 
 // Size is a regular file's size from fstat, or -1 for a FIFO or a device,
 // whose length is known only at EOF.
 func (f *File) Size() int64 { return f.size }
+
+// ReadAt reads len(p) bytes at off of a regular file (io.ReaderAt), for a
+// reader that checks a file's layout against its size before it reads the
+// body; on a FIFO or a device, which cannot seek, it fails.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	if f.size < 0 {
+		return 0, fmt.Errorf("%s: a %s has no offsets to read at", f.name, kind(f.mode))
+	}
+	return f.f.ReadAt(p, off)
+}
 
 // Name is the path the file was opened by.
 func (f *File) Name() string { return f.name }
@@ -59,6 +115,17 @@ func (f *File) Name() string { return f.name }
 // Read then waits, under the deadline, for data or for a writer to come and
 // go, so a slow producer still works and a missing one times out.
 func (f *File) Read(p []byte) (int, error) {
+	if f.clock != nil {
+		f.clock.start()
+		defer f.clock.stop()
+		if f.pollable {
+			// the poller's deadline: what waiting has left
+			f.f.SetReadDeadline(time.Now().Add(max(f.clock.left(), 0)))
+			if f.cancelled.Load() {
+				f.f.SetReadDeadline(time.Now())
+			}
+		}
+	}
 	if !f.pollable || f.mode&fs.ModeNamedPipe == 0 || len(p) == 0 {
 		n, err := f.f.Read(p)
 		return n, mapDeadline(err)
@@ -115,6 +182,14 @@ type Options struct {
 	// on a working disk is not cut off, while a FIFO nobody writes to, whose
 	// size is unknown, still fails at Timeout.
 	MinRate int64
+	// IOTime makes the deadline one of waiting: only the time spent in the
+	// file's Read calls counts against Timeout (and MinRate's share), not
+	// the reader's work between them. For a decoder whose CPU work takes
+	// as long as the machine needs (decompressing a gnark proving key: a
+	// square root a point, minutes for a large key on a busy two-core
+	// machine), while a FIFO nobody writes to or a stalled mount, which
+	// blocks in a read, is still caught at the same deadline.
+	IOTime bool
 }
 
 func (o Options) timeout() time.Duration {
@@ -149,8 +224,12 @@ func Read[T any](ctx context.Context, path string, o Options, read func(f *File)
 	// pollable read still blocked, so its goroutine ends now.
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var clock *ioClock
+	if o.IOTime && !deadline.IsZero() {
+		clock = &ioClock{limit: limit}
+	}
 	go func() {
-		v, err := readFile(rctx, path, deadline, sized, read)
+		v, err := readFile(rctx, path, deadline, sized, clock, read)
 		done <- result{v, err}
 	}()
 
@@ -162,6 +241,9 @@ func Read[T any](ctx context.Context, path string, o Options, read func(f *File)
 		timer = t.C
 	}
 	timedOut := func() error {
+		if clock != nil {
+			return fmt.Errorf("%s: no complete read within %v of waiting for the file (a FIFO nobody writes to, or a stalled mount?): %w", path, limit, ErrTimeout)
+		}
 		return fmt.Errorf("%s: no complete read within %v (a FIFO nobody writes to, or a stalled mount?): %w", path, limit, ErrTimeout)
 	}
 	for {
@@ -173,6 +255,9 @@ func Read[T any](ctx context.Context, path string, o Options, read func(f *File)
 				more := time.Duration(float64(n) / float64(o.MinRate) * float64(time.Second))
 				deadline = deadline.Add(more)
 				limit += more
+				if clock != nil {
+					clock.grow(more)
+				}
 				t.Reset(time.Until(deadline))
 			}
 		case r := <-done:
@@ -188,12 +273,20 @@ func Read[T any](ctx context.Context, path string, o Options, read func(f *File)
 		case <-ctx.Done():
 			return zero, fmt.Errorf("%s: %w", path, ctx.Err())
 		case <-timer:
+			if clock != nil {
+				if left := clock.left(); left > 0 {
+					// the reader was working, not waiting: the time
+					// left is waiting's
+					t.Reset(left)
+					continue
+				}
+			}
 			return zero, timedOut()
 		}
 	}
 }
 
-func readFile[T any](ctx context.Context, path string, deadline time.Time, sized chan<- int64, read func(f *File) (T, error)) (T, error) {
+func readFile[T any](ctx context.Context, path string, deadline time.Time, sized chan<- int64, clock *ioClock, read func(f *File) (T, error)) (T, error) {
 	var zero T
 	osf, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -204,7 +297,7 @@ func readFile[T any](ctx context.Context, path string, deadline time.Time, sized
 	if err != nil {
 		return zero, err
 	}
-	f := &File{f: osf, name: path, mode: st.Mode(), size: -1}
+	f := &File{f: osf, name: path, mode: st.Mode(), size: -1, clock: clock}
 	switch m := st.Mode(); {
 	case m.IsRegular():
 		f.size = st.Size()
@@ -216,7 +309,10 @@ func readFile[T any](ctx context.Context, path string, deadline time.Time, sized
 			return zero, fmt.Errorf("%s: a %s that cannot be read with a deadline; give a regular file or a pipe", path, kind(m))
 		}
 		f.pollable = true
-		stop := context.AfterFunc(ctx, func() { osf.SetReadDeadline(time.Now()) })
+		stop := context.AfterFunc(ctx, func() {
+			f.cancelled.Store(true)
+			osf.SetReadDeadline(time.Now())
+		})
 		defer stop()
 	default:
 		return zero, fmt.Errorf("%s: a %s, not a regular file or a pipe", path, kind(m))
@@ -272,6 +368,12 @@ func ReadLimited[T any](ctx context.Context, path, what string, limit int64, o O
 		}
 		return read(&capped{r: f, left: limit, path: path, what: what, limit: limit})
 	})
+}
+
+// Capped is f cut at limit bytes as ReadLimited hands it over: a read past
+// limit fails, naming what the file is ("proving key").
+func (f *File) Capped(limit int64, what string) io.Reader {
+	return &capped{r: f, left: limit, path: f.name, what: what, limit: limit}
 }
 
 // capped fails a read past its limit, rather than end quietly as

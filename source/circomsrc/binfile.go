@@ -1,14 +1,17 @@
 package circomsrc
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math/big"
 	"strconv"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // ─── snarkjs binary files ────────────────────────────────────────────────────
@@ -31,18 +34,36 @@ type binFile struct {
 	sections map[uint32][]byte
 }
 
+// maxSections bounds a container's section count: snarkjs writes at most a
+// dozen, and each is walked before any is read.
+const maxSections = 1024
+
+// binHeader checks a container's first 12 bytes and returns its version
+// and section count.
+func binHeader(head []byte, magic string, maxVersion uint32) (version, n uint32, err error) {
+	if string(head[:4]) != magic {
+		return 0, 0, fmt.Errorf("not a %s file: magic %q", magic, head[:4])
+	}
+	version = binary.LittleEndian.Uint32(head[4:])
+	if version == 0 || version > maxVersion {
+		return 0, 0, fmt.Errorf("%s: version %d, this reader knows 1 to %d", magic, version, maxVersion)
+	}
+	n = binary.LittleEndian.Uint32(head[8:])
+	if n > maxSections {
+		return 0, 0, fmt.Errorf("%s: %d sections, more than a snarkjs file has (%d at most here)", magic, n, maxSections)
+	}
+	return version, n, nil
+}
+
 func parseBinFile(data []byte, magic string, maxVersion uint32) (*binFile, error) {
 	if len(data) < 12 {
 		return nil, fmt.Errorf("%s: truncated: %d bytes, not even a header", magic, len(data))
 	}
-	if string(data[:4]) != magic {
-		return nil, fmt.Errorf("not a %s file: magic %q", magic, data[:4])
+	version, n, err := binHeader(data, magic, maxVersion)
+	if err != nil {
+		return nil, err
 	}
-	f := &binFile{kind: magic, version: binary.LittleEndian.Uint32(data[4:]), sections: map[uint32][]byte{}}
-	if f.version == 0 || f.version > maxVersion {
-		return nil, fmt.Errorf("%s: version %d, this reader knows 1 to %d", magic, f.version, maxVersion)
-	}
-	n := binary.LittleEndian.Uint32(data[8:])
+	f := &binFile{kind: magic, version: version, sections: map[uint32][]byte{}}
 	pos := uint64(12)
 	for i := uint32(0); i < n; i++ {
 		if uint64(len(data))-pos < 12 {
@@ -61,9 +82,131 @@ func parseBinFile(data []byte, magic string, maxVersion uint32) (*binFile, error
 		pos += size
 	}
 	if pos != uint64(len(data)) {
-		return nil, fmt.Errorf("%s: %d bytes after the last of %d sections", magic, uint64(len(data))-pos, n)
+		return nil, fmt.Errorf("%s: %d trailing bytes after the last of %d sections", magic, uint64(len(data))-pos, n)
 	}
 	return f, nil
+}
+
+// checkBinTable walks the section table of a container of size bytes (a
+// regular file's, from fstat) through r, 12 bytes a section read at its
+// offset, and checks that it adds up to the file: no section past the end,
+// no byte after the last, no type twice. It runs before any section is
+// allocated or read, so a zkey followed by gigabytes, or one whose table
+// declares them, costs a few preads, not the file. n is the header's count.
+func checkBinTable(r io.ReaderAt, size int64, magic string, n uint32) error {
+	pos := int64(12)
+	seen := make(map[uint32]bool, n)
+	var head [12]byte
+	for i := uint32(0); i < n; i++ {
+		if size-pos < 12 {
+			return fmt.Errorf("%s: truncated: the file ends in the header of section %d of %d", magic, i+1, n)
+		}
+		if _, err := r.ReadAt(head[:], pos); err != nil {
+			return fmt.Errorf("%s: section %d of %d: %w", magic, i+1, n, err)
+		}
+		typ, sz := binary.LittleEndian.Uint32(head[:]), binary.LittleEndian.Uint64(head[4:])
+		pos += 12
+		if sz > uint64(size-pos) {
+			return fmt.Errorf("%s: section %d (type %d) says %d bytes, the file has %d after its header: truncated, or not a %s", magic, i+1, typ, sz, size-pos, magic)
+		}
+		if seen[typ] {
+			return fmt.Errorf("%s: section type %d appears twice", magic, typ)
+		}
+		seen[typ] = true
+		pos += int64(sz)
+	}
+	if pos != size {
+		return fmt.Errorf("%s: %d trailing bytes after the last of %d sections (the sections end at byte %d of %d)", magic, size-pos, n, pos, size)
+	}
+	return nil
+}
+
+// checkBinFileTable checks the header and section table of a regular file
+// against its size (checkBinTable) without moving f's read offset; a pipe,
+// whose size is known only at its end, is left to the reader.
+func checkBinFileTable(f *boundedread.File, magic string, maxVersion uint32) error {
+	if f.Size() < 0 {
+		return nil
+	}
+	var head [12]byte
+	if k, err := f.ReadAt(head[:], 0); k < len(head) {
+		return fmt.Errorf("%s: truncated: %d bytes, not even a header (%v)", magic, k, err)
+	}
+	_, n, err := binHeader(head[:], magic, maxVersion)
+	if err != nil {
+		return err
+	}
+	return checkBinTable(f, f.Size(), magic, n)
+}
+
+// readBinFile reads a container from f, at most limit bytes, allocating
+// each section as it comes and no more than the file holds: a regular
+// file's table is checked against its size first (checkBinTable), a pipe's
+// sections against what limit leaves, and after the last section the file
+// must end. The sections together take the file's size, once.
+func readBinFile(f *boundedread.File, magic string, maxVersion uint32, limit int64) (*binFile, error) {
+	var head [12]byte
+	if n, err := io.ReadFull(f, head[:]); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("%s: truncated: %d bytes, not even a header", magic, n)
+		}
+		return nil, err
+	}
+	version, n, err := binHeader(head[:], magic, maxVersion)
+	if err != nil {
+		return nil, err
+	}
+	left := limit - 12 // what a section may still take
+	if size := f.Size(); size >= 0 {
+		if err := checkBinTable(f, size, magic, n); err != nil {
+			return nil, err
+		}
+		left = size - 12
+	}
+	bf := &binFile{kind: magic, version: version, sections: map[uint32][]byte{}}
+	for i := uint32(0); i < n; i++ {
+		if _, err := io.ReadFull(f, head[:]); err != nil {
+			return nil, fmt.Errorf("%s: truncated in the header of section %d of %d: %w", magic, i+1, n, err)
+		}
+		typ, sz := binary.LittleEndian.Uint32(head[:]), binary.LittleEndian.Uint64(head[4:])
+		left -= 12
+		if left < 0 || sz > uint64(left) {
+			return nil, fmt.Errorf("%s: section %d (type %d) says %d bytes, more than the %d a %s can have left", magic, i+1, typ, sz, max(left, 0), magic)
+		}
+		if _, dup := bf.sections[typ]; dup {
+			return nil, fmt.Errorf("%s: section type %d appears twice", magic, typ)
+		}
+		data := make([]byte, sz)
+		if k, err := io.ReadFull(f, data); err != nil {
+			return nil, fmt.Errorf("%s: truncated: section %d (type %d) says %d bytes, %d came: %w", magic, i+1, typ, sz, k, err)
+		}
+		bf.sections[typ] = data
+		left -= int64(sz)
+	}
+	var one [1]byte
+	if k, err := f.Read(one[:]); k > 0 {
+		return nil, fmt.Errorf("%s: trailing bytes after the last of %d sections", magic, n)
+	} else if err != io.EOF && err != nil {
+		return nil, err
+	}
+	return bf, nil
+}
+
+// readBinPath reads the container at path under boundedread, as the
+// circuit's files are read (o's load timeout, a second more each 32 MiB).
+func readBinPath(ctx context.Context, path, magic string, maxVersion uint32, limit int64, o Files) (*binFile, error) {
+	// the deadline is of waiting for the file (IOTime), not of the work
+	// between reads
+	return boundedread.Read(ctx, path, boundedread.Options{Timeout: o.LoadTimeout, MinRate: loadRate, IOTime: true}, func(f *boundedread.File) (*binFile, error) {
+		if f.Size() > limit {
+			return nil, fmt.Errorf("%s: %d bytes, more than a %s this machine's memory can hold (%d)", path, f.Size(), magic, limit)
+		}
+		bf, err := readBinFile(f, magic, maxVersion, limit)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return bf, nil
+	})
 }
 
 // section returns section typ, which must be present.

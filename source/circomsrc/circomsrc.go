@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,6 +71,11 @@ type Files struct {
 	// to, a stalled mount); a regular file gets a second more for each
 	// 32 MiB. 0 means boundedread.DefaultTimeout.
 	LoadTimeout time.Duration
+	// Wasm bounds the witness calculator: each job's calculation and each
+	// call at load under Wasm.Timeout, each instance's memory under
+	// Wasm.Memory (counted in every input job's memory reservation). Zero
+	// values mean DefaultWasmTimeout and DefaultWasmMemory.
+	WasmLimits Limits
 }
 
 // Bounds on reading a circuit's files: the slowest disk given time for, on
@@ -115,7 +121,7 @@ func LoadFiles(ctx context.Context, f Files) (*stages.Circuit, error) {
 		if err != nil {
 			return nil, fmt.Errorf("circuit %s: %w", name, err)
 		}
-		if calc, err = NewCalculator(ctx, code); err != nil {
+		if calc, err = NewCalculatorWith(ctx, code, f.WasmLimits); err != nil {
 			return nil, fmt.Errorf("circuit %s: %s: %w", name, f.Wasm, err)
 		}
 	}
@@ -186,6 +192,9 @@ func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, e
 	k.B1, c.Sel.B = keep(z.B1, 0, z.B1)
 	k.B2, _ = keep(z.B2, 0, z.B1)
 	k.K, c.Sel.K = keep(z.C, uint32(z.NPublic+1), z.C)
+	if calc != nil {
+		c.SynthesisBytes = calc.JobBytes()
+	}
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
@@ -332,27 +341,26 @@ func (s *Source) Synthesize(ctx context.Context, j *stages.Job) error {
 
 // ─── emit ────────────────────────────────────────────────────────────────────
 
-// Emit checks the proof against the zkey's own verifying key (four pairings,
-// about a millisecond: a witness that does not satisfy the circuit must never
-// become a proof file), then writes ID.public.json and ID.proof.json in
-// snarkjs's JSON, the proof last: its presence marks the job done.
+// Emit writes ID.public.json and ID.proof.json in snarkjs's JSON, the proof
+// last (its presence marks the job done), once the bytes to be written have
+// passed the zkey's own verifying key as a verifier reads them: parsed back
+// from that JSON, then four pairings (about a millisecond). So a witness
+// that does not satisfy the circuit, or an encoding no verifier accepts,
+// never becomes a proof file.
 func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out stages.Output) (stages.Emitted, error) {
 	var em stages.Emitted
 	public := j.Source.(*state).public
 	proof := &Proof{A: p.Ar, B: p.Bs, C: p.Krs}
-	if err := s.vk.Verify(proof, public); err != nil {
-		return em, fmt.Errorf("the witness does not satisfy circuit %s (its proof fails the zkey's verifying key); nothing written", j.Circuit.Name)
-	}
-	em.PublicInputs = make([]string, 0, len(public)) // [] in JSON, not null
-	for i := range public {
-		em.PublicInputs = append(em.PublicInputs, public[i].String())
-	}
+	em.PublicInputs = decimals(public)
 	pub, err := json.Marshal(em.PublicInputs)
 	if err != nil {
 		return em, err
 	}
 	pj, err := json.Marshal(proof.JSON())
 	if err != nil {
+		return em, err
+	}
+	if err := s.checkWritten(j, proof, public, pj, pub); err != nil {
 		return em, err
 	}
 	if em.Public, err = out.Write(j.ID+".public.json", pub); err != nil {
@@ -362,6 +370,26 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 		return em, err
 	}
 	return em, nil
+}
+
+// checkWritten verifies the proof.json and public.json bytes about to be
+// written, read back as ReadProof and ReadPublic (and snarkjs) read them.
+func (s *Source) checkWritten(j *stages.Job, proof *Proof, public []fr.Element, pj, pub []byte) error {
+	back, err := parseProof(j.ID+".proof.json", pj)
+	if err != nil {
+		return fmt.Errorf("the proof as written would not read back: %w; nothing written", err)
+	}
+	backPub, err := parsePublic(j.ID+".public.json", pub)
+	if err != nil {
+		return fmt.Errorf("the public inputs as written would not read back: %w; nothing written", err)
+	}
+	if err := s.vk.Verify(back, backPub); err != nil {
+		if *back != *proof || !slices.Equal(backPub, public) {
+			return fmt.Errorf("the proof files as written fail the zkey's verifying key (%v); nothing written", err)
+		}
+		return fmt.Errorf("the witness does not satisfy circuit %s (its proof fails the zkey's verifying key); nothing written", j.Circuit.Name)
+	}
+	return nil
 }
 
 // Proof is a Groth16 proof: A = Ar, B = Bs, C = Krs.

@@ -140,7 +140,7 @@ func TestStream(t *testing.T) {
 		"bad-magic":       "not a wtns file",
 		"bad-size":        "values section: 24 values need 768 bytes, the section has 736",
 		"bad-count":       "values section: 23 values need 736 bytes, the section has 768",
-		"bad-trailing":    "1 bytes after the last of 2 sections",
+		"bad-trailing":    "1 trailing bytes after the last of 2 sections",
 		"bad-huge":        "more than 4940 bytes, far more than a witness",
 		"bad-device":      "/dev/zero: a character device that cannot be read with a deadline",
 		"bad-other":       "a witness for another circuit",
@@ -441,7 +441,7 @@ func TestLoadErrors(t *testing.T) {
 			// the first section's size field overruns the file
 			binary.LittleEndian.PutUint64(b[16:], 1<<40)
 			return b
-		}), "", "truncated: section 1 (type 1) says 1099511627776 bytes"},
+		}), "", "section 1 (type 1) says 1099511627776 bytes, the file has"},
 		{"a coefficient off the circuit", cp("c.zkey", func(b []byte) []byte {
 			return resection(t, b, 4, func(s []byte) []byte {
 				binary.LittleEndian.PutUint32(s[4+8:], 24) // wire of the first coefficient
@@ -451,7 +451,7 @@ func TestLoadErrors(t *testing.T) {
 		{"a point off the curve", cp("o.zkey", func(b []byte) []byte {
 			return resection(t, b, 3, func(s []byte) []byte { s[0] ^= 1; return s })
 		}), "", "IC section: point 0 is not on the curve"},
-		{"trailing bytes", cp("x.zkey", func(b []byte) []byte { return append(b, 1, 2, 3) }), "", "3 bytes after the last"},
+		{"trailing bytes", cp("x.zkey", func(b []byte) []byte { return append(b, 1, 2, 3) }), "", "3 trailing bytes after the last"},
 		{"wasm of another circuit", mul.zkey, arr.wasm, "not of one circuit"},
 		{"not wasm", mul.zkey, mul.zkey, "not a circom witness calculator"},
 		{"missing", filepath.Join(dir, "none.zkey"), "", "no such file"},

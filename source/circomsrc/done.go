@@ -28,9 +28,6 @@ func (s *Source) Done(dir, id string) (stages.Emitted, error) {
 	if err := s.vk.Verify(proof, public); err != nil {
 		return stages.Emitted{}, fmt.Errorf("%s: %w", em.Proof, err)
 	}
-	em.PublicInputs = make([]string, 0, len(public))
-	for i := range public {
-		em.PublicInputs = append(em.PublicInputs, public[i].String())
-	}
+	em.PublicInputs = decimals(public)
 	return em, nil
 }

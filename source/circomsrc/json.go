@@ -43,14 +43,30 @@ func g1JSON(p *bn254.G1Affine) [3]string {
 	if p.IsInfinity() {
 		return [3]string{"0", "1", "0"}
 	}
-	return [3]string{p.X.String(), p.Y.String(), "1"}
+	return [3]string{decimal(&p.X), decimal(&p.Y), "1"}
 }
 
 func g2JSON(p *bn254.G2Affine) [3][2]string {
 	if p.IsInfinity() {
 		return [3][2]string{{"0", "0"}, {"1", "0"}, {"0", "0"}}
 	}
-	return [3][2]string{{p.X.A0.String(), p.X.A1.String()}, {p.Y.A0.String(), p.Y.A1.String()}, {"1", "0"}}
+	return [3][2]string{{decimal(&p.X.A0), decimal(&p.X.A1)}, {decimal(&p.Y.A0), decimal(&p.Y.A1)}, {"1", "0"}}
+}
+
+// decimal is e in canonical decimal, 0 … q−1, as snarkjs writes field
+// elements. Not e.String(): gnark-crypto writes q−k as "-k" for k up to
+// 65535 (an input of −3, say), which no verifier reads as a field element.
+func decimal[E interface{ BigInt(*big.Int) *big.Int }](e E) string {
+	return e.BigInt(new(big.Int)).String()
+}
+
+// decimals is v in canonical decimal, [] (not nil) when empty.
+func decimals(v []fr.Element) []string {
+	out := make([]string, 0, len(v))
+	for i := range v {
+		out = append(out, decimal(&v[i]))
+	}
+	return out
 }
 
 // VerifyingKey is a Groth16 verifying key: e(A, B) = e(α, β)·e(Σ xᵢ·ICᵢ, γ)·e(C, δ).

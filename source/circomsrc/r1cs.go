@@ -42,11 +42,11 @@ func ReadR1CSFile(path string) (*R1CS, error) {
 }
 
 func readR1CSFile(ctx context.Context, path string, o Files) (*R1CS, error) {
-	data, err := readWhole(ctx, path, "constraint system this machine's memory can hold", boundedread.MachineMemory(), o)
+	f, err := readBinPath(ctx, path, "r1cs", 1, boundedread.MachineMemory(), o)
 	if err != nil {
 		return nil, err
 	}
-	r, err := ParseR1CS(data)
+	r, err := parseR1CS(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -61,6 +61,10 @@ func ParseR1CS(data []byte) (*R1CS, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseR1CS(f)
+}
+
+func parseR1CS(f *binFile) (*R1CS, error) {
 	h, err := f.section(1, "header")
 	if err != nil {
 		return nil, err

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
 // Bounds on the zkey sections a verifier reads: the header is a u32, the
@@ -82,12 +80,4 @@ func (vk *VerifyingKey) VerifyJSON(proofName string, proofData []byte, publicNam
 		return nil, fmt.Errorf("%s: %w", proofName, err)
 	}
 	return decimals(pub), nil
-}
-
-func decimals(v []fr.Element) []string {
-	out := make([]string, 0, len(v))
-	for i := range v {
-		out = append(out, v[i].String())
-	}
-	return out
 }

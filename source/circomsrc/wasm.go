@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
+	"unicode"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/tetratelabs/wazero"
@@ -41,9 +44,75 @@ type Calculator struct {
 	bulk   bool
 	noBulk error
 
+	// limitPages is the most memory an instance may hold (Limits.Memory),
+	// timeout each job's deadline (Limits.Timeout, or by the circuit's size).
+	limitPages uint32
+	timeout    time.Duration
+
 	wordByWord bool // tests: use the per-word calls even where direct access works
 	wireByWire bool // tests: read a wire a call even where bulk reads work
 }
+
+// Limits bound what a witness calculator may take: its wasm is the user's
+// code, so every call into it runs under a deadline and its memory under a
+// limit that each job's memory reservation counts (JobBytes).
+type Limits struct {
+	// Memory is the most linear memory one instance may hold, in bytes,
+	// rounded up to 64 KiB pages, at most wasm32's 4 GiB; 0 means
+	// DefaultWasmMemory of the module's declared memory. A module that
+	// declares more is refused at load; a job whose calculation needs more
+	// fails alone (memory.grow fails inside it, and circom's code aborts).
+	Memory int64
+	// Budget, when Memory is 0 and Budget is not, lowers the default to an
+	// eighth of this memory budget, so that input jobs' reservations leave
+	// room for several at once (a module that declares more is refused:
+	// give Memory).
+	Budget int64
+	// Timeout is the deadline of each job's witness calculation, from its
+	// first call into the module to its last, and of the calls
+	// NewCalculator makes at load; 0 means DefaultWasmTimeout of the
+	// circuit's wires (at load, of none). A calculation past its deadline is
+	// stopped (wazero checks at every loop and call) and its instance dropped.
+	Timeout time.Duration
+}
+
+// wasmPage is a wasm memory page; wasm32 addresses 65 536 of them (4 GiB).
+const (
+	wasmPage      = 1 << 16
+	maxWasmMemory = 1 << 32
+)
+
+// DefaultWasmMemory is the memory limit of a module that declares initial
+// bytes: four times that, at least 256 MiB, at most wasm32's 4 GiB. circom
+// sizes a module's initial memory for its signals and components; it grows
+// beyond only for deep call stacks.
+func DefaultWasmMemory(initial int64) int64 {
+	return min(max(4*initial, 256<<20), maxWasmMemory)
+}
+
+// DefaultWasmTimeout is the deadline of one witness calculation of a
+// circuit of wires wires: a minute, and a second more for each 16 384
+// wires. circom's calculator on wazero computes about 330 000 wires a
+// second (SHA-256's 2¹⁶ in 201 CPU ms, notes/circom.md), so this is some
+// twenty times what a circuit of millions of wires needs, more for smaller
+// ones: it only catches a calculation that will never end.
+func DefaultWasmTimeout(wires int) time.Duration {
+	return time.Minute + time.Duration(max(wires, 0)/16384)*time.Second
+}
+
+// MemoryLimit is the most linear memory one instance may hold, in bytes.
+func (c *Calculator) MemoryLimit() int64 { return int64(c.limitPages) * wasmPage }
+
+// Timeout is the deadline of one witness calculation.
+func (c *Calculator) Timeout() time.Duration { return c.timeout }
+
+// JobBytes is the host memory one calculation may hold at its peak: its
+// instance's memory at the limit. wazero allocates each instance's memory
+// at its limit once (WithMemoryCapacityFromMax; untouched pages cost
+// nothing) rather than reallocating it as it grows: grown page by page to
+// 256 MiB, reallocation took 1 GB of RSS in garbage copies, one allocation
+// 300 MB.
+func (c *Calculator) JobBytes() int64 { return c.MemoryLimit() }
 
 // readChunk is how many wires zkpipeReadWitness copies a call: 2 MiB of
 // the instance's memory (32 pages it adds once), one call per 65 536
@@ -70,6 +139,16 @@ type instance struct {
 	// then reads a wire a call).
 	chunk               uint32
 	chunkOK, chunkTried bool
+	// pages is the memory the instance holds between jobs: what it was
+	// instantiated with, and the bulk reader's buffer. One that grew beyond
+	// in a job is dropped, not pooled, so that idle instances hold no more.
+	pages uint32
+}
+
+// memPages is the instance's memory now, in pages.
+func (i *instance) memPages() uint32 {
+	p, _ := i.m.Memory().Grow(0)
+	return p
 }
 
 // growChunk adds the bulk reader's buffer to the instance's memory, once,
@@ -77,8 +156,9 @@ type instance struct {
 func (i *instance) growChunk() bool {
 	if !i.chunkTried {
 		i.chunkTried = true
-		if prev, ok := i.m.Memory().Grow(readChunk * 32 / 65536); ok {
-			i.chunk, i.chunkOK = prev*65536, true
+		if prev, ok := i.m.Memory().Grow(readChunk * 32 / wasmPage); ok {
+			i.chunk, i.chunkOK = prev*wasmPage, true
+			i.pages = i.memPages()
 		}
 	}
 	return i.chunkOK
@@ -173,13 +253,53 @@ type callKey struct{}
 var errAbort = errors.New("circom witness calculator aborted")
 
 // NewCalculator compiles a circom witness-calculator module and checks that it
-// computes BN254 witnesses.
+// computes BN254 witnesses, with the default Limits.
 func NewCalculator(ctx context.Context, wasm []byte) (*Calculator, error) {
-	// CloseOnContextDone lets a cancelled job stop a long computation.
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(true))
-	c := &Calculator{rt: rt}
+	return NewCalculatorWith(ctx, wasm, Limits{})
+}
+
+// NewCalculatorWith is NewCalculator under lim. The exports it calls run
+// under lim.Timeout (DefaultWasmTimeout(0) when 0): a module that loops in
+// one fails to load, saying which, instead of hanging start-up.
+func NewCalculatorWith(ctx context.Context, wasm []byte, lim Limits) (*Calculator, error) {
+	if lim.Memory < 0 || lim.Memory > maxWasmMemory {
+		return nil, fmt.Errorf("wasm: a memory limit of %d bytes (--wasm-memory): want 0 (the default) up to wasm32's 4 GiB", lim.Memory)
+	}
+	if lim.Timeout < 0 {
+		return nil, fmt.Errorf("wasm: a deadline of %s (--wasm-timeout): want 0 (the default, by the circuit's size) or more", lim.Timeout)
+	}
+	initial, err := declaredMemory(wasm)
+	if err != nil {
+		return nil, fmt.Errorf("wasm: not a circom witness calculator: %w", err)
+	}
+	limit := lim.Memory
+	if limit == 0 {
+		limit = DefaultWasmMemory(initial)
+		if lim.Budget > 0 {
+			limit = min(limit, lim.Budget/8)
+		}
+	}
+	pages := uint32((limit + wasmPage - 1) / wasmPage)
+	if initial > int64(pages)*wasmPage {
+		return nil, fmt.Errorf("wasm: the module declares %s of memory, more than its limit of %s (--wasm-memory)",
+			formatBytes(initial), formatBytes(int64(pages)*wasmPage))
+	}
+	loadTimeout := lim.Timeout
+	if loadTimeout == 0 {
+		loadTimeout = DefaultWasmTimeout(0)
+	}
+	parent := ctx
+
+	// CloseOnContextDone lets a deadline or a cancelled job stop a
+	// computation: wazero checks the context at every loop and call. The
+	// memory limit is each instance's capacity, allocated once (JobBytes).
+	rt := wazero.NewRuntimeWithConfig(parent, wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(pages).
+		WithMemoryCapacityFromMax(true))
+	c := &Calculator{rt: rt, limitPages: pages, timeout: lim.Timeout}
 	fail := func(err error) (*Calculator, error) {
-		rt.Close(ctx)
+		rt.Close(parent)
 		return nil, err
 	}
 	message := func(ctx context.Context, m api.Module) string {
@@ -200,7 +320,7 @@ func NewCalculator(ctx context.Context, wasm []byte) (*Calculator, error) {
 		}
 		return new(callState)
 	}
-	_, err := rt.NewHostModuleBuilder("runtime").
+	_, err = rt.NewHostModuleBuilder("runtime").
 		NewFunctionBuilder().WithFunc(func(ctx context.Context, code uint32) {
 		s := state(ctx)
 		what, ok := wasmFailure[code]
@@ -241,9 +361,14 @@ func NewCalculator(ctx context.Context, wasm []byte) (*Calculator, error) {
 			return fail(fmt.Errorf("wasm: not a circom witness calculator: %w", err))
 		}
 	}
+	// Every call at load runs under the deadline, from here (compiling is
+	// wazero's work, not the module's); ctx's cancellation (a signal during
+	// start-up) stops it too.
+	ctx, cancel := context.WithTimeout(parent, loadTimeout)
+	defer cancel()
 	in, err := c.instance(ctx)
 	if err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("wasm: %w", c.failure(parent, ctx, nil, loadTimeout, "instantiating the module", err)))
 	}
 	defer c.put(in)
 	call := func(name string, args ...uint64) uint64 {
@@ -251,7 +376,9 @@ func NewCalculator(ctx context.Context, wasm []byte) (*Calculator, error) {
 			return 0
 		}
 		var r uint64
-		r, err = in.call(ctx, name, args...)
+		if r, err = in.call(ctx, name, args...); err != nil {
+			err = c.failure(parent, ctx, in, loadTimeout, name+" at load", err)
+		}
 		return r
 	}
 	if c.n32 = int(int32(call("getFieldNumLen32"))); err == nil && c.n32 != 8 {
@@ -267,7 +394,39 @@ func NewCalculator(ctx context.Context, wasm []byte) (*Calculator, error) {
 	if prime.Cmp(fr.Modulus()) != 0 {
 		return fail(fmt.Errorf("wasm: the witness calculator is for the prime %s; only BN254 is supported", prime))
 	}
+	if c.timeout == 0 {
+		c.timeout = DefaultWasmTimeout(c.witnessSize)
+	}
 	return c, nil
+}
+
+// failure says why a call into the module failed: parent ended (the
+// stream's cancellation), the call's ctx passed its deadline d, or the
+// instance's memory reached its limit (memory.grow failed, and the module
+// trapped); what names the call.
+func (c *Calculator) failure(parent, ctx context.Context, in *instance, d time.Duration, what string, err error) error {
+	switch {
+	case parent.Err() != nil:
+		return fmt.Errorf("%s stopped: %w", what, context.Cause(parent))
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("%s ran past its deadline of %s (--wasm-timeout); stopped", what, d)
+	case in != nil && in.memPages() >= c.limitPages:
+		return fmt.Errorf("%s reached the witness calculator's memory limit of %s (--wasm-memory): %w", what, formatBytes(c.MemoryLimit()), err)
+	}
+	return err
+}
+
+// formatBytes writes a size in binary units, as zkpipe's flags take them.
+func formatBytes(b int64) string {
+	switch {
+	case b >= 1<<30 && b%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", b>>30)
+	case b >= 1<<20 && b%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", b>>20)
+	case b >= 1<<10 && b%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", b>>10)
+	}
+	return fmt.Sprintf("%d bytes", b)
 }
 
 // WitnessSize is the number of wires the calculator produces.
@@ -304,6 +463,7 @@ func (c *Calculator) instance(ctx context.Context) (*instance, error) {
 		return nil, fmt.Errorf("wasm: instantiate: %w", err)
 	}
 	in := &instance{m: m, fns: map[string]api.Function{}}
+	in.pages = in.memPages()
 	if m.ExportedFunction("getSharedRWMemoryStart") != nil && m.Memory() != nil {
 		start, err := in.call(ctx, "getSharedRWMemoryStart")
 		if err != nil {
@@ -344,9 +504,14 @@ func (c *Calculator) CalculateInto(ctx context.Context, input json.RawMessage, w
 	if err != nil {
 		return err
 	}
+	// One deadline for the whole calculation; ctx's cancellation (the
+	// stream aborted) stops it too.
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
 	in, err := c.instance(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("wasm: %w", c.failure(parent, ctx, nil, c.timeout, "the witness calculation", err))
 	}
 	if c.wordByWord {
 		in.direct = false
@@ -354,14 +519,24 @@ func (c *Calculator) CalculateInto(ctx context.Context, input json.RawMessage, w
 	st := new(callState)
 	ctx = context.WithValue(ctx, callKey{}, st)
 	defer func() {
-		if err == nil {
+		if err == nil && in.memPages() <= in.pages {
 			c.put(in)
 			return
 		}
-		in.m.Close(context.Background()) // its memory may be half-written
-		if st.fail != nil {
-			err = fmt.Errorf("inputs rejected by the circuit: %w", st.fail)
+		// Failed (its memory may be half-written, or wazero closed it at
+		// the deadline), or grown past its idle size: dropped.
+		if err != nil {
+			err = fmt.Errorf("wasm: %w", c.failure(parent, ctx, in, c.timeout, "the witness calculation", err))
+			switch {
+			case st.fail != nil && in.memPages() >= c.limitPages:
+				// circom's own "not enough memory": the limit's doing, not the inputs'
+				err = fmt.Errorf("wasm: the witness calculation reached the witness calculator's memory limit of %s (--wasm-memory): %w",
+					formatBytes(c.MemoryLimit()), st.fail)
+			case st.fail != nil:
+				err = fmt.Errorf("inputs rejected by the circuit: %w", st.fail)
+			}
 		}
+		in.m.Close(context.Background())
 	}()
 	call := func(name string, args ...uint64) (uint64, error) { return in.call(ctx, name, args...) }
 
@@ -514,25 +689,34 @@ func hasObjects(a []any) bool {
 }
 
 func flatValues(name string, v any, out *[]*big.Int) error {
-	switch x := v.(type) {
+	var x *big.Int
+	var err error
+	switch v := v.(type) {
 	case []any:
-		for _, e := range x {
+		for _, e := range v {
 			if err := flatValues(name, e, out); err != nil {
 				return err
 			}
 		}
 		return nil
 	case json.Number:
-		return appendValue(name, string(x), out)
+		x, err = numberValue(string(v))
 	case string:
-		return appendValue(name, x, out)
-	case bool:
-		if x {
-			return appendValue(name, "1", out)
+		x, err = stringValue(v)
+	case bool: // BigInt(true) is 1n
+		x = big.NewInt(0)
+		if v {
+			x.SetInt64(1)
 		}
-		return appendValue(name, "0", out)
+	default:
+		err = fmt.Errorf("want a number or a string of one, got %s", kindOf(v))
 	}
-	return fmt.Errorf("input %s: want a number or a string of one, got %s", name, kindOf(v))
+	if err != nil {
+		return fmt.Errorf("input %s: %w", name, err)
+	}
+	// normalize: BigInt(n) % p, plus p when negative (Go's Mod is Euclidean)
+	*out = append(*out, x.Mod(x, fr.Modulus()))
+	return nil
 }
 
 // maxValueChars bounds one input value's text. Go's decimal parse is
@@ -541,33 +725,105 @@ func flatValues(name string, v any, out *[]*big.Int) error {
 // 258 characters in 0b binary; leading zeros and signs fit well within.
 const maxValueChars = 1024
 
-// appendValue parses s as JavaScript's BigInt(s) would (decimal, or 0x, 0o,
-// 0b prefixed; a leading minus for decimals) and reduces it modulo r.
-func appendValue(name, s string, out *[]*big.Int) error {
-	t := strings.TrimSpace(s)
+// stringValue is BigInt(s) of JavaScript, which witness_calculator.js's
+// normalize applies to each input: surrounding white space is dropped, ""
+// is 0, and the rest is a decimal with an optional sign, or 0x, 0o or 0b
+// and digits of that base without a sign. Anything else (1e3, 1.0, -0x3,
+// 1_000) is refused, as BigInt throws a SyntaxError on it.
+func stringValue(s string) (*big.Int, error) {
+	t := strings.TrimFunc(s, isJSSpace)
 	if len(t) > maxValueChars {
-		return fmt.Errorf("input %s: a value of %d characters, more than the %d an integer input may have", name, len(t), maxValueChars)
+		return nil, fmt.Errorf("a value of %d characters, more than the %d an integer input may have", len(t), maxValueChars)
 	}
-	v, ok := new(big.Int), false
-	if strings.ContainsAny(t, ".eE") && !strings.HasPrefix(t, "0x") && !strings.HasPrefix(t, "0X") {
-		if f, err := strconv.ParseFloat(t, 64); err == nil && f == float64(int64(f)) {
-			v.SetInt64(int64(f))
-			ok = true
-		}
-	} else if t == "" {
-		ok = true // BigInt("") is 0
-	} else {
-		_, ok = v.SetString(t, 0)
-		if ok && strings.HasPrefix(t, "0") && len(t) > 1 && !strings.ContainsAny(t[1:2], "xXoObB") {
-			_, ok = v.SetString(t, 10) // "012" is twelve to BigInt, octal to Go's base 0
+	if t == "" {
+		return new(big.Int), nil
+	}
+	base, digits, neg := 10, t, false
+	if len(t) > 2 && t[0] == '0' {
+		switch t[1] {
+		case 'x', 'X':
+			base, digits = 16, t[2:]
+		case 'o', 'O':
+			base, digits = 8, t[2:]
+		case 'b', 'B':
+			base, digits = 2, t[2:]
 		}
 	}
+	if base == 10 && (t[0] == '+' || t[0] == '-') {
+		neg, digits = t[0] == '-', t[1:]
+	}
+	if digits == "" || strings.ContainsFunc(digits, func(r rune) bool { return !isDigit(r, base) }) {
+		return nil, fmt.Errorf("%s is not an integer (snarkjs's BigInt refuses it too)", quoteShort(s))
+	}
+	v, ok := new(big.Int).SetString(digits, base)
 	if !ok {
-		return fmt.Errorf("input %s: %q is not an integer", name, s)
+		return nil, fmt.Errorf("%s is not an integer", quoteShort(s))
 	}
-	v.Mod(v, fr.Modulus())
-	*out = append(*out, v)
-	return nil
+	if neg {
+		v.Neg(v)
+	}
+	return v, nil
+}
+
+func isDigit(r rune, base int) bool {
+	switch {
+	case r >= '0' && r <= '9':
+		return int(r-'0') < base
+	case base == 16:
+		return (r >= 'a' && r <= 'f') || (r >= 'A' && r <= 'F')
+	}
+	return false
+}
+
+// isJSSpace is JavaScript's white space and line terminators, what
+// BigInt(string) trims: tab, vertical tab, form feed, the Zs spaces, the
+// byte order mark, and LF, CR, U+2028 and U+2029.
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\v', '\f', '\n', '\r', 0xfeff, 0x2028, 0x2029:
+		return true
+	}
+	return unicode.Is(unicode.Zs, r)
+}
+
+// numberValue is a JSON number as snarkjs gets it: JSON.parse makes it a
+// double, and BigInt(double) refuses a fraction or an infinity
+// (RangeError). A number the double does not hold exactly (beyond 2⁵³ in
+// general, 12345678901234567890123, 1e-400) is refused too, though snarkjs
+// would round it silently and prove another value than the one written:
+// give such a value as a string.
+func numberValue(s string) (*big.Int, error) {
+	if len(s) > maxValueChars {
+		return nil, fmt.Errorf("a number of %d characters, more than the %d an integer input may have", len(s), maxValueChars)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return nil, fmt.Errorf("%s is not a number", quoteShort(s))
+	}
+	if math.IsInf(f, 0) {
+		return nil, fmt.Errorf("%s is beyond a JavaScript number (snarkjs refuses it); give it as a decimal string", quoteShort(s))
+	}
+	if f != math.Trunc(f) {
+		return nil, fmt.Errorf("%s is not an integer", quoteShort(s))
+	}
+	mantissa, _, _ := strings.Cut(strings.ToLower(s), "e")
+	if f == 0 {
+		if strings.Trim(mantissa, "-+0.") != "" {
+			return nil, fmt.Errorf("%s is not an integer", quoteShort(s))
+		}
+		return new(big.Int), nil
+	}
+	// |f| ≥ 1 and finite, and the text at most 1024 characters: its
+	// exponent is small, so the exact value is cheap to make.
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a number", quoteShort(s))
+	}
+	if _, exact := r.Float64(); !exact || !r.IsInt() {
+		return nil, fmt.Errorf("%s is more than a JavaScript number holds exactly (snarkjs would round it to %s); give it as a decimal string",
+			quoteShort(s), new(big.Float).SetFloat64(f).Text('f', 0))
+	}
+	return new(big.Int).Set(r.Num()), nil
 }
 
 func kindOf(v any) string {

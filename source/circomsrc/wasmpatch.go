@@ -312,3 +312,38 @@ func appendUleb(b []byte, v uint64) []byte {
 		return append(b, c)
 	}
 }
+
+// declaredMemory is the initial memory, in bytes, that code's memory
+// section declares (0 without one), read before the module is compiled so
+// that the runtime's memory limit can be chosen from it.
+func declaredMemory(code []byte) (int64, error) {
+	if len(code) < 8 || !bytes.Equal(code[:4], []byte("\x00asm")) || binary.LittleEndian.Uint32(code[4:8]) != 1 {
+		return 0, errors.New("not a version 1 wasm module")
+	}
+	const secMemory = 5
+	for r := code[8:]; len(r) > 0; {
+		id := r[0]
+		size, n, err := uleb(r[1:])
+		if err != nil || uint64(len(r)-1-n) < size {
+			return 0, fmt.Errorf("section %d: truncated", id)
+		}
+		payload := r[1+n : 1+n+int(size)]
+		r = r[1+n+int(size):]
+		if id != secMemory {
+			continue
+		}
+		cnt, k, err := vecCount(payload)
+		if err != nil || cnt == 0 {
+			return 0, nil
+		}
+		if k >= len(payload) {
+			return 0, errors.New("memory section: truncated")
+		}
+		pages, _, err := uleb(payload[k+1:]) // after the limits' flag
+		if err != nil {
+			return 0, errors.New("memory section: bad limits")
+		}
+		return int64(min(pages, 1<<17)) * 65536, nil
+	}
+	return 0, nil
+}

@@ -17,9 +17,14 @@ import (
 // the first 1+nPublic values are read, so a witness of millions of wires
 // costs a few kilobytes; sections must come in snarkjs's order (header,
 // then values). The read is bounded by ctx and o (boundedread); its errors
-// name the path.
+// name the path. A regular file's section table is checked against its
+// size first (checkBinTable): a wtns with trailing bytes, or a section past
+// its end, is refused here as the prover refuses it.
 func ReadWtnsPublic(ctx context.Context, path string, nPublic int, o boundedread.Options) ([]string, error) {
 	return boundedread.Read(ctx, path, o, func(f *boundedread.File) ([]string, error) {
+		if err := checkBinFileTable(f, "wtns", 2); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		in, err := ParseWtnsPublic(f, nPublic)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -104,7 +109,7 @@ func publicValues(f *binFile, r io.Reader, size uint64, nPublic int) ([]string, 
 		if v.err != nil {
 			return nil, v.err
 		}
-		out[i] = e.String()
+		out[i] = decimal(&e)
 	}
 	return out, v.err
 }

@@ -62,12 +62,13 @@ func ReadZkeyFile(path string) (*Zkey, error) {
 }
 
 func readZkeyFile(ctx context.Context, path string, o Files) (*Zkey, error) {
-	// parsed from memory: no larger than the machine's
-	data, err := readWhole(ctx, path, "zkey this machine's memory can hold", boundedread.MachineMemory(), o)
+	// parsed from memory: no larger than the machine's, and its section
+	// table checked against the file before a section is read
+	f, err := readBinPath(ctx, path, "zkey", 1, boundedread.MachineMemory(), o)
 	if err != nil {
 		return nil, err
 	}
-	z, err := ParseZkey(data)
+	z, err := parseZkey(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -83,6 +84,10 @@ func ParseZkey(data []byte) (*Zkey, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseZkey(f)
+}
+
+func parseZkey(f *binFile) (*Zkey, error) {
 	z, err := parseZkeyHead(f)
 	if err != nil {
 		return nil, err
@@ -153,6 +158,9 @@ func g1s(f *binFile, typ uint32, name string, count int) ([]bn254.G1Affine, erro
 			return nil, r.err
 		}
 	}
+	// parsed: the raw section (as large as out) is garbage from here, so
+	// a zkey read from a file peaks near its size, not twice it
+	delete(f.sections, typ)
 	return out, r.done()
 }
 
@@ -187,6 +195,7 @@ func parseZkeyBody(f *binFile, z *Zkey) (*Zkey, error) {
 	if err := r.done(); err != nil {
 		return nil, err
 	}
+	delete(f.sections, 7)
 
 	// ─── coefficients ───
 	if r, err = f.section(4, "coefficients"); err != nil {

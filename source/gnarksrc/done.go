@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
+	"github.com/zkpipe/zkpipe/evm"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -20,7 +22,7 @@ func (s *Source) Done(dir, id string) (stages.Emitted, error) {
 	if _, err := os.Stat(em.Proof); err != nil {
 		return stages.Emitted{}, err
 	}
-	pub, err := verifyFiles(context.Background(), s.vk, em.Proof, em.Public)
+	proof, pub, err := verifyFiles(context.Background(), s.vk, s.opts.HashToField, em.Proof, em.Public)
 	if err != nil {
 		return stages.Emitted{}, err
 	}
@@ -28,9 +30,20 @@ func (s *Source) Done(dir, id string) (stages.Emitted, error) {
 	if !ok {
 		return stages.Emitted{}, fmt.Errorf("%s: not a BN254 witness", em.Public)
 	}
+	if s.opts.Calldata {
+		// derived again from the verified files: an earlier run may not have
+		// asked for it, or died between writing the two
+		p, ok := proof.(*groth16bn254.Proof)
+		if !ok {
+			return stages.Emitted{}, fmt.Errorf("%s: not a BN254 proof", em.Proof)
+		}
+		if em.Calldata, err = stages.Dir(dir).Write(id+".calldata", evm.CalldataHex(p, vec)); err != nil {
+			return stages.Emitted{}, err
+		}
+	}
 	em.PublicInputs = make([]string, 0, len(vec))
 	for _, v := range vec {
-		em.PublicInputs = append(em.PublicInputs, v.String())
+		em.PublicInputs = append(em.PublicInputs, decimal(&v))
 	}
 	return em, nil
 }

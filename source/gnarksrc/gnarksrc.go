@@ -6,7 +6,6 @@
 package gnarksrc
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,7 +20,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr/hash_to_field"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
@@ -30,6 +28,7 @@ import (
 	"github.com/consensys/gnark/constraint/solver"
 	fcs "github.com/consensys/gnark/frontend/cs"
 	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/evm"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/source/gnarksrc/solve"
@@ -84,6 +83,13 @@ type Options struct {
 	// Hints are the circuit's own solver hints, given to ccs.Solve beside
 	// gnark's standard ones (std.RegisterHints), which are always registered.
 	Hints []solver.Hint
+	// HashToField is the hash of the circuit's commitment challenges, for
+	// New and NewWith ("" is gnark's default); LoadDirWith takes the
+	// directory's hash-to-field file instead.
+	HashToField HashToField
+	// Calldata writes, beside each proof, ID.calldata: the proof's call of
+	// the circuit's Solidity verifier (package evm), in hex.
+	Calldata bool
 }
 
 // state is what a job carries between this source's steps.
@@ -94,6 +100,9 @@ type state struct {
 }
 
 func (s *Source) Kind() string { return "gnark" }
+
+// HashToField is the hash of the circuit's commitment challenges.
+func (s *Source) HashToField() HashToField { return s.opts.HashToField }
 
 // VerifyingKey is the circuit's verifying key.
 func (s *Source) VerifyingKey() *groth16bn254.VerifyingKey { return s.vk }
@@ -109,18 +118,18 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	name := filepath.Base(filepath.Clean(dir))
 	ccs := groth16.NewCS(ecc.BN254)
 	// the r1cs is decoded into memory: no larger than the machine's
-	if err := readFile(filepath.Join(dir, R1CSFile), "constraint system", boundedread.MachineMemory(), o, ccs.ReadFrom); err != nil {
+	if err := readFile(filepath.Join(dir, R1CSFile), "constraint system", boundedread.MachineMemory(), o, checkR1CSLayout, ccs.ReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	pk := groth16.NewProvingKey(ecc.BN254)
 	// UnsafeReadFrom skips the subgroup checks (minutes for large keys): a bad
 	// proving key can only spoil its owner's proofs, which Emit's check
 	// against the verifying key rejects before anything is written.
-	if err := readFile(filepath.Join(dir, PKFile), "proving key of this r1cs", pkLimit(ccs), o, pk.UnsafeReadFrom); err != nil {
+	if err := readFile(filepath.Join(dir, PKFile), "proving key of this r1cs", pkLimit(ccs), o, checkPKLayout, pk.UnsafeReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	vk := groth16.NewVerifyingKey(ecc.BN254)
-	if err := readFile(filepath.Join(dir, VKFile), "verifying key", vkLimit, o, vk.ReadFrom); err != nil {
+	if err := readFile(filepath.Join(dir, VKFile), "verifying key", vkLimit, o, checkVKLayout(), vk.ReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	var meta *Meta
@@ -131,6 +140,9 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 			return nil, fmt.Errorf("circuit %s: %s: %w", name, MetaFile, err)
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	if o.HashToField, err = ReadHashToField(dir); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	return NewWith(name, ccs, pk, vk, meta, o)
@@ -162,20 +174,6 @@ func (o Options) load() boundedread.Options {
 	return boundedread.Options{Timeout: o.LoadTimeout, MinRate: loadRate}
 }
 
-// readFile decodes the circuit file at path with read, under boundedread: a
-// FIFO nobody writes to fails after the load timeout, /dev/zero and its like
-// are refused, and a file over limit (what such a file can be) is refused by
-// its size before a byte is read.
-func readFile(path, what string, limit int64, o Options, read func(r io.Reader) (int64, error)) error {
-	_, err := boundedread.ReadLimited(context.Background(), path, what, limit, o.load(), func(r io.Reader) (struct{}, error) {
-		if _, err := read(bufio.NewReaderSize(r, 1<<20)); err != nil {
-			return struct{}{}, fmt.Errorf("read %s: %w", path, err)
-		}
-		return struct{}{}, nil
-	})
-	return err
-}
-
 // New builds a circuit from gnark objects already in memory, with the
 // default Options.
 func New(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingKey, vkI groth16.VerifyingKey, meta *Meta) (*stages.Circuit, error) {
@@ -192,6 +190,11 @@ func NewWith(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingK
 	if !ok1 || !ok2 || !ok3 {
 		return nil, fmt.Errorf("circuit %s: want a BN254 R1CS with Groth16 keys, got %T, %T, %T", name, ccsI, pkI, vkI)
 	}
+	htf, err := ParseHashToField(string(o.HashToField))
+	if err != nil {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	o.HashToField = htf
 	src := &Source{ccs: ccs, pk: pk, vk: vk, commits: ccs.CommitmentInfo.(constraint.Groth16Commitments), opts: o}
 	if len(o.Hints) > 0 {
 		src.solve = []solver.Option{solver.WithHints(o.Hints...)}
@@ -316,14 +319,14 @@ func (s *Source) witnessShape(name string) witnessShape {
 // Synthesize solves the R1CS (gnark's ccs.Solve) with the BSB22 commitment
 // hint installed as gnark's prover installs it: each commitment is a Pedersen
 // commitment to its privately committed wires, hashed with the public ones
-// into the challenge wire. The proof of knowledge of the commitments is
+// into the challenge wire by the circuit's hash-to-field (Options.HashToField). The proof of knowledge of the commitments is
 // folded here too, while the committed values are at hand.
 func (s *Source) Synthesize(_ context.Context, j *stages.Job) error {
 	st := j.Source.(*state)
 	pk := s.pk
 	st.commitments = make([]bn254.G1Affine, len(s.commits))
 	committed := make([][]fr.Element, len(s.commits))
-	htf := hash_to_field.New([]byte(constraint.CommitmentDst))
+	htf := s.opts.HashToField.New()
 
 	bsb22 := solver.OverrideHint(solver.GetHintID(fcs.Bsb22CommitmentComputePlaceholder), func(_ *big.Int, in, out []*big.Int) error {
 		i := int(in[0].Int64())
@@ -396,7 +399,7 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 	st := j.Source.(*state)
 	proof := &groth16bn254.Proof{Ar: p.Ar, Bs: p.Bs, Krs: p.Krs, Commitments: st.commitments, CommitmentPok: st.pok}
 	if !s.opts.SkipVerify {
-		if err := groth16bn254.Verify(proof, s.vk, st.public.Vector().(fr.Vector)); err != nil {
+		if err := groth16bn254.Verify(proof, s.vk, st.public.Vector().(fr.Vector), s.opts.HashToField.VerifierOption()); err != nil {
 			return stages.Emitted{}, fmt.Errorf("the proof fails circuit %s's verifying key (%v); nothing written", j.Circuit.Name, err)
 		}
 	}
@@ -420,11 +423,16 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 	if _, err = out.Write(j.ID+".proof.json", js); err != nil {
 		return em, err
 	}
+	if s.opts.Calldata {
+		if em.Calldata, err = out.Write(j.ID+".calldata", evm.CalldataHex(proof, st.public.Vector().(fr.Vector))); err != nil {
+			return em, err
+		}
+	}
 	if em.Proof, err = out.Write(j.ID+".proof", buf.Bytes()); err != nil {
 		return em, err
 	}
 	for _, v := range st.public.Vector().(fr.Vector) {
-		em.PublicInputs = append(em.PublicInputs, v.String())
+		em.PublicInputs = append(em.PublicInputs, decimal(&v))
 	}
 	return em, nil
 }
@@ -442,9 +450,9 @@ type JSONProof struct {
 
 // ProofJSON returns p's JSON form.
 func ProofJSON(p *groth16bn254.Proof) JSONProof {
-	g1 := func(a *bn254.G1Affine) [3]string { return [3]string{a.X.String(), a.Y.String(), "1"} }
+	g1 := func(a *bn254.G1Affine) [3]string { return [3]string{decimal(&a.X), decimal(&a.Y), "1"} }
 	out := JSONProof{Protocol: "groth16", Curve: "bn128", A: g1(&p.Ar), C: g1(&p.Krs),
-		B: [3][2]string{{p.Bs.X.A0.String(), p.Bs.X.A1.String()}, {p.Bs.Y.A0.String(), p.Bs.Y.A1.String()}, {"1", "0"}}}
+		B: [3][2]string{{decimal(&p.Bs.X.A0), decimal(&p.Bs.X.A1)}, {decimal(&p.Bs.Y.A0), decimal(&p.Bs.Y.A1)}, {"1", "0"}}}
 	for i := range p.Commitments {
 		out.Commitments = append(out.Commitments, g1(&p.Commitments[i]))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/constraint"
 	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -20,15 +21,27 @@ type SetupInfo struct {
 // Setup compiles the built-in circuit name at about n constraints, runs
 // gnark's groth16.Setup and writes dir/circuit.{r1cs,pk,vk,json}. The proving
 // key is written uncompressed (gnark's WriteRawTo) so it loads without a
-// square root per point.
+// square root per point. A size this machine cannot set up (circuits.
+// CheckSetup: over 2^27 constraints, or more memory than the process may
+// use) is refused before anything is compiled, with an error wrapping
+// circuits.ErrTooLarge that names the figures.
 func Setup(name string, n int, dir string) (SetupInfo, error) {
 	b, err := circuits.Lookup(name)
 	if err != nil {
 		return SetupInfo{}, err
 	}
+	// Refused by the memory it needs, before the compiler spends it, and
+	// again by the compiled circuit's own counts before gnark's setup.
+	allow := mem.ReadMachine().Limit
+	if err := b.CheckSetup(n, allow); err != nil {
+		return SetupInfo{}, err
+	}
 	ccs, err := b.Compile(n)
 	if err != nil {
 		return SetupInfo{}, err
+	}
+	if err := circuits.CheckSetupOf(ccs, allow); err != nil {
+		return SetupInfo{}, fmt.Errorf("%s at -n %d: %w", name, n, err)
 	}
 	pk, vk, err := groth16.Setup(ccs)
 	if err != nil {

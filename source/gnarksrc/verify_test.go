@@ -27,7 +27,7 @@ func TestVerifyFilesBoundsItsReads(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := verifyFiles(ctx, groth16.NewVerifyingKey(ecc.BN254), fifo, filepath.Join(dir, "j.public"))
+		_, _, err := verifyFiles(ctx, groth16.NewVerifyingKey(ecc.BN254), HashDefault, fifo, filepath.Join(dir, "j.public"))
 		done <- err
 	}()
 	select {

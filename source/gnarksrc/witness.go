@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/big"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
@@ -148,7 +149,14 @@ func ParsePublicInputs(r io.Reader, size int64) ([]string, error) {
 		if err := e.SetBytesCanonical(data[i*fr.Bytes : (i+1)*fr.Bytes]); err != nil {
 			return nil, fmt.Errorf("public value %d: %w", i, err)
 		}
-		out[i] = e.String()
+		out[i] = decimal(&e)
 	}
 	return out, nil
+}
+
+// decimal is e in canonical decimal, 0 … q−1, as gnark's verifier and
+// snarkjs read field elements. Not e.String(): gnark-crypto writes q−k as
+// "-k" for k up to 65535 (a public input of −3, say).
+func decimal[E interface{ BigInt(*big.Int) *big.Int }](e E) string {
+	return e.BigInt(new(big.Int)).String()
 }

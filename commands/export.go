@@ -1,0 +1,42 @@
+package commands
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
+	"github.com/zkpipe/zkpipe/stages"
+)
+
+func exportCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "export",
+		Usage: "export what a circuit needs elsewhere",
+		Subcommands: []*cli.Command{{
+			Name:      "solidity",
+			Usage:     "gnark's Solidity verifier contract for a circuit directory's verifying key",
+			UsageText: "zkpipe export solidity --circuit DIR [--out Verifier.sol]   (proofs' calldata: zkpipe prove --calldata)",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "circuit", Usage: "gnark circuit directory (its circuit.vk and hash-to-field)", Required: true, EnvVars: env("export-circuit")},
+				&cli.StringFlag{Name: "out", Usage: "contract file to write (atomically); - or none for stdout", Value: "-", EnvVars: env("export-out")},
+			},
+			Action: func(c *cli.Context) error {
+				if c.NArg() > 0 {
+					return usageErrorf(c, "takes no arguments, got %q", c.Args().Slice())
+				}
+				var buf bytes.Buffer
+				if err := gnarksrc.ExportSolidity(c.String("circuit"), &buf); err != nil {
+					return err
+				}
+				if p := c.String("out"); p != "-" {
+					_, err := stages.Dir(filepath.Dir(p)).Write(filepath.Base(p), buf.Bytes())
+					return err
+				}
+				_, err := os.Stdout.Write(buf.Bytes())
+				return err
+			},
+		}},
+	}
+}

@@ -1,0 +1,119 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/mem"
+)
+
+// TestSetupRefusesWhatCannotFit runs `zkpipe setup` at sizes over zkpipe's
+// 2^27 limit and at sizes whose setup needs more memory than this machine
+// has: each is refused at once, with exit 2, the figure in the message, no
+// circuit directory, and a child that never grew (peak RSS from rusage).
+// Before the check, 2·10⁹ grew past 3 GB in a minute.
+func TestSetupRefusesWhatCannotFit(t *testing.T) {
+	bin := binary(t)
+	limit := mem.ReadMachine().Limit
+	// a size whose setup needs about twice what this machine allows, when
+	// that is still under 2^27
+	overMemory := int(2 * limit / (2 << 10))
+	cases := []struct {
+		circuit string
+		n       int
+		want    string
+	}{
+		{"mulchain", 2000000000, "over zkpipe's limit of 2^27"},
+		{"mulchain", 1<<27 + 1, "over zkpipe's limit of 2^27"},
+		{"bits", 1 << 28, "over zkpipe's limit of 2^27"},
+		{"commit", 1 << 40, "over zkpipe's limit of 2^27"},
+	}
+	for _, c := range []string{"mulchain", "bits", "commit"} {
+		if 100000000 <= 1<<27 && circuits.SetupMemory(100000000, 100000000) > limit {
+			cases = append(cases, struct {
+				circuit string
+				n       int
+				want    string
+			}{c, 100000000, "this machine allows " + mem.FormatBytes(limit)})
+		}
+		if overMemory < 1<<26 {
+			cases = append(cases, struct {
+				circuit string
+				n       int
+				want    string
+			}{c, overMemory, "this machine allows " + mem.FormatBytes(limit)})
+		}
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s-%d", c.circuit, c.n), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "c")
+			// a backstop only: a setup that is not refused would run for
+			// hours; the assertions are the exit code, message and memory
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "setup", "--circuit", c.circuit, "-n", fmt.Sprint(c.n), "--out", out)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Fatalf("setup -n %d: %v, want exit 2\n%s", c.n, err, stderr.String())
+			}
+			msg := stderr.String()
+			if !strings.Contains(msg, c.want) || !strings.Contains(msg, fmt.Sprintf("-n %d:", c.n)) {
+				t.Fatalf("setup -n %d: %q, want it to name %q", c.n, msg, c.want)
+			}
+			if strings.Contains(msg, "this machine allows") && !strings.Contains(msg, "needs about") {
+				t.Fatalf("setup -n %d: %q names no figure of what it needs", c.n, msg)
+			}
+			rss := int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10
+			if rss > 256<<20 {
+				t.Fatalf("setup -n %d: the refused setup reached %s of RSS", c.n, mem.FormatBytes(rss))
+			}
+			if _, err := exec.Command("test", "-e", out).Output(); err == nil {
+				t.Fatalf("setup -n %d: refused, but %s exists", c.n, out)
+			}
+		})
+	}
+}
+
+// TestSetupMemoryModelCoversASetup runs real setups and checks the model
+// CheckSetup refuses by is not below what they took (peak RSS of the
+// child): a refusal must never be for a setup that would have fitted by
+// the model's own reckoning being too low.
+func TestSetupMemoryModelCoversASetup(t *testing.T) {
+	bin := binary(t)
+	for _, c := range []struct {
+		circuit string
+		n       int
+	}{{"bits", 1 << 14}, {"commit", 1 << 13}, {"mulchain", 1 << 14}} {
+		b, err := circuits.Lookup(c.circuit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ccs, err := b.Compile(c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wires := ccs.GetNbInternalVariables() + ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables()
+		model := circuits.SetupMemory(ccs.GetNbConstraints(), wires)
+		cmd := exec.Command(bin, "setup", "--circuit", c.circuit, "-n", fmt.Sprint(c.n), "--out", filepath.Join(t.TempDir(), "c"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", c.circuit, err, out)
+		}
+		rss := int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10
+		t.Logf("%s at %d: peak RSS %s, model %s", c.circuit, c.n, mem.FormatBytes(rss), mem.FormatBytes(model))
+		if rss > model {
+			t.Errorf("%s at %d: setup took %s, the model says %s", c.circuit, c.n, mem.FormatBytes(rss), mem.FormatBytes(model))
+		}
+	}
+}

@@ -1,0 +1,147 @@
+// Package fileprove proves one circom witness from files to files, in the
+// argument order and output shapes of snarkjs and rapidsnark
+// (`snarkjs groth16 prove`, `snarkjs groth16 fullprove`, `prover`), through
+// the same engine (GPU when present) as zkpipe's streams.
+package fileprove
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
+	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// Job is one proof: a zkey and either a witness (Wtns) or the circuit's
+// inputs (Input, a JSON file) with its witness calculator (Wasm); Proof and
+// Public are the files to write, snarkjs's proof.json and public.json.
+type Job struct {
+	Zkey, Wtns  string
+	Input, Wasm string
+	Proof       string
+	Public      string
+	ReadTimeout time.Duration // one witness or input file, open to last byte; 0: boundedread's default
+	LoadTimeout time.Duration // each circuit file; 0: boundedread's default
+}
+
+// id names the job inside the engine's scratch directory.
+const id = "proof"
+
+// Prove proves j with an engine of opts (its Out is replaced by a scratch
+// directory beside j.Proof) and writes j.Public and j.Proof, each
+// atomically, only once the proof read back from the engine's files passes
+// the zkey's verifying key (circomsrc.VerifyFiles, the check snarkjs
+// groth16 verify makes). Any other outcome is an error naming the file or
+// the stage that failed, and leaves j.Proof and j.Public as they were.
+func Prove(ctx context.Context, opts engine.Options, j Job) error {
+	if err := j.check(); err != nil {
+		return err
+	}
+	req := stream.Request{ID: id}
+	if j.Wtns != "" {
+		abs, err := filepath.Abs(j.Wtns)
+		if err != nil {
+			return err
+		}
+		req.Wtns = abs
+	} else {
+		in, err := boundedread.ReadAll(ctx, j.Input, stream.MaxLineBytes, boundedread.Options{Timeout: j.ReadTimeout})
+		if err != nil {
+			return fmt.Errorf("input: %w", err)
+		}
+		if !json.Valid(in) {
+			return fmt.Errorf("input %s: not JSON", j.Input)
+		}
+		req.Input = in
+	}
+
+	circ, err := circomsrc.LoadFiles(ctx, circomsrc.Files{Zkey: j.Zkey, Wasm: j.Wasm, ReadTimeout: j.ReadTimeout, LoadTimeout: j.LoadTimeout})
+	if err != nil {
+		return err
+	}
+	vk := circ.Source.(*circomsrc.Source).VerifyingKey()
+	scratch, err := os.MkdirTemp(filepath.Dir(j.Proof), ".zkpipe-groth16-")
+	if err != nil {
+		circ.Source.(*circomsrc.Source).Close(context.Background())
+		return fmt.Errorf("scratch directory beside %s: %w", j.Proof, err)
+	}
+	defer os.RemoveAll(scratch)
+	opts.Out = scratch
+	eng, err := engine.New(ctx, opts, circ) // from here the engine owns circ
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+
+	jobs := make(chan stream.Line, 1)
+	jobs <- stream.Line{Number: 1, Request: req}
+	close(jobs)
+	var got *stream.Result
+	if err := eng.Run(ctx, jobs, func(r stream.Result) error { got = &r; return nil }); err != nil {
+		return err
+	}
+	switch {
+	case got == nil:
+		return errors.New("the engine returned no result")
+	case got.Error != "":
+		return errors.New(strings.TrimPrefix(got.Error, "job "+id+": ")) // the one job needs no name
+	}
+	if err := circomsrc.VerifyFiles(ctx, vk, got.Proof, got.Public); err != nil {
+		return fmt.Errorf("the proof written does not verify (%w); nothing written", err)
+	}
+	// snarkjs's outputs, each replaced atomically, the proof last
+	for _, f := range []struct{ from, to string }{{got.Public, j.Public}, {got.Proof, j.Proof}} {
+		data, err := os.ReadFile(f.from)
+		if err != nil {
+			return err
+		}
+		if _, err := stages.Dir(filepath.Dir(f.to)).Write(filepath.Base(f.to), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check refuses a job whose outputs would overwrite its inputs or each other.
+func (j Job) check() error {
+	if (j.Wtns == "") == (j.Input == "") {
+		return errors.New("give a witness (.wtns) or an input.json, one of them")
+	}
+	if j.Input != "" && j.Wasm == "" {
+		return errors.New("an input.json needs the circuit's witness calculator (.wasm)")
+	}
+	if j.Proof == "" || j.Public == "" {
+		return errors.New("give the proof.json and public.json to write")
+	}
+	same := func(a, b string) bool {
+		if a == "" || b == "" {
+			return false
+		}
+		if filepath.Clean(a) == filepath.Clean(b) {
+			return true
+		}
+		sa, err1 := os.Stat(a)
+		sb, err2 := os.Stat(b)
+		return err1 == nil && err2 == nil && os.SameFile(sa, sb) // a link to the same file
+	}
+	if same(j.Proof, j.Public) {
+		return fmt.Errorf("%s is both the proof and the public inputs to write", j.Proof)
+	}
+	for _, out := range []string{j.Proof, j.Public} {
+		for _, in := range []string{j.Zkey, j.Wtns, j.Input, j.Wasm} {
+			if same(out, in) {
+				return fmt.Errorf("%s would overwrite the input %s", out, in)
+			}
+		}
+	}
+	return nil
+}
