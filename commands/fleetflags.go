@@ -107,7 +107,11 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 	if timeout <= 0 {
 		return fmt.Errorf("--job-timeout %s: want a positive duration", timeout)
 	}
-	wo := fleet.WorkerOptions{Cache: cache, MaxDeliveries: c.Int("max-deliveries"), MaxHostFaults: c.Int("max-host-faults"),
+	wasm, err := circomLimits(c)
+	if err != nil {
+		return err
+	}
+	wo := fleet.WorkerOptions{Cache: cache, Wasm: wasm, MaxDeliveries: c.Int("max-deliveries"), MaxHostFaults: c.Int("max-host-faults"),
 		JobTimeout: timeout, Log: logOut(c), Gnark: gnarkOptions(c)}
 	var ep atomic.Pointer[engine.Engine]
 	var wp atomic.Pointer[fleet.Worker] // set below; a scrape before then sees no worker

@@ -158,8 +158,9 @@ func circuitObjects(ctx context.Context, q *Queue, name string) (map[string]*jet
 var ErrNoCircuit = errors.New("no such circuit in the store (zkpipe circuit push)")
 
 // FetchCircuit brings circuit name from the store into cache/NAME (files whose
-// digest already matches are kept) and loads it.
-func FetchCircuit(ctx context.Context, q *Queue, name, cache string, o gnarksrc.Options) (*stages.Circuit, error) {
+// digest already matches are kept) and loads it; a circom witness
+// calculator under wasm's bounds, if given (circomsrc's defaults if not).
+func FetchCircuit(ctx context.Context, q *Queue, name, cache string, o gnarksrc.Options, wasm ...circomsrc.Limits) (*stages.Circuit, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -200,11 +201,14 @@ func FetchCircuit(ctx context.Context, q *Queue, name, cache string, o gnarksrc.
 		}
 	}
 	if _, ok := objs[zkeyObject]; ok {
-		wasm := ""
+		f := circomsrc.Files{Zkey: local(zkeyObject), ReadTimeout: o.ReadTimeout}
 		if _, ok := objs[wasmObject]; ok {
-			wasm = local(wasmObject)
+			f.Wasm = local(wasmObject)
 		}
-		return circomsrc.LoadFiles(ctx, circomsrc.Files{Zkey: local(zkeyObject), Wasm: wasm, ReadTimeout: o.ReadTimeout})
+		if len(wasm) > 0 {
+			f.WasmLimits = wasm[0]
+		}
+		return circomsrc.LoadFiles(ctx, f)
 	}
 	return gnarksrc.LoadDirWith(dir, o)
 }

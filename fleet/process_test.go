@@ -116,18 +116,12 @@ func run(t *testing.T, bin string, stdin string, args ...string) string {
 	return string(out)
 }
 
-// soakMemoryPoison adds the memory-growing poison job to the soak
-// (issue 22): its witness calculator grows its memory to the wasm32 limit,
-// and it must be terminated with its error, which takes the circom
-// calculator's memory cap (branch h-circom, issue 22 item 4). Without it a
-// worker would grow to 4 GiB on it: turn this on once that cap is merged.
-const soakMemoryPoison = false
-
 // TestFleetOfProcesses: three worker processes, one killed with SIGKILL
 // mid-stream and restarted; 200 jobs and 10 high-priority ones submitted
 // behind them, two bad ones, and a poison job whose circom witness
-// calculator never returns (and, with soakMemoryPoison, one that grows its
-// memory without bound). Every id gets exactly one result line, every proof
+// calculator never returns and one whose calculator grows its memory
+// without bound (workers with --wasm-timeout 2s and the default memory
+// cap). Every id gets exactly one result line, every proof
 // verifies with gnark, the bad and poison jobs get error results and are
 // not redelivered, the high jobs finish before most normal ones.
 func TestFleetOfProcesses(t *testing.T) {
@@ -137,22 +131,23 @@ func TestFleetOfProcesses(t *testing.T) {
 	q, url := startQueue(t, ackWait)
 	run(t, bin, "", "circuit", "push", "--nats", url, dir)
 	pushPoison(t, q, "loop", looping)
-	poisons := []string{inputJob("poison-loop", "loop", 3)}
-	if soakMemoryPoison {
-		pushPoison(t, q, "hog", func(w []byte) ([]byte, error) { return hostilewasm.Grow(w, "init", 65536) })
-		poisons = append(poisons, inputJob("poison-hog", "hog", 3))
+	// to the wasm32 limit (4 GiB), if nothing stops it
+	pushPoison(t, q, "hog", func(w []byte) ([]byte, error) { return hostilewasm.Grow(w, "init", 65536) })
+	poisons := map[string]string{ // job → what its error must say
+		inputJob("poison-loop", "loop", 3): "ran past its deadline of 2s (--wasm-timeout)",
+		inputJob("poison-hog", "hog", 3):   "the witness calculator's memory limit",
 	}
 
 	tmp := t.TempDir()
 	workerArgs := func(i int, metrics string) []string {
 		return []string{"worker", "--nats", url, "--cache", filepath.Join(tmp, fmt.Sprint("cache", i)),
-			"--mem-status", "0", "--metrics-addr", metrics, "--job-timeout", "3s"}
+			"--mem-status", "0", "--metrics-addr", metrics, "--wasm-timeout", "2s", "--job-timeout", "5s"}
 	}
 	var jobs strings.Builder
 	for i := range 200 {
 		fmt.Fprintf(&jobs, `{"id":"n%03d","circuit":"chain","generate":{"seed":%d}}`+"\n", i, i)
 		if i == 150 { // behind the high jobs' turn: they say how priorities work
-			for _, p := range poisons {
+			for p := range poisons {
 				fmt.Fprintln(&jobs, p)
 			}
 		}
@@ -264,8 +259,14 @@ func TestFleetOfProcesses(t *testing.T) {
 				t.Errorf("%s: no error", r.ID)
 			}
 		case strings.HasPrefix(r.ID, "poison-"):
-			if !strings.Contains(r.Error, "job "+r.ID+": ") {
-				t.Errorf("%s: not terminated with its error: %+v", r.ID, r)
+			want := ""
+			for p, w := range poisons {
+				if strings.Contains(p, `"`+r.ID+`"`) {
+					want = w
+				}
+			}
+			if !strings.Contains(r.Error, "job "+r.ID+": ") || !strings.Contains(r.Error, want) {
+				t.Errorf("%s: not terminated with its error (%q): %+v", r.ID, want, r)
 			}
 			t.Logf("%s: %s", r.ID, r.Error)
 		case r.Error != "":

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -59,6 +60,9 @@ type WorkerOptions struct {
 	// Gnark is how the worker reads the gnark circuits it fetches (its
 	// ReadTimeout bounds circom witnesses too).
 	Gnark gnarksrc.Options
+	// Wasm bounds the circom witness calculators of the circuits it
+	// fetches (--wasm-timeout, --wasm-memory); zero: circomsrc's defaults.
+	Wasm circomsrc.Limits
 }
 
 // DefaultJobTimeout is WorkerOptions.JobTimeout's default: longer than
@@ -657,7 +661,7 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 	// must not hold the intake for good
 	loadCtx, cancel := context.WithTimeout(ctx, w.o.JobTimeout)
 	defer cancel()
-	c, err := FetchCircuit(loadCtx, w.q, name, filepath.Join(w.o.Cache, "circuits"), w.o.Gnark)
+	c, err := FetchCircuit(loadCtx, w.q, name, filepath.Join(w.o.Cache, "circuits"), w.o.Gnark, w.o.Wasm)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(loadCtx.Err(), context.DeadlineExceeded) {
 			// the circuit's fault, not a hiccup: not wrapped, so that
