@@ -32,7 +32,8 @@ func proveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "out", Value: "out", Usage: "directory for proofs (locked while zkpipe runs)", EnvVars: env("out")},
 		&cli.StringFlag{Name: "results", Value: "-", Usage: "JSON Lines of results, - for stdout (opened once the circuits are loaded)", EnvVars: env("results")},
 		metricsFlag(),
-		&cli.BoolFlag{Name: "skip-done", Usage: "answer a job whose proof is already in --out and verifies from those files (its result line says \"resumed\") instead of proving it again", EnvVars: env("skip-done")},
+		&cli.BoolFlag{Name: "skip-done", Usage: "answer a job whose proof is already in --out, verifies, and has the public inputs of the job's own witness (or seed) from those files (its result line says \"resumed\") instead of proving it again; " +
+			"circom input jobs are always proven again (their public inputs are known only once the wasm computes the witness)", EnvVars: env("skip-done")},
 		&cli.StringSliceFlag{Name: "zkey", Usage: "circom circuit: snarkjs Groth16 proving key (repeatable); the circuit is named after the file, less .zkey", EnvVars: env("zkey"), Category: "circom"},
 		&cli.StringSliceFlag{Name: "wasm", Usage: "circom witness calculator (circuit_js/circuit.wasm) of the --zkey in the same position, for input jobs", EnvVars: env("wasm"), Category: "circom"},
 		&cli.StringSliceFlag{Name: "r1cs", Usage: "circom constraint system of the --zkey in the same position: unsatisfied witnesses fail in synthesize", EnvVars: env("r1cs"), Category: "circom"},

@@ -81,9 +81,12 @@ func (e *Engine) exit() { e.busy.Done() }
 // Resumable is a circuit source that can find a finished job's outputs in a
 // directory and check them against the circuit's verifying key (gnarksrc and
 // circomsrc sources are). Done's error wraps fs.ErrNotExist when the job left
-// no proof there.
+// no proof there. PublicInputs are those a proof of req must have, when they
+// are known before proving (known false: only once proven, as for circom
+// input jobs): a verified proof of other inputs is not the job's.
 type Resumable interface {
 	Done(dir, id string) (stages.Emitted, error)
+	PublicInputs(ctx context.Context, req stream.Request) (inputs []string, known bool, err error)
 }
 
 // closer is a circuit source holding something to release (circom's witness
@@ -340,7 +343,7 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 				}
 			}
 			if e.opts.SkipDone && j.Err == nil {
-				if r, done := e.resume(j); done {
+				if r, done := e.resume(hard, j); done {
 					inFlight.Delete(j.ID)
 					if hard.Err() == nil { // Run may be returning: emit no more
 						send(r)
@@ -421,8 +424,13 @@ func hostFault(err error) bool {
 		errors.Is(err, gpu.ErrNoDevice) || errors.Is(err, gpu.ErrClosed)
 }
 
-// resume answers j from the outputs an earlier run left, when they verify.
-func (e *Engine) resume(j *stages.Job) (stream.Result, bool) {
+// resume answers j from the outputs an earlier run left, when they verify
+// and their public inputs are those of j's own witness (stream.Statement):
+// a proof of job b copied under job a's name verifies too. Otherwise j is
+// proven again, and its new files replace the stale ones (each written
+// atomically). A job whose public inputs are known only once proven (a
+// circom input job) is always proven again.
+func (e *Engine) resume(ctx context.Context, j *stages.Job) (stream.Result, bool) {
 	c, err := e.core.Circuit(j.Request.Circuit)
 	if err != nil {
 		return stream.Result{}, false // parse will say why
@@ -437,6 +445,19 @@ func (e *Engine) resume(j *stages.Job) (stream.Result, bool) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(e.log, "zkpipe: job %s: the outputs of an earlier run do not verify (%v); proving it again\n", j.ID, err)
 		}
+		return stream.Result{}, false
+	}
+	want, known, err := r.PublicInputs(ctx, j.Request)
+	switch {
+	case err != nil:
+		fmt.Fprintf(e.log, "zkpipe: job %s: its public inputs cannot be read to compare with the earlier run's (%v); proving it again\n", j.ID, err)
+		return stream.Result{}, false
+	case !known:
+		fmt.Fprintf(e.log, "zkpipe: job %s: its public inputs are known only once its witness is computed; proving it again\n", j.ID)
+		return stream.Result{}, false
+	}
+	if err := stream.SamePublicInputs(want, em.PublicInputs, "the job's own witness"); err != nil {
+		fmt.Fprintf(e.log, "zkpipe: job %s: the earlier run's %s: %v; proving it again\n", j.ID, em.Proof, err)
 		return stream.Result{}, false
 	}
 	e.resumed.Add(1)
