@@ -12,6 +12,7 @@ import (
 
 	"github.com/consensys/gnark/logger"
 	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/engine"
 )
 
 // Exit codes of zkpipe, as README.md documents them.
@@ -19,6 +20,7 @@ const (
 	ExitOK          = 0   // every job proven (or resumed)
 	ExitRunFailed   = 1   // the run failed: bad flags, a circuit that does not load, outputs that cannot be written
 	ExitJobsFailed  = 2   // the run finished, and some jobs failed: their result lines say why
+	ExitDrained     = 3   // a first Ctrl-C (or SIGTERM) stopped the intake with jobs not read: those read were finished
 	ExitInterrupted = 130 // a second Ctrl-C (or SIGTERM) aborted the jobs in flight
 )
 
@@ -28,6 +30,20 @@ type JobsFailedError struct{ Failed, Total int }
 func (e *JobsFailedError) Error() string {
 	return fmt.Sprintf("%d of %d job(s) failed; see their result lines", e.Failed, e.Total)
 }
+
+// DrainedError is a run whose intake a signal stopped before the jobs
+// ended: the jobs read were answered (Failed of Total failed), the others
+// never read.
+type DrainedError struct {
+	*engine.Drained
+	Failed, Total int
+}
+
+func (e *DrainedError) Error() string {
+	return fmt.Sprintf("stopped by a signal: %d job(s) answered (%d failed); %s", e.Total, e.Failed, e.Drained.Error())
+}
+
+func (e *DrainedError) Unwrap() error { return e.Drained }
 
 // errInterrupted is a run aborted by a second signal.
 var errInterrupted = errors.New("aborted by a second signal; the jobs in flight were cancelled")
@@ -40,7 +56,10 @@ func Main(args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "zkpipe:", err)
 	var jobs *JobsFailedError
+	var drained *engine.Drained
 	switch {
+	case errors.As(err, &drained):
+		return ExitDrained
 	case errors.As(err, &jobs):
 		return ExitJobsFailed
 	case errors.Is(err, errInterrupted):
@@ -57,7 +76,8 @@ func App() *cli.App {
 		Description: "Every flag can also be set by an environment variable ZKPIPE_<FLAG>, " +
 			"upper-case with - as _ (for example ZKPIPE_MSM_H_WORKERS=2).\n\n" +
 			"Exit codes: 0 every job proven; 1 the run failed (flags, circuits, outputs); " +
-			"2 the run finished and some jobs failed (their result lines say why); 130 aborted by a second Ctrl-C.",
+			"2 the run finished and some jobs failed (their result lines say why); " +
+			"3 a first Ctrl-C or SIGTERM stopped the intake before the jobs ended (those read were finished; stderr says how many were not read); 130 aborted by a second Ctrl-C.",
 		Commands: []*cli.Command{
 			benchCommand(),
 			circuitCommand(),

@@ -42,7 +42,8 @@ func proveFlags() []cli.Flag {
 
 // prove runs the stream of --jobs over the --circuit directories and --zkey
 // files. The first SIGINT or SIGTERM stops reading jobs and lets those in
-// flight finish; a second cancels them.
+// flight finish (exit code ExitDrained when jobs were left unread); a second
+// cancels them.
 func prove(c *cli.Context) error {
 	in := io.Reader(os.Stdin)
 	if p := c.String("jobs"); p != "-" {
@@ -92,15 +93,19 @@ func prove(c *cli.Context) error {
 		}
 		return results.Write(line)
 	})
-	if err != nil {
-		return err
+	var drained *engine.Drained
+	if errors.As(err, &drained) {
+		err = &DrainedError{Drained: drained, Failed: failed, Total: total}
 	}
 	if resultsFile != nil {
 		f := resultsFile
 		resultsFile = nil
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("--results: %w", err)
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("--results: %w", cerr)
 		}
+	}
+	if err != nil {
+		return err
 	}
 	if failed > 0 {
 		return &JobsFailedError{Failed: failed, Total: total}

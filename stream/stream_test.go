@@ -151,3 +151,22 @@ func TestReadNumbersLinesAsBefore(t *testing.T) {
 		t.Errorf("got %v, want [2:a 5:b]", got)
 	}
 }
+
+// A read stopped with lines left counts them (CountRest): the unsent line
+// and every non-blank line after it, a line over MaxLineBytes as one.
+func TestReadWithCountsTheRest(t *testing.T) {
+	long := strings.Repeat("x", stream.MaxLineBytes+1)
+	in := `{"id":"a"}` + "\n" + `{"id":"b"}` + "\n\n" + `not json` + "\n" + long + "\n" + `{"id":"c"}`
+	ctx, cancel := context.WithCancel(context.Background())
+	out := make(chan stream.Line)
+	done := make(chan error, 1)
+	go func() { done <- stream.ReadWith(ctx, strings.NewReader(in), out, stream.ReadOptions{CountRest: true}) }()
+	if l := <-out; l.Request.ID != "a" {
+		t.Fatalf("first line %+v", l)
+	}
+	cancel()
+	var st *stream.Stopped
+	if err := <-done; !errors.As(err, &st) || !st.Counted || st.Unread != 4 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("ReadWith: %v (%+v), want 4 lines counted", err, st)
+	}
+}
