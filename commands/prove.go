@@ -58,6 +58,12 @@ func prove(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs(runInputs(c), opts.Out, "--results", c.String("results")); err != nil {
+		return err
+	}
+	if p := c.String("results"); p != "-" {
+		opts.Writes = []engine.Output{{Flag: "--results", Path: p}}
+	}
 	circuits, err := loadCircuits(c)
 	if err != nil {
 		return err

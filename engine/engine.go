@@ -336,7 +336,9 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 			case !stream.ValidID(j.ID):
 				j.Err = fmt.Errorf("invalid id %q: want 1-128 of [A-Za-z0-9._-], not starting with . _ or -", j.ID)
 			default:
-				if _, dup := inFlight.LoadOrStore(j.ID, true); dup {
+				if err := e.checkWitness(j.Request); err != nil {
+					j.Err = err
+				} else if _, dup := inFlight.LoadOrStore(j.ID, true); dup {
 					j.Err = fmt.Errorf("%w %q: a job of that id is in flight", stream.ErrDuplicateID, j.ID)
 				} else {
 					j.Owned = true
