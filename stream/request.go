@@ -45,6 +45,11 @@ var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 // [A-Za-z0-9._-], not starting with . _ or -.
 func ValidID(id string) bool { return validID.MatchString(id) }
 
+// LineID names the job of input line n whose own id is missing or
+// unusable: "#line-N". It starts with '#', which no valid id can hold, so
+// it never collides with a real job's id ("line-3" is a valid one).
+func LineID(n int) string { return fmt.Sprintf("#line-%d", n) }
+
 // ErrDuplicateID marks a second job with an id already seen in this stream.
 var ErrDuplicateID = errors.New("duplicate id")
 
@@ -54,7 +59,7 @@ const MaxLineBytes = 16 << 20
 // Read sends one Line per non-blank input line on out, as lines arrive (a
 // pipe may stay open for hours), until r ends or ctx is cancelled; then it
 // closes out. A line that is not a valid request still yields a Line, with
-// Err set and an id of "line-N" when its own is unusable, so that it gets a
+// Err set and an id of LineID(N) when its own is unusable, so that it gets a
 // result like any other job; so does a line over MaxLineBytes, whose rest is
 // skipped unread into memory. Read returns r's error, if any, other than EOF.
 func Read(ctx context.Context, r io.Reader, out chan<- Line) error {
@@ -128,7 +133,7 @@ func ReadWith(ctx context.Context, r io.Reader, out chan<- Line, o ReadOptions) 
 			}
 		}
 		if l.Err != nil && !validID.MatchString(l.Request.ID) {
-			l.Request.ID = fmt.Sprintf("line-%d", n)
+			l.Request.ID = LineID(n)
 		}
 		if l.Err == nil {
 			seen[l.Request.ID] = true
