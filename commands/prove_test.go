@@ -112,14 +112,14 @@ func TestMixedStreamProvesTheGoodAndNamesTheBad(t *testing.T) {
 		t.Fatalf("%d result lines for 11 jobs", len(lines))
 	}
 	wantErr := map[string]string{
-		"#line-3":    "malformed job",
+		"#line-3":   "malformed job",
 		"unknown":   `unknown circuit "nope"`,
 		"missing":   "no such file",
 		"truncated": "truncated",
 		"wrongsize": "witness has 1 public and 2 secret values, circuit chain wants 1 and 1",
 		"unsat":     "unsatisfied witness",
 		"ok-gen":    "duplicate id", // the second ok-gen
-		"#line-11":   "invalid id",
+		"#line-11":  "invalid id",
 	}
 	vks := map[string]string{"chain": chain, "bits": bitsDir}
 	proved := map[string]bool{}
