@@ -78,7 +78,7 @@ func App() *cli.App {
 			"Exit codes: 0 every job proven; 1 the run failed (flags, circuits, outputs); " +
 			"2 the run finished and some jobs failed (their result lines say why); " +
 			"3 a first Ctrl-C or SIGTERM stopped the intake before the jobs ended (those read were finished; stderr says how many were not read); 130 aborted by a second Ctrl-C.",
-		Commands: []*cli.Command{
+		Commands: withDurationCheck([]*cli.Command{
 			benchCommand(),
 			circuitCommand(),
 			demoCommand(),
@@ -90,7 +90,7 @@ func App() *cli.App {
 			timelineCommand(),
 			verifyCommand(),
 			workerCommand(),
-		},
+		}),
 		EnableBashCompletion: true,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "gnark-log", Usage: "show gnark's own debug log", EnvVars: env("gnark-log")},

@@ -277,6 +277,19 @@ var ErrOutput = errors.New("outputs cannot be written")
 // once; Close cancels it and waits for it to return, and after Close it
 // returns ErrClosed.
 func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error {
+	return e.run(ctx, nil, jobs, emit)
+}
+
+// drainReadGrace is how long reads of a job's input files (a witness, a
+// wtns) may go on once the intake has ended (a first signal): a FIFO
+// nobody writes to must not hold up the drain until its read timeout,
+// however long --read-timeout is, while a witness on a working disk is
+// read whole well within it.
+const drainReadGrace = 5 * time.Second
+
+// run is Run; when intake (Stream's) ends, the reads of the jobs' files
+// still under way end drainReadGrace later.
+func (e *Engine) run(ctx, streamIntake context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error {
 	if e.ran.Swap(true) {
 		return errors.New("engine: Run called twice")
 	}
@@ -293,6 +306,19 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 	defer e.exit()
 	intake, stopIntake := context.WithCancel(hard)
 	defer stopIntake()
+	reads, stopReads := context.WithCancelCause(hard)
+	defer stopReads(nil)
+	if streamIntake != nil {
+		defer context.AfterFunc(streamIntake, func() {
+			t := time.NewTimer(drainReadGrace)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				stopReads(fmt.Errorf("intake stopped (a signal) %s before the read ended", drainReadGrace))
+			case <-reads.Done(): // run returned
+			}
+		})()
+	}
 
 	var emitMu sync.Mutex
 	var emitErr error
@@ -330,7 +356,7 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 			case <-intake.Done():
 				return
 			}
-			j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err}
+			j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err, Reads: reads}
 			switch {
 			case j.Err != nil:
 			case !stream.ValidID(j.ID):
@@ -345,7 +371,7 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 				}
 			}
 			if e.opts.SkipDone && j.Err == nil {
-				if r, done := e.resume(hard, j); done {
+				if r, done := e.resume(reads, j); done {
 					inFlight.Delete(j.ID)
 					if hard.Err() == nil { // Run may be returning: emit no more
 						send(r)

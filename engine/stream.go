@@ -74,7 +74,7 @@ func (e *Engine) Stream(ctx, intake context.Context, r io.Reader, emit func(stre
 			}
 		}
 	}()
-	if err := e.Run(ctx, jobs, emit); err != nil {
+	if err := e.run(ctx, intake, jobs, emit); err != nil {
 		return err
 	}
 	<-fwdDone // jobs is closed: Run has returned only after that
