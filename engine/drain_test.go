@@ -64,4 +64,3 @@ func TestStreamDrainedCountsUnreadJobs(t *testing.T) {
 		t.Errorf("Stream stopped after its last job: %v, %d answered", err, got)
 	}
 }
-
