@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -18,6 +19,10 @@ import (
 // Every duration flag of every command refuses a negative value, given on
 // the command line or in its ZKPIPE_ variable, before the command runs.
 func TestNegativeDurationsRefused(t *testing.T) {
+	// cancelled: a command that took the value would stop at once rather
+	// than serve or prove
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
 	var walk func(path []string, cmds []*cli.Command)
 	seen := 0
 	walk = func(path []string, cmds []*cli.Command) {
@@ -35,13 +40,13 @@ func TestNegativeDurationsRefused(t *testing.T) {
 				}
 				seen++
 				args := append(append([]string{"zkpipe"}, p...), "--"+df.Name, "-1s")
-				err := App().Run(args)
+				err := App().RunContext(ctx, args)
 				if err == nil || !strings.Contains(err.Error(), "--"+df.Name+" -1s: a duration must be 0 or more") {
 					t.Errorf("%s: %v", strings.Join(args[1:], " "), err)
 				}
 				if len(df.EnvVars) > 0 {
 					t.Setenv(df.EnvVars[0], "-5ms")
-					err := App().Run(append([]string{"zkpipe"}, p...))
+					err := App().RunContext(ctx, append([]string{"zkpipe"}, p...))
 					if err == nil || !strings.Contains(err.Error(), "--"+df.Name+" -5ms") {
 						t.Errorf("%s=-5ms %s: %v", df.EnvVars[0], strings.Join(p, " "), err)
 					}
