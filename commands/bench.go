@@ -53,6 +53,21 @@ func bench(c *cli.Context) error {
 	if k := c.Int("serial-cpu"); k < 0 || k > maxBenchProofs {
 		return fmt.Errorf("--serial-cpu %d: want 0 (none) to %d", k, maxBenchProofs)
 	}
+	var in engine.Files
+	for _, f := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile} {
+		p := filepath.Join(c.String("circuit"), f)
+		in.Add("the --circuit file "+p, p)
+	}
+	if err := checkOutputs(&in, c.String("out"), "--results", c.String("results")); err != nil {
+		return err
+	}
+	if p := c.String("cpuprofile"); p != "" {
+		for _, s := range []string{".gnark", ".zkpipe"} {
+			if err := checkOutputs(&in, c.String("out"), "--cpuprofile", p+s); err != nil {
+				return err
+			}
+		}
+	}
 	circ, err := gnarksrc.LoadDirWith(c.String("circuit"), gnarkOptions(c))
 	if err != nil {
 		return err

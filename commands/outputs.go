@@ -36,17 +36,17 @@ func runInputs(c *cli.Context) *engine.Files {
 // checkOutputs refuses, before anything is written, outputs that are
 // inputs: the results file (unless "-") must be none of in and no file the
 // engine writes in out, and no input may be a file the engine writes in
-// out. Identity is os.SameFile's (symlinks, hard links, ./a and a).
+// out (none when out is "": a fresh temporary one). Identity is os.SameFile's (symlinks, hard links, ./a and a).
 func checkOutputs(in *engine.Files, out, resultsFlag, results string) error {
 	if results != "" && results != "-" {
 		if name, ok := in.Find(results); ok {
 			return fmt.Errorf("%s %s is %s: refusing to overwrite an input (%w)", resultsFlag, results, name, engine.ErrInputClash)
 		}
-		if engine.InOutDir(out, results) {
+		if out != "" && engine.InOutDir(out, results) {
 			return fmt.Errorf("%s %s is a file zkpipe writes in --out %s: give it another name (%w)", resultsFlag, results, out, engine.ErrInputClash)
 		}
 	}
-	if name, ok := in.FindIn(func(p string) bool { return engine.InOutDir(out, p) }); ok {
+	if name, ok := in.FindIn(func(p string) bool { return out != "" && engine.InOutDir(out, p) }); ok {
 		return fmt.Errorf("%s is a file zkpipe writes in --out %s: refusing to overwrite an input (%w)", name, out, engine.ErrInputClash)
 	}
 	return nil

@@ -159,3 +159,38 @@ func TestWitnessThatIsAnOutputFailsItsJob(t *testing.T) {
 		t.Errorf("good: %s", l.Error)
 	}
 }
+
+// bench --results or --cpuprofile naming a circuit file, and timeline -o
+// naming its own input (spelt otherwise): refused, the file intact.
+func TestOtherCommandsRefuseOutputsThatAreInputs(t *testing.T) {
+	root := t.TempDir()
+	chain := setupCircuit(t, root, "chain", "mulchain", 50)
+	pk := filepath.Join(chain, "circuit.pk")
+	pkdata, _ := os.ReadFile(pk)
+	err := App().Run([]string{"zkpipe", "bench", "--device", "cpu", "--circuit", chain, "-n", "1", "--skip-gnark", "--results", pk})
+	if err == nil || !strings.Contains(err.Error(), "is the --circuit file") {
+		t.Errorf("bench --results circuit.pk: %v", err)
+	}
+	// --cpuprofile P writes P.zkpipe: a circuit file of that name
+	prof := filepath.Join(chain, "circuit")
+	if err := os.Link(pk, prof+".zkpipe"); err != nil {
+		t.Fatal(err)
+	}
+	err = App().Run([]string{"zkpipe", "bench", "--device", "cpu", "--circuit", chain, "-n", "1", "--skip-gnark", "--cpuprofile", prof})
+	if err == nil || !strings.Contains(err.Error(), "--cpuprofile "+prof+".zkpipe is the --circuit file") {
+		t.Errorf("bench --cpuprofile onto a circuit file: %v", err)
+	}
+	unchanged(t, pk, pkdata)
+
+	results := filepath.Join(root, "r.jsonl")
+	rdata := []byte(`{"id":"a","stages":[],"total_ms":1}` + "\n")
+	if err := os.WriteFile(results, rdata, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	same := root + "/./r.jsonl" // the same file, spelt otherwise: replaced by the picture
+	err = App().Run([]string{"zkpipe", "timeline", results, "-o", same})
+	if err == nil || !strings.Contains(err.Error(), "is the results file") {
+		t.Errorf("timeline -o its own input: %v", err)
+	}
+	unchanged(t, results, rdata)
+}
