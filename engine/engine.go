@@ -314,7 +314,7 @@ func (e *Engine) run(ctx, streamIntake context.Context, jobs <-chan stream.Line,
 			defer t.Stop()
 			select {
 			case <-t.C:
-				stopReads(fmt.Errorf("intake stopped (a signal) %s before the read ended", drainReadGrace))
+				stopReads(fmt.Errorf("intake stopped (a signal) and the read had not ended %s later", drainReadGrace))
 			case <-reads.Done(): // run returned
 			}
 		})()
