@@ -13,6 +13,7 @@ import (
 
 	"github.com/consensys/gnark/logger"
 	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/engine"
 )
 
 // Exit codes of zkpipe, as README.md documents them.
@@ -21,6 +22,7 @@ const (
 	ExitRunFailed   = 1   // the run failed: bad flags, a circuit that does not load, outputs that cannot be written
 	ExitJobsFailed  = 2   // the run finished, and some jobs failed: their result lines say why
 	ExitUsage       = 2   // arguments the command does not take (a usage line says which it does)
+	ExitDrained     = 3   // a first Ctrl-C (or SIGTERM) stopped the intake with jobs not read: those read were finished
 	ExitInterrupted = 130 // a second Ctrl-C (or SIGTERM) aborted the jobs in flight
 )
 
@@ -47,6 +49,20 @@ func usageErrorf(c *cli.Context, format string, args ...any) error {
 	return &UsageError{Msg: name + ": " + fmt.Sprintf(format, args...), Usage: u}
 }
 
+// DrainedError is a run whose intake a signal stopped before the jobs
+// ended: the jobs read were answered (Failed of Total failed), the others
+// never read.
+type DrainedError struct {
+	*engine.Drained
+	Failed, Total int
+}
+
+func (e *DrainedError) Error() string {
+	return fmt.Sprintf("stopped by a signal: %d job(s) answered (%d failed); %s", e.Total, e.Failed, e.Drained.Error())
+}
+
+func (e *DrainedError) Unwrap() error { return e.Drained }
+
 // errInterrupted is a run aborted by a second signal.
 var errInterrupted = errors.New("aborted by a second signal; the jobs in flight were cancelled")
 
@@ -60,9 +76,12 @@ func Main(args []string) int {
 	var jobs *JobsFailedError
 	var coded interface{ exitCode() int }
 	var usage *UsageError
+	var drained *engine.Drained
 	switch {
 	case errors.As(err, &coded):
 		return coded.exitCode()
+	case errors.As(err, &drained):
+		return ExitDrained
 	case errors.As(err, &jobs):
 		return ExitJobsFailed
 	case errors.As(err, &usage):
@@ -81,8 +100,9 @@ func App() *cli.App {
 		Description: "Every flag can also be set by an environment variable ZKPIPE_<FLAG>, " +
 			"upper-case with - as _ (for example ZKPIPE_MSM_H_WORKERS=2).\n\n" +
 			"Exit codes: 0 every job proven; 1 the run failed (flags, circuits, outputs); " +
-			"2 the run finished and some jobs failed (their result lines say why), or arguments the command does not take; 130 aborted by a second Ctrl-C.",
-		Commands: []*cli.Command{
+			"2 the run finished and some jobs failed (their result lines say why), or arguments the command does not take; " +
+			"3 a first Ctrl-C or SIGTERM stopped the intake before the jobs ended (those read were finished; stderr says how many were not read); 130 aborted by a second Ctrl-C.",
+		Commands: withDurationCheck([]*cli.Command{
 			benchCommand(),
 			circuitCommand(),
 			demoCommand(),
@@ -96,7 +116,7 @@ func App() *cli.App {
 			timelineCommand(),
 			verifyCommand(),
 			workerCommand(),
-		},
+		}),
 		EnableBashCompletion: true,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "gnark-log", Usage: "show gnark's own debug log", EnvVars: env("gnark-log")},

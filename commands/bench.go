@@ -21,7 +21,7 @@ import (
 func benchCommand() *cli.Command {
 	flags := engineFlags(
 		&cli.StringFlag{Name: "circuit", Usage: "gnark circuit directory made by zkpipe setup", Required: true, EnvVars: env("bench-circuit")},
-		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: "proofs in each run", EnvVars: env("bench-proofs")},
+		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: fmt.Sprintf("proofs in each run (1 to %d; the first %d witnesses are reused in turn)", maxBenchProofs, benchWitnesses), EnvVars: env("bench-proofs")},
 		&cli.BoolFlag{Name: "skip-gnark", Usage: "time zkpipe only", EnvVars: env("skip-gnark")},
 		&cli.StringFlag{Name: "out", Usage: "directory for proofs (default: a fresh temporary one)", EnvVars: env("bench-out")},
 		&cli.StringFlag{Name: "results", Usage: "also write zkpipe's result lines here (for zkpipe timeline)", EnvVars: env("bench-results")},
@@ -36,8 +36,38 @@ func benchCommand() *cli.Command {
 	}
 }
 
+// Bounds of a bench: maxBenchProofs is far past a useful measurement
+// (each proof's result line is kept for the stage table, about 2 KiB), and
+// benchWitnesses distinct witnesses are made and reused in turn, so the
+// witnesses on disk do not grow with -n.
+const (
+	maxBenchProofs = 100_000
+	benchWitnesses = 64
+)
+
 func bench(c *cli.Context) error {
 	n := c.Int("proofs")
+	if n < 1 || n > maxBenchProofs {
+		return fmt.Errorf("--proofs (-n) %d: want 1 to %d", n, maxBenchProofs)
+	}
+	if k := c.Int("serial-cpu"); k < 0 || k > maxBenchProofs {
+		return fmt.Errorf("--serial-cpu %d: want 0 (none) to %d", k, maxBenchProofs)
+	}
+	var in engine.Files
+	for _, f := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile} {
+		p := filepath.Join(c.String("circuit"), f)
+		in.Add("the --circuit file "+p, p)
+	}
+	if err := checkOutputs(&in, c.String("out"), "--results", c.String("results")); err != nil {
+		return err
+	}
+	if p := c.String("cpuprofile"); p != "" {
+		for _, s := range []string{".gnark", ".zkpipe"} {
+			if err := checkOutputs(&in, c.String("out"), "--cpuprofile", p+s); err != nil {
+				return err
+			}
+		}
+	}
 	circ, err := gnarksrc.LoadDirWith(c.String("circuit"), gnarkOptions(c))
 	if err != nil {
 		return err
@@ -56,9 +86,8 @@ func bench(c *cli.Context) error {
 	if err := os.MkdirAll(wdir, 0o755); err != nil {
 		return err
 	}
-	var jobs strings.Builder
-	witnesses := make([]string, n)
-	for i := range n {
+	witnesses := make([]string, min(n, benchWitnesses))
+	for i := range witnesses {
 		w, err := src.Witness(int64(i + 1))
 		if err != nil {
 			return err
@@ -71,7 +100,10 @@ func bench(c *cli.Context) error {
 		if err := os.WriteFile(witnesses[i], b, 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(&jobs, `{"id":"b%d","witness":%q}`+"\n", i, witnesses[i])
+	}
+	var jobs strings.Builder
+	for i := range n {
+		fmt.Fprintf(&jobs, `{"id":"b%d","witness":%q}`+"\n", i, witnesses[i%len(witnesses)])
 	}
 	fmt.Printf("bench: %s, %d constraints, %d wires, %d proofs, %d CPUs\n", circ.Name, circ.Constraints, circ.NbWires, n, runtime.NumCPU())
 
@@ -83,7 +115,7 @@ func bench(c *cli.Context) error {
 		}
 		var total, cpu time.Duration
 		for i := range n {
-			w, err := src.Witness(int64(i + 1))
+			w, err := src.Witness(int64(i%len(witnesses) + 1))
 			if err != nil {
 				return err
 			}
@@ -160,7 +192,7 @@ func bench(c *cli.Context) error {
 	printStageTable(lines)
 	printShape(lines)
 	if k := c.Int("serial-cpu"); k > 0 {
-		return serialCPU(c, circ, out, witnesses[:min(k, n)])
+		return serialCPU(c, circ, out, witnesses[:min(k, len(witnesses))])
 	}
 	return nil
 }

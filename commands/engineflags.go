@@ -229,3 +229,42 @@ func tracingFlags() []cli.Flag {
 			EnvVars: env("trace-queue-spans")},
 	}
 }
+
+// refuseNegativeDurations refuses a negative value of any duration flag of
+// the command c runs (set on the command line or in ZKPIPE_*): a
+// negative --read-timeout switched the read deadline off, and no duration
+// flag of zkpipe means anything by one.
+func refuseNegativeDurations(c *cli.Context) error {
+	if c.Command == nil {
+		return nil
+	}
+	for _, f := range c.Command.Flags {
+		df, ok := f.(*cli.DurationFlag)
+		if !ok || !c.IsSet(df.Name) {
+			continue
+		}
+		if d := c.Duration(df.Name); d < 0 {
+			return fmt.Errorf("--%s %s: a duration must be 0 or more", df.Name, d)
+		}
+	}
+	return nil
+}
+
+// withDurationCheck has every command of cmds (and their subcommands)
+// refuse negative durations before it runs.
+func withDurationCheck(cmds []*cli.Command) []*cli.Command {
+	for _, cmd := range cmds {
+		before := cmd.Before
+		cmd.Before = func(c *cli.Context) error {
+			if err := refuseNegativeDurations(c); err != nil {
+				return err
+			}
+			if before != nil {
+				return before(c)
+			}
+			return nil
+		}
+		withDurationCheck(cmd.Subcommands)
+	}
+	return cmds
+}

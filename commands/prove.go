@@ -34,7 +34,8 @@ func proveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "results", Value: "-", Usage: "JSON Lines of results, - for stdout (opened once the circuits are loaded)", EnvVars: env("results")},
 		metricsFlag(),
 		&cli.BoolFlag{Name: "calldata", Usage: "write beside each gnark proof ID.calldata: its call of the circuit's Solidity verifier (zkpipe export solidity), in hex; the result line names it", EnvVars: env("calldata")},
-		&cli.BoolFlag{Name: "skip-done", Usage: "answer a job whose proof is already in --out and verifies from those files (its result line says \"resumed\") instead of proving it again", EnvVars: env("skip-done")},
+		&cli.BoolFlag{Name: "skip-done", Usage: "answer a job whose proof is already in --out, verifies, and has the public inputs of the job's own witness (or seed) from those files (its result line says \"resumed\") instead of proving it again; " +
+			"circom input jobs are always proven again (their public inputs are known only once the wasm computes the witness)", EnvVars: env("skip-done")},
 		&cli.StringSliceFlag{Name: "zkey", Usage: "circom circuit: snarkjs Groth16 proving key (repeatable); the circuit is named after the file, less .zkey", EnvVars: env("zkey"), Category: "circom"},
 		&cli.StringSliceFlag{Name: "wasm", Usage: "circom witness calculator (circuit_js/circuit.wasm) of the --zkey in the same position, for input jobs", EnvVars: env("wasm"), Category: "circom"},
 		&cli.StringSliceFlag{Name: "r1cs", Usage: "circom constraint system of the --zkey in the same position: unsatisfied witnesses fail in synthesize", EnvVars: env("r1cs"), Category: "circom"},
@@ -43,7 +44,8 @@ func proveFlags() []cli.Flag {
 
 // prove runs the stream of --jobs over the --circuit directories and --zkey
 // files. The first SIGINT or SIGTERM stops reading jobs and lets those in
-// flight finish; a second cancels them.
+// flight finish (exit code ExitDrained when jobs were left unread); a second
+// cancels them.
 func prove(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageErrorf(c, "takes no positional arguments, got %q (jobs come from --jobs; for snarkjs's or rapidsnark's order: zkpipe groth16 prove ZKEY WTNS PROOF.json PUBLIC.json)", c.Args().Slice())
@@ -63,6 +65,12 @@ func prove(c *cli.Context) error {
 	opts, err := engineOptions(c, c.String("out"))
 	if err != nil {
 		return err
+	}
+	if err := checkOutputs(runInputs(c), opts.Out, "--results", c.String("results")); err != nil {
+		return err
+	}
+	if p := c.String("results"); p != "-" {
+		opts.Writes = []engine.Output{{Flag: "--results", Path: p}}
 	}
 	circuits, err := loadCircuits(c)
 	if err != nil {
@@ -102,15 +110,19 @@ func prove(c *cli.Context) error {
 		}
 		return results.Write(line)
 	})
-	if err != nil {
-		return err
+	var drained *engine.Drained
+	if errors.As(err, &drained) {
+		err = &DrainedError{Drained: drained, Failed: failed, Total: total}
 	}
 	if resultsFile != nil {
 		f := resultsFile
 		resultsFile = nil
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("--results: %w", err)
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("--results: %w", cerr)
 		}
+	}
+	if err != nil {
+		return err
 	}
 	if failed > 0 {
 		return &JobsFailedError{Failed: failed, Total: total}

@@ -112,14 +112,14 @@ func TestMixedStreamProvesTheGoodAndNamesTheBad(t *testing.T) {
 		t.Fatalf("%d result lines for 11 jobs", len(lines))
 	}
 	wantErr := map[string]string{
-		"line-3":    "malformed job",
+		"#line-3":   "malformed job",
 		"unknown":   `unknown circuit "nope"`,
 		"missing":   "no such file",
 		"truncated": "truncated",
 		"wrongsize": "witness has 1 public and 2 secret values, circuit chain wants 1 and 1",
 		"unsat":     "unsatisfied witness",
 		"ok-gen":    "duplicate id", // the second ok-gen
-		"line-11":   "invalid id",
+		"#line-11":  "invalid id",
 	}
 	vks := map[string]string{"chain": chain, "bits": bitsDir}
 	proved := map[string]bool{}
@@ -140,7 +140,7 @@ func TestMixedStreamProvesTheGoodAndNamesTheBad(t *testing.T) {
 			t.Errorf("job %s failed unexpectedly: %s", l.ID, l.Error)
 			continue
 		}
-		if !strings.Contains(l.Error, want) || !strings.Contains(l.Error, l.ID) && !strings.HasPrefix(l.ID, "line-") {
+		if !strings.Contains(l.Error, want) || !strings.Contains(l.Error, l.ID) && !strings.HasPrefix(l.ID, "#line-") {
 			t.Errorf("job %s: error %q should name the job and say %q", l.ID, l.Error, want)
 		}
 		if _, err := os.Stat(filepath.Join(out, l.ID+".proof")); err == nil && l.ID != "ok-gen" {

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/fleet"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -34,6 +37,21 @@ func resultsCommand() *cli.Command {
 			"A job whose stored proof is missing, unreadable, rejected or of other public inputs gets a failed line naming it and why; the lines after it go on.",
 		Flags: flags,
 		Action: func(c *cli.Context) error {
+			// no output may be an input: --results naming --jobs would
+			// truncate it before it is read
+			var in engine.Files
+			if p := c.String("jobs"); p != "" {
+				in.Add("--jobs "+p, p)
+			}
+			if d := c.String("circuit"); d != "" {
+				in.Add("the --circuit file "+filepath.Join(d, gnarksrc.VKFile), filepath.Join(d, gnarksrc.VKFile))
+			}
+			if p := c.String("vkey"); p != "" {
+				in.Add("--vkey "+p, p)
+			}
+			if err := checkOutputs(&in, c.String("out"), "--results", c.String("results")); err != nil {
+				return err
+			}
 			// the user's own key first: a file that cannot be read must
 			// fail before anything is collected
 			local, err := fleet.LocalVerifier(c.Context, c.String("circuit"), c.String("vkey"))

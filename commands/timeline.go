@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/stream"
 	"github.com/zkpipe/zkpipe/timeline"
 )
@@ -29,6 +30,17 @@ func timelineCommand() *cli.Command {
 			}
 			if len(args) != 1 {
 				return fmt.Errorf("timeline: want one results file (or -), got %d arguments", len(args))
+			}
+			if out := c.String("out"); out != "-" {
+				var inputs engine.Files
+				if args[0] != "-" {
+					inputs.Add("the results file "+args[0], args[0])
+				} else if fi, err := os.Stdin.Stat(); err == nil && fi.Mode().IsRegular() {
+					inputs.AddInfo("the results on stdin", fi)
+				}
+				if name, ok := inputs.Find(out); ok {
+					return fmt.Errorf("timeline: --out %s is %s: refusing to replace an input (%w)", out, name, engine.ErrInputClash)
+				}
 			}
 			in := io.Reader(os.Stdin)
 			if args[0] != "-" {

@@ -81,9 +81,12 @@ func (e *Engine) exit() { e.busy.Done() }
 // Resumable is a circuit source that can find a finished job's outputs in a
 // directory and check them against the circuit's verifying key (gnarksrc and
 // circomsrc sources are). Done's error wraps fs.ErrNotExist when the job left
-// no proof there.
+// no proof there. PublicInputs are those a proof of req must have, when they
+// are known before proving (known false: only once proven, as for circom
+// input jobs): a verified proof of other inputs is not the job's.
 type Resumable interface {
 	Done(dir, id string) (stages.Emitted, error)
+	PublicInputs(ctx context.Context, req stream.Request) (inputs []string, known bool, err error)
 }
 
 // closer is a circuit source holding something to release (circom's witness
@@ -274,6 +277,19 @@ var ErrOutput = errors.New("outputs cannot be written")
 // once; Close cancels it and waits for it to return, and after Close it
 // returns ErrClosed.
 func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error {
+	return e.run(ctx, nil, jobs, emit)
+}
+
+// drainReadGrace is how long reads of a job's input files (a witness, a
+// wtns) may go on once the intake has ended (a first signal): a FIFO
+// nobody writes to must not hold up the drain until its read timeout,
+// however long --read-timeout is, while a witness on a working disk is
+// read whole well within it.
+const drainReadGrace = 5 * time.Second
+
+// run is Run; when intake (Stream's) ends, the reads of the jobs' files
+// still under way end drainReadGrace later.
+func (e *Engine) run(ctx, streamIntake context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error {
 	if e.ran.Swap(true) {
 		return errors.New("engine: Run called twice")
 	}
@@ -290,6 +306,19 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 	defer e.exit()
 	intake, stopIntake := context.WithCancel(hard)
 	defer stopIntake()
+	reads, stopReads := context.WithCancelCause(hard)
+	defer stopReads(nil)
+	if streamIntake != nil {
+		defer context.AfterFunc(streamIntake, func() {
+			t := time.NewTimer(drainReadGrace)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				stopReads(fmt.Errorf("intake stopped (a signal) and the read had not ended %s later", drainReadGrace))
+			case <-reads.Done(): // run returned
+			}
+		})()
+	}
 
 	var emitMu sync.Mutex
 	var emitErr error
@@ -327,20 +356,22 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 			case <-intake.Done():
 				return
 			}
-			j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err}
+			j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err, Reads: reads}
 			switch {
 			case j.Err != nil:
 			case !stream.ValidID(j.ID):
 				j.Err = fmt.Errorf("invalid id %q: want 1-128 of [A-Za-z0-9._-], not starting with . _ or -", j.ID)
 			default:
-				if _, dup := inFlight.LoadOrStore(j.ID, true); dup {
+				if err := e.checkWitness(j.Request); err != nil {
+					j.Err = err
+				} else if _, dup := inFlight.LoadOrStore(j.ID, true); dup {
 					j.Err = fmt.Errorf("%w %q: a job of that id is in flight", stream.ErrDuplicateID, j.ID)
 				} else {
 					j.Owned = true
 				}
 			}
 			if e.opts.SkipDone && j.Err == nil {
-				if r, done := e.resume(j); done {
+				if r, done := e.resume(reads, j); done {
 					inFlight.Delete(j.ID)
 					if hard.Err() == nil { // Run may be returning: emit no more
 						send(r)
@@ -421,8 +452,13 @@ func hostFault(err error) bool {
 		errors.Is(err, gpu.ErrNoDevice) || errors.Is(err, gpu.ErrClosed)
 }
 
-// resume answers j from the outputs an earlier run left, when they verify.
-func (e *Engine) resume(j *stages.Job) (stream.Result, bool) {
+// resume answers j from the outputs an earlier run left, when they verify
+// and their public inputs are those of j's own witness (stream.Statement):
+// a proof of job b copied under job a's name verifies too. Otherwise j is
+// proven again, and its new files replace the stale ones (each written
+// atomically). A job whose public inputs are known only once proven (a
+// circom input job) is always proven again.
+func (e *Engine) resume(ctx context.Context, j *stages.Job) (stream.Result, bool) {
 	c, err := e.core.Circuit(j.Request.Circuit)
 	if err != nil {
 		return stream.Result{}, false // parse will say why
@@ -437,6 +473,19 @@ func (e *Engine) resume(j *stages.Job) (stream.Result, bool) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(e.log, "zkpipe: job %s: the outputs of an earlier run do not verify (%v); proving it again\n", j.ID, err)
 		}
+		return stream.Result{}, false
+	}
+	want, known, err := r.PublicInputs(ctx, j.Request)
+	switch {
+	case err != nil:
+		fmt.Fprintf(e.log, "zkpipe: job %s: its public inputs cannot be read to compare with the earlier run's (%v); proving it again\n", j.ID, err)
+		return stream.Result{}, false
+	case !known:
+		fmt.Fprintf(e.log, "zkpipe: job %s: its public inputs are known only once its witness is computed; proving it again\n", j.ID)
+		return stream.Result{}, false
+	}
+	if err := stream.SamePublicInputs(want, em.PublicInputs, "the job's own witness"); err != nil {
+		fmt.Fprintf(e.log, "zkpipe: job %s: the earlier run's %s: %v; proving it again\n", j.ID, em.Proof, err)
 		return stream.Result{}, false
 	}
 	e.resumed.Add(1)

@@ -66,6 +66,11 @@ type Options struct {
 	// it again.
 	SkipDone bool
 
+	// Writes are the files the run writes outside Out (the results file):
+	// a job whose witness is one of them (os.SameFile), or a file the
+	// engine writes in Out, fails, naming the clash (ErrInputClash).
+	Writes []Output
+
 	// Log receives the status line and warnings; nil means os.Stderr.
 	Log io.Writer
 }

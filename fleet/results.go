@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -41,9 +41,14 @@ type ResultsOptions struct {
 // emitted once per call, unless an error is followed by a proof (a job
 // submitted again).
 func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.Result) error) error {
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+	// The lock zkpipe prove holds on its --out: two writers of one
+	// directory could leave a job's proof from one and its public file
+	// from the other.
+	out, err := engine.OpenOutDir(o.Out)
+	if err != nil {
 		return err
 	}
+	defer out.Close()
 	if !o.Follow {
 		info, err := q.Results.Info(ctx)
 		if err != nil {

@@ -20,12 +20,7 @@ import (
 // user's own files, the jobs file given to zkpipe submit.
 
 // Values of a result line's Statement (zkpipe results --jobs).
-const (
-	Bound = "bound" // the proof's public inputs are the submitted witness's
-	// not bound: the job's public inputs are known only once it is proven
-	notBoundGenerate = "not bound (generate job)"
-	notBoundInput    = "not bound (input job)"
-)
+const Bound = stream.Bound
 
 // Statements are the jobs of one jobs file, by id: for each, where its
 // submitted public inputs are, or why they are not known before proving.
@@ -33,12 +28,9 @@ type Statements struct {
 	jobs map[string]statement
 }
 
-// statement is one job's: the witness file whose public values its proof
-// must have (a gnark witness or a circom wtns), or why there is none.
-type statement struct {
-	witness, wtns string
-	unbound       string // a Statement value, when there is no file
-}
+// statement is one job's (stream.Statement, whose binding the fleet shares
+// with prove --skip-done).
+type statement struct{ stream.Statement }
 
 // ReadStatements reads the job lines of path, the jobs file given to
 // zkpipe submit, as submit reads them: witness and wtns paths are taken as
@@ -76,18 +68,7 @@ func readStatements(ctx context.Context, f *boundedread.File) (map[string]statem
 	return jobs, <-readErr
 }
 
-func statementOf(r stream.Request) statement {
-	switch {
-	case r.Witness != "":
-		return statement{witness: r.Witness}
-	case r.Wtns != "":
-		return statement{wtns: r.Wtns}
-	case r.Generate != nil:
-		return statement{unbound: notBoundGenerate}
-	default:
-		return statement{unbound: notBoundInput}
-	}
-}
+func statementOf(r stream.Request) statement { return statement{stream.StatementOf(r)} }
 
 // of returns job id's statement; false for a job not in the file (or no
 // file: s is nil).
@@ -101,12 +82,12 @@ func (s *Statements) of(id string) (statement, bool) {
 
 // errOtherStatement marks a verified proof of other public inputs than the
 // job's submitted ones.
-var errOtherStatement = errors.New("the stored proof is for other public inputs")
+var errOtherStatement = stream.ErrOtherStatement
 
 // inputsFrom reads the public inputs of the witness at path (a wtns when
 // wtns is set, else a gnark witness), nPublic of them for a wtns: from the
 // user's files (localInputs) or the witness store (Queue.storedInputs).
-type inputsFrom func(ctx context.Context, path string, wtns bool, nPublic int) ([]string, error)
+type inputsFrom = stream.PublicReader
 
 // localInputs reads a witness file, as submit uploads it, bounded like any
 // witness read.
@@ -155,30 +136,9 @@ func (q *Queue) storedInputs(ctx context.Context, ref string, wtns bool, nPublic
 }
 
 // bind compares the public inputs of a proof that v verified with those
-// the job was submitted with, read by read, and returns the result line's
-// Statement. An error wrapping errOtherStatement is a mismatch; any other,
-// a witness that could not be read.
+// the job was submitted with, read by read (stream.Statement.Bind).
 func (st statement) bind(ctx context.Context, v *Verifier, inputs []string, read inputsFrom) (string, error) {
-	file, wtns := st.witness, false
-	if st.wtns != "" {
-		file, wtns = st.wtns, true
-	}
-	if file == "" {
-		return st.unbound, nil
-	}
-	want, err := read(ctx, file, wtns, v.publicCount())
-	if err != nil {
-		return "", fmt.Errorf("its submitted public inputs cannot be read: %w", err)
-	}
-	if len(want) != len(inputs) {
-		return "", fmt.Errorf("%w: %d of them, the submitted witness %s has %d", errOtherStatement, len(inputs), file, len(want))
-	}
-	for i := range want {
-		if want[i] != inputs[i] {
-			return "", fmt.Errorf("%w: public input %d is %s, the submitted witness %s has %s", errOtherStatement, i, inputs[i], file, want[i])
-		}
-	}
-	return Bound, nil
+	return st.Bind(ctx, v.publicCount(), inputs, read)
 }
 
 // publicCount is how many public inputs v's key takes (the one wire

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"context"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
@@ -20,6 +21,12 @@ type Job struct {
 	// Owned: the job holds its id for as long as it is in flight (a second
 	// job of the id meanwhile is a duplicate).
 	Owned bool
+
+	// Reads bounds the reads of the job's input files beside the stage's
+	// context (parse reads under both): the engine ends it a few seconds
+	// after its intake stops, so that a FIFO nobody writes to cannot hold
+	// a drain up until its read timeout. nil: the stage's alone.
+	Reads context.Context
 
 	// parse
 	Circuit *Circuit

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"fmt"
 )
 
 // parse resolves the job's circuit (its keys are already resident) and has
@@ -21,5 +22,18 @@ func (e *Engine) parse(ctx context.Context, j *Job) error {
 		}
 		j.Circuit = c
 	}
-	return j.Circuit.Source.Parse(ctx, j)
+	if j.Reads != nil {
+		// ends with either: a drain must not wait on a FIFO (Job.Reads)
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(j.Reads, func() { cancel(context.Cause(j.Reads)) })()
+	}
+	if err := j.Circuit.Source.Parse(ctx, j); err != nil {
+		if ctx.Err() != nil && context.Cause(ctx) != ctx.Err() {
+			return fmt.Errorf("%w: %w", err, context.Cause(ctx))
+		}
+		return err
+	}
+	return nil
 }

@@ -45,6 +45,11 @@ var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 // [A-Za-z0-9._-], not starting with . _ or -.
 func ValidID(id string) bool { return validID.MatchString(id) }
 
+// LineID names the job of input line n whose own id is missing or
+// unusable: "#line-N". It starts with '#', which no valid id can hold, so
+// it never collides with a real job's id ("line-3" is a valid one).
+func LineID(n int) string { return fmt.Sprintf("#line-%d", n) }
+
 // ErrDuplicateID marks a second job with an id already seen in this stream.
 var ErrDuplicateID = errors.New("duplicate id")
 
@@ -54,10 +59,43 @@ const MaxLineBytes = 16 << 20
 // Read sends one Line per non-blank input line on out, as lines arrive (a
 // pipe may stay open for hours), until r ends or ctx is cancelled; then it
 // closes out. A line that is not a valid request still yields a Line, with
-// Err set and an id of "line-N" when its own is unusable, so that it gets a
+// Err set and an id of LineID(N) when its own is unusable, so that it gets a
 // result like any other job; so does a line over MaxLineBytes, whose rest is
 // skipped unread into memory. Read returns r's error, if any, other than EOF.
 func Read(ctx context.Context, r io.Reader, out chan<- Line) error {
+	return ReadWith(ctx, r, out, ReadOptions{})
+}
+
+// ReadOptions change what Read does when ctx ends before r does.
+type ReadOptions struct {
+	// CountRest: read r to its end (without parsing, a line over
+	// MaxLineBytes held no more than Read holds one) to count the job lines
+	// not sent. Only for an r whose end comes without waiting (a regular
+	// file): on a pipe, counting would wait for its writer.
+	CountRest bool
+}
+
+// Stopped is ReadWith's error when ctx ended before r did and a line was
+// left unsent: Unread counts the job lines not sent, the rest of r
+// included when Counted (ReadOptions.CountRest); else at least Unread.
+type Stopped struct {
+	Unread  int
+	Counted bool
+	Err     error // ctx's
+}
+
+func (s *Stopped) Error() string {
+	if s.Counted {
+		return fmt.Sprintf("stopped with %d job line(s) not read", s.Unread)
+	}
+	return "stopped before the end of the jobs: the lines after the last one read were not read (not counted)"
+}
+
+func (s *Stopped) Unwrap() error { return s.Err }
+
+// ReadWith is Read with o; when ctx ends with a line unsent it returns a
+// *Stopped.
+func ReadWith(ctx context.Context, r io.Reader, out chan<- Line, o ReadOptions) error {
 	defer close(out)
 	seen := make(map[string]bool)
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -95,7 +133,7 @@ func Read(ctx context.Context, r io.Reader, out chan<- Line) error {
 			}
 		}
 		if l.Err != nil && !validID.MatchString(l.Request.ID) {
-			l.Request.ID = fmt.Sprintf("line-%d", n)
+			l.Request.ID = LineID(n)
 		}
 		if l.Err == nil {
 			seen[l.Request.ID] = true
@@ -103,10 +141,38 @@ func Read(ctx context.Context, r io.Reader, out chan<- Line) error {
 		select {
 		case out <- l:
 		case <-ctx.Done():
-			return ctx.Err()
+			st := &Stopped{Unread: 1, Err: ctx.Err()}
+			if o.CountRest && err != io.EOF {
+				rest, err := countLines(br)
+				if err != nil {
+					return fmt.Errorf("%w (counting the rest: %w)", st, err)
+				}
+				st.Unread, st.Counted = 1+rest, true
+			} else if o.CountRest {
+				st.Counted = true
+			}
+			return st
 		}
 		if err == io.EOF {
 			return nil
+		}
+	}
+}
+
+// countLines counts the non-blank lines left in br, as Read would have
+// yielded them, holding at most one line under MaxLineBytes.
+func countLines(br *bufio.Reader) (int, error) {
+	n := 0
+	for {
+		text, tooLong, err := readLine(br, MaxLineBytes)
+		if err != nil && err != io.EOF {
+			return n, err
+		}
+		if tooLong || len(bytes.TrimSpace(text)) > 0 {
+			n++
+		}
+		if err == io.EOF {
+			return n, nil
 		}
 	}
 }

@@ -53,9 +53,9 @@ func TestReadNamesBadLinesAndKeepsGoing(t *testing.T) {
 	}
 	want := []struct{ id, err string }{
 		{"ok", ""},
-		{"line-3", "malformed job"},
+		{"#line-3", "malformed job"},
 		{"ok", "duplicate id"},
-		{"line-5", "invalid id"},
+		{"#line-5", "invalid id"},
 		{"x", "unknown field"},
 		{"y", "trailing data"},
 		{"last", ""},
@@ -116,10 +116,10 @@ func TestReadGivesAnOverlongLineItsOwnError(t *testing.T) {
 	}
 	want := []struct{ id, err string }{
 		{"a", ""},
-		{"line-2", "line 2: job line longer than 16 MiB"},
+		{"#line-2", "line 2: job line longer than 16 MiB"},
 		{"fits", ""},
 		{"b", ""},
-		{"line-5", "line 5: job line longer than 16 MiB"},
+		{"#line-5", "line 5: job line longer than 16 MiB"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d lines, want %d", len(got), len(want))
@@ -149,5 +149,51 @@ func TestReadNumbersLinesAsBefore(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "2:a 5:b" {
 		t.Errorf("got %v, want [2:a 5:b]", got)
+	}
+}
+
+// A read stopped with lines left counts them (CountRest): the unsent line
+// and every non-blank line after it, a line over MaxLineBytes as one.
+func TestReadWithCountsTheRest(t *testing.T) {
+	long := strings.Repeat("x", stream.MaxLineBytes+1)
+	in := `{"id":"a"}` + "\n" + `{"id":"b"}` + "\n\n" + `not json` + "\n" + long + "\n" + `{"id":"c"}`
+	ctx, cancel := context.WithCancel(context.Background())
+	out := make(chan stream.Line)
+	done := make(chan error, 1)
+	go func() { done <- stream.ReadWith(ctx, strings.NewReader(in), out, stream.ReadOptions{CountRest: true}) }()
+	if l := <-out; l.Request.ID != "a" {
+		t.Fatalf("first line %+v", l)
+	}
+	cancel()
+	var st *stream.Stopped
+	if err := <-done; !errors.As(err, &st) || !st.Counted || st.Unread != 4 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("ReadWith: %v (%+v), want 4 lines counted", err, st)
+	}
+}
+
+// A line whose id is unusable is named so that no valid id can be the
+// same: a real job "line-2" (and "line-3") and the bad line 2 get three
+// distinct ids, and the bad line's is no valid id.
+func TestBadLineIDCannotCollide(t *testing.T) {
+	in := `{"id":"line-2","generate":{"seed":1}}` + "\n" + `{"id":"","generate":{"seed":2}}` + "\n" + `{"id":"line-3"` + "\n" + `{"id":"line-1","generate":{"seed":3}}`
+	out := make(chan stream.Line, 10)
+	if err := stream.Read(context.Background(), strings.NewReader(in), out); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for l := range out {
+		if prev, dup := seen[l.Request.ID]; dup {
+			t.Errorf("lines %d and %d share the id %q", prev, l.Number, l.Request.ID)
+		}
+		seen[l.Request.ID] = l.Number
+		if l.Err != nil && stream.ValidID(l.Request.ID) {
+			t.Errorf("bad line %d named %q, a valid id", l.Number, l.Request.ID)
+		}
+		if l.Err == nil && strings.HasPrefix(l.Request.ID, "#") {
+			t.Errorf("good line %d renamed %q", l.Number, l.Request.ID)
+		}
+	}
+	if len(seen) != 4 {
+		t.Errorf("%d ids for 4 lines: %v", len(seen), seen)
 	}
 }

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// ErrInputClash marks an output path that is one of the run's inputs:
+// --results naming the jobs file truncates it before a job is read, and a
+// witness that is the results file is overwritten while it is read.
+var ErrInputClash = errors.New("an output that is one of the run's inputs")
+
+// Output is a file a run writes outside its output directory (the results
+// file), named as the user named it ("--results").
+type Output struct {
+	Flag, Path string
+}
+
+// Files are the files a run reads or writes, by identity (os.SameFile):
+// symlinks, hard links and spellings of one path (./a, a) are one file.
+type Files struct {
+	names, paths []string // paths: "" for an open file (AddInfo)
+	infos        []os.FileInfo
+}
+
+// Add records the file at path as name ("--jobs jobs.jsonl"); a path that
+// does not exist (yet) is no file to clash with.
+func (f *Files) Add(name, path string) {
+	if fi, err := os.Stat(path); err == nil {
+		f.names, f.paths, f.infos = append(f.names, name), append(f.paths, path), append(f.infos, fi)
+	}
+}
+
+// AddInfo records an open file (stdin) as name.
+func (f *Files) AddInfo(name string, fi os.FileInfo) {
+	f.names, f.paths, f.infos = append(f.names, name), append(f.paths, ""), append(f.infos, fi)
+}
+
+// FindIn returns the name of the first recorded file whose path is, by
+// in, somewhere it must not be.
+func (f *Files) FindIn(in func(path string) bool) (string, bool) {
+	for i, p := range f.paths {
+		if p != "" && in(p) {
+			return f.names[i], true
+		}
+	}
+	return "", false
+}
+
+// Find returns the name of the recorded file that path is, if any.
+func (f *Files) Find(path string) (string, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", false
+	}
+	for i, g := range f.infos {
+		if os.SameFile(fi, g) {
+			return f.names[i], true
+		}
+	}
+	return "", false
+}
+
+// outputSuffixes end the names the engine writes in an output directory
+// (ID and one of them), besides temporary files and the lock.
+var outputSuffixes = []string{".proof", ".public", ".proof.json", ".public.json"}
+
+// InOutDir reports whether path, symlinks resolved, is a file the engine
+// writes (or locks) in the output directory out: its parent is out and its
+// name is an output's (ID.proof, ID.public, ID.proof.json, ID.public.json),
+// a temporary file's, or the lock. Such a file is replaced while the run
+// goes, so it can be no input of it.
+func InOutDir(out, path string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		real = path // not there (yet): its name is all there is
+	}
+	if !sameDir(out, filepath.Dir(real)) {
+		return false
+	}
+	base := filepath.Base(real)
+	if base == LockFile || stages.IsTempName(base) {
+		return true
+	}
+	for _, s := range outputSuffixes {
+		if id, ok := strings.CutSuffix(base, s); ok && stream.ValidID(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameDir reports whether directories a and b are one: by identity when
+// both exist, else (one to be created) by absolute path.
+func sameDir(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	if err1 == nil && err2 == nil {
+		return os.SameFile(fa, fb)
+	}
+	aa, err1 := filepath.Abs(a)
+	ab, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == ab
+}
+
+// checkWitness refuses a job's witness (or wtns) that the run writes: one
+// of o.Writes or a file of the output directory.
+func (e *Engine) checkWitness(req stream.Request) error {
+	for _, p := range []string{req.Witness, req.Wtns} {
+		if p == "" {
+			continue
+		}
+		// stat'ed per job: the results file is created once the engine is open
+		var writes Files
+		for _, w := range e.opts.Writes {
+			writes.Add(w.Flag+" "+w.Path, w.Path)
+		}
+		if name, ok := writes.Find(p); ok {
+			return fmt.Errorf("witness %s is %s, which this run writes: %w", p, name, ErrInputClash)
+		}
+		if InOutDir(e.out.Path(), p) {
+			return fmt.Errorf("witness %s is a file this run writes in --out %s: %w", p, e.out.Path(), ErrInputClash)
+		}
+	}
+	return nil
+}
