@@ -29,6 +29,9 @@
 #   envgrid          G1 MSMs at $MSMGRID_SIZES (default 20,22,24) and G2 2^20,
 #                    NTT 2^24, once per set of variables in $ENV_GRID ('|'
 #                    between sets, e.g. "ZKPIPE_MSM_AFFINE=0|ZKPIPE_MSM_AFFINE=2")
+#   keyload C:N      a setup's proving key raw and compressed: zkpipe's load
+#                    against gnark's ReadFrom/UnsafeReadFrom (gnarksrc.test
+#                    BenchmarkKeyLoad, carried as $bin/gnarksrc.test.gz)
 #   pack             every log under $OUT into $OUT/logs.tgz (the call brings
 #                    back 8 files at most)
 #   msmgrid          G1 (2^20, 2^22, 2^24, or $MSMGRID_SIZES) and G2 (2^20) MSM
@@ -92,7 +95,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/zkout}
 mkdir -p "$OUT" /tmp/zkc
 bin=.carry-lead
-for f in zkpipe gpu.test gpu-before.test zkpipe-before; do # carried gzipped (the call's 64 MiB)
+for f in zkpipe gpu.test gpu-before.test zkpipe-before gnarksrc.test; do # carried gzipped (the call's 64 MiB)
 	[ -f $bin/$f.gz ] && [ ! -f $bin/$f ] && gunzip -c $bin/$f.gz >$bin/$f && chmod +x $bin/$f
 done
 export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda.so
@@ -181,6 +184,17 @@ while [ $# -gt 0 ]; do
 			env $e ZKPIPE_CUDA_MEASURE=msm ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=${MSMGRID_SIZES:-20,22,24} \
 				$bin/gpu.test -test.run 'CUDAMeasure$' -test.timeout 400s 2>&1 | grep -E "MSM 2|FAIL|panic" | sed 's/, gnark.*//'
 		done | tee "$OUT/envgrid.log"
+		;;
+	keyload)
+		# a setup's proving key raw and compressed: zkpipe's load against
+		# gnark's ReadFrom and UnsafeReadFrom in one run (BenchmarkKeyLoad;
+		# the compressed copy is written once beside the keys)
+		d=/tmp/zkc/${1%%:*}-${1##*:}
+		shift
+		du -sh "$d"/circuit.pk
+		ZKPIPE_BENCH_KEYS=$d $bin/gnarksrc.test -test.run - -test.bench KeyLoad -test.benchtime=1x -test.v 2>&1 |
+			grep -vE "^=== RUN" | tee "$OUT/keyload.log"
+		du -sh "$d.compressed"/circuit.pk
 		;;
 	pack)
 		(cd "$OUT" && tar czf /tmp/logs.tgz --exclude='*.so' . && rm -f ./*.log ./*.txt && mv /tmp/logs.tgz .)
