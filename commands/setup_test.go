@@ -8,11 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/internal/peakrss"
 	"github.com/zkpipe/zkpipe/mem"
 )
 
@@ -63,7 +63,7 @@ func TestSetupRefusesWhatCannotFit(t *testing.T) {
 			cmd := exec.CommandContext(ctx, bin, "setup", "--circuit", c.circuit, "-n", fmt.Sprint(c.n), "--out", out)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
-			err := cmd.Run()
+			rss, err := peakrss.Run(cmd)
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
 				t.Fatalf("setup -n %d: %v, want exit 2\n%s", c.n, err, stderr.String())
@@ -75,7 +75,6 @@ func TestSetupRefusesWhatCannotFit(t *testing.T) {
 			if strings.Contains(msg, "this machine allows") && !strings.Contains(msg, "needs about") {
 				t.Fatalf("setup -n %d: %q names no figure of what it needs", c.n, msg)
 			}
-			rss := int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10
 			if rss > 256<<20 {
 				t.Fatalf("setup -n %d: the refused setup reached %s of RSS", c.n, mem.FormatBytes(rss))
 			}
@@ -107,10 +106,12 @@ func TestSetupMemoryModelCoversASetup(t *testing.T) {
 		wires := ccs.GetNbInternalVariables() + ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables()
 		model := circuits.SetupMemory(ccs.GetNbConstraints(), wires)
 		cmd := exec.Command(bin, "setup", "--circuit", c.circuit, "-n", fmt.Sprint(c.n), "--out", filepath.Join(t.TempDir(), "c"))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", c.circuit, err, out)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		rss, err := peakrss.Run(cmd)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.circuit, err, out.String())
 		}
-		rss := int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10
 		t.Logf("%s at %d: peak RSS %s, model %s", c.circuit, c.n, mem.FormatBytes(rss), mem.FormatBytes(model))
 		if rss > model {
 			t.Errorf("%s at %d: setup took %s, the model says %s", c.circuit, c.n, mem.FormatBytes(rss), mem.FormatBytes(model))

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/internal/peakrss"
 	"github.com/zkpipe/zkpipe/internal/zkpipebin"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -27,7 +28,7 @@ type proveRun struct {
 	results map[string]stream.Result
 	code    int
 	stderr  string
-	maxRSS  int64 // bytes, from the child's rusage
+	maxRSS  int64 // bytes, the child's own peak (peakrss)
 }
 
 // prove runs zkpipe prove over jobs (one JSON line each) with args, and
@@ -43,8 +44,8 @@ func prove(t *testing.T, dir string, jobs []string, args ...string) proveRun {
 		"--jobs", jobsFile, "--out", filepath.Join(dir, "out"), "--results", results}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	err := cmd.Run()
-	r := proveRun{results: map[string]stream.Result{}, stderr: stderr.String()}
+	rss, err := peakrss.Run(cmd)
+	r := proveRun{results: map[string]stream.Result{}, stderr: stderr.String(), maxRSS: rss}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -52,7 +53,6 @@ func prove(t *testing.T, dir string, jobs []string, args ...string) proveRun {
 	case err != nil:
 		t.Fatal(err)
 	}
-	r.maxRSS = maxRSS(cmd.ProcessState)
 	r.results = readResults(t, results)
 	return r
 }
