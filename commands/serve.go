@@ -22,6 +22,8 @@ func serveCommand() *cli.Command {
 			Usage: "a nats-server configuration file (accounts, nkeys, operator JWTs, TLS); the flags here override its listen address and store"},
 		&cli.BoolFlag{Name: "worker", Value: true, Category: "worker", EnvVars: env("worker"),
 			Usage: "run a worker in this process too (--worker=false: the queue only)"},
+		&cli.BoolFlag{Name: "nats-open-monitoring", Category: "NATS", EnvVars: env("nats-open-monitoring"),
+			Usage: "allow the --nats-config's monitoring (http, https) or profiling port beyond loopback: nats-server has no auth for them"},
 		&cli.BoolFlag{Name: "nats-log", Category: "NATS", EnvVars: env("nats-log"), Usage: "show the NATS server's log"},
 	}
 	flags = append(flags, natsFlags(false)...)
@@ -44,17 +46,14 @@ func serve(c *cli.Context) error {
 	srv, err := fleet.StartServer(fleet.ServerOptions{
 		Listen: c.String("nats-listen"), StoreDir: c.String("store"),
 		User: auth.User, Password: auth.Password, Token: auth.Token,
-		ConfigFile: c.String("nats-config"), Log: c.Bool("nats-log"),
+		ConfigFile: c.String("nats-config"), OpenMonitoring: c.Bool("nats-open-monitoring"), Log: c.Bool("nats-log"),
 	})
 	if err != nil {
 		return err
 	}
-	defer func() {
-		srv.Shutdown()
-		srv.WaitForShutdown()
-	}()
+	defer srv.Shutdown()
 	fmt.Fprintf(logOut(c), "zkpipe: NATS JetStream on %s (store %s)\n", srv.ClientURL(), c.String("store"))
-	conn, err := fleet.Connect(srv.ClientURL(), auth, "serve", nats.InProcessServer(srv))
+	conn, err := fleet.Connect(srv.ClientURL(), auth, "serve", nats.InProcessServer(srv.Server))
 	if err != nil {
 		return err
 	}

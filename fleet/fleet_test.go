@@ -98,7 +98,7 @@ func startQueue(t *testing.T, ackWait time.Duration) (*fleet.Queue, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	t.Cleanup(srv.Shutdown)
 	return openQueue(t, srv.ClientURL(), ackWait), srv.ClientURL()
 }
 
