@@ -109,7 +109,7 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 	wo := fleet.WorkerOptions{Cache: cache, MaxDeliveries: c.Int("max-deliveries"), MaxHostFaults: c.Int("max-host-faults"), Log: logOut(c), Gnark: gnarkOptions(c)}
 	var wp atomic.Pointer[fleet.Worker] // set below; a scrape before then sees no worker
 	if addr := c.String("metrics-addr"); addr != "" {
-		m := metrics.New(metrics.Options{Engine: eng.Snapshot, Fleet: func() (int, int) {
+		m := metrics.New(metrics.Options{Engine: eng.Snapshot, Circuit: eng.HasCircuit, Fleet: func() (int, int) {
 			if w := wp.Load(); w != nil {
 				return w.InHand(), w.Capacity()
 			}
@@ -145,7 +145,7 @@ func serveMetrics(c *cli.Context, eng *engine.Engine) (func(r stream.Result), fu
 	if addr == "" {
 		return func(stream.Result) {}, func() {}, nil
 	}
-	m := metrics.New(metrics.Options{Engine: eng.Snapshot})
+	m := metrics.New(metrics.Options{Engine: eng.Snapshot, Circuit: eng.HasCircuit})
 	srv, err := metrics.Serve(addr, m, nil)
 	if err != nil {
 		return nil, nil, err
