@@ -467,7 +467,8 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 func isTransient(err error) bool {
 	var js jetstream.JetStreamError
 	return errors.As(err, &js) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoResponders)
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, ErrCircuitIncomplete) // a push under way: the job waits for it
 }
 
 // ensureCircuit makes the named circuit resident, fetching it from the
