@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,4 +92,34 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// fakeWitness is a witness of circuit chain's shape (1 public, 1 secret
+// value) whose secret value spells s (at most 31 bytes): what submit's
+// check accepts, and the fake prover compares. Its public value is that of
+// chainProof, the proof the fake writes, so that the proof binds to it.
+func fakeWitness(s string) []byte {
+	b := make([]byte, 12+64)
+	b[3], b[7], b[11] = 1, 1, 2
+	if p, err := chainProof(); err == nil && len(p[1]) >= 44 {
+		copy(b[12:44], p[1][12:44])
+	}
+	copy(b[12+64-len(s):], s)
+	return b
+}
+
+// submitRaw queues a job with its witness as a client that skips zkpipe
+// submit's checks would (the nats CLI): the worker's own guards are what
+// a job meets then.
+func submitRaw(t *testing.T, q *fleet.Queue, id, circuit string, witness []byte) {
+	t.Helper()
+	ctx := context.Background()
+	obj := id + "@raw.witness"
+	if _, err := q.Witness.PutBytes(ctx, obj, witness); err != nil {
+		t.Fatal(err)
+	}
+	job := fmt.Sprintf(`{"id":%q,"circuit":%q,"witness":"nats-object:%s"}`, id, circuit, obj)
+	if _, err := q.Conn.JS.Publish(ctx, "zkpipe.jobs.normal", []byte(job)); err != nil {
+		t.Fatal(err)
+	}
 }

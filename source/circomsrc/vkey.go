@@ -58,7 +58,7 @@ func ReadZkeyVerifyingKey(r io.Reader) (*VerifyingKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &VerifyingKey{NPublic: z.NPublic, Alpha1: z.Alpha1, Beta2: z.Beta2, Gamma2: z.Gamma2, Delta2: z.Delta2, IC: z.IC}, nil
+	return &VerifyingKey{NPublic: z.NPublic, NVars: z.NVars, Alpha1: z.Alpha1, Beta2: z.Beta2, Gamma2: z.Gamma2, Delta2: z.Delta2, IC: z.IC}, nil
 }
 
 // VerifyJSON checks a snarkjs proof.json against its public.json, both in
