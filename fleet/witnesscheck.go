@@ -51,7 +51,10 @@ func (k *storeKeys) shape(ctx context.Context, circuit string) (witnessShape, er
 		return ws, err
 	}
 	if v.circom != nil {
-		ws.circom, ws.public, ws.nVars = true, v.circom.NPublic, v.circom.NVars
+		ws.circom, ws.public = true, v.circom.NPublic
+		if ws.nVars, err = zkeyWires(ctx, k.q, circuit+"/"+zkeyObject); err != nil {
+			return ws, err
+		}
 		return ws, nil
 	}
 	ws.public = len(v.gnark.G1.K) - 1 - len(v.gnark.CommitmentKeys)
@@ -71,6 +74,56 @@ func (k *storeKeys) shape(ctx context.Context, circuit string) (witnessShape, er
 		}
 	}
 	return ws, nil
+}
+
+// zkeyWires reads the wire count from the Groth16 header section of the
+// zkey obj in the store, reading only as far as that section (snarkjs
+// writes it second, after a 4-byte header section).
+func zkeyWires(ctx context.Context, q *Queue, obj string) (int, error) {
+	r, err := q.Circuits.Get(ctx, obj)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	bad := fmt.Errorf("%w: %s: no Groth16 header where snarkjs writes it", errRejected, obj)
+	var h [12]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil || string(h[:4]) != "zkey" {
+		return 0, bad
+	}
+	for range min(binary.LittleEndian.Uint32(h[8:]), 4) {
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			return 0, bad
+		}
+		typ, n := binary.LittleEndian.Uint32(h[:]), binary.LittleEndian.Uint64(h[4:])
+		if typ != 2 {
+			if n > 4096 {
+				return 0, bad
+			}
+			if _, err := io.CopyN(io.Discard, r, int64(n)); err != nil {
+				return 0, bad
+			}
+			continue
+		}
+		// n8q, q, n8r, r, nVars, nPublic
+		var n8 [4]byte
+		for range 2 {
+			if _, err := io.ReadFull(r, n8[:]); err != nil {
+				return 0, bad
+			}
+			l := binary.LittleEndian.Uint32(n8[:])
+			if l > 64 {
+				return 0, bad
+			}
+			if _, err := io.CopyN(io.Discard, r, int64(l)); err != nil {
+				return 0, bad
+			}
+		}
+		if _, err := io.ReadFull(r, n8[:]); err != nil {
+			return 0, bad
+		}
+		return int(binary.LittleEndian.Uint32(n8[:])), nil
+	}
+	return 0, bad
 }
 
 // errNotAWitness marks a file submit refuses to upload. Its messages say

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/fleet"
 )
 
@@ -113,6 +114,37 @@ func TestSubmitChecksWitnessesAgainstTheCircuit(t *testing.T) {
 	for _, s := range ok {
 		if !s.Queued {
 			t.Errorf("%s: %+v", s.ID, s)
+		}
+	}
+}
+
+// TestWorkerErrorQuotesNoWitnessBytes: a witness that skipped submit's
+// check (a client publishing itself) fails at a real worker with an error
+// line that carries nothing of the file: not its bytes, not its header read
+// as integers. Before, the line said "witness has 1919905652 public ...":
+// "root" as a number.
+func TestWorkerErrorQuotesNoWitnessBytes(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	eng, err := engine.New(context.Background(), engine.Options{Device: "cpu", Out: t.TempDir(), Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	shadow := []byte("root:$6$s3cr3tHASHVALUExxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx:19000:0:99999:7:::\n")
+	submitRaw(t, q, "leak", "chain", shadow[:76]) // the exact size of a witness of chain
+	submitRaw(t, q, "leak2", "chain", shadow)     // and not
+	runWorker(t, q, eng)
+	res := waitResults(t, q, 2, 30*time.Second)
+	for _, id := range []string{"leak", "leak2"} {
+		r := res[id]
+		if r.Error == "" {
+			t.Fatalf("%s: %+v", id, r)
+		}
+		for _, s := range []string{"root", "s3cr3t", fmt.Sprint(bin.BigEndian.Uint32(shadow)), fmt.Sprint(bin.BigEndian.Uint32(shadow[4:])), fmt.Sprint(bin.BigEndian.Uint32(shadow[8:]))} {
+			if strings.Contains(r.Error, s) {
+				t.Errorf("%s: the error line carries %q of the file: %s", id, s, r.Error)
+			}
 		}
 	}
 }

@@ -36,11 +36,11 @@ func parseBinFile(data []byte, magic string, maxVersion uint32) (*binFile, error
 		return nil, fmt.Errorf("%s: truncated: %d bytes, not even a header", magic, len(data))
 	}
 	if string(data[:4]) != magic {
-		return nil, fmt.Errorf("not a %s file: magic %q", magic, data[:4])
+		return nil, fmt.Errorf("not a %s file (it does not begin with %q)", magic, magic)
 	}
 	f := &binFile{kind: magic, version: binary.LittleEndian.Uint32(data[4:]), sections: map[uint32][]byte{}}
 	if f.version == 0 || f.version > maxVersion {
-		return nil, fmt.Errorf("%s: version %d, this reader knows 1 to %d", magic, f.version, maxVersion)
+		return nil, fmt.Errorf("%s: a version this reader does not know (it knows 1 to %d)", magic, maxVersion)
 	}
 	n := binary.LittleEndian.Uint32(data[8:])
 	pos := uint64(12)

@@ -56,7 +56,6 @@ func g2JSON(p *bn254.G2Affine) [3][2]string {
 // VerifyingKey is a Groth16 verifying key: e(A, B) = e(α, β)·e(Σ xᵢ·ICᵢ, γ)·e(C, δ).
 type VerifyingKey struct {
 	NPublic               int
-	NVars                 int // the circuit's wires, when read from a zkey; 0 from a verification_key.json
 	Alpha1                bn254.G1Affine
 	Beta2, Gamma2, Delta2 bn254.G2Affine
 	IC                    []bn254.G1Affine // NPublic+1: the one wire's, then each public input's
