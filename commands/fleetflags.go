@@ -68,6 +68,7 @@ func openQueue(c *cli.Context, name string) (*fleet.Queue, error) {
 	}
 	q, err := fleet.Setup(c.Context, conn, queueConfig(c))
 	if err != nil {
+		err = conn.Explain(err) // "store disk full" when serve says so
 		conn.Close()
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func serve(c *cli.Context) error {
 	srv, err := fleet.StartServer(fleet.ServerOptions{
 		Listen: c.String("nats-listen"), StoreDir: c.String("store"),
 		User: auth.User, Password: auth.Password, Token: auth.Token,
-		ConfigFile: c.String("nats-config"), OpenMonitoring: c.Bool("nats-open-monitoring"), Log: c.Bool("nats-log"),
+		ConfigFile: c.String("nats-config"), OpenMonitoring: c.Bool("nats-open-monitoring"), Log: c.Bool("nats-log"), Notify: logOut(c),
 	})
 	if err != nil {
 		return err
@@ -58,6 +58,9 @@ func serve(c *cli.Context) error {
 		return err
 	}
 	defer conn.Close()
+	if _, err := srv.AnswerStatus(conn); err != nil {
+		return err
+	}
 	q, err := fleet.Setup(c.Context, conn, queueConfig(c))
 	if err != nil {
 		return err
@@ -68,6 +71,9 @@ func serve(c *cli.Context) error {
 	// The queue alone: /metrics has the process's figures, /healthz the server's.
 	if addr := c.String("metrics-addr"); addr != "" {
 		ms, err := metrics.Serve(addr, metrics.New(metrics.Options{}), func() error {
+			if p := srv.StoreProblem(); p != "" {
+				return errors.New(p)
+			}
 			if !srv.Running() || !srv.JetStreamEnabled() {
 				return errors.New("NATS server or JetStream not running")
 			}

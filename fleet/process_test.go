@@ -43,6 +43,7 @@ func freePort(t *testing.T) string {
 type proc struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when it has exited
+	log  string        // its output so far
 }
 
 func start(t *testing.T, bin, name string, args ...string) *proc {
@@ -56,7 +57,7 @@ func start(t *testing.T, bin, name string, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
+	p := &proc{cmd: cmd, done: make(chan struct{}), log: log.Name()}
 	go func() { cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)

@@ -4,11 +4,13 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -34,6 +36,9 @@ type ServerOptions struct {
 	OpenMonitoring bool
 	// Log writes the server's notices and errors; off when false.
 	Log bool
+	// Notify gets zkpipe's own notices about the server (the store's disk
+	// full, JetStream started again); nil discards them.
+	Notify io.Writer
 }
 
 // ErrOpenListener refuses a server reachable from other hosts with no auth.
@@ -47,17 +52,21 @@ var ErrStoreInUse = errors.New("the store is in use by another zkpipe serve")
 // Shutdown.
 type Server struct {
 	*server.Server
-	storeDir string
-	unlock   func() error
-	once     sync.Once
+	storeDir   string
+	unlock     func() error
+	once       sync.Once
+	unlockOnce sync.Once
+	stop       chan struct{}
+	problem    atomic.Value // string: StoreProblem
 }
 
 // Shutdown stops the server, waits until it has stopped and then releases
 // the store.
 func (s *Server) Shutdown() {
+	s.once.Do(func() { close(s.stop) })
 	s.Server.Shutdown()
 	s.Server.WaitForShutdown()
-	s.once.Do(func() { s.unlock() })
+	s.unlockOnce.Do(func() { s.unlock() })
 }
 
 // StartServer runs an embedded nats-server with JetStream and returns it
@@ -91,12 +100,27 @@ func StartServer(o ServerOptions) (*Server, error) {
 	if o.Log {
 		srv.ConfigureLogger()
 	}
-	s := &Server{Server: srv, storeDir: o.StoreDir, unlock: unlock}
+	s := &Server{Server: srv, storeDir: o.StoreDir, unlock: unlock, stop: make(chan struct{})}
 	srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
 		s.Shutdown()
 		return nil, fmt.Errorf("NATS server on %s: not ready after 30s", o.Listen)
 	}
+	if !srv.JetStreamEnabled() {
+		s.Shutdown()
+		return nil, fmt.Errorf("NATS server on %s: JetStream did not start (store %s)", o.Listen, o.StoreDir)
+	}
+	// How JetStream is started again (watchStore): as the options said,
+	// the store's own directory (the server's config names it with
+	// /jetstream added, which EnableJetStream adds again) and the limits
+	// given, or those nats-server derives from the machine when none are.
+	cfg := server.JetStreamConfig{StoreDir: o.StoreDir, MaxMemory: opts.JetStreamMaxMemory, MaxStore: opts.JetStreamMaxStore,
+		Domain: opts.JetStreamDomain, UniqueTag: opts.JetStreamUniqueTag, Strict: !opts.NoJetStreamStrict}
+	notify := o.Notify
+	if notify == nil {
+		notify = io.Discard
+	}
+	go s.watchStore(notify, cfg)
 	return s, nil
 }
 

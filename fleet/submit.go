@@ -86,7 +86,7 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 			if s.Err == nil {
 				s, err = submitOne(ctx, q, keys, shapes, req, l.Number, o.Priority)
 				if err != nil {
-					return refused, err
+					return refused, q.Explain(err) // "store disk full" when serve says so
 				}
 			}
 		}

@@ -780,7 +780,7 @@ func (w *Worker) store(ctx context.Context, id string, files []string, line stre
 		return err
 	}
 	if _, err := w.q.Proofs.PutBytes(ctx, outputsObject(id), data); err != nil {
-		return fmt.Errorf("store outputs of %s: %w", id, err)
+		return w.q.Explain(fmt.Errorf("store outputs of %s: %w", id, err)) // "store disk full" when serve says so
 	}
 	return nil
 }
