@@ -137,9 +137,8 @@ func TestFleetOfProcesses(t *testing.T) {
 	for i := range 200 {
 		fmt.Fprintf(&jobs, `{"id":"n%03d","generate":{"seed":%d}}`+"\n", i, i)
 	}
-	bad := filepath.Join(tmp, "bad.witness")
-	os.WriteFile(bad, []byte("xxxxx"), 0o644)
-	fmt.Fprintf(&jobs, `{"id":"bad-witness","witness":%q}`+"\n", bad)
+	// submit refuses a bad witness: it comes from a client that skips the check
+	submitRaw(t, q, "bad-witness", "chain", []byte("xxxxx"))
 	fmt.Fprintf(&jobs, `{"id":"bad-circuit","circuit":"nope","generate":{"seed":1}}`+"\n")
 	t0 := time.Now()
 	run(t, bin, jobs.String(), "submit", "--nats", url, "-")

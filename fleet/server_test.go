@@ -3,13 +3,17 @@ package fleet_test
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/zkpipe/zkpipe/fleet"
 )
 
@@ -154,4 +158,58 @@ func TestEveryListenerNeedsAuth(t *testing.T) {
 		t.Fatalf("http monitoring with OpenMonitoring: %v", err)
 	}
 	srv.Shutdown()
+}
+
+// TestServeMetricsLabelsBounded: a real serve (queue and worker) answers
+// 300 jobs that name circuits of their own choosing, and two of its one
+// circuit; a real scrape of /metrics has labels for that circuit and
+// "other" only. Before, each name became series of its own.
+func TestServeMetricsLabelsBounded(t *testing.T) {
+	bin := binary(t)
+	tmp := t.TempDir()
+	nats, m := freePort(t), freePort(t)
+	url := "nats://" + nats
+	start(t, bin, "serve", "serve", "--nats-listen", nats, "--store", filepath.Join(tmp, "store"),
+		"--cache", filepath.Join(tmp, "cache"), "--mem-status", "0", "--metrics-addr", m)
+	waitHealthy(t, m)
+	run(t, bin, "", "circuit", "push", "--nats", url, circuitDir(t))
+	var jobs strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&jobs, `{"id":"x%d","circuit":"made-up-%d","generate":{"seed":1}}`+"\n", i, i)
+	}
+	fmt.Fprintf(&jobs, `{"id":"ok1","circuit":"chain","generate":{"seed":1}}`+"\n")
+	fmt.Fprintf(&jobs, `{"id":"ok2","circuit":"chain","generate":{"seed":2}}`+"\n")
+	run(t, bin, jobs.String(), "submit", "--nats", url, "-")
+	q := openQueue(t, url, 0)
+	res := waitResults(t, q, 302, 120*time.Second)
+	if res["ok1"].Error != "" || res["x7"].Error == "" {
+		t.Fatalf("ok1 %+v, x7 %+v", res["ok1"], res["x7"])
+	}
+	r, err := http.Get("http://" + m + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels, series := map[string]bool{}, 0
+	for name, f := range fams {
+		if !strings.HasPrefix(name, "zkpipe_") {
+			continue
+		}
+		series += len(f.Metric)
+		for _, mt := range f.Metric {
+			for _, l := range mt.Label {
+				if l.GetName() == "circuit" {
+					labels[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	if len(labels) > 2 || !labels["chain"] || series > 200 {
+		t.Errorf("after 302 jobs: circuit labels %v, %d zkpipe series", labels, series)
+	}
 }
