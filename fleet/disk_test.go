@@ -27,7 +27,8 @@ func mountTmpfs(t *testing.T, size int) string {
 		t.Skipf("SKIPPED, NOT TESTED: mount -t tmpfs is not permitted here (%v: %s); the full-disk case needs root or CAP_SYS_ADMIN", err, strings.TrimSpace(string(out)))
 	}
 	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+		// lazily: a process of the test may still hold a file there
+		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
 			t.Errorf("umount %s: %v %s", dir, err, out)
 		}
 	})
