@@ -114,7 +114,7 @@ func TestSectionOverrunRefusedUnread(t *testing.T) {
 		}{
 			{"overrun", 0, func(b []byte) { binary.LittleEndian.PutUint64(b[at:], size+8<<30) }, "the file has"},
 			{"overrun-sparse", 3 << 30, func(b []byte) { binary.LittleEndian.PutUint64(b[at:], size+8<<30) }, "the file has"},
-			{"sections", 0, func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 1<<32-1) }, "sections, more than"},
+			{"sections", 0, func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 1<<32-1) }, "more sections than"},
 		} {
 			b := append([]byte(nil), data...)
 			c.edit(b)
