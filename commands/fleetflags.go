@@ -70,6 +70,7 @@ func openQueue(c *cli.Context, name string) (*fleet.Queue, error) {
 	}
 	q, err := fleet.Setup(c.Context, conn, queueConfig(c))
 	if err != nil {
+		err = conn.Explain(err) // "store disk full" when serve says so
 		conn.Close()
 		return nil, err
 	}
@@ -121,6 +122,9 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 				return e.Snapshot()
 			}
 			return engine.Snapshot{}
+		}, Circuit: func(name string) bool {
+			e := ep.Load()
+			return e != nil && e.HasCircuit(name)
 		}, Fleet: func() (int, int) {
 			if w := wp.Load(); w != nil {
 				return w.InHand(), w.Capacity()
@@ -192,7 +196,7 @@ func serveMetrics(c *cli.Context, eng *engine.Engine) (func(r stream.Result), fu
 	if addr == "" {
 		return func(stream.Result) {}, func() {}, nil
 	}
-	m := metrics.New(metrics.Options{Engine: eng.Snapshot})
+	m := metrics.New(metrics.Options{Engine: eng.Snapshot, Circuit: eng.HasCircuit})
 	srv, err := metrics.Serve(addr, m, nil)
 	if err != nil {
 		return nil, nil, err

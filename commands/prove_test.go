@@ -116,7 +116,7 @@ func TestMixedStreamProvesTheGoodAndNamesTheBad(t *testing.T) {
 		"unknown":   `unknown circuit "nope"`,
 		"missing":   "no such file",
 		"truncated": "truncated",
-		"wrongsize": "witness has 1 public and 2 secret values, circuit chain wants 1 and 1",
+		"wrongsize": "not a witness of circuit chain: its header does not give the 1 public and 1 secret values",
 		"unsat":     "unsatisfied witness",
 		"ok-gen":    "duplicate id", // the second ok-gen
 		"#line-11":  "invalid id",

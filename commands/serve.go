@@ -22,6 +22,8 @@ func serveCommand() *cli.Command {
 			Usage: "a nats-server configuration file (accounts, nkeys, operator JWTs, TLS); the flags here override its listen address and store"},
 		&cli.BoolFlag{Name: "worker", Value: true, Category: "worker", EnvVars: env("worker"),
 			Usage: "run a worker in this process too (--worker=false: the queue only)"},
+		&cli.BoolFlag{Name: "nats-open-monitoring", Category: "NATS", EnvVars: env("nats-open-monitoring"),
+			Usage: "allow the --nats-config's monitoring (http, https) or profiling port beyond loopback: nats-server has no auth for them"},
 		&cli.BoolFlag{Name: "nats-log", Category: "NATS", EnvVars: env("nats-log"), Usage: "show the NATS server's log"},
 	}
 	flags = append(flags, natsFlags(false)...)
@@ -44,21 +46,21 @@ func serve(c *cli.Context) error {
 	srv, err := fleet.StartServer(fleet.ServerOptions{
 		Listen: c.String("nats-listen"), StoreDir: c.String("store"),
 		User: auth.User, Password: auth.Password, Token: auth.Token,
-		ConfigFile: c.String("nats-config"), Log: c.Bool("nats-log"),
+		ConfigFile: c.String("nats-config"), OpenMonitoring: c.Bool("nats-open-monitoring"), Log: c.Bool("nats-log"), Notify: logOut(c),
 	})
 	if err != nil {
 		return err
 	}
-	defer func() {
-		srv.Shutdown()
-		srv.WaitForShutdown()
-	}()
+	defer srv.Shutdown()
 	fmt.Fprintf(logOut(c), "zkpipe: NATS JetStream on %s (store %s)\n", srv.ClientURL(), c.String("store"))
-	conn, err := fleet.Connect(srv.ClientURL(), auth, "serve", nats.InProcessServer(srv))
+	conn, err := fleet.Connect(srv.ClientURL(), auth, "serve", nats.InProcessServer(srv.Server))
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	if _, err := srv.AnswerStatus(conn); err != nil {
+		return err
+	}
 	q, err := fleet.Setup(c.Context, conn, queueConfig(c))
 	if err != nil {
 		return err
@@ -69,6 +71,9 @@ func serve(c *cli.Context) error {
 	// The queue alone: /metrics has the process's figures, /healthz the server's.
 	if addr := c.String("metrics-addr"); addr != "" {
 		ms, err := metrics.Serve(addr, metrics.New(metrics.Options{}), func() error {
+			if p := srv.StoreProblem(); p != "" {
+				return errors.New(p)
+			}
 			if !srv.Running() || !srv.JetStreamEnabled() {
 				return errors.New("NATS server or JetStream not running")
 			}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/zkpipe/zkpipe/mem"
@@ -88,11 +89,32 @@ func checkName(name string) error {
 	return nil
 }
 
+// pushMarker is an object NAME/circuit.push present while a push of NAME
+// is under way: readers treat the circuit as not there yet (retryable), so
+// a job never meets half a push, or an old key beside a new one. A push
+// cut short leaves it, and the circuit stays unusable until pushed again.
+const pushMarker = "circuit.push"
+
 func push(ctx context.Context, q *Queue, name string, files map[string]string) error {
+	// Every file is checked before the store is touched.
+	for obj, path := range files {
+		f, _, err := openRegular(path, "circuit "+name+": "+obj)
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
+	marker := name + "/" + pushMarker
+	if _, err := q.Circuits.PutString(ctx, marker, fmt.Sprintf("push by pid %d started %s", os.Getpid(), time.Now().UTC().Format(time.RFC3339))); err != nil {
+		return fmt.Errorf("circuit %s: %w", name, err)
+	}
 	// Remove what an earlier push of another kind left, so a name is one kind.
-	old, _ := circuitObjects(ctx, q, name)
+	old, err := circuitObjects(ctx, q, name)
+	if err != nil {
+		return fmt.Errorf("circuit %s: %w", name, err)
+	}
 	for obj := range old {
-		if _, keep := files[obj]; !keep {
+		if _, keep := files[obj]; !keep && obj != pushMarker {
 			if err := q.Circuits.Delete(ctx, name+"/"+obj); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 				return err
 			}
@@ -111,10 +133,39 @@ func push(ctx context.Context, q *Queue, name string, files map[string]string) e
 			return fmt.Errorf("store %s of circuit %s: %w", obj, name, err)
 		}
 	}
+	// Whole: the circuit appears.
+	if err := q.Circuits.Delete(ctx, marker); err != nil {
+		return fmt.Errorf("circuit %s: %w", name, err)
+	}
 	return nil
 }
 
-// Circuits lists the circuits in the store.
+// ErrCircuitIncomplete is a circuit in the store that is not whole: a push
+// of it under way (or cut short), or files missing. A job of it waits (it
+// goes back to the queue) rather than failing for good.
+var ErrCircuitIncomplete = errors.New("incomplete in the store (a push under way, or cut short: push it again)")
+
+// complete says what circuit objs lacks to be whole, or "".
+func complete(objs map[string]*jetstream.ObjectInfo) string {
+	if _, ok := objs[pushMarker]; ok {
+		return "a push of it is under way"
+	}
+	need := []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile}
+	if _, ok := objs[zkeyObject]; ok {
+		need = nil
+	}
+	for _, f := range need {
+		if _, ok := objs[f]; !ok {
+			return "it has no " + f
+		}
+	}
+	return ""
+}
+
+// Circuits lists the whole circuits in the store. Objects whose names are
+// not NAME/FILE with a valid NAME and one of a circuit's files (such as
+// ../evil/circuit.pk, put there by any user of the queue) are skipped, as
+// are circuits being pushed.
 func Circuits(ctx context.Context, q *Queue) ([]string, error) {
 	infos, err := q.Circuits.List(ctx)
 	if errors.Is(err, jetstream.ErrNoObjectsFound) {
@@ -123,12 +174,20 @@ func Circuits(ctx context.Context, q *Queue) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	var out []string
+	byName := map[string]map[string]*jetstream.ObjectInfo{}
 	for _, in := range infos {
-		n, _, ok := strings.Cut(in.Name, "/")
-		if ok && !seen[n] {
-			seen[n] = true
+		n, f, ok := strings.Cut(in.Name, "/")
+		if !ok || !validName(n) || !(circuitFiles[f] || f == pushMarker) {
+			continue
+		}
+		if byName[n] == nil {
+			byName[n] = map[string]*jetstream.ObjectInfo{}
+		}
+		byName[n][f] = in
+	}
+	var out []string
+	for n, objs := range byName {
+		if complete(objs) == "" {
 			out = append(out, n)
 		}
 	}
@@ -160,6 +219,8 @@ var ErrNoCircuit = errors.New("no such circuit in the store (zkpipe circuit push
 // FetchCircuit brings circuit name from the store into cache/NAME (files whose
 // digest already matches are kept) and loads it; a circom witness
 // calculator under wasm's bounds, if given (circomsrc's defaults if not).
+// A circuit not whole in the store (being pushed, or pushed again while it
+// was fetched) is an error wrapping ErrCircuitIncomplete.
 func FetchCircuit(ctx context.Context, q *Queue, name, cache string, o gnarksrc.Options, wasm ...circomsrc.Limits) (*stages.Circuit, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
@@ -187,9 +248,12 @@ func FetchCircuit(ctx context.Context, q *Queue, name, cache string, o gnarksrc.
 	for obj := range objs {
 		// Only a circuit's own files: an object NAME/../../x, put there by
 		// any user of the queue, would be written outside the cache.
-		if !circuitFiles[obj] {
+		if !circuitFiles[obj] && obj != pushMarker {
 			return nil, fmt.Errorf("circuit %s: the store holds %q, which is not a circuit's file (%s); push the circuit again", name, name+"/"+obj, strings.Join(sortedKeys(circuitFiles), ", "))
 		}
+	}
+	if why := complete(objs); why != "" {
+		return nil, fmt.Errorf("circuit %s: %w: %s", name, ErrCircuitIncomplete, why)
 	}
 	for obj, info := range objs {
 		if limit := circuitFileLimit(obj); info.Size > limit {
@@ -197,8 +261,19 @@ func FetchCircuit(ctx context.Context, q *Queue, name, cache string, o gnarksrc.
 				name, obj, info.Size, obj, limit)
 		}
 		if err := fetchObject(ctx, q.Circuits, info, local(obj)); err != nil {
+			if errors.Is(err, jetstream.ErrObjectNotFound) || errors.Is(err, errDigestChanged) {
+				return nil, fmt.Errorf("circuit %s: %w: %s changed while it was fetched", name, ErrCircuitIncomplete, obj)
+			}
 			return nil, fmt.Errorf("circuit %s: %w", name, err)
 		}
+	}
+	// The files fetched are of one push only if no push began meanwhile.
+	again, err := circuitObjects(ctx, q, name)
+	if err != nil {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	if !sameObjects(objs, again) {
+		return nil, fmt.Errorf("circuit %s: %w: pushed again while it was fetched", name, ErrCircuitIncomplete)
 	}
 	if _, ok := objs[zkeyObject]; ok {
 		f := circomsrc.Files{Zkey: local(zkeyObject), ReadTimeout: o.ReadTimeout}
@@ -211,6 +286,20 @@ func FetchCircuit(ctx context.Context, q *Queue, name, cache string, o gnarksrc.
 		return circomsrc.LoadFiles(ctx, f)
 	}
 	return gnarksrc.LoadDirWith(dir, o)
+}
+
+// sameObjects reports whether a and b name the same objects with the same
+// contents.
+func sameObjects(a, b map[string]*jetstream.ObjectInfo) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, x := range a {
+		if y, ok := b[k]; !ok || x.Digest != y.Digest || x.NUID != y.NUID {
+			return false
+		}
+	}
+	return true
 }
 
 // circuitFileLimit is the most a circuit's file can take, as the loaders
@@ -241,8 +330,14 @@ func fetchObject(ctx context.Context, store jetstream.ObjectStore, info *jetstre
 		return fmt.Errorf("fetch %s: %w", info.Name, err)
 	}
 	defer r.Close()
+	if got, err := r.Info(); err == nil && got.Digest != info.Digest {
+		return fmt.Errorf("fetch %s: %w", info.Name, errDigestChanged)
+	}
 	return writeAtomic(path, io.LimitReader(r, int64(info.Size)))
 }
+
+// errDigestChanged is an object replaced between its listing and its get.
+var errDigestChanged = errors.New("replaced since it was listed")
 
 // fileDigest is the object store's digest of the file at path.
 func fileDigest(path string) (string, error) {

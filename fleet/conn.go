@@ -3,7 +3,10 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -97,7 +100,7 @@ func Connect(url string, auth Auth, name string, extra ...nats.Option) (*Conn, e
 	opts = append(opts, extra...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to NATS at %s: %w", url, err)
+		return nil, &redactedError{msg: fmt.Sprintf("connect to NATS at %s: %s", RedactURL(url), redact(err.Error(), url)), err: err}
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -118,3 +121,52 @@ func (c *Conn) Close() error {
 	}
 	return nil
 }
+
+// userinfo is the credential part of each URL in a --nats value: what
+// comes before an @ after the scheme (or the start, or a comma).
+var userinfo = regexp.MustCompile(`(^|,|://)([^/@,]*)@`)
+
+// RedactURL is a --nats value (URLs, comma-separated) fit to print: a
+// password becomes xxxxx, and so does a token (a user with no password),
+// as nats.go's ConnectedUrlRedacted does.
+func RedactURL(s string) string {
+	return userinfo.ReplaceAllStringFunc(s, func(m string) string {
+		sub := userinfo.FindStringSubmatch(m)
+		user, _, hasPass := strings.Cut(sub[2], ":")
+		if hasPass {
+			return sub[1] + user + ":xxxxx@"
+		}
+		return sub[1] + "xxxxx@"
+	})
+}
+
+// redact removes from msg every secret of the URLs in s, raw or
+// percent-decoded: an error from the URL parser or the dialer may quote
+// them anywhere.
+func redact(msg, s string) string {
+	for _, m := range userinfo.FindAllStringSubmatch(s, -1) {
+		user, pass, hasPass := strings.Cut(m[2], ":")
+		secret := pass
+		if !hasPass {
+			secret = user
+		}
+		if secret == "" {
+			continue
+		}
+		msg = strings.ReplaceAll(msg, secret, "xxxxx")
+		if d, err := url.PathUnescape(secret); err == nil && d != "" {
+			msg = strings.ReplaceAll(msg, d, "xxxxx")
+		}
+	}
+	return msg
+}
+
+// redactedError prints a redacted message but still wraps the error, so
+// errors.Is works on it.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

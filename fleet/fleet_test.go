@@ -98,7 +98,7 @@ func startQueue(t *testing.T, ackWait time.Duration) (*fleet.Queue, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	t.Cleanup(srv.Shutdown)
 	return openQueue(t, srv.ClientURL(), ackWait), srv.ClientURL()
 }
 
@@ -174,7 +174,7 @@ func (f *fakeProver) Run(ctx context.Context, jobs <-chan stream.Line, emit func
 		id := l.Request.ID
 		res := stream.Result{ID: id, Circuit: l.Request.Circuit, Stages: []stream.StageTime{{Stage: "parse", RunMS: 1, EndedAtMS: 1}}}
 		if l.Request.Witness != "" {
-			if b, err := os.ReadFile(l.Request.Witness); err != nil || string(b) != "witness of "+id {
+			if b, err := os.ReadFile(l.Request.Witness); err != nil || !bytes.Equal(b, fakeWitness("witness of "+id)) {
 				res.Error = fmt.Sprintf("job %s: parse: witness %q: %v", id, b, err)
 			}
 		}
@@ -301,7 +301,7 @@ func TestSubmitWorkCollect(t *testing.T) {
 	for i := range 5 {
 		id := fmt.Sprintf("w%d", i)
 		p := filepath.Join(wdir, id+".witness")
-		os.WriteFile(p, []byte("witness of "+id), 0o644)
+		os.WriteFile(p, fakeWitness("witness of "+id), 0o644)
 		lines = append(lines, fmt.Sprintf(`{"id":%q,"witness":%q}`, id, p))
 	}
 	lines = append(lines, genJob("g1"))
@@ -387,11 +387,8 @@ func TestStoredJobAnsweredWithoutProving(t *testing.T) {
 func TestBadJobsTerminated(t *testing.T) {
 	q, _ := startQueue(t, 500*time.Millisecond)
 	pushChain(t, q)
-	wdir := t.TempDir()
-	bad := filepath.Join(wdir, "bad.witness")
-	os.WriteFile(bad, []byte("not it"), 0o644)
+	submitRaw(t, q, "b1", "chain", []byte("not it")) // submit refuses it: a client that skips the check
 	submit(t, q, "",
-		fmt.Sprintf(`{"id":"b1","witness":%q}`, bad),
 		`{"id":"b2","circuit":"nope","generate":{"seed":1}}`,
 		genJob("ok1"))
 	q.Conn.JS.Publish(context.Background(), "zkpipe.jobs.low", []byte(`{"id":"b3","bogus":1}`))

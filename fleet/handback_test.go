@@ -63,7 +63,7 @@ func noneLeft(t *testing.T, q *fleet.Queue) {
 
 func witnessJob(t *testing.T, id string) string {
 	p := filepath.Join(t.TempDir(), id+".witness")
-	if err := os.WriteFile(p, []byte("witness of "+id), 0o644); err != nil {
+	if err := os.WriteFile(p, fakeWitness("witness of "+id), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf(`{"id":%q,"circuit":"chain","witness":%q}`, id, p)
@@ -162,9 +162,7 @@ func TestWitnessOfAJobAnsweredByADeadWorkerIsRemoved(t *testing.T) {
 func TestWitnessOfADeadLetterIsRemoved(t *testing.T) {
 	q, _ := startQueue(t, 5*time.Second)
 	pushChain(t, q)
-	p := filepath.Join(t.TempDir(), "x.witness")
-	os.WriteFile(p, []byte("witness of x"), 0o644)
-	submit(t, q, "", fmt.Sprintf(`{"id":"x","circuit":"nope","witness":%q}`, p))
+	submitRaw(t, q, "x", "nope", fakeWitness("witness of x")) // submit refuses a job of no circuit
 	runWorker(t, q, newFake(t, 1))
 	if r := waitResults(t, q, 1, 20*time.Second)["x"]; !strings.Contains(r.Error, "nope") {
 		t.Fatalf("result %+v", r)
@@ -181,7 +179,7 @@ func TestDuplicateSubmitKeepsTheQueuedWitness(t *testing.T) {
 	pushChain(t, q)
 	first := witnessJob(t, "d1") // "witness of d1": the fake accepts only that
 	other := filepath.Join(t.TempDir(), "other.witness")
-	os.WriteFile(other, []byte("something else"), 0o644)
+	os.WriteFile(other, fakeWitness("something else"), 0o644)
 	submit(t, q, "", first)
 	if s := submit(t, q, "", fmt.Sprintf(`{"id":"d1","circuit":"chain","witness":%q}`, other)); !s[0].Duplicate {
 		t.Fatalf("second submit: %+v", s[0])

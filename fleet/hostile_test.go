@@ -92,14 +92,7 @@ func TestOversizedCircuitFileIsNotFetched(t *testing.T) {
 func TestOversizedWitnessIsNotDownloaded(t *testing.T) {
 	q, _ := startQueue(t, 5*time.Second)
 	pushChain(t, q)
-	p := filepath.Join(t.TempDir(), "big.witness")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Truncate(8 << 20) // sparse: no disk used here
-	f.Close()
-	submit(t, q, "", fmt.Sprintf(`{"id":"big","circuit":"chain","witness":%q}`, p))
+	submitRaw(t, q, "big", "chain", make([]byte, 8<<20)) // submit refuses it: a client that skips the check
 	cache := t.TempDir()
 	fp := newFake(t, 1)
 	w := fleet.NewWorker(q, fp, fleet.WorkerOptions{Cache: cache, Poll: 50 * time.Millisecond, Log: testLog{t}})

@@ -44,6 +44,7 @@ func freePort(t *testing.T) string {
 type proc struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when it has exited
+	log  string        // its output so far
 }
 
 func start(t *testing.T, bin, name string, args ...string) *proc {
@@ -57,7 +58,7 @@ func start(t *testing.T, bin, name string, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
+	p := &proc{cmd: cmd, done: make(chan struct{}), log: log.Name()}
 	go func() { cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -152,9 +153,8 @@ func TestFleetOfProcesses(t *testing.T) {
 			}
 		}
 	}
-	bad := filepath.Join(tmp, "bad.witness")
-	os.WriteFile(bad, []byte("xxxxx"), 0o644)
-	fmt.Fprintf(&jobs, `{"id":"bad-witness","circuit":"chain","witness":%q}`+"\n", bad)
+	// submit refuses a bad witness: it comes from a client that skips the check
+	submitRaw(t, q, "bad-witness", "chain", []byte("xxxxx"))
 	fmt.Fprintf(&jobs, `{"id":"bad-circuit","circuit":"nope","generate":{"seed":1}}`+"\n")
 	t0 := time.Now()
 	run(t, bin, jobs.String(), "submit", "--nats", url, "-")

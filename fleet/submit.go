@@ -58,7 +58,8 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 	go func() { readErr <- stream.Read(ctx, in, lines) }()
 
 	keys := newStoreKeys(q)
-	var stored []string // the store's circuits, listed on first need
+	shapes := map[string]witnessShape{} // by circuit, read on first need
+	var stored []string                 // the store's circuits, listed on first need
 	listed := false
 	for l := range lines {
 		s := Submitted{ID: l.Request.ID, Line: l.Number}
@@ -83,9 +84,9 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 				}
 			}
 			if s.Err == nil {
-				s, err = submitOne(ctx, q, keys, req, l.Number, o.Priority)
+				s, err = submitOne(ctx, q, keys, shapes, req, l.Number, o.Priority)
 				if err != nil {
-					return refused, err
+					return refused, q.Explain(err) // "store disk full" when serve says so
 				}
 			}
 		}
@@ -102,8 +103,27 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 
 // submitOne queues one valid request. Its error is the queue's; the job's
 // own problems are in Submitted.Err.
-func submitOne(ctx context.Context, q *Queue, keys *storeKeys, req stream.Request, line int, priority string) (Submitted, error) {
+func submitOne(ctx context.Context, q *Queue, keys *storeKeys, shapes map[string]witnessShape, req stream.Request, line int, priority string) (Submitted, error) {
 	s := Submitted{ID: req.ID, Line: line}
+	// A witness file is checked against its circuit before anything else:
+	// only a file that is one of its witnesses (header and exact size) is
+	// uploaded, not any file the job line names.
+	var ws witnessShape
+	if req.Witness != "" || req.Wtns != "" {
+		var ok bool
+		if ws, ok = shapes[req.Circuit]; !ok {
+			var err error
+			ws, err = keys.shape(ctx, req.Circuit)
+			switch {
+			case errors.Is(err, ErrNoCircuit) || errors.Is(err, ErrCircuitIncomplete) || errors.Is(err, errRejected):
+				s.Err = fmt.Errorf("line %d: job %s: its witness cannot be checked against circuit %s: %w (push the circuit before its jobs)", line, req.ID, req.Circuit, err)
+				return s, nil
+			case err != nil:
+				return s, fmt.Errorf("job %s: circuit %s: %w", req.ID, req.Circuit, err)
+			}
+			shapes[req.Circuit] = ws
+		}
+	}
 	msgID := req.ID
 	// Done already? A KV-like check on the proof store, beyond the server's
 	// duplicate window; done only if the stored proof passes its circuit's
@@ -146,6 +166,12 @@ func submitOne(ctx context.Context, q *Queue, keys *storeKeys, req stream.Reques
 			continue
 		}
 		f, size, err := openRegular(*w.path, "witness")
+		if err == nil {
+			if err = checkWitness(f, size, w.ext, ws); err != nil {
+				f.Close()
+				err = fmt.Errorf("%s %s: %w", w.ext[1:], *w.path, err)
+			}
+		}
 		if err != nil {
 			s.Err = fmt.Errorf("line %d: job %s: %w", line, req.ID, err)
 			forget(ctx, q, uploaded)

@@ -642,7 +642,8 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 func isTransient(err error) bool {
 	var js jetstream.JetStreamError
 	return errors.As(err, &js) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoResponders)
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, ErrCircuitIncomplete) // a push under way: the job waits for it
 }
 
 // ensureCircuit makes the named circuit resident, fetching it from the
@@ -1062,7 +1063,7 @@ func (w *Worker) store(ctx context.Context, id string, files []string, line stre
 		return err
 	}
 	if _, err := w.q.Proofs.PutBytes(ctx, outputsObject(id), data); err != nil {
-		return fmt.Errorf("store outputs of %s: %w", id, err)
+		return w.q.Explain(fmt.Errorf("store outputs of %s: %w", id, err)) // "store disk full" when serve says so
 	}
 	return nil
 }

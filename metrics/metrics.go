@@ -26,6 +26,11 @@ type Options struct {
 	Engine func() engine.Snapshot
 	// Fleet is a fleet worker's jobs in hand and the most it holds.
 	Fleet func() (inHand, capacity int)
+	// Circuit reports whether a circuit is one this process has loaded
+	// (engine.Engine.HasCircuit): only those get a circuit label of their
+	// own, every other name "other". Nil: the first MaxCircuitLabels names
+	// seen get one.
+	Circuit func(name string) bool
 	// DeviceStages are the stages that run on the compute device; nil means
 	// pin/transfer, NTT+MSM_H, batch-addition and tail-MSM.
 	DeviceStages []string
@@ -43,9 +48,38 @@ type Metrics struct {
 	fleetWait  prometheus.Histogram
 	busy       *prometheus.CounterVec
 
-	mu      sync.Mutex
-	devices map[string]*busyUnion // by device name
-	device  map[string]bool       // stage → runs on the device
+	mu       sync.Mutex
+	circuits map[string]bool       // circuit labels given out
+	devices  map[string]*busyUnion // by device name
+	device   map[string]bool       // stage → runs on the device
+	known    map[string]bool       // the stage names
+}
+
+// MaxCircuitLabels bounds the circuit labels when Options.Circuit is nil.
+const MaxCircuitLabels = 32
+
+// OtherCircuit is the label of every circuit that gets none of its own.
+const OtherCircuit = "other"
+
+// circuitLabel bounds the label set: a job line names any circuit it likes
+// (one per job would make a series per job), so only the circuits this
+// process loaded are labels, and the rest are OtherCircuit.
+func (m *Metrics) circuitLabel(name string) string {
+	if m.o.Circuit != nil {
+		if name != OtherCircuit && m.o.Circuit(name) {
+			return name
+		}
+		return OtherCircuit
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.circuits[name] {
+		if len(m.circuits) >= MaxCircuitLabels || name == OtherCircuit || name == "" {
+			return OtherCircuit
+		}
+		m.circuits[name] = true
+	}
+	return name
 }
 
 // Buckets of the time histograms, in seconds: 0.5 ms doubling to about 9
@@ -89,8 +123,9 @@ func New(o Options) *Metrics {
 			Name: "zkpipe_device_busy_seconds_total",
 			Help: "Wall time during which at least one device stage was running a job, by device; its rate is the device's busy share.",
 		}, []string{"device"}),
-		devices: map[string]*busyUnion{},
-		device:  map[string]bool{},
+		circuits: map[string]bool{},
+		devices:  map[string]*busyUnion{},
+		device:   map[string]bool{},
 	}
 	ds := o.DeviceStages
 	if ds == nil {
@@ -99,7 +134,9 @@ func New(o Options) *Metrics {
 	for _, s := range ds {
 		m.device[s] = true
 	}
+	m.known = map[string]bool{}
 	for _, s := range stages.Names {
+		m.known[s] = true
 		// Present from the first scrape, before any job.
 		m.run.WithLabelValues(s)
 		m.queue.WithLabelValues(s)
@@ -126,11 +163,12 @@ func (m *Metrics) Result(r stream.Result) {
 	case r.Resumed:
 		outcome = "resumed"
 	}
-	m.proofs.WithLabelValues(r.Circuit, outcome).Inc()
+	circuit := m.circuitLabel(r.Circuit)
+	m.proofs.WithLabelValues(circuit, outcome).Inc()
 	if len(r.Stages) == 0 {
 		return
 	}
-	m.jobSeconds.WithLabelValues(r.Circuit).Observe(r.TotalMS / 1000)
+	m.jobSeconds.WithLabelValues(circuit).Observe(r.TotalMS / 1000)
 	// The line's times are since its stream started; the last stage ended
 	// just now, which places them on the wall clock.
 	now := time.Now()
@@ -138,6 +176,9 @@ func (m *Metrics) Result(r stream.Result) {
 	at := func(ms float64) time.Time { return now.Add(-time.Duration((last - ms) * float64(time.Millisecond))) }
 	device := m.deviceName()
 	for _, s := range r.Stages {
+		if !m.known[s.Stage] {
+			continue // a stage name from a result line, not one of ours
+		}
 		m.run.WithLabelValues(s.Stage).Observe(s.RunMS / 1000)
 		m.queue.WithLabelValues(s.Stage).Observe(s.QueueMS / 1000)
 		if m.device[s.Stage] {

@@ -42,11 +42,11 @@ const maxSections = 1024
 // and section count.
 func binHeader(head []byte, magic string, maxVersion uint32) (version, n uint32, err error) {
 	if string(head[:4]) != magic {
-		return 0, 0, fmt.Errorf("not a %s file: magic %q", magic, head[:4])
+		return 0, 0, fmt.Errorf("not a %s file (it does not begin with %q)", magic, magic)
 	}
 	version = binary.LittleEndian.Uint32(head[4:])
 	if version == 0 || version > maxVersion {
-		return 0, 0, fmt.Errorf("%s: version %d, this reader knows 1 to %d", magic, version, maxVersion)
+		return 0, 0, fmt.Errorf("%s: a version this reader does not know (it knows 1 to %d)", magic, maxVersion)
 	}
 	n = binary.LittleEndian.Uint32(head[8:])
 	if n > maxSections {

@@ -21,10 +21,10 @@ func ReadZkeyVerifyingKey(r io.Reader) (*VerifyingKey, error) {
 		return nil, fmt.Errorf("zkey: header: %w", err)
 	}
 	if string(head[:4]) != "zkey" {
-		return nil, fmt.Errorf("not a zkey file: magic %q", head[:4])
+		return nil, fmt.Errorf("not a zkey file (it does not begin with %q)", "zkey")
 	}
 	if v := binary.LittleEndian.Uint32(head[4:]); v != 1 {
-		return nil, fmt.Errorf("zkey: version %d, this reader knows 1", v)
+		return nil, fmt.Errorf("zkey: a version this reader does not know (it knows 1)")
 	}
 	n := binary.LittleEndian.Uint32(head[8:])
 	f := &binFile{kind: "zkey", version: 1, sections: map[uint32][]byte{}}

@@ -47,10 +47,10 @@ func ParseWtnsPublic(r io.Reader, nPublic int) ([]string, error) {
 		return nil, fmt.Errorf("wtns: header: %w", err)
 	}
 	if string(head[:4]) != "wtns" {
-		return nil, fmt.Errorf("not a wtns file: magic %q", head[:4])
+		return nil, fmt.Errorf("not a wtns file (it does not begin with %q)", "wtns")
 	}
 	if v := binary.LittleEndian.Uint32(head[4:]); v == 0 || v > 2 {
-		return nil, fmt.Errorf("wtns: version %d, this reader knows 1 to 2", v)
+		return nil, fmt.Errorf("wtns: a version this reader does not know (it knows 1 to 2)")
 	}
 	f := &binFile{kind: "wtns", sections: map[uint32][]byte{}}
 	for range binary.LittleEndian.Uint32(head[8:]) {

@@ -211,9 +211,9 @@ func TestBadWitnessPathsFailTheirJobsAlone(t *testing.T) {
 	}
 	for id, want := range map[string]string{
 		"zero":   "cannot be read with a deadline",
-		"sparse": "witness has 0 public and 0 secret values, circuit chain wants 1 and 1",
-		"r76":    "circuit chain wants 1 and 1",
-		"r4k":    "circuit chain wants 1 and 1",
+		"sparse": "not a witness of circuit chain: its header does not give the 1 public and 1 secret values",
+		"r76":    "the 1 public and 1 secret values the circuit wants",
+		"r4k":    "the 1 public and 1 secret values the circuit wants",
 	} {
 		if r := got[id]; !strings.Contains(r.Error, want) {
 			t.Errorf("%s: %q, want %q", id, r.Error, want)

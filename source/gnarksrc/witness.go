@@ -67,11 +67,13 @@ func readWitness(r io.Reader, size int64, want witnessShape) (witness.Witness, e
 	nbSecret := binary.BigEndian.Uint32(head[4:8])
 	nbElems := binary.BigEndian.Uint32(head[8:12])
 	if uint64(nbPub) != uint64(want.public) || uint64(nbSecret) != uint64(want.secret) {
-		return nil, fmt.Errorf("witness has %d public and %d secret values, circuit %s wants %d and %d",
-			nbPub, nbSecret, want.circuit, want.public, want.secret)
+		// what the circuit wants, never what the file says: an error line
+		// must not carry a file's bytes (/etc/shadow read as integers)
+		return nil, fmt.Errorf("not a witness of circuit %s: its header does not give the %d public and %d secret values the circuit wants",
+			want.circuit, want.public, want.secret)
 	}
 	if uint64(nbElems) != uint64(nbPub)+uint64(nbSecret) {
-		return nil, fmt.Errorf("malformed: witness header says %d public and %d secret values but %d elements", nbPub, nbSecret, nbElems)
+		return nil, fmt.Errorf("malformed: the witness header's element count is not its public and secret counts' sum")
 	}
 	switch {
 	case size >= 0 && size < expect:
@@ -134,10 +136,10 @@ func ParsePublicInputs(r io.Reader, size int64) ([]string, error) {
 	nbSecret := binary.BigEndian.Uint32(head[4:8])
 	nbElems := binary.BigEndian.Uint32(head[8:12])
 	if uint64(nbElems) != uint64(nbPub)+uint64(nbSecret) || nbPub > maxPublicInputs {
-		return nil, fmt.Errorf("not a gnark witness: header says %d public and %d secret values but %d elements", nbPub, nbSecret, nbElems)
+		return nil, fmt.Errorf("not a gnark witness: its header's element count is not its public and secret counts' sum, or is absurd")
 	}
 	if want := witnessHeader + fr.Bytes*int64(nbElems); size >= 0 && size != want {
-		return nil, fmt.Errorf("%d bytes, but its header says %d values (%d bytes)", size, nbElems, want)
+		return nil, fmt.Errorf("%d bytes, not the length its header gives", size)
 	}
 	data := make([]byte, fr.Bytes*int(nbPub))
 	if _, err := io.ReadFull(r, data); err != nil {
