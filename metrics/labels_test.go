@@ -98,7 +98,7 @@ func TestCircuitLabelsBounded(t *testing.T) {
 		t.Errorf("%d zkpipe series after 3,000 jobs: %v", total, n)
 	}
 
-	m2 := metrics.New(metrics.Options{})
+	m2 := metrics.New(metrics.Options{Engine: func() engine.Snapshot { return engine.Snapshot{} }})
 	srv2, err := metrics.Serve("127.0.0.1:0", m2, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,9 @@
 // outcome, each stage's run and queue times (from the result lines, so the
 // stage names are those of the flags, the result lines and the spans), the
 // jobs in each stage, memory against its budgets, admission waits, the
-// compute device's busy time, and a fleet worker's jobs in hand. Serve puts
-// them on /metrics beside /healthz.
+// compute device's busy time, and a fleet worker's jobs in hand; each only
+// where the process produces it (Options), and zkpipe_build_info always.
+// Serve puts them on /metrics beside /healthz.
 //
 // Every name here appears in metrics/grafana/zkpipe.json, whose queries a
 // test checks against a real scrape.
@@ -20,11 +21,16 @@ import (
 	"github.com/zkpipe/zkpipe/stream"
 )
 
-// Options say where the scrape-time figures come from; each may be nil.
+// Options say where the scrape-time figures come from; each may be nil, and
+// what is nil is not exported at all: a series that stays zero because the
+// process cannot produce it reads as "nothing happened", which misleads.
 type Options struct {
 	// Engine is the engine's state at scrape time (engine.Engine.Snapshot).
+	// Set, the process proves: the proof, stage, memory and device metrics
+	// are exported.
 	Engine func() engine.Snapshot
-	// Fleet is a fleet worker's jobs in hand and the most it holds.
+	// Fleet is a fleet worker's jobs in hand and the most it holds. Set,
+	// the process is a fleet worker: the zkpipe_fleet_ metrics are exported.
 	Fleet func() (inHand, capacity int)
 	// Circuit reports whether a circuit is one this process has loaded
 	// (engine.Engine.HasCircuit): only those get a circuit label of their
@@ -86,14 +92,42 @@ func (m *Metrics) circuitLabel(name string) string {
 // minutes, which covers a 2^10 proof's parse and a 2^26 proof's MSM.
 var timeBuckets = prometheus.ExponentialBuckets(0.0005, 2, 21)
 
-// New makes the collectors and registers them, with Go's and the process's.
+// Outcomes of zkpipe_proofs_total, from a result line: proved, failed (the
+// job's fault), retryable (the prover host's fault: its disk, its GPU; a
+// fleet worker hands the job back), resumed (answered from outputs already
+// written). Fixed, so the label stays bounded.
+const (
+	OutcomeProved    = "proved"
+	OutcomeFailed    = "failed"
+	OutcomeRetryable = "retryable"
+	OutcomeResumed   = "resumed"
+)
+
+// Outcome is a result line's outcome label.
+func Outcome(r stream.Result) string {
+	switch {
+	case r.Error != "" && r.Retryable:
+		return OutcomeRetryable
+	case r.Error != "":
+		return OutcomeFailed
+	case r.Resumed:
+		return OutcomeResumed
+	}
+	return OutcomeProved
+}
+
+// FleetOutcomes are the outcomes of zkpipe_fleet_jobs_total (fleet.Observer).
+var FleetOutcomes = []string{"proved", "failed", "republished", "requeued"}
+
+// New makes the collectors of what o says the process produces and
+// registers them, with zkpipe_build_info, Go's and the process's.
 func New(o Options) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		o:   o,
 		proofs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "zkpipe_proofs_total",
-			Help: "Jobs answered, by circuit and outcome: proved, failed, or resumed (answered from outputs already written).",
+			Help: "Jobs answered, by circuit and outcome: proved, failed (the job's fault), retryable (the prover host's fault: its disk, its GPU), resumed (answered from outputs already written).",
 		}, []string{"circuit", "outcome"}),
 		jobSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "zkpipe_job_seconds",
@@ -137,17 +171,24 @@ func New(o Options) *Metrics {
 	m.known = map[string]bool{}
 	for _, s := range stages.Names {
 		m.known[s] = true
-		// Present from the first scrape, before any job.
-		m.run.WithLabelValues(s)
-		m.queue.WithLabelValues(s)
 	}
-	for _, oc := range []string{"proved", "failed", "republished", "requeued"} {
-		m.fleetJobs.WithLabelValues(oc)
-	}
-	m.reg.MustRegister(m.proofs, m.jobSeconds, m.run, m.queue, m.fleetJobs, m.fleetWait, m.busy,
-		&state{m: m},
+	m.reg.MustRegister(buildInfo(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if o.Engine != nil {
+		for _, s := range stages.Names {
+			// Present from the first scrape, before any job.
+			m.run.WithLabelValues(s)
+			m.queue.WithLabelValues(s)
+		}
+		m.reg.MustRegister(m.proofs, m.jobSeconds, m.run, m.queue, m.busy, engineState{o.Engine})
+	}
+	if o.Fleet != nil {
+		for _, oc := range FleetOutcomes {
+			m.fleetJobs.WithLabelValues(oc)
+		}
+		m.reg.MustRegister(m.fleetJobs, m.fleetWait, fleetState{o.Fleet})
+	}
 	return m
 }
 
@@ -156,15 +197,8 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // Result records one result line; call it as each line is emitted.
 func (m *Metrics) Result(r stream.Result) {
-	outcome := "proved"
-	switch {
-	case r.Error != "":
-		outcome = "failed"
-	case r.Resumed:
-		outcome = "resumed"
-	}
 	circuit := m.circuitLabel(r.Circuit)
-	m.proofs.WithLabelValues(circuit, outcome).Inc()
+	m.proofs.WithLabelValues(circuit, Outcome(r)).Inc()
 	if len(r.Stages) == 0 {
 		return
 	}

@@ -266,7 +266,7 @@ func promqlMetrics(e string) ([]string, error) {
 }
 
 func TestBusyTimeCountsOverlapOnce(t *testing.T) {
-	m := metrics.New(metrics.Options{})
+	m := metrics.New(metrics.Options{Engine: func() engine.Snapshot { return engine.Snapshot{Backend: "cpu"} }})
 	// Two jobs whose device stages overlap: transfer 0–100 ms and msm-h
 	// 100–300 ms of one, msm-h 200–400 ms of the other: busy 400 ms in all.
 	line := func(id string, spans ...[2]float64) stream.Result {

@@ -2,13 +2,17 @@ package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
-// state reads the engine's snapshot (and the fleet worker's counts) at each
-// scrape, so the gauges are never stale.
-type state struct{ m *Metrics }
+// engineState reads the engine's snapshot at each scrape, and fleetState a
+// fleet worker's counts, so the gauges are never stale.
+type (
+	engineState struct{ snap func() engine.Snapshot }
+	fleetState  struct{ counts func() (inHand, capacity int) }
+)
 
 var (
 	descStageJobs = prometheus.NewDesc("zkpipe_stage_jobs",
@@ -29,25 +33,36 @@ var (
 	descRejected  = prometheus.NewDesc("zkpipe_admission_rejected_total", "Jobs larger than the budget, failed at admission.", nil, nil)
 	descInHand    = prometheus.NewDesc("zkpipe_fleet_jobs_in_hand", "Jobs a fleet worker has pulled and not yet answered.", nil, nil)
 	descFleetCap  = prometheus.NewDesc("zkpipe_fleet_capacity", "The most jobs a fleet worker pulls at once (the pipeline's capacity).", nil, nil)
-	stateDescs    = []*prometheus.Desc{descStageJobs, descRSS, descRSSPeak, descBudget, descCharged, descReserved, descPinned, descPinnedBud,
-		descAdmitted, descWaiting, descWaits, descWaitSecs, descGranted, descRejected, descInHand, descFleetCap}
+	engineDescs   = []*prometheus.Desc{descStageJobs, descRSS, descRSSPeak, descBudget, descCharged, descReserved, descPinned, descPinnedBud,
+		descAdmitted, descWaiting, descWaits, descWaitSecs, descGranted, descRejected}
 )
 
-func (s *state) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range stateDescs {
+func (s engineState) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range engineDescs {
 		ch <- d
 	}
 }
 
-func (s *state) Collect(ch chan<- prometheus.Metric) {
+func (s fleetState) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descInHand
+	ch <- descFleetCap
+}
+
+func (s fleetState) Collect(ch chan<- prometheus.Metric) {
+	in, c := s.counts()
+	ch <- prometheus.MustNewConstMetric(descInHand, prometheus.GaugeValue, float64(in))
+	ch <- prometheus.MustNewConstMetric(descFleetCap, prometheus.GaugeValue, float64(c))
+}
+
+func (s engineState) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	counter := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
 	}
-	if s.m.o.Engine != nil {
-		snap := s.m.o.Engine()
+	{
+		snap := s.snap()
 		counts := map[string][2]int{}
 		for _, c := range snap.Stages {
 			counts[c.Name] = [2]int{c.Queued, c.Running}
@@ -75,10 +90,5 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 		counter(descWaitSecs, m.WaitTime.Seconds())
 		counter(descGranted, float64(m.Granted))
 		counter(descRejected, float64(m.Rejected))
-	}
-	if s.m.o.Fleet != nil {
-		in, c := s.m.o.Fleet()
-		gauge(descInHand, float64(in))
-		gauge(descFleetCap, float64(c))
 	}
 }
