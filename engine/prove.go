@@ -7,10 +7,12 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/zkpipe/zkpipe/pipeline"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -42,7 +44,7 @@ func (e *Engine) Prove(ctx context.Context, circuit string, w witness.Witness) (
 		return nil, fmt.Errorf("engine: Prove: %w", err)
 	}
 	if k := c.Source.Kind(); k != "gnark" {
-		return nil, fmt.Errorf("engine: Prove: circuit %s is a %s circuit; Prove takes gnark circuits", c.Name, k)
+		return nil, fmt.Errorf("engine: Prove: circuit %s is a %s circuit; Prove takes gnark circuits (ProveWtns circom's)", c.Name, k)
 	}
 	r, err := e.proveJob(ctx, c, w)
 	if err != nil {
@@ -53,6 +55,38 @@ func (e *Engine) Prove(ctx context.Context, circuit string, w witness.Witness) (
 		return nil, fmt.Errorf("engine: Prove: circuit %s's source gave a %T, not a gnark proof", c.Name, r.Value)
 	}
 	return proof, nil
+}
+
+// ProveWtns is Prove for a circom circuit: wtns is the full witness, every
+// wire (circomsrc.ParseWtns reads a .wtns into it), and the proof comes back
+// with its public inputs in decimal; proof.JSON() and public are what
+// snarkjs's groth16 prove writes to proof.json and public.json. The proof
+// has passed the check against the zkey's verifying key, as a stream's do;
+// the rest is as for Prove.
+func (e *Engine) ProveWtns(ctx context.Context, circuit string, wtns []fr.Element) (proof *circomsrc.Proof, public []string, err error) {
+	if wtns == nil {
+		return nil, nil, errors.New("engine: ProveWtns: no witness")
+	}
+	if !e.enter() {
+		return nil, nil, ErrClosed
+	}
+	defer e.exit()
+	c, err := e.core.Circuit(circuit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("engine: ProveWtns: %w", err)
+	}
+	if k := c.Source.Kind(); k != "circom" {
+		return nil, nil, fmt.Errorf("engine: ProveWtns: circuit %s is a %s circuit; ProveWtns takes circom circuits", c.Name, k)
+	}
+	r, err := e.proveJob(ctx, c, wtns)
+	if err != nil {
+		return nil, nil, err
+	}
+	proof, ok := r.Value.(*circomsrc.Proof)
+	if !ok {
+		return nil, nil, fmt.Errorf("engine: ProveWtns: circuit %s's source gave a %T, not a circom proof", c.Name, r.Value)
+	}
+	return proof, r.PublicInputs, nil
 }
 
 // provers is the pipeline that Prove's jobs go through, and who waits for
