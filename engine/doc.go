@@ -29,7 +29,9 @@
 //     Or prove one witness in memory with Prove, gnark's
 //     groth16.Prove(ccs, pk, w) on the resident engine: a witness.Witness
 //     in, a checked groth16.Proof out, no files; safe from many goroutines
-//     and beside a Run. Run may be called again once it has returned.
+//     and beside a Run (ProveWtns is the same for circom: the wires in, a
+//     proof and public inputs out, as snarkjs writes them). Run may be
+//     called again once it has returned.
 //  5. Close the engine.
 //
 // A job is a stream.Request: an id (it names the output files), the
