@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -243,10 +244,43 @@ type blocker struct {
 	Y frontend.Variable `gnark:",public"`
 }
 
-var (
-	blockerIn      = make(chan struct{}, 1)
-	blockerRelease = make(chan struct{})
-)
+// blockerIn tells of a job held; closing blockerRelease lets it go. Each
+// test that holds jobs sets both before its engine starts.
+var blockerIn, blockerRelease chan struct{}
+
+// blockerEngine is an engine on the CPU over the blocker circuit; it
+// registers the hint and sets the channels afresh.
+func blockerEngine(t *testing.T) (*Engine, groth16.VerifyingKey) {
+	t.Helper()
+	blockerIn, blockerRelease = make(chan struct{}, 1), make(chan struct{})
+	solver.RegisterHint(blockingInverse)
+	ccs, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, &blocker{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, vk, err := groth16.Setup(ccs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := gnarksrc.New("blocker", ccs, pk, vk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(context.Background(), cpuOptions(t.TempDir()), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, vk
+}
+
+func blockerWitness(t *testing.T, x int64) witness.Witness {
+	t.Helper()
+	w, err := frontend.NewWitness(&blocker{X: x, Y: x * x}, ecc.BN254.ScalarField())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
 
 func blockingInverse(field *big.Int, in, out []*big.Int) error {
 	if in[0].Int64() == 7 {
@@ -270,29 +304,10 @@ func (c *blocker) Define(api frontend.API) error {
 }
 
 func TestProveReturnsWhenItsContextEnds(t *testing.T) {
-	solver.RegisterHint(blockingInverse)
-	ccs, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, &blocker{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, vk, err := groth16.Setup(ccs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := gnarksrc.New("blocker", ccs, pk, vk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(context.Background(), cpuOptions(t.TempDir()), c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, vk := blockerEngine(t)
 	defer e.Close()
 	prove := func(ctx context.Context, x int64) (witness.Witness, groth16.Proof, error) {
-		w, err := frontend.NewWitness(&blocker{X: x, Y: x * x}, ecc.BN254.ScalarField())
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := blockerWitness(t, x)
 		p, err := e.Prove(ctx, "", w)
 		return w, p, err
 	}
@@ -308,8 +323,9 @@ func TestProveReturnsWhenItsContextEnds(t *testing.T) {
 	// ctx's error without waiting for the job
 	ctx, stop := context.WithCancelCause(context.Background())
 	got := make(chan error, 1)
+	held := blockerWitness(t, 7)
 	go func() {
-		_, _, err := prove(ctx, 7)
+		_, err := e.Prove(ctx, "", held)
 		got <- err
 	}()
 	<-blockerIn
@@ -350,5 +366,46 @@ func TestProveAndRunAfterClose(t *testing.T) {
 	}
 	if err := e.Run(context.Background(), generated("c", 1), func(stream.Result) error { return nil }); !errors.Is(err, ErrClosed) {
 		t.Errorf("Run after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestCloseDuringProve: Close while a Prove's job is held returns once
+// the job lets go, and the Prove returns either a proof gnark accepts (the
+// job got through first) or ErrClosed; never a hang, never a bad proof.
+func TestCloseDuringProve(t *testing.T) {
+	e, vk := blockerEngine(t)
+	w := blockerWitness(t, 7)
+	type res struct {
+		p   groth16.Proof
+		err error
+	}
+	got := make(chan res, 1)
+	go func() {
+		p, err := e.Prove(context.Background(), "", w)
+		got <- res{p, err}
+	}()
+	<-blockerIn
+	closed := make(chan error, 1)
+	go func() { closed <- e.Close() }()
+	for e.HasCircuit("blocker") { // false once Close has begun
+		runtime.Gosched()
+	}
+	close(blockerRelease)
+	r := <-got
+	switch {
+	case errors.Is(r.err, ErrClosed):
+	case r.err != nil:
+		t.Errorf("Prove during Close: %v, want a proof or ErrClosed", r.err)
+	default:
+		pub, _ := w.Public()
+		if err := groth16.Verify(r.p, vk, pub); err != nil {
+			t.Errorf("gnark rejects the proof Prove returned during Close: %v", err)
+		}
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if _, err := e.Prove(context.Background(), "", w); !errors.Is(err, ErrClosed) {
+		t.Errorf("Prove after Close: %v", err)
 	}
 }
