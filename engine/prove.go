@@ -29,8 +29,10 @@ import (
 // call, ended by Close), which runs beside a Run's and draws on the same
 // governor and backend. It returns ctx's error as soon as ctx is done (the
 // job then ends at its next stage), and ErrClosed once Close has begun.
-// A gnark circuit takes a witness.Witness (frontend.NewWitness, or
-// witness.New and UnmarshalBinary); the proof is a *groth16bn254.Proof.
+// w is a full witness (frontend.NewWitness, or witness.New and
+// UnmarshalBinary), read while the job solves: it must not change until
+// Prove returns. The proof is a *groth16bn254.Proof. Errors name the job
+// "prove-N" (its number on this engine) and the stage that failed.
 func (e *Engine) Prove(ctx context.Context, circuit string, w witness.Witness) (groth16.Proof, error) {
 	if w == nil {
 		return nil, errors.New("engine: Prove: no witness")

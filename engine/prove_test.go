@@ -409,3 +409,40 @@ func TestCloseDuringProve(t *testing.T) {
 		t.Errorf("Prove after Close: %v", err)
 	}
 }
+
+// TestRunAgainAfterACancelledRunAndAStream: a Run ended by its context, and
+// a Stream (Run over JSON lines), leave the engine ready for the next Run.
+func TestRunAgainAfterACancelledRunAndAStream(t *testing.T) {
+	c := loadChain(t)
+	e, err := New(context.Background(), cpuOptions(t.TempDir()), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	jobs := make(chan stream.Line, 1) // never closed: only ctx ends this Run
+	jobs <- stream.Line{Number: 1, Request: stream.Request{ID: "a1", Generate: &stream.Generate{Seed: 1}}}
+	err = e.Run(ctx, jobs, func(stream.Result) error { cancel(); return nil })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Run: %v", err)
+	}
+	in := strings.NewReader(`{"id":"b1","generate":{"seed":2}}` + "\n")
+	var ok int
+	count := func(r stream.Result) error {
+		if r.Error != "" {
+			t.Errorf("%s: %s", r.ID, r.Error)
+		} else {
+			ok++
+		}
+		return nil
+	}
+	if err := e.Stream(context.Background(), context.Background(), in, count); err != nil {
+		t.Fatalf("Stream after a cancelled Run: %v", err)
+	}
+	if err := e.Run(context.Background(), generated("c", 2), count); err != nil {
+		t.Fatalf("Run after a Stream: %v", err)
+	}
+	if ok != 3 {
+		t.Errorf("%d jobs proved after the cancelled Run, want 3", ok)
+	}
+}
