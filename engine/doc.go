@@ -26,6 +26,12 @@
 //     and take each result line in the emit callback: the paths of the proof
 //     and its public inputs, or the error that ended the job. Every proof
 //     written has been checked against the circuit's verifying key.
+//     Or prove one witness in memory with Prove, gnark's
+//     groth16.Prove(ccs, pk, w) on the resident engine: a witness.Witness
+//     in, a checked groth16.Proof out, no files; safe from many goroutines
+//     and beside a Run (ProveWtns is the same for circom: the wires in, a
+//     proof and public inputs out, as snarkjs writes them). Run may be
+//     called again once it has returned.
 //  5. Close the engine.
 //
 // A job is a stream.Request: an id (it names the output files), the
@@ -35,5 +41,6 @@
 // stream goes on.
 //
 // The example below defines a circuit with a hint of its own, sets it up,
-// and proves a stream of four witnesses, each proof verified by gnark.
+// and proves a stream of four witnesses, each proof verified by gnark;
+// Engine.Prove's example proves two in memory.
 package engine

@@ -45,7 +45,7 @@ type Engine struct {
 	maxWorkers map[string]int    // what the shape controller may give each stage; nil: fixed
 	notes      shapeNotes
 
-	ran                     atomic.Bool
+	running                 atomic.Bool // a Run is going: Runs follow one another, never overlap
 	proved, failed, resumed atomic.Int64
 
 	mu     sync.Mutex // guards pipe and t0 once Run starts, closed, stopRun
@@ -58,6 +58,7 @@ type Engine struct {
 	// a metrics scrape may come while the engine shuts down.
 	closed  bool
 	stopRun context.CancelFunc
+	provers *provers // Prove's pipeline, from the first Prove to Close
 	busy    sync.WaitGroup
 }
 
@@ -263,6 +264,11 @@ func (e *Engine) Snapshot() Snapshot {
 	return s
 }
 
+// ErrRunning is Run's error while another Run of the engine is going: runs
+// may follow one another on one engine, not overlap (Prove may go beside
+// one).
+var ErrRunning = errors.New("engine: a Run is already going on this engine; call Run again once it returns")
+
 // ErrOutput marks a run stopped because its outputs could not be written.
 var ErrOutput = errors.New("outputs cannot be written")
 
@@ -274,8 +280,9 @@ var ErrOutput = errors.New("outputs cannot be written")
 // stops taking jobs, lets those in flight finish (each reports its own
 // error) and returns an error wrapping ErrOutput. When emit fails, Run
 // cancels the jobs in flight and returns emit's error. Run may be called
-// once; Close cancels it and waits for it to return, and after Close it
-// returns ErrClosed.
+// again once it has returned (a second Run while one goes returns
+// ErrRunning); Close cancels it and waits for it to return, and after
+// Close it returns ErrClosed.
 func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error {
 	return e.run(ctx, nil, jobs, emit)
 }
@@ -290,9 +297,10 @@ const drainReadGrace = 5 * time.Second
 // run is Run; when intake (Stream's) ends, the reads of the jobs' files
 // still under way end drainReadGrace later.
 func (e *Engine) run(ctx, streamIntake context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error {
-	if e.ran.Swap(true) {
-		return errors.New("engine: Run called twice")
+	if e.running.Swap(true) {
+		return ErrRunning
 	}
+	defer e.running.Store(false)
 	hard, cancelHard := context.WithCancel(ctx)
 	defer cancelHard()
 	e.mu.Lock()
@@ -515,9 +523,13 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	stop := e.stopRun
+	pr := e.provers
 	e.mu.Unlock()
 	if stop != nil {
 		stop()
+	}
+	if pr != nil {
+		pr.stop()
 	}
 	e.busy.Wait()
 	var errs []error

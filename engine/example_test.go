@@ -132,3 +132,64 @@ func Example() {
 	// job-3 verified by gnark
 	// job-4 verified by gnark
 }
+
+// ExampleEngine_Prove proves witnesses in memory, as gnark's
+// groth16.Prove(ccs, pk, w) does, on an engine opened once: no witness
+// file, no proof file, and the proof is gnark's own type.
+func ExampleEngine_Prove() {
+	solver.RegisterHint(inverseHint)
+	ccs, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, &Inverses{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	pk, vk, err := groth16.Setup(ccs)
+	if err != nil {
+		log.Fatal(err)
+	}
+	circuit, err := gnarksrc.New("inverses", ccs, pk, vk, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "zkpipe-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	eng, err := engine.New(ctx, engine.Options{Device: "cpu", Out: filepath.Join(dir, "proofs"), Log: io.Discard}, circuit)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer eng.Close()
+
+	for i := 1; i <= 2; i++ {
+		a := &Inverses{}
+		p := big.NewInt(1)
+		for k := range a.X {
+			x := big.NewInt(int64(i*10 + k + 1))
+			a.X[k] = x
+			p.Mul(p, x)
+		}
+		a.P = p
+		w, err := frontend.NewWitness(a, ecc.BN254.ScalarField())
+		if err != nil {
+			log.Fatal(err)
+		}
+		proof, err := eng.Prove(ctx, "inverses", w) // safe from many goroutines
+		if err != nil {
+			log.Fatal(err)
+		}
+		public, err := w.Public()
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := groth16.Verify(proof, vk, public); err != nil {
+			fmt.Println("proof", i, "rejected by gnark:", err)
+			continue
+		}
+		fmt.Println("proof", i, "verified by gnark")
+	}
+	// Output:
+	// proof 1 verified by gnark
+	// proof 2 verified by gnark
+}

@@ -71,7 +71,11 @@ func (e *Engine) assemble(ctx context.Context, j *Job) error {
 	j.Points.Bs.FromJacobian(&bs)
 	j.Points.Krs.FromJacobian(&krs)
 
-	em, err := c.Source.Emit(ctx, j, &j.Points, e.cfg.Out)
+	out := e.cfg.Out
+	if j.Out != nil {
+		out = j.Out
+	}
+	em, err := c.Source.Emit(ctx, j, &j.Points, out)
 	if err != nil {
 		return err
 	}

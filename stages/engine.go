@@ -229,15 +229,20 @@ func (e *Engine) Pipeline() *pipeline.Pipeline[*Job] {
 		s := shape(name)
 		return pipeline.Stage[*Job]{Name: name, Workers: s.Workers, Queue: s.Queue, MaxWorkers: max(e.cfg.MaxWorkers[name], s.Workers),
 			Run: func(ctx context.Context, j *Job, _ int) error {
+				ctx, stop := jobContext(ctx, j)
+				defer stop()
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				r := e.cpu.start()
 				defer func() { j.addCPU(name, e.cpu.end(r)) }()
 				return run(ctx, j)
 			}}
 	}
 	synth := stage(Synthesize, e.synthesize)
-	synth.Admit = e.admit
+	synth.Admit = admitUnder(e.admit)
 	xfer := stage(Transfer, e.transfer)
-	xfer.Admit = e.admitDevice
+	xfer.Admit = admitUnder(e.admitDevice)
 	tail := stage(TailMSM, e.tailMSM)
 	if e.cfg.TailBatch > 1 {
 		tail.Batch = e.cfg.TailBatch
@@ -269,6 +274,27 @@ func (e *Engine) Pipeline() *pipeline.Pipeline[*Job] {
 	// device buffers and memory reservation.
 	p.Drop = e.release
 	return p
+}
+
+// jobContext is ctx, ended too by j.Ctx when the job has one; stop
+// releases what joining them took.
+func jobContext(ctx context.Context, j *Job) (context.Context, func()) {
+	if j.Ctx == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(j.Ctx, func() { cancel(context.Cause(j.Ctx)) })
+	return ctx, func() { unhook(); cancel(nil) }
+}
+
+// admitUnder runs admit under the job's own context too: a Prove whose
+// caller gave up must not wait for memory.
+func admitUnder(admit func(context.Context, *Job) error) func(context.Context, *Job) error {
+	return func(ctx context.Context, j *Job) error {
+		ctx, stop := jobContext(ctx, j)
+		defer stop()
+		return admit(ctx, j)
+	}
 }
 
 // Run proves every job from jobs and calls sink once per job, finished or

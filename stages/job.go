@@ -28,6 +28,21 @@ type Job struct {
 	// a drain up until its read timeout. nil: the stage's alone.
 	Reads context.Context
 
+	// Ctx, when set, ends this job alone, whatever the pipeline's context
+	// (the library's Engine.Prove: its caller's context): every stage runs
+	// under both, and a job whose Ctx is done fails at its next stage.
+	Ctx context.Context
+	// WitnessValue is the job's witness as a value instead of a file (the
+	// library's Engine.Prove): a gnark source takes a witness.Witness.
+	WitnessValue any
+	// Out, when set, takes the job's files instead of the engine's
+	// output (Memory: the library's Prove writes nothing to disk).
+	Out Output
+	// Verify asks the source to check the proof against the verifying key
+	// even where it is set to skip that (gnarksrc.Options.SkipVerify): the
+	// library's Prove returns only checked proofs.
+	Verify bool
+
 	// parse
 	Circuit *Circuit
 	Source  any // the source's own state: witness, commitments

@@ -1,10 +1,12 @@
 package stages
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Output stores a job's files.
@@ -57,4 +59,34 @@ const tempMark = ".tmp-"
 // final name, .tmp-, a random suffix): a run killed mid-write leaves one.
 func IsTempName(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMark)
+}
+
+// Memory is an Output that keeps a job's files in memory, for a caller
+// that wants values, not paths (the library's Engine.Prove). Safe for
+// concurrent use.
+type Memory struct {
+	mu    sync.Mutex
+	files map[string][]byte
+}
+
+// memoryPrefix marks the paths Memory returns: no file is at them.
+const memoryPrefix = "mem:"
+
+// Write keeps a copy of data under name and returns "mem:" and name.
+func (m *Memory) Write(name string, data []byte) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.files == nil {
+		m.files = make(map[string][]byte)
+	}
+	m.files[name] = bytes.Clone(data)
+	return memoryPrefix + name, nil
+}
+
+// File returns what was written under name.
+func (m *Memory) File(name string) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.files[name]
+	return b, ok
 }

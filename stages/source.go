@@ -43,4 +43,7 @@ type Emitted struct {
 	Proof, Public string   // paths
 	Calldata      string   // path of the proof's Solidity calldata, where asked for
 	PublicInputs  []string // decimal
+	// Value is the proof itself, as the source's library writes it (gnark:
+	// *groth16bn254.Proof), for callers that want the value, not files.
+	Value any
 }

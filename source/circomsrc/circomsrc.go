@@ -239,6 +239,18 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 		return fmt.Errorf("circuit %s is a circom circuit: give wtns or input, not witness or generate", name)
 	}
 	switch {
+	case j.WitnessValue != nil && (req.Wtns != "" || len(req.Input) > 0):
+		return fmt.Errorf("give a witness value, wtns or input, only one")
+	case j.WitnessValue != nil:
+		w, ok := j.WitnessValue.([]fr.Element)
+		if !ok {
+			return fmt.Errorf("witness value is a %T, circuit %s wants its wires as []fr.Element (ParseWtns)", j.WitnessValue, name)
+		}
+		if len(w) != s.zkey.NVars {
+			return fmt.Errorf("witness of %d wires for circuit %s of %d: a witness for another circuit", len(w), name, s.zkey.NVars)
+		}
+		// a copy: the caller's slice is the caller's, while the job runs and after
+		j.Source = &state{w: slices.Clone(w)}
 	case req.Wtns != "" && len(req.Input) > 0:
 		return fmt.Errorf("give wtns or input, not both")
 	case req.Wtns != "":
@@ -369,6 +381,7 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 	if em.Proof, err = out.Write(j.ID+".proof.json", pj); err != nil {
 		return em, err
 	}
+	em.Value = proof
 	return em, nil
 }
 

@@ -264,8 +264,9 @@ func NewWith(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingK
 
 // ─── parse ───────────────────────────────────────────────────────────────────
 
-// Parse reads the job's binary witness, or generates one for a built-in
-// circuit, and checks it has the circuit's public and secret counts.
+// Parse takes the job's witness value (Job.WitnessValue), reads its binary
+// witness file, or generates one for a built-in circuit, and checks it has
+// the circuit's public and secret counts.
 func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 	req := &j.Request
 	if req.Wtns != "" || len(req.Input) > 0 {
@@ -273,6 +274,17 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 	}
 	var full witness.Witness
 	switch {
+	case j.WitnessValue != nil && (req.Witness != "" || req.Generate != nil):
+		return fmt.Errorf("give a witness value, a witness file or generate, only one")
+	case j.WitnessValue != nil:
+		w, ok := j.WitnessValue.(witness.Witness)
+		if !ok || w == nil {
+			return fmt.Errorf("witness value is a %T, circuit %s wants a gnark witness.Witness", j.WitnessValue, j.Circuit.Name)
+		}
+		if _, ok := w.Vector().(fr.Vector); !ok {
+			return fmt.Errorf("witness value is over another field (%T), circuit %s wants BN254's", w.Vector(), j.Circuit.Name)
+		}
+		full = w
 	case req.Witness != "" && req.Generate != nil:
 		return fmt.Errorf("give witness or generate, not both")
 	case req.Witness != "":
@@ -398,7 +410,7 @@ func (s *Source) Synthesize(_ context.Context, j *stages.Job) error {
 func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out stages.Output) (stages.Emitted, error) {
 	st := j.Source.(*state)
 	proof := &groth16bn254.Proof{Ar: p.Ar, Bs: p.Bs, Krs: p.Krs, Commitments: st.commitments, CommitmentPok: st.pok}
-	if !s.opts.SkipVerify {
+	if !s.opts.SkipVerify || j.Verify {
 		if err := groth16bn254.Verify(proof, s.vk, st.public.Vector().(fr.Vector), s.opts.HashToField.VerifierOption()); err != nil {
 			return stages.Emitted{}, fmt.Errorf("the proof fails circuit %s's verifying key (%v); nothing written", j.Circuit.Name, err)
 		}
@@ -415,7 +427,7 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 	if err != nil {
 		return stages.Emitted{}, err
 	}
-	var em stages.Emitted
+	em := stages.Emitted{Value: proof}
 	// The binary proof goes last: its presence marks the job as done.
 	if em.Public, err = out.Write(j.ID+".public", pub); err != nil {
 		return em, err

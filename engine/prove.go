@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark/backend/groth16"
+	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
+	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/pipeline"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
+	"github.com/zkpipe/zkpipe/stages"
+)
+
+// Prove proves one witness of the named circuit ("" with one loaded) and
+// returns the proof, as gnark's groth16.Prove(ccs, pk, w) does, on the
+// engine's backend with its resident keys, under its memory governor. The
+// proof has passed the check against the circuit's verifying key that a
+// stream's proofs pass, even where the circuit's source skips it for
+// streams (gnarksrc.Options.SkipVerify); nothing is written to the output
+// directory.
+//
+// Prove is safe from many goroutines at once, and beside a Run: the calls'
+// jobs share one pipeline of the engine's shape (started at the first
+// call, ended by Close), which runs beside a Run's and draws on the same
+// governor and backend. It returns ctx's error as soon as ctx is done (the
+// job then ends at its next stage), and ErrClosed once Close has begun.
+// w is a full witness (frontend.NewWitness, or witness.New and
+// UnmarshalBinary), read while the job solves: it must not change until
+// Prove returns. The proof is a *groth16bn254.Proof. Errors name the job
+// "prove-N" (its number on this engine) and the stage that failed.
+func (e *Engine) Prove(ctx context.Context, circuit string, w witness.Witness) (groth16.Proof, error) {
+	if w == nil {
+		return nil, errors.New("engine: Prove: no witness")
+	}
+	if !e.enter() {
+		return nil, ErrClosed
+	}
+	defer e.exit()
+	c, err := e.core.Circuit(circuit)
+	if err != nil {
+		return nil, fmt.Errorf("engine: Prove: %w", err)
+	}
+	if k := c.Source.Kind(); k != "gnark" {
+		return nil, fmt.Errorf("engine: Prove: circuit %s is a %s circuit; Prove takes gnark circuits (ProveWtns circom's)", c.Name, k)
+	}
+	r, err := e.proveJob(ctx, c, w)
+	if err != nil {
+		return nil, err
+	}
+	proof, ok := r.Value.(*groth16bn254.Proof)
+	if !ok {
+		return nil, fmt.Errorf("engine: Prove: circuit %s's source gave a %T, not a gnark proof", c.Name, r.Value)
+	}
+	return proof, nil
+}
+
+// ProveWtns is Prove for a circom circuit: wtns is the full witness, every
+// wire (circomsrc.ParseWtns reads a .wtns into it), and the proof comes back
+// with its public inputs in decimal; proof.JSON() and public are what
+// snarkjs's groth16 prove writes to proof.json and public.json. The proof
+// has passed the check against the zkey's verifying key, as a stream's do;
+// the rest is as for Prove.
+func (e *Engine) ProveWtns(ctx context.Context, circuit string, wtns []fr.Element) (proof *circomsrc.Proof, public []string, err error) {
+	if wtns == nil {
+		return nil, nil, errors.New("engine: ProveWtns: no witness")
+	}
+	if !e.enter() {
+		return nil, nil, ErrClosed
+	}
+	defer e.exit()
+	c, err := e.core.Circuit(circuit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("engine: ProveWtns: %w", err)
+	}
+	if k := c.Source.Kind(); k != "circom" {
+		return nil, nil, fmt.Errorf("engine: ProveWtns: circuit %s is a %s circuit; ProveWtns takes circom circuits", c.Name, k)
+	}
+	r, err := e.proveJob(ctx, c, wtns)
+	if err != nil {
+		return nil, nil, err
+	}
+	proof, ok := r.Value.(*circomsrc.Proof)
+	if !ok {
+		return nil, nil, fmt.Errorf("engine: ProveWtns: circuit %s's source gave a %T, not a circom proof", c.Name, r.Value)
+	}
+	return proof, r.PublicInputs, nil
+}
+
+// provers is the pipeline that Prove's jobs go through, and who waits for
+// which job.
+type provers struct {
+	in    chan *stages.Job
+	done  chan struct{} // closed when the pipeline has stopped (Close)
+	stop  context.CancelFunc
+	next  atomic.Int64 // numbers the jobs' ids
+	reply sync.Map     // *stages.Job → chan pipeline.Result[*stages.Job]
+}
+
+// startProvers starts the Prove pipeline at the first call; nil once
+// Close has begun.
+func (e *Engine) startProvers() *provers {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	if e.provers != nil {
+		return e.provers
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	pr := &provers{in: make(chan *stages.Job), done: make(chan struct{}), stop: stop}
+	e.provers = pr
+	e.busy.Add(1) // Close waits for the pipeline to stop
+	p := e.core.Pipeline()
+	go func() {
+		defer e.busy.Done()
+		defer close(pr.done)
+		// Its error is ctx's: the pipeline stops only when Close cancels it.
+		_ = e.core.Run(ctx, p, pr.in, func(r pipeline.Result[*stages.Job]) {
+			if ch, ok := pr.reply.LoadAndDelete(r.Job); ok {
+				ch.(chan pipeline.Result[*stages.Job]) <- r // buffered: never blocks
+			}
+			switch {
+			case r.Err == nil:
+				e.proved.Add(1)
+			case r.Job.Ctx.Err() == nil: // a caller that gave up is no failure
+				e.failed.Add(1)
+			}
+		})
+	}()
+	return pr
+}
+
+// proveJob runs one job of c with witness w through the Prove pipeline
+// and returns what its source emitted.
+func (e *Engine) proveJob(ctx context.Context, c *stages.Circuit, w any) (stages.Emitted, error) {
+	if err := ctx.Err(); err != nil {
+		return stages.Emitted{}, err
+	}
+	pr := e.startProvers()
+	if pr == nil {
+		return stages.Emitted{}, ErrClosed
+	}
+	j := &stages.Job{Circuit: c, WitnessValue: w, Out: new(stages.Memory), Verify: true, Ctx: ctx}
+	j.ID = fmt.Sprintf("prove-%d", pr.next.Add(1))
+	j.Request.Circuit = c.Name
+	reply := make(chan pipeline.Result[*stages.Job], 1)
+	pr.reply.Store(j, reply)
+	select {
+	case pr.in <- j:
+	case <-ctx.Done():
+		pr.reply.Delete(j)
+		return stages.Emitted{}, ctx.Err()
+	case <-pr.done:
+		pr.reply.Delete(j)
+		return stages.Emitted{}, ErrClosed
+	}
+	select {
+	case r := <-reply:
+		if err := ctx.Err(); err != nil {
+			return stages.Emitted{}, err // the job may have failed for it
+		}
+		if r.Err != nil {
+			return stages.Emitted{}, r.Err
+		}
+		return r.Job.Emitted, nil
+	case <-ctx.Done():
+		return stages.Emitted{}, ctx.Err()
+	case <-pr.done:
+		return stages.Emitted{}, ErrClosed
+	}
+}
