@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/backend/witness"
 	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/bench"
 	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -20,9 +22,15 @@ import (
 
 func benchCommand() *cli.Command {
 	flags := engineFlags(
-		&cli.StringFlag{Name: "circuit", Usage: "gnark circuit directory made by zkpipe setup", Required: true, EnvVars: env("bench-circuit")},
-		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: fmt.Sprintf("proofs in each run (1 to %d; the first %d witnesses are reused in turn)", maxBenchProofs, benchWitnesses), EnvVars: env("bench-proofs")},
-		&cli.BoolFlag{Name: "skip-gnark", Usage: "time zkpipe only", EnvVars: env("skip-gnark")},
+		&cli.StringFlag{Name: "circuit", Usage: "gnark circuit directory: one made by zkpipe setup, or a user's (circuit.r1cs/pk/vk as gnark writes them) with --witness", EnvVars: env("bench-circuit")},
+		&cli.StringSliceFlag{Name: "witness", Usage: "a user's gnark circuit: its full binary witnesses (witness.MarshalBinary), as files, directories of files or globs (repeatable); cycled to -n proofs", EnvVars: env("bench-witness")},
+		&cli.StringFlag{Name: "zkey", Usage: "circom circuit: snarkjs Groth16 proving key, benched with --wtns or --input", EnvVars: env("bench-zkey"), Category: "circom"},
+		&cli.StringSliceFlag{Name: "wtns", Usage: "circom witnesses (.wtns) of the --zkey: files, directories or globs (repeatable)", EnvVars: env("bench-wtns"), Category: "circom"},
+		&cli.StringSliceFlag{Name: "input", Usage: "circom input files (JSON objects of the circuit's inputs) for --wasm: files, directories or globs (repeatable)", EnvVars: env("bench-input"), Category: "circom"},
+		&cli.StringFlag{Name: "wasm", Usage: "circom witness calculator of the --zkey, for --input", EnvVars: env("bench-wasm"), Category: "circom"},
+		&cli.DurationFlag{Name: "snarkjs-timeout", Value: 10 * time.Minute, Usage: "bound on each snarkjs call of the circom comparison", EnvVars: env("bench-snarkjs-timeout"), Category: "circom"},
+		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: fmt.Sprintf("proofs in each run (1 to %d; at most %d distinct witnesses are reused in turn)", bench.MaxProofs, bench.MaxWitnesses), EnvVars: env("bench-proofs")},
+		&cli.BoolFlag{Name: "skip-gnark", Usage: "time zkpipe only (no gnark or snarkjs comparison)", EnvVars: env("skip-gnark")},
 		&cli.StringFlag{Name: "out", Usage: "directory for proofs (default: a fresh temporary one)", EnvVars: env("bench-out")},
 		&cli.StringFlag{Name: "results", Usage: "also write zkpipe's result lines here (for zkpipe timeline)", EnvVars: env("bench-results")},
 		&cli.StringFlag{Name: "cpuprofile", Usage: "write CPU profiles (pprof) of gnark's proofs to FILE.gnark and of zkpipe's stream to FILE.zkpipe", EnvVars: env("bench-cpuprofile")},
@@ -30,157 +38,178 @@ func benchCommand() *cli.Command {
 	)
 	return &cli.Command{
 		Name:   "bench",
-		Usage:  "prove the same proofs with gnark's groth16.Prove one after another and with zkpipe's stream; compare proofs/s",
+		Usage:  "prove the same proofs with gnark's groth16.Prove (circom: snarkjs, once) and with zkpipe's stream; compare proofs/s",
 		Flags:  flags,
-		Action: bench,
+		Action: runBench,
 	}
 }
 
-// Bounds of a bench: maxBenchProofs is far past a useful measurement
-// (each proof's result line is kept for the stage table, about 2 KiB), and
-// benchWitnesses distinct witnesses are made and reused in turn, so the
-// witnesses on disk do not grow with -n.
-const (
-	maxBenchProofs = 100_000
-	benchWitnesses = 64
-)
+// benchWitnesses is how many distinct witnesses a bench makes or takes.
+const benchWitnesses = bench.MaxWitnesses
 
-func bench(c *cli.Context) error {
-	n := c.Int("proofs")
-	if n < 1 || n > maxBenchProofs {
-		return fmt.Errorf("--proofs (-n) %d: want 1 to %d", n, maxBenchProofs)
+// benchConfig is a bench's flags, parsed.
+type benchConfig struct {
+	n, serial                int
+	circuit, zkey, wasm      string
+	witness, wtns, input     []string
+	skipGnark                bool
+	out, results, cpuprofile string
+	snarkjsTimeout           time.Duration
+}
+
+func benchFlags(c *cli.Context) (benchConfig, error) {
+	cfg := benchConfig{
+		n: c.Int("proofs"), serial: c.Int("serial-cpu"),
+		circuit: c.String("circuit"), zkey: c.String("zkey"), wasm: c.String("wasm"),
+		witness: c.StringSlice("witness"), wtns: c.StringSlice("wtns"), input: c.StringSlice("input"),
+		skipGnark: c.Bool("skip-gnark"), out: c.String("out"), results: c.String("results"), cpuprofile: c.String("cpuprofile"),
+		snarkjsTimeout: c.Duration("snarkjs-timeout"),
 	}
-	if k := c.Int("serial-cpu"); k < 0 || k > maxBenchProofs {
-		return fmt.Errorf("--serial-cpu %d: want 0 (none) to %d", k, maxBenchProofs)
+	switch {
+	case cfg.n < 1 || cfg.n > bench.MaxProofs:
+		return cfg, fmt.Errorf("--proofs (-n) %d: want 1 to %d", cfg.n, bench.MaxProofs)
+	case cfg.serial < 0 || cfg.serial > bench.MaxProofs:
+		return cfg, fmt.Errorf("--serial-cpu %d: want 0 (none) to %d", cfg.serial, bench.MaxProofs)
+	case cfg.snarkjsTimeout <= 0:
+		return cfg, fmt.Errorf("--snarkjs-timeout %s: want a positive duration", cfg.snarkjsTimeout)
+	case (cfg.circuit == "") == (cfg.zkey == ""):
+		return cfg, usageErrorf(c, "give --circuit DIR (gnark) or --zkey FILE (circom), one of them")
+	case cfg.circuit != "" && (len(cfg.wtns) > 0 || len(cfg.input) > 0 || cfg.wasm != ""):
+		return cfg, usageErrorf(c, "--wtns, --input and --wasm are for a circom --zkey; a gnark --circuit takes --witness")
+	case cfg.zkey != "" && len(cfg.witness) > 0:
+		return cfg, usageErrorf(c, "--witness is for a gnark --circuit; a circom --zkey takes --wtns FILE or --input FILE with --wasm")
+	case cfg.zkey != "" && len(cfg.wtns) == 0 && len(cfg.input) == 0:
+		return cfg, usageErrorf(c, "no witnesses for --zkey %s: give --wtns FILE (repeatable) or --input FILE with --wasm", cfg.zkey)
+	case len(cfg.input) > 0 && cfg.wasm == "":
+		return cfg, usageErrorf(c, "--input needs the circuit's witness calculator: give --wasm")
+	case cfg.serial > 0 && cfg.zkey != "":
+		return cfg, usageErrorf(c, "--serial-cpu is for gnark circuits")
 	}
-	var in engine.Files
-	for _, f := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile} {
-		p := filepath.Join(c.String("circuit"), f)
-		in.Add("the --circuit file "+p, p)
-	}
-	if err := checkOutputs(&in, c.String("out"), "--results", c.String("results")); err != nil {
+	return cfg, nil
+}
+
+func runBench(c *cli.Context) error {
+	cfg, err := benchFlags(c)
+	if err != nil {
 		return err
 	}
-	if p := c.String("cpuprofile"); p != "" {
+	var in engine.Files
+	if cfg.circuit != "" {
+		for _, f := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile} {
+			p := filepath.Join(cfg.circuit, f)
+			in.Add("the --circuit file "+p, p)
+		}
+	}
+	for _, f := range [][2]string{{"zkey", cfg.zkey}, {"wasm", cfg.wasm}} {
+		if f[1] != "" {
+			in.Add("--"+f[0]+" "+f[1], f[1])
+		}
+	}
+	for flag, ps := range map[string][]string{"witness": cfg.witness, "wtns": cfg.wtns, "input": cfg.input} {
+		for _, p := range ps {
+			in.Add("--"+flag+" "+p, p)
+		}
+	}
+	if err := checkOutputs(&in, cfg.out, "--results", cfg.results); err != nil {
+		return err
+	}
+	if p := cfg.cpuprofile; p != "" {
 		for _, s := range []string{".gnark", ".zkpipe"} {
-			if err := checkOutputs(&in, c.String("out"), "--cpuprofile", p+s); err != nil {
+			if err := checkOutputs(&in, cfg.out, "--cpuprofile", p+s); err != nil {
 				return err
 			}
 		}
 	}
-	circ, err := gnarksrc.LoadDirWith(c.String("circuit"), gnarkOptions(c))
-	if err != nil {
-		return err
-	}
-	src := circ.Source.(*gnarksrc.Source)
-	out := c.String("out")
+	out := cfg.out
 	if out == "" {
 		if out, err = os.MkdirTemp("", "zkpipe-bench-"); err != nil {
 			return err
 		}
 		defer os.RemoveAll(out)
 	}
-	// The same witnesses for both, made beforehand and kept out of the timing;
-	// zkpipe reads them from files, as a user's stream would.
-	wdir := filepath.Join(out, "witnesses")
-	if err := os.MkdirAll(wdir, 0o755); err != nil {
+	if cfg.zkey != "" {
+		return benchCircom(c, cfg, out)
+	}
+	return benchGnark(c, cfg, out)
+}
+
+// benchGnark benches a gnark circuit directory: with the user's --witness
+// files, or witnesses a built-in circuit generates.
+func benchGnark(c *cli.Context, cfg benchConfig, out string) error {
+	n := cfg.n
+	circ, err := gnarksrc.LoadDirWith(cfg.circuit, gnarkOptions(c))
+	if err != nil {
 		return err
 	}
-	witnesses := make([]string, min(n, benchWitnesses))
-	for i := range witnesses {
-		w, err := src.Witness(int64(i + 1))
-		if err != nil {
+	src := circ.Source.(*gnarksrc.Source)
+	var files []string
+	var ws []witness.Witness
+	if len(cfg.witness) > 0 {
+		var skipped int
+		if files, skipped, err = bench.Collect("witness", cfg.witness); err != nil {
 			return err
 		}
-		b, err := w.MarshalBinary()
-		if err != nil {
+		if skipped > 0 {
+			fmt.Printf("bench: using the first %d of %d witness files\n", len(files), len(files)+skipped)
+		}
+		files = files[:min(len(files), n)]
+		if ws, err = bench.ReadGnarkWitnesses(c.Context, src, circ.Name, files); err != nil {
 			return err
 		}
-		witnesses[i] = filepath.Join(wdir, fmt.Sprintf("w%d", i))
-		if err := os.WriteFile(witnesses[i], b, 0o644); err != nil {
+	} else {
+		if _, err := src.Witness(1); err != nil {
+			return fmt.Errorf("circuit %s was not made by zkpipe setup from a built-in, so bench cannot make its witnesses: give them with --witness FILE (repeatable; a directory or a glob too)", circ.Name)
+		}
+		// The same witnesses for both, made beforehand and kept out of the
+		// timing; zkpipe reads them from files, as a user's stream would.
+		wdir := filepath.Join(out, "witnesses")
+		if err := os.MkdirAll(wdir, 0o755); err != nil {
 			return err
 		}
-	}
-	var jobs strings.Builder
-	for i := range n {
-		fmt.Fprintf(&jobs, `{"id":"b%d","witness":%q}`+"\n", i, witnesses[i%len(witnesses)])
-	}
-	fmt.Printf("bench: %s, %d constraints, %d wires, %d proofs, %d CPUs\n", circ.Name, circ.Constraints, circ.NbWires, n, runtime.NumCPU())
-
-	var gnarkRate float64
-	if !c.Bool("skip-gnark") {
-		stop, err := startProfile(c.String("cpuprofile"), "gnark")
-		if err != nil {
-			return err
-		}
-		var total, cpu time.Duration
-		for i := range n {
-			w, err := src.Witness(int64(i%len(witnesses) + 1))
+		for i := range min(n, benchWitnesses) {
+			w, err := src.Witness(int64(i + 1))
 			if err != nil {
 				return err
 			}
-			runtime.GC()
-			start, cpu0 := time.Now(), stages.ProcessCPU()
-			proof, err := groth16.Prove(src.R1CS(), src.ProvingKey(), w)
-			total += time.Since(start)
-			cpu += stages.ProcessCPU() - cpu0
+			b, err := w.MarshalBinary()
 			if err != nil {
-				return fmt.Errorf("gnark prove: %w", err)
+				return err
 			}
-			if i == 0 {
-				pub, _ := w.Public()
-				if err := groth16.Verify(proof, src.VerifyingKey(), pub); err != nil {
-					return fmt.Errorf("gnark's own proof does not verify: %w", err)
-				}
+			f := filepath.Join(wdir, fmt.Sprintf("w%d", i))
+			if err := os.WriteFile(f, b, 0o644); err != nil {
+				return err
 			}
+			files, ws = append(files, f), append(ws, w)
 		}
-		stop()
-		gnarkRate = float64(n) / total.Seconds()
-		fmt.Printf("gnark groth16.Prove: %d proofs in %s, %.3f proofs/s (%.0f ms/proof, %.0f CPU ms/proof, %.1f cores busy)\n", n, total.Round(time.Millisecond), gnarkRate,
-			total.Seconds()*1000/float64(n), cpu.Seconds()*1000/float64(n), cpu.Seconds()/total.Seconds())
 	}
+	jobs, fileOf, err := bench.Lines(n, bench.GnarkJobs(files))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("bench: %s, %d constraints, %d wires, %d proofs of %d witnesses, %d CPUs\n", circ.Name, circ.Constraints, circ.NbWires, n, len(files), runtime.NumCPU())
 
-	runtime.GC()
-	var lines []stream.Result
-	var resultsFile *stream.Writer
-	if p := c.String("results"); p != "" {
-		f, err := os.Create(p)
+	var gnarkRate float64
+	if !cfg.skipGnark {
+		stop, err := startProfile(cfg.cpuprofile, "gnark")
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		resultsFile = stream.NewWriter(f)
-	}
-	// Timed from the engine being open (keys resident) to the last result.
-	var start time.Time
-	var cpu0 time.Duration
-	started := func() error { start, cpu0 = time.Now(), stages.ProcessCPU(); return nil }
-	opts, err := engineOptions(c, out)
-	if err != nil {
-		return err
-	}
-	stop, err := startProfile(c.String("cpuprofile"), "zkpipe")
-	if err != nil {
-		return err
-	}
-	err = runStream(c, opts, []*stages.Circuit{circ}, strings.NewReader(jobs.String()), started, func(r stream.Result) error {
-		lines = append(lines, r)
-		if resultsFile != nil {
-			return resultsFile.Write(r)
+		t, err := bench.Gnark(src, ws, files, n)
+		stop()
+		if err != nil {
+			return err
 		}
-		return nil
-	})
-	wall, cpu := time.Since(start), stages.ProcessCPU()-cpu0
-	stop()
+		gnarkRate = t.Rate()
+		fmt.Printf("gnark groth16.Prove: %d proofs in %s, %.3f proofs/s (%.0f ms/proof, %.0f CPU ms/proof, %.1f cores busy)\n", n, t.Wall.Round(time.Millisecond), gnarkRate,
+			t.Wall.Seconds()*1000/float64(n), t.CPU.Seconds()*1000/float64(n), t.CPU.Seconds()/t.Wall.Seconds())
+	}
+	lines, wall, cpu, err := benchStream(c, cfg, out, circ, jobs, fileOf)
 	if err != nil {
 		return err
 	}
 	for _, r := range lines {
-		if r.Error != "" {
-			return fmt.Errorf("zkpipe job %s failed: %s", r.ID, r.Error)
-		}
-		if err := gnarksrc.VerifyFiles(src.VerifyingKey(), r.Proof, r.Public); err != nil {
-			return fmt.Errorf("zkpipe proof %s rejected by gnark: %w", r.ID, err)
+		if err := gnarksrc.VerifyFilesWith(src.VerifyingKey(), src.HashToField(), r.Proof, r.Public); err != nil {
+			return fmt.Errorf("zkpipe proof %s (witness %s) rejected by gnark: %w", r.ID, fileOf[r.ID], err)
 		}
 	}
 	rate := float64(n) / wall.Seconds()
@@ -191,10 +220,141 @@ func bench(c *cli.Context) error {
 	}
 	printStageTable(lines)
 	printShape(lines)
-	if k := c.Int("serial-cpu"); k > 0 {
-		return serialCPU(c, circ, out, witnesses[:min(k, len(witnesses))])
+	if k := cfg.serial; k > 0 {
+		return serialCPU(c, circ, out, files[:min(k, len(files))])
 	}
 	return nil
+}
+
+// benchCircom benches a circom zkey on the user's .wtns or input files:
+// zkpipe's stream, each proof checked against the zkey's verifying key (and
+// the first by snarkjs groth16 verify when snarkjs is there), compared with
+// one snarkjs prove of the first witness when snarkjs is there.
+func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
+	n := cfg.n
+	var wtns, inputs []string
+	var err error
+	if len(cfg.wtns) > 0 {
+		if wtns, _, err = bench.Collect("wtns", cfg.wtns); err != nil {
+			return err
+		}
+	}
+	if len(cfg.input) > 0 {
+		if inputs, _, err = bench.Collect("input", cfg.input); err != nil {
+			return err
+		}
+	}
+	js, err := bench.CircomJobs(c.Context, wtns, inputs)
+	if err != nil {
+		return err
+	}
+	js = js[:min(len(js), n)]
+	limits, err := circomLimits(c)
+	if err != nil {
+		return err
+	}
+	circ, err := circomsrc.LoadFiles(c.Context, circomsrc.Files{Zkey: cfg.zkey, Wasm: cfg.wasm, ReadTimeout: c.Duration("read-timeout"), WasmLimits: limits})
+	if err != nil {
+		return err
+	}
+	src := circ.Source.(*circomsrc.Source)
+	jobs, fileOf, err := bench.Lines(n, js)
+	if err != nil {
+		closeCircuits([]*stages.Circuit{circ})
+		return err
+	}
+	fmt.Printf("bench: %s (circom), %d constraints, %d wires, %d proofs of %d witnesses, %d CPUs\n", circ.Name, circ.Constraints, circ.NbWires, n, len(js), runtime.NumCPU())
+
+	snarkjs, why := "", "--skip-gnark"
+	if !cfg.skipGnark {
+		snarkjs, why = bench.Snarkjs()
+	}
+	var snarkjsWall time.Duration
+	if snarkjs != "" {
+		wall, what, err := bench.SnarkjsProve(c.Context, snarkjs, cfg.snarkjsTimeout, cfg.zkey, cfg.wasm, js[0], src.VerifyingKey(), out)
+		if err != nil {
+			closeCircuits([]*stages.Circuit{circ})
+			return err
+		}
+		snarkjsWall = wall
+		fmt.Printf("comparison: %s (%s), one proof of %s: %s, %.3f proofs/s, verified\n", what, snarkjs, js[0].File, wall.Round(time.Millisecond), 1/wall.Seconds())
+	} else {
+		fmt.Printf("comparison: none (%s)\n", why)
+	}
+	lines, wall, cpu, err := benchStream(c, cfg, out, circ, jobs, fileOf)
+	if err != nil {
+		return err
+	}
+	for _, r := range lines {
+		if err := circomsrc.VerifyFiles(c.Context, src.VerifyingKey(), r.Proof, r.Public); err != nil {
+			return fmt.Errorf("zkpipe proof %s (witness %s) rejected: %w", r.ID, fileOf[r.ID], err)
+		}
+	}
+	verified := "all verified against the zkey's verifying key"
+	if snarkjs != "" {
+		if err := bench.SnarkjsVerify(c.Context, snarkjs, cfg.snarkjsTimeout, cfg.zkey, out, lines[0].Proof, lines[0].Public); err != nil {
+			return err
+		}
+		verified += ", the first by snarkjs groth16 verify"
+	}
+	rate := float64(n) / wall.Seconds()
+	fmt.Printf("zkpipe stream:       %d proofs in %s, %.3f proofs/s (%.0f CPU ms/proof, %.1f cores busy), %s\n", n, wall.Round(time.Millisecond), rate,
+		cpu.Seconds()*1000/float64(n), cpu.Seconds()/wall.Seconds(), verified)
+	if snarkjsWall > 0 {
+		fmt.Printf("ratio zkpipe/snarkjs: %.2f× (snarkjs: one proof, its node start-up included)\n", rate*snarkjsWall.Seconds())
+	}
+	printStageTable(lines)
+	printShape(lines)
+	return nil
+}
+
+// benchStream runs zkpipe's stream over jobs and returns its result lines,
+// timed from the engine being open (keys resident) to the last result. A
+// failed job is an error naming its witness file.
+func benchStream(c *cli.Context, cfg benchConfig, out string, circ *stages.Circuit, jobs string, fileOf map[string]string) ([]stream.Result, time.Duration, time.Duration, error) {
+	runtime.GC()
+	var lines []stream.Result
+	var resultsFile *stream.Writer
+	if p := cfg.results; p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			closeCircuits([]*stages.Circuit{circ})
+			return nil, 0, 0, err
+		}
+		defer f.Close()
+		resultsFile = stream.NewWriter(f)
+	}
+	var start time.Time
+	var cpu0 time.Duration
+	started := func() error { start, cpu0 = time.Now(), stages.ProcessCPU(); return nil }
+	opts, err := engineOptions(c, out)
+	if err != nil {
+		closeCircuits([]*stages.Circuit{circ})
+		return nil, 0, 0, err
+	}
+	stop, err := startProfile(cfg.cpuprofile, "zkpipe")
+	if err != nil {
+		closeCircuits([]*stages.Circuit{circ})
+		return nil, 0, 0, err
+	}
+	err = runStream(c, opts, []*stages.Circuit{circ}, strings.NewReader(jobs), started, func(r stream.Result) error {
+		lines = append(lines, r)
+		if resultsFile != nil {
+			return resultsFile.Write(r)
+		}
+		return nil
+	})
+	wall, cpu := time.Since(start), stages.ProcessCPU()-cpu0
+	stop()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	for _, r := range lines {
+		if r.Error != "" {
+			return nil, 0, 0, fmt.Errorf("zkpipe job %s (witness %s) failed: %s", r.ID, fileOf[r.ID], r.Error)
+		}
+	}
+	return lines, wall, cpu, nil
 }
 
 // serialCPU proves the witnesses one at a time, each job alone in the
