@@ -270,8 +270,16 @@ func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
 		snarkjs, why = bench.Snarkjs()
 	}
 	var snarkjsWall time.Duration
+	// snarkjs's files (its proof, the vkey it verifies with) are scratch,
+	// kept out of --out, which the engine locks and fills with zkpipe's.
+	scratch, err := os.MkdirTemp("", "zkpipe-bench-snarkjs-")
+	if err != nil {
+		closeCircuits([]*stages.Circuit{circ})
+		return err
+	}
+	defer os.RemoveAll(scratch)
 	if snarkjs != "" {
-		wall, what, err := bench.SnarkjsProve(c.Context, snarkjs, cfg.snarkjsTimeout, cfg.zkey, cfg.wasm, js[0], src.VerifyingKey(), out)
+		wall, what, err := bench.SnarkjsProve(c.Context, snarkjs, cfg.snarkjsTimeout, cfg.zkey, cfg.wasm, js[0], src.VerifyingKey(), scratch)
 		if err != nil {
 			closeCircuits([]*stages.Circuit{circ})
 			return err
@@ -292,7 +300,7 @@ func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
 	}
 	verified := "all verified against the zkey's verifying key"
 	if snarkjs != "" {
-		if err := bench.SnarkjsVerify(c.Context, snarkjs, cfg.snarkjsTimeout, cfg.zkey, out, lines[0].Proof, lines[0].Public); err != nil {
+		if err := bench.SnarkjsVerify(c.Context, snarkjs, cfg.snarkjsTimeout, cfg.zkey, scratch, lines[0].Proof, lines[0].Public); err != nil {
 			return err
 		}
 		verified += ", the first by snarkjs groth16 verify"

@@ -194,3 +194,94 @@ func TestBenchUserGnarkCircuitErrors(t *testing.T) {
 		}
 	}
 }
+
+// A circom bench from source/circomsrc/testdata (mul.circom): a .wtns and
+// an input file for the wasm, cycled to -n. With snarkjs (ZKPIPE_NODE_BIN)
+// the output says snarkjs groth16 prove was the comparison and snarkjs
+// verified zkpipe's first proof; without it, that there was none. Every
+// proof zkpipe wrote is accepted by snarkjs groth16 verify here.
+func TestBenchCircom(t *testing.T) {
+	td, err := filepath.Abs("../source/circomsrc/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sj := snarkjs(t)
+	root := t.TempDir()
+	input := filepath.Join(root, "in.json")
+	if err := os.WriteFile(input, []byte(`{"a":"7","b":"2"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--zkey", filepath.Join(td, "mul.zkey"), "--wtns", filepath.Join(td, "mul.wtns"), "--wasm", filepath.Join(td, "mul.wasm"), "--input", input, "-n", "5"}
+
+	out := filepath.Join(root, "out")
+	code, output := benchBin(t, []string{"ZKPIPE_NODE_BIN=" + filepath.Dir(sj)}, append(args, "--out", out)...)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, output)
+	}
+	for _, want := range []string{"5 proofs of 2 witnesses", "comparison: snarkjs groth16 prove", "zkpipe stream:       5 proofs", "the first by snarkjs groth16 verify", "ratio zkpipe/snarkjs"} {
+		if !strings.Contains(output, want) {
+			t.Errorf("output lacks %q:\n%s", want, output)
+		}
+	}
+	proofs, _ := filepath.Glob(filepath.Join(out, "b*.proof.json"))
+	if len(proofs) != 5 {
+		t.Fatalf("%d proofs in --out, want 5", len(proofs))
+	}
+	for _, p := range proofs {
+		pub := strings.TrimSuffix(p, ".proof.json") + ".public.json"
+		if o, err := exec.Command(sj, "groth16", "verify", filepath.Join(td, "mul.vkey.json"), pub, p).CombinedOutput(); err != nil || !strings.Contains(string(o), "OK!") {
+			t.Errorf("snarkjs rejects %s: %v\n%s", p, err, o)
+		}
+	}
+
+	// input first: the comparison is snarkjs's fullprove of it
+	code, output = benchBin(t, []string{"ZKPIPE_NODE_BIN=" + filepath.Dir(sj)}, "--zkey", filepath.Join(td, "mul.zkey"), "--wasm", filepath.Join(td, "mul.wasm"), "--input", input, "-n", "2")
+	if code != 0 || !strings.Contains(output, "comparison: snarkjs groth16 fullprove") {
+		t.Errorf("input only: exit %d:\n%s", code, output)
+	}
+
+	// no snarkjs anywhere: zkpipe's figures alone, and the output says so
+	code, output = benchBin(t, []string{"ZKPIPE_NODE_BIN=" + filepath.Join(root, "no-node"), "PATH=" + root}, args...)
+	if code != 0 || !strings.Contains(output, "comparison: none (no snarkjs in ZKPIPE_NODE_BIN=") || !strings.Contains(output, "all verified against the zkey's verifying key") {
+		t.Errorf("without snarkjs: exit %d:\n%s", code, output)
+	}
+}
+
+// A circom bench's errors: no witnesses names the flags; a file that is no
+// .wtns of this circuit, or a bad input, is named.
+func TestBenchCircomErrors(t *testing.T) {
+	td, err := filepath.Abs("../source/circomsrc/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	notObject := filepath.Join(root, "list.json")
+	os.WriteFile(notObject, []byte(`[1,2]`), 0o644)
+	zkey, wasm := filepath.Join(td, "mul.zkey"), filepath.Join(td, "mul.wasm")
+	notWtns := filepath.Join(td, "mul.vkey.json")
+	noNode := "ZKPIPE_NODE_BIN=" + filepath.Join(root, "no-node")
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--zkey", zkey}, []string{"give --wtns FILE (repeatable) or --input FILE with --wasm"}},
+		{[]string{"--zkey", zkey, "--input", notObject}, []string{"give --wasm"}},
+		{[]string{"--zkey", zkey, "--wasm", wasm, "--input", notObject}, []string{notObject, "not a JSON object"}},
+		{[]string{"--zkey", zkey, "--wtns", filepath.Join(td, "mul.wtns"), "--wtns", notWtns}, []string{notWtns, "not a wtns file"}},
+		{[]string{"--zkey", zkey, "--witness", notWtns}, []string{"--witness is for a gnark --circuit"}},
+		{[]string{"--circuit", root, "--wtns", notWtns}, []string{"a gnark --circuit takes --witness"}},
+		{[]string{}, []string{"give --circuit DIR (gnark) or --zkey FILE (circom)"}},
+	}
+	for _, c := range cases {
+		code, output := benchBin(t, []string{noNode}, append(c.args, "-n", "3")...)
+		if code == 0 {
+			t.Errorf("%v: exit 0:\n%s", c.args, output)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(output, w) {
+				t.Errorf("%v: output lacks %q:\n%s", c.args, w, output)
+			}
+		}
+	}
+}
