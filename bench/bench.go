@@ -37,7 +37,7 @@ func Collect(flag string, patterns []string) (files []string, skipped int, err e
 			return fmt.Errorf("--%s %s: %w", flag, p, err)
 		}
 		if fi.IsDir() {
-			return fmt.Errorf("--%s %s: a directory inside a directory: give its files", flag, p)
+			return nil // a directory's subdirectories (an out/ beside the witnesses) are not witnesses
 		}
 		for _, s := range seen {
 			if os.SameFile(s, fi) {
@@ -81,13 +81,34 @@ func Collect(flag string, patterns []string) (files []string, skipped int, err e
 			return nil, 0, fmt.Errorf("--%s %s: %w", flag, pat, err)
 		}
 		sort.Strings(names)
+		before := len(seen)
 		for _, n := range names {
 			if err := add(n); err != nil {
 				return nil, 0, err
 			}
 		}
+		if len(seen) == before && !named(seen, names) {
+			return nil, 0, fmt.Errorf("--%s %s: no files, only directories", flag, pat)
+		}
 	}
 	return files, skipped, nil
+}
+
+// named reports whether one of names is a file already seen: a pattern
+// that adds nothing new, but names files, is fine.
+func named(seen []os.FileInfo, names []string) bool {
+	for _, n := range names {
+		fi, err := os.Stat(n)
+		if err != nil || fi.IsDir() {
+			continue
+		}
+		for _, s := range seen {
+			if os.SameFile(s, fi) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maxInputBytes bounds one circom input file: inputs are a circuit's

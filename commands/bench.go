@@ -55,6 +55,9 @@ type benchConfig struct {
 	skipGnark                bool
 	out, results, cpuprofile string
 	snarkjsTimeout           time.Duration
+
+	// the files --witness, --wtns and --input name, collected
+	witnessFiles, wtnsFiles, inputFiles []string
 }
 
 func benchFlags(c *cli.Context) (benchConfig, error) {
@@ -105,10 +108,27 @@ func runBench(c *cli.Context) error {
 			in.Add("--"+f[0]+" "+f[1], f[1])
 		}
 	}
-	for flag, ps := range map[string][]string{"witness": cfg.witness, "wtns": cfg.wtns, "input": cfg.input} {
-		for _, p := range ps {
-			in.Add("--"+flag+" "+p, p)
+	// the witness files are collected first, so that an output that is one
+	// of them (inside a --witness directory, or matched by a glob) is refused
+	for _, f := range []struct {
+		flag     string
+		patterns []string
+		files    *[]string
+	}{{"witness", cfg.witness, &cfg.witnessFiles}, {"wtns", cfg.wtns, &cfg.wtnsFiles}, {"input", cfg.input, &cfg.inputFiles}} {
+		if len(f.patterns) == 0 {
+			continue
 		}
+		files, skipped, err := bench.Collect(f.flag, f.patterns)
+		if err != nil {
+			return err
+		}
+		if skipped > 0 {
+			fmt.Printf("bench: using the first %d of %d --%s files\n", len(files), len(files)+skipped, f.flag)
+		}
+		for _, p := range files {
+			in.Add("--"+f.flag+" "+p, p)
+		}
+		*f.files = files
 	}
 	if err := checkOutputs(&in, cfg.out, "--results", cfg.results); err != nil {
 		return err
@@ -144,15 +164,8 @@ func benchGnark(c *cli.Context, cfg benchConfig, out string) error {
 	src := circ.Source.(*gnarksrc.Source)
 	var files []string
 	var ws []witness.Witness
-	if len(cfg.witness) > 0 {
-		var skipped int
-		if files, skipped, err = bench.Collect("witness", cfg.witness); err != nil {
-			return err
-		}
-		if skipped > 0 {
-			fmt.Printf("bench: using the first %d of %d witness files\n", len(files), len(files)+skipped)
-		}
-		files = files[:min(len(files), n)]
+	if len(cfg.witnessFiles) > 0 {
+		files = cfg.witnessFiles[:min(len(cfg.witnessFiles), n)]
 		if ws, err = bench.ReadGnarkWitnesses(c.Context, src, circ.Name, files); err != nil {
 			return err
 		}
@@ -232,19 +245,7 @@ func benchGnark(c *cli.Context, cfg benchConfig, out string) error {
 // one snarkjs prove of the first witness when snarkjs is there.
 func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
 	n := cfg.n
-	var wtns, inputs []string
-	var err error
-	if len(cfg.wtns) > 0 {
-		if wtns, _, err = bench.Collect("wtns", cfg.wtns); err != nil {
-			return err
-		}
-	}
-	if len(cfg.input) > 0 {
-		if inputs, _, err = bench.Collect("input", cfg.input); err != nil {
-			return err
-		}
-	}
-	js, err := bench.CircomJobs(c.Context, wtns, inputs)
+	js, err := bench.CircomJobs(c.Context, cfg.wtnsFiles, cfg.inputFiles)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,6 +181,9 @@ func TestBenchUserGnarkCircuitErrors(t *testing.T) {
 		{[]string{"--circuit", dir, "--witness", good, "--witness", wrong, "--skip-gnark"}, []string{"witness " + wrong + ") failed"}},
 		{[]string{"--circuit", dir, "--witness", filepath.Join(root, "*.none")}, []string{"no file matches"}},
 		{[]string{"--circuit", dir, "--witness", filepath.Join(root, "absent.wit")}, []string{"absent.wit", "no such file"}},
+		// an output that is a witness a glob or a directory names is refused
+		{[]string{"--circuit", dir, "--witness", filepath.Join(root, "g*.wit"), "--results", good}, []string{"refusing to overwrite an input"}},
+		{[]string{"--circuit", dir, "--witness", root, "--results", wrong}, []string{"refusing to overwrite an input"}},
 	}
 	for _, c := range cases {
 		code, output := benchBin(t, nil, append(c.args, "-n", "2")...)
@@ -283,5 +287,26 @@ func TestBenchCircomErrors(t *testing.T) {
 				t.Errorf("%v: output lacks %q:\n%s", c.args, w, output)
 			}
 		}
+	}
+}
+
+// A user's witnesses are bounded as the built-in ones: of 66 files at most
+// 64 distinct are reused, and -n below the count reads only n of them.
+func TestBenchUserWitnessesBounded(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "cubic")
+	gnarkUserCircuit(t, dir, false)
+	wdir := filepath.Join(root, "wits")
+	os.MkdirAll(wdir, 0o755)
+	for x := range 66 {
+		cubicWitness(t, filepath.Join(wdir, fmt.Sprintf("w%02d", x)), x, cube(x))
+	}
+	code, output := benchBin(t, nil, "--circuit", dir, "--witness", wdir, "-n", "66", "--skip-gnark")
+	if code != 0 || !strings.Contains(output, "using the first 64 of 66 --witness files") || !strings.Contains(output, "66 proofs of 64 witnesses") {
+		t.Errorf("exit %d:\n%s", code, output)
+	}
+	code, output = benchBin(t, nil, "--circuit", dir, "--witness", wdir, "-n", "3", "--skip-gnark")
+	if code != 0 || !strings.Contains(output, "3 proofs of 3 witnesses") {
+		t.Errorf("-n 3: exit %d:\n%s", code, output)
 	}
 }
