@@ -36,7 +36,7 @@ func Gnark(src *gnarksrc.Source, witnesses []witness.Witness, files []string, n 
 		w := witnesses[i%len(witnesses)]
 		runtime.GC()
 		start, cpu0 := time.Now(), stages.ProcessCPU()
-		proof, err := groth16.Prove(src.R1CS(), src.ProvingKey(), w, src.HashToField().ProverOption())
+		proof, err := groth16.Prove(src.R1CS(), src.ProvingKey(), w, src.ProverOptions()...)
 		t.Wall += time.Since(start)
 		t.CPU += stages.ProcessCPU() - cpu0
 		if err != nil {

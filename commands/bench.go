@@ -266,30 +266,8 @@ func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
 	}
 	fmt.Printf("bench: %s (circom), %d constraints, %d wires, %d proofs of %d witnesses, %d CPUs\n", circ.Name, circ.Constraints, circ.NbWires, n, len(js), runtime.NumCPU())
 
-	snarkjs, why := "", "--skip-gnark"
-	if !cfg.skipGnark {
-		snarkjs, why = bench.Snarkjs()
-	}
-	var snarkjsWall time.Duration
-	// snarkjs's files (its proof, the vkey it verifies with) are scratch,
-	// kept out of --out, which the engine locks and fills with zkpipe's.
-	scratch, err := os.MkdirTemp("", "zkpipe-bench-snarkjs-")
-	if err != nil {
-		closeCircuits([]*stages.Circuit{circ})
-		return err
-	}
-	defer os.RemoveAll(scratch)
-	if snarkjs != "" {
-		wall, what, err := bench.SnarkjsProve(c.Context, snarkjs, cfg.snarkjsTimeout, cfg.zkey, cfg.wasm, js[0], src.VerifyingKey(), scratch)
-		if err != nil {
-			closeCircuits([]*stages.Circuit{circ})
-			return err
-		}
-		snarkjsWall = wall
-		fmt.Printf("comparison: %s (%s), one proof of %s: %s, %.3f proofs/s, verified\n", what, snarkjs, js[0].File, wall.Round(time.Millisecond), 1/wall.Seconds())
-	} else {
-		fmt.Printf("comparison: none (%s)\n", why)
-	}
+	// zkpipe's stream first: its parse names a witness that does not fit
+	// before snarkjs is asked to prove it.
 	lines, wall, cpu, err := benchStream(c, cfg, out, circ, jobs, fileOf)
 	if err != nil {
 		return err
@@ -299,6 +277,17 @@ func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
 			return fmt.Errorf("zkpipe proof %s (witness %s) rejected: %w", r.ID, fileOf[r.ID], err)
 		}
 	}
+	snarkjs, why := "", "--skip-gnark"
+	if !cfg.skipGnark {
+		snarkjs, why = bench.Snarkjs()
+	}
+	// snarkjs's files (its proof, the vkey it verifies with) are scratch,
+	// kept out of --out, which holds zkpipe's proofs alone.
+	scratch, err := os.MkdirTemp("", "zkpipe-bench-snarkjs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
 	verified := "all verified against the zkey's verifying key"
 	if snarkjs != "" {
 		if err := bench.SnarkjsVerify(c.Context, snarkjs, cfg.snarkjsTimeout, cfg.zkey, scratch, lines[0].Proof, lines[0].Public); err != nil {
@@ -309,8 +298,15 @@ func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
 	rate := float64(n) / wall.Seconds()
 	fmt.Printf("zkpipe stream:       %d proofs in %s, %.3f proofs/s (%.0f CPU ms/proof, %.1f cores busy), %s\n", n, wall.Round(time.Millisecond), rate,
 		cpu.Seconds()*1000/float64(n), cpu.Seconds()/wall.Seconds(), verified)
-	if snarkjsWall > 0 {
-		fmt.Printf("ratio zkpipe/snarkjs: %.2f× (snarkjs: one proof, its node start-up included)\n", rate*snarkjsWall.Seconds())
+	if snarkjs == "" {
+		fmt.Printf("comparison: none (%s)\n", why)
+	} else {
+		sw, what, err := bench.SnarkjsProve(c.Context, snarkjs, cfg.snarkjsTimeout, cfg.zkey, cfg.wasm, js[0], src.VerifyingKey(), scratch)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("comparison: %s (%s), one proof of %s: %s, %.3f proofs/s, verified\n", what, snarkjs, js[0].File, sw.Round(time.Millisecond), 1/sw.Seconds())
+		fmt.Printf("ratio zkpipe/snarkjs: %.2f× (snarkjs: one proof, its Node start-up included)\n", rate*sw.Seconds())
 	}
 	printStageTable(lines)
 	printShape(lines)

@@ -261,6 +261,13 @@ func TestBenchCircomErrors(t *testing.T) {
 	root := t.TempDir()
 	notObject := filepath.Join(root, "list.json")
 	os.WriteFile(notObject, []byte(`[1,2]`), 0o644)
+	wtns, err := os.ReadFile(filepath.Join(td, "mul.wtns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, badInput := filepath.Join(root, "short.wtns"), filepath.Join(root, "c.json")
+	os.WriteFile(short, wtns[:len(wtns)-32], 0o644)
+	os.WriteFile(badInput, []byte(`{"c":"1"}`), 0o644)
 	zkey, wasm := filepath.Join(td, "mul.zkey"), filepath.Join(td, "mul.wasm")
 	notWtns := filepath.Join(td, "mul.vkey.json")
 	noNode := "ZKPIPE_NODE_BIN=" + filepath.Join(root, "no-node")
@@ -272,6 +279,8 @@ func TestBenchCircomErrors(t *testing.T) {
 		{[]string{"--zkey", zkey, "--input", notObject}, []string{"give --wasm"}},
 		{[]string{"--zkey", zkey, "--wasm", wasm, "--input", notObject}, []string{notObject, "not a JSON object"}},
 		{[]string{"--zkey", zkey, "--wtns", filepath.Join(td, "mul.wtns"), "--wtns", notWtns}, []string{notWtns, "not a wtns file"}},
+		{[]string{"--zkey", zkey, "--wtns", short}, []string{"witness " + short + ") failed"}},
+		{[]string{"--zkey", zkey, "--wasm", wasm, "--input", badInput}, []string{"witness " + badInput + ") failed"}},
 		{[]string{"--zkey", zkey, "--witness", notWtns}, []string{"--witness is for a gnark --circuit"}},
 		{[]string{"--circuit", root, "--wtns", notWtns}, []string{"a gnark --circuit takes --witness"}},
 		{[]string{}, []string{"give --circuit DIR (gnark) or --zkey FILE (circom)"}},
