@@ -356,7 +356,7 @@ func benchStream(c *cli.Context, cfg benchConfig, out string, circ *stages.Circu
 	}
 	for _, r := range lines {
 		if r.Error != "" {
-			return nil, 0, 0, fmt.Errorf("zkpipe job %s (witness %s) failed: %s", r.ID, fileOf[r.ID], r.Error)
+			return nil, 0, 0, fmt.Errorf("witness %s: zkpipe %s", fileOf[r.ID], r.Error)
 		}
 	}
 	return lines, wall, cpu, nil
