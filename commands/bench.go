@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
-	"sort"
 	"strings"
 	"time"
 
@@ -203,7 +201,7 @@ func benchGnark(c *cli.Context, cfg benchConfig, out string) error {
 
 	var gnarkRate float64
 	if !cfg.skipGnark {
-		stop, err := startProfile(cfg.cpuprofile, "gnark")
+		stop, err := bench.StartProfile(cfg.cpuprofile, "gnark")
 		if err != nil {
 			return err
 		}
@@ -231,10 +229,14 @@ func benchGnark(c *cli.Context, cfg benchConfig, out string) error {
 	if gnarkRate > 0 {
 		fmt.Printf("ratio zkpipe/gnark:  %.2f×\n", rate/gnarkRate)
 	}
-	printStageTable(lines)
-	printShape(lines)
+	bench.StageTable(os.Stdout, lines)
+	bench.Shape(os.Stdout, lines)
 	if k := cfg.serial; k > 0 {
-		return serialCPU(c, circ, out, files[:min(k, len(files))])
+		opts, err := engineOptions(c, filepath.Join(out, "serial"))
+		if err != nil {
+			return err
+		}
+		return bench.SerialCPU(c.Context, opts, circ, files[:min(k, len(files))], os.Stdout)
 	}
 	return nil
 }
@@ -308,8 +310,8 @@ func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
 		fmt.Printf("comparison: %s (%s), one proof of %s: %s, %.3f proofs/s, verified\n", what, snarkjs, js[0].File, sw.Round(time.Millisecond), 1/sw.Seconds())
 		fmt.Printf("ratio zkpipe/snarkjs: %.2f× (snarkjs: one proof, its Node start-up included)\n", rate*sw.Seconds())
 	}
-	printStageTable(lines)
-	printShape(lines)
+	bench.StageTable(os.Stdout, lines)
+	bench.Shape(os.Stdout, lines)
 	return nil
 }
 
@@ -337,7 +339,7 @@ func benchStream(c *cli.Context, cfg benchConfig, out string, circ *stages.Circu
 		closeCircuits([]*stages.Circuit{circ})
 		return nil, 0, 0, err
 	}
-	stop, err := startProfile(cfg.cpuprofile, "zkpipe")
+	stop, err := bench.StartProfile(cfg.cpuprofile, "zkpipe")
 	if err != nil {
 		closeCircuits([]*stages.Circuit{circ})
 		return nil, 0, 0, err
@@ -360,147 +362,4 @@ func benchStream(c *cli.Context, cfg benchConfig, out string, circ *stages.Circu
 		}
 	}
 	return lines, wall, cpu, nil
-}
-
-// serialCPU proves the witnesses one at a time, each job alone in the
-// process, so each stage's cpu_ms is its own CPU time, and prints the mean
-// per stage: where a proof's core-seconds go.
-func serialCPU(c *cli.Context, circ *stages.Circuit, out string, witnesses []string) error {
-	opts, err := engineOptions(c, filepath.Join(out, "serial"))
-	if err != nil {
-		return err
-	}
-	eng, err := engine.New(c.Context, opts, circ)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	jobs := make(chan stream.Line)
-	results := make(chan stream.Result, 1)
-	runErr := make(chan error, 1)
-	go func() {
-		runErr <- eng.Run(c.Context, jobs, func(r stream.Result) error { results <- r; return nil })
-	}()
-	var lines []stream.Result
-	for i, w := range witnesses {
-		jobs <- stream.Line{Number: i + 1, Request: stream.Request{ID: fmt.Sprintf("s%d", i), Witness: w}}
-		r := <-results
-		if r.Error != "" {
-			close(jobs)
-			return fmt.Errorf("zkpipe job %s failed: %s", r.ID, r.Error)
-		}
-		lines = append(lines, r)
-	}
-	close(jobs)
-	if err := <-runErr; err != nil {
-		return err
-	}
-	fmt.Printf("one proof at a time, %d proofs: CPU ms per proof by stage (process CPU while the stage ran alone)\n", len(lines))
-	fmt.Printf("%-11s %10s %10s %8s\n", "stage", "run ms", "cpu ms", "cores")
-	var run, cpu float64
-	for _, name := range stages.Names {
-		var r, cp []float64
-		for _, l := range lines {
-			for _, s := range l.Stages {
-				if s.Stage == name {
-					r, cp = append(r, s.RunMS), append(cp, s.CPUMS)
-				}
-			}
-		}
-		cores := 0.0
-		if mean(r) > 0 {
-			cores = mean(cp) / mean(r)
-		}
-		fmt.Printf("%-11s %10.1f %10.1f %8.2f\n", name, mean(r), mean(cp), cores)
-		run, cpu = run+mean(r), cpu+mean(cp)
-	}
-	fmt.Printf("%-11s %10.1f %10.1f %8.2f\n", "total", run, cpu, cpu/max(run, 1e-9))
-	return nil
-}
-
-// printStageTable prints each stage's mean run and queue time over lines,
-// its median run time, and its mean CPU time (shared with overlapping
-// stages: see stream.StageTime.CPUMS).
-func printStageTable(lines []stream.Result) {
-	type acc struct {
-		run, queue, cpu []float64
-	}
-	per := map[string]*acc{}
-	for _, r := range lines {
-		for _, s := range r.Stages {
-			a := per[s.Stage]
-			if a == nil {
-				a = &acc{}
-				per[s.Stage] = a
-			}
-			a.run = append(a.run, s.RunMS)
-			a.cpu = append(a.cpu, s.CPUMS)
-			a.queue = append(a.queue, s.QueueMS)
-		}
-	}
-	fmt.Printf("%-11s %10s %10s %10s %10s\n", "stage", "run ms", "median", "queue ms", "cpu ms")
-	for _, name := range stages.Names {
-		a := per[name]
-		if a == nil {
-			continue
-		}
-		fmt.Printf("%-11s %10.1f %10.1f %10.1f %10.1f\n", name, mean(a.run), median(a.run), mean(a.queue), mean(a.cpu))
-	}
-}
-
-// printShape says the shape the stream started with and, when the shape
-// controller changed it (--adapt-shape), the one it ended with.
-func printShape(lines []stream.Result) {
-	var first, last string
-	changes := 0
-	for _, l := range lines {
-		if l.Shape != "" {
-			if first == "" {
-				first = l.Shape
-			}
-			last = l.Shape
-		}
-		changes += len(l.ShapeChanges)
-	}
-	fmt.Printf("shape at start: %s\n", first)
-	if changes > 0 {
-		fmt.Printf("shape at end:   %s (%d changes; * where zkpipe chose)\n", last, changes)
-	}
-}
-
-func mean(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
-}
-
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	y := append([]float64(nil), x...)
-	sort.Float64s(y)
-	return y[len(y)/2]
-}
-
-// startProfile starts a CPU profile into base.suffix (none when base is
-// empty) and returns what stops it.
-func startProfile(base, suffix string) (stop func(), err error) {
-	if base == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(base + "." + suffix)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
