@@ -33,7 +33,12 @@ func (c *cubic) Define(api frontend.API) error {
 // (WriteRawTo), and returns it with its verifying key.
 func gnarkUserCircuit(t *testing.T, dir string, raw bool) groth16.VerifyingKey {
 	t.Helper()
-	ccs, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, &cubic{})
+	return gnarkUserCircuitOf(t, dir, raw, &cubic{})
+}
+
+func gnarkUserCircuitOf(t *testing.T, dir string, raw bool, circuit frontend.Circuit) groth16.VerifyingKey {
+	t.Helper()
+	ccs, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, circuit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +89,25 @@ func cubicWitness(t *testing.T, path string, x, y int) {
 
 func cube(x int) int { return x*x*x + x + 5 }
 
+// committedCubic is cubic with a BSB22 commitment (api.Commit), as gnark's
+// std range checks add: the proof carries a commitment and its proof of
+// knowledge, which gnark's prover and zkpipe's must both get right.
+type committedCubic struct {
+	X frontend.Variable
+	Y frontend.Variable `gnark:",public"`
+}
+
+func (c *committedCubic) Define(api frontend.API) error {
+	x3 := api.Mul(c.X, c.X, c.X)
+	api.AssertIsEqual(c.Y, api.Add(x3, c.X, 5))
+	ch, err := api.(frontend.Committer).Commit(c.X, x3)
+	if err != nil {
+		return err
+	}
+	api.AssertIsDifferent(ch, 0)
+	return nil
+}
+
 // benchBin runs the zkpipe binary's bench; it returns the exit code and
 // the combined output.
 func benchBin(t *testing.T, env []string, args ...string) (int, string) {
@@ -101,17 +125,27 @@ func benchBin(t *testing.T, env []string, args ...string) (int, string) {
 // -n: zkpipe against gnark's groth16.Prove, exit 0, and every proof zkpipe
 // wrote is accepted by gnark's groth16.Verify here.
 func TestBenchUserGnarkCircuit(t *testing.T) {
-	for _, raw := range []bool{false, true} {
-		name := map[bool]string{false: "compressed", true: "raw"}[raw]
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		raw       bool
+		committed bool
+	}{{"compressed", false, false}, {"raw", true, false}, {"commitment", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			dir := filepath.Join(root, "cubic")
-			vk := gnarkUserCircuit(t, dir, raw)
+			wit := func(path string, x int) { cubicWitness(t, path, x, cube(x)) }
+			var vk groth16.VerifyingKey
+			if tc.committed {
+				vk = gnarkUserCircuitOf(t, dir, tc.raw, &committedCubic{})
+				wit = func(path string, x int) { writeWitness(t, path, &committedCubic{X: x, Y: cube(x)}) }
+			} else {
+				vk = gnarkUserCircuit(t, dir, tc.raw)
+			}
 			wdir := filepath.Join(root, "wits")
 			os.MkdirAll(wdir, 0o755)
-			cubicWitness(t, filepath.Join(wdir, "a.wit"), 3, cube(3))
-			cubicWitness(t, filepath.Join(wdir, "b.wit"), 4, cube(4))
-			cubicWitness(t, filepath.Join(root, "c.wit"), 5, cube(5))
+			wit(filepath.Join(wdir, "a.wit"), 3)
+			wit(filepath.Join(wdir, "b.wit"), 4)
+			wit(filepath.Join(root, "c.wit"), 5)
 			if err := os.Symlink(filepath.Join(wdir, "a.wit"), filepath.Join(root, "link.wit")); err != nil {
 				t.Fatal(err)
 			}
