@@ -7,7 +7,9 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -34,7 +36,7 @@ func Collect(flag string, patterns []string) (files []string, skipped int, err e
 	add := func(p string) error {
 		fi, err := os.Stat(p)
 		if err != nil {
-			return fmt.Errorf("--%s %s: %w", flag, p, err)
+			return statError(flag, p, err)
 		}
 		if fi.IsDir() {
 			return nil // a directory's subdirectories (an out/ beside the witnesses) are not witnesses
@@ -78,7 +80,7 @@ func Collect(flag string, patterns []string) (files []string, skipped int, err e
 				return nil, 0, fmt.Errorf("--%s %s: no file matches", flag, pat)
 			}
 		default:
-			return nil, 0, fmt.Errorf("--%s %s: %w", flag, pat, err)
+			return nil, 0, statError(flag, pat, err)
 		}
 		sort.Strings(names)
 		before := len(seen)
@@ -92,6 +94,19 @@ func Collect(flag string, patterns []string) (files []string, skipped int, err e
 		}
 	}
 	return files, skipped, nil
+}
+
+// statError says why path, given to --flag, cannot be read, naming it
+// once (a dangling symlink in a directory too).
+func statError(flag, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("--%s %s: no such file", flag, path)
+	}
+	return fmt.Errorf("--%s %s: %w", flag, path, err)
 }
 
 // named reports whether one of names is a file already seen: a pattern
