@@ -5,14 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/backend/witness"
 	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/bench"
 	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -20,9 +20,15 @@ import (
 
 func benchCommand() *cli.Command {
 	flags := engineFlags(
-		&cli.StringFlag{Name: "circuit", Usage: "gnark circuit directory made by zkpipe setup", Required: true, EnvVars: env("bench-circuit")},
-		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: fmt.Sprintf("proofs in each run (1 to %d; the first %d witnesses are reused in turn)", maxBenchProofs, benchWitnesses), EnvVars: env("bench-proofs")},
-		&cli.BoolFlag{Name: "skip-gnark", Usage: "time zkpipe only", EnvVars: env("skip-gnark")},
+		&cli.StringFlag{Name: "circuit", Usage: "gnark circuit directory: one made by zkpipe setup, or a user's (circuit.r1cs/pk/vk as gnark writes them) with --witness", EnvVars: env("bench-circuit")},
+		&cli.StringSliceFlag{Name: "witness", Usage: "a user's gnark circuit: its full binary witnesses (witness.MarshalBinary), as files, directories of files or globs (repeatable); cycled to -n proofs", EnvVars: env("bench-witness")},
+		&cli.StringFlag{Name: "zkey", Usage: "circom circuit: snarkjs Groth16 proving key, benched with --wtns or --input", EnvVars: env("bench-zkey"), Category: "circom"},
+		&cli.StringSliceFlag{Name: "wtns", Usage: "circom witnesses (.wtns) of the --zkey: files, directories or globs (repeatable)", EnvVars: env("bench-wtns"), Category: "circom"},
+		&cli.StringSliceFlag{Name: "input", Usage: "circom input files (JSON objects of the circuit's inputs) for --wasm: files, directories or globs (repeatable)", EnvVars: env("bench-input"), Category: "circom"},
+		&cli.StringFlag{Name: "wasm", Usage: "circom witness calculator of the --zkey, for --input", EnvVars: env("bench-wasm"), Category: "circom"},
+		&cli.DurationFlag{Name: "snarkjs-timeout", Value: 10 * time.Minute, Usage: "bound on each snarkjs call of the circom comparison", EnvVars: env("bench-snarkjs-timeout"), Category: "circom"},
+		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: fmt.Sprintf("proofs in each run (1 to %d; at most %d distinct witnesses are reused in turn)", bench.MaxProofs, bench.MaxWitnesses), EnvVars: env("bench-proofs")},
+		&cli.BoolFlag{Name: "skip-gnark", Usage: "time zkpipe only (no gnark or snarkjs comparison)", EnvVars: env("skip-gnark")},
 		&cli.StringFlag{Name: "out", Usage: "directory for proofs (default: a fresh temporary one)", EnvVars: env("bench-out")},
 		&cli.StringFlag{Name: "results", Usage: "also write zkpipe's result lines here (for zkpipe timeline)", EnvVars: env("bench-results")},
 		&cli.StringFlag{Name: "cpuprofile", Usage: "write CPU profiles (pprof) of gnark's proofs to FILE.gnark and of zkpipe's stream to FILE.zkpipe", EnvVars: env("bench-cpuprofile")},
@@ -30,140 +36,315 @@ func benchCommand() *cli.Command {
 	)
 	return &cli.Command{
 		Name:   "bench",
-		Usage:  "prove the same proofs with gnark's groth16.Prove one after another and with zkpipe's stream; compare proofs/s",
+		Usage:  "prove the same proofs with gnark's groth16.Prove (circom: snarkjs, once) and with zkpipe's stream; compare proofs/s",
 		Flags:  flags,
-		Action: bench,
+		Action: runBench,
 	}
 }
 
-// Bounds of a bench: maxBenchProofs is far past a useful measurement
-// (each proof's result line is kept for the stage table, about 2 KiB), and
-// benchWitnesses distinct witnesses are made and reused in turn, so the
-// witnesses on disk do not grow with -n.
-const (
-	maxBenchProofs = 100_000
-	benchWitnesses = 64
-)
+// benchWitnesses is how many distinct witnesses a bench makes or takes.
+const benchWitnesses = bench.MaxWitnesses
 
-func bench(c *cli.Context) error {
-	n := c.Int("proofs")
-	if n < 1 || n > maxBenchProofs {
-		return fmt.Errorf("--proofs (-n) %d: want 1 to %d", n, maxBenchProofs)
+// benchConfig is a bench's flags, parsed.
+type benchConfig struct {
+	n, serial                int
+	circuit, zkey, wasm      string
+	witness, wtns, input     []string
+	skipGnark                bool
+	out, results, cpuprofile string
+	snarkjsTimeout           time.Duration
+
+	// the files --witness, --wtns and --input name, collected
+	witnessFiles, wtnsFiles, inputFiles []string
+}
+
+func benchFlags(c *cli.Context) (benchConfig, error) {
+	cfg := benchConfig{
+		n: c.Int("proofs"), serial: c.Int("serial-cpu"),
+		circuit: c.String("circuit"), zkey: c.String("zkey"), wasm: c.String("wasm"),
+		witness: c.StringSlice("witness"), wtns: c.StringSlice("wtns"), input: c.StringSlice("input"),
+		skipGnark: c.Bool("skip-gnark"), out: c.String("out"), results: c.String("results"), cpuprofile: c.String("cpuprofile"),
+		snarkjsTimeout: c.Duration("snarkjs-timeout"),
 	}
-	if k := c.Int("serial-cpu"); k < 0 || k > maxBenchProofs {
-		return fmt.Errorf("--serial-cpu %d: want 0 (none) to %d", k, maxBenchProofs)
+	switch {
+	case cfg.n < 1 || cfg.n > bench.MaxProofs:
+		return cfg, fmt.Errorf("--proofs (-n) %d: want 1 to %d", cfg.n, bench.MaxProofs)
+	case cfg.serial < 0 || cfg.serial > bench.MaxProofs:
+		return cfg, fmt.Errorf("--serial-cpu %d: want 0 (none) to %d", cfg.serial, bench.MaxProofs)
+	case cfg.snarkjsTimeout <= 0:
+		return cfg, fmt.Errorf("--snarkjs-timeout %s: want a positive duration", cfg.snarkjsTimeout)
+	case (cfg.circuit == "") == (cfg.zkey == ""):
+		return cfg, usageErrorf(c, "give --circuit DIR (gnark) or --zkey FILE (circom), one of them")
+	case cfg.circuit != "" && (len(cfg.wtns) > 0 || len(cfg.input) > 0 || cfg.wasm != ""):
+		return cfg, usageErrorf(c, "--wtns, --input and --wasm are for a circom --zkey; a gnark --circuit takes --witness")
+	case cfg.zkey != "" && len(cfg.witness) > 0:
+		return cfg, usageErrorf(c, "--witness is for a gnark --circuit; a circom --zkey takes --wtns FILE or --input FILE with --wasm")
+	case cfg.zkey != "" && len(cfg.wtns) == 0 && len(cfg.input) == 0:
+		return cfg, usageErrorf(c, "no witnesses for --zkey %s: give --wtns FILE (repeatable) or --input FILE with --wasm", cfg.zkey)
+	case len(cfg.input) > 0 && cfg.wasm == "":
+		return cfg, usageErrorf(c, "--input needs the circuit's witness calculator: give --wasm")
+	case cfg.serial > 0 && cfg.zkey != "":
+		return cfg, usageErrorf(c, "--serial-cpu is for gnark circuits")
 	}
-	var in engine.Files
-	for _, f := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile} {
-		p := filepath.Join(c.String("circuit"), f)
-		in.Add("the --circuit file "+p, p)
-	}
-	if err := checkOutputs(&in, c.String("out"), "--results", c.String("results")); err != nil {
+	return cfg, nil
+}
+
+func runBench(c *cli.Context) error {
+	cfg, err := benchFlags(c)
+	if err != nil {
 		return err
 	}
-	if p := c.String("cpuprofile"); p != "" {
+	var in engine.Files
+	if cfg.circuit != "" {
+		for _, f := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile} {
+			p := filepath.Join(cfg.circuit, f)
+			in.Add("the --circuit file "+p, p)
+		}
+	}
+	for _, f := range [][2]string{{"zkey", cfg.zkey}, {"wasm", cfg.wasm}} {
+		if f[1] != "" {
+			in.Add("--"+f[0]+" "+f[1], f[1])
+		}
+	}
+	// the witness files are collected first, so that an output that is one
+	// of them (inside a --witness directory, or matched by a glob) is refused
+	for _, f := range []struct {
+		flag     string
+		patterns []string
+		files    *[]string
+	}{{"witness", cfg.witness, &cfg.witnessFiles}, {"wtns", cfg.wtns, &cfg.wtnsFiles}, {"input", cfg.input, &cfg.inputFiles}} {
+		if len(f.patterns) == 0 {
+			continue
+		}
+		files, skipped, err := bench.Collect(f.flag, f.patterns)
+		if err != nil {
+			return err
+		}
+		if skipped > 0 {
+			fmt.Printf("bench: using the first %d of %d --%s files\n", len(files), len(files)+skipped, f.flag)
+		}
+		for _, p := range files {
+			in.Add("--"+f.flag+" "+p, p)
+		}
+		*f.files = files
+	}
+	if err := checkOutputs(&in, cfg.out, "--results", cfg.results); err != nil {
+		return err
+	}
+	if p := cfg.cpuprofile; p != "" {
 		for _, s := range []string{".gnark", ".zkpipe"} {
-			if err := checkOutputs(&in, c.String("out"), "--cpuprofile", p+s); err != nil {
+			if err := checkOutputs(&in, cfg.out, "--cpuprofile", p+s); err != nil {
 				return err
 			}
 		}
 	}
-	circ, err := gnarksrc.LoadDirWith(c.String("circuit"), gnarkOptions(c))
-	if err != nil {
-		return err
-	}
-	src := circ.Source.(*gnarksrc.Source)
-	out := c.String("out")
+	out := cfg.out
 	if out == "" {
 		if out, err = os.MkdirTemp("", "zkpipe-bench-"); err != nil {
 			return err
 		}
 		defer os.RemoveAll(out)
 	}
-	// The same witnesses for both, made beforehand and kept out of the timing;
-	// zkpipe reads them from files, as a user's stream would.
-	wdir := filepath.Join(out, "witnesses")
-	if err := os.MkdirAll(wdir, 0o755); err != nil {
+	if cfg.zkey != "" {
+		return benchCircom(c, cfg, out)
+	}
+	return benchGnark(c, cfg, out)
+}
+
+// benchGnark benches a gnark circuit directory: with the user's --witness
+// files, or witnesses a built-in circuit generates.
+func benchGnark(c *cli.Context, cfg benchConfig, out string) error {
+	n := cfg.n
+	circ, err := gnarksrc.LoadDirWith(cfg.circuit, gnarkOptions(c))
+	if err != nil {
 		return err
 	}
-	witnesses := make([]string, min(n, benchWitnesses))
-	for i := range witnesses {
-		w, err := src.Witness(int64(i + 1))
-		if err != nil {
+	src := circ.Source.(*gnarksrc.Source)
+	var files []string
+	var ws []witness.Witness
+	if len(cfg.witnessFiles) > 0 {
+		files = cfg.witnessFiles[:min(len(cfg.witnessFiles), n)]
+		if ws, err = bench.ReadGnarkWitnesses(c.Context, src, circ.Name, files); err != nil {
 			return err
 		}
-		b, err := w.MarshalBinary()
-		if err != nil {
+	} else {
+		if _, err := src.Witness(1); err != nil {
+			return fmt.Errorf("circuit %s was not made by zkpipe setup from a built-in, so bench cannot make its witnesses: give them with --witness FILE (repeatable; a directory or a glob too)", circ.Name)
+		}
+		// The same witnesses for both, made beforehand and kept out of the
+		// timing; zkpipe reads them from files, as a user's stream would.
+		wdir := filepath.Join(out, "witnesses")
+		if err := os.MkdirAll(wdir, 0o755); err != nil {
 			return err
 		}
-		witnesses[i] = filepath.Join(wdir, fmt.Sprintf("w%d", i))
-		if err := os.WriteFile(witnesses[i], b, 0o644); err != nil {
-			return err
-		}
-	}
-	var jobs strings.Builder
-	for i := range n {
-		fmt.Fprintf(&jobs, `{"id":"b%d","witness":%q}`+"\n", i, witnesses[i%len(witnesses)])
-	}
-	fmt.Printf("bench: %s, %d constraints, %d wires, %d proofs, %d CPUs\n", circ.Name, circ.Constraints, circ.NbWires, n, runtime.NumCPU())
-
-	var gnarkRate float64
-	if !c.Bool("skip-gnark") {
-		stop, err := startProfile(c.String("cpuprofile"), "gnark")
-		if err != nil {
-			return err
-		}
-		var total, cpu time.Duration
-		for i := range n {
-			w, err := src.Witness(int64(i%len(witnesses) + 1))
+		for i := range min(n, benchWitnesses) {
+			w, err := src.Witness(int64(i + 1))
 			if err != nil {
 				return err
 			}
-			runtime.GC()
-			start, cpu0 := time.Now(), stages.ProcessCPU()
-			proof, err := groth16.Prove(src.R1CS(), src.ProvingKey(), w)
-			total += time.Since(start)
-			cpu += stages.ProcessCPU() - cpu0
+			b, err := w.MarshalBinary()
 			if err != nil {
-				return fmt.Errorf("gnark prove: %w", err)
+				return err
 			}
-			if i == 0 {
-				pub, _ := w.Public()
-				if err := groth16.Verify(proof, src.VerifyingKey(), pub); err != nil {
-					return fmt.Errorf("gnark's own proof does not verify: %w", err)
-				}
+			f := filepath.Join(wdir, fmt.Sprintf("w%d", i))
+			if err := os.WriteFile(f, b, 0o644); err != nil {
+				return err
 			}
+			files, ws = append(files, f), append(ws, w)
 		}
-		stop()
-		gnarkRate = float64(n) / total.Seconds()
-		fmt.Printf("gnark groth16.Prove: %d proofs in %s, %.3f proofs/s (%.0f ms/proof, %.0f CPU ms/proof, %.1f cores busy)\n", n, total.Round(time.Millisecond), gnarkRate,
-			total.Seconds()*1000/float64(n), cpu.Seconds()*1000/float64(n), cpu.Seconds()/total.Seconds())
 	}
+	jobs, fileOf, err := bench.Lines(n, bench.GnarkJobs(files))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("bench: %s, %d constraints, %d wires, %d proofs of %d witnesses, %d CPUs\n", circ.Name, circ.Constraints, circ.NbWires, n, len(files), runtime.NumCPU())
 
+	var gnarkRate float64
+	if !cfg.skipGnark {
+		stop, err := bench.StartProfile(cfg.cpuprofile, "gnark")
+		if err != nil {
+			return err
+		}
+		t, err := bench.Gnark(src, ws, files, n)
+		stop()
+		if err != nil {
+			return err
+		}
+		gnarkRate = t.Rate()
+		fmt.Printf("gnark groth16.Prove: %d proofs in %s, %.3f proofs/s (%.0f ms/proof, %.0f CPU ms/proof, %.1f cores busy)\n", n, t.Wall.Round(time.Millisecond), gnarkRate,
+			t.Wall.Seconds()*1000/float64(n), t.CPU.Seconds()*1000/float64(n), t.CPU.Seconds()/t.Wall.Seconds())
+	}
+	lines, wall, cpu, err := benchStream(c, cfg, out, circ, jobs, fileOf)
+	if err != nil {
+		return err
+	}
+	for _, r := range lines {
+		if err := gnarksrc.VerifyFilesWith(src.VerifyingKey(), src.HashToField(), r.Proof, r.Public); err != nil {
+			return fmt.Errorf("zkpipe proof %s (witness %s) rejected by gnark: %w", r.ID, fileOf[r.ID], err)
+		}
+	}
+	rate := float64(n) / wall.Seconds()
+	fmt.Printf("zkpipe stream:       %d proofs in %s, %.3f proofs/s (%.0f CPU ms/proof, %.1f cores busy), all verified by gnark\n", n, wall.Round(time.Millisecond), rate,
+		cpu.Seconds()*1000/float64(n), cpu.Seconds()/wall.Seconds())
+	if gnarkRate > 0 {
+		fmt.Printf("ratio zkpipe/gnark:  %.2f×\n", rate/gnarkRate)
+	}
+	bench.StageTable(os.Stdout, lines)
+	bench.Shape(os.Stdout, lines)
+	if k := cfg.serial; k > 0 {
+		opts, err := engineOptions(c, filepath.Join(out, "serial"))
+		if err != nil {
+			return err
+		}
+		return bench.SerialCPU(c.Context, opts, circ, files[:min(k, len(files))], os.Stdout)
+	}
+	return nil
+}
+
+// benchCircom benches a circom zkey on the user's .wtns or input files:
+// zkpipe's stream, each proof checked against the zkey's verifying key (and
+// the first by snarkjs groth16 verify when snarkjs is there), compared with
+// one snarkjs prove of the first witness when snarkjs is there.
+func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
+	n := cfg.n
+	js, err := bench.CircomJobs(c.Context, cfg.wtnsFiles, cfg.inputFiles)
+	if err != nil {
+		return err
+	}
+	js = js[:min(len(js), n)]
+	limits, err := circomLimits(c)
+	if err != nil {
+		return err
+	}
+	circ, err := circomsrc.LoadFiles(c.Context, circomsrc.Files{Zkey: cfg.zkey, Wasm: cfg.wasm, ReadTimeout: c.Duration("read-timeout"), WasmLimits: limits})
+	if err != nil {
+		return err
+	}
+	src := circ.Source.(*circomsrc.Source)
+	jobs, fileOf, err := bench.Lines(n, js)
+	if err != nil {
+		closeCircuits([]*stages.Circuit{circ})
+		return err
+	}
+	fmt.Printf("bench: %s (circom), %d constraints, %d wires, %d proofs of %d witnesses, %d CPUs\n", circ.Name, circ.Constraints, circ.NbWires, n, len(js), runtime.NumCPU())
+
+	// zkpipe's stream first: its parse names a witness that does not fit
+	// before snarkjs is asked to prove it.
+	lines, wall, cpu, err := benchStream(c, cfg, out, circ, jobs, fileOf)
+	if err != nil {
+		return err
+	}
+	for _, r := range lines {
+		if err := circomsrc.VerifyFiles(c.Context, src.VerifyingKey(), r.Proof, r.Public); err != nil {
+			return fmt.Errorf("zkpipe proof %s (witness %s) rejected: %w", r.ID, fileOf[r.ID], err)
+		}
+	}
+	snarkjs, why := "", "--skip-gnark"
+	if !cfg.skipGnark {
+		snarkjs, why = bench.Snarkjs()
+	}
+	// snarkjs's files (its proof, the vkey it verifies with) are scratch,
+	// kept out of --out, which holds zkpipe's proofs alone.
+	scratch, err := os.MkdirTemp("", "zkpipe-bench-snarkjs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	verified := "all verified against the zkey's verifying key"
+	if snarkjs != "" {
+		if err := bench.SnarkjsVerify(c.Context, snarkjs, cfg.snarkjsTimeout, cfg.zkey, scratch, lines[0].Proof, lines[0].Public); err != nil {
+			return err
+		}
+		verified += ", the first by snarkjs groth16 verify"
+	}
+	rate := float64(n) / wall.Seconds()
+	fmt.Printf("zkpipe stream:       %d proofs in %s, %.3f proofs/s (%.0f CPU ms/proof, %.1f cores busy), %s\n", n, wall.Round(time.Millisecond), rate,
+		cpu.Seconds()*1000/float64(n), cpu.Seconds()/wall.Seconds(), verified)
+	if snarkjs == "" {
+		fmt.Printf("comparison: none (%s)\n", why)
+	} else {
+		sw, what, err := bench.SnarkjsProve(c.Context, snarkjs, cfg.snarkjsTimeout, cfg.zkey, cfg.wasm, js[0], src.VerifyingKey(), scratch)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("comparison: %s (%s), one proof of %s: %s, %.3f proofs/s, verified\n", what, snarkjs, js[0].File, sw.Round(time.Millisecond), 1/sw.Seconds())
+		fmt.Printf("ratio zkpipe/snarkjs: %.2f× (snarkjs: one proof, its Node start-up included)\n", rate*sw.Seconds())
+	}
+	bench.StageTable(os.Stdout, lines)
+	bench.Shape(os.Stdout, lines)
+	return nil
+}
+
+// benchStream runs zkpipe's stream over jobs and returns its result lines,
+// timed from the engine being open (keys resident) to the last result. A
+// failed job is an error naming its witness file.
+func benchStream(c *cli.Context, cfg benchConfig, out string, circ *stages.Circuit, jobs string, fileOf map[string]string) ([]stream.Result, time.Duration, time.Duration, error) {
 	runtime.GC()
 	var lines []stream.Result
 	var resultsFile *stream.Writer
-	if p := c.String("results"); p != "" {
+	if p := cfg.results; p != "" {
 		f, err := os.Create(p)
 		if err != nil {
-			return err
+			closeCircuits([]*stages.Circuit{circ})
+			return nil, 0, 0, err
 		}
 		defer f.Close()
 		resultsFile = stream.NewWriter(f)
 	}
-	// Timed from the engine being open (keys resident) to the last result.
 	var start time.Time
 	var cpu0 time.Duration
 	started := func() error { start, cpu0 = time.Now(), stages.ProcessCPU(); return nil }
 	opts, err := engineOptions(c, out)
 	if err != nil {
-		return err
+		closeCircuits([]*stages.Circuit{circ})
+		return nil, 0, 0, err
 	}
-	stop, err := startProfile(c.String("cpuprofile"), "zkpipe")
+	stop, err := bench.StartProfile(cfg.cpuprofile, "zkpipe")
 	if err != nil {
-		return err
+		closeCircuits([]*stages.Circuit{circ})
+		return nil, 0, 0, err
 	}
-	err = runStream(c, opts, []*stages.Circuit{circ}, strings.NewReader(jobs.String()), started, func(r stream.Result) error {
+	err = runStream(c, opts, []*stages.Circuit{circ}, strings.NewReader(jobs), started, func(r stream.Result) error {
 		lines = append(lines, r)
 		if resultsFile != nil {
 			return resultsFile.Write(r)
@@ -173,169 +354,12 @@ func bench(c *cli.Context) error {
 	wall, cpu := time.Since(start), stages.ProcessCPU()-cpu0
 	stop()
 	if err != nil {
-		return err
+		return nil, 0, 0, err
 	}
 	for _, r := range lines {
 		if r.Error != "" {
-			return fmt.Errorf("zkpipe job %s failed: %s", r.ID, r.Error)
-		}
-		if err := gnarksrc.VerifyFiles(src.VerifyingKey(), r.Proof, r.Public); err != nil {
-			return fmt.Errorf("zkpipe proof %s rejected by gnark: %w", r.ID, err)
+			return nil, 0, 0, fmt.Errorf("witness %s: zkpipe %s", fileOf[r.ID], r.Error)
 		}
 	}
-	rate := float64(n) / wall.Seconds()
-	fmt.Printf("zkpipe stream:       %d proofs in %s, %.3f proofs/s (%.0f CPU ms/proof, %.1f cores busy), all verified by gnark\n", n, wall.Round(time.Millisecond), rate,
-		cpu.Seconds()*1000/float64(n), cpu.Seconds()/wall.Seconds())
-	if gnarkRate > 0 {
-		fmt.Printf("ratio zkpipe/gnark:  %.2f×\n", rate/gnarkRate)
-	}
-	printStageTable(lines)
-	printShape(lines)
-	if k := c.Int("serial-cpu"); k > 0 {
-		return serialCPU(c, circ, out, witnesses[:min(k, len(witnesses))])
-	}
-	return nil
-}
-
-// serialCPU proves the witnesses one at a time, each job alone in the
-// process, so each stage's cpu_ms is its own CPU time, and prints the mean
-// per stage: where a proof's core-seconds go.
-func serialCPU(c *cli.Context, circ *stages.Circuit, out string, witnesses []string) error {
-	opts, err := engineOptions(c, filepath.Join(out, "serial"))
-	if err != nil {
-		return err
-	}
-	eng, err := engine.New(c.Context, opts, circ)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	jobs := make(chan stream.Line)
-	results := make(chan stream.Result, 1)
-	runErr := make(chan error, 1)
-	go func() {
-		runErr <- eng.Run(c.Context, jobs, func(r stream.Result) error { results <- r; return nil })
-	}()
-	var lines []stream.Result
-	for i, w := range witnesses {
-		jobs <- stream.Line{Number: i + 1, Request: stream.Request{ID: fmt.Sprintf("s%d", i), Witness: w}}
-		r := <-results
-		if r.Error != "" {
-			close(jobs)
-			return fmt.Errorf("zkpipe job %s failed: %s", r.ID, r.Error)
-		}
-		lines = append(lines, r)
-	}
-	close(jobs)
-	if err := <-runErr; err != nil {
-		return err
-	}
-	fmt.Printf("one proof at a time, %d proofs: CPU ms per proof by stage (process CPU while the stage ran alone)\n", len(lines))
-	fmt.Printf("%-11s %10s %10s %8s\n", "stage", "run ms", "cpu ms", "cores")
-	var run, cpu float64
-	for _, name := range stages.Names {
-		var r, cp []float64
-		for _, l := range lines {
-			for _, s := range l.Stages {
-				if s.Stage == name {
-					r, cp = append(r, s.RunMS), append(cp, s.CPUMS)
-				}
-			}
-		}
-		cores := 0.0
-		if mean(r) > 0 {
-			cores = mean(cp) / mean(r)
-		}
-		fmt.Printf("%-11s %10.1f %10.1f %8.2f\n", name, mean(r), mean(cp), cores)
-		run, cpu = run+mean(r), cpu+mean(cp)
-	}
-	fmt.Printf("%-11s %10.1f %10.1f %8.2f\n", "total", run, cpu, cpu/max(run, 1e-9))
-	return nil
-}
-
-// printStageTable prints each stage's mean run and queue time over lines,
-// its median run time, and its mean CPU time (shared with overlapping
-// stages: see stream.StageTime.CPUMS).
-func printStageTable(lines []stream.Result) {
-	type acc struct {
-		run, queue, cpu []float64
-	}
-	per := map[string]*acc{}
-	for _, r := range lines {
-		for _, s := range r.Stages {
-			a := per[s.Stage]
-			if a == nil {
-				a = &acc{}
-				per[s.Stage] = a
-			}
-			a.run = append(a.run, s.RunMS)
-			a.cpu = append(a.cpu, s.CPUMS)
-			a.queue = append(a.queue, s.QueueMS)
-		}
-	}
-	fmt.Printf("%-11s %10s %10s %10s %10s\n", "stage", "run ms", "median", "queue ms", "cpu ms")
-	for _, name := range stages.Names {
-		a := per[name]
-		if a == nil {
-			continue
-		}
-		fmt.Printf("%-11s %10.1f %10.1f %10.1f %10.1f\n", name, mean(a.run), median(a.run), mean(a.queue), mean(a.cpu))
-	}
-}
-
-// printShape says the shape the stream started with and, when the shape
-// controller changed it (--adapt-shape), the one it ended with.
-func printShape(lines []stream.Result) {
-	var first, last string
-	changes := 0
-	for _, l := range lines {
-		if l.Shape != "" {
-			if first == "" {
-				first = l.Shape
-			}
-			last = l.Shape
-		}
-		changes += len(l.ShapeChanges)
-	}
-	fmt.Printf("shape at start: %s\n", first)
-	if changes > 0 {
-		fmt.Printf("shape at end:   %s (%d changes; * where zkpipe chose)\n", last, changes)
-	}
-}
-
-func mean(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
-}
-
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	y := append([]float64(nil), x...)
-	sort.Float64s(y)
-	return y[len(y)/2]
-}
-
-// startProfile starts a CPU profile into base.suffix (none when base is
-// empty) and returns what stops it.
-func startProfile(base, suffix string) (stop func(), err error) {
-	if base == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(base + "." + suffix)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return lines, wall, cpu, nil
 }
