@@ -210,7 +210,7 @@ func TestBenchUserGnarkCircuitErrors(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--circuit", dir}, []string{"give them with --witness FILE"}},
-		{[]string{"--circuit", dir, "--witness", good, "--witness", other}, []string{other, "circuit cubic wants 1 and 1"}},
+		{[]string{"--circuit", dir, "--witness", good, "--witness", other}, []string{other, "not a witness of circuit cubic"}},
 		{[]string{"--circuit", dir, "--witness", good, "--witness", wrong}, []string{wrong, "gnark groth16.Prove"}},
 		{[]string{"--circuit", dir, "--witness", good, "--witness", wrong, "--skip-gnark"}, []string{"witness " + wrong + ": zkpipe job b"}},
 		{[]string{"--circuit", dir, "--witness", filepath.Join(root, "*.none")}, []string{"no file matches"}},

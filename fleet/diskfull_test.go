@@ -70,7 +70,21 @@ func TestStoreDiskFull(t *testing.T) {
 
 	os.Remove(filler)
 	waitHealthy(t, m) // unhealthy while the store is down; the same process
-	run(t, bin, job(9999), "submit", "--nats", url, "-")
+	// The first publish after JetStream's restart may outlast its 5 s
+	// timeout on a loaded machine (CI's two cores): submit again, as a user
+	// would (the job's id makes it idempotent), a bounded number of times.
+	for try := 1; ; try++ {
+		cmd := exec.Command(bin, "submit", "--nats", url, "-")
+		cmd.Stdin = strings.NewReader(job(9999))
+		b, err := cmd.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if try == 5 {
+			t.Fatalf("submit after the store came back, 5 tries: %v\n%s", err, b)
+		}
+		t.Logf("submit after the store came back, try %d: %v\n%s", try, err, b)
+	}
 	acked++
 	// every acknowledged job is answered by serve's own worker, which
 	// went on after the store came back

@@ -75,8 +75,26 @@ func (s *Server) watchStore(log io.Writer, cfg server.JetStreamConfig) {
 			fmt.Fprintf(log, "zkpipe: serve: start JetStream again: %v\n", err)
 			continue
 		}
+		// The streams are recovered from the store as JetStream starts;
+		// say the store is back (healthz, statusSubject) only once the
+		// server's own health check finds them sound.
+		s.awaitHealthy(30 * time.Second)
 		s.problem.Store("")
 		fmt.Fprintf(log, "zkpipe: serve: store %s has room again (%s free): JetStream started again\n", s.storeDir, bytesString(free))
+	}
+}
+
+// awaitHealthy waits, at most max, until the server's health check passes.
+func (s *Server) awaitHealthy(max time.Duration) {
+	for end := time.Now().Add(max); time.Now().Before(end); {
+		if h := s.Healthz(&server.HealthzOptions{}); h == nil || h.Error == "" {
+			return
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
