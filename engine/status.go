@@ -86,7 +86,9 @@ func statusLine(proved, failed int64, elapsed time.Duration, stages []pipeline.S
 	if m.Waiting > 0 {
 		fmt.Fprintf(&b, ", %d waiting", m.Waiting)
 	}
-	fmt.Fprintf(&b, " | pinned %s/%s", mem.FormatBytes(m.Pinned), mem.FormatBytes(m.PinnedBudget))
+	if m.Pinned > 0 { // only a backend that stages through page-locked buffers pins; on CPU alone "pinned 0 B" says nothing
+		fmt.Fprintf(&b, " | pinned %s/%s", mem.FormatBytes(m.Pinned), mem.FormatBytes(m.PinnedBudget))
+	}
 	if d := mem.FormatDevice(m); d != "" {
 		fmt.Fprintf(&b, " | %s", d)
 	}

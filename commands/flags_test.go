@@ -1,0 +1,114 @@
+package commands
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/stages"
+)
+
+// helpOf is the help text of "zkpipe CMD…".
+func helpOf(t *testing.T, cmd ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	app := App()
+	app.Writer, app.ErrWriter = &out, &out
+	if err := app.Run(append(append([]string{"zkpipe"}, cmd...), "--help")); err != nil {
+		t.Fatalf("zkpipe %s --help: %v", strings.Join(cmd, " "), err)
+	}
+	return out.String()
+}
+
+// Flags whose value zkpipe chooses when they are unset say "auto" in help,
+// never the placeholder the flag carries.
+func TestHelpSaysAutoWhereZkpipeChooses(t *testing.T) {
+	auto := []string{"msm-tasks", "fft-tasks", "wasm-timeout", "device-budget"}
+	for _, s := range stages.Names {
+		auto = append(auto, s+"-workers", s+"-queue")
+	}
+	for _, cmd := range [][]string{{"prove"}, {"bench"}, {"demo"}, {"worker"}, {"serve"}, {"groth16", "prove"}} {
+		help := helpOf(t, cmd...)
+		for _, name := range auto {
+			line := helpLine(help, "--"+name)
+			if line == "" {
+				t.Errorf("%s: no --%s in help", cmd, name)
+				continue
+			}
+			if !strings.Contains(line, "(default: auto)") {
+				t.Errorf("%s --help: --%s does not say auto: %q", cmd, name, line)
+			}
+		}
+	}
+}
+
+// helpLine is the help line of flag (the first line that starts with it).
+func helpLine(help, flag string) string {
+	for _, l := range strings.Split(help, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), flag+" ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// engineOptionsOf reads the engine's options from a command line of prove's
+// flags.
+func engineOptionsOf(t *testing.T, args ...string) (int, error) {
+	t.Helper()
+	var mib int
+	var err error
+	app := &cli.App{Flags: proveFlags(), Action: func(c *cli.Context) error {
+		o, e := engineOptions(c, t.TempDir())
+		mib, err = o.CUDA.PinnedMiB, e
+		return nil
+	}}
+	if rerr := app.Run(append([]string{"zkpipe"}, args...)); rerr != nil {
+		t.Fatalf("%v: %v", args, rerr)
+	}
+	return mib, err
+}
+
+// --cuda-pinned takes a size as the other size flags do; --cuda-pinned-mib,
+// its deprecated spelling, still takes MiB; both at once is refused.
+func TestCUDAPinnedSize(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		mib  int
+		err  string
+	}{
+		{args: nil, mib: 32},
+		{args: []string{"--cuda-pinned", "64MiB"}, mib: 64},
+		{args: []string{"--cuda-pinned", "1GiB"}, mib: 1024},
+		{args: []string{"--cuda-pinned", "2m"}, mib: 2},
+		{args: []string{"--cuda-pinned", "1048576"}, mib: 1},
+		{env: map[string]string{"ZKPIPE_CUDA_PINNED": "128MiB"}, mib: 128},
+		{args: []string{"--cuda-pinned-mib", "64"}, mib: 64},
+		{env: map[string]string{"ZKPIPE_CUDA_PINNED_MIB": "16"}, mib: 16},
+		{args: []string{"--cuda-pinned", "64MiB", "--cuda-pinned-mib", "64"}, err: "give one"},
+		{args: []string{"--cuda-pinned", "512KiB"}, err: `--cuda-pinned "512KiB": want a whole number of MiB`},
+		{args: []string{"--cuda-pinned", "1.5MiB"}, err: "want a whole number of MiB"},
+		{args: []string{"--cuda-pinned", "0"}, err: "at least 1MiB"},
+		{args: []string{"--cuda-pinned", "lots"}, err: "--cuda-pinned \"lots\""},
+		{args: []string{"--cuda-pinned-mib", "0"}, err: "--cuda-pinned-mib 0: want at least 1"},
+		{args: []string{"--cuda-pinned-mib", "-4"}, err: "--cuda-pinned-mib -4"},
+	} {
+		t.Run("", func(t *testing.T) {
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			mib, err := engineOptionsOf(t, c.args...)
+			switch {
+			case c.err == "" && (err != nil || mib != c.mib):
+				t.Errorf("%v %v: %d MiB, %v; want %d MiB", c.args, c.env, mib, err, c.mib)
+			case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+				t.Errorf("%v %v: %v; want an error with %q", c.args, c.env, err, c.err)
+			}
+		})
+	}
+	if l := helpLine(helpOf(t, "prove"), "--cuda-pinned-mib"); !strings.Contains(l, "deprecated") {
+		t.Errorf("--cuda-pinned-mib's help does not say it is deprecated: %q", l)
+	}
+}
