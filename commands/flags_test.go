@@ -2,6 +2,8 @@ package commands
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -110,5 +112,53 @@ func TestCUDAPinnedSize(t *testing.T) {
 	}
 	if l := helpLine(helpOf(t, "prove"), "--cuda-pinned-mib"); !strings.Contains(l, "deprecated") {
 		t.Errorf("--cuda-pinned-mib's help does not say it is deprecated: %q", l)
+	}
+}
+
+// A prove run without --out writes its proofs to ./out and says so once on
+// stderr; one given --out (by flag or ZKPIPE_OUT) says nothing of it.
+func TestProveSaysWhereProofsGoWithoutOut(t *testing.T) {
+	root := t.TempDir()
+	chain := setupCircuit(t, root, "chain", "mulchain", 64)
+	jobs := filepath.Join(root, "jobs.jsonl")
+	writeJobs(t, jobs, generateJobs(2)...)
+	note := "zkpipe: writing proofs to ./out (no --out given)"
+	for _, c := range []struct {
+		name string
+		args []string
+		env  string
+		out  string // where the proofs land, under the working directory
+		says bool
+	}{
+		{name: "no --out", out: "out", says: true},
+		{name: "--out", args: []string{"--out", "given"}, out: "given"},
+		{name: "--out out", args: []string{"--out", "out"}, out: "out"},
+		{name: "ZKPIPE_OUT", env: "fromenv", out: "fromenv"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wd := t.TempDir()
+			t.Chdir(wd)
+			if c.env != "" {
+				t.Setenv("ZKPIPE_OUT", c.env)
+			}
+			var log bytes.Buffer
+			results := filepath.Join(wd, "results.jsonl")
+			args := append([]string{"zkpipe", "prove", "--circuit", chain, "--jobs", jobs, "--results", results, "--mem-status", "0"}, c.args...)
+			lines := runProveTo(t, &log, results, args...)
+			if len(lines) != 2 || lines[0].Error != "" || lines[1].Error != "" {
+				t.Fatalf("results: %+v\n%s", lines, log.String())
+			}
+			for _, l := range lines {
+				if filepath.Dir(l.Proof) != filepath.Join(wd, c.out) && filepath.Dir(l.Proof) != c.out {
+					t.Errorf("proof %s, want it in %s", l.Proof, c.out)
+				}
+				if _, err := os.Stat(filepath.Join(wd, c.out, filepath.Base(l.Proof))); err != nil {
+					t.Error(err)
+				}
+			}
+			if n := strings.Count(log.String(), note); (c.says && n != 1) || (!c.says && n != 0) {
+				t.Errorf("stderr says %q %d times:\n%s", note, n, log.String())
+			}
+		})
 	}
 }

@@ -49,7 +49,7 @@ func resultsCommand() *cli.Command {
 			if p := c.String("vkey"); p != "" {
 				in.Add("--vkey "+p, p)
 			}
-			if err := checkOutputs(&in, c.String("out"), "--results", c.String("results")); err != nil {
+			if err := checkOutputs(&in, proofsOut(c), "--results", c.String("results")); err != nil {
 				return err
 			}
 			// the user's own key first: a file that cannot be read must
