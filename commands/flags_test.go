@@ -3,7 +3,9 @@ package commands
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -160,5 +162,60 @@ func TestProveSaysWhereProofsGoWithoutOut(t *testing.T) {
 				t.Errorf("stderr says %q %d times:\n%s", note, n, log.String())
 			}
 		})
+	}
+}
+
+// The install lines of README.md work from a clone: each go command of its
+// Install section builds a zkpipe that runs (the output path moved into a
+// temporary directory); none fetches a published module.
+func TestREADMEInstallLinesWorkFromAClone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds zkpipe (-short)")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Install\n")
+	if !ok {
+		t.Fatal("README.md has no Install section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	// the lines of its code blocks and its inline `go …` spans
+	lines := strings.Split(section, "\n")
+	for _, m := range regexp.MustCompile("`(go [^`]+)`").FindAllStringSubmatch(section, -1) {
+		lines = append(lines, m[1])
+	}
+	ran := 0
+	for _, line := range lines {
+		line, _, _ = strings.Cut(line, "#")
+		args := strings.Fields(line)
+		if len(args) < 2 || args[0] != "go" || (args[1] != "build" && args[1] != "install") {
+			continue
+		}
+		if strings.Contains(line, "@") {
+			t.Errorf("README install line %q fetches a module version, which an unpublished module does not have", line)
+			continue
+		}
+		bin := t.TempDir()
+		for i := range args {
+			if args[i] == "-o" && i+1 < len(args) {
+				args[i+1] = filepath.Join(bin, args[i+1])
+			}
+		}
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "GOBIN="+bin, "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("README install line %q: %v\n%s", line, err, out)
+			continue
+		}
+		if out, err := exec.Command(filepath.Join(bin, "zkpipe"), "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "zkpipe") {
+			t.Errorf("zkpipe built by %q: %v\n%s", line, err, out)
+		}
+		ran++
+	}
+	if ran == 0 {
+		t.Error("README's Install section has no go line that builds zkpipe")
 	}
 }
