@@ -72,6 +72,13 @@ func TestStatusLinePinnedOnlyWhenPinning(t *testing.T) {
 	if !strings.Contains(pinning, " | pinned 256 MiB/4.00 GiB") {
 		t.Errorf("status line of a pinning backend: %s", pinning)
 	}
+	machine := mem.Machine{Total: 16 << 30}
+	if l := startLine(mem.Stats{Budget: 12 << 30, PinnedBudget: 4530 << 20}, machine, nil); strings.Contains(l, "pinned") {
+		t.Errorf("CPU-only start line shows a pinned budget: %s", l)
+	}
+	if l := startLine(mem.Stats{Budget: 12 << 30, PinnedBudget: 4 << 30, Pinned: 256 << 20}, machine, nil); !strings.Contains(l, "(machine 16.0 GiB, cgroup none), pinned 4.00 GiB; resident at start") {
+		t.Errorf("start line of a pinning backend: %s", l)
+	}
 	// the CPU backend's governor: nothing pinned, nothing shown
 	g := mem.NewGovernor(mem.Config{Budget: 64 << 20, Pinned: 10 << 20})
 	if p, err := startPinned(g, gpu.NewCPU(1, 1)); p != nil || err != nil {
