@@ -98,7 +98,7 @@ func (b Builtin) CheckSetup(n int, allow int64) error {
 	}
 	c, w := b.floor(n)
 	if err := CheckSetup(c, w, allow); err != nil {
-		return fmt.Errorf("%s at -n %d: %w", b.Name, n, err)
+		return fmt.Errorf("%s at --constraints %d: %w", b.Name, n, err)
 	}
 	return nil
 }

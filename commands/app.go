@@ -97,8 +97,9 @@ func App() *cli.App {
 	return &cli.App{
 		Name:  "zkpipe",
 		Usage: "a Groth16 proving engine for continuous streams of proofs",
-		Description: "Every flag can also be set by an environment variable ZKPIPE_<FLAG>, " +
-			"upper-case with - as _ (for example ZKPIPE_MSM_H_WORKERS=2).\n\n" +
+		Description: "Every flag can also be set by an environment variable, named in its help: ZKPIPE_<FLAG>, " +
+			"upper-case with - as _ (for example ZKPIPE_MSM_H_WORKERS=2), or ZKPIPE_<COMMAND>_<FLAG> where a command keeps its own (ZKPIPE_BENCH_CIRCUIT). " +
+			"A flag name, a short alias and a variable mean one thing in every command; \"(default: auto)\" is a value zkpipe chooses when the flag is unset.\n\n" +
 			"Exit codes: 0 every job proven; 1 the run failed (flags, circuits, outputs); " +
 			"2 the run finished and some jobs failed (their result lines say why), or arguments the command does not take; " +
 			"3 a first Ctrl-C or SIGTERM stopped the intake before the jobs ended (those read were finished; stderr says how many were not read); 130 aborted by a second Ctrl-C.",

@@ -27,10 +27,10 @@ func benchCommand() *cli.Command {
 		&cli.StringSliceFlag{Name: "input", Usage: "circom input files (JSON objects of the circuit's inputs) for --wasm: files, directories or globs (repeatable)", EnvVars: env("bench-input"), Category: "circom"},
 		&cli.StringFlag{Name: "wasm", Usage: "circom witness calculator of the --zkey, for --input", EnvVars: env("bench-wasm"), Category: "circom"},
 		&cli.DurationFlag{Name: "snarkjs-timeout", Value: 10 * time.Minute, Usage: "bound on each snarkjs call of the circom comparison", EnvVars: env("bench-snarkjs-timeout"), Category: "circom"},
-		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: fmt.Sprintf("proofs in each run (1 to %d; at most %d distinct witnesses are reused in turn)", bench.MaxProofs, bench.MaxWitnesses), EnvVars: env("bench-proofs")},
+		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: fmt.Sprintf("how many proofs in each run (1 to %d; at most %d distinct witnesses are reused in turn)", bench.MaxProofs, bench.MaxWitnesses), EnvVars: env("bench-proofs")},
 		&cli.BoolFlag{Name: "skip-gnark", Usage: "time zkpipe only (no gnark or snarkjs comparison)", EnvVars: env("skip-gnark")},
 		&cli.StringFlag{Name: "out", Usage: "directory for proofs (default: a fresh temporary one)", EnvVars: env("bench-out")},
-		&cli.StringFlag{Name: "results", Usage: "also write zkpipe's result lines here (for zkpipe timeline)", EnvVars: env("bench-results")},
+		&cli.StringFlag{Name: "results", Usage: "JSON Lines of results: also write zkpipe's result lines to this file (for zkpipe timeline)", EnvVars: env("bench-results")},
 		&cli.StringFlag{Name: "cpuprofile", Usage: "write CPU profiles (pprof) of gnark's proofs to FILE.gnark and of zkpipe's stream to FILE.zkpipe", EnvVars: env("bench-cpuprofile")},
 		&cli.IntFlag{Name: "serial-cpu", Usage: "then prove this many of the same witnesses one at a time and print each stage's CPU ms per proof", EnvVars: env("bench-serial-cpu")},
 	)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -15,18 +16,23 @@ import (
 
 func demoCommand() *cli.Command {
 	flags := engineFlags(
-		&cli.StringFlag{Name: "circuit", Value: "commit", Usage: "built-in circuit to prove", EnvVars: env("demo-circuit")},
+		&cli.StringFlag{Name: "builtin", Value: "commit", Usage: fmt.Sprintf("built-in circuit to prove: %v", circuits.Names()), EnvVars: env("demo-builtin")},
 		&cli.IntFlag{Name: "constraints", Aliases: []string{"c"}, Value: 1 << 12, Usage: "about how many constraints", EnvVars: env("demo-constraints")},
 		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: "how many proofs to stream", EnvVars: env("demo-proofs")},
-		&cli.StringFlag{Name: "cache", Usage: "where set-up circuits are kept (default: the user cache dir)/zkpipe", EnvVars: env("cache")},
+		&cli.StringFlag{Name: "cache", Usage: "zkpipe's cache directory: set-up circuits are kept here (default: the user cache dir/zkpipe)", EnvVars: env("cache")},
 		&cli.StringFlag{Name: "out", Usage: "directory for proofs (default: a fresh temporary one)", EnvVars: env("demo-out")},
+		oldString("circuit", "builtin", env("demo-circuit")...),
 	)
 	return &cli.Command{
 		Name:  "demo",
 		Usage: "set up a small built-in circuit (cached) and prove a stream of proofs, verifying each",
 		Flags: flags,
 		Action: func(c *cli.Context) error {
-			name, n := c.String("circuit"), c.Int("constraints")
+			b, err := spelling(c, "builtin", "circuit")
+			if err != nil {
+				return err
+			}
+			name, n := c.String(b), c.Int("constraints")
 			dir, err := demoCircuit(c.String("cache"), name, n)
 			if err != nil {
 				return err

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +37,7 @@ func sourceFlags() []cli.Flag {
 			Usage: "the longest one witness file may take to read, from open to the last byte: a FIFO nobody writes to or a stalled mount fails its job alone (0: the default)"},
 		&cli.BoolFlag{Name: "skip-verify", Category: "input", EnvVars: env("skip-verify"),
 			Usage: "do not check gnark proofs against the verifying key before writing them (about 0.6 ms a proof): for benchmarks only"},
-		&cli.DurationFlag{Name: "wasm-timeout", Category: "circom", EnvVars: env("wasm-timeout"),
+		&cli.DurationFlag{Name: "wasm-timeout", DefaultText: "auto", Category: "circom", EnvVars: env("wasm-timeout"),
 			Usage: "the longest one circom witness calculation (--wasm) may run; a job past it fails alone, and a call at load past it fails start-up " +
 				"(0: a minute and a second more for each 16384 wires of the circuit; never unbounded)"},
 		&cli.StringFlag{Name: "wasm-memory", Value: "auto", Category: "circom", EnvVars: env("wasm-memory"),
@@ -83,6 +84,28 @@ func parseTables(s string) (int, error) {
 	return int(b >> 20), nil
 }
 
+// parsePinned reads --cuda-pinned (a size, as the other size flags) or its
+// deprecated spelling --cuda-pinned-mib (a number of MiB) into MiB, the unit
+// of the CUDA backend's buffers.
+func parsePinned(c *cli.Context) (int, error) {
+	if c.IsSet("cuda-pinned-mib") {
+		if c.IsSet("cuda-pinned") {
+			return 0, fmt.Errorf("--cuda-pinned-mib %d and --cuda-pinned %s: give one (--cuda-pinned-mib is its deprecated spelling)", c.Int("cuda-pinned-mib"), c.String("cuda-pinned"))
+		}
+		mib := c.Int("cuda-pinned-mib")
+		if mib < 1 {
+			return 0, fmt.Errorf("--cuda-pinned-mib %d: want at least 1 (MiB); prefer --cuda-pinned %dMiB", mib, max(mib, 1))
+		}
+		return mib, nil
+	}
+	v := c.String("cuda-pinned")
+	b, err := mem.ParseSize(v)
+	if err != nil || b < 1<<20 || b%(1<<20) != 0 || b>>20 > math.MaxInt32 {
+		return 0, fmt.Errorf("--cuda-pinned %q: want a whole number of MiB, at least 1MiB (32MiB, 1GiB)", v)
+	}
+	return int(b >> 20), nil
+}
+
 // gnarkOptions are the gnark source's options from the flags.
 func gnarkOptions(c *cli.Context) gnarksrc.Options {
 	return gnarksrc.Options{ReadTimeout: c.Duration("read-timeout"), SkipVerify: c.Bool("skip-verify")}
@@ -99,11 +122,15 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 	if err != nil {
 		return engine.Options{}, err
 	}
+	pinned, err := parsePinned(c)
+	if err != nil {
+		return engine.Options{}, err
+	}
 	o := engine.Options{
 		Device: c.String("device"), BG2Device: c.String("bg2-device"),
 		MSMTasks: c.Int("msm-tasks"), FFTTasks: c.Int("fft-tasks"), ShareCores: c.Bool("share-cores"),
 		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Devices: devices, AllDevices: all,
-			PinnedMiB: c.Int("cuda-pinned-mib"), Lanes: c.Int("cuda-lanes"), MSMTableMiB: tables,
+			PinnedMiB: pinned, Lanes: c.Int("cuda-lanes"), MSMTableMiB: tables,
 			ComputeStreams: c.Int("cuda-compute-streams")},
 		Shapes:       map[string]stages.Shape{},
 		TailMSMBatch: c.Int("tail-msm-batch"),
@@ -151,8 +178,8 @@ func stageFlags() []cli.Flag {
 	var fs []cli.Flag
 	for _, name := range stages.Names {
 		fs = append(fs,
-			&cli.IntFlag{Name: name + "-workers", Value: 1, Usage: "workers of stage " + name + " (unset: chosen by zkpipe from the cores and devices)", EnvVars: env(name + "-workers"), Category: "stages"},
-			&cli.IntFlag{Name: name + "-queue", Value: 1, Usage: "queue depth in front of stage " + name + " (unset: chosen with the workers)", EnvVars: env(name + "-queue"), Category: "stages"},
+			&cli.IntFlag{Name: name + "-workers", Value: 1, DefaultText: "auto", Usage: "workers of stage " + name + " (unset: chosen by zkpipe from the cores and devices)", EnvVars: env(name + "-workers"), Category: "stages"},
+			&cli.IntFlag{Name: name + "-queue", Value: 1, DefaultText: "auto", Usage: "queue depth in front of stage " + name + " (unset: chosen with the workers)", EnvVars: env(name + "-queue"), Category: "stages"},
 		)
 	}
 	return append(fs,
@@ -172,8 +199,8 @@ func computeFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "device", Value: "auto", Usage: "compute backend: auto, cpu or cuda", EnvVars: env("device"), Category: "compute"},
 		&cli.StringFlag{Name: "bg2-device", Value: "auto", Usage: "device of the B_G2 stage: auto (the GPU when --device runs on one), cpu or cuda", EnvVars: env("bg2-device"), Category: "compute"},
-		&cli.IntFlag{Name: "msm-tasks", Usage: "goroutines one CPU MSM or batch-addition may use (0: one per core; at most 1024)", EnvVars: env("msm-tasks"), Category: "compute"},
-		&cli.IntFlag{Name: "fft-tasks", Usage: "goroutines one CPU NTT may use (0: one per core)", EnvVars: env("fft-tasks"), Category: "compute"},
+		&cli.IntFlag{Name: "msm-tasks", DefaultText: "auto", Usage: "goroutines one CPU MSM or batch-addition may use (0: one per core; at most 1024)", EnvVars: env("msm-tasks"), Category: "compute"},
+		&cli.IntFlag{Name: "fft-tasks", DefaultText: "auto", Usage: "goroutines one CPU NTT may use (0: one per core)", EnvVars: env("fft-tasks"), Category: "compute"},
 		&cli.BoolFlag{Name: "share-cores", EnvVars: env("share-cores"), Category: "compute",
 			Usage: "each CPU MSM and NTT starts with the cores divided among those running at once, instead of every one taking all of them (with --msm-tasks and --fft-tasks unset)"},
 	}
@@ -185,8 +212,10 @@ func cudaFlags() []cli.Flag {
 			Usage: "path of " + gpu.CUDALibraryName + " (built by gpu/cuda/build.sh); default: beside the zkpipe executable, then /usr/local/lib, /usr/local/lib64, /usr/lib/<multiarch>, /usr/lib64, /usr/lib; never the working directory"},
 		&cli.StringFlag{Name: "cuda-device", Value: "0", Category: "compute", EnvVars: env("cuda-device"),
 			Usage: "GPUs for --device cuda: an index (0), a list (0,1) or all; with several, each job runs its device stages on the least loaded GPU, and the device-stage worker counts apply to each"},
-		&cli.IntFlag{Name: "cuda-pinned-mib", Value: 32, Category: "compute", EnvVars: env("cuda-pinned-mib"),
-			Usage: "MiB of each pinned bounce buffer of the CUDA backend, two per lane (allocated once, counted against --pinned-budget)"},
+		&cli.StringFlag{Name: "cuda-pinned", Value: "32MiB", Category: "compute", EnvVars: env("cuda-pinned"),
+			Usage: "size of each pinned bounce buffer of the CUDA backend, two per lane (allocated once, counted against --pinned-budget): a size such as 32MiB, at least 1MiB"},
+		&cli.IntFlag{Name: "cuda-pinned-mib", Category: "compute", EnvVars: env("cuda-pinned-mib"), DefaultText: "unset",
+			Usage: "deprecated: --cuda-pinned in MiB (--cuda-pinned-mib 64 is --cuda-pinned 64MiB); not with --cuda-pinned"},
 		&cli.IntFlag{Name: "cuda-lanes", Value: 4, Category: "compute", EnvVars: env("cuda-lanes"),
 			Usage: "uploads to the GPU that run at once (each copies through its own pinned buffers on its own core)"},
 		&cli.StringFlag{Name: "cuda-msm-tables", Value: "auto", Category: "compute", EnvVars: env("cuda-msm-tables"),
@@ -204,7 +233,7 @@ func memFlags() []cli.Flag {
 				"Under a budget the Go memory limit follows it and GOGC is 50 unless set in the environment"},
 		&cli.StringFlag{Name: "pinned-budget", Value: "25%", Category: "memory", EnvVars: env("pinned-budget"),
 			Usage: "page-locked host memory a GPU backend may hold for staging, within --mem-budget: a size, or a share of --mem-budget (of the machine's memory when that is off)"},
-		&cli.StringFlag{Name: "device-budget", Category: "memory", EnvVars: env("device-budget"),
+		&cli.StringFlag{Name: "device-budget", DefaultText: "auto", Category: "memory", EnvVars: env("device-budget"),
 			Usage: "GPU memory that resident keys and jobs in flight may hold, a size (80GiB); unset: the GPU's free memory at start. A job waits at pin/transfer until its device memory fits"},
 		&cli.DurationFlag{Name: "mem-status", Value: time.Second, Category: "memory", EnvVars: env("mem-status"),
 			Usage: "print a status line on stderr this often (at least 1s; 0: never): proofs, proofs/s, " +

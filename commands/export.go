@@ -17,10 +17,11 @@ func exportCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:      "solidity",
 			Usage:     "gnark's Solidity verifier contract for a circuit directory's verifying key",
-			UsageText: "zkpipe export solidity --circuit DIR [--out Verifier.sol]   (proofs' calldata: zkpipe prove --calldata)",
+			UsageText: "zkpipe export solidity --circuit DIR [--contract Verifier.sol]   (proofs' calldata: zkpipe prove --calldata)",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "circuit", Usage: "gnark circuit directory (its circuit.vk and hash-to-field)", Required: true, EnvVars: env("export-circuit")},
-				&cli.StringFlag{Name: "out", Usage: "contract file to write (atomically); - or none for stdout", Value: "-", EnvVars: env("export-out")},
+				&cli.StringFlag{Name: "contract", Usage: "contract file to write (atomically); - or none for stdout", Value: "-", EnvVars: env("export-contract")},
+				oldString("out", "contract", env("export-out")...),
 			},
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 0 {
@@ -30,11 +31,15 @@ func exportCommand() *cli.Command {
 				if err := gnarksrc.ExportSolidity(c.String("circuit"), &buf); err != nil {
 					return err
 				}
-				if p := c.String("out"); p != "-" {
+				name, err := spelling(c, "contract", "out")
+				if err != nil {
+					return err
+				}
+				if p := c.String(name); p != "-" {
 					_, err := stages.Dir(filepath.Dir(p)).Write(filepath.Base(p), buf.Bytes())
 					return err
 				}
-				_, err := os.Stdout.Write(buf.Bytes())
+				_, err = os.Stdout.Write(buf.Bytes())
 				return err
 			},
 		}},

@@ -85,7 +85,7 @@ func workerFlags() []cli.Flag {
 	}
 	return []cli.Flag{
 		&cli.StringFlag{Name: "cache", Value: dir, Category: "worker", EnvVars: env("cache"),
-			Usage: "worker directory: circuits fetched from the store stay here; proofs pass through CACHE/out (locked: one worker per cache)"},
+			Usage: "zkpipe's cache directory: the worker's; circuits fetched from the store stay here; proofs pass through CACHE/out (locked: one worker per cache)"},
 		&cli.IntFlag{Name: "max-deliveries", Value: 5, Category: "worker", EnvVars: env("max-deliveries"),
 			Usage: "answer a job with an error, and drop it, once this many of its deliveries ended with no answer while it ran alone (its workers died on it; a job whose worker died runs alone from then on)"},
 		&cli.IntFlag{Name: "max-host-faults", Value: 20, Category: "worker", EnvVars: env("max-host-faults"),

@@ -62,7 +62,7 @@ func prove(c *cli.Context) error {
 	// a user who typed zkpipe prove without --jobs sees why nothing happens
 	tty, onTerminal := in.(*os.File)
 	onTerminal = onTerminal && isatty.IsTerminal(tty.Fd())
-	opts, err := engineOptions(c, c.String("out"))
+	opts, err := engineOptions(c, proofsOut(c))
 	if err != nil {
 		return err
 	}

@@ -17,15 +17,15 @@ import (
 func resultsCommand() *cli.Command {
 	flags := append(natsFlags(true), queueFlags()...)
 	flags = append(flags,
-		&cli.StringFlag{Name: "out", Value: "out", EnvVars: env("out"), Usage: "directory for ID.proof, ID.public (and ID.proof.json), written atomically"},
+		&cli.StringFlag{Name: "out", Value: "out", EnvVars: env("out"), Usage: "directory for proofs: ID.proof, ID.public (and ID.proof.json), written atomically"},
 		&cli.StringFlag{Name: "results", Value: "-", EnvVars: env("results"), Usage: "JSON Lines of results, - for stdout"},
 		&cli.BoolFlag{Name: "follow", EnvVars: env("follow"), Usage: "wait for more results (until SIGINT); without it, stop when caught up"},
 		&cli.StringFlag{Name: "circuit", EnvVars: env("results-circuit"),
-			Usage: "check every proof against this gnark circuit directory's circuit.vk, your own copy, rather than the circuit store's key (which anyone with access to the queue can replace)"},
+			Usage: "gnark circuit directory: check every proof against its circuit.vk, your own copy, rather than the circuit store's key (which anyone with access to the queue can replace)"},
 		&cli.StringFlag{Name: "vkey", EnvVars: env("results-vkey"),
-			Usage: "check every proof against this snarkjs verification_key.json (circom) rather than the circuit store's key"},
+			Usage: "snarkjs verification_key.json: check every proof (circom) against it rather than the circuit store's key"},
 		&cli.StringFlag{Name: "jobs", EnvVars: env("results-jobs"),
-			Usage: "the jobs file given to zkpipe submit: a proof of one of its witness or wtns jobs must also have that witness's public inputs, or its line fails (generate and input jobs say \"not bound\")"},
+			Usage: "JSON Lines of jobs: the file given to zkpipe submit; a proof of one of its witness or wtns jobs must also have that witness's public inputs, or its line fails (generate and input jobs say \"not bound\")"},
 	)
 	return &cli.Command{
 		Name:      "results",
@@ -49,7 +49,7 @@ func resultsCommand() *cli.Command {
 			if p := c.String("vkey"); p != "" {
 				in.Add("--vkey "+p, p)
 			}
-			if err := checkOutputs(&in, c.String("out"), "--results", c.String("results")); err != nil {
+			if err := checkOutputs(&in, proofsOut(c), "--results", c.String("results")); err != nil {
 				return err
 			}
 			// the user's own key first: a file that cannot be read must

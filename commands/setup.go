@@ -12,35 +12,70 @@ import (
 
 func setupCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "setup",
-		Usage: "compile a built-in circuit and run gnark's Groth16 setup into a circuit directory",
+		Name:      "setup",
+		Usage:     "compile a built-in circuit and run gnark's Groth16 setup into a circuit directory",
+		UsageText: "zkpipe setup --builtin NAME [--constraints N] --dir DIR [--hash-to-field default|sha256|keccak256]",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "circuit", Usage: fmt.Sprintf("built-in circuit: %v", circuits.Names()), Value: "mulchain", EnvVars: env("circuit")},
-			&cli.IntFlag{Name: "constraints", Aliases: []string{"n"}, Usage: "about how many constraints", Value: 1 << 12, EnvVars: env("constraints")},
-			&cli.StringFlag{Name: "out", Usage: "circuit directory to write (its base name is the circuit's name)", Required: true, EnvVars: env("out")},
+			&cli.StringFlag{Name: "builtin", Usage: fmt.Sprintf("built-in circuit: %v", circuits.Names()), Value: "mulchain", EnvVars: env("builtin")},
+			&cli.IntFlag{Name: "constraints", Aliases: []string{"c"}, Usage: "about how many constraints", Value: 1 << 12, EnvVars: env("constraints")},
+			&cli.StringFlag{Name: "dir", Usage: "circuit directory to write (its base name is the circuit's name; required)", EnvVars: env("setup-dir")},
 			&cli.StringFlag{Name: "hash-to-field", Value: string(gnarksrc.HashDefault), Usage: "how commitments hash to their challenge, recorded in the directory for prove and verify: default (gnark's), sha256 (what gnark's Solidity verifier computes) or keccak256", EnvVars: env("hash-to-field")},
+			// ZKPIPE_CIRCUIT and ZKPIPE_OUT are prove's (directories): not read here
+			oldString("circuit", "builtin"), oldString("out", "dir"), oldInt("n", "constraints"),
 		},
 		Action: func(c *cli.Context) error {
+			cfg, err := setupFlags(c)
+			if err != nil {
+				return err
+			}
 			htf, err := gnarksrc.ParseHashToField(c.String("hash-to-field"))
 			if err != nil {
 				return err
 			}
 			start := time.Now()
-			info, err := gnarksrc.Setup(c.String("circuit"), c.Int("constraints"), c.String("out"))
+			info, err := gnarksrc.Setup(cfg.builtin, cfg.constraints, cfg.dir)
 			if errors.Is(err, circuits.ErrTooLarge) {
 				return refusedError{err}
 			}
 			if err != nil {
 				return err
 			}
-			if err := gnarksrc.WriteHashToField(c.String("out"), htf); err != nil {
+			if err := gnarksrc.WriteHashToField(cfg.dir, htf); err != nil {
 				return err
 			}
 			fmt.Printf("%s: %s, %d constraints (domain %d), %d wires, in %s\n",
-				c.String("out"), c.String("circuit"), info.Constraints, info.Domain, info.Wires, time.Since(start).Round(time.Millisecond))
+				cfg.dir, cfg.builtin, info.Constraints, info.Domain, info.Wires, time.Since(start).Round(time.Millisecond))
 			return nil
 		},
 	}
+}
+
+// setupConfig is what setup's flags ask for.
+type setupConfig struct {
+	builtin, dir string
+	constraints  int
+}
+
+// setupFlags reads setup's flags, and the old spellings of each.
+func setupFlags(c *cli.Context) (setupConfig, error) {
+	var cfg setupConfig
+	b, err := spelling(c, "builtin", "circuit")
+	if err != nil {
+		return cfg, err
+	}
+	d, err := spelling(c, "dir", "out")
+	if err != nil {
+		return cfg, err
+	}
+	n, err := spelling(c, "constraints", "n")
+	if err != nil {
+		return cfg, err
+	}
+	cfg = setupConfig{builtin: c.String(b), dir: c.String(d), constraints: c.Int(n)}
+	if cfg.dir == "" {
+		return cfg, usageErrorf(c, "--dir DIR is required: the circuit directory to write")
+	}
+	return cfg, nil
 }
 
 // refusedError is a setup refused before any work, for a size the machine

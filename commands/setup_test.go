@@ -60,7 +60,7 @@ func TestSetupRefusesWhatCannotFit(t *testing.T) {
 			// hours; the assertions are the exit code, message and memory
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "setup", "--circuit", c.circuit, "-n", fmt.Sprint(c.n), "--out", out)
+			cmd := exec.CommandContext(ctx, bin, "setup", "--builtin", c.circuit, "--constraints", fmt.Sprint(c.n), "--dir", out)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			rss, err := peakrss.Run(cmd)
@@ -69,7 +69,7 @@ func TestSetupRefusesWhatCannotFit(t *testing.T) {
 				t.Fatalf("setup -n %d: %v, want exit 2\n%s", c.n, err, stderr.String())
 			}
 			msg := stderr.String()
-			if !strings.Contains(msg, c.want) || !strings.Contains(msg, fmt.Sprintf("-n %d:", c.n)) {
+			if !strings.Contains(msg, c.want) || !strings.Contains(msg, fmt.Sprintf("--constraints %d:", c.n)) {
 				t.Fatalf("setup -n %d: %q, want it to name %q", c.n, msg, c.want)
 			}
 			if strings.Contains(msg, "this machine allows") && !strings.Contains(msg, "needs about") {
@@ -105,7 +105,7 @@ func TestSetupMemoryModelCoversASetup(t *testing.T) {
 		}
 		wires := ccs.GetNbInternalVariables() + ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables()
 		model := circuits.SetupMemory(ccs.GetNbConstraints(), wires)
-		cmd := exec.Command(bin, "setup", "--circuit", c.circuit, "-n", fmt.Sprint(c.n), "--out", filepath.Join(t.TempDir(), "c"))
+		cmd := exec.Command(bin, "setup", "--builtin", c.circuit, "--constraints", fmt.Sprint(c.n), "--dir", filepath.Join(t.TempDir(), "c"))
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		rss, err := peakrss.Run(cmd)

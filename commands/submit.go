@@ -14,8 +14,9 @@ func submitCommand() *cli.Command {
 	flags = append(flags,
 		&cli.StringFlag{Name: "priority", Value: "normal", EnvVars: env("priority"),
 			Usage: "high, normal or low: a worker takes every waiting job of one before any of the next"},
-		&cli.StringFlag{Name: "circuit", EnvVars: env("circuit"),
-			Usage: "circuit of the jobs that name none (default: the store's only circuit)"},
+		&cli.StringFlag{Name: "default-circuit", EnvVars: env("default-circuit"),
+			Usage: "name of the circuit of the jobs that name none (default: the store's only circuit)"},
+		oldString("circuit", "default-circuit"), // ZKPIPE_CIRCUIT is prove's (a directory): not read here
 	)
 	return &cli.Command{
 		Name:  "submit",
@@ -28,6 +29,10 @@ func submitCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return fmt.Errorf("give one job file, or - for stdin")
+			}
+			circuit, err := spelling(c, "default-circuit", "circuit")
+			if err != nil {
+				return err
 			}
 			in := io.Reader(os.Stdin)
 			if p := c.Args().First(); p != "-" {
@@ -45,7 +50,7 @@ func submitCommand() *cli.Command {
 			defer q.Conn.Close()
 			log := logOut(c)
 			var queued, dups, done int
-			refused, err := fleet.Submit(c.Context, q, in, fleet.SubmitOptions{Priority: c.String("priority"), Circuit: c.String("circuit")},
+			refused, err := fleet.Submit(c.Context, q, in, fleet.SubmitOptions{Priority: c.String("priority"), Circuit: c.String(circuit)},
 				func(s fleet.Submitted) {
 					switch {
 					case s.Err != nil:

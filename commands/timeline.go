@@ -17,9 +17,10 @@ func timelineCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "timeline",
 		Usage:     "draw the stages of every job of a results file on a time axis (SVG)",
-		UsageText: "zkpipe timeline RESULTS.jsonl -o FILE.svg   (RESULTS - for stdin; -o - for stdout)",
+		UsageText: "zkpipe timeline RESULTS.jsonl --svg FILE.svg   (RESULTS - for stdin; --svg - for stdout)",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "timeline.svg", Usage: "SVG file to write, - for stdout"},
+			&cli.StringFlag{Name: "svg", Aliases: []string{"o"}, Value: "timeline.svg", Usage: "SVG file to write, - for stdout"},
+			oldString("out", "svg"),
 			&cli.IntFlag{Name: "width", Value: 1200, Usage: "picture width in pixels"},
 			&cli.StringFlag{Name: "title", Usage: "title (default: jobs, time and throughput)"},
 		},
@@ -31,7 +32,11 @@ func timelineCommand() *cli.Command {
 			if len(args) != 1 {
 				return fmt.Errorf("timeline: want one results file (or -), got %d arguments", len(args))
 			}
-			if out := c.String("out"); out != "-" {
+			svg, err := spelling(c, "svg", "out")
+			if err != nil {
+				return err
+			}
+			if out := c.String(svg); out != "-" {
 				var inputs engine.Files
 				if args[0] != "-" {
 					inputs.Add("the results file "+args[0], args[0])
@@ -39,7 +44,7 @@ func timelineCommand() *cli.Command {
 					inputs.AddInfo("the results on stdin", fi)
 				}
 				if name, ok := inputs.Find(out); ok {
-					return fmt.Errorf("timeline: --out %s is %s: refusing to replace an input (%w)", out, name, engine.ErrInputClash)
+					return fmt.Errorf("timeline: --%s %s is %s: refusing to replace an input (%w)", svg, out, name, engine.ErrInputClash)
 				}
 			}
 			in := io.Reader(os.Stdin)
@@ -56,7 +61,7 @@ func timelineCommand() *cli.Command {
 				return fmt.Errorf("timeline: read %s: %w", args[0], err)
 			}
 			opt := timeline.Options{Width: c.Int("width"), Title: c.String("title")}
-			if out := c.String("out"); out != "-" {
+			if out := c.String(svg); out != "-" {
 				return writeAtomic(out, func(w io.Writer) error { return timeline.Write(w, results, opt) })
 			}
 			return timeline.Write(os.Stdout, results, opt)

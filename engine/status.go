@@ -86,7 +86,9 @@ func statusLine(proved, failed int64, elapsed time.Duration, stages []pipeline.S
 	if m.Waiting > 0 {
 		fmt.Fprintf(&b, ", %d waiting", m.Waiting)
 	}
-	fmt.Fprintf(&b, " | pinned %s/%s", mem.FormatBytes(m.Pinned), mem.FormatBytes(m.PinnedBudget))
+	if m.Pinned > 0 { // only a backend that stages through page-locked buffers pins; on CPU alone "pinned 0 B" says nothing
+		fmt.Fprintf(&b, " | pinned %s/%s", mem.FormatBytes(m.Pinned), mem.FormatBytes(m.PinnedBudget))
+	}
 	if d := mem.FormatDevice(m); d != "" {
 		fmt.Fprintf(&b, " | %s", d)
 	}
@@ -103,14 +105,19 @@ func statusLine(proved, failed int64, elapsed time.Duration, stages []pipeline.S
 // startLine says what the budgets came to and how many jobs fit, e.g.
 //
 //	zkpipe: memory budget 12.0 GiB (machine 15.6 GiB, cgroup none), pinned 3.00 GiB; resident at start 3.20 GiB; a job of mulchain reserves 1.46 GiB (5 fit)
+//
+// (", pinned …" only when a backend pins).
 func startLine(m mem.Stats, machine mem.Machine, circuits []*stages.Circuit) string {
 	var b strings.Builder
 	cg := "none"
 	if machine.Cgroup > 0 {
 		cg = mem.FormatBytes(machine.Cgroup)
 	}
-	fmt.Fprintf(&b, "zkpipe: memory budget %s (machine %s, cgroup %s), pinned %s; resident at start %s",
-		mem.FormatBytes(m.Budget), mem.FormatBytes(machine.Total), cg, mem.FormatBytes(m.PinnedBudget), mem.FormatBytes(m.Charged))
+	fmt.Fprintf(&b, "zkpipe: memory budget %s (machine %s, cgroup %s)", mem.FormatBytes(m.Budget), mem.FormatBytes(machine.Total), cg)
+	if m.Pinned > 0 { // as on the status line: only a backend that pins has a pinned budget to speak of
+		fmt.Fprintf(&b, ", pinned %s", mem.FormatBytes(m.PinnedBudget))
+	}
+	fmt.Fprintf(&b, "; resident at start %s", mem.FormatBytes(m.Charged))
 	for _, c := range circuits {
 		f := c.Footprint()
 		fmt.Fprintf(&b, "; a job of %s reserves %s", c.Name, mem.FormatBytes(f))

@@ -59,3 +59,32 @@ func TestPinnedPoolForAStagingBackend(t *testing.T) {
 		t.Fatalf("plain CPU backend: %v, %v", p, err)
 	}
 }
+
+// A run whose backend pins nothing (CPU alone) shows no pinned memory on
+// its status line; one that pins shows it against its budget.
+func TestStatusLinePinnedOnlyWhenPinning(t *testing.T) {
+	st := []pipeline.StageCount{{Name: "parse", Queued: 0, Running: 1}}
+	cpu := statusLine(3, 0, time.Second, st, mem.Stats{Budget: 12 << 30, PinnedBudget: 4530 << 20, RSS: 1 << 30})
+	if strings.Contains(cpu, "pinned") {
+		t.Errorf("CPU-only status line shows pinned memory: %s", cpu)
+	}
+	pinning := statusLine(3, 0, time.Second, st, mem.Stats{Budget: 12 << 30, PinnedBudget: 4 << 30, RSS: 1 << 30, Pinned: 256 << 20})
+	if !strings.Contains(pinning, " | pinned 256 MiB/4.00 GiB") {
+		t.Errorf("status line of a pinning backend: %s", pinning)
+	}
+	machine := mem.Machine{Total: 16 << 30}
+	if l := startLine(mem.Stats{Budget: 12 << 30, PinnedBudget: 4530 << 20}, machine, nil); strings.Contains(l, "pinned") {
+		t.Errorf("CPU-only start line shows a pinned budget: %s", l)
+	}
+	if l := startLine(mem.Stats{Budget: 12 << 30, PinnedBudget: 4 << 30, Pinned: 256 << 20}, machine, nil); !strings.Contains(l, "(machine 16.0 GiB, cgroup none), pinned 4.00 GiB; resident at start") {
+		t.Errorf("start line of a pinning backend: %s", l)
+	}
+	// the CPU backend's governor: nothing pinned, nothing shown
+	g := mem.NewGovernor(mem.Config{Budget: 64 << 20, Pinned: 10 << 20})
+	if p, err := startPinned(g, gpu.NewCPU(1, 1)); p != nil || err != nil {
+		t.Fatalf("CPU backend pinned %v, %v", p, err)
+	}
+	if l := statusLine(0, 0, 0, nil, g.Stats()); strings.Contains(l, "pinned") {
+		t.Errorf("CPU governor's status line: %s", l)
+	}
+}

@@ -41,7 +41,7 @@ func Setup(name string, n int, dir string) (SetupInfo, error) {
 		return SetupInfo{}, err
 	}
 	if err := circuits.CheckSetupOf(ccs, allow); err != nil {
-		return SetupInfo{}, fmt.Errorf("%s at -n %d: %w", name, n, err)
+		return SetupInfo{}, fmt.Errorf("%s at --constraints %d: %w", name, n, err)
 	}
 	pk, vk, err := groth16.Setup(ccs)
 	if err != nil {
