@@ -14,7 +14,7 @@ nproc | sed 's/^/cores: /'
 for spec in "${specs[@]}"; do
   name=${spec%%:*} size=${spec##*:}
   dir=/tmp/zkc/$name-$size
-  [ -f "$dir/circuit.json" ] || /usr/bin/time -v "$bin" setup --circuit "$name" --constraints "$size" --out "$dir" 2>"$out/setup-$name.time"
+  [ -f "$dir/circuit.json" ] || /usr/bin/time -v "$bin" setup --builtin "$name" --constraints "$size" --dir "$dir" 2>"$out/setup-$name.time"
   # shape A: one worker per stage, all cores per MSM/NTT
   "$bin" bench --circuit "$dir" -n "$n" --results "$out/$name-a.jsonl" \
     --synthesize-workers 2 --parse-queue 4 2>&1 | tee "$out/$name-a.log"

@@ -255,7 +255,7 @@ while [ $# -gt 0 ]; do
 	setup)
 		for spec in ${1//,/ }; do
 			c=${spec%%:*} n=${spec##*:}
-			[ -f /tmp/zkc/$c-$n/circuit.json ] || $bin/zkpipe setup --circuit $c -n $n --out /tmp/zkc/$c-$n | tail -1
+			[ -f /tmp/zkc/$c-$n/circuit.json ] || $bin/zkpipe setup --builtin $c --constraints $n --dir /tmp/zkc/$c-$n | tail -1
 		done
 		shift
 		;;

@@ -87,7 +87,7 @@ summary() { # summary NAME: the figures of one run
 }
 
 if [ "$mode" = setup ] || [ "$mode" = all ]; then
-  [ -f "$dir/circuit.json" ] || "$bin" setup --circuit mulchain --constraints "$size" --out "$dir"
+  [ -f "$dir/circuit.json" ] || "$bin" setup --builtin mulchain --constraints "$size" --dir "$dir"
   for i in $(seq 1 "$n"); do echo "{\"id\":\"j$i\",\"generate\":{\"seed\":$i}}"; done > "$out/jobs.jsonl"
 fi
 if [ "$mode" = unbounded ] || [ "$mode" = all ]; then

@@ -33,7 +33,7 @@ shape=(--device cpu)
 for s in parse synthesize transfer msm-h batch-add tail-msm b-g2 assemble; do shape+=(--$s-workers 2 --$s-queue 2); done
 for spec in ${SPECS:-2000:64:5 65536:16:3}; do
 	IFS=: read -r size jobs rounds <<<"$spec"
-	/tmp/tb/zkpipe setup --circuit mulchain --constraints "$size" --out /tmp/tb/mulchain-$size
+	/tmp/tb/zkpipe setup --builtin mulchain --constraints "$size" --dir /tmp/tb/mulchain-$size
 	echo "== mulchain $size constraints, $jobs jobs, 2 workers per stage"
 	bench/tracing.sh /tmp/tb/zkpipe /tmp/tb/mulchain-$size "$jobs" "$rounds" http://127.0.0.1:4317 "${shape[@]}"
 done 2>&1 | tee "$o/bench.txt"

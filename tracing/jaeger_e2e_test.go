@@ -44,7 +44,7 @@ func TestJaegerEndToEnd(t *testing.T) {
 	zk := zkpipeBinary(t, dir)
 
 	circuit := filepath.Join(dir, "mulchain")
-	run(t, zk, 0, "setup", "--circuit", "mulchain", "--constraints", "2000", "--out", circuit)
+	run(t, zk, 0, "setup", "--builtin", "mulchain", "--constraints", "2000", "--dir", circuit)
 
 	// Two workers and a queue of two at every stage, so that jobs overlap.
 	shape := []string{"--device", "cpu", "--msm-tasks", "1", "--fft-tasks", "1"}

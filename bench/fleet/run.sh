@@ -15,7 +15,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 cd "$work"
 CGO_ENABLED=0 go build -C "$root" -o "$work/zkpipe" .
 z=$work/zkpipe
-$z setup --circuit mulchain --constraints "$size" --out chain >/dev/null
+$z setup --builtin mulchain --constraints "$size" --dir chain >/dev/null
 for i in $(seq 1 "$jobs"); do echo "{\"id\":\"j$i\",\"circuit\":\"chain\",\"generate\":{\"seed\":$i}}"; done > jobs.jsonl
 
 now() { date +%s.%N; }

@@ -39,7 +39,7 @@ func TestGnarkVerifierInEVM(t *testing.T) {
 		t.Run(c.builtin+"-"+c.hash, func(t *testing.T) {
 			root := t.TempDir()
 			dir := filepath.Join(root, c.builtin)
-			zkpipe(t, "setup", "--circuit", c.builtin, "-n", "300", "--out", dir, "--hash-to-field", c.hash)
+			zkpipe(t, "setup", "--builtin", c.builtin, "--constraints", "300", "--dir", dir, "--hash-to-field", c.hash)
 			sol := filepath.Join(root, "Verifier.sol")
 			zkpipe(t, "export", "solidity", "--circuit", dir, "--out", sol)
 			ch := deploy(t, compile(t, sol, "Verifier"))
@@ -121,7 +121,7 @@ func TestGnarkVerifierInEVM(t *testing.T) {
 // reject every proof), and the message names the fix.
 func TestExportRefusesWhatNoContractVerifies(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "c")
-	zkpipe(t, "setup", "--circuit", "commit", "-n", "100", "--out", dir)
+	zkpipe(t, "setup", "--builtin", "commit", "--constraints", "100", "--dir", dir)
 	out, err := exec.Command(zkpipeBin(t), "export", "solidity", "--circuit", dir).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "hash-to-field") || !strings.Contains(string(out), "sha256") {
 		t.Fatalf("export of a default-hash commitment circuit: %v\n%s", err, out)

@@ -53,7 +53,7 @@ while [ $# -gt 0 ]; do
 		shift
 		proofs=${PROOFS:-8}
 		for c in mulchain bits; do
-			.carry/zkpipe setup --circuit $c -n "$n" --out /tmp/circ/$c >"$OUT/setup-$c.log" 2>&1 || { tail -5 "$OUT/setup-$c.log"; continue; }
+			.carry/zkpipe setup --builtin $c --constraints "$n" --dir /tmp/circ/$c >"$OUT/setup-$c.log" 2>&1 || { tail -5 "$OUT/setup-$c.log"; continue; }
 			.carry/zkpipe bench --circuit /tmp/circ/$c -n "$proofs" --device cuda --bg2-device cuda \
 				--parse-workers 2 --synthesize-workers 6 --transfer-workers 3 --assemble-workers 2 2>&1 | tee "$OUT/bench-$c-$n.log" | tail -14
 		done
