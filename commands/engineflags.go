@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -108,7 +109,9 @@ func parsePinned(c *cli.Context) (int, error) {
 
 // gnarkOptions are the gnark source's options from the flags.
 func gnarkOptions(c *cli.Context) gnarksrc.Options {
-	return gnarksrc.Options{ReadTimeout: c.Duration("read-timeout"), SkipVerify: c.Bool("skip-verify")}
+	// progress of a circuit's load on the status line's interval (off with it)
+	return gnarksrc.Options{ReadTimeout: c.Duration("read-timeout"), SkipVerify: c.Bool("skip-verify"),
+		Progress: os.Stderr, ProgressEvery: c.Duration("mem-status")}
 }
 
 // engineOptions reads the engine's flags into its options; out is the

@@ -94,6 +94,13 @@ func TestOutputsThatAreInputsAreRefused(t *testing.T) {
 		t.Errorf("results --results naming --jobs: %v", err)
 	}
 	unchanged(t, jobs, jdata)
+
+	// Only a regular file clashes: /dev/null as both jobs and results
+	// truncates nothing (a daemon's stdin and its discarded results)
+	if err := App().Run([]string{"zkpipe", "prove", "--device", "cpu", "--circuit", chain, "--out", filepath.Join(root, "out2"),
+		"--mem-status", "0", "--jobs", os.DevNull, "--results", os.DevNull}); err != nil {
+		t.Errorf("--jobs /dev/null --results /dev/null: %v", err)
+	}
 }
 
 // Stdin redirected from the jobs file, --results naming that file: refused

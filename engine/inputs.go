@@ -53,10 +53,12 @@ func (f *Files) FindIn(in func(path string) bool) (string, bool) {
 	return "", false
 }
 
-// Find returns the name of the recorded file that path is, if any.
+// Find returns the name of the recorded file that path is, if any. Only a
+// regular file clashes: writing to /dev/null, a terminal or a pipe
+// truncates nothing (--jobs /dev/null --results /dev/null is harmless).
 func (f *Files) Find(path string) (string, bool) {
 	fi, err := os.Stat(path)
-	if err != nil {
+	if err != nil || !fi.Mode().IsRegular() {
 		return "", false
 	}
 	for i, g := range f.infos {

@@ -90,6 +90,12 @@ type Options struct {
 	// Calldata writes, beside each proof, ID.calldata: the proof's call of
 	// the circuit's Solidity verifier (package evm), in hex.
 	Calldata bool
+	// Progress, when not nil, is told every ProgressEvery (0: never) how far
+	// the load of each circuit file has got, and how long a load took once
+	// it took longer than that: a 2^26 key is minutes of reading and
+	// decompression, which should not look like a hang.
+	Progress      io.Writer
+	ProgressEvery time.Duration
 }
 
 // state is what a job carries between this source's steps.

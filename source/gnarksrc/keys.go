@@ -9,9 +9,12 @@ import (
 	"io"
 	"math/bits"
 	"slices"
+	"sync/atomic"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
@@ -180,7 +183,9 @@ func readFile(path, what string, limit int64, o Options, check func(r io.ReaderA
 			in = bytes.NewReader(data)
 		}
 		br := bufio.NewReaderSize(in, 1<<20)
-		n, err := read(br)
+		cr := &countingReader{r: br}
+		defer reportLoad(o, path, f.Size(), cr)()
+		n, err := read(cr)
 		if err != nil {
 			return struct{}{}, fmt.Errorf("read %s: %w", path, err)
 		}
@@ -190,6 +195,56 @@ func readFile(path, what string, limit int64, o Options, check func(r io.ReaderA
 		return struct{}{}, nil
 	})
 	return err
+}
+
+// countingReader counts the bytes read through it, for progress lines.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n.Add(int64(k))
+	return k, err
+}
+
+// reportLoad tells o.Progress, every o.ProgressEvery until the returned
+// stop is called, how much of the file at path (size bytes, or -1 for a
+// pipe) has been read through c, and at stop how long the load took, when
+// that was longer than one interval. Reading a compressed key is also its
+// decompression, batch by batch, so the bytes read track the work.
+func reportLoad(o Options, path string, size int64, c *countingReader) (stop func()) {
+	if o.Progress == nil || o.ProgressEvery <= 0 {
+		return func() {}
+	}
+	t0 := time.Now()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(o.ProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				read := mem.FormatBytes(c.n.Load())
+				if size > 0 {
+					read = fmt.Sprintf("%s of %s (%d%%)", read, mem.FormatBytes(size), 100*c.n.Load()/size)
+				}
+				fmt.Fprintf(o.Progress, "zkpipe: loading %s: %s read, %v\n", path, read, time.Since(t0).Round(time.Second))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		if d := time.Since(t0); d >= o.ProgressEvery {
+			fmt.Fprintf(o.Progress, "zkpipe: loaded %s (%s) in %v\n", path, mem.FormatBytes(c.n.Load()), d.Round(time.Millisecond))
+		}
+	}
 }
 
 func sizeOf(f *boundedread.File) string {
