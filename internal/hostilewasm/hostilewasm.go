@@ -16,6 +16,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/zkpipe/zkpipe/internal/wasmbin"
 )
 
 // Loop returns wasm with an endless loop at the start of export (say
@@ -57,17 +59,17 @@ func InitialMemory(wasm []byte, pages uint32) ([]byte, error) {
 	if s == nil {
 		return nil, errors.New("no memory section")
 	}
-	n, p, err := uleb(s.payload)
+	n, p, err := wasmbin.Uleb(s.payload)
 	if err != nil || n != 1 || p >= len(s.payload) {
 		return nil, errors.New("memory section: want one memory")
 	}
 	flag := s.payload[p]
-	_, k, err := uleb(s.payload[p+1:])
+	_, k, err := wasmbin.Uleb(s.payload[p+1:])
 	if err != nil {
 		return nil, errors.New("memory section: bad limits")
 	}
 	rest := s.payload[p+1+k:]
-	out := append([]byte{1, flag}, appendUleb(nil, uint64(pages))...)
+	out := append([]byte{1, flag}, wasmbin.AppendUleb(nil, uint64(pages))...)
 	s.payload = append(out, rest...)
 	return m.bytes(), nil
 }
@@ -123,7 +125,7 @@ func parse(code []byte) (*module, error) {
 	m := &module{}
 	for r := code[8:]; len(r) > 0; {
 		id := r[0]
-		size, n, err := uleb(r[1:])
+		size, n, err := wasmbin.Uleb(r[1:])
 		if err != nil || uint64(len(r)-1-n) < size {
 			return nil, fmt.Errorf("section %d: truncated", id)
 		}
@@ -146,7 +148,7 @@ func (m *module) bytes() []byte {
 	out := []byte("\x00asm\x01\x00\x00\x00")
 	for _, s := range m.secs {
 		out = append(out, s.id)
-		out = appendUleb(out, uint64(len(s.payload)))
+		out = wasmbin.AppendUleb(out, uint64(len(s.payload)))
 		out = append(out, s.payload...)
 	}
 	return out
@@ -160,14 +162,14 @@ func (m *module) importedFuncs() (uint64, error) {
 		return 0, nil
 	}
 	b := s.payload
-	cnt, p, err := uleb(b)
+	cnt, p, err := wasmbin.Uleb(b)
 	if err != nil {
 		return 0, err
 	}
 	var funcs uint64
 	for k := uint64(0); k < cnt; k++ {
 		for range 2 { // module and field names
-			l, n, err := uleb(b[p:])
+			l, n, err := wasmbin.Uleb(b[p:])
 			if err != nil || uint64(len(b)-p-n) < l {
 				return 0, errors.New("import section: truncated")
 			}
@@ -180,20 +182,20 @@ func (m *module) importedFuncs() (uint64, error) {
 		p++
 		switch kind {
 		case 0: // function: a type index
-			_, n, err := uleb(b[p:])
+			_, n, err := wasmbin.Uleb(b[p:])
 			if err != nil {
 				return 0, err
 			}
 			p += n
 			funcs++
 		case 1: // table: reftype, limits
-			n, err := skipLimits(b[p+1:])
+			n, err := wasmbin.SkipLimits(b[p+1:])
 			if err != nil {
 				return 0, err
 			}
 			p += 1 + n
 		case 2: // memory: limits
-			n, err := skipLimits(b[p:])
+			n, err := wasmbin.SkipLimits(b[p:])
 			if err != nil {
 				return 0, err
 			}
@@ -214,19 +216,19 @@ func (m *module) exportedFunc(name string) (uint64, error) {
 		return 0, errors.New("no export section")
 	}
 	b := s.payload
-	cnt, p, err := uleb(b)
+	cnt, p, err := wasmbin.Uleb(b)
 	if err != nil {
 		return 0, err
 	}
 	for k := uint64(0); k < cnt; k++ {
-		l, n, err := uleb(b[p:])
+		l, n, err := wasmbin.Uleb(b[p:])
 		if err != nil || uint64(len(b)-p-n) < l+1 {
 			return 0, errors.New("export section: truncated")
 		}
 		got := string(b[p+n : p+n+int(l)])
 		p += n + int(l)
 		kind := b[p]
-		idx, n, err := uleb(b[p+1:])
+		idx, n, err := wasmbin.Uleb(b[p+1:])
 		if err != nil {
 			return 0, errors.New("export section: truncated")
 		}
@@ -261,19 +263,19 @@ func inject(wasm []byte, export, signal string, body []byte) ([]byte, error) {
 	if target < imported {
 		return nil, fmt.Errorf("%s is an imported function", export)
 	}
-	nTypes, _, err := uleb(types.payload)
+	nTypes, _, err := wasmbin.Uleb(types.payload)
 	if err != nil {
 		return nil, err
 	}
-	nFuncs, _, err := uleb(funcs.payload)
+	nFuncs, _, err := wasmbin.Uleb(funcs.payload)
 	if err != nil {
 		return nil, err
 	}
 	newFunc := imported + nFuncs
-	types.payload = appendVec(types.payload, nTypes, []byte{0x60, 0x00, 0x00})
-	funcs.payload = appendVec(funcs.payload, nFuncs, appendUleb(nil, nTypes))
+	types.payload = wasmbin.AppendVec(types.payload, nTypes, []byte{0x60, 0x00, 0x00})
+	funcs.payload = wasmbin.AppendVec(funcs.payload, nFuncs, wasmbin.AppendUleb(nil, nTypes))
 
-	call := appendUleb([]byte{0x10}, newFunc)
+	call := wasmbin.AppendUleb([]byte{0x10}, newFunc)
 	if signal != "" {
 		h := fnv64(signal)
 		var p []byte
@@ -288,13 +290,13 @@ func inject(wasm []byte, export, signal string, body []byte) ([]byte, error) {
 
 	// Code section: one entry (size, locals, expression) per own function.
 	b := codes.payload
-	cnt, p, err := uleb(b)
+	cnt, p, err := wasmbin.Uleb(b)
 	if err != nil || cnt != nFuncs {
 		return nil, errors.New("code section: not one body per function")
 	}
-	out := appendUleb(nil, cnt+1)
+	out := wasmbin.AppendUleb(nil, cnt+1)
 	for k := uint64(0); k < cnt; k++ {
-		size, n, err := uleb(b[p:])
+		size, n, err := wasmbin.Uleb(b[p:])
 		if err != nil || uint64(len(b)-p-n) < size {
 			return nil, errors.New("code section: truncated")
 		}
@@ -307,10 +309,10 @@ func inject(wasm []byte, export, signal string, body []byte) ([]byte, error) {
 			}
 			entry = append(append(append([]byte(nil), entry[:at]...), call...), entry[at:]...)
 		}
-		out = appendUleb(out, uint64(len(entry)))
+		out = wasmbin.AppendUleb(out, uint64(len(entry)))
 		out = append(out, entry...)
 	}
-	out = appendUleb(out, uint64(len(body)))
+	out = wasmbin.AppendUleb(out, uint64(len(body)))
 	codes.payload = append(out, body...)
 	return m.bytes(), nil
 }
@@ -318,64 +320,18 @@ func inject(wasm []byte, export, signal string, body []byte) ([]byte, error) {
 // skipLocals returns where a function body's expression starts, after its
 // locals declarations (a vector of count, value type).
 func skipLocals(entry []byte) (int, error) {
-	groups, p, err := uleb(entry)
+	groups, p, err := wasmbin.Uleb(entry)
 	if err != nil {
 		return 0, errors.New("locals: truncated")
 	}
 	for g := uint64(0); g < groups; g++ {
-		_, n, err := uleb(entry[p:])
+		_, n, err := wasmbin.Uleb(entry[p:])
 		if err != nil || p+n >= len(entry) {
 			return 0, errors.New("locals: truncated")
 		}
 		p += n + 1
 	}
 	return p, nil
-}
-
-// appendVec returns the vector payload (count elements) with elem added.
-func appendVec(payload []byte, count uint64, elem []byte) []byte {
-	_, k, _ := uleb(payload)
-	out := appendUleb(nil, count+1)
-	out = append(out, payload[k:]...)
-	return append(out, elem...)
-}
-
-func skipLimits(b []byte) (int, error) {
-	if len(b) == 0 || b[0] > 7 {
-		return 0, errors.New("bad limits")
-	}
-	p := 1
-	for k := 0; k < 1+int(b[0]&1); k++ {
-		_, n, err := uleb(b[p:])
-		if err != nil {
-			return 0, errors.New("bad limits")
-		}
-		p += n
-	}
-	return p, nil
-}
-
-func uleb(b []byte) (uint64, int, error) {
-	var v uint64
-	for i := 0; i < len(b) && i < 10; i++ {
-		v |= uint64(b[i]&0x7f) << (7 * i)
-		if b[i]&0x80 == 0 {
-			return v, i + 1, nil
-		}
-	}
-	return 0, 0, errors.New("bad LEB128")
-}
-
-func appendUleb(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		return append(b, c)
-	}
 }
 
 func appendSleb(b []byte, v int64) []byte {

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/zkpipe/zkpipe/internal/wasmbin"
 )
 
 // A witness read a wire a call costs a wazero call per wire: with
@@ -53,7 +55,7 @@ func addWitnessReader(code []byte) ([]byte, error) {
 	var secs []wasmSection
 	for r := code[8:]; len(r) > 0; {
 		id := r[0]
-		size, n, err := uleb(r[1:])
+		size, n, err := wasmbin.Uleb(r[1:])
 		if err != nil || uint64(len(r)-1-n) < size {
 			return nil, fmt.Errorf("section %d: truncated", id)
 		}
@@ -86,7 +88,7 @@ func addWitnessReader(code []byte) ([]byte, error) {
 		p++
 		var sig []byte
 		for k := 0; k < 2; k++ {
-			cnt, n, err := uleb(types.payload[p:])
+			cnt, n, err := wasmbin.Uleb(types.payload[p:])
 			if err != nil || uint64(len(types.payload)-p-n) < cnt {
 				return nil, errors.New("type section: truncated")
 			}
@@ -112,7 +114,7 @@ func addWitnessReader(code []byte) ([]byte, error) {
 				return nil, errors.New("import section: truncated")
 			}
 			for s := 0; s < 2; s++ { // module and field names
-				l, n, err := uleb(imports.payload[p:])
+				l, n, err := wasmbin.Uleb(imports.payload[p:])
 				if err != nil || uint64(len(imports.payload)-p-n) < l {
 					return nil, errors.New("import section: truncated")
 				}
@@ -125,7 +127,7 @@ func addWitnessReader(code []byte) ([]byte, error) {
 			p++
 			switch kind {
 			case 0: // function: its type index
-				t, n, err := uleb(imports.payload[p:])
+				t, n, err := wasmbin.Uleb(imports.payload[p:])
 				if err != nil {
 					return nil, errors.New("import section: truncated")
 				}
@@ -135,13 +137,13 @@ func addWitnessReader(code []byte) ([]byte, error) {
 				if p >= len(imports.payload) {
 					return nil, errors.New("import section: truncated")
 				}
-				n, err := skipLimits(imports.payload[p+1:])
+				n, err := wasmbin.SkipLimits(imports.payload[p+1:])
 				if err != nil {
 					return nil, fmt.Errorf("import section: %w", err)
 				}
 				p += 1 + n
 			case 2: // memory: limits
-				n, err := skipLimits(imports.payload[p:])
+				n, err := wasmbin.SkipLimits(imports.payload[p:])
 				if err != nil {
 					return nil, fmt.Errorf("import section: %w", err)
 				}
@@ -158,7 +160,7 @@ func addWitnessReader(code []byte) ([]byte, error) {
 		return nil, fmt.Errorf("function section: %w", err)
 	}
 	for k := uint64(0); k < nFuncs; k++ {
-		t, n, err := uleb(funcs.payload[p:])
+		t, n, err := wasmbin.Uleb(funcs.payload[p:])
 		if err != nil {
 			return nil, errors.New("function section: truncated")
 		}
@@ -173,14 +175,14 @@ func addWitnessReader(code []byte) ([]byte, error) {
 		return nil, fmt.Errorf("export section: %w", err)
 	}
 	for k := uint64(0); k < nExports; k++ {
-		l, n, err := uleb(exports.payload[p:])
+		l, n, err := wasmbin.Uleb(exports.payload[p:])
 		if err != nil || uint64(len(exports.payload)-p-n) < l+1 {
 			return nil, errors.New("export section: truncated")
 		}
 		name := string(exports.payload[p+n : p+n+int(l)])
 		p += n + int(l)
 		kind := exports.payload[p]
-		idx, n, err := uleb(exports.payload[p+1:])
+		idx, n, err := wasmbin.Uleb(exports.payload[p+1:])
 		if err != nil {
 			return nil, errors.New("export section: truncated")
 		}
@@ -216,14 +218,14 @@ func addWitnessReader(code []byte) ([]byte, error) {
 	var body []byte
 	body = append(body, 0x01, 0x02, i32) // one local group: 2 × i32
 	body = append(body, 0x10)            // call getSharedRWMemoryStart
-	body = appendUleb(body, sharedStart)
+	body = wasmbin.AppendUleb(body, sharedStart)
 	body = append(body, 0x21, 0x04, // local.set src
 		0x20, 0x01, 0x21, 0x03, // i = from
 		0x02, 0x40, // block
 		0x03, 0x40, // loop
 		0x20, 0x03, 0x20, 0x02, 0x4f, 0x0d, 0x01, // br_if 1 (i >= to, unsigned)
 		0x20, 0x03, 0x10) // getWitness(i)
-	body = appendUleb(body, getWitness)
+	body = wasmbin.AppendUleb(body, getWitness)
 	for k := byte(0); k < 4; k++ { // 32 bytes: four i64 load/store pairs
 		body = append(body, 0x20, 0x00, 0x20, 0x04, 0x29, 0x03, 8*k, 0x37, 0x03, 8*k)
 	}
@@ -233,22 +235,22 @@ func addWitnessReader(code []byte) ([]byte, error) {
 		0x0c, 0x00, // br 0 (the loop)
 		0x0b, 0x0b, 0x0b) // end loop, block, function
 
-	types.payload = appendVec(types.payload, nTypes, []byte{0x60, 0x03, i32, i32, i32, 0x00})
-	funcs.payload = appendVec(funcs.payload, nFuncs, appendUleb(nil, newType))
-	exp := appendUleb(nil, uint64(len(readWitnessExport)))
+	types.payload = wasmbin.AppendVec(types.payload, nTypes, []byte{0x60, 0x03, i32, i32, i32, 0x00})
+	funcs.payload = wasmbin.AppendVec(funcs.payload, nFuncs, wasmbin.AppendUleb(nil, newType))
+	exp := wasmbin.AppendUleb(nil, uint64(len(readWitnessExport)))
 	exp = append(exp, readWitnessExport...)
-	exp = appendUleb(append(exp, 0x00), newFunc)
-	exports.payload = appendVec(exports.payload, nExports, exp)
+	exp = wasmbin.AppendUleb(append(exp, 0x00), newFunc)
+	exports.payload = wasmbin.AppendVec(exports.payload, nExports, exp)
 	nCodes, _, err := vecCount(codes.payload)
 	if err != nil || nCodes != nFuncs {
 		return nil, errors.New("code section: not one body per function")
 	}
-	codes.payload = appendVec(codes.payload, nCodes, append(appendUleb(nil, uint64(len(body))), body...))
+	codes.payload = wasmbin.AppendVec(codes.payload, nCodes, append(wasmbin.AppendUleb(nil, uint64(len(body))), body...))
 
 	out := append([]byte(nil), code[:8]...)
 	for _, s := range secs {
 		out = append(out, s.id)
-		out = appendUleb(out, uint64(len(s.payload)))
+		out = wasmbin.AppendUleb(out, uint64(len(s.payload)))
 		out = append(out, s.payload...)
 	}
 	return out, nil
@@ -257,60 +259,11 @@ func addWitnessReader(code []byte) ([]byte, error) {
 // vecCount reads a vector's element count at the start of a section's
 // payload and returns it and where the elements start.
 func vecCount(payload []byte) (uint64, int, error) {
-	n, k, err := uleb(payload)
+	n, k, err := wasmbin.Uleb(payload)
 	if err != nil {
 		return 0, 0, errors.New("truncated")
 	}
 	return n, k, nil
-}
-
-// appendVec returns the vector payload (count elements) with elem added.
-func appendVec(payload []byte, count uint64, elem []byte) []byte {
-	_, k, _ := uleb(payload)
-	out := appendUleb(nil, count+1)
-	out = append(out, payload[k:]...)
-	return append(out, elem...)
-}
-
-// skipLimits returns the length of a limits description: a flag, the
-// minimum and, with flag bit 0, a maximum.
-func skipLimits(b []byte) (int, error) {
-	if len(b) == 0 || b[0] > 7 {
-		return 0, errors.New("bad limits")
-	}
-	p := 1
-	for k := 0; k < 1+int(b[0]&1); k++ {
-		_, n, err := uleb(b[p:])
-		if err != nil {
-			return 0, errors.New("bad limits")
-		}
-		p += n
-	}
-	return p, nil
-}
-
-// uleb reads an unsigned LEB128 of at most 64 bits and its length.
-func uleb(b []byte) (uint64, int, error) {
-	var v uint64
-	for i := 0; i < len(b) && i < 10; i++ {
-		v |= uint64(b[i]&0x7f) << (7 * i)
-		if b[i]&0x80 == 0 {
-			return v, i + 1, nil
-		}
-	}
-	return 0, 0, errors.New("bad LEB128")
-}
-
-func appendUleb(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		return append(b, c)
-	}
 }
 
 // declaredMemory is the initial memory, in bytes, that code's memory
@@ -323,7 +276,7 @@ func declaredMemory(code []byte) (int64, error) {
 	const secMemory = 5
 	for r := code[8:]; len(r) > 0; {
 		id := r[0]
-		size, n, err := uleb(r[1:])
+		size, n, err := wasmbin.Uleb(r[1:])
 		if err != nil || uint64(len(r)-1-n) < size {
 			return 0, fmt.Errorf("section %d: truncated", id)
 		}
@@ -339,7 +292,7 @@ func declaredMemory(code []byte) (int64, error) {
 		if k >= len(payload) {
 			return 0, errors.New("memory section: truncated")
 		}
-		pages, _, err := uleb(payload[k+1:]) // after the limits' flag
+		pages, _, err := wasmbin.Uleb(payload[k+1:]) // after the limits' flag
 		if err != nil {
 			return 0, errors.New("memory section: bad limits")
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/tetratelabs/wazero"
+	"github.com/zkpipe/zkpipe/internal/wasmbin"
 )
 
 // TestAddWitnessReader: the committed circom module takes the reader, the
@@ -126,7 +127,7 @@ func capMemory(t *testing.T, code []byte) []byte {
 	out := append([]byte(nil), code[:8]...)
 	found := false
 	for r := code[8:]; len(r) > 0; {
-		size, n, err := uleb(r[1:])
+		size, n, err := wasmbin.Uleb(r[1:])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,14 +137,14 @@ func capMemory(t *testing.T, code []byte) []byte {
 			if payload[0] != 1 || payload[1] != 0 {
 				t.Fatalf("memory section %x: want one memory without a maximum", payload)
 			}
-			pages, _, err := uleb(payload[2:])
+			pages, _, err := wasmbin.Uleb(payload[2:])
 			if err != nil {
 				t.Fatal(err)
 			}
-			payload = appendUleb(appendUleb([]byte{1, 1}, pages), pages)
+			payload = wasmbin.AppendUleb(wasmbin.AppendUleb([]byte{1, 1}, pages), pages)
 			found = true
 		}
-		out = appendUleb(append(out, id), uint64(len(payload)))
+		out = wasmbin.AppendUleb(append(out, id), uint64(len(payload)))
 		out = append(out, payload...)
 	}
 	if !found {
