@@ -16,6 +16,7 @@ import (
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
 )
 
 // Timing is one prover's figures over n proofs.
@@ -146,4 +147,65 @@ func tail(b []byte) string {
 		s = "…" + s[len(s)-2000:]
 	}
 	return s
+}
+
+// GnarkSource resolves a job's circuit name (as the job gives it) to the
+// loaded circuit's name and, for a gnark circuit, its source; nil for a
+// circom one, which gnark does not prove.
+type GnarkSource func(name string) (circuit string, src *gnarksrc.Source)
+
+// GnarkStream proves the gnark jobs among the n that jobs feeds with
+// gnark's own groth16.Prove, one after another, in the stream's order:
+// each job's witness read from its file, or generated from its seed,
+// before its proof is timed. It returns the timings per circuit and how
+// many jobs it left to zkpipe alone (circom ones). Every proof is checked
+// with groth16.Verify, outside the timing (Gnark). Run it after zkpipe's
+// stream, which has named any job that does not prove.
+func GnarkStream(ctx context.Context, jobs *Jobs, n int, resolve GnarkSource) (per map[string]Timing, skipped int, err error) {
+	feed := jobs.Feed(ctx, n)
+	defer feed.Close()
+	lines := make(chan stream.Line, 1)
+	readErr := make(chan error, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		for range lines {
+		}
+		if rerr := <-readErr; err == nil && rerr != nil && ctx.Err() == nil {
+			err = rerr
+		}
+	}()
+	go func() { readErr <- stream.ReadWith(ctx, feed, lines, stream.ReadOptions{}) }()
+	per = map[string]Timing{}
+	for l := range lines {
+		if l.Err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", jobs.Path, l.Err)
+		}
+		name, src := resolve(l.Request.Circuit)
+		if src == nil {
+			skipped++
+			continue
+		}
+		where := jobs.Where(l.Request.ID)
+		var w witness.Witness
+		switch req := l.Request; {
+		case req.Witness != "":
+			w, err = src.ReadWitness(ctx, req.Witness, name)
+		case req.Generate != nil:
+			w, err = src.Witness(req.Generate.Seed)
+		default:
+			err = fmt.Errorf("job %s gives no gnark witness (\"witness\" or \"generate\")", req.ID)
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: gnark: %w", where, err)
+		}
+		one, err := Gnark(src, []witness.Witness{w}, []string{where}, 1)
+		if err != nil {
+			return nil, 0, err
+		}
+		t := per[name]
+		t.N, t.Wall, t.CPU = t.N+1, t.Wall+one.Wall, t.CPU+one.CPU
+		per[name] = t
+	}
+	return per, skipped, nil
 }

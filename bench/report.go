@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"sort"
+	"time"
 
 	"github.com/zkpipe/zkpipe/engine"
 
@@ -152,4 +153,47 @@ func SerialCPU(ctx context.Context, opts engine.Options, circ *stages.Circuit, w
 	}
 	fmt.Fprintf(w, "%-11s %10.1f %10.1f %8.2f\n", "total", run, cpu, cpu/max(run, 1e-9))
 	return nil
+}
+
+// ByCircuit groups lines by their circuit, names in order of first result.
+func ByCircuit(lines []stream.Result) (names []string, of map[string][]stream.Result) {
+	of = map[string][]stream.Result{}
+	for _, r := range lines {
+		if _, ok := of[r.Circuit]; !ok {
+			names = append(names, r.Circuit)
+		}
+		of[r.Circuit] = append(of[r.Circuit], r)
+	}
+	return names, of
+}
+
+// CircuitTable prints, for each circuit of a stream that took wall, its
+// proofs, its share of the stream's throughput (its proofs over the whole
+// wall time: the circuits' figures add up to the stream's), and its jobs'
+// mean and median latency (total_ms: from entering parse to leaving
+// assemble, queues included); with gnark's timings of the same jobs
+// (GnarkStream; nil for none), gnark's ms per proof, one at a time.
+func CircuitTable(w io.Writer, lines []stream.Result, wall time.Duration, gnark map[string]Timing) {
+	names, of := ByCircuit(lines)
+	fmt.Fprintf(w, "%-16s %8s %10s %12s %12s", "circuit", "proofs", "proofs/s", "latency ms", "median ms")
+	if gnark != nil {
+		fmt.Fprintf(w, " %14s", "gnark ms/proof")
+	}
+	fmt.Fprintln(w)
+	for _, name := range names {
+		rs := of[name]
+		total := make([]float64, len(rs))
+		for i, r := range rs {
+			total[i] = r.TotalMS
+		}
+		fmt.Fprintf(w, "%-16s %8d %10.3f %12.1f %12.1f", name, len(rs), float64(len(rs))/wall.Seconds(), Mean(total), median(total))
+		if gnark != nil {
+			if t, ok := gnark[name]; ok && t.N > 0 {
+				fmt.Fprintf(w, " %14.1f", t.Wall.Seconds()*1000/float64(t.N))
+			} else {
+				fmt.Fprintf(w, " %14s", "-")
+			}
+		}
+		fmt.Fprintln(w)
+	}
 }

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,14 +21,15 @@ import (
 
 func benchCommand() *cli.Command {
 	flags := engineFlags(
-		&cli.StringFlag{Name: "circuit", Usage: "gnark circuit directory: one made by zkpipe setup, or a user's (circuit.r1cs/pk/vk as gnark writes them) with --witness", EnvVars: env("bench-circuit")},
+		&cli.GenericFlag{Name: "circuit", Value: &repeated{}, Usage: "gnark circuit directory: one made by zkpipe setup, or a user's (circuit.r1cs/pk/vk as gnark writes them) with --witness; with --jobs, repeatable (named after the directory, as prove names it)", EnvVars: env("bench-circuit")},
+		&cli.StringFlag{Name: "jobs", Usage: "JSON Lines of jobs, as zkpipe prove --jobs reads them (a file, not -): time that stream over the --circuit and --zkey circuits given, all its jobs, or -n of them (the first n, or the file over again with ids ID.2, ID.3, …); not with --witness, --wtns, --input", EnvVars: env("bench-jobs")},
 		&cli.StringSliceFlag{Name: "witness", Usage: "a user's gnark circuit: its full binary witnesses (witness.MarshalBinary), as files, directories of files or globs (repeatable); cycled to -n proofs", EnvVars: env("bench-witness")},
-		&cli.StringFlag{Name: "zkey", Usage: "circom circuit: snarkjs Groth16 proving key, benched with --wtns or --input", EnvVars: env("bench-zkey"), Category: "circom"},
+		&cli.GenericFlag{Name: "zkey", Value: &repeated{}, Usage: "circom circuit: snarkjs Groth16 proving key, benched with --wtns or --input; with --jobs, repeatable (named after the file, less .zkey)", EnvVars: env("bench-zkey"), Category: "circom"},
 		&cli.StringSliceFlag{Name: "wtns", Usage: "circom witnesses (.wtns) of the --zkey: files, directories or globs (repeatable)", EnvVars: env("bench-wtns"), Category: "circom"},
 		&cli.StringSliceFlag{Name: "input", Usage: "circom input files (JSON objects of the circuit's inputs) for --wasm: files, directories or globs (repeatable)", EnvVars: env("bench-input"), Category: "circom"},
-		&cli.StringFlag{Name: "wasm", Usage: "circom witness calculator of the --zkey, for --input", EnvVars: env("bench-wasm"), Category: "circom"},
+		&cli.GenericFlag{Name: "wasm", Value: &repeated{}, Usage: "circom witness calculator of the --zkey, for --input; with --jobs, of the --zkey in the same position, for input jobs (repeatable)", EnvVars: env("bench-wasm"), Category: "circom"},
 		&cli.DurationFlag{Name: "snarkjs-timeout", Value: 10 * time.Minute, Usage: "bound on each snarkjs call of the circom comparison", EnvVars: env("bench-snarkjs-timeout"), Category: "circom"},
-		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: fmt.Sprintf("how many proofs in each run (1 to %d; at most %d distinct witnesses are reused in turn)", bench.MaxProofs, bench.MaxWitnesses), EnvVars: env("bench-proofs")},
+		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: fmt.Sprintf("how many proofs in each run (1 to %d; at most %d distinct witnesses are reused in turn; with --jobs: all the file's jobs when unset)", bench.MaxProofs, bench.MaxWitnesses), EnvVars: env("bench-proofs")},
 		&cli.BoolFlag{Name: "skip-gnark", Usage: "time zkpipe only (no gnark or snarkjs comparison)", EnvVars: env("skip-gnark")},
 		&cli.StringFlag{Name: "out", Usage: "directory for proofs (default: a fresh temporary one)", EnvVars: env("bench-out")},
 		&cli.StringFlag{Name: "results", Usage: "JSON Lines of results: also write zkpipe's result lines to this file (for zkpipe timeline)", EnvVars: env("bench-results")},
@@ -48,11 +50,17 @@ const benchWitnesses = bench.MaxWitnesses
 // benchConfig is a bench's flags, parsed.
 type benchConfig struct {
 	n, serial                int
-	circuit, zkey, wasm      string
+	circuit, zkey, wasm      string // without --jobs: the one circuit (and calculator) benched
 	witness, wtns, input     []string
 	skipGnark                bool
 	out, results, cpuprofile string
 	snarkjsTimeout           time.Duration
+
+	// with --jobs: the job stream and every circuit its jobs name; nSet
+	// says whether -n was given (else: all the file's jobs)
+	jobs                   string
+	circuits, zkeys, wasms []string
+	nSet                   bool
 
 	// the files --witness, --wtns and --input name, collected
 	witnessFiles, wtnsFiles, inputFiles []string
@@ -60,11 +68,21 @@ type benchConfig struct {
 
 func benchFlags(c *cli.Context) (benchConfig, error) {
 	cfg := benchConfig{
-		n: c.Int("proofs"), serial: c.Int("serial-cpu"),
-		circuit: c.String("circuit"), zkey: c.String("zkey"), wasm: c.String("wasm"),
+		n: c.Int("proofs"), serial: c.Int("serial-cpu"), nSet: c.IsSet("proofs"),
 		witness: c.StringSlice("witness"), wtns: c.StringSlice("wtns"), input: c.StringSlice("input"),
 		skipGnark: c.Bool("skip-gnark"), out: c.String("out"), results: c.String("results"), cpuprofile: c.String("cpuprofile"),
 		snarkjsTimeout: c.Duration("snarkjs-timeout"),
+		jobs:           c.String("jobs"),
+		circuits:       repeatedValues(c, "circuit"), zkeys: repeatedValues(c, "zkey"), wasms: repeatedValues(c, "wasm"),
+	}
+	if cfg.jobs == "" {
+		switch {
+		case len(cfg.circuits) > 1 || len(cfg.zkeys) > 1:
+			return cfg, usageErrorf(c, "give --circuit DIR (gnark) or --zkey FILE (circom), one of them (several only with --jobs FILE)")
+		case len(cfg.wasms) > 1:
+			return cfg, usageErrorf(c, "one --wasm, for the --zkey (several only with --jobs FILE)")
+		}
+		cfg.circuit, cfg.zkey, cfg.wasm = first(cfg.circuits), first(cfg.zkeys), first(cfg.wasms)
 	}
 	switch {
 	case cfg.n < 1 || cfg.n > bench.MaxProofs:
@@ -73,6 +91,8 @@ func benchFlags(c *cli.Context) (benchConfig, error) {
 		return cfg, fmt.Errorf("--serial-cpu %d: want 0 (none) to %d", cfg.serial, bench.MaxProofs)
 	case cfg.snarkjsTimeout <= 0:
 		return cfg, fmt.Errorf("--snarkjs-timeout %s: want a positive duration", cfg.snarkjsTimeout)
+	case cfg.jobs != "":
+		return cfg, jobsFlags(c, cfg)
 	case (cfg.circuit == "") == (cfg.zkey == ""):
 		return cfg, usageErrorf(c, "give --circuit DIR (gnark) or --zkey FILE (circom), one of them")
 	case cfg.circuit != "" && (len(cfg.wtns) > 0 || len(cfg.input) > 0 || cfg.wasm != ""):
@@ -89,10 +109,60 @@ func benchFlags(c *cli.Context) (benchConfig, error) {
 	return cfg, nil
 }
 
+// jobsFlags checks the flags of a bench over --jobs: the jobs name their
+// own witnesses, so --witness, --wtns and --input are refused.
+func jobsFlags(c *cli.Context, cfg benchConfig) error {
+	switch {
+	case len(cfg.witness) > 0 || len(cfg.wtns) > 0 || len(cfg.input) > 0:
+		return usageErrorf(c, "--jobs FILE names each job's witness: give no --witness, --wtns or --input with it")
+	case len(cfg.circuits) == 0 && len(cfg.zkeys) == 0:
+		return usageErrorf(c, "--jobs %s: give the circuits its jobs name: --circuit DIR (gnark) or --zkey FILE (circom), repeatable", cfg.jobs)
+	case len(cfg.wasms) > len(cfg.zkeys):
+		return usageErrorf(c, "%d --wasm for %d --zkey: give each --wasm after its --zkey", len(cfg.wasms), len(cfg.zkeys))
+	case cfg.serial > 0:
+		return usageErrorf(c, "--serial-cpu is for one gnark --circuit with its witnesses, not --jobs")
+	}
+	return nil
+}
+
+// repeated is the value of a flag bench takes once, or several times with
+// --jobs. Unlike cli.StringSliceFlag it never splits a value at commas: a
+// single --circuit (or $ZKPIPE_BENCH_CIRCUIT) reads as the string flag it
+// was, a directory with a comma in its name included.
+type repeated struct{ values []string }
+
+func (r *repeated) Set(v string) error { r.values = append(r.values, v); return nil }
+func (r *repeated) String() string     { return strings.Join(r.values, ", ") }
+
+// repeatedValues are the values of the repeated flag name: those of the
+// command line, else its variable's. cli sets the variable first, as one
+// value, when it is set and not empty; the command line's values follow.
+func repeatedValues(c *cli.Context, name string) []string {
+	r, ok := c.Generic(name).(*repeated)
+	if !ok {
+		return nil
+	}
+	v := r.values
+	if os.Getenv(env("bench-" + name)[0]) != "" && len(v) > 1 {
+		v = v[1:]
+	}
+	return v
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
 func runBench(c *cli.Context) error {
 	cfg, err := benchFlags(c)
 	if err != nil {
 		return err
+	}
+	if cfg.jobs != "" {
+		return benchJobs(c, cfg)
 	}
 	var in engine.Files
 	if cfg.circuit != "" {
@@ -319,13 +389,21 @@ func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
 // timed from the engine being open (keys resident) to the last result. A
 // failed job is an error naming its witness file.
 func benchStream(c *cli.Context, cfg benchConfig, out string, circ *stages.Circuit, jobs string, fileOf map[string]string) ([]stream.Result, time.Duration, time.Duration, error) {
+	return benchStreamOf(c, cfg, out, []*stages.Circuit{circ}, strings.NewReader(jobs), func(id string) string { return "witness " + fileOf[id] })
+}
+
+// benchStreamOf runs zkpipe's stream of the jobs read from in over circs
+// and returns its result lines, timed from the engine being open (keys
+// resident: bench's warm-up) to the last result. A failed job is an error
+// that starts with where(its id).
+func benchStreamOf(c *cli.Context, cfg benchConfig, out string, circs []*stages.Circuit, in io.Reader, where func(id string) string) ([]stream.Result, time.Duration, time.Duration, error) {
 	runtime.GC()
 	var lines []stream.Result
 	var resultsFile *stream.Writer
 	if p := cfg.results; p != "" {
 		f, err := os.Create(p)
 		if err != nil {
-			closeCircuits([]*stages.Circuit{circ})
+			closeCircuits(circs)
 			return nil, 0, 0, err
 		}
 		defer f.Close()
@@ -336,15 +414,15 @@ func benchStream(c *cli.Context, cfg benchConfig, out string, circ *stages.Circu
 	started := func() error { start, cpu0 = time.Now(), stages.ProcessCPU(); return nil }
 	opts, err := engineOptions(c, out)
 	if err != nil {
-		closeCircuits([]*stages.Circuit{circ})
+		closeCircuits(circs)
 		return nil, 0, 0, err
 	}
 	stop, err := bench.StartProfile(cfg.cpuprofile, "zkpipe")
 	if err != nil {
-		closeCircuits([]*stages.Circuit{circ})
+		closeCircuits(circs)
 		return nil, 0, 0, err
 	}
-	err = runStream(c, opts, []*stages.Circuit{circ}, strings.NewReader(jobs), started, func(r stream.Result) error {
+	err = runStream(c, opts, circs, in, started, func(r stream.Result) error {
 		lines = append(lines, r)
 		if resultsFile != nil {
 			return resultsFile.Write(r)
@@ -358,8 +436,188 @@ func benchStream(c *cli.Context, cfg benchConfig, out string, circ *stages.Circu
 	}
 	for _, r := range lines {
 		if r.Error != "" {
-			return nil, 0, 0, fmt.Errorf("witness %s: zkpipe %s", fileOf[r.ID], r.Error)
+			return nil, 0, 0, fmt.Errorf("%s: zkpipe %s", where(r.ID), r.Error)
 		}
 	}
 	return lines, wall, cpu, nil
+}
+
+// benchJobs benches a user's job stream (--jobs): the file read and
+// checked whole first (before any key is loaded), its circuits loaded and
+// every job's circuit resolved, then the stream timed from the engine
+// being open to its last result, as prove would run it: witness files read
+// and generate jobs solved inside parse. Every proof is checked again here
+// against its circuit's verifying key (gnark's groth16.Verify; circom: the
+// zkey's), and the figures are given in total and per circuit.
+func benchJobs(c *cli.Context, cfg benchConfig) error {
+	jobs, err := bench.ReadJobs(c.Context, cfg.jobs)
+	if err != nil {
+		return err
+	}
+	n := jobs.Count
+	if cfg.nSet {
+		n = cfg.n
+	}
+	if err := jobs.Plan(n); err != nil {
+		return err
+	}
+	var in engine.Files
+	in.Add("--jobs "+cfg.jobs, cfg.jobs)
+	for _, dir := range cfg.circuits {
+		for _, f := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile} {
+			p := filepath.Join(dir, f)
+			in.Add("the --circuit file "+p, p)
+		}
+	}
+	for _, p := range cfg.zkeys {
+		in.Add("--zkey "+p, p)
+	}
+	for _, p := range cfg.wasms {
+		in.Add("--wasm "+p, p)
+	}
+	if err := checkOutputs(&in, cfg.out, "--results", cfg.results); err != nil {
+		return err
+	}
+	if p := cfg.cpuprofile; p != "" {
+		for _, s := range []string{".gnark", ".zkpipe"} {
+			if err := checkOutputs(&in, cfg.out, "--cpuprofile", p+s); err != nil {
+				return err
+			}
+		}
+	}
+	out := cfg.out
+	if out == "" {
+		if out, err = os.MkdirTemp("", "zkpipe-bench-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(out)
+	}
+	circs, err := loadCircuitFiles(c, cfg.circuits, cfg.zkeys, cfg.wasms, nil)
+	if err != nil {
+		return err
+	}
+	byName := make(map[string]*stages.Circuit, len(circs))
+	names := make([]string, len(circs))
+	for i, circ := range circs {
+		byName[circ.Name], names[i] = circ, circ.Name
+	}
+	if err := jobs.Resolve(names); err != nil {
+		closeCircuits(circs)
+		return err
+	}
+
+	how := "all of them"
+	switch {
+	case n < jobs.Count:
+		how = fmt.Sprintf("the first %d", n)
+	case n > jobs.Count:
+		how = fmt.Sprintf("the file %d times over, its repeats with ids ID.2, ID.3, …", (n+jobs.Count-1)/jobs.Count)
+	}
+	fmt.Printf("bench: --jobs %s, %d jobs over %d circuits, %d proofs (%s), %d CPUs\n", cfg.jobs, jobs.Count, len(circs), n, how, runtime.NumCPU())
+	for _, u := range jobs.Names {
+		circ := byName[u.Name]
+		if u.Name == "" {
+			circ = circs[0] // Resolve: the one loaded
+		}
+		fmt.Printf("  %s (%s): %d constraints, %d wires; %d of the file's jobs\n", circ.Name, sourceKind(circ), circ.Constraints, circ.NbWires, u.Jobs)
+	}
+
+	feed := jobs.Feed(c.Context, n)
+	defer feed.Close()
+	lines, wall, cpu, err := benchStreamOf(c, cfg, out, circs, feed, jobs.Where)
+	if err != nil {
+		return err
+	}
+	if len(lines) != n {
+		return fmt.Errorf("--jobs %s: %d result lines for %d jobs", cfg.jobs, len(lines), n)
+	}
+	for _, r := range lines {
+		if err := verifyJob(c, byName[r.Circuit], r); err != nil {
+			return fmt.Errorf("%s: zkpipe proof of job %s rejected: %w", jobs.Where(r.ID), r.ID, err)
+		}
+	}
+	rate := float64(n) / wall.Seconds()
+	fmt.Printf("zkpipe stream:       %d proofs in %s, %.3f proofs/s (%.0f CPU ms/proof, %.1f cores busy), all verified (gnark's groth16.Verify; circom: the zkey's verifying key)\n", n, wall.Round(time.Millisecond), rate,
+		cpu.Seconds()*1000/float64(n), cpu.Seconds()/wall.Seconds())
+	var gnark map[string]bench.Timing
+	if cfg.skipGnark {
+		fmt.Println("comparison: none (--skip-gnark)")
+	} else if gnark, err = benchJobsGnark(c, cfg, jobs, n, circs, byName, rate); err != nil {
+		return err
+	}
+	bench.CircuitTable(os.Stdout, lines, wall, gnark)
+	fmt.Println("all circuits:")
+	bench.StageTable(os.Stdout, lines)
+	if cnames, of := bench.ByCircuit(lines); len(cnames) > 1 {
+		for _, name := range cnames {
+			fmt.Printf("circuit %s:\n", name)
+			bench.StageTable(os.Stdout, of[name])
+		}
+	}
+	bench.Shape(os.Stdout, lines)
+	return nil
+}
+
+// benchJobsGnark proves the gnark jobs of the stream again with gnark's
+// groth16.Prove, one after another, prints its figures against zkpipe's
+// (the ratio only when every job is gnark's: circom jobs have no such
+// prover to compare with) and returns its timings per circuit.
+func benchJobsGnark(c *cli.Context, cfg benchConfig, jobs *bench.Jobs, n int, circs []*stages.Circuit, byName map[string]*stages.Circuit, rate float64) (map[string]bench.Timing, error) {
+	resolve := func(name string) (string, *gnarksrc.Source) {
+		circ := byName[name]
+		if name == "" {
+			circ = circs[0] // Resolve checked: the one loaded
+		}
+		src, _ := circ.Source.(*gnarksrc.Source)
+		return circ.Name, src
+	}
+	stop, err := bench.StartProfile(cfg.cpuprofile, "gnark")
+	if err != nil {
+		return nil, err
+	}
+	per, skipped, err := bench.GnarkStream(c.Context, jobs, n, resolve)
+	stop()
+	if err != nil {
+		return nil, err
+	}
+	var t bench.Timing
+	for _, p := range per {
+		t.N, t.Wall, t.CPU = t.N+p.N, t.Wall+p.Wall, t.CPU+p.CPU
+	}
+	if t.N == 0 {
+		fmt.Println("comparison: none (no gnark jobs: --jobs compares gnark circuits only)")
+		return nil, nil
+	}
+	fmt.Printf("gnark groth16.Prove: %d proofs in %s, %.3f proofs/s (%.0f ms/proof, %.0f CPU ms/proof, %.1f cores busy), one after another\n", t.N, t.Wall.Round(time.Millisecond), t.Rate(),
+		t.Wall.Seconds()*1000/float64(t.N), t.CPU.Seconds()*1000/float64(t.N), t.CPU.Seconds()/t.Wall.Seconds())
+	if skipped > 0 {
+		fmt.Printf("ratio zkpipe/gnark:  none (%d of the %d jobs are circom's, which gnark does not prove; see gnark ms/proof per circuit)\n", skipped, n)
+	} else {
+		fmt.Printf("ratio zkpipe/gnark:  %.2f×\n", rate/t.Rate())
+	}
+	return per, nil
+}
+
+// verifyJob checks r's proof files against its circuit's verifying key,
+// as the engine checked it before writing them (and even when
+// --skip-verify had it not).
+func verifyJob(c *cli.Context, circ *stages.Circuit, r stream.Result) error {
+	if circ == nil {
+		return fmt.Errorf("its result names circuit %q, which bench did not load", r.Circuit)
+	}
+	switch src := circ.Source.(type) {
+	case *gnarksrc.Source:
+		return gnarksrc.VerifyFilesWith(src.VerifyingKey(), src.HashToField(), r.Proof, r.Public)
+	case *circomsrc.Source:
+		return circomsrc.VerifyFiles(c.Context, src.VerifyingKey(), r.Proof, r.Public)
+	}
+	return fmt.Errorf("circuit %s: bench cannot verify proofs of a %T", circ.Name, circ.Source)
+}
+
+// sourceKind says which kind of circuit circ is.
+func sourceKind(circ *stages.Circuit) string {
+	if _, ok := circ.Source.(*circomsrc.Source); ok {
+		return "circom"
+	}
+	return "gnark"
 }

@@ -171,12 +171,18 @@ func runStream(c *cli.Context, opts engine.Options, circuits []*stages.Circuit, 
 // loadCircuits loads every --circuit directory and --zkey (with its --wasm
 // and --r1cs, paired by position).
 func loadCircuits(c *cli.Context) (circs []*stages.Circuit, err error) {
+	return loadCircuitFiles(c, c.StringSlice("circuit"), c.StringSlice("zkey"), c.StringSlice("wasm"), c.StringSlice("r1cs"))
+}
+
+// loadCircuitFiles is loadCircuits over the lists given (bench --jobs has
+// its own flags for them).
+func loadCircuitFiles(c *cli.Context, dirs, zkeys, wasms, r1css []string) (circs []*stages.Circuit, err error) {
 	defer func() {
 		if err != nil {
 			closeCircuits(circs)
 		}
 	}()
-	for _, dir := range c.StringSlice("circuit") {
+	for _, dir := range dirs {
 		o := gnarkOptions(c)
 		o.Calldata = c.Bool("calldata")
 		circ, err := gnarksrc.LoadDirWith(dir, o)
@@ -185,7 +191,6 @@ func loadCircuits(c *cli.Context) (circs []*stages.Circuit, err error) {
 		}
 		circs = append(circs, circ)
 	}
-	zkeys, wasms, r1css := c.StringSlice("zkey"), c.StringSlice("wasm"), c.StringSlice("r1cs")
 	if len(wasms) > len(zkeys) {
 		return circs, fmt.Errorf("%d --wasm for %d --zkey: give each --wasm after its --zkey", len(wasms), len(zkeys))
 	}
