@@ -37,8 +37,11 @@ func benchCommand() *cli.Command {
 		&cli.IntFlag{Name: "serial-cpu", Usage: "then prove this many of the same witnesses one at a time and print each stage's CPU ms per proof", EnvVars: env("bench-serial-cpu")},
 	)
 	return &cli.Command{
-		Name:   "bench",
-		Usage:  "prove the same proofs with gnark's groth16.Prove (circom: snarkjs, once) and with zkpipe's stream; compare proofs/s",
+		Name:  "bench",
+		Usage: "prove the same proofs with gnark's groth16.Prove (circom: snarkjs, once) and with zkpipe's stream; compare proofs/s (--jobs: a user's own job stream)",
+		UsageText: "zkpipe bench --circuit DIR [--witness FILE…] [-n N]\n" +
+			"zkpipe bench --zkey FILE (--wtns FILE… | --wasm FILE --input FILE…) [-n N]\n" +
+			"zkpipe bench --jobs FILE [--circuit DIR]… [--zkey FILE [--wasm FILE]]… [-n N]",
 		Flags:  flags,
 		Action: runBench,
 	}

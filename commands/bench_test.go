@@ -35,3 +35,29 @@ func TestBenchWitnessesBounded(t *testing.T) {
 		t.Errorf("%d witness files (%v), want %d", len(entries), err, benchWitnesses)
 	}
 }
+
+// bench's --circuit, made repeatable for --jobs, still reads one value as
+// the string flag it was: a directory with a comma in its name is one
+// directory, and the command line's --circuit replaces
+// $ZKPIPE_BENCH_CIRCUIT's rather than adding to it.
+func TestBenchCircuitIsOneValue(t *testing.T) {
+	root := t.TempDir()
+	chain := setupCircuit(t, root, "chain,1", "mulchain", 30)
+	run := func(args ...string) error {
+		return App().Run(append([]string{"zkpipe", "bench", "--device", "cpu", "-n", "1", "--skip-gnark", "--mem-status", "0"}, args...))
+	}
+	if err := run("--circuit", chain); err != nil {
+		t.Errorf("--circuit %s: %v", chain, err)
+	}
+	t.Setenv("ZKPIPE_BENCH_CIRCUIT", filepath.Join(root, "absent"))
+	if err := run("--circuit", chain); err != nil {
+		t.Errorf("--circuit %s over the variable's: %v", chain, err)
+	}
+	if err := run(); err == nil || !strings.Contains(err.Error(), "absent") {
+		t.Errorf("the variable alone: %v, want its directory read", err)
+	}
+	t.Setenv("ZKPIPE_BENCH_CIRCUIT", chain)
+	if err := run(); err != nil {
+		t.Errorf("$ZKPIPE_BENCH_CIRCUIT=%s: %v", chain, err)
+	}
+}
