@@ -1,7 +1,7 @@
 // Package bench holds what zkpipe bench needs besides the stream itself: the
-// user's witness files, the comparison provers (gnark's groth16.Prove,
-// snarkjs's groth16 prove), the independent checks of every proof, and the
-// report of a run.
+// user's witness files or job stream (--jobs), the comparison provers
+// (gnark's groth16.Prove, snarkjs's groth16 prove), the independent checks
+// of every proof, and the report of a run.
 package bench
 
 import (
