@@ -502,6 +502,10 @@ func benchJobs(c *cli.Context, cfg benchConfig) error {
 	byName := make(map[string]*stages.Circuit, len(circs))
 	names := make([]string, len(circs))
 	for i, circ := range circs {
+		if _, ok := byName[circ.Name]; ok {
+			closeCircuits(circs)
+			return fmt.Errorf("two circuits named %q: jobs name their circuit, by its directory's or zkey's name; give them different names", circ.Name)
+		}
 		byName[circ.Name], names[i] = circ, circ.Name
 	}
 	if err := jobs.Resolve(names); err != nil {
@@ -516,7 +520,7 @@ func benchJobs(c *cli.Context, cfg benchConfig) error {
 	case n > jobs.Count:
 		how = fmt.Sprintf("the file %d times over, its repeats with ids ID.2, ID.3, …", (n+jobs.Count-1)/jobs.Count)
 	}
-	fmt.Printf("bench: --jobs %s, %d jobs over %d circuits, %d proofs (%s), %d CPUs\n", cfg.jobs, jobs.Count, len(circs), n, how, runtime.NumCPU())
+	fmt.Printf("bench: --jobs %s, %s over %s, %d proofs (%s), %d CPUs\n", cfg.jobs, counted(jobs.Count, "job"), counted(len(circs), "circuit"), n, how, runtime.NumCPU())
 	for _, u := range jobs.Names {
 		circ := byName[u.Name]
 		if u.Name == "" {
@@ -615,6 +619,14 @@ func verifyJob(c *cli.Context, circ *stages.Circuit, r stream.Result) error {
 		return circomsrc.VerifyFiles(c.Context, src.VerifyingKey(), r.Proof, r.Public)
 	}
 	return fmt.Errorf("circuit %s: bench cannot verify proofs of a %T", circ.Name, circ.Source)
+}
+
+// counted is n things: "1 job", "2 jobs".
+func counted(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // sourceKind says which kind of circuit circ is.

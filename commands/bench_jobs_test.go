@@ -183,6 +183,7 @@ func TestBenchJobsErrors(t *testing.T) {
 	unknown := file("unknown.jsonl", `{"id":"a","circuit":"chain","generate":{"seed":1}}`, ``, `{"id":"x","circuit":"nope","generate":{"seed":1}}`)
 	unnamed := file("unnamed.jsonl", `{"id":"a","generate":{"seed":1}}`)
 	failing := file("failing.jsonl", `{"id":"ok","circuit":"chain","generate":{"seed":1}}`, fmt.Sprintf(`{"id":"bad1","circuit":"chain","witness":%q}`, filepath.Join(root, "unsat.wit")))
+	twin := setupCircuit(t, filepath.Join(root, "other"), "chain", "mulchain", 30)
 	clash := file("clash.jsonl", `{"id":"a","circuit":"chain","generate":{"seed":1}}`, `{"id":"a.2","circuit":"chain","generate":{"seed":2}}`)
 	// refused: before any job is proven (every case but the failing job)
 	cases := []struct {
@@ -196,6 +197,7 @@ func TestBenchJobsErrors(t *testing.T) {
 		{append(both, "--jobs", unnamed), 1, []string{"line 1: job \"a\" names no circuit, and 2 are loaded"}, true},
 		{append(both, "--jobs", failing, "--skip-gnark"), 1, []string{"--jobs " + failing + " line 2: zkpipe job bad1", "unsatisfied"}, false},
 		{append(both, "--jobs", clash, "-n", "3"), 1, []string{"line 1: job \"a\" cannot be repeated for -n 3", "is the id of line 2"}, true},
+		{[]string{"--circuit", dirs["chain"], "--circuit", twin, "--jobs", jobs}, 1, []string{`two circuits named "chain"`}, true},
 		{append(both, "--jobs", "-"), 1, []string{"--jobs -: bench reads the jobs twice"}, true},
 		{append(both, "--jobs", jobs, "--witness", filepath.Join(root, "chain.wit")), 2, []string{"--jobs FILE names each job's witness: give no --witness, --wtns or --input"}, true},
 		{append(both, "--jobs", jobs, "--wtns", filepath.Join(root, "chain.wit")), 2, []string{"give no --witness, --wtns or --input"}, true},
