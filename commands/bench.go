@@ -464,6 +464,74 @@ func benchJobs(c *cli.Context, cfg benchConfig) error {
 	if err := jobs.Plan(n); err != nil {
 		return err
 	}
+	if err := checkJobsOutputs(cfg); err != nil {
+		return err
+	}
+	out := cfg.out
+	if out == "" {
+		if out, err = os.MkdirTemp("", "zkpipe-bench-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(out)
+	}
+	circs, err := loadJobCircuits(c, cfg, jobs)
+	if err != nil {
+		return err
+	}
+
+	how := "all of them"
+	switch {
+	case n < jobs.Count:
+		how = fmt.Sprintf("the first %d", n)
+	case n > jobs.Count:
+		how = fmt.Sprintf("the file %d times over, its repeats with ids ID.2, ID.3, …", (n+jobs.Count-1)/jobs.Count)
+	}
+	fmt.Printf("bench: --jobs %s, %s over %s, %d proofs (%s), %d CPUs\n", cfg.jobs, counted(jobs.Count, "job"), counted(len(circs.list), "circuit"), n, how, runtime.NumCPU())
+	for _, u := range jobs.Names {
+		circ := circs.of(u.Name)
+		fmt.Printf("  %s (%s): %d constraints, %d wires; %d of the file's jobs\n", circ.Name, sourceKind(circ), circ.Constraints, circ.NbWires, u.Jobs)
+	}
+
+	feed := jobs.Feed(c.Context, n)
+	defer feed.Close()
+	lines, wall, cpu, err := benchStreamOf(c, cfg, out, circs.list, feed, jobs.Where)
+	if err != nil {
+		return err
+	}
+	if len(lines) != n {
+		return fmt.Errorf("--jobs %s: %d result lines for %d jobs", cfg.jobs, len(lines), n)
+	}
+	for _, r := range lines {
+		if err := verifyJob(c, circs.byName[r.Circuit], r); err != nil {
+			return fmt.Errorf("%s: zkpipe proof of job %s rejected: %w", jobs.Where(r.ID), r.ID, err)
+		}
+	}
+	rate := float64(n) / wall.Seconds()
+	fmt.Printf("zkpipe stream:       %d proofs in %s, %.3f proofs/s (%.0f CPU ms/proof, %.1f cores busy), all verified (gnark's groth16.Verify; circom: the zkey's verifying key)\n", n, wall.Round(time.Millisecond), rate,
+		cpu.Seconds()*1000/float64(n), cpu.Seconds()/wall.Seconds())
+	var gnark map[string]bench.Timing
+	if cfg.skipGnark {
+		fmt.Println("comparison: none (--skip-gnark)")
+	} else if gnark, err = benchJobsGnark(c, cfg, jobs, n, circs, rate); err != nil {
+		return err
+	}
+	bench.CircuitTable(os.Stdout, lines, wall, gnark)
+	fmt.Println("all circuits:")
+	bench.StageTable(os.Stdout, lines)
+	if names, of := bench.ByCircuit(lines); len(names) > 1 {
+		for _, name := range names {
+			fmt.Printf("circuit %s:\n", name)
+			bench.StageTable(os.Stdout, of[name])
+		}
+	}
+	bench.Shape(os.Stdout, lines)
+	return nil
+}
+
+// checkJobsOutputs refuses, before anything is loaded, a --results or
+// --cpuprofile that is one of a --jobs bench's inputs (as prove refuses
+// them: the jobs file and the circuits' files).
+func checkJobsOutputs(cfg benchConfig) error {
 	var in engine.Files
 	in.Add("--jobs "+cfg.jobs, cfg.jobs)
 	for _, dir := range cfg.circuits {
@@ -488,93 +556,55 @@ func benchJobs(c *cli.Context, cfg benchConfig) error {
 			}
 		}
 	}
-	out := cfg.out
-	if out == "" {
-		if out, err = os.MkdirTemp("", "zkpipe-bench-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(out)
+	return nil
+}
+
+// jobCircuits are the circuits of a --jobs bench, by name.
+type jobCircuits struct {
+	list   []*stages.Circuit
+	byName map[string]*stages.Circuit
+}
+
+// of is the circuit of a job that names name: that one, or for none the
+// one loaded (Jobs.Resolve checked that there is only one).
+func (j jobCircuits) of(name string) *stages.Circuit {
+	if name == "" {
+		return j.list[0]
 	}
-	circs, err := loadCircuitFiles(c, cfg.circuits, cfg.zkeys, cfg.wasms, nil)
+	return j.byName[name]
+}
+
+// loadJobCircuits loads the --circuit and --zkey circuits of a --jobs
+// bench (their keys resident, as prove loads them) and checks that each
+// job's circuit is one of them.
+func loadJobCircuits(c *cli.Context, cfg benchConfig, jobs *bench.Jobs) (jobCircuits, error) {
+	list, err := loadCircuitFiles(c, cfg.circuits, cfg.zkeys, cfg.wasms, nil)
 	if err != nil {
-		return err
+		return jobCircuits{}, err
 	}
-	byName := make(map[string]*stages.Circuit, len(circs))
-	names := make([]string, len(circs))
-	for i, circ := range circs {
-		if _, ok := byName[circ.Name]; ok {
-			closeCircuits(circs)
-			return fmt.Errorf("two circuits named %q: jobs name their circuit, by its directory's or zkey's name; give them different names", circ.Name)
+	circs := jobCircuits{list: list, byName: make(map[string]*stages.Circuit, len(list))}
+	names := make([]string, len(list))
+	for i, circ := range list {
+		if _, ok := circs.byName[circ.Name]; ok {
+			closeCircuits(list)
+			return jobCircuits{}, fmt.Errorf("two circuits named %q: jobs name their circuit, by its directory's or zkey's name; give them different names", circ.Name)
 		}
-		byName[circ.Name], names[i] = circ, circ.Name
+		circs.byName[circ.Name], names[i] = circ, circ.Name
 	}
 	if err := jobs.Resolve(names); err != nil {
-		closeCircuits(circs)
-		return err
+		closeCircuits(list)
+		return jobCircuits{}, err
 	}
-
-	how := "all of them"
-	switch {
-	case n < jobs.Count:
-		how = fmt.Sprintf("the first %d", n)
-	case n > jobs.Count:
-		how = fmt.Sprintf("the file %d times over, its repeats with ids ID.2, ID.3, …", (n+jobs.Count-1)/jobs.Count)
-	}
-	fmt.Printf("bench: --jobs %s, %s over %s, %d proofs (%s), %d CPUs\n", cfg.jobs, counted(jobs.Count, "job"), counted(len(circs), "circuit"), n, how, runtime.NumCPU())
-	for _, u := range jobs.Names {
-		circ := byName[u.Name]
-		if u.Name == "" {
-			circ = circs[0] // Resolve: the one loaded
-		}
-		fmt.Printf("  %s (%s): %d constraints, %d wires; %d of the file's jobs\n", circ.Name, sourceKind(circ), circ.Constraints, circ.NbWires, u.Jobs)
-	}
-
-	feed := jobs.Feed(c.Context, n)
-	defer feed.Close()
-	lines, wall, cpu, err := benchStreamOf(c, cfg, out, circs, feed, jobs.Where)
-	if err != nil {
-		return err
-	}
-	if len(lines) != n {
-		return fmt.Errorf("--jobs %s: %d result lines for %d jobs", cfg.jobs, len(lines), n)
-	}
-	for _, r := range lines {
-		if err := verifyJob(c, byName[r.Circuit], r); err != nil {
-			return fmt.Errorf("%s: zkpipe proof of job %s rejected: %w", jobs.Where(r.ID), r.ID, err)
-		}
-	}
-	rate := float64(n) / wall.Seconds()
-	fmt.Printf("zkpipe stream:       %d proofs in %s, %.3f proofs/s (%.0f CPU ms/proof, %.1f cores busy), all verified (gnark's groth16.Verify; circom: the zkey's verifying key)\n", n, wall.Round(time.Millisecond), rate,
-		cpu.Seconds()*1000/float64(n), cpu.Seconds()/wall.Seconds())
-	var gnark map[string]bench.Timing
-	if cfg.skipGnark {
-		fmt.Println("comparison: none (--skip-gnark)")
-	} else if gnark, err = benchJobsGnark(c, cfg, jobs, n, circs, byName, rate); err != nil {
-		return err
-	}
-	bench.CircuitTable(os.Stdout, lines, wall, gnark)
-	fmt.Println("all circuits:")
-	bench.StageTable(os.Stdout, lines)
-	if cnames, of := bench.ByCircuit(lines); len(cnames) > 1 {
-		for _, name := range cnames {
-			fmt.Printf("circuit %s:\n", name)
-			bench.StageTable(os.Stdout, of[name])
-		}
-	}
-	bench.Shape(os.Stdout, lines)
-	return nil
+	return circs, nil
 }
 
 // benchJobsGnark proves the gnark jobs of the stream again with gnark's
 // groth16.Prove, one after another, prints its figures against zkpipe's
 // (the ratio only when every job is gnark's: circom jobs have no such
 // prover to compare with) and returns its timings per circuit.
-func benchJobsGnark(c *cli.Context, cfg benchConfig, jobs *bench.Jobs, n int, circs []*stages.Circuit, byName map[string]*stages.Circuit, rate float64) (map[string]bench.Timing, error) {
+func benchJobsGnark(c *cli.Context, cfg benchConfig, jobs *bench.Jobs, n int, circs jobCircuits, rate float64) (map[string]bench.Timing, error) {
 	resolve := func(name string) (string, *gnarksrc.Source) {
-		circ := byName[name]
-		if name == "" {
-			circ = circs[0] // Resolve checked: the one loaded
-		}
+		circ := circs.of(name)
 		src, _ := circ.Source.(*gnarksrc.Source)
 		return circ.Name, src
 	}

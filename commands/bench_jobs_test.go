@@ -198,6 +198,7 @@ func TestBenchJobsErrors(t *testing.T) {
 		{append(both, "--jobs", failing, "--skip-gnark"), 1, []string{"--jobs " + failing + " line 2: zkpipe job bad1", "unsatisfied"}, false},
 		{append(both, "--jobs", clash, "-n", "3"), 1, []string{"line 1: job \"a\" cannot be repeated for -n 3", "is the id of line 2"}, true},
 		{[]string{"--circuit", dirs["chain"], "--circuit", twin, "--jobs", jobs}, 1, []string{`two circuits named "chain"`}, true},
+		{append(both, "--jobs", jobs, "--results", jobs), 1, []string{"refusing to overwrite an input"}, true},
 		{append(both, "--jobs", "-"), 1, []string{"--jobs -: bench reads the jobs twice"}, true},
 		{append(both, "--jobs", jobs, "--witness", filepath.Join(root, "chain.wit")), 2, []string{"--jobs FILE names each job's witness: give no --witness, --wtns or --input"}, true},
 		{append(both, "--jobs", jobs, "--wtns", filepath.Join(root, "chain.wit")), 2, []string{"give no --witness, --wtns or --input"}, true},
