@@ -141,15 +141,22 @@ func (r *repeated) String() string     { return strings.Join(r.values, ", ") }
 // command line, else its variable's. cli sets the variable first, as one
 // value, when it is set and not empty; the command line's values follow.
 func repeatedValues(c *cli.Context, name string) []string {
-	r, ok := c.Generic(name).(*repeated)
-	if !ok {
-		return nil
+	for _, f := range c.Command.Flags {
+		g, ok := f.(*cli.GenericFlag)
+		if !ok || g.Name != name {
+			continue
+		}
+		r, ok := c.Generic(name).(*repeated)
+		if !ok {
+			return nil
+		}
+		v := r.values
+		if len(g.EnvVars) == 1 && os.Getenv(g.EnvVars[0]) != "" && len(v) > 1 {
+			v = v[1:]
+		}
+		return v
 	}
-	v := r.values
-	if os.Getenv(env("bench-" + name)[0]) != "" && len(v) > 1 {
-		v = v[1:]
-	}
-	return v
+	return nil
 }
 
 func first(v []string) string {
