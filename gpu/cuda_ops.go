@@ -105,7 +105,7 @@ func (c *CUDA) tailStreams() int {
 	return min(3, len(c.allComp))
 }
 
-// msmScratchBytes is the library's bound on what msm_run (gpu/cuda/driver.cuh,
+// msmScratchBytes is the library's bound on what msm_run_batch (gpu/cuda/driver.cuh,
 // msm_scratch_bytes) holds at once for n scalars over G1 or G2 bases, as
 // its knobs plan the MSM. The bound cannot fail; should a library say
 // otherwise, the job is counted as too large for any budget (the governor

@@ -365,7 +365,7 @@ template <class D> int chunk_runs(D &d, Scratch<D> &sc, const u32 *cnt, u32 nb, 
     return scan_offsets(d, sc, *chunks, nb, off);
 }
 
-// msm_scratch_bytes bounds the device bytes msm_run over F holds at once for
+// msm_scratch_bytes bounds the device bytes msm_run_batch over F holds at once for
 // n scalars over plain bases (a table's plan takes fewer: fewer digits and
 // one bucket set), phase by phase, with m = n·nw digits, nb buckets, L the
 // chunk and T₀ = m/L + nb, T₁ = T₀/L + nb the sums of the XYZZ levels:

@@ -227,8 +227,8 @@ struct CudaDev {
     int level0(const Affine<F> *bases, const u32 *idx, const u32 *keys, const u32 *vals, size_t m, u32 nb,
                const u32 *start, const u32 *off, u32 L, XYZZ<F> *out) {
         u32 tiles = (u32)((m + L - 1) / L);
-        k_level0<F, LEVEL0_PREFETCHES<F>>
-            <<<blocks(tiles), TPB, 0, s>>>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
+        constexpr bool PF = LEVEL0_PREFETCHES<F>;
+        k_level0<F, PF><<<blocks(tiles), TPB, 0, s>>>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
         CKL();
         return 0;
     }
