@@ -28,22 +28,22 @@
 #                    before/after in one call (may run beside a build)
 #   envgrid          G1 MSMs at $MSMGRID_SIZES (default 20,22,24) and G2 2^20,
 #                    NTT 2^24, once per set of variables in $ENV_GRID ('|'
-#                    between sets, e.g. "ZKPIPE_MSM_AFFINE=0|ZKPIPE_MSM_AFFINE=2")
+#                    between sets, e.g. "ZKPIPE_MSM_CHUNK=16|ZKPIPE_MSM_CHUNK=32";
+#                    gpu.test reads the CUDAConfig knobs of commands/cudaenv.go)
 #   keyload C:N      a setup's proving key raw and compressed: zkpipe's load
 #                    against gnark's ReadFrom/UnsafeReadFrom (gnarksrc.test
 #                    BenchmarkKeyLoad, carried as $bin/gnarksrc.test.gz)
 #   pack             every log under $OUT into $OUT/logs.tgz (the call brings
 #                    back 8 files at most)
 #   msmgrid          G1 (2^20, 2^22, 2^24, or $MSMGRID_SIZES) and G2 (2^20) MSM
-#                    timings for each window:chunk:segment[:prefetch] in
-#                    $MSM_GRID (0 or none = the default), through
-#                    ZKPIPE_MSM_WINDOW/_CHUNK/_SEGMENT/_PREFETCH (driver.cuh)
+#                    timings for each window:chunk:segment in $MSM_GRID (0 =
+#                    the default), through ZKPIPE_MSM_WINDOW/_CHUNK/_SEGMENT,
+#                    which gpu.test turns into its backend's gpu.CUDAConfig
 #   nttgrid          NTT (2^16…2^24, forward) and NTT+MSM_H (2^16…2^22) timings
-#                    for each variant:stages:block[:kernel[:lazy[:lanes]]] in
-#                    $NTT_GRID (0 = the default; kernel, lazy or lanes empty =
-#                    the default: 2, 1, 0), through
-#                    ZKPIPE_NTT/_STAGES/_BLOCK/_VARIANT/_LAZY/_LANES (driver.cuh);
-#                    one library, one process per entry
+#                    of each library in $NTT_LIBS (default: the selected one),
+#                    e.g. builds with other -DZK_NTT_STAGES/-DZK_NTT_LGBLOCK
+#                    (driver.cuh; the run-time NTT variants left in ABI 9:
+#                    notes/cuda-variants.md)
 #   profile          ncu's per-kernel times of TestCUDAMeasure's MSMs at
 #                    $PROFILE_SIZES (log2, default 22; PROFILE_MEASURE=all
 #                    for every kernel) (--clock-control none), where ncu can
@@ -59,9 +59,8 @@
 #                    for each stage's CPU ms; gnark on 4 proofs
 #   streams C:N P    zkpipe bench of P proofs (default flags) with 1, 2 and
 #                    3 compute streams, then 2 with the tail split off
-#                    (ZKPIPE_CUDA_TAIL_SPLIT=0), 2 with spinning waits
-#                    (ZKPIPE_CUDA_SPIN=1) and 2 with the pool's cross-stream
-#                    reuse off (ZKPIPE_CUDA_POOL_DEPS=0): proofs/s and stage times of each,
+#                    (ZKPIPE_CUDA_TAIL_SPLIT=0) and 2 with spinning waits
+#                    (ZKPIPE_CUDA_SPIN=1): proofs/s and stage times of each,
 #                    and each stage's CPU ms over 4 proofs one at a time
 #   quick C:N P      zkpipe bench of P proofs, default flags, no gnark: the
 #                    proofs/s line and the per-stage table only ($QUICK_BIN: another
@@ -201,19 +200,17 @@ while [ $# -gt 0 ]; do
 		;;
 	msmgrid)
 		for g in ${MSM_GRID:-0:0:0 16:0:0 17:0:0 19:0:0 20:0:0 22:0:0 24:0:0 22:0:32}; do
-			IFS=: read -r w c sg pf <<<"$g"
-			echo "== window ${w/#0/auto} chunk ${c/#0/32} segment ${sg/#0/8} prefetch ${pf:-default}"
-			ZKPIPE_MSM_WINDOW=$w ZKPIPE_MSM_CHUNK=$c ZKPIPE_MSM_SEGMENT=$sg ZKPIPE_MSM_PREFETCH=$pf \
+			IFS=: read -r w c sg <<<"$g"
+			echo "== window ${w/#0/auto} chunk ${c/#0/32} segment ${sg/#0/8}"
+			ZKPIPE_MSM_WINDOW=$w ZKPIPE_MSM_CHUNK=$c ZKPIPE_MSM_SEGMENT=$sg \
 				ZKPIPE_CUDA_MEASURE=msm ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=${MSMGRID_SIZES:-20,22,24} \
 				$bin/gpu.test -test.run 'CUDAMeasure' -test.timeout 400s 2>&1 | grep -E "MSM 2" | sed 's/, gnark.*//'
 		done | tee "$OUT/msmgrid.log"
 		;;
 	nttgrid)
-		for g in ${NTT_GRID:-passes:0:0 radix2:0:0 regs:0:0 regs:12:2048 regs:8:1024 regs:8:2048 regs:8:4096 regs:6:1024}; do
-			IFS=: read -r v st bl var lazy lanes <<<"$g"
-			echo "== ntt $v stages ${st/#0/8} block ${bl/#0/1024} variant ${var:-default} lazy ${lazy:-default} lanes ${lanes:-default}"
-			ZKPIPE_NTT=$v ZKPIPE_NTT_STAGES=$st ZKPIPE_NTT_BLOCK=$bl ZKPIPE_NTT_VARIANT=$var ZKPIPE_NTT_LAZY=$lazy ZKPIPE_NTT_LANES=$lanes \
-				ZKPIPE_CUDA_MEASURE=ntt ZKPIPE_CUDA_BENCH=1 \
+		for lib in ${NTT_LIBS:-$ZKPIPE_CUDA_LIB}; do
+			echo "== ntt of $(basename "$lib")"
+			ZKPIPE_CUDA_LIB=$lib ZKPIPE_CUDA_MEASURE=ntt ZKPIPE_CUDA_BENCH=1 \
 				$bin/gpu.test -test.run 'CUDAMeasure$' -test.v -test.timeout 300s 2>&1 | grep -E "device:|NTT"
 		done | tee "$OUT/nttgrid.log"
 		;;
@@ -276,7 +273,7 @@ while [ $# -gt 0 ]; do
 		spec=$1 p=$2
 		shift 2
 		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
-		for run in "1" "2" "3" "2 ZKPIPE_CUDA_TAIL_SPLIT=0" "2 ZKPIPE_CUDA_SPIN=1" "2 ZKPIPE_CUDA_POOL_DEPS=0"; do
+		for run in "1" "2" "3" "2 ZKPIPE_CUDA_TAIL_SPLIT=0" "2 ZKPIPE_CUDA_SPIN=1"; do
 			k=${run%% *} envs=()
 			[ "$run" != "$k" ] && envs=(${run#* })
 			tag=$(echo "$run" | tr ' =' '-_')

@@ -132,7 +132,7 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 	o := engine.Options{
 		Device: c.String("device"), BG2Device: c.String("bg2-device"),
 		MSMTasks: c.Int("msm-tasks"), FFTTasks: c.Int("fft-tasks"), ShareCores: c.Bool("share-cores"),
-		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Devices: devices, AllDevices: all,
+		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Config: cudaConfigFromEnv(), Devices: devices, AllDevices: all,
 			PinnedMiB: pinned, Lanes: c.Int("cuda-lanes"), MSMTableMiB: tables,
 			ComputeStreams: c.Int("cuda-compute-streams")},
 		Shapes:       map[string]stages.Shape{},

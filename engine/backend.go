@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/stages"
@@ -68,7 +67,7 @@ func (e *Engine) openGPUs() (gpuBackend, error) {
 	o := e.opts.CUDA
 	devices := o.Devices
 	if o.AllDevices {
-		n, err := gpu.CUDADevices(cudaLib(o))
+		n, err := gpu.CUDADevices(o.Lib, gpu.WithConfig(o.Config))
 		if err != nil {
 			return nil, err
 		}
@@ -121,16 +120,7 @@ func (e *Engine) openGPUs() (gpuBackend, error) {
 	return m, nil
 }
 
-// cudaLib is the library flag, or $ZKPIPE_CUDA_LIB.
-func cudaLib(o CUDAOptions) string {
-	if o.Lib != "" {
-		return o.Lib
-	}
-	return os.Getenv("ZKPIPE_CUDA_LIB")
-}
-
 func openCUDA(o CUDAOptions) (*gpu.CUDA, string, error) {
-	lib := cudaLib(o)
 	mib, lanes := o.PinnedMiB, o.Lanes
 	if mib == 0 {
 		mib = 32
@@ -138,12 +128,12 @@ func openCUDA(o CUDAOptions) (*gpu.CUDA, string, error) {
 	if lanes == 0 {
 		lanes = 4
 	}
-	opts := []gpu.CUDAOption{gpu.WithCUDADevice(o.Device), gpu.WithPinnedBytes(mib << 20), gpu.WithTransferLanes(lanes),
+	opts := []gpu.CUDAOption{gpu.WithConfig(o.Config), gpu.WithCUDADevice(o.Device), gpu.WithPinnedBytes(mib << 20), gpu.WithTransferLanes(lanes),
 		gpu.WithMSMTables(max(int64(o.MSMTableMiB), 0) << 20)} // openGPUs resolved auto (0)
 	if o.ComputeStreams > 0 {
 		opts = append(opts, gpu.WithComputeStreams(o.ComputeStreams))
 	}
-	c, err := gpu.OpenCUDA(lib, opts...)
+	c, err := gpu.OpenCUDA(o.Lib, opts...)
 	if err != nil {
 		return nil, "", err
 	}

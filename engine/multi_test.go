@@ -9,9 +9,9 @@ import (
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
-// standInLib builds the host stand-in of the CUDA library (no GPU needed),
-// or skips without g++.
-func standInLib(t *testing.T) string {
+// standInLib builds the host stand-in of the CUDA library (no GPU needed)
+// with the g++ flags given, or skips without g++.
+func standInLib(t *testing.T, flags ...string) string {
 	t.Helper()
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
@@ -22,7 +22,8 @@ func standInLib(t *testing.T) string {
 	}
 	lib := filepath.Join(t.TempDir(), "libzkpipe_host.so")
 	src, _ := filepath.Abs("../gpu/cuda/hostlib.cpp")
-	if out, err := exec.Command(gxx, "-O2", "-std=c++17", "-shared", "-fPIC", src, "-o", lib).CombinedOutput(); err != nil {
+	args := append([]string{"-O2", "-std=c++17", "-shared", "-fPIC"}, flags...)
+	if out, err := exec.Command(gxx, append(args, src, "-o", lib)...).CombinedOutput(); err != nil {
 		t.Fatalf("g++: %v\n%s", err, out)
 	}
 	return lib
@@ -32,8 +33,7 @@ func standInLib(t *testing.T) string {
 // spreads the stream over both, names each job's GPU, and every proof
 // verifies with gnark.
 func TestAllGPUsOfTheHost(t *testing.T) {
-	lib := standInLib(t)
-	t.Setenv("ZKPIPE_HOST_DEVICES", "2")
+	lib := standInLib(t, "-DZK_HOST_DEVICES=2") // the stand-in as two GPUs
 	o := cpuOptions(filepath.Join(t.TempDir(), "out"))
 	o.Device, o.BG2Device = "cuda", "cuda"
 	o.CUDA = CUDAOptions{Lib: lib, AllDevices: true, PinnedMiB: 1, Lanes: 1, ComputeStreams: 3}

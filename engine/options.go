@@ -77,9 +77,14 @@ type Options struct {
 
 // CUDAOptions configure the CUDA backend (Device "auto" or "cuda").
 type CUDAOptions struct {
-	// Lib is the path of libzkpipe_cuda.so; empty: $ZKPIPE_CUDA_LIB, then
-	// beside the executable, then the system's library path.
+	// Lib is the path of libzkpipe_cuda.so; empty: beside the executable,
+	// then the system's library directories (gpu.FindCUDALibrary). The
+	// zkpipe command fills it from --cuda-lib or $ZKPIPE_CUDA_LIB.
 	Lib string
+	// Config is the CUDA library's tuning, the same for every GPU the
+	// engine opens (gpu.CUDAConfig; the zero value is the defaults). The
+	// zkpipe command fills it from the environment (commands/cudaenv.go).
+	Config gpu.CUDAConfig
 	// Device is the GPU's index, when Devices is empty.
 	Device int
 	// Devices are the GPUs to spread the stream over (each job's device

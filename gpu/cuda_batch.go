@@ -5,71 +5,29 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 )
 
 // Cross-proof batching of the tail MSMs: the A, B₁ and K MSMs of several
 // jobs of one circuit read the same resident bases (or their tables), so one
-// run of the library's MSM driver serves them all (zk_msm_batch_g1,
+// run of the library's MSM driver serves them all (zk_msm with k vectors,
 // gpu/cuda/driver.cuh msm_run_batch): each job's digits key bucket sets of
 // its own, one sort takes every job's digits, and each level, segment and
 // reduce step is one launch for all. A short tail leaves most of the GPU
 // idle in each of those launches; k tails fill it k times better.
 
-type (
-	msmBatchFn      func(bases uintptr, scalars, idx, n unsafe.Pointer, k uint32, out unsafe.Pointer, c, nw *int32, s uintptr, e *byte) int32
-	msmTableBatchFn func(table uintptr, nbase uint64, scalars, idx, n unsafe.Pointer, k uint32, out unsafe.Pointer, c, nw *int32, s uintptr, e *byte) int32
-)
-
-// msmVec is one job's scalars of one query on the device: n values, read
-// through idx (0: dense).
-type msmVec struct {
-	scalars, idx uintptr
-	n            int
-}
-
 // msmBatchG1 runs the G1 MSMs of vecs (at most MaxMSMBatch) against the
 // same bases, or their table when t.ptr is set, in one library call on
 // compute stream s, and combines each one's window sums as msm does.
-func msmBatchG1(f msmBatchFn, tf msmTableBatchFn, t msmTable, op string, bases uintptr, vecs []msmVec, s uintptr) ([]bn254.G1Jac, error) {
-	k := len(vecs)
-	if k == 0 || k > MaxMSMBatch {
-		return nil, fmt.Errorf("cuda %s: %d vectors, want 1 to %d", op, k, MaxMSMBatch)
-	}
-	scalars := make([]uintptr, k)
-	idx := make([]uintptr, k)
-	n := make([]uint64, k)
-	for j, v := range vecs {
-		scalars[j], idx[j], n[j] = v.scalars, v.idx, uint64(v.n)
-	}
-	win := make([]xyzzG1, k*maxWindows)
-	var w, nw int32
-	var e cerr
-	var rc int32
-	if t.ptr != 0 {
-		rc = tf(t.ptr, uint64(t.nbase), unsafe.Pointer(&scalars[0]), unsafe.Pointer(&idx[0]), unsafe.Pointer(&n[0]), uint32(k), unsafe.Pointer(&win[0]), &w, &nw, s, e.p())
-	} else {
-		rc = f(bases, unsafe.Pointer(&scalars[0]), unsafe.Pointer(&idx[0]), unsafe.Pointer(&n[0]), uint32(k), unsafe.Pointer(&win[0]), &w, &nw, s, e.p())
-	}
-	if err := e.err(op, rc); err != nil {
+func msmBatchG1(f *cudaFns, t msmTable, op string, bases uintptr, vecs []msmVec, s uintptr) ([]bn254.G1Jac, error) {
+	win, w, nw, err := msmRun[xyzzG1](f, t, op, false, bases, vecs, s)
+	if err != nil {
 		return nil, err
 	}
-	if nw < 0 || nw > maxWindows {
-		return nil, fmt.Errorf("cuda %s: %d windows, at most %d", op, nw, maxWindows)
-	}
-	out := make([]bn254.G1Jac, k)
+	out := make([]bn254.G1Jac, len(vecs))
 	for j := range out {
-		var inf xyzzG1
-		out[j] = inf.jac()
-		for i := int(nw) - 1; i >= 0; i-- {
-			p := win[j*int(nw)+i].jac()
-			for range w {
-				out[j].DoubleAssign()
-			}
-			out[j].AddAssign(&p)
-		}
+		out[j] = combine[xyzzG1, bn254.G1Jac](win[j*int(nw):(j+1)*int(nw)], w)
 	}
 	return out, nil
 }
@@ -98,7 +56,7 @@ func (c *CUDA) tails(ctx context.Context, r *cudaResident, sts []*cudaStaged) ([
 			tab, _ := r.table(bases[i])
 			if len(sts) == 1 {
 				q := &sts[0].q[i]
-				p, err := msm[xyzzG1](c.fn.msmG1, c.fn.msmTableG1, tab, "msm g1", bases[i], q.vals, q.idx, q.nvals, cs)
+				p, err := msm[xyzzG1](c.fn, tab, "msm g1", bases[i], q.vals, q.idx, q.nvals, cs)
 				*out[0].query(i) = p
 				return err
 			}
@@ -107,7 +65,7 @@ func (c *CUDA) tails(ctx context.Context, r *cudaResident, sts []*cudaStaged) ([
 				q := &st.q[i]
 				vecs[j] = msmVec{scalars: q.vals, idx: q.idx, n: q.nvals}
 			}
-			ps, err := msmBatchG1(c.fn.msmBatchG1, c.fn.msmTableBatchG1, tab, "msm batch g1", bases[i], vecs, cs)
+			ps, err := msmBatchG1(c.fn, tab, "msm batch g1", bases[i], vecs, cs)
 			for j, p := range ps {
 				*out[j].query(i) = p
 			}

@@ -3,7 +3,6 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -32,7 +31,9 @@ import (
 type CUDA struct {
 	lib      *cudaLib
 	fn       *cudaFns
-	index    int32 // the device's number, given to every call that names one
+	index    int32   // the device's number, given to every call that names one
+	ctx      uintptr // the library's context (zk_init): the device and cfg
+	cfg      CUDAConfig
 	device   string
 	memTotal uint64
 
@@ -81,6 +82,7 @@ type cudaCompute struct {
 type CUDAOption func(*cudaConfig)
 
 type cudaConfig struct {
+	lib        CUDAConfig
 	device     int
 	pinBytes   int
 	lanes      int
@@ -110,23 +112,28 @@ func WithTransferLanes(n int) CUDAOption { return func(c *cudaConfig) { c.lanes 
 func WithComputeStreams(n int) CUDAOption { return func(c *cudaConfig) { c.streams = n } }
 
 // WithTailSplit says whether one job's tail MSMs (A, B₁, K) may run on
-// several compute streams at once (default on; $ZKPIPE_CUDA_TAIL_SPLIT=0
-// turns the default off, for A/B measurements). Each running MSM holds its
+// several compute streams at once (default on; off is
+// CUDAConfig.SerialTails, for A/B measurements). Each running MSM holds its
 // scratch, so JobBytes grows by the MSMs that overlap.
-func WithTailSplit(on bool) CUDAOption { return func(c *cudaConfig) { c.tailSplit = on } }
+func WithTailSplit(on bool) CUDAOption {
+	return func(c *cudaConfig) {
+		c.tailSplit = on
+		c.lib.SerialTails = !on
+	}
+}
 
 // ErrClosed is the error of an operation on a closed CUDA backend.
 var ErrClosed = errors.New("cuda: backend closed")
 
 // OpenCUDA loads the library that FindCUDALibrary(lib) names (lib is the
-// --cuda-lib flag, or ""), checks its ABI, opens the GPU and takes the pinned
-// buffers. A missing, stale or foreign library and a missing GPU are errors
-// wrapping ErrNoCUDA.
+// --cuda-lib flag, or ""), checks its ABI, opens the GPU with the backend's
+// CUDAConfig (WithConfig) and takes the pinned buffers. A missing, stale or
+// foreign library and a missing GPU are errors wrapping ErrNoCUDA; a
+// CUDAConfig out of range is an error naming the field.
 func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
-	cfg := cudaConfig{pinBytes: 32 << 20, lanes: 4, streams: 2, tailSplit: os.Getenv("ZKPIPE_CUDA_TAIL_SPLIT") != "0",
-		tableBytes: DefaultMSMTableBytes, tableMin: DefaultMSMTableMinBases}
-	for _, o := range opts {
-		o(&cfg)
+	cfg := newCUDAConfig(opts)
+	if err := cfg.lib.check(); err != nil {
+		return nil, err
 	}
 	if cfg.pinBytes < 1<<20 || cfg.lanes < 1 {
 		return nil, fmt.Errorf("cuda: %d pinned bytes a buffer and %d lanes: want ≥ 1 MiB and ≥ 1", cfg.pinBytes, cfg.lanes)
@@ -138,11 +145,11 @@ func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := loadCUDALibrary(path)
+	l, err := loadCUDALibrary(path, cfg.lib.LibraryPath)
 	if err != nil {
 		return nil, err
 	}
-	c := &CUDA{lib: l, fn: &l.fn, pinBytes: cfg.pinBytes, tableBudget: cfg.tableBytes, tableMin: cfg.tableMin, lanes: make(chan *cudaLane, cfg.lanes),
+	c := &CUDA{lib: l, fn: &l.fn, cfg: cfg.lib, pinBytes: cfg.pinBytes, tableBudget: cfg.tableBytes, tableMin: cfg.tableMin, lanes: make(chan *cudaLane, cfg.lanes),
 		computes: make(chan *cudaCompute, cfg.streams), tailSplit: cfg.tailSplit,
 		done: make(chan struct{}), residents: map[*cudaResident]struct{}{}, staged: map[*cudaStaged]struct{}{}}
 	c.opDone = sync.NewCond(&c.opMu)
@@ -150,18 +157,19 @@ func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
 	f := c.fn
 	name := make([]byte, 256)
 	var e cerr
-	if err := e.err("init", f.init(int32(cfg.device), &name[0], int32(len(name)), &c.memTotal, e.p())); err != nil {
+	zc := cfg.lib.zk(f)
+	if err := e.err("init", f.init(int32(cfg.device), &zc, &c.ctx, &name[0], int32(len(name)), &c.memTotal, e.p())); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrNoCUDA, path, err)
 	}
 	c.device = cString(name)
-	if err := e.err("stream", f.streamCreate(c.index, &c.xfer, e.p())); err != nil {
+	if err := e.err("stream", f.streamCreate(c.ctx, &c.xfer, e.p())); err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
 	for range cfg.streams {
 		k := &cudaCompute{}
 		c.allComp = append(c.allComp, k)
 		c.computes <- k // Close takes it back
-		if err := e.err("stream", f.streamCreate(c.index, &k.stream, e.p())); err != nil {
+		if err := e.err("stream", f.streamCreate(c.ctx, &k.stream, e.p())); err != nil {
 			return nil, errors.Join(err, c.Close())
 		}
 	}
@@ -169,7 +177,7 @@ func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
 		l := &cudaLane{}
 		c.all = append(c.all, l)
 		c.lanes <- l // Close takes it back
-		if err := e.err("stream", f.streamCreate(c.index, &l.stream, e.p())); err != nil {
+		if err := e.err("stream", f.streamCreate(c.ctx, &l.stream, e.p())); err != nil {
 			return nil, errors.Join(err, c.Close())
 		}
 		for i := range l.pin {
@@ -183,14 +191,24 @@ func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
 
 func (c *CUDA) Name() string { return "cuda" }
 
-// CUDADevices is how many GPUs the library at lib (as OpenCUDA finds it)
-// can drive.
-func CUDADevices(lib string) (int, error) {
+// newCUDAConfig is the defaults with opts applied.
+func newCUDAConfig(opts []CUDAOption) cudaConfig {
+	cfg := cudaConfig{pinBytes: 32 << 20, lanes: 4, streams: 2, tailSplit: true,
+		tableBytes: DefaultMSMTableBytes, tableMin: DefaultMSMTableMinBases}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
+}
+
+// CUDADevices is how many GPUs the library at lib (as OpenCUDA finds it,
+// with the same options) can drive.
+func CUDADevices(lib string, opts ...CUDAOption) (int, error) {
 	path, err := FindCUDALibrary(lib)
 	if err != nil {
 		return 0, err
 	}
-	l, err := loadCUDALibrary(path)
+	l, err := loadCUDALibrary(path, newCUDAConfig(opts).lib.LibraryPath)
 	if err != nil {
 		return 0, err
 	}
@@ -292,6 +310,10 @@ func (c *CUDA) close() error {
 	if c.xfer != 0 {
 		err = errors.Join(err, e.err("stream destroy", c.fn.streamDstr(c.xfer, e.p())))
 		c.xfer = 0
+	}
+	if c.ctx != 0 { // after its streams
+		err = errors.Join(err, e.err("fini", c.fn.fini(c.ctx, e.p())))
+		c.ctx = 0
 	}
 	return err
 }

@@ -23,7 +23,7 @@ const CUDALibraryName = "libzkpipe_cuda.so"
 // The C ABI this package is built for: gpu/cuda/zkpipe.h. A library whose
 // zk_abi_version returns another version, or other struct sizes, is refused.
 const (
-	cudaABIVersion = 8
+	cudaABIVersion = 9
 	zkErrBytes     = 512 // ZK_ERR_BYTES: each call's error buffer
 	maxWindows     = 64  // ZK_MAX_WINDOWS: window sums an MSM returns at most
 	MaxMSMBatch    = 64  // ZK_MAX_BATCH: scalar vectors one batched MSM takes at most
@@ -33,6 +33,7 @@ const (
 type zkABI struct {
 	ABIBytes, FrBytes, G1AffineBytes, G2AffineBytes, G1XYZZBytes, G2XYZZBytes uint32
 	ErrBytes, MaxWindows, PointerBytes, CountBytes                            uint32
+	ConfigBytes, MSMArgsBytes                                                 uint32
 }
 
 // wantABI is zkABI as this package lays the shared types out.
@@ -47,6 +48,31 @@ var wantABI = zkABI{
 	MaxWindows:    maxWindows,
 	PointerBytes:  uint32(unsafe.Sizeof(uintptr(0))),
 	CountBytes:    8,
+	ConfigBytes:   uint32(unsafe.Sizeof(zkConfig{})),
+	MSMArgsBytes:  uint32(unsafe.Sizeof(zkMSMArgs{})),
+}
+
+// zkConfig mirrors zk_config (zkpipe.h): CUDAConfig as the library takes it
+// at zk_init.
+type zkConfig struct {
+	ConfigBytes                     uint32
+	MSMWindow, MSMChunk, MSMSegment int32
+	Spin                            int32
+}
+
+// zkMSMArgs mirrors zk_msm_args (zkpipe.h): one zk_msm call, k vectors of
+// scalars over one set of bases or their table. Scalars, Idx and N point
+// at host arrays of K entries (device pointers, and counts).
+type zkMSMArgs struct {
+	ArgsBytes uint32
+	G2        int32
+	Bases     uintptr
+	NBase     uint64
+	Table     int32
+	K         uint32
+	Scalars   unsafe.Pointer
+	Idx       unsafe.Pointer
+	N         unsafe.Pointer
 }
 
 // ErrNoCUDA wraps every reason OpenCUDA cannot give a backend.
@@ -129,7 +155,7 @@ func multiarch() string {
 // nowhere is left to the loader, unless LD_LIBRARY_PATH has an element the
 // loader would take relative to the working directory: then the library is
 // refused, naming the dependency and the element.
-func preloadDeps(lib string, done map[string]bool, top bool) error {
+func preloadDeps(lib, ldPath string, done map[string]bool, top bool) error {
 	f, err := elf.Open(lib)
 	if err != nil {
 		return fmt.Errorf("%s: %v", lib, err)
@@ -142,7 +168,7 @@ func preloadDeps(lib string, done map[string]bool, top bool) error {
 	if top {
 		needed = append(needed, "libcuda.so.1") // opened by name inside cudaInit; optional
 	}
-	dirs, unsafeElem := libraryPath()
+	dirs, unsafeElem := libraryPath(ldPath)
 	for _, name := range needed {
 		if done[name] {
 			continue
@@ -159,7 +185,7 @@ func preloadDeps(lib string, done map[string]bool, top bool) error {
 			}
 			continue
 		}
-		if err := preloadDeps(p, done, false); err != nil {
+		if err := preloadDeps(p, ldPath, done, false); err != nil {
 			return err
 		}
 		if _, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL); err != nil {
@@ -175,13 +201,14 @@ func preloadDeps(lib string, done map[string]bool, top bool) error {
 var depDirs = append(append([]string(nil), CUDASystemDirs...),
 	"/lib/"+multiarch(), "/lib64", "/lib", "/usr/local/cuda/lib64")
 
-// libraryPath returns LD_LIBRARY_PATH's absolute elements followed by
-// depDirs, and the first element the loader would resolve against the
-// working directory (empty, "." or relative), if any.
-func libraryPath() (dirs []string, unsafeElem string) {
+// libraryPath returns the absolute elements of v, the process's
+// LD_LIBRARY_PATH (CUDAConfig.LibraryPath), followed by depDirs, and the
+// first element the loader would resolve against the working directory
+// (empty, "." or relative), if any.
+func libraryPath(v string) (dirs []string, unsafeElem string) {
 	// glibc ignores an empty LD_LIBRARY_PATH, and splits others at ':' and
 	// ';', an empty element meaning the working directory
-	if v := os.Getenv("LD_LIBRARY_PATH"); v != "" {
+	if v != "" {
 		for _, e := range strings.Split(strings.ReplaceAll(v, ";", ":"), ":") {
 			switch {
 			case filepath.IsAbs(e):
@@ -213,44 +240,37 @@ func findIn(name string, dirs []string) string {
 // cudaFns are the C entry points of zkpipe.h. Every one but abiVersion takes
 // its caller's error buffer last (zkErrBytes).
 type cudaFns struct {
-	abiVersion   func(out *zkABI) uint32
-	init         func(dev int32, name *byte, n int32, mem *uint64, e *byte) int32
-	deviceCount  func(n *int32, e *byte) int32
-	memInfo      func(dev int32, free, total *uint64, e *byte) int32
-	hostAlloc    func(p *unsafe.Pointer, bytes uint64, e *byte) int32
-	hostFree     func(p unsafe.Pointer, e *byte) int32
-	streamCreate func(dev int32, s *uintptr, e *byte) int32
-	streamDstr   func(s uintptr, e *byte) int32
-	streamSync   func(s uintptr, e *byte) int32
-	devAlloc     func(p *uintptr, bytes uint64, s uintptr, e *byte) int32
-	devFree      func(p uintptr, s uintptr, e *byte) int32
-	memset       func(p uintptr, bytes uint64, s uintptr, e *byte) int32
-	upload       func(dst uintptr, src unsafe.Pointer, bytes uint64, pin0, pin1 unsafe.Pointer, pinBytes uint64, s uintptr, e *byte) int32
-	download     func(dst unsafe.Pointer, src uintptr, bytes uint64, s uintptr, e *byte) int32
-	h2dAsync     func(dst uintptr, src unsafe.Pointer, bytes uint64, s uintptr, e *byte) int32
-	domainTables func(tw, twinv, gn, ginvn uintptr, logn int32, consts *fr.Element, s uintptr, e *byte) int32
-	computeH     func(a, b, c uintptr, logn int32, tw, twinv, gn, ginvn uintptr, conv int32, zinv *fr.Element, s, side0, side1 uintptr, e *byte) int32
-	benchNTT     func(x uintptr, logn int32, tw uintptr, reps int32, ms *float32, s uintptr, e *byte) int32
-	msmG1        msmFn
-	msmG2        msmFn
-	onesG1       onesFn
-	onesG2       onesFn
+	abiVersion    func(out *zkABI) uint32
+	defaultConfig func(out *zkConfig)
+	init          func(dev int32, cfg *zkConfig, ctx *uintptr, name *byte, n int32, mem *uint64, e *byte) int32
+	fini          func(ctx uintptr, e *byte) int32
+	deviceCount   func(n *int32, e *byte) int32
+	memInfo       func(dev int32, free, total *uint64, e *byte) int32
+	hostAlloc     func(p *unsafe.Pointer, bytes uint64, e *byte) int32
+	hostFree      func(p unsafe.Pointer, e *byte) int32
+	streamCreate  func(ctx uintptr, s *uintptr, e *byte) int32
+	streamDstr    func(s uintptr, e *byte) int32
+	streamSync    func(s uintptr, e *byte) int32
+	devAlloc      func(p *uintptr, bytes uint64, s uintptr, e *byte) int32
+	devFree       func(p uintptr, s uintptr, e *byte) int32
+	memset        func(p uintptr, bytes uint64, s uintptr, e *byte) int32
+	upload        func(dst uintptr, src unsafe.Pointer, bytes uint64, pin0, pin1 unsafe.Pointer, pinBytes uint64, s uintptr, e *byte) int32
+	download      func(dst unsafe.Pointer, src uintptr, bytes uint64, s uintptr, e *byte) int32
+	h2dAsync      func(dst uintptr, src unsafe.Pointer, bytes uint64, s uintptr, e *byte) int32
+	domainTables  func(tw, twinv, gn, ginvn uintptr, logn int32, consts *fr.Element, s uintptr, e *byte) int32
+	computeH      func(a, b, c uintptr, logn int32, tw, twinv, gn, ginvn uintptr, conv int32, zinv *fr.Element, s, side0, side1 uintptr, e *byte) int32
+	benchNTT      func(x uintptr, logn int32, tw uintptr, reps int32, ms *float32, s uintptr, e *byte) int32
+	msm           func(a *zkMSMArgs, out unsafe.Pointer, c, nw *int32, s uintptr, e *byte) int32
+	onesG1        onesFn
+	onesG2        onesFn
 
-	msmTableLayout func(nbase uint64, c, nw *int32, e *byte) int32
-	msmScratch     func(n uint64, g2 int32, out *uint64, e *byte) int32
+	msmTableLayout func(ctx uintptr, nbase uint64, c, nw *int32, e *byte) int32
+	msmScratch     func(ctx uintptr, n uint64, g2 int32, out *uint64, e *byte) int32
 	precomputeG1   precomputeFn
 	precomputeG2   precomputeFn
-	msmTableG1     msmTableFn
-	msmTableG2     msmTableFn
-
-	msmBatchG1      msmBatchFn
-	msmTableBatchG1 msmTableBatchFn
 }
 
-type (
-	msmFn  func(bases, scalars, idx uintptr, n uint64, out unsafe.Pointer, c, nw *int32, s uintptr, e *byte) int32
-	onesFn func(bases, bitmap uintptr, n uint64, out unsafe.Pointer, s uintptr, e *byte) int32
-)
+type onesFn func(bases, bitmap uintptr, n uint64, out unsafe.Pointer, s uintptr, e *byte) int32
 
 // cudaLib is one loaded library. The loader keeps a library mapped once
 // loaded (zkpipe never unloads it: the CUDA runtime inside does not expect
@@ -267,14 +287,16 @@ var (
 	libs   = map[string]*cudaLib{}
 )
 
-// loadCUDALibrary loads path once per process and checks its ABI.
-func loadCUDALibrary(path string) (*cudaLib, error) {
+// loadCUDALibrary loads path once per process and checks its ABI; ldPath
+// is the process's LD_LIBRARY_PATH (preloadDeps), as the first load of a
+// path gives it.
+func loadCUDALibrary(path, ldPath string) (*cudaLib, error) {
 	libsMu.Lock()
 	defer libsMu.Unlock()
 	if l, ok := libs[path]; ok {
 		return l, nil
 	}
-	if err := preloadDeps(path, map[string]bool{}, true); err != nil {
+	if err := preloadDeps(path, ldPath, map[string]bool{}, true); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoCUDA, err)
 	}
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
@@ -290,16 +312,16 @@ func loadCUDALibrary(path string) (*cudaLib, error) {
 		name string
 		ptr  any
 	}{
-		{"zk_init", &f.init}, {"zk_device_count", &f.deviceCount}, {"zk_mem_info", &f.memInfo},
+		{"zk_default_config", &f.defaultConfig}, {"zk_init", &f.init}, {"zk_fini", &f.fini},
+		{"zk_device_count", &f.deviceCount}, {"zk_mem_info", &f.memInfo},
 		{"zk_host_alloc", &f.hostAlloc}, {"zk_host_free", &f.hostFree},
 		{"zk_stream_create", &f.streamCreate}, {"zk_stream_destroy", &f.streamDstr}, {"zk_stream_sync", &f.streamSync},
 		{"zk_dev_alloc", &f.devAlloc}, {"zk_dev_free", &f.devFree}, {"zk_memset", &f.memset},
 		{"zk_upload", &f.upload}, {"zk_download", &f.download}, {"zk_h2d_async", &f.h2dAsync},
 		{"zk_domain_tables", &f.domainTables}, {"zk_compute_h", &f.computeH}, {"zk_bench_ntt", &f.benchNTT},
-		{"zk_msm_g1", &f.msmG1}, {"zk_msm_g2", &f.msmG2}, {"zk_ones_g1", &f.onesG1}, {"zk_ones_g2", &f.onesG2},
-		{"zk_msm_table_layout", &f.msmTableLayout}, {"zk_msm_scratch_bytes", &f.msmScratch}, {"zk_precompute_g1", &f.precomputeG1}, {"zk_precompute_g2", &f.precomputeG2},
-		{"zk_msm_table_g1", &f.msmTableG1}, {"zk_msm_table_g2", &f.msmTableG2},
-		{"zk_msm_batch_g1", &f.msmBatchG1}, {"zk_msm_table_batch_g1", &f.msmTableBatchG1},
+		{"zk_msm", &f.msm}, {"zk_ones_g1", &f.onesG1}, {"zk_ones_g2", &f.onesG2},
+		{"zk_msm_table_layout", &f.msmTableLayout}, {"zk_msm_scratch_bytes", &f.msmScratch},
+		{"zk_precompute_g1", &f.precomputeG1}, {"zk_precompute_g2", &f.precomputeG2},
 	} {
 		sym, err := l.sym(s.name)
 		if err != nil {

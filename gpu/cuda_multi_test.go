@@ -12,14 +12,17 @@ import (
 	"github.com/zkpipe/zkpipe/stream"
 )
 
-// The host stand-in pretending to be two GPUs (ZKPIPE_HOST_DEVICES=2): a
+// The host stand-in pretending to be two GPUs (zk_host_set_devices): a
 // stream spreads over both, every proof verifies with gnark; then one
 // device is lost mid-stream, and only its jobs in flight fail.
 func TestCUDAMultiDeviceOverTheStandIn(t *testing.T) {
-	t.Setenv("ZKPIPE_HOST_DEVICES", "2")
 	dev0 := openOwn(t, gpu.WithCUDADevice(0))
 	host := standIn(t, dev0)
 	defer dev0.Close()
+	if host.SetDevices(2) != 0 {
+		t.Fatal("zk_host_set_devices(2) refused")
+	}
+	defer host.SetDevices(1)
 	dev1 := openOwn(t, gpu.WithCUDADevice(1))
 	defer dev1.Close()
 	if dev1.Index() != 1 {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sync"
 	"unsafe"
@@ -104,7 +105,7 @@ func (c *CUDA) tailStreams() int {
 	return min(3, len(c.allComp))
 }
 
-// msmScratchBytes is the library's bound on what msm_run (gpu/cuda/driver.cuh,
+// msmScratchBytes is the library's bound on what msm_run_batch (gpu/cuda/driver.cuh,
 // msm_scratch_bytes) holds at once for n scalars over G1 or G2 bases, as
 // its knobs plan the MSM. The bound cannot fail; should a library say
 // otherwise, the job is counted as too large for any budget (the governor
@@ -115,7 +116,7 @@ func (c *CUDA) msmScratchBytes(n int, g2 bool) int64 {
 	}
 	var out uint64
 	var e cerr
-	if e.err("msm scratch", c.fn.msmScratch(uint64(n), g2Flag(g2), &out, e.p())) != nil || out > math.MaxInt64/4 {
+	if e.err("msm scratch", c.fn.msmScratch(c.ctx, uint64(n), g2Flag(g2), &out, e.p())) != nil || out > math.MaxInt64/4 {
 		return math.MaxInt64 / 4
 	}
 	return int64(out)
@@ -365,7 +366,7 @@ func (c *CUDA) MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error) {
 		}
 		var err error
 		t, _ := r.table(r.z)
-		h, err = msm[xyzzG1](c.fn.msmG1, c.fn.msmTableG1, t, "msm g1", r.z, st.a, 0, r.key.HLen(), cs)
+		h, err = msm[xyzzG1](c.fn, t, "msm g1", r.z, st.a, 0, r.key.HLen(), cs)
 		return err
 	})
 	return h, err
@@ -425,40 +426,83 @@ type jacobian[J any] interface {
 	AddAssign(*J) *J
 }
 
-// msm runs one MSM of n scalars (device, Montgomery) against bases (through
-// idx when nonzero), in G1 or G2 by X, and combines its window sums, highest
-// window first: res ← 2^c·res + win. s is the caller's compute stream.
-//
-// Over a table (t.ptr set) the library returns the whole sum as one window.
-func msm[X xyzz[J], J any, PJ jacobian[J]](f msmFn, tf msmTableFn, t msmTable, op string, bases, scalars, idx uintptr, n int, s uintptr) (J, error) {
-	var inf X
-	res := inf.jac()
-	if n == 0 {
-		return res, nil
+// msmVec is one vector of scalars on the device: n values, read through
+// idx (0: dense).
+type msmVec struct {
+	scalars, idx uintptr
+	n            int
+}
+
+// msmRun is one zk_msm call: the MSMs of vecs (1 to MaxMSMBatch) against
+// bases, or their table when t.ptr is set, in G1 or G2 by X, on compute
+// stream s. It returns each vector's window sums, nw a vector at win[j·nw
+// …], w bits a window (over a table: one sum a vector).
+func msmRun[X any](f *cudaFns, t msmTable, op string, g2 bool, bases uintptr, vecs []msmVec, s uintptr) (win []X, w, nw int32, err error) {
+	k := len(vecs)
+	if k == 0 || k > MaxMSMBatch {
+		return nil, 0, 0, fmt.Errorf("cuda %s: %d vectors, want 1 to %d", op, k, MaxMSMBatch)
 	}
-	var win [maxWindows]X
-	var w, nw int32
-	var e cerr
-	var rc int32
+	scalars := make([]uintptr, k)
+	idx := make([]uintptr, k)
+	n := make([]uint64, k)
+	for j, v := range vecs {
+		scalars[j], idx[j], n[j] = v.scalars, v.idx, uint64(v.n)
+	}
+	a := &zkMSMArgs{ArgsBytes: uint32(unsafe.Sizeof(zkMSMArgs{})), G2: g2Flag(g2), Bases: bases, K: uint32(k),
+		Scalars: unsafe.Pointer(&scalars[0]), Idx: unsafe.Pointer(&idx[0]), N: unsafe.Pointer(&n[0])}
 	if t.ptr != 0 {
-		rc = tf(t.ptr, uint64(t.nbase), scalars, idx, uint64(n), unsafe.Pointer(&win[0]), &w, &nw, s, e.p())
-	} else {
-		rc = f(bases, scalars, idx, uint64(n), unsafe.Pointer(&win[0]), &w, &nw, s, e.p())
+		a.Bases, a.NBase, a.Table = t.ptr, uint64(t.nbase), 1
 	}
+	win = make([]X, k*maxWindows)
+	var e cerr
+	rc := f.msm(a, unsafe.Pointer(&win[0]), &w, &nw, s, e.p())
+	runtime.KeepAlive(scalars)
+	runtime.KeepAlive(idx)
+	runtime.KeepAlive(n)
 	if err := e.err(op, rc); err != nil {
-		return res, err
+		return nil, 0, 0, err
 	}
 	if nw < 0 || nw > maxWindows {
-		return res, fmt.Errorf("cuda %s: %d windows, at most %d", op, nw, maxWindows)
+		return nil, 0, 0, fmt.Errorf("cuda %s: %d windows, at most %d", op, nw, maxWindows)
 	}
-	for i := int(nw) - 1; i >= 0; i-- {
+	return win, w, nw, nil
+}
+
+// combine sums one vector's window sums, highest window first:
+// res ← 2^w·res + win.
+func combine[X xyzz[J], J any, PJ jacobian[J]](win []X, w int32) J {
+	var inf X
+	res := inf.jac()
+	for i := len(win) - 1; i >= 0; i-- {
 		p := win[i].jac()
 		for range w {
 			PJ(&res).DoubleAssign()
 		}
 		PJ(&res).AddAssign(&p)
 	}
-	return res, nil
+	return res
+}
+
+// msm runs one MSM of n scalars (device, Montgomery) against bases (through
+// idx when nonzero), or their table when t.ptr is set, in G1 or G2 by X,
+// and combines its window sums. s is the caller's compute stream.
+func msm[X xyzz[J], J any, PJ jacobian[J]](f *cudaFns, t msmTable, op string, bases, scalars, idx uintptr, n int, s uintptr) (J, error) {
+	var inf X
+	if n == 0 {
+		return inf.jac(), nil
+	}
+	win, w, nw, err := msmRun[X](f, t, op, isG2[X](), bases, []msmVec{{scalars, idx, n}}, s)
+	if err != nil {
+		return inf.jac(), err
+	}
+	return combine[X, J, PJ](win[:nw], w), nil
+}
+
+// isG2 says whether X is a G2 point.
+func isG2[X any]() bool {
+	var x X
+	_, ok := any(x).(xyzzG2)
+	return ok
 }
 
 // ones sums the bases whose bit is set in the device bitmap, in G1 or G2 by
@@ -548,7 +592,7 @@ func (c *CUDA) MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
 	var res bn254.G2Jac
 	err = c.onCompute(func(cs uintptr) (err error) {
 		t, _ := r.table(r.b2)
-		res, err = msm[xyzzG2](c.fn.msmG2, c.fn.msmTableG2, t, "msm g2", r.b2, q.vals, q.idx, q.nvals, cs)
+		res, err = msm[xyzzG2](c.fn, t, "msm g2", r.b2, q.vals, q.idx, q.nvals, cs)
 		return err
 	})
 	if err != nil {

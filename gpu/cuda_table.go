@@ -46,10 +46,7 @@ type msmTable struct {
 	nbase int
 }
 
-type (
-	precomputeFn func(bases uintptr, nbase uint64, table uintptr, s uintptr, e *byte) int32
-	msmTableFn   func(table uintptr, nbase uint64, scalars, idx uintptr, n uint64, out unsafe.Pointer, c, nw *int32, s uintptr, e *byte) int32
-)
+type precomputeFn func(bases uintptr, nbase uint64, table uintptr, s uintptr, e *byte) int32
 
 // baseSet is one of a key's base arrays: where it is on the device, how
 // many points it has and which group they are in.
@@ -73,7 +70,7 @@ func (c *CUDA) tableBytes(n int, g2 bool) int64 {
 	}
 	var w, nw int32
 	var e cerr
-	if e.err("msm table", c.fn.msmTableLayout(uint64(n), &w, &nw, e.p())) != nil {
+	if e.err("msm table", c.fn.msmTableLayout(c.ctx, uint64(n), &w, &nw, e.p())) != nil {
 		return 0
 	}
 	size := int64(unsafe.Sizeof(bn254.G1Affine{}))

@@ -47,6 +47,9 @@ func openCUDA(t testing.TB) *gpu.CUDA {
 		// ZKPIPE_CUDA_MSM_TABLES_MIB sets the table budget (0: MSMs over
 		// the bases), so both paths run the same tests.
 		var opts []gpu.CUDAOption
+		if cfg := measureConfig(); cfg != (gpu.CUDAConfig{}) {
+			opts = append(opts, gpu.WithConfig(cfg))
+		}
 		if v := os.Getenv("ZKPIPE_CUDA_MSM_TABLES_MIB"); v != "" {
 			mib, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
@@ -55,20 +58,33 @@ func openCUDA(t testing.TB) *gpu.CUDA {
 			}
 			opts = append(opts, gpu.WithMSMTables(mib<<20))
 		}
+		tables := os.Getenv("ZKPIPE_CUDA_MSM_TABLES_MIB") != ""
 		cudaDev, cudaErr = gpu.OpenCUDA(path, opts...)
-		if cudaErr == nil && cudaDev.HostStandIn() != nil && len(opts) == 0 {
+		if cudaErr == nil && cudaDev.HostStandIn() != nil && !tables {
 			// The stand-in emulates the GPU's arithmetic on the CPU, where
 			// building a table of 2^16 bases or more takes minutes: the
 			// shared backend leaves them out there, and the table tests
 			// (cuda_table_test.go) run tables at small sizes instead.
 			cudaDev.Close()
-			cudaDev, cudaErr = gpu.OpenCUDA(path, gpu.WithMSMTables(0))
+			cudaDev, cudaErr = gpu.OpenCUDA(path, append(opts, gpu.WithMSMTables(0))...)
 		}
 	})
 	if cudaErr != nil {
 		t.Skipf("no CUDA backend, skipping GPU test: %v", cudaErr)
 	}
 	return cudaDev
+}
+
+// measureConfig is the shared backend's CUDAConfig from the variables
+// that the zkpipe command reads (commands/cudaenv.go), so that the H200
+// session's grids (bench/h200-session.sh: msmgrid, envgrid) measure
+// TestCUDAMeasure under them; unset, the defaults. Test-only: the gpu
+// package itself reads no environment.
+func measureConfig() gpu.CUDAConfig {
+	atoi := func(name string) int { v, _ := strconv.Atoi(os.Getenv(name)); return v }
+	return gpu.CUDAConfig{MSMWindow: atoi("ZKPIPE_MSM_WINDOW"), MSMChunk: atoi("ZKPIPE_MSM_CHUNK"),
+		MSMSegment: atoi("ZKPIPE_MSM_SEGMENT"), Spin: os.Getenv("ZKPIPE_CUDA_SPIN") == "1",
+		SerialTails: os.Getenv("ZKPIPE_CUDA_TAIL_SPLIT") == "0"}
 }
 
 func TestOpenCUDAMissingLibrary(t *testing.T) {

@@ -70,6 +70,26 @@ type HostStandIn struct {
 	Peak      func(reset int32) uint64                      // zk_host_peak
 	SetDelay  func(us uint64)                               // zk_host_set_delay
 	CallsPeak func(reset int32) int32                       // zk_host_calls_peak
+	// SetDevices makes the stand-in n devices (zk_host_set_devices); tests
+	// that raise it set it back to 1 when they end.
+	SetDevices func(n int32) int32
+	// contextConfig reads back the zk_config a context was made with.
+	contextConfig func(ctx uintptr, out *zkConfig) int32
+}
+
+// LibraryConfig is the zk_config the library holds for c's context, as the
+// stand-in reports it (zk_host_context_config): the CUDAConfig fields that
+// reach the library. ok is false on the real library.
+func (c *CUDA) LibraryConfig() (cfg CUDAConfig, ok bool) {
+	h := c.HostStandIn()
+	if h == nil {
+		return cfg, false
+	}
+	var z zkConfig
+	if h.contextConfig(c.ctx, &z) != 0 {
+		return cfg, false
+	}
+	return CUDAConfig{MSMWindow: int(z.MSMWindow), MSMChunk: int(z.MSMChunk), MSMSegment: int(z.MSMSegment), Spin: z.Spin == 1}, true
 }
 
 func (c *CUDA) HostStandIn() *HostStandIn {
@@ -78,7 +98,8 @@ func (c *CUDA) HostStandIn() *HostStandIn {
 		name string
 		ptr  any
 	}{{"zk_host_fail", &h.Fail}, {"zk_host_fail_on", &h.FailOn}, {"zk_host_set_memory", &h.SetMemory}, {"zk_host_allocated", &h.Allocated}, {"zk_host_live", &h.Live}, {"zk_host_peak", &h.Peak},
-		{"zk_host_set_delay", &h.SetDelay}, {"zk_host_calls_peak", &h.CallsPeak}} {
+		{"zk_host_set_delay", &h.SetDelay}, {"zk_host_calls_peak", &h.CallsPeak},
+		{"zk_host_set_devices", &h.SetDevices}, {"zk_host_context_config", &h.contextConfig}} {
 		sym, err := c.lib.sym(s.name)
 		if err != nil {
 			return nil

@@ -1,4 +1,4 @@
-// abi.cuh — zk_abi_version, written once for both libraries (zkpipe.cu and
+// abi.cuh — zk_abi_version and zk_default_config, written once for both libraries (zkpipe.cu and
 // the host stand-in hostlib.cpp): each includes it once, after zk.cuh, so
 // the sizes it reports are those of the types its kernels use.
 #pragma once
@@ -18,6 +18,16 @@ extern "C" uint32_t zk_abi_version(zk_abi *out) {
         out->max_windows = ZK_MAX_WINDOWS;
         out->pointer_bytes = sizeof(void *);
         out->count_bytes = sizeof(uint64_t);
+        out->config_bytes = sizeof(zk_config);
+        out->msm_args_bytes = sizeof(zk_msm_args);
     }
     return ZK_ABI_VERSION;
+}
+
+// zk_default_config: today's defaults, each field's 0 but the size (driver.cuh's
+// MsmTuning and ContextConfig read 0 as the default).
+extern "C" void zk_default_config(zk_config *out) {
+    if (!out) return;
+    *out = zk_config{};
+    out->config_bytes = sizeof(zk_config);
 }

@@ -34,13 +34,6 @@ while [ $# -gt 0 ]; do
 	test)
 		.carry/gpu.test -test.run 'CUDA' -test.v -test.timeout 400s >"$OUT/test.log" 2>&1
 		rc=$?
-		if [ $rc -ne 0 ]; then
-			grep -E "^\s*--- FAIL|differs" "$OUT/test.log" | head -20
-			echo "tests failed: again with ZKPIPE_NTT=radix2 (the first NTT)"
-			export ZKPIPE_NTT=radix2
-			.carry/gpu.test -test.run 'CUDA' -test.v -test.timeout 400s >"$OUT/test.log" 2>&1
-			rc=$?
-		fi
 		grep -E "^\s*--- (FAIL|SKIP)|differs|cuda_test.go|^(ok|FAIL|PASS)" "$OUT/test.log" | head -60
 		grep -cE "^\s*--- PASS" "$OUT/test.log" | sed 's/^/passed: /'
 		echo "test rc=$rc"

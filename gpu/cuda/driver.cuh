@@ -15,8 +15,10 @@
 //   on other so far (an event on the GPU: no host round trip)
 //   digits, sort_pairs, runs, max_of, tiles, chunks, exclusive_sum,
 //   level0<F>, levelN<F>, segment<F>, reduce<F>, ones<F>      (MSM, ones)
-//   ntt_regs, ntt_pass, dif_stage, dit_stage, dif_tail, dit_head, scale_rev,
-//   pointwise, powers                                         (NTT)
+//   ntt_regs, ntt_pass, scale_rev, pointwise, powers          (NTT)
+//
+// The knobs come in as values (MsmTuning, from the zk_config a library
+// context was made with: zkpipe.h), never from the environment.
 #pragma once
 
 #include "errors.cuh"
@@ -34,65 +36,62 @@
 const size_t SORT_MAX_ITEMS = 0x7fffffff;
 const uint32_t MSM_CHUNK = 32; // points one thread sums per level, by default
 
-// MsmTuning: the MSM's knobs, for measuring alternatives on a GPU without a
-// rebuild (bench/h200-session.sh): ZKPIPE_MSM_WINDOW (window bits, 4 to
-// MSM_MAX_WINDOW; unset: msm_window's choice by size), ZKPIPE_MSM_CHUNK (points a
-// thread sums per level, 2 to 256) and ZKPIPE_MSM_SEGMENT (buckets a thread
-// reduces, a power of two from 2 to 256: fewer means more threads for the
-// segment kernel, more means fewer segment sums to combine) and
-// ZKPIPE_MSM_PREFETCH (0: the first level's loads not a point ahead; G1 only). Read
-// once a process.
+// MsmTuning: the MSM's knobs, from zk_config (zkpipe.h) at zk_init, for
+// measuring alternatives on a GPU without a rebuild (bench/h200-session.sh):
+// window (bits, 4 to MSM_MAX_WINDOW; 0: msm_window's choice by size, and
+// msm_table_window's for a table), chunk (points a thread sums per level,
+// 2 to 256) and segment (buckets a thread reduces, a power of two from 2
+// to 256: fewer means more threads for the segment kernel, more means fewer
+// segment sums to combine; 0: msm_segment's choice). The defaults are the
+// zero value's, and zk_default_config's.
 struct MsmTuning {
     int window = 0;
     u32 chunk = MSM_CHUNK;
-    // ZKPIPE_MSM_AFFINE: the first levels in affine coordinates with batched
-    // inversions (msm.cuh, "batch-affine levels"; msm_core): 0 off, 1 G1 MSMs, 2 G1 and
-    // G2. _AFFINE_STOP: affine levels while the fullest bucket has more
-    // points than this (then XYZZ). _AFFINE_BATCH: most pairs a lane chains
-    // (fewer where a level has too few pairs to fill the GPU). _AFFINE_MIN:
-    // only MSMs of at least this many digits.
-    int affine = 0;
-    u32 affine_stop = 8;
-    u32 affine_batch = 32;
-    size_t affine_min = 0;
     u32 segment = 0; // msm_segment's choice; run 5 of notes/cuda.md: 8 beat 32 by 1–3% up to 2^16 buckets
-    bool prefetch = true; // level0 loads the next point before this one's addition (msm.cuh); off: 0.2–0.5 ms slower at 2^20–2^24
 };
-// LEVEL0_PREFETCHES: whether level0 over F has the prefetching body at all.
-// G1 only: over Fp2 it spills (44 bytes) and G2 2^20 ran 12.4 ms without it
-// against 12.9 with (run 1 of notes/h200-2026-12-01e); one body less is
-// also a quarter less of the G2 part's compile time.
-template <class F> constexpr bool LEVEL0_PREFETCHES = sizeof(F) == sizeof(Fp);
-inline const MsmTuning &msm_tuning() {
-    static const MsmTuning t = [] {
-        MsmTuning r;
-        if (const char *w = getenv("ZKPIPE_MSM_WINDOW")) r.window = atoi(w);
-        if (const char *c = getenv("ZKPIPE_MSM_CHUNK")) {
-            int v = atoi(c);
-            if (v >= 2 && v <= 256) r.chunk = (u32)v;
-        }
-        if (const char *s = getenv("ZKPIPE_MSM_SEGMENT")) {
-            int v = atoi(s);
-            if (v >= 2 && v <= 256 && (v & (v - 1)) == 0) r.segment = (u32)v;
-        }
-        if (const char *p = getenv("ZKPIPE_MSM_PREFETCH"); p && *p) r.prefetch = strcmp(p, "1") == 0;
-        if (const char *a = getenv("ZKPIPE_MSM_AFFINE"); a && *a) {
-            int v = atoi(a);
-            if (v >= 0 && v <= 2) r.affine = v;
-        }
-        if (const char *a = getenv("ZKPIPE_MSM_AFFINE_STOP")) {
-            int v = atoi(a);
-            if (v >= 1 && v <= 1 << 20) r.affine_stop = (u32)v;
-        }
-        if (const char *a = getenv("ZKPIPE_MSM_AFFINE_BATCH")) {
-            int v = atoi(a);
-            if (v >= 1 && v <= 256) r.affine_batch = (u32)v;
-        }
-        if (const char *a = getenv("ZKPIPE_MSM_AFFINE_MIN")) r.affine_min = (size_t)strtoull(a, nullptr, 10);
-        return r;
-    }();
-    return t;
+
+// msm_tuning_of checks cfg's MSM fields (0 each: the default) into *t, or
+// fails naming the field, its value and its range.
+inline int msm_tuning_of(const zk_config &cfg, MsmTuning *t) {
+    *t = MsmTuning{};
+    if (cfg.msm_window != 0 && (cfg.msm_window < 4 || cfg.msm_window > MSM_MAX_WINDOW))
+        return FAILF("config: msm_window %d: want 4 to %d bits, or 0 (by size)", cfg.msm_window, MSM_MAX_WINDOW);
+    if (cfg.msm_chunk != 0 && (cfg.msm_chunk < 2 || cfg.msm_chunk > 256))
+        return FAILF("config: msm_chunk %d: want 2 to 256 points, or 0 (%u)", cfg.msm_chunk, MSM_CHUNK);
+    int sg = cfg.msm_segment;
+    if (sg != 0 && (sg < 2 || sg > 256 || (sg & (sg - 1)) != 0))
+        return FAILF("config: msm_segment %d: want a power of two from 2 to 256, or 0 (by size)", sg);
+    t->window = cfg.msm_window;
+    if (cfg.msm_chunk) t->chunk = (u32)cfg.msm_chunk;
+    t->segment = (u32)sg;
+    return 0;
 }
+
+// ContextConfig is a zk_config as a library context keeps it, checked.
+struct ContextConfig {
+    MsmTuning msm;
+    bool spin = false;
+};
+
+// context_config_of checks *cfg (NULL: the defaults) into *out, or fails
+// naming the field.
+inline int context_config_of(const zk_config *cfg, ContextConfig *out) {
+    *out = ContextConfig{};
+    if (!cfg) return 0;
+    if (cfg->config_bytes != sizeof(zk_config))
+        return FAILF("config: %u bytes, this library's zk_config has %zu", cfg->config_bytes, sizeof(zk_config));
+    TRY(msm_tuning_of(*cfg, &out->msm));
+    if (cfg->spin != 0 && cfg->spin != 1) return FAILF("config: spin %d: want 0 (blocking sync) or 1", cfg->spin);
+    out->spin = cfg->spin == 1;
+    return 0;
+}
+
+// LEVEL0_PREFETCHES: whether level0 over F loads the next point before this
+// one's addition (msm.cuh, level0_body's PF). G1 only: over Fp2 it spills
+// (44 bytes) and G2 2^20 ran 12.4 ms without it against 12.9 with (run 1 of
+// notes/h200-2026-12-01e); one body less is also a quarter less of the G2
+// part's compile time. Over G1 it is 0.2–0.5 ms faster at 2^20–2^24.
+template <class F> constexpr bool LEVEL0_PREFETCHES = sizeof(F) == sizeof(Fp);
 
 // msm_segment: buckets a segment thread reduces, for half buckets a set:
 // the knob if set, else 8, widened past 2^18 buckets to keep about 2^15
@@ -183,14 +182,14 @@ struct MsmPlan {
 // msm_plan_batch fills p for k vectors of n[j] scalars (some may be 0, not
 // all) in c-bit windows, nw of them, over the bases or a table, or fails
 // naming the limit.
-inline int msm_plan_batch(const size_t *n, int k, int c, int nw, bool table, MsmPlan *p) {
+inline int msm_plan_batch(const size_t *n, int k, int c, int nw, bool table, u32 chunk, MsmPlan *p) {
     if (k < 1 || k > MSM_MAX_BATCH) return FAILF("msm: %d vectors in a batch, want 1 to %d", k, MSM_MAX_BATCH);
     if (nw > ZK_MAX_WINDOWS) return FAILF("msm: %d windows, the limit is %d", nw, ZK_MAX_WINDOWS);
     p->c = c;
     p->nw = nw;
     p->k = k;
     p->table = table;
-    p->chunk = msm_tuning().chunk;
+    p->chunk = chunk;
     p->half = 1u << (c - 1);
     p->nbv = table ? p->half : (u32)nw * p->half;
     p->bw = k * (table ? 1 : nw);
@@ -217,12 +216,13 @@ inline int msm_plan_batch(const size_t *n, int k, int c, int nw, bool table, Msm
     return 0;
 }
 
-// msm_plan fills p for n points (n ≥ 1), or fails naming the limit.
-inline int msm_plan(size_t n, MsmPlan *p) {
+// msm_plan fills p for n points (n ≥ 1) as t plans them, or fails naming
+// the limit.
+inline int msm_plan(size_t n, const MsmTuning &t, MsmPlan *p) {
     if (n == 0) return FAILF("msm: no points");
     if (n >= ((size_t)1 << 31)) return FAILF("msm: %zu points, the limit is 2^31 − 1", n);
-    int c = msm_window(n, msm_tuning().window);
-    return msm_plan_batch(&n, 1, c, msm_windows(c), false, p);
+    int c = msm_window(n, t.window);
+    return msm_plan_batch(&n, 1, c, msm_windows(c), false, t.chunk, p);
 }
 
 // MsmTable is a precomputed table (msm.cuh): nbase bases' multiples for
@@ -234,11 +234,11 @@ template <class F> struct MsmTable {
 };
 
 // msm_table_layout gives the window and windows of a table of nbase bases
-// (msm_table_window), or fails if the table cannot be addressed: every
-// point's index must fit in 31 bits.
-inline int msm_table_layout(size_t nbase, int *c, int *nw) {
+// (msm_table_window, or t's window), or fails if the table cannot be
+// addressed: every point's index must fit in 31 bits.
+inline int msm_table_layout(size_t nbase, const MsmTuning &t, int *c, int *nw) {
     if (nbase == 0) return FAILF("msm table: no bases");
-    *c = msm_table_window(nbase, msm_tuning().window);
+    *c = msm_table_window(nbase, t.window);
     *nw = msm_windows(*c);
     if (*nw > ZK_MAX_WINDOWS) return FAILF("msm table: %d windows, the limit is %d", *nw, ZK_MAX_WINDOWS);
     if ((size_t)*nw * nbase >= ((size_t)1 << 31))
@@ -246,11 +246,21 @@ inline int msm_table_layout(size_t nbase, int *c, int *nw) {
     return 0;
 }
 
+// msm_table_layout_raw is zk_msm_table_layout's: msm_table_layout into
+// the ABI's integers.
+inline int msm_table_layout_raw(const MsmTuning &t, uint64_t nbase, int32_t *c, int32_t *nw) {
+    int ci = 0, nwi = 0;
+    TRY(msm_table_layout(nbase, t, &ci, &nwi));
+    *c = ci;
+    *nw = nwi;
+    return 0;
+}
+
 // msm_plan_table fills p for n scalars over a table: one set of buckets,
 // all windows' digits in one sort (so a bucket's run is whole).
-inline int msm_plan_table(size_t n, int c, int nw, MsmPlan *p) {
+inline int msm_plan_table(size_t n, int c, int nw, u32 chunk, MsmPlan *p) {
     if (n == 0) return FAILF("msm: no points");
-    return msm_plan_batch(&n, 1, c, nw, true, p);
+    return msm_plan_batch(&n, 1, c, nw, true, chunk, p);
 }
 
 // msm_precompute builds a table's points from the bases.
@@ -260,12 +270,12 @@ template <class F, class D> int msm_precompute(D &d, const Affine<F> *bases, con
     return 0;
 }
 
-// msm_precompute_raw and msm_table_raw (below msm_run) are the C API's table entries
-// (zk_precompute_*, zk_msm_table_*) over untyped device pointers: the
-// layout from nbase, then msm_precompute or msm_run over the table.
-template <class F, class D> int msm_precompute_raw(D &d, const void *bases, uint64_t nbase, void *table) {
+// msm_precompute_raw is the C API's zk_precompute_* over untyped device
+// pointers: the layout from nbase (and tu's window), then msm_precompute.
+template <class F, class D>
+int msm_precompute_raw(D &d, const MsmTuning &tu, const void *bases, uint64_t nbase, void *table) {
     MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
-    TRY(msm_table_layout(nbase, &t.c, &t.nw));
+    TRY(msm_table_layout(nbase, tu, &t.c, &t.nw));
     return msm_precompute<F>(d, (const Affine<F> *)bases, t, (Affine<F> *)table);
 }
 
@@ -355,53 +365,7 @@ template <class D> int chunk_runs(D &d, Scratch<D> &sc, const u32 *cnt, u32 nb, 
     return scan_offsets(d, sc, *chunks, nb, off);
 }
 
-// ─── batch-affine levels ────────────────────────────────────────────────────
-
-const u32 INV_BATCH = 32; // elements a thread chains in batch_invert
-
-// batch_invert replaces each of X[0 … n) (all nonzero) by its inverse with
-// one field inversion: Montgomery's trick over chunks of INV_BATCH, the
-// chunks' products inverted the same way, recursively.
-template <class F, class D> int batch_invert(D &d, F *X, size_t n, Scratch<D> &sc) {
-    if (n == 0) return 0;
-    if (n == 1) return d.template inv_one<F>(X);
-    size_t g = (n + INV_BATCH - 1) / INV_BATCH;
-    F *P, *Y;
-    TRY(sc.get(&P, n));
-    TRY(sc.get(&Y, g));
-    TRY(d.template inv_fwd<F>(X, n, INV_BATCH, g, P, Y));
-    TRY(batch_invert<F>(d, Y, g, sc));
-    TRY(d.template inv_bwd<F>(X, n, INV_BATCH, g, P, Y));
-    sc.drop(P);
-    sc.drop(Y);
-    return 0;
-}
-
-// AFF_LANES: about how many lanes a level wants (132 SMs × 2048 threads
-// resident): a level of fewer pairs chains fewer a lane (B), down to 4, at
-// most MsmTuning::affine_batch; lanes come in whole warps.
-const size_t AFF_LANES = (size_t)1 << 18;
-struct AffShape {
-    u32 B;
-    size_t lanes;
-};
-inline AffShape aff_shape(size_t items) {
-    size_t B = items / AFF_LANES, most = msm_tuning().affine_batch;
-    if (B < 4) B = 4;
-    if (B > most) B = most;
-    return AffShape{(u32)B, 32 * ((items + 32 * B - 1) / (32 * B))};
-}
-
-// aff_takes: whether MSMs over F of m digits take affine levels at all
-// (MsmTuning::affine and affine_min); msm_core also needs the fullest
-// bucket above affine_stop.
-template <class F> bool aff_takes(size_t m) {
-    const MsmTuning &t = msm_tuning();
-    if (t.affine == 0 || (t.affine == 1 && sizeof(F) != sizeof(Fp))) return false;
-    return m >= t.affine_min;
-}
-
-// msm_scratch_bytes bounds the device bytes msm_run over F holds at once for
+// msm_scratch_bytes bounds the device bytes msm_run_batch over F holds at once for
 // n scalars over plain bases (a table's plan takes fewer: fewer digits and
 // one bucket set), phase by phase, with m = n·nw digits, nb buckets, L the
 // chunk and T₀ = m/L + nb, T₁ = T₀/L + nb the sums of the XYZZ levels:
@@ -410,30 +374,16 @@ template <class F> bool aff_takes(size_t m) {
 //	          most the alternate buffers of the largest sort (8m)
 //	level 0   the sorted values (4m), bucket runs and chunks (16·nb), T₀ sums
 //	level ≥1  the same with the previous level's sums: (T₀ + T₁) sums
-//	affine    (when MsmTuning::affine takes F) level 1: the sorted values,
-//	          two sets of runs, I₁ = m/2 + nb item slots (affine points),
-//	          the lanes' totals and batch_invert's scratch (≈ 2.1 F a lane);
-//	          level 2: I₁ and I₂ = I₁/2 + nb slots, the same beside; the
-//	          later levels and the XYZZ level after them take less
 //
 // gpu.CUDA.JobBytes reserves it (zk_msm_scratch_bytes) for the governor.
-template <class F> size_t msm_scratch_bytes(size_t n) {
+template <class F> size_t msm_scratch_bytes(size_t n, const MsmTuning &t) {
     if (n == 0) return 0;
-    const MsmTuning &t = msm_tuning();
     int c = msm_window(n, t.window), nw = msm_windows(c);
     size_t m = n * (size_t)nw, nb = (size_t)nw << (c - 1), L = t.chunk;
-    size_t xyzz = sizeof(XYZZ<F>), aff = sizeof(Affine<F>), fb = sizeof(F);
+    size_t xyzz = sizeof(XYZZ<F>);
     size_t t0 = m / L + nb, t1 = t0 / L + nb;
     size_t most = 24 * m;
     most = most > 4 * m + 16 * nb + (t0 + t1) * xyzz ? most : 4 * m + 16 * nb + (t0 + t1) * xyzz;
-    if (aff_takes<F>(m)) {
-        size_t i1 = m / 2 + nb, i2 = i1 / 2 + nb;
-        size_t l1 = aff_shape(i1).lanes, l2 = aff_shape(i2).lanes;
-        size_t r1 = 4 * m + 16 * nb + i1 * aff + l1 * fb * 32 / 10; // T and batch_invert's ≈ 2.2 F a lane
-        size_t r2 = 16 * nb + (i1 + i2) * aff + l2 * fb * 32 / 10;
-        most = most > r1 ? most : r1;
-        most = most > r2 ? most : r2;
-    }
     return most;
 }
 
@@ -458,7 +408,7 @@ template <class F> size_t msm_scratch_bytes(size_t n) {
 // a vector key one set of buckets and read the table's points directly.
 template <class F, class D>
 int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *const *idx, MsmPlan &pl,
-             XYZZ<F> *host_out, const MsmTable<F> *tab) {
+             u32 segment, XYZZ<F> *host_out, const MsmTable<F> *tab) {
     const size_t m = pl.m;
     const u32 nb = pl.nb, half = pl.half;
     Scratch<D> sc(d);
@@ -531,46 +481,7 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
         cnt = counts;
         prev_total = total;
     };
-    if (aff_takes<F>(m) && bound > msm_tuning().affine_stop) {
-        // Affine levels (msm.cuh): each halves every bucket, until the
-        // fullest holds at most affine_stop points; then one level of
-        // mixed additions into XYZZ chunks of L.
-        sc.drop(keys2);
-        AffSrc<F> src{bases, vals2};
-        Affine<F> *A = nullptr;
-        const u32 stop = msm_tuning().affine_stop;
-        while (bound > stop) {
-            u32 *ncnt, *noff; // a bucket's pairs (and odd point) at this level
-            TRY(chunk_runs(d, sc, cnt, nb, 2, &ncnt, &noff));
-            size_t items = prev_total / 2 + nb; // Σ ⌈cnt/2⌉ ≤ (Σ cnt + nb)/2
-            if (items > 0xffffffffULL) return FAILF("msm: %zu items at an affine level, more than 32-bit positions hold", items);
-            const AffShape sh = aff_shape(items);
-            Affine<F> *slots;
-            F *T;
-            TRY(sc.get(&slots, items));
-            TRY(sc.get(&T, sh.lanes));
-            TRY(d.template aff_fwd<F>(src, start, cnt, noff, ncnt, nb, items, sh.B, sh.lanes, slots, T));
-            TRY(batch_invert<F>(d, T, sh.lanes, sc));
-            TRY(d.template aff_bwd<F>(src, start, cnt, noff, items, sh.B, sh.lanes, slots, T));
-            sc.drop(T);
-            if (A)
-                sc.drop(A);
-            else
-                sc.drop(vals2);
-            A = slots;
-            src = AffSrc<F>{A, nullptr};
-            next_runs(noff, ncnt, items);
-            bound = (bound + 1) / 2;
-        }
-        u32 *chunks, *off;
-        TRY(chunk_runs(d, sc, cnt, nb, L, &chunks, &off));
-        size_t total = pl.level_total(prev_total);
-        TRY(sc.get(&P, total));
-        TRY(d.template levelA<F>(A, start, cnt, off, chunks, nb, L, (u32)total, P));
-        sc.drop(A);
-        next_runs(off, chunks, total);
-        bound = (bound + L - 1) / L;
-    } else {
+    {
         // Level 0 sums tiles of pl.chunk sorted points (msm.cuh, tiles_body): a
         // run of h points meets at most ⌈(h − 1)/L⌉ + 1 tiles.
         u32 *chunks, *off;
@@ -599,7 +510,7 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
         bound = (bound + L - 1) / L;
     }
 
-    u32 S = msm_segment(half, msm_tuning().segment), spw = half / S, nseg = (u32)pl.bw * spw;
+    u32 S = msm_segment(half, segment), spw = half / S, nseg = (u32)pl.bw * spw;
     XYZZ<F> *seg, *win;
     TRY(sc.get(&seg, nseg));
     TRY(sc.get(&win, pl.bw));
@@ -618,8 +529,8 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
 // (by the largest vector, or the table's). A batch whose digits would pass
 // one run's limits (MsmPlan) is run as several runs of consecutive vectors.
 template <class F, class D>
-int msm_run_batch(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *const *idx, const size_t *n,
-                  int k, XYZZ<F> *host_out, int *c_out, int *nw_out, const MsmTable<F> *tab = nullptr) {
+int msm_run_batch(D &d, const MsmTuning &t, const Affine<F> *bases, const Fr *const *scalars, const u32 *const *idx,
+                  const size_t *n, int k, XYZZ<F> *host_out, int *c_out, int *nw_out, const MsmTable<F> *tab = nullptr) {
     *c_out = 0;
     *nw_out = 0;
     if (k < 0 || k > MSM_MAX_BATCH) return FAILF("msm: %d vectors in a batch, want 1 to %d", k, MSM_MAX_BATCH);
@@ -627,7 +538,7 @@ int msm_run_batch(D &d, const Affine<F> *bases, const Fr *const *scalars, const 
     for (int j = 0; j < k; j++) most = n[j] > most ? n[j] : most;
     if (most == 0) return 0;
     if (most >= ((size_t)1 << 31)) return FAILF("msm: %zu points, the limit is 2^31 − 1", most);
-    int c = tab ? tab->c : msm_window(most, msm_tuning().window);
+    int c = tab ? tab->c : msm_window(most, t.window);
     int nw = tab ? tab->nw : msm_windows(c);
     int per = tab ? 1 : nw; // sums a vector
     MsmPlan pl{};
@@ -639,8 +550,9 @@ int msm_run_batch(D &d, const Affine<F> *bases, const Fr *const *scalars, const 
         size_t sum = 0;
         for (int j = j0; j < j1; j++) sum += n[j];
         if (sum) {
-            TRY(msm_plan_batch(n + j0, j1 - j0, c, nw, tab != nullptr, &pl));
-            TRY(msm_core<F>(d, bases, scalars + j0, idx ? idx + j0 : nullptr, pl, host_out + (size_t)j0 * per, tab));
+            TRY(msm_plan_batch(n + j0, j1 - j0, c, nw, tab != nullptr, t.chunk, &pl));
+            TRY(msm_core<F>(d, bases, scalars + j0, idx ? idx + j0 : nullptr, pl, t.segment, host_out + (size_t)j0 * per,
+                            tab));
         } else {
             for (int j = j0 * per; j < j1 * per; j++) host_out[j] = XYZZ<F>::inf();
         }
@@ -651,55 +563,22 @@ int msm_run_batch(D &d, const Affine<F> *bases, const Fr *const *scalars, const 
     return 0;
 }
 
-// msm_run: one MSM, the batch of one: per-window sums of Σ
-// scalars[i]·bases[idx ? idx[i] : i], copied to host_out (nw XYZZ points).
+// msm_raw is the C API's zk_msm over untyped pointers (zkpipe.h,
+// zk_msm_args): a.k vectors over a.bases, or over the table of a.nbase
+// bases laid out as msm_table_layout says, in one msm_run_batch. F is the
+// group's base field, which the caller picked by a.g2.
 template <class F, class D>
-int msm_run(D &d, const Affine<F> *bases, const Fr *scalars, const u32 *idx, size_t n, XYZZ<F> *host_out, int *c_out,
-            int *nw_out, const MsmTable<F> *tab = nullptr) {
-    return msm_run_batch<F>(d, bases, &scalars, &idx, &n, 1, host_out, c_out, nw_out, tab);
-}
-
-template <class F, class D>
-int msm_table_raw(D &d, const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
-                  void *out, int32_t *c, int32_t *nw) {
-    MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
-    TRY(msm_table_layout(nbase, &t.c, &t.nw));
-    int ci = 0, nwi = 0;
-    TRY(msm_run<F>(d, nullptr, (const Fr *)scalars, idx, n, (XYZZ<F> *)out, &ci, &nwi, &t));
-    *c = ci;
-    *nw = nwi;
-    return 0;
-}
-
-// msm_batch_raw and msm_table_batch_raw are the C API's batch entries
-// (zk_msm_batch_*, zk_msm_table_batch_*): k vectors over the bases or
-// their table (nbase bases), in one run.
-template <class F, class D>
-int msm_batch_raw(D &d, const void *bases, const void *const *scalars, const uint32_t *const *idx,
-                  const uint64_t *n, uint32_t k, void *out, int32_t *c, int32_t *nw) {
-    if (k > (uint32_t)MSM_MAX_BATCH) return FAILF("msm: %u vectors in a batch, want 1 to %d", k, MSM_MAX_BATCH);
+int msm_raw(D &d, const MsmTuning &t, const zk_msm_args &a, void *out, int32_t *c, int32_t *nw) {
+    if (a.k < 1 || a.k > (uint32_t)MSM_MAX_BATCH)
+        return FAILF("msm: %u vectors in a batch, want 1 to %d", a.k, MSM_MAX_BATCH);
+    if (!a.scalars || !a.n) return FAILF("msm: no scalars or counts");
+    MsmTable<F> tab{(const Affine<F> *)a.bases, a.nbase, 0, 0};
+    if (a.table) TRY(msm_table_layout(a.nbase, t, &tab.c, &tab.nw));
     size_t ns[MSM_MAX_BATCH];
-    for (uint32_t j = 0; j < k; j++) ns[j] = n[j];
+    for (uint32_t j = 0; j < a.k; j++) ns[j] = a.n[j];
     int ci = 0, nwi = 0;
-    TRY(msm_run_batch<F>(d, (const Affine<F> *)bases, (const Fr *const *)scalars, idx, ns, (int)k, (XYZZ<F> *)out,
-                         &ci, &nwi));
-    *c = ci;
-    *nw = nwi;
-    return 0;
-}
-
-template <class F, class D>
-int msm_table_batch_raw(D &d, const void *table, uint64_t nbase, const void *const *scalars,
-                        const uint32_t *const *idx, const uint64_t *n, uint32_t k, void *out, int32_t *c,
-                        int32_t *nw) {
-    if (k > (uint32_t)MSM_MAX_BATCH) return FAILF("msm: %u vectors in a batch, want 1 to %d", k, MSM_MAX_BATCH);
-    MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
-    TRY(msm_table_layout(nbase, &t.c, &t.nw));
-    size_t ns[MSM_MAX_BATCH];
-    for (uint32_t j = 0; j < k; j++) ns[j] = n[j];
-    int ci = 0, nwi = 0;
-    TRY(msm_run_batch<F>(d, (const Affine<F> *)nullptr, (const Fr *const *)scalars, idx, ns, (int)k,
-                         (XYZZ<F> *)out, &ci, &nwi, &t));
+    TRY(msm_run_batch<F>(d, t, a.table ? nullptr : (const Affine<F> *)a.bases, (const Fr *const *)a.scalars, a.idx, ns,
+                         (int)a.k, (XYZZ<F> *)out, &ci, &nwi, a.table ? &tab : nullptr));
     *c = ci;
     *nw = nwi;
     return 0;
@@ -740,7 +619,6 @@ template <class F, class D> int ones_run(D &d, const Affine<F> *bases, const u64
 
 // ─── NTT ────────────────────────────────────────────────────────────────────
 
-const u32 NTT_TAIL = 512;        // butterflies of the shared-memory radix-2 stages (1024 elements)
 const int NTT_PASS = 8;          // stages a pass (k_ntt_pass)
 const u32 NTT_PASS_THREADS = 512; // threads a pass block
 
@@ -764,92 +642,28 @@ template <class D> int ntt_passes(D &d, Fr *x, int logn, const Fr *tw, bool difp
     return 0;
 }
 
-// NttVariant selects the NTT kernels (ZKPIPE_NTT, read at zk_init):
-// regs (the default): passes of radix-8 rounds (k_ntt_regs); passes: passes
-// of radix-2 stages in shared memory (k_ntt_pass); radix2: the first
-// version, one launch a stage. All three compute the same transform: the
-// knob is for measuring them against each other with one library.
-enum NttVariant { NTT_REGS = 0, NTT_PASSES = 1, NTT_RADIX2 = 2 };
-
-// ntt_variant_parse reads a ZKPIPE_NTT value (null or empty: the default),
-// or fails naming the value and the choices.
-inline int ntt_variant_parse(const char *v, NttVariant *out) {
-    if (!v || !*v || strcmp(v, "regs") == 0)
-        *out = NTT_REGS;
-    else if (strcmp(v, "passes") == 0)
-        *out = NTT_PASSES;
-    else if (strcmp(v, "radix2") == 0)
-        *out = NTT_RADIX2;
-    else
-        return FAILF("ZKPIPE_NTT=%s: unknown, the choices are regs (default), passes, radix2", v);
-    return 0;
-}
-inline const char *ntt_variant_name(NttVariant v) {
-    return v == NTT_REGS ? "regs" : v == NTT_PASSES ? "passes" : "radix2";
-}
-
-// NttTuning: the regs NTT's knobs, for measuring on a GPU without a
-// rebuild: ZKPIPE_NTT_STAGES (most stages a pass, 3 to 12: 12 makes a
-// 2^24 NTT two DRAM passes, 8 three) and ZKPIPE_NTT_BLOCK (elements a
-// block, a power of two from 256 to 4096, at least 2^stages of a pass:
-// 4096 is 128 KiB of shared memory and 512 threads). Read once a process;
-// values out of range keep the default. The defaults, 8 stages in blocks
-// of 1024, won the H200's grid at every size from 2^20 (notes/cuda.md:
-// 2^24 in 4.64 ms against 5.39 for 12 stages in 4096, three DRAM passes
-// whose blocks overlap beating two that cannot).
-//
-// ZKPIPE_NTT_VARIANT (k_ntt_regs's copy-in and occupancy, kernels.cuh): 2,
-// the default, bulk copy-in in blocks of 128 threads, five an SM; 0 and 1
-// stay selectable for measuring. H200, 8 stages in blocks of 1024, NTT
-// 2^20 / 2^22 / 2^24 (ms, mean of 20 by CUDA events; run 1 of
-// notes/h200-2026-12-01e): 0 0.273/1.116/4.603, 1 0.255/1.023/4.219,
-// 2 0.251/0.988/4.097. An empty or unset value keeps the default.
-//
-// ZKPIPE_NTT_LAZY: 1 (the default) keeps k_ntt_regs's elements in [0, 2q)
-// between butterflies, rounds and passes (ntt.cuh: no final subtraction in
-// the twiddle products, the NTT's output canonical); 0 reduces every
-// operation to [0, q), as before, for measuring.
-//
-// ZKPIPE_NTT_LANES: 1 puts a block's four groups across consecutive lanes
-// (ntt.cuh, regs_lanes_ok: coalesced twiddles in the passes of large
-// mlow), with variant 2 and in the passes that admit it (four groups a
-// block, at least 6 stages, mlow ≥ 4: the default plan's passes but the
-// last of a DIF and the first of a DIT); 0, the default, does not. For
-// measuring (notes/cuda.md, "coalesced twiddles").
-struct NttTuning {
-    int stages = 8;
-    int lgblock = 10;
-    int variant = 2;    // ZKPIPE_NTT_VARIANT: 0 to 2 (kernels.cuh), default 2
-    bool lazy = true;   // ZKPIPE_NTT_LAZY: 0 or 1, default 1
-    bool lanes = false; // ZKPIPE_NTT_LANES: 0 or 1, default 0
-};
-inline const NttTuning &ntt_tuning() {
-    static const NttTuning t = [] {
-        NttTuning r;
-        if (const char *e = getenv("ZKPIPE_NTT_STAGES")) {
-            int v = atoi(e);
-            if (v >= 3 && v <= 12) r.stages = v;
-        }
-        if (const char *e = getenv("ZKPIPE_NTT_BLOCK")) {
-            int v = atoi(e);
-            if (v >= 256 && v <= 4096 && (v & (v - 1)) == 0) r.lgblock = bitlen((u32)v) - 1;
-        }
-        if (const char *e = getenv("ZKPIPE_NTT_VARIANT"); e && *e) {
-            int v = atoi(e);
-            if (v >= 0 && v <= 2) r.variant = v;
-        }
-        if (const char *e = getenv("ZKPIPE_NTT_LAZY"); e && *e) {
-            if (strcmp(e, "0") == 0) r.lazy = false;
-            if (strcmp(e, "1") == 0) r.lazy = true;
-        }
-        if (const char *e = getenv("ZKPIPE_NTT_LANES"); e && *e) {
-            if (strcmp(e, "0") == 0) r.lanes = false;
-            if (strcmp(e, "1") == 0) r.lanes = true;
-        }
-        return r;
-    }();
-    return t;
-}
+// The NTT: passes of radix-8 rounds (k_ntt_regs) from eight elements up,
+// passes of radix-2 stages in shared memory (k_ntt_pass) below. Its plan is
+// fixed at build time: at most NTT_STAGES stages a pass in blocks of
+// 2^NTT_LGBLOCK elements (-DZK_NTT_STAGES=…, -DZK_NTT_LGBLOCK=… to measure
+// others). 8 stages in blocks of 1024 won the H200's grid at every size from
+// 2^20 (notes/cuda.md: 2^24 in 4.64 ms against 5.39 for 12 stages in 4096,
+// three DRAM passes whose blocks overlap beating two that cannot). The
+// variants measured against this NTT, and where git still has them:
+// notes/cuda-variants.md.
+#ifndef ZK_NTT_STAGES
+#define ZK_NTT_STAGES 8
+#endif
+#ifndef ZK_NTT_LGBLOCK
+#define ZK_NTT_LGBLOCK 10
+#endif
+const int NTT_STAGES = ZK_NTT_STAGES;
+const int NTT_LGBLOCK = ZK_NTT_LGBLOCK;
+// NTT_REGS_THREADS: k_ntt_regs's launch bound (kernels.cuh); a block of
+// 2^NTT_LGBLOCK elements takes 2^(NTT_LGBLOCK − 3) threads.
+const u32 NTT_REGS_THREADS = 128;
+static_assert(NTT_STAGES >= 3 && NTT_STAGES <= NTT_LGBLOCK, "ZK_NTT_STAGES: 3 to ZK_NTT_LGBLOCK");
+static_assert((1u << (NTT_LGBLOCK - 3)) <= NTT_REGS_THREADS, "ZK_NTT_LGBLOCK: k_ntt_regs takes at most 128 threads a block");
 
 // ntt_regs runs an NTT as regs_plan's passes of radix-8 rounds. A DIF's
 // last pass (mlow = 1) multiplies by scale (null: none) in bit-reversed
@@ -857,9 +671,8 @@ inline const NttTuning &ntt_tuning() {
 // pass is told so (`last`): with lazy reduction it writes canonical
 // elements, the passes before it elements below 2q.
 template <class D> int ntt_regs(D &d, Fr *x, int logn, const Fr *tw, bool difp, const Fr *scale) {
-    const NttTuning &t = ntt_tuning();
     RegsPass ps[10];
-    int np = regs_plan(logn, t.stages, t.lgblock, difp, ps);
+    int np = regs_plan(logn, NTT_STAGES, NTT_LGBLOCK, difp, ps);
     for (int p = 0; p < np; p++) {
         const bool last = p == np - 1;
         TRY(d.ntt_regs(x, logn, ps[p].lgm, ps[p].s, ps[p].lgG, tw, difp, difp && last ? scale : nullptr, last));
@@ -870,29 +683,16 @@ template <class D> int ntt_regs(D &d, Fr *x, int logn, const Fr *tw, bool difp, 
 // dif: natural → bit-reversed order, then (scale non-null) position p
 // multiplied by scale[bitrev(p)]; dit: bit-reversed → natural. The regs
 // kernels need eight elements: smaller NTTs take the passes.
-template <class D> int dif(D &d, Fr *x, int logn, const Fr *tw, NttVariant v, const Fr *scale = nullptr) {
-    if (v == NTT_REGS && logn >= 3) return ntt_regs(d, x, logn, tw, true, scale);
-    if (v == NTT_REGS || v == NTT_PASSES) {
-        TRY(ntt_passes(d, x, logn, tw, true));
-    } else {
-        u32 n = 1u << logn;
-        u32 m = n / 2;
-        for (; m >= 1 && m > NTT_TAIL; m >>= 1) TRY(d.dif_stage(x, n, m, tw));
-        if (m >= 1) TRY(d.dif_tail(x, n, m, tw));
-    }
+template <class D> int dif(D &d, Fr *x, int logn, const Fr *tw, const Fr *scale = nullptr) {
+    if (logn >= 3) return ntt_regs(d, x, logn, tw, true, scale);
+    TRY(ntt_passes(d, x, logn, tw, true));
     if (scale) TRY(d.scale_rev(x, 1u << logn, logn, scale));
     return 0;
 }
 
-template <class D> int dit(D &d, Fr *x, int logn, const Fr *tw, NttVariant v) {
-    if (v == NTT_REGS && logn >= 3) return ntt_regs(d, x, logn, tw, false, nullptr);
-    if (v == NTT_REGS || v == NTT_PASSES) return ntt_passes(d, x, logn, tw, false);
-    u32 n = 1u << logn;
-    if (n < 2) return 0;
-    u32 top = n / 2 < NTT_TAIL ? n / 2 : NTT_TAIL;
-    TRY(d.dit_head(x, n, top, tw));
-    for (u32 m = top * 2; m <= n / 2; m <<= 1) TRY(d.dit_stage(x, n, m, tw));
-    return 0;
+template <class D> int dit(D &d, Fr *x, int logn, const Fr *tw) {
+    if (logn >= 3) return ntt_regs(d, x, logn, tw, false, nullptr);
+    return ntt_passes(d, x, logn, tw, false);
 }
 
 // domain_tables_run: see zk_domain_tables.
@@ -920,7 +720,7 @@ template <class D> int domain_tables_run(D &d, Fr *tw, Fr *twinv, Fr *gn, Fr *gi
 // follows without a host round trip, and nothing here waits for the GPU.
 template <class D>
 int compute_h_run(D &d, D *side0, D *side1, Fr *a, Fr *b, Fr *c, int logn, const Fr *tw, const Fr *twinv,
-                  const Fr *gn, const Fr *ginvn, int conv, Fr zinv, NttVariant ntt) {
+                  const Fr *gn, const Fr *ginvn, int conv, Fr zinv) {
     if (logn < 0 || logn > 30) return FAILF("compute h: 2^%d elements, the limit is 2^30", logn);
     if (conv != 0 && conv != 1) return FAILF("compute h: unknown convention %d", conv);
     u32 n = 1u << logn;
@@ -929,14 +729,14 @@ int compute_h_run(D &d, D *side0, D *side1, Fr *a, Fr *b, Fr *c, int logn, const
     for (int i = 1; i < 3; i++)
         if (on[i] != &d) TRY(on[i]->after(d)); // fork: after whatever d did to b, c
     for (int i = 0; i < 3; i++) {
-        TRY(dif(*on[i], x[i], logn, twinv, ntt, gn));
-        TRY(dit(*on[i], x[i], logn, tw, ntt));
+        TRY(dif(*on[i], x[i], logn, twinv, gn));
+        TRY(dit(*on[i], x[i], logn, tw));
     }
     for (int i = 1; i < 3; i++)
         if (on[i] != &d) TRY(d.after(*on[i])); // join: the pointwise step reads all three
     TRY(d.pointwise(x[0], x[1], x[2], n, zinv, conv == 0));
     if (conv == 0) {
-        TRY(dif(d, x[0], logn, twinv, ntt, ginvn));
+        TRY(dif(d, x[0], logn, twinv, ginvn));
     }
     return 0;
 }

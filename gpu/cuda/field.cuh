@@ -316,7 +316,7 @@ template <class P> struct Field {
         return join(r);
     }
 
-    // ---- lazy reduction: elements in [0, 2q) (the regs NTT, ZKPIPE_NTT_LAZY) ----
+    // ---- lazy reduction: elements in [0, 2q) (the regs NTT; eager left in ABI 9: notes/cuda-variants.md) ----
     //
     // Both fields have q < 2^254, so 4q < 2^256 = R: a sum of two elements
     // below 2q fits eight limbs, and a Montgomery product of two of them

@@ -37,15 +37,20 @@
 //	zk_host_fail_on(dev, what, nth)  as zk_host_fail, on device dev alone;
 //	                         nth < 0: every call of that kind from the
 //	                         |nth|th on fails (a device that is lost)
-//
-// ZKPIPE_HOST_DEVICES=N makes it N devices (default 1): each has its own
-// streams and failures; memory is counted for all together.
+//	zk_host_set_devices(n)   the stand-in is n devices from now on (1 to
+//	                         16; the default is ZK_HOST_DEVICES, 1 unless
+//	                         built with -DZK_HOST_DEVICES=n): each has its
+//	                         own streams and failures; memory is counted for
+//	                         all together
+//	zk_host_context_config(ctx, out)  the zk_config a context was made with,
+//	                         as zk_init checked it (so tests see the config
+//	                         reach the library)
 //
 // Streams: a call's work on a stream is queued and runs only when something
 // waits for it (HostDev), so work on two streams with no event between them
 // runs in the worst order, and a missing wait gives wrong results.
 #include "cuda_host.h" // before the kernels: CUDA's execution model on the CPU
-#include "abi.cuh" // zk_abi_version
+#include "abi.cuh" // zk_abi_version, zk_default_config
 #include "driver.cuh"
 #include "zk.cuh"
 #include "zkpipe.h"
@@ -73,15 +78,25 @@ const int MAX_DEVS = 16;
 std::atomic<long> fail_at_call[MAX_DEVS][KINDS]; // fail when the countdown reaches 1; 0: never
 thread_local int cur_dev = 0;                    // the device of this thread's current call
 
-// devices is how many devices the stand-in pretends to be (ZKPIPE_HOST_DEVICES).
-int devices() {
-    const char *e = getenv("ZKPIPE_HOST_DEVICES");
-    int n = e ? atoi(e) : 1;
-    return n < 1 ? 1 : n > MAX_DEVS ? MAX_DEVS : n;
-}
+#ifndef ZK_HOST_DEVICES
+#define ZK_HOST_DEVICES 1
+#endif
+static_assert(ZK_HOST_DEVICES >= 1 && ZK_HOST_DEVICES <= MAX_DEVS, "ZK_HOST_DEVICES: 1 to 16");
+std::atomic<int> n_devices{ZK_HOST_DEVICES}; // zk_host_set_devices
 
-// A stream is its device's number, and the kernel calls on it now.
+// devices is how many devices the stand-in pretends to be.
+int devices() { return n_devices.load(); }
+
+// A context is zk_init's: a device and its config, checked.
+struct HostContext {
+    int dev;
+    ContextConfig cfg;
+    zk_config raw; // as given (zk_host_context_config)
+};
+
+// A stream is its context's, and the kernel calls on it now.
 struct HostStream {
+    const HostContext *cx;
     int dev;
     std::atomic<int> kernel_calls{0};
 };
@@ -196,8 +211,6 @@ void dfree(void *p) {
 }
 
 // ─── the device of driver.cuh ───────────────────────────────────────────────
-
-NttVariant ntt_variant = NTT_REGS; // ZKPIPE_NTT at zk_init (driver.cuh)
 
 // HostDev is one stream of one call, and runs its work as a GPU stream
 // would be allowed to: in issue order, but not before something waits for
@@ -344,13 +357,9 @@ struct HostDev {
                const u32 *start, const u32 *off, u32 L, XYZZ<F> *out) {
         TRY(injected(KERNEL));
         u32 tiles = (u32)((m + L - 1) / L);
-        bool pf = LEVEL0_PREFETCHES<F> && msm_tuning().prefetch;
         issue([=] {
             cuda_host::launch(blocks(tiles), TPB, 0, [=] {
-                if (pf)
-                    k_level0<F, LEVEL0_PREFETCHES<F>>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
-                else
-                    k_level0<F, false>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
+                k_level0<F, LEVEL0_PREFETCHES<F>>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
             });
         });
         return 0;
@@ -360,48 +369,6 @@ struct HostDev {
                u32 total, XYZZ<F> *out) {
         TRY(injected(KERNEL));
         issue([=] { cuda_host::launch(blocks(total), TPB, 0, [=] { k_levelN<F>(in, start, cnt, off, chunks, nb, L, total, out); }); });
-        return 0;
-    }
-    template <class F>
-    int aff_fwd(AffSrc<F> src, const u32 *start, const u32 *cnt, const u32 *noff, const u32 *ncnt, u32 nb,
-                size_t items, u32 B, size_t lanes, Affine<F> *slots, F *T) {
-        TRY(injected(KERNEL));
-        issue([=] {
-            cuda_host::launch(blocks(lanes), TPB, 0,
-                              [=] { k_aff_fwd<F>(src, start, cnt, noff, ncnt, nb, items, B, (u32)lanes, slots, T); });
-        });
-        return 0;
-    }
-    template <class F>
-    int aff_bwd(AffSrc<F> src, const u32 *start, const u32 *cnt, const u32 *noff, size_t items, u32 B, size_t lanes,
-                Affine<F> *slots, const F *Tinv) {
-        TRY(injected(KERNEL));
-        issue([=] {
-            cuda_host::launch(blocks(lanes), TPB, 0,
-                              [=] { k_aff_bwd<F>(src, start, cnt, noff, items, B, (u32)lanes, slots, Tinv); });
-        });
-        return 0;
-    }
-    template <class F> int inv_fwd(const F *X, size_t n, u32 BI, size_t g, F *P, F *Y) {
-        TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(blocks(g), TPB, 0, [=] { k_inv_fwd<F>(X, n, BI, g, P, Y); }); });
-        return 0;
-    }
-    template <class F> int inv_bwd(F *X, size_t n, u32 BI, size_t g, const F *P, const F *Y) {
-        TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(blocks(g), TPB, 0, [=] { k_inv_bwd<F>(X, n, BI, g, P, Y); }); });
-        return 0;
-    }
-    template <class F> int inv_one(F *X) {
-        TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(1, 32, 0, [=] { k_inv_one<F>(X); }); });
-        return 0;
-    }
-    template <class F>
-    int levelA(const Affine<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb,
-               u32 L, u32 total, XYZZ<F> *out) {
-        TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(blocks(total), TPB, 0, [=] { k_levelA<F>(in, start, cnt, off, chunks, nb, L, total, out); }); });
         return 0;
     }
     template <class F>
@@ -426,39 +393,13 @@ struct HostDev {
         TRY(injected(KERNEL));
         unsigned grid = 1u << (lgn - st - lgG), threads = 1u << (lgG + st - 3);
         size_t smem = regs_smem_bytes(1u << (lgG + st));
-        bool bulk = ntt_tuning().variant != 0; // variant 2 differs from 1 only in launch bounds
-        bool lazy = ntt_tuning().lazy;
-        // groups across lanes: as the device, with variant 2 only
-        bool gl = ntt_tuning().lanes && ntt_tuning().variant == 2 && threads <= 128 && regs_lanes_ok(st, lgG, lgm);
         int canon = last ? 1 : 0;
         issue([=] {
             cuda_host::launch(grid, threads, smem, [=] {
-                if (gl) {
-                    if (difp && lazy)
-                        k_ntt_regs<true, 1, true, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
-                    else if (difp)
-                        k_ntt_regs<true, 1, false, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
-                    else if (lazy)
-                        k_ntt_regs<false, 1, true, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
-                    else
-                        k_ntt_regs<false, 1, false, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
-                } else if (lazy) {
-                    if (difp && bulk)
-                        k_ntt_regs<true, 1, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
-                    else if (difp)
-                        k_ntt_regs<true, 0, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
-                    else if (bulk)
-                        k_ntt_regs<false, 1, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
-                    else
-                        k_ntt_regs<false, 0, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
-                } else if (difp && bulk)
-                    k_ntt_regs<true, 1, false>(x, lgn, lgm, st, lgG, tw, scale, canon);
-                else if (difp)
-                    k_ntt_regs<true, 0, false>(x, lgn, lgm, st, lgG, tw, scale, canon);
-                else if (bulk)
-                    k_ntt_regs<false, 1, false>(x, lgn, lgm, st, lgG, tw, scale, canon);
+                if (difp)
+                    k_ntt_regs<true>(x, lgn, lgm, st, lgG, tw, scale, canon);
                 else
-                    k_ntt_regs<false, 0, false>(x, lgn, lgm, st, lgG, tw, scale, canon);
+                    k_ntt_regs<false>(x, lgn, lgm, st, lgG, tw, scale, canon);
             }, true);
         });
         return 0;
@@ -472,26 +413,6 @@ struct HostDev {
             issue([=] { cuda_host::launch(grid, NTT_PASS_THREADS, smem, [=] { k_ntt_pass<true>(x, n, mlow, st, ngroups, tw); }, true); });
         else
             issue([=] { cuda_host::launch(grid, NTT_PASS_THREADS, smem, [=] { k_ntt_pass<false>(x, n, mlow, st, ngroups, tw); }, true); });
-        return 0;
-    }
-    int dif_stage(Fr *x, u32 n, u32 m, const Fr *tw) {
-        TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(blocks(n / 2), TPB, 0, [=] { k_dif(x, n, m, tw); }); });
-        return 0;
-    }
-    int dit_stage(Fr *x, u32 n, u32 m, const Fr *tw) {
-        TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(blocks(n / 2), TPB, 0, [=] { k_dit(x, n, m, tw); }); });
-        return 0;
-    }
-    int dif_tail(Fr *x, u32 n, u32 m, const Fr *tw) {
-        TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(n / (2 * m), m, 2 * m * sizeof(Fr), [=] { k_dif_tail(x, n, m, tw); }, true); });
-        return 0;
-    }
-    int dit_head(Fr *x, u32 n, u32 top, const Fr *tw) {
-        TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(n / (2 * top), top, 2 * top * sizeof(Fr), [=] { k_dit_head(x, n, top, tw); }, true); });
         return 0;
     }
     int scale_rev(Fr *x, u32 n, int logn, const Fr *tab) {
@@ -534,28 +455,75 @@ uint64_t zk_host_allocated(void) { return dev_used.load(); }
 uint64_t zk_host_peak(int reset) { return reset ? dev_peak.exchange(dev_used.load()) : dev_peak.load(); }
 long zk_host_live(void) { return dev_live.load(); }
 void zk_host_set_delay(uint64_t us) { delay_us.store(us); }
+int zk_host_set_devices(int n) {
+    if (n < 1 || n > MAX_DEVS) return -1;
+    n_devices.store(n);
+    return 0;
+}
+int zk_host_context_config(void *ctx, zk_config *out) {
+    if (!ctx || !out) return -1;
+    *out = ((const HostContext *)ctx)->raw;
+    return 0;
+}
 int zk_host_calls_peak(int reset) { return reset ? calls_peak.exchange(calls_now.load()) : calls_peak.load(); }
 
-// ─── zkpipe.h ────────────────────────────────────────────────────────────────
 
-int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char *err) {
-    ErrScope es(err);
+} // extern "C"
+
+// ─── zkpipe.h: entries.cuh's list, over HostDev ─────────────────────────────
+
+#define ZK_PART_1(...) __VA_ARGS__ // the stand-in is every part in one unit
+#define ZK_PART_2(...) __VA_ARGS__
+#define ZK_PART_3(...) __VA_ARGS__
+#define ZK_PART_4(...) __VA_ARGS__
+
+// ZK_OPEN: the call's stream is its device's (for injected failures); a
+// kernel call marks it busy (KernelCall). s may be NULL in the stand-in
+// (device 0, the default config).
+const ContextConfig default_context_config{};
+#define ZK_OPEN(sv, busy)                                                                                              \
+    on_stream(sv);                                                                                                     \
+    KernelCall kc_((busy) ? (sv) : nullptr);                                                                           \
+    TRY(kc_.rc);                                                                                                       \
+    HostDev d;                                                                                                         \
+    const MsmTuning &t = (sv) ? ((HostStream *)(sv))->cx->cfg.msm : default_context_config.msm;                        \
+    (void)t
+#define ZK_OPEN_CTX(ctx)                                                                                               \
+    if (!(ctx)) return FAILF("no context: zk_init makes one");                                                         \
+    const MsmTuning &t = ((const HostContext *)(ctx))->cfg.msm
+
+namespace {
+
+int dev_zk_init(int32_t dev, const zk_config *cfg, void **ctx, char *name, int32_t namelen, uint64_t *mem_total) {
+    *ctx = nullptr;
     if (dev < 0 || dev >= devices()) return FAILF("no CUDA device %d (%d found)", dev, devices());
-    TRY(ntt_variant_parse(getenv("ZKPIPE_NTT"), &ntt_variant));
-    snprintf(name, (size_t)namelen, "host stand-in (no GPU), device %d, ntt %s", dev, ntt_variant_name(ntt_variant));
+    HostContext *cx = new (std::nothrow) HostContext{dev, {}, {}};
+    if (!cx) return FAILF("context: out of host memory");
+    int rc = context_config_of(cfg, &cx->cfg);
+    if (rc) {
+        delete cx;
+        return rc;
+    }
+    if (cfg) cx->raw = *cfg;
+    else zk_default_config(&cx->raw);
+    snprintf(name, (size_t)namelen, "host stand-in (no GPU), device %d%s", dev, cx->cfg.spin ? ", spin-wait" : "");
     uint64_t t = dev_total.load();
     *mem_total = t ? t : 1ULL << 40;
+    *ctx = cx;
     return 0;
 }
 
-int zk_device_count(int32_t *n, char *err) {
-    ErrScope es(err);
+int dev_zk_fini(void *ctx) {
+    delete (HostContext *)ctx;
+    return 0;
+}
+
+int dev_zk_device_count(int32_t *n) {
     *n = devices();
     return 0;
 }
 
-int zk_mem_info(int32_t dev, uint64_t *free_bytes, uint64_t *total, char *err) {
-    ErrScope es(err);
+int dev_zk_mem_info(int32_t dev, uint64_t *free_bytes, uint64_t *total) {
     if (dev < 0 || dev >= devices()) return FAILF("no CUDA device %d", dev);
     uint64_t t = dev_total.load(), u = dev_used.load();
     if (!t) t = 1ULL << 40;
@@ -564,57 +532,50 @@ int zk_mem_info(int32_t dev, uint64_t *free_bytes, uint64_t *total, char *err) {
     return 0;
 }
 
-int zk_host_alloc(void **p, uint64_t bytes, char *err) {
-    ErrScope es(err);
+int dev_zk_host_alloc(void **p, uint64_t bytes) {
     *p = calloc(1, bytes);
     return *p ? 0 : FAILF("pinned alloc of %llu bytes failed", (unsigned long long)bytes);
 }
-int zk_host_free(void *p, char *err) {
-    ErrScope es(err);
+int dev_zk_host_free(void *p) {
     free(p);
     return 0;
 }
-int zk_stream_create(int32_t dev, void **s, char *err) {
-    ErrScope es(err);
-    if (dev < 0 || dev >= devices()) return FAILF("no CUDA device %d", dev);
+int dev_zk_stream_create(void *ctx, void **s) {
+    const HostContext *cx = (const HostContext *)ctx;
+    if (!cx) return FAILF("no context: zk_init makes one");
+    if (cx->dev >= devices()) return FAILF("no CUDA device %d", cx->dev);
     HostStream *hs = new (std::nothrow) HostStream; // deleted by zk_stream_destroy
     if (!hs) return FAILF("stream create failed");
-    hs->dev = dev;
+    hs->cx = cx;
+    hs->dev = cx->dev;
     *s = hs;
     return 0;
 }
-int zk_stream_destroy(void *s, char *err) {
-    ErrScope es(err);
+int dev_zk_stream_destroy(void *s) {
     on_stream(s);
     delete (HostStream *)s;
     return 0;
 }
-int zk_stream_sync(void *sv_, char *err) {
-    ErrScope es(err);
-    on_stream(sv_);
+int dev_zk_stream_sync(void *s) {
+    on_stream(s);
     return 0;
 }
-int zk_dev_alloc(void **p, uint64_t bytes, void *sv_, char *err) {
-    ErrScope es(err);
-    on_stream(sv_);
+int dev_zk_dev_alloc(void **p, uint64_t bytes, void *s) {
+    on_stream(s);
     return dalloc(p, bytes);
 }
-int zk_dev_free(void *p, void *sv_, char *err) {
-    ErrScope es(err);
-    on_stream(sv_);
+int dev_zk_dev_free(void *p, void *s) {
+    on_stream(s);
     dfree(p);
     return 0;
 }
-int zk_memset(void *p, uint64_t bytes, void *sv_, char *err) {
-    ErrScope es(err);
-    on_stream(sv_);
+int dev_zk_memset(void *p, uint64_t bytes, void *s) {
+    on_stream(s);
     memset(p, 0, bytes);
     return 0;
 }
-int zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1, uint64_t pin_bytes, void *sv_,
-              char *err) {
-    ErrScope es(err);
-    on_stream(sv_);
+int dev_zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1, uint64_t pin_bytes, void *s) {
+    on_stream(s);
     TRY(injected(COPY));
     void *pin[2] = {pin0, pin1};
     size_t k = 0;
@@ -625,137 +586,45 @@ int zk_upload(void *dst, const void *src, uint64_t bytes, void *pin0, void *pin1
     }
     return 0;
 }
-int zk_h2d_async(void *dst, const void *src, uint64_t bytes, void *sv_, char *err) {
-    ErrScope es(err);
-    on_stream(sv_);
+int dev_zk_h2d_async(void *dst, const void *src, uint64_t bytes, void *s) {
+    on_stream(s);
     TRY(injected(COPY));
     memcpy(dst, src, bytes); // synchronous here: the stream is already in sync
     return 0;
 }
-int zk_download(void *dst, const void *src, uint64_t bytes, void *sv_, char *err) {
-    ErrScope es(err);
-    on_stream(sv_);
+int dev_zk_download(void *dst, const void *src, uint64_t bytes, void *s) {
+    on_stream(s);
     TRY(injected(COPY));
     memcpy(dst, src, bytes);
     return 0;
 }
 
-int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn, const uint64_t *consts, void *sv_,
-                     char *err) {
-    ErrScope es(err);
-    on_stream(sv_);
-    HostDev d;
-    return domain_tables_run(d, (Fr *)tw, (Fr *)twinv, (Fr *)gn, (Fr *)ginvn, logn, (const Fr *)consts);
-}
-
-int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
-                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *sv_, void *side0, void *side1,
-                 char *err) {
-    ErrScope es(err);
-    KERNEL_CALL(sv_);
+int dev_zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
+                     const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0, void *side1) {
+    KERNEL_CALL(s);
     // The side streams are the call's too: a second call may not use them.
     for (void *side : {side0, side1})
-        if (side && ((HostStream *)side)->dev != ((HostStream *)sv_)->dev)
+        if (side && ((HostStream *)side)->dev != ((HostStream *)s)->dev)
             return FAILF("side stream on device %d, the call's stream on %d", ((HostStream *)side)->dev,
-                         ((HostStream *)sv_)->dev);
+                         ((HostStream *)s)->dev);
     KernelCall k0(side0), k1(side1);
     TRY(k0.rc);
     TRY(k1.rc);
     HostDev d, d0, d1;
-    int rc = compute_h_run(d, side0 ? &d0 : nullptr, side1 ? &d1 : nullptr, (Fr *)a, (Fr *)b, (Fr *)c, logn,
-                           (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn, (const Fr *)ginvn, conv,
-                           *(const Fr *)zinv, ntt_variant);
-    TRY(rc);
+    TRY(compute_h_run(d, side0 ? &d0 : nullptr, side1 ? &d1 : nullptr, (Fr *)a, (Fr *)b, (Fr *)c, logn,
+                      (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn, (const Fr *)ginvn, conv,
+                      *(const Fr *)zinv));
     return d.sync(); // the GPU's H runs on; here the wait is the device time
 }
 
-int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *sv_, char *err) {
-    ErrScope es(err);
-    KERNEL_CALL(sv_);
+int dev_zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *s) {
+    KERNEL_CALL(s);
     HostDev d;
-    for (int i = 0; i < reps; i++) TRY(dit(d, (Fr *)x, logn, (const Fr *)tw, ntt_variant));
+    for (int i = 0; i < reps; i++) TRY(dit(d, (Fr *)x, logn, (const Fr *)tw));
     *ms = 0;
     return 0;
 }
 
-int zk_msm_g1(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
-              int32_t *nw, void *sv_, char *err) {
-    ErrScope es(err);
-    KERNEL_CALL(sv_);
-    HostDev d;
-    return msm_run<Fp>(d, (const Affine<Fp> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp> *)out, c, nw);
-}
-int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
-              int32_t *nw, void *sv_, char *err) {
-    ErrScope es(err);
-    KERNEL_CALL(sv_);
-    HostDev d;
-    return msm_run<Fp2>(d, (const Affine<Fp2> *)bases, (const Fr *)scalars, idx, n, (XYZZ<Fp2> *)out, c, nw);
-}
-int zk_msm_scratch_bytes(uint64_t n, int32_t g2, uint64_t *out, char *err) {
-    ErrScope es(err);
-    *out = g2 ? msm_scratch_bytes<Fp2>(n) : msm_scratch_bytes<Fp>(n);
-    return 0;
-}
-int zk_msm_table_layout(uint64_t nbase, int32_t *c, int32_t *nw, char *err) {
-    ErrScope es(err);
-    int ci = 0, nwi = 0;
-    TRY(msm_table_layout(nbase, &ci, &nwi));
-    *c = ci;
-    *nw = nwi;
-    return 0;
-}
-int zk_precompute_g1(const void *bases, uint64_t nbase, void *table, void *sv_, char *err) {
-    ErrScope es(err);
-    on_stream(sv_);
-    HostDev d;
-    return msm_precompute_raw<Fp>(d, bases, nbase, table);
-}
-int zk_precompute_g2(const void *bases, uint64_t nbase, void *table, void *sv_, char *err) {
-    ErrScope es(err);
-    on_stream(sv_);
-    HostDev d;
-    return msm_precompute_raw<Fp2>(d, bases, nbase, table);
-}
-int zk_msm_table_g1(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
-                    void *out, int32_t *c, int32_t *nw, void *sv_, char *err) {
-    ErrScope es(err);
-    on_stream(sv_);
-    HostDev d;
-    return msm_table_raw<Fp>(d, table, nbase, scalars, idx, n, out, c, nw);
-}
-int zk_msm_table_g2(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
-                    void *out, int32_t *c, int32_t *nw, void *sv_, char *err) {
-    ErrScope es(err);
-    on_stream(sv_);
-    HostDev d;
-    return msm_table_raw<Fp2>(d, table, nbase, scalars, idx, n, out, c, nw);
-}
-int zk_msm_batch_g1(const void *bases, const void *const *scalars, const uint32_t *const *idx, const uint64_t *n,
-                    uint32_t k, void *out, int32_t *c, int32_t *nw, void *sv_, char *err) {
-    ErrScope es(err);
-    KERNEL_CALL(sv_);
-    HostDev d;
-    return msm_batch_raw<Fp>(d, bases, scalars, idx, n, k, out, c, nw);
-}
-int zk_msm_table_batch_g1(const void *table, uint64_t nbase, const void *const *scalars, const uint32_t *const *idx,
-                          const uint64_t *n, uint32_t k, void *out, int32_t *c, int32_t *nw, void *sv_, char *err) {
-    ErrScope es(err);
-    KERNEL_CALL(sv_);
-    HostDev d;
-    return msm_table_batch_raw<Fp>(d, table, nbase, scalars, idx, n, k, out, c, nw);
-}
-int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *sv_, char *err) {
-    ErrScope es(err);
-    KERNEL_CALL(sv_);
-    HostDev d;
-    return ones_run<Fp>(d, (const Affine<Fp> *)bases, bitmap, n, (XYZZ<Fp> *)out);
-}
-int zk_ones_g2(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *sv_, char *err) {
-    ErrScope es(err);
-    KERNEL_CALL(sv_);
-    HostDev d;
-    return ones_run<Fp2>(d, (const Affine<Fp2> *)bases, bitmap, n, (XYZZ<Fp2> *)out);
-}
+} // namespace
 
-} // extern "C"
+#include "entries.cuh"

@@ -5,6 +5,7 @@
 // for CUB's radix sort); the real driver (driver.cuh) runs in the host
 // stand-in under the Go tests. test_plan checks driver.cuh's size and offset
 // arithmetic at sizes too large to allocate here.
+#include "abi.cuh" // zk_default_config
 #include "driver.cuh"
 #include "zk.cuh"
 
@@ -744,7 +745,7 @@ void regs_pass_gl(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, c
 
 // regs_passes mirrors ntt_regs and k_ntt_regs: regs_plan's passes. lazy: as
 // k_ntt_regs<…, LAZY = true>, the last pass's last round canonical. lanes:
-// groups across lanes where regs_lanes_ok (ZKPIPE_NTT_LANES). trace
+// groups across lanes where regs_lanes_ok (ntt.cuh's GL). trace
 // (non-null): x after each pass; lanes_used (non-null): how many passes
 // took groups across lanes.
 void regs_passes(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, bool difp, int stages, int lgblock,
@@ -995,11 +996,12 @@ void test_ntt(int logn) {
 // points with 16-bit windows is 2^31 digit slots, one more than an int holds
 // (the overflow that (int)(n·nw) had).
 static void test_plan() {
+    const MsmTuning T{}; // zk_default_config's
     char err[ZK_ERR_BYTES];
     ErrScope es(err);
     MsmPlan p{};
     size_t n = (size_t)1 << 27;
-    CHECK(msm_plan(n, &p) == 0, "plan 2^27: %s", err);
+    CHECK(msm_plan(n, T, &p) == 0, "plan 2^27: %s", err);
     CHECK(p.c == 16 && p.nw == 16, "2^27: c=%d nw=%d, want 16, 16", p.c, p.nw);
     CHECK(p.m == ((size_t)1 << 31), "2^27: m=%zu, want 2^31", p.m);
     CHECK(p.nb == 16u * 32768u, "2^27: nb=%u", p.nb);
@@ -1024,57 +1026,57 @@ static void test_plan() {
 
     // the largest MSM: n = 2^28 − 1 (m < 2^32); 2^28 and 2^31 are refused,
     // with a message
-    CHECK(msm_plan(((size_t)1 << 28) - 1, &p) == 0 && p.m == 16 * (((size_t)1 << 28) - 1), "2^28 − 1: %s", err);
+    CHECK(msm_plan(((size_t)1 << 28) - 1, T, &p) == 0 && p.m == 16 * (((size_t)1 << 28) - 1), "2^28 − 1: %s", err);
     err[0] = 0;
-    CHECK(msm_plan((size_t)1 << 28, &p) != 0 && strstr(err, "2^32") != nullptr, "2^28 accepted or no message: %s", err);
+    CHECK(msm_plan((size_t)1 << 28, T, &p) != 0 && strstr(err, "2^32") != nullptr, "2^28 accepted or no message: %s", err);
     err[0] = 0;
-    CHECK(msm_plan((size_t)1 << 31, &p) != 0 && strstr(err, "2^31") != nullptr, "2^31 accepted or no message: %s", err);
+    CHECK(msm_plan((size_t)1 << 31, T, &p) != 0 && strstr(err, "2^31") != nullptr, "2^31 accepted or no message: %s", err);
     // small sizes: one sort of every window
     for (size_t m : {1, 2, 100, 1 << 20}) {
-        CHECK(msm_plan(m, &p) == 0 && p.sorts() == 1, "n=%zu: %d sorts", m, p.sorts());
+        CHECK(msm_plan(m, T, &p) == 0 && p.sorts() == 1, "n=%zu: %d sorts", m, p.sorts());
     }
     // tables: 2^20 bases → 16-bit windows, 16 of them; one set of buckets,
     // one sort, keys of c bits (the sentinel is half)
     int c = 0, nw = 0;
-    CHECK(msm_table_layout((size_t)1 << 20, &c, &nw) == 0 && c == 16 && nw == 16, "table 2^20: c=%d nw=%d", c, nw);
-    CHECK(msm_plan_table((size_t)1 << 20, c, nw, &p) == 0 && p.bw == 1 && p.nb == p.half && p.sorts() == 1 &&
+    CHECK(msm_table_layout((size_t)1 << 20, T, &c, &nw) == 0 && c == 16 && nw == 16, "table 2^20: c=%d nw=%d", c, nw);
+    CHECK(msm_plan_table((size_t)1 << 20, c, nw, MSM_CHUNK, &p) == 0 && p.bw == 1 && p.nb == p.half && p.sorts() == 1 &&
               bitlen(p.nb) == c,
           "table plan 2^20: %s", err);
     // wider windows past 2^20 bases (msm_table_window): 2^21 → 19 bits, 14
     // windows; 2^22 and up → 20 bits, 13 windows
-    CHECK(msm_table_layout((size_t)1 << 21, &c, &nw) == 0 && c == 19 && nw == 14, "table 2^21: c=%d nw=%d", c, nw);
-    CHECK(msm_table_layout((size_t)1 << 22, &c, &nw) == 0 && c == 20 && nw == 13, "table 2^22: c=%d nw=%d", c, nw);
-    CHECK(msm_table_layout((size_t)1 << 24, &c, &nw) == 0 && c == 20 && nw == 13, "table 2^24: c=%d nw=%d", c, nw);
+    CHECK(msm_table_layout((size_t)1 << 21, T, &c, &nw) == 0 && c == 19 && nw == 14, "table 2^21: c=%d nw=%d", c, nw);
+    CHECK(msm_table_layout((size_t)1 << 22, T, &c, &nw) == 0 && c == 20 && nw == 13, "table 2^22: c=%d nw=%d", c, nw);
+    CHECK(msm_table_layout((size_t)1 << 24, T, &c, &nw) == 0 && c == 20 && nw == 13, "table 2^24: c=%d nw=%d", c, nw);
     // 2^27 bases: 13·2^27 < 2^31 points, addressable; 2^28: refused
-    CHECK(msm_table_layout((size_t)1 << 27, &c, &nw) == 0 && c == 20, "table 2^27: %s", err);
+    CHECK(msm_table_layout((size_t)1 << 27, T, &c, &nw) == 0 && c == 20, "table 2^27: %s", err);
     // segments: 8 buckets up to 2^18 a set, then about 2^15 segments a set
     CHECK(msm_segment(1u << 15, 0) == 8 && msm_segment(1u << 18, 0) == 8 && msm_segment(1u << 19, 0) == 16 &&
               msm_segment(1u << 21, 0) == 64 && msm_segment(1u << 23, 0) == 256 && msm_segment(4, 0) == 4 &&
               msm_segment(1u << 21, 8) == 8,
           "msm_segment");
     err[0] = 0;
-    CHECK(msm_table_layout((size_t)1 << 28, &c, &nw) != 0 && strstr(err, "2^31") != nullptr, "table 2^28: %s", err);
+    CHECK(msm_table_layout((size_t)1 << 28, T, &c, &nw) != 0 && strstr(err, "2^31") != nullptr, "table 2^28: %s", err);
     // more digits than one sort takes are refused, not split (a bucket's
     // run would no longer be whole)
     err[0] = 0;
-    CHECK(msm_plan_table(((size_t)1 << 27), 16, 16, &p) != 0 && strstr(err, "one sort") != nullptr,
+    CHECK(msm_plan_table(((size_t)1 << 27), 16, 16, MSM_CHUNK, &p) != 0 && strstr(err, "one sort") != nullptr,
           "table plan over one sort: %s", err);
 
     // batches: each vector its own bucket sets after the one before's, its
     // slots after the one before's (an empty vector has none), one sort
     // while the digits fit, the sentinel after every vector's keys
     size_t ns[3] = {100, 0, 37};
-    CHECK(msm_plan_batch(ns, 3, 6, msm_windows(6), false, &p) == 0, "batch plan: %s", err);
+    CHECK(msm_plan_batch(ns, 3, 6, msm_windows(6), false, MSM_CHUNK, &p) == 0, "batch plan: %s", err);
     CHECK(p.k == 3 && p.nbv == (u32)p.nw * 32 && p.nb == 3 * p.nbv && p.bw == 3 * p.nw && p.n == 100, "batch sizes");
     CHECK(p.at[0] == 0 && p.at[1] == 100 * (size_t)p.nw && p.at[2] == p.at[1] && p.m == 137 * (size_t)p.nw,
           "batch slots");
     CHECK(p.sorts() == 1, "batch of 137 points: %d sorts", p.sorts());
-    CHECK(msm_plan_batch(ns, 3, 16, 16, true, &p) == 0 && p.nbv == p.half && p.nb == 3 * p.half && p.bw == 3,
+    CHECK(msm_plan_batch(ns, 3, 16, 16, true, MSM_CHUNK, &p) == 0 && p.nbv == p.half && p.nb == 3 * p.half && p.bw == 3,
           "table batch: %s", err);
     // two vectors of 2^26 points, 16 windows: 2^31 digits in units of one
     // window, 2^26 each: 31 units in the first sort, the last in a second
     size_t big[2] = {(size_t)1 << 26, (size_t)1 << 26};
-    CHECK(msm_plan_batch(big, 2, 16, 16, false, &p) == 0 && p.m == ((size_t)1 << 31), "2 × 2^26: %s", err);
+    CHECK(msm_plan_batch(big, 2, 16, 16, false, MSM_CHUNK, &p) == 0 && p.m == ((size_t)1 << 31), "2 × 2^26: %s", err);
     next = 0;
     for (int k = 0; k < p.sorts(); k++) {
         size_t off, items;
@@ -1084,20 +1086,71 @@ static void test_plan() {
     }
     CHECK(next == p.m && p.sorts() == 2, "batch sorts cover %zu of %zu in %d", next, p.m, p.sorts());
     // over a table, a vector's digits are one unit: 2^26 · 16 = 2^30 a sort
-    CHECK(msm_plan_batch(big, 2, 16, 16, true, &p) == 0 && p.sorts() == 2, "table batch sorts: %d", p.sorts());
+    CHECK(msm_plan_batch(big, 2, 16, 16, true, MSM_CHUNK, &p) == 0 && p.sorts() == 2, "table batch sorts: %d", p.sorts());
     // one run's digits stay below 2^32: three vectors of 2^27 are refused
     // by the plan (msm_run_batch splits such a batch into runs)
     size_t huge[3] = {(size_t)1 << 27, (size_t)1 << 27, (size_t)1 << 27};
     err[0] = 0;
-    CHECK(msm_plan_batch(huge, 3, 16, 16, false, &p) != 0 && strstr(err, "2^32") != nullptr, "3 × 2^27: %s", err);
+    CHECK(msm_plan_batch(huge, 3, 16, 16, false, MSM_CHUNK, &p) != 0 && strstr(err, "2^32") != nullptr, "3 × 2^27: %s", err);
     size_t none[2] = {0, 0};
     err[0] = 0;
-    CHECK(msm_plan_batch(none, 2, 6, msm_windows(6), false, &p) != 0 && strstr(err, "no points"), "empty batch");
+    CHECK(msm_plan_batch(none, 2, 6, msm_windows(6), false, MSM_CHUNK, &p) != 0 && strstr(err, "no points"), "empty batch");
     err[0] = 0;
-    CHECK(msm_plan_batch(ns, MSM_MAX_BATCH + 1, 6, msm_windows(6), false, &p) != 0, "batch over the limit");
+    CHECK(msm_plan_batch(ns, MSM_MAX_BATCH + 1, 6, msm_windows(6), false, MSM_CHUNK, &p) != 0, "batch over the limit");
+}
+
+// test_config: zk_config into ContextConfig (driver.cuh): the zeroed and
+// the default config are today's defaults; each field out of range fails,
+// naming the field; a window reaches the plans and the table layout.
+static void test_config() {
+    char err[ZK_ERR_BYTES];
+    ErrScope es(err);
+    zk_config def;
+    zk_default_config(&def);
+    ContextConfig cc;
+    CHECK(def.config_bytes == sizeof(zk_config), "default config: %u bytes", def.config_bytes);
+    CHECK(context_config_of(&def, &cc) == 0, "default config refused: %s", err);
+    CHECK(cc.msm.window == 0 && cc.msm.chunk == MSM_CHUNK && cc.msm.segment == 0 && !cc.spin,
+          "default config: window %d chunk %u segment %u spin %d", cc.msm.window, cc.msm.chunk, cc.msm.segment, cc.spin);
+    CHECK(context_config_of(nullptr, &cc) == 0 && cc.msm.chunk == MSM_CHUNK, "no config: not the defaults");
+    zk_config small = def;
+    small.config_bytes = 8;
+    CHECK(context_config_of(&small, &cc) != 0 && strstr(err, "bytes"), "a short zk_config accepted: %s", err);
+    struct {
+        const char *field;
+        zk_config c;
+    } bad[] = {{"msm_window", def}, {"msm_window", def}, {"msm_chunk", def}, {"msm_chunk", def},
+               {"msm_segment", def}, {"msm_segment", def}, {"spin", def}};
+    bad[0].c.msm_window = 3;
+    bad[1].c.msm_window = MSM_MAX_WINDOW + 1;
+    bad[2].c.msm_chunk = 1;
+    bad[3].c.msm_chunk = 257;
+    bad[4].c.msm_segment = 12;
+    bad[5].c.msm_segment = 512;
+    bad[6].c.spin = 2;
+    for (auto &b : bad) {
+        err[0] = 0;
+        CHECK(context_config_of(&b.c, &cc) != 0 && strstr(err, b.field), "config %s out of range accepted: %s", b.field,
+              err);
+    }
+    zk_config w = def;
+    w.msm_window = 22;
+    w.msm_chunk = 8;
+    w.msm_segment = 16;
+    w.spin = 1;
+    CHECK(context_config_of(&w, &cc) == 0 && cc.msm.window == 22 && cc.msm.chunk == 8 && cc.msm.segment == 16 && cc.spin,
+          "config 22/8/16/spin: %s", err);
+    MsmPlan p{};
+    CHECK(msm_plan(100, cc.msm, &p) == 0 && p.c == 22 && p.chunk == 8 && p.half == 1u << 21, "window 22: plan c=%d", p.c);
+    int c = 0, nw = 0;
+    CHECK(msm_table_layout(1000, cc.msm, &c, &nw) == 0 && c == 22 && nw == msm_windows(22), "window 22: table c=%d", c);
+    CHECK(msm_segment(1u << 21, cc.msm.segment) == 16, "segment 16 not taken");
+    CHECK(msm_scratch_bytes<Fp>(100, cc.msm) > msm_scratch_bytes<Fp>(100, MsmTuning{}),
+          "a window of 2^21 buckets a set plans no more scratch than 100 points' own");
 }
 
 int main() {
+    test_config();
     test_plan();
     test_field();
     test_curve();

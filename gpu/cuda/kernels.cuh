@@ -63,37 +63,6 @@ __global__ void k_levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, co
     if (t < total) levelN_body(t, in, start, cnt, off, chunks, nb, L, out);
 }
 
-// The affine levels (msm.cuh): a thread a lane of B pairs.
-template <class F>
-__global__ void k_aff_fwd(AffSrc<F> src, const u32 *start, const u32 *cnt, const u32 *noff, const u32 *ncnt, u32 nb,
-                          size_t items, u32 B, u32 lanes, Affine<F> *slots, F *T) {
-    u32 g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g < lanes) aff_fwd_body(g, src, start, cnt, noff, ncnt, nb, items, B, slots, T);
-}
-template <class F>
-__global__ void k_aff_bwd(AffSrc<F> src, const u32 *start, const u32 *cnt, const u32 *noff, size_t items, u32 B,
-                          u32 lanes, Affine<F> *slots, const F *Tinv) {
-    u32 g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g < lanes) aff_bwd_body(g, src, start, cnt, noff, items, B, slots, Tinv);
-}
-template <class F> __global__ void k_inv_fwd(const F *X, size_t n, u32 BI, size_t g, F *P, F *Y) {
-    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (j < g) inv_fwd_body(j, X, n, BI, P, Y);
-}
-template <class F> __global__ void k_inv_bwd(F *X, size_t n, u32 BI, size_t g, const F *P, const F *Y) {
-    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (j < g) inv_bwd_body(j, X, n, BI, P, Y);
-}
-template <class F> __global__ void k_inv_one(F *X) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) X[0] = X[0].inv();
-}
-template <class F>
-__global__ void k_levelA(const Affine<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks,
-                         u32 nb, u32 L, u32 total, XYZZ<F> *out) {
-    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t < total) levelA_body(t, in, start, cnt, off, chunks, nb, L, out);
-}
-
 template <class F>
 __global__ void k_segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg,
                           XYZZ<F> *out) {
@@ -126,56 +95,6 @@ template <class F> __global__ void k_reduce(const XYZZ<F> *in, size_t m, size_t 
         __syncthreads();
     }
     if (threadIdx.x == 0) out[blockIdx.x] = sh[0];
-}
-
-__global__ void k_dif(Fr *x, u32 n, u32 m, const Fr *tw) {
-    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t < n / 2) dif_body(t, x, n, m, tw);
-}
-__global__ void k_dit(Fr *x, u32 n, u32 m, const Fr *tw) {
-    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t < n / 2) dit_body(t, x, n, m, tw);
-}
-
-// DIF stages m = top … 1 of blocks of 2·top consecutive elements, in
-// shared memory: one block of top threads per 2·top elements.
-__global__ void __launch_bounds__(512) k_dif_tail(Fr *x, u32 n, u32 top, const Fr *tw) {
-    ZK_DYN_SHARED(Fr, sx);
-    size_t base = (size_t)blockIdx.x * 2 * top;
-    u32 t = threadIdx.x;
-    sx[t] = x[base + t];
-    sx[t + top] = x[base + t + top];
-    __syncthreads();
-    for (u32 m = top; m >= 1; m >>= 1) {
-        u32 blk = t / m, j = t % m;
-        u32 i0 = blk * 2 * m + j, i1 = i0 + m;
-        Fr u = sx[i0], v = sx[i1];
-        sx[i0] = u + v;
-        sx[i1] = (u - v) * tw[(size_t)j * (n / (2 * m))];
-        __syncthreads();
-    }
-    x[base + t] = sx[t];
-    x[base + t + top] = sx[t + top];
-}
-
-// DIT stages m = 1 … top in shared memory.
-__global__ void __launch_bounds__(512) k_dit_head(Fr *x, u32 n, u32 top, const Fr *tw) {
-    ZK_DYN_SHARED(Fr, sx);
-    size_t base = (size_t)blockIdx.x * 2 * top;
-    u32 t = threadIdx.x;
-    sx[t] = x[base + t];
-    sx[t + top] = x[base + t + top];
-    __syncthreads();
-    for (u32 m = 1; m <= top; m <<= 1) {
-        u32 blk = t / m, j = t % m;
-        u32 i0 = blk * 2 * m + j, i1 = i0 + m;
-        Fr u = sx[i0], v = sx[i1] * tw[(size_t)j * (n / (2 * m))];
-        sx[i0] = u + v;
-        sx[i1] = u - v;
-        __syncthreads();
-    }
-    x[base + t] = sx[t];
-    x[base + t + top] = sx[t + top];
 }
 
 // k_ntt_pass: one pass of s stages (see group_pos), G = blockDim/2^(s−1)
@@ -213,58 +132,46 @@ __global__ void __launch_bounds__(512) k_ntt_pass(Fr *x, u32 n, u32 mlow, int s,
 // regs_smem_bytes(G·2^s) of dynamic shared memory. scale (null: none; mlow
 // = 1 only): the last round multiplies by it in bit-reversed order.
 //
-// V (ZKPIPE_NTT_VARIANT, driver.cuh): 0 copies in with a loop the
-// compiler may issue a few loads at a time of; 1 loads a thread's sixteen
-// halves (2E halves over E/8 threads: always sixteen) into registers
-// first, so that the block waits for DRAM once; 2 (the default) is 1 in
-// blocks of at most 128 threads, five an SM (registers held to 102 a
-// thread; a pass of more threads a block runs as 1). Their H200 figures
-// are at NttTuning (driver.cuh).
-//
-// LAZY (ZKPIPE_NTT_LAZY, driver.cuh; ntt.cuh's regs_round): elements in
-// [0, 2q) in and out of the pass, except that the first pass reads
-// canonical ones and, with canon (the NTT's last pass), the last round
-// writes canonical ones.
-//
-// GL (ZKPIPE_NTT_LANES, ntt.cuh's regs_lanes_ok): a block's four groups
-// across consecutive lanes, for coalesced twiddles; instantiated with V = 2.
-template <bool DIF, int V, bool LAZY, bool GL = false>
-__global__ void __launch_bounds__(V == 2 ? 128 : 512, V == 2 ? 5 : 1)
+// Bulk copy-in: a thread's sixteen halves (2E halves over E/8 threads:
+// always sixteen) are loaded into registers first, so that the block waits
+// for DRAM once, in blocks of at most 128 threads, five an SM (registers
+// held to 102 a thread): NTT_REGS_THREADS, driver.cuh. Lazy reduction
+// (ntt.cuh's regs_round, LAZY = true): elements in [0, 2q) in and out of
+// the pass, except that the first pass reads canonical ones and, with
+// canon (the NTT's last pass), the last round writes canonical ones. The
+// copy-in variants, the eager reduction and the groups across lanes that
+// were measured against this kernel are in notes/cuda-variants.md; ntt.cuh
+// keeps LAZY and GL as template parameters of the bodies (hosttest.cpp
+// checks them).
+template <bool DIF>
+__global__ void __launch_bounds__(128, 5)
     k_ntt_regs(Fr *x, int lgn, int lgm, int s, int lgG, const Fr *tw, const Fr *scale, int canon) {
     ZK_DYN_SHARED(Half, halves);
     const u32 E = 1u << (lgG + s), g0 = blockIdx.x << lgG, mlow = 1u << lgm;
     Half *gx = reinterpret_cast<Half *>(x);
-    if (V == 0) {
-        for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {
-            u32 gi, k, h = q & 1;
-            regs_elem(q >> 1, lgG, lgm, s, gi, k);
-            halves[h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << s) | k, s)] = gx[2 * group_pos(g0 + gi, k, mlow, s) + h];
-        }
-    } else {
-        Half buf[16];
+    Half buf[16];
 #pragma unroll
-        for (int i = 0; i < 16; i++) {
-            u32 q = threadIdx.x + (u32)i * blockDim.x, gi, k, h = q & 1;
-            regs_elem(q >> 1, lgG, lgm, s, gi, k);
-            buf[i] = gx[2 * group_pos(g0 + gi, k, mlow, s) + h];
-        }
+    for (int i = 0; i < 16; i++) {
+        u32 q = threadIdx.x + (u32)i * blockDim.x, gi, k, h = q & 1;
+        regs_elem(q >> 1, lgG, lgm, s, gi, k);
+        buf[i] = gx[2 * group_pos(g0 + gi, k, mlow, s) + h];
+    }
 #pragma unroll
-        for (int i = 0; i < 16; i++) {
-            u32 q = threadIdx.x + (u32)i * blockDim.x, gi, k, h = q & 1;
-            regs_elem(q >> 1, lgG, lgm, s, gi, k);
-            halves[h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << s) | k, s)] = buf[i];
-        }
+    for (int i = 0; i < 16; i++) {
+        u32 q = threadIdx.x + (u32)i * blockDim.x, gi, k, h = q & 1;
+        regs_elem(q >> 1, lgG, lgm, s, gi, k);
+        halves[h * (E + REGS_PLANE1) + regs_slot_of<false>((gi << s) | k, s)] = buf[i];
     }
     __syncthreads();
     for (int ri = 0; ri < regs_rounds(s); ri++) {
         const bool lastr = ri == regs_rounds(s) - 1;
-        regs_round<DIF, LAZY, GL>(halves, E, threadIdx.x, ri, s, g0, lgm, lgn, tw, lastr ? scale : nullptr, lastr && canon);
+        regs_round<DIF, true, false>(halves, E, threadIdx.x, ri, s, g0, lgm, lgn, tw, lastr ? scale : nullptr, lastr && canon);
         __syncthreads();
     }
     for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {
         u32 gi, k, h = q & 1;
         regs_elem(q >> 1, lgG, lgm, s, gi, k);
-        gx[2 * group_pos(g0 + gi, k, mlow, s) + h] = halves[h * (E + REGS_PLANE1) + regs_slot_of<GL>((gi << s) | k, s)];
+        gx[2 * group_pos(g0 + gi, k, mlow, s) + h] = halves[h * (E + REGS_PLANE1) + regs_slot_of<false>((gi << s) | k, s)];
     }
 }
 

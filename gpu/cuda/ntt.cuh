@@ -77,7 +77,7 @@ HD void group_bfly(Fr *sh, u32 u, int tt, u32 r, u32 mlow, u32 n, const Fr *tw, 
     }
 }
 
-// ─── NTT passes with eight elements a thread (ZKPIPE_NTT=regs) ──────────────
+// ─── NTT passes with eight elements a thread (k_ntt_regs) ───────────────────
 //
 // The passes and groups above, but a thread holds eight elements of one
 // group in registers and runs up to three stages on them between two trips
@@ -114,7 +114,7 @@ HD u32 regs_slot(u32 K, int s) {
     return K ^ (f & 7);
 }
 
-// Groups across lanes (GL; ZKPIPE_NTT_LANES, regs_lanes_ok): in the passes of
+// Groups across lanes (GL, regs_lanes_ok; a compile-time option since ABI 9): in the passes of
 // large mlow a group's lanes read twiddles 2^(lgm+5) bytes and more apart,
 // one 32-byte sector a line (e = (r + u·mlow)·2^sh, consecutive lanes
 // consecutive u). With GL, thread t of a block takes group gi = t mod 4
@@ -202,7 +202,7 @@ HD void regs_elem(u32 q, int lgG, int lgm, int s, u32 &gi, u32 &k) {
     }
 }
 
-// Lazy reduction (LAZY, ZKPIPE_NTT_LAZY, on by default): elements stay in
+// Lazy reduction (LAZY; the kernel takes LAZY = true): elements stay in
 // [0, 2q) between butterflies, rounds and passes (field.cuh: 4q < 2^256).
 // A twiddle product skips its final subtraction (mul_lazy: inputs < 2q and
 // a canonical twiddle, result < 2q), a sum subtracts 2q if ≥ 2q, a

@@ -5,13 +5,14 @@
  * return the version and the struct sizes it was built for.
  *
  * Conventions:
- *   - every entry point but zk_abi_version returns 0 on success, else a
+ *   - every entry point but zk_abi_version and zk_default_config returns 0 on success, else a
  *     nonzero code, and then writes a NUL-terminated message of at most
  *     ZK_ERR_BYTES bytes into err, the caller's buffer of that size: each
  *     call has its own, so concurrent failures never overwrite each other;
  *   - every count and byte size is 64-bit (uint64_t);
  *   - "device pointers" and streams are opaque handles (void *);
- *   - a stream belongs to the device zk_stream_create was given, and every
+ *   - a context (zk_init) is one device with one zk_config; a stream belongs
+ *     to the context zk_stream_create was given, and every
  *     call on a stream runs on that device, whichever host thread makes it
  *     (one process may drive several GPUs; Go moves goroutines between
  *     threads, and CUDA's current device is per thread);
@@ -27,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZK_ABI_VERSION 8
+#define ZK_ABI_VERSION 9 /* 9: zk_config at zk_init, contexts, one zk_msm */
 #define ZK_ERR_BYTES 512
 #define ZK_MAX_WINDOWS 64 /* an MSM returns at most this many window sums */
 #define ZK_MAX_BATCH 64   /* scalar vectors one batched MSM takes at most (ABI 7) */
@@ -44,14 +45,40 @@ typedef struct {
     uint32_t max_windows;     /* ZK_MAX_WINDOWS */
     uint32_t pointer_bytes;   /* 8 */
     uint32_t count_bytes;     /* sizeof(uint64_t): counts are 64-bit */
+    uint32_t config_bytes;    /* sizeof(zk_config) (ABI 9) */
+    uint32_t msm_args_bytes;  /* sizeof(zk_msm_args) (ABI 9) */
 } zk_abi;
 
 /* zk_abi_version fills *out (when not NULL) and returns ZK_ABI_VERSION. */
 uint32_t zk_abi_version(zk_abi *out);
 
-/* zk_init selects device dev, raises its memory pool's release threshold, and
- * writes its name (namelen bytes at most) and total memory. */
-int zk_init(int32_t dev, char *name, int32_t namelen, uint64_t *mem_total, char *err);
+/* zk_config: the library's knobs, given once to zk_init, which keeps them
+ * in the context it makes (one per engine and device: two contexts in one
+ * process may differ), as ICICLE's MSMConfig with default_msm_config().
+ * zk_default_config writes the defaults; every field's 0 is its default as
+ * well, so a zeroed struct with config_bytes set is the default config.
+ * A value out of range fails zk_init, naming the field. (ABI 9: these were
+ * environment variables, read once a process.) */
+typedef struct {
+    uint32_t config_bytes; /* sizeof(zk_config), for the version check */
+    int32_t msm_window;    /* window bits of every MSM and table layout, 4 to 24; 0: by size */
+    int32_t msm_chunk;     /* points a thread sums a level, 2 to 256; 0: 32 */
+    int32_t msm_segment;   /* buckets a segment thread reduces, a power of two 2 to 256; 0: by size */
+    int32_t spin;          /* 1: host threads spin while they wait for the device (CUDA's default);
+                              0: they sleep (blocking sync). The device's flag is the process's: the
+                              last zk_init of a device sets it for every context on it */
+} zk_config;
+
+/* zk_default_config fills *out with the defaults (config_bytes included). */
+void zk_default_config(zk_config *out);
+
+/* zk_init selects device dev, raises its memory pool's release threshold,
+ * checks *cfg and makes a context for it (*ctx, freed by zk_fini after the
+ * context's streams are destroyed), and writes the device's name (namelen
+ * bytes at most) and total memory. */
+int zk_init(int32_t dev, const zk_config *cfg, void **ctx, char *name, int32_t namelen, uint64_t *mem_total,
+            char *err);
+int zk_fini(void *ctx, char *err);
 /* zk_device_count: how many devices the library can drive. */
 int zk_device_count(int32_t *n, char *err);
 /* zk_mem_info: device dev's memory a new allocation can use now (free in the
@@ -60,7 +87,7 @@ int zk_mem_info(int32_t dev, uint64_t *free_bytes, uint64_t *total, char *err);
 
 int zk_host_alloc(void **p, uint64_t bytes, char *err); /* pinned, portable to every device, touched once */
 int zk_host_free(void *p, char *err);
-int zk_stream_create(int32_t dev, void **s, char *err); /* a stream on device dev */
+int zk_stream_create(void *ctx, void **s, char *err); /* a stream on ctx's device, with ctx's config */
 int zk_stream_destroy(void *s, char *err); /* waits for the stream's work first */
 int zk_stream_sync(void *s, char *err);
 int zk_dev_alloc(void **p, uint64_t bytes, void *s, char *err);
@@ -93,45 +120,45 @@ int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const 
 /* zk_bench_ntt: mean device time of one forward NTT of x over reps runs. */
 int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *s, char *err);
 
-/* zk_msm_g1/g2: the window sums of Σ scalars[i]·bases[idx ? idx[i] : i] for
- * i < n, written to out (*nw ≤ ZK_MAX_WINDOWS XYZZ points, window w of *c
- * bits each); the caller combines them. */
-int zk_msm_g1(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
-              int32_t *nw, void *s, char *err);
-int zk_msm_g2(const void *bases, const void *scalars, const uint32_t *idx, uint64_t n, void *out, int32_t *c,
-              int32_t *nw, void *s, char *err);
+/* zk_msm_args: one MSM call, k ≤ ZK_MAX_BATCH MSMs over the same bases in
+ * one run (k = 1: one MSM; more: cross-proof batching of a circuit's tail
+ * MSMs). Vector j is the n[j] scalars at scalars[j] against
+ * bases[idx[j] ? idx[j][i] : i] (idx NULL: every vector dense); scalars,
+ * idx and n are host arrays of k entries, pointing at device memory; an
+ * n[j] of 0 is allowed (its sums are ∞). (ABI 9: one entry point for what
+ * were zk_msm_g1, _g2, _table_g1, _table_g2, _batch_g1, _table_batch_g1.) */
+typedef struct {
+    uint32_t args_bytes;          /* sizeof(zk_msm_args), for the version check */
+    int32_t g2;                   /* 0: G1 bases and sums; 1: G2 */
+    const void *bases;            /* the bases, or with table ≠ 0 their table (zk_precompute_*) */
+    uint64_t nbase;               /* table only: the bases the table was built over */
+    int32_t table;                /* bases is a table of nbase bases */
+    uint32_t k;                   /* vectors, 1 to ZK_MAX_BATCH */
+    const void *const *scalars;   /* k device pointers */
+    const uint32_t *const *idx;   /* k device pointers (NULL entries: dense), or NULL */
+    const uint64_t *n;            /* k counts */
+} zk_msm_args;
+
+/* zk_msm: the window sums of a's MSMs: vector j's at out[j·(*nw) + w],
+ * out having room for k·ZK_MAX_WINDOWS XYZZ points of a's group; *c bits
+ * a window, *nw windows a vector, the same for every vector (over a table
+ * *nw = 1, the whole MSM in out[j]; *nw = 0 when every n[j] is 0). The
+ * caller combines the windows. */
+int zk_msm(const zk_msm_args *a, void *out, int32_t *c, int32_t *nw, void *s, char *err);
 /* zk_msm_table_layout: the window (*c bits) and windows (*nw) of a
- * precomputed table of nbase bases, which holds *nw·nbase affine points;
- * fails when the table cannot be addressed (nw·nbase ≥ 2^31). */
-int zk_msm_table_layout(uint64_t nbase, int32_t *c, int32_t *nw, char *err);
+ * precomputed table of nbase bases under ctx's config, which holds
+ * *nw·nbase affine points; fails when the table cannot be addressed
+ * (nw·nbase ≥ 2^31). */
+int zk_msm_table_layout(void *ctx, uint64_t nbase, int32_t *c, int32_t *nw, char *err);
 /* zk_msm_scratch_bytes: *out = a bound on the device bytes an MSM of n
- * scalars holds at once over G1 (g2 = 0) or G2 bases, as the library's
- * knobs plan it (ABI 8: the affine levels take more than the XYZZ ones). */
-int zk_msm_scratch_bytes(uint64_t n, int32_t g2, uint64_t *out, char *err);
+ * scalars holds at once over G1 (g2 = 0) or G2 bases, as ctx's config
+ * plans it. */
+int zk_msm_scratch_bytes(void *ctx, uint64_t n, int32_t g2, uint64_t *out, char *err);
 /* zk_precompute_g1/g2: table[w·nbase + i] = 2^(c·w)·bases[i] (the layout's c
- * and nw), into table (allocated by the caller); returns when done. */
+ * and nw under s's context), into table (allocated by the caller); returns
+ * when done. */
 int zk_precompute_g1(const void *bases, uint64_t nbase, void *table, void *s, char *err);
 int zk_precompute_g2(const void *bases, uint64_t nbase, void *table, void *s, char *err);
-/* zk_msm_table_g1/g2: zk_msm_g1/g2 over a table of nbase bases instead of
- * the bases: *nw = 1, the whole MSM in out[0]. */
-int zk_msm_table_g1(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
-                    void *out, int32_t *c, int32_t *nw, void *s, char *err);
-int zk_msm_table_g2(const void *table, uint64_t nbase, const void *scalars, const uint32_t *idx, uint64_t n,
-                    void *out, int32_t *c, int32_t *nw, void *s, char *err);
-/* zk_msm_batch_g1: k ≤ ZK_MAX_BATCH MSMs over the same bases in one run
- * (cross-proof batching of a circuit's tail MSMs): vector j is the n[j]
- * scalars at scalars[j] against bases[idx[j] ? idx[j][i] : i] (idx NULL:
- * every vector dense). scalars, idx and n are host arrays of k entries; an
- * n[j] of 0 is allowed (its sums are ∞). Vector j's window sums are at
- * out[j·(*nw) + w], out having room for k·ZK_MAX_WINDOWS XYZZ points; *c
- * and *nw are as zk_msm_g1's, the same for every vector (*nw = 0 when
- * every n[j] is 0). (ABI 7.) */
-int zk_msm_batch_g1(const void *bases, const void *const *scalars, const uint32_t *const *idx, const uint64_t *n,
-                    uint32_t k, void *out, int32_t *c, int32_t *nw, void *s, char *err);
-/* zk_msm_table_batch_g1: zk_msm_batch_g1 over a table of nbase bases: *nw
- * = 1, vector j's whole MSM in out[j]. (ABI 7.) */
-int zk_msm_table_batch_g1(const void *table, uint64_t nbase, const void *const *scalars, const uint32_t *const *idx,
-                          const uint64_t *n, uint32_t k, void *out, int32_t *c, int32_t *nw, void *s, char *err);
 /* zk_ones_g1/g2: the sum of bases[j] for the set bits j < n of bitmap. */
 int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);
 int zk_ones_g2(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);

@@ -1,0 +1,96 @@
+package gpu
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// CUDAConfig is the CUDA backend's tuning: the library's knobs, which
+// OpenCUDA gives to the device it opens (zk_config at zk_init,
+// gpu/cuda/zkpipe.h, as ICICLE's MSMConfig), and how the backend loads the
+// library. Each backend has its own: two in one process, or two GPUs, may
+// differ. The zero value is the defaults, those that the H200 measurements
+// chose (notes/cuda.md); the fields are for measuring alternatives without
+// a rebuild (bench/h200-session.sh). The zkpipe command fills it from
+// ZKPIPE_MSM_WINDOW, ZKPIPE_MSM_CHUNK, ZKPIPE_MSM_SEGMENT,
+// ZKPIPE_CUDA_SPIN, ZKPIPE_CUDA_TAIL_SPLIT and LD_LIBRARY_PATH
+// (commands/cudaenv.go); this package reads no environment.
+type CUDAConfig struct {
+	// MSMWindow is the window of every MSM and of every MSM table's layout,
+	// in bits, 4 to MaxMSMWindow; 0 chooses by size (16 bits from 2^20
+	// points; a table of 2^22 bases or more, 20).
+	MSMWindow int
+	// MSMChunk is how many points a GPU thread sums per level of a bucket's
+	// sum, 2 to 256; 0 is 32.
+	MSMChunk int
+	// MSMSegment is how many buckets a GPU thread reduces, a power of two
+	// from 2 to 256: fewer means more threads for the segment kernel, more
+	// means fewer segment sums to combine; 0 chooses by size (8, widened
+	// past 2^18 buckets).
+	MSMSegment int
+	// Spin has host threads spin while they wait for the GPU, CUDA's own
+	// default, instead of sleeping until it signals. Spinning burned about
+	// a core per GPU stage worker on the H200 (notes/stream.md); sleeping
+	// costs microseconds a wait. CUDA keeps this flag per device for the
+	// whole process: the backend opened last on a GPU sets it for all.
+	Spin bool
+	// SerialTails runs one job's tail MSMs (A, B₁, K) one after another
+	// instead of on several compute streams at once (for A/B measurements;
+	// WithTailSplit says the same).
+	SerialTails bool
+	// LibraryPath is the dynamic loader's search path, LD_LIBRARY_PATH as
+	// the process was started with: the library's own dependencies are
+	// looked for in its absolute elements first (FindCUDALibrary explains
+	// why). It counts at the first load of a library: a process loads each
+	// library once.
+	LibraryPath string
+}
+
+// MaxMSMWindow is the widest window CUDAConfig.MSMWindow takes: 2^23
+// buckets a set (gpu/cuda/msm.cuh, MSM_MAX_WINDOW).
+const MaxMSMWindow = 24
+
+// WithConfig sets the backend's CUDAConfig (default: its zero value).
+func WithConfig(cfg CUDAConfig) CUDAOption {
+	return func(c *cudaConfig) {
+		c.lib = cfg
+		c.tailSplit = !cfg.SerialTails
+	}
+}
+
+// check names the first field out of range.
+func (c CUDAConfig) check() error {
+	if c.MSMWindow != 0 && (c.MSMWindow < 4 || c.MSMWindow > MaxMSMWindow) {
+		return fmt.Errorf("cuda config: MSMWindow %d: want 4 to %d bits, or 0 (by size)", c.MSMWindow, MaxMSMWindow)
+	}
+	if c.MSMChunk != 0 && (c.MSMChunk < 2 || c.MSMChunk > 256) {
+		return fmt.Errorf("cuda config: MSMChunk %d: want 2 to 256 points, or 0 (32)", c.MSMChunk)
+	}
+	if s := c.MSMSegment; s != 0 && (s < 2 || s > 256 || s&(s-1) != 0) {
+		return fmt.Errorf("cuda config: MSMSegment %d: want a power of two from 2 to 256, or 0 (by size)", s)
+	}
+	return nil
+}
+
+// zk is c as zk_init takes it, over the library's defaults (zk_default_config).
+func (c CUDAConfig) zk(f *cudaFns) zkConfig {
+	var z zkConfig
+	f.defaultConfig(&z)
+	z.ConfigBytes = uint32(unsafe.Sizeof(z))
+	if c.MSMWindow != 0 {
+		z.MSMWindow = int32(c.MSMWindow)
+	}
+	if c.MSMChunk != 0 {
+		z.MSMChunk = int32(c.MSMChunk)
+	}
+	if c.MSMSegment != 0 {
+		z.MSMSegment = int32(c.MSMSegment)
+	}
+	if c.Spin {
+		z.Spin = 1
+	}
+	return z
+}
+
+// Config is the configuration the backend was opened with.
+func (c *CUDA) Config() CUDAConfig { return c.cfg }
