@@ -6,9 +6,6 @@
 // from gpu/cuda with nvcc, loaded at run time) implements the same operations
 // and passes the same tests.
 //
-// Data flow for one proof:
-//
-//	Key      — a circuit's bases, made resident once by Load (shared by all jobs)
-//	Vectors  — one proof's a, b, c and its classified scalars (host memory)
-//	Staged   — the Vectors as the device holds them, from Transfer until Free
+// The values they read and return (proofdata.Key, Vectors, Staged, G1Sums)
+// are package proofdata's, shared with the sources and the stages.
 package gpu

@@ -8,9 +8,9 @@ import (
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/pipeline"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // The stages, in order. Names are used for flags (--NAME-workers), result
@@ -57,8 +57,8 @@ type Engine struct {
 
 	cpu cpuShare // CPU time of each stage run
 
-	loaded     []gpu.Resident     // residents this engine loaded (Close closes them)
-	deviceKeys []*mem.Reservation // their charges on the device budget
+	loaded     []proofdata.Resident // residents this engine loaded (Close closes them)
+	deviceKeys []*mem.Reservation   // their charges on the device budget
 
 	// Reused buffers for the classified queries (pin/transfer), and for
 	// the solver's vectors (Job.TakeVectors).

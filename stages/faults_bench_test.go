@@ -14,6 +14,7 @@ import (
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/pipeline"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -55,17 +56,17 @@ type faultingBackend struct {
 	f faultCount
 }
 
-func (b faultingBackend) MSMH(ctx context.Context, s *gpu.Staged) (h bn254.G1Jac, err error) {
+func (b faultingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (h bn254.G1Jac, err error) {
 	b.f.around("msm-h", func() { h, err = b.CPU.MSMH(ctx, s) })
 	return h, err
 }
 
-func (b faultingBackend) TailMSMG1(ctx context.Context, s *gpu.Staged) (t gpu.G1Sums, err error) {
+func (b faultingBackend) TailMSMG1(ctx context.Context, s *proofdata.Staged) (t proofdata.G1Sums, err error) {
 	b.f.around("tail-msm", func() { t, err = b.CPU.TailMSMG1(ctx, s) })
 	return t, err
 }
 
-func (b faultingBackend) MSMG2(ctx context.Context, s *gpu.Staged) (t bn254.G2Jac, err error) {
+func (b faultingBackend) MSMG2(ctx context.Context, s *proofdata.Staged) (t bn254.G2Jac, err error) {
 	b.f.around("b-g2", func() { t, err = b.CPU.MSMG2(ctx, s) })
 	return t, err
 }

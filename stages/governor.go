@@ -8,8 +8,8 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // Governor admits jobs under a memory budget (mem.Governor). The synthesize
@@ -34,8 +34,8 @@ type DeviceGovernor interface {
 // DeviceSizer is a backend with memory of its own (gpu.CUDA): what Load
 // keeps on the device for a key, and the most one job of it holds there.
 type DeviceSizer interface {
-	ResidentBytes(k *gpu.Key) int64
-	JobBytes(k *gpu.Key) int64
+	ResidentBytes(k *proofdata.Key) int64
+	JobBytes(k *proofdata.Key) int64
 }
 
 // deviceBudget is the governor's device budget and the backend's sizes, or

@@ -6,8 +6,8 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -57,16 +57,16 @@ type Job struct {
 	// synthesize: the full wire vector and the constraint evaluations
 	// (Vec.A/B/C = a, b, c); pin/transfer adds the classified queries.
 	W   []fr.Element
-	Vec gpu.Vectors
+	Vec proofdata.Vectors
 
 	// pin/transfer: the vectors as the device holds them, and which device
 	// that is when the backend has several ("cuda:1")
-	Staged *gpu.Staged
+	Staged *proofdata.Staged
 	Device string
 
 	// partial results: [h(τ)Z(τ)/δ]₁, the batch sums of ones and the tails
 	H              bn254.G1Jac
-	Ones, Tails    gpu.G1Sums
+	Ones, Tails    proofdata.G1Sums
 	OnesB2, TailB2 bn254.G2Jac
 
 	// assemble

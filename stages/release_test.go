@@ -14,6 +14,7 @@ import (
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/pipeline"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -27,7 +28,7 @@ type holdingBackend struct {
 	blocked chan struct{}
 }
 
-func (b *holdingBackend) Transfer(ctx context.Context, r gpu.Resident, v *gpu.Vectors) (*gpu.Staged, error) {
+func (b *holdingBackend) Transfer(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors) (*proofdata.Staged, error) {
 	s, err := b.CPU.Transfer(ctx, r, v)
 	if err == nil {
 		b.staged.Add(1)
@@ -35,19 +36,19 @@ func (b *holdingBackend) Transfer(ctx context.Context, r gpu.Resident, v *gpu.Ve
 	return s, err
 }
 
-func (b *holdingBackend) Free(s *gpu.Staged) {
+func (b *holdingBackend) Free(s *proofdata.Staged) {
 	b.staged.Add(-1)
 	b.CPU.Free(s)
 }
 
-func (b *holdingBackend) MSMH(ctx context.Context, s *gpu.Staged) (bn254.G1Jac, error) {
+func (b *holdingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error) {
 	b.blocked <- struct{}{}
 	<-ctx.Done()
 	return bn254.G1Jac{}, ctx.Err()
 }
 
-func (b *holdingBackend) ResidentBytes(*gpu.Key) int64 { return 1 << 20 }
-func (b *holdingBackend) JobBytes(*gpu.Key) int64      { return 1 << 20 }
+func (b *holdingBackend) ResidentBytes(*proofdata.Key) int64 { return 1 << 20 }
+func (b *holdingBackend) JobBytes(*proofdata.Key) int64      { return 1 << 20 }
 
 type fixedDevice struct{}
 
@@ -123,16 +124,16 @@ type countingBackend struct {
 }
 
 type countedResident struct {
-	gpu.Resident
+	proofdata.Resident
 	b *countingBackend
 }
 
 func (r countedResident) Close() error { r.b.open.Add(-1); return r.Resident.Close() }
 
-func (b *countingBackend) ResidentBytes(*gpu.Key) int64 { return 1 << 20 }
-func (b *countingBackend) JobBytes(*gpu.Key) int64      { return 1 << 20 }
+func (b *countingBackend) ResidentBytes(*proofdata.Key) int64 { return 1 << 20 }
+func (b *countingBackend) JobBytes(*proofdata.Key) int64      { return 1 << 20 }
 
-func (b *countingBackend) Load(k *gpu.Key) (gpu.Resident, error) {
+func (b *countingBackend) Load(k *proofdata.Key) (proofdata.Resident, error) {
 	r, err := b.CPU.Load(k)
 	if err != nil {
 		return nil, err

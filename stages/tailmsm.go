@@ -3,7 +3,7 @@ package stages
 import (
 	"context"
 
-	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // tailMSM runs the Pippenger MSMs of the significant scalars of A, B₁ and K.
@@ -22,16 +22,16 @@ func (e *Engine) tailMSM(ctx context.Context, j *Job) error {
 // run over their common bases; elsewhere they run in turn. errs[i] is
 // jobs[i]'s.
 func (e *Engine) tailMSMBatch(ctx context.Context, jobs []*Job) []error {
-	ss := make([]*gpu.Staged, len(jobs))
+	ss := make([]*proofdata.Staged, len(jobs))
 	for i, j := range jobs {
 		ss[i] = j.Staged
 	}
-	var tails []gpu.G1Sums
+	var tails []proofdata.G1Sums
 	var errs []error
 	if b, ok := e.cfg.Backend.(TailBatcher); ok {
 		tails, errs = b.TailMSMG1Batch(ctx, ss)
 	} else {
-		tails, errs = make([]gpu.G1Sums, len(ss)), make([]error, len(ss))
+		tails, errs = make([]proofdata.G1Sums, len(ss)), make([]error, len(ss))
 		for i, s := range ss {
 			tails[i], errs[i] = e.cfg.Backend.TailMSMG1(ctx, s)
 		}

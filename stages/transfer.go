@@ -5,7 +5,7 @@ import (
 	"reflect"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // transfer (pin/transfer) classifies every scalar of the A, B and K queries as
@@ -46,7 +46,7 @@ func (e *Engine) transfer(ctx context.Context, j *Job) error {
 }
 
 // staged records where j's vectors went.
-func (e *Engine) staged(j *Job, s *gpu.Staged) {
+func (e *Engine) staged(j *Job, s *proofdata.Staged) {
 	j.Staged = s
 	if m, ok := e.cfg.Backend.(placer); ok {
 		j.Device = m.On(s)
@@ -59,7 +59,7 @@ func (e *Engine) staged(j *Job, s *gpu.Staged) {
 // query comes classified in v.QB instead. W must stay unchanged until
 // TransferClassify returns.
 type pinnedClassifier interface {
-	TransferClassify(ctx context.Context, r gpu.Resident, v *gpu.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*gpu.Staged, error)
+	TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error)
 }
 
 // g2OnDevice: B_G2 runs on the G1 backend itself (--bg2-device cuda), which
@@ -72,24 +72,26 @@ func (e *Engine) g2OnDevice() bool {
 
 // placer is a backend of several devices (gpu.Multi) that says which one a
 // job's vectors went to: its later device stages run there.
-type placer interface{ On(s *gpu.Staged) string }
+type placer interface {
+	On(s *proofdata.Staged) string
+}
 
 // classify splits the scalars w[sel[j]] of one query into zero, one and
-// significant (gpu.Classify), in buffers from the engine's pools that go back
+// significant (proofdata.Classify), in buffers from the engine's pools that go back
 // in putQuery.
-func (e *Engine) classify(q *gpu.Query, w []fr.Element, sel []uint32) {
+func (e *Engine) classify(q *proofdata.Query, w []fr.Element, sel []uint32) {
 	n := len(sel)
 	idx := e.indexes.Get(n)
-	gpu.Classify(q, w, sel, e.bitmaps.Get((n+63)/64), idx, e.scalars.Get(n))
+	proofdata.Classify(q, w, sel, e.bitmaps.Get((n+63)/64), idx, e.scalars.Get(n))
 	if q.Dense {
 		e.indexes.Put(idx)
 	}
 }
 
 // putQuery hands a query's buffers back to the pools.
-func (e *Engine) putQuery(q *gpu.Query) {
+func (e *Engine) putQuery(q *proofdata.Query) {
 	e.bitmaps.Put(q.Ones)
 	e.indexes.Put(q.Idx)
 	e.scalars.Put(q.Vals)
-	*q = gpu.Query{}
+	*q = proofdata.Query{}
 }

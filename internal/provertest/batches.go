@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -36,12 +36,12 @@ func NewBatches(b stages.Backend, fill int) *Batches {
 	return &Batches{Backend: b, batcher: b.(stages.TailBatcher), fill: int64(fill)}
 }
 
-func (b *Batches) BatchAddG1(ctx context.Context, s *gpu.Staged) (gpu.G1Sums, error) {
+func (b *Batches) BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error) {
 	defer b.added.Add(1)
 	return b.Backend.BatchAddG1(ctx, s)
 }
 
-func (b *Batches) TailMSMG1Batch(ctx context.Context, ss []*gpu.Staged) ([]gpu.G1Sums, []error) {
+func (b *Batches) TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]proofdata.G1Sums, []error) {
 	b.once.Do(func() {
 		for t0 := time.Now(); b.added.Load() < b.fill && time.Since(t0) < 30*time.Second; {
 			time.Sleep(5 * time.Millisecond)

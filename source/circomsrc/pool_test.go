@@ -12,6 +12,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -25,16 +26,16 @@ type poolingBackend struct {
 	seen map[*fr.Element]bool
 }
 
-func (b *poolingBackend) TransferClassify(ctx context.Context, r gpu.Resident, v *gpu.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*gpu.Staged, error) {
+func (b *poolingBackend) TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
 	b.mu.Lock()
 	b.seen[&v.A[0]] = true
 	b.mu.Unlock()
 	for _, q := range []struct {
-		q   *gpu.Query
+		q   *proofdata.Query
 		sel []uint32
 	}{{&v.QA, selA}, {&v.QK, selK}} {
 		n := len(q.sel)
-		gpu.Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
+		proofdata.Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
 	}
 	return b.CPU.Transfer(ctx, r, v)
 }
