@@ -124,12 +124,12 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	if e.backend, e.g2, err = e.openBackends(); err != nil {
 		return nil, err
 	}
-	if dm, ok := e.backend.(mem.DeviceMemory); ok {
-		gcfg.Device = dm // device memory becomes a budget beside RSS and pinned
+	if _, total := e.backend.DeviceMemory(); total > 0 {
+		gcfg.Device = e.backend // device memory becomes a budget beside RSS and pinned
 	}
 	e.gov = mem.NewGovernor(gcfg)
-	if ph, ok := e.backend.(pinnedHolder); ok && ph.PinnedBytes() > 0 {
-		h, err := e.gov.ChargePinned(int64(ph.PinnedBytes()))
+	if n := e.backend.PinnedBytes(); n > 0 {
+		h, err := e.gov.ChargePinned(int64(n))
 		if err != nil {
 			return nil, fmt.Errorf("%s backend: %w", e.backend.Name(), err)
 		}
@@ -141,7 +141,8 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	if e.out, err = OpenOutDir(e.opts.Out); err != nil {
 		return nil, err
 	}
-	_, bg2OnCPU := e.g2.(*gpu.CPU)
+	// B_G2 is on a GPU only where openBackends gave it the G1 stages' GPU
+	bg2OnCPU := len(e.cudas) == 0 || e.g2 != stages.G2Backend(e.backend)
 	e.cores = opts.Cores
 	if e.cores == 0 {
 		e.cores = runtime.NumCPU()
@@ -165,10 +166,7 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	}
 
 	tc := opts.Tracing
-	dev, g2 := e.backend.Name(), e.backend.Name()
-	if named, ok := e.g2.(interface{ Name() string }); ok {
-		g2 = named.Name()
-	}
+	dev, g2 := e.backend.Name(), e.g2.Name()
 	tc.Backend = dev
 	tc.Devices = map[string]string{stages.Transfer: dev, stages.MSMH: dev, stages.BatchAdd: dev, stages.TailMSM: dev, stages.BG2: g2}
 	if e.tracer, err = tracing.Start(ctx, tc); err != nil {

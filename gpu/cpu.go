@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"runtime"
@@ -308,15 +309,9 @@ func (c *CPU) TailMSMG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1S
 // TailMSMG1Batch runs TailMSMG1 for each job in turn: the CPU's MSM has
 // no cross-proof batching (one MSM already takes every core it is given).
 func (c *CPU) TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]proofdata.G1Sums, []error) {
-	return tailEach(ctx, ss, c.TailMSMG1)
-}
-
-// tailEach runs tail on each of ss in turn: the batch of a backend that
-// does not batch.
-func tailEach(ctx context.Context, ss []*proofdata.Staged, tail func(context.Context, *proofdata.Staged) (proofdata.G1Sums, error)) ([]proofdata.G1Sums, []error) {
 	out, errs := make([]proofdata.G1Sums, len(ss)), make([]error, len(ss))
 	for i, s := range ss {
-		out[i], errs[i] = tail(ctx, s)
+		out[i], errs[i] = c.TailMSMG1(ctx, s)
 	}
 	return out, errs
 }
@@ -378,6 +373,46 @@ func (c *CPU) MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, erro
 	}
 	return res, ctx.Err()
 }
+
+// ─── what a host backend lacks ───────────────────────────────────────────────
+//
+// The rest of stages.Backend: the capabilities of a device with memory of
+// its own, which the CPU says it does not have.
+
+// ClassifiesOnTransfer is false: the stage classifies on the host, into the
+// engine's pools, and calls Transfer.
+func (c *CPU) ClassifiesOnTransfer() bool { return false }
+
+// TransferClassify is unsupported: see ClassifiesOnTransfer.
+func (c *CPU) TransferClassify(context.Context, proofdata.Resident, *proofdata.Vectors, []fr.Element, []uint32, []uint32, []uint32, bool) (*proofdata.Staged, error) {
+	return nil, fmt.Errorf("cpu: classify on transfer: %w", errors.ErrUnsupported)
+}
+
+// On is "": the CPU is one device.
+func (c *CPU) On(*proofdata.Staged) string { return "" }
+
+// ResidentBytes is 0: a key stays in host memory, counted there.
+func (c *CPU) ResidentBytes(*proofdata.Key) int64 { return 0 }
+
+// JobBytes is 0: a job's vectors stay in host memory, counted there.
+func (c *CPU) JobBytes(*proofdata.Key) int64 { return 0 }
+
+// DeviceMemory is 0, 0: no device memory, no device budget.
+func (c *CPU) DeviceMemory() (free, total int64) { return 0, 0 }
+
+// PinnedBytes is 0: the CPU pins nothing.
+func (c *CPU) PinnedBytes() int { return 0 }
+
+// PinnedSlots is 0, 0: nothing is staged through pinned buffers.
+func (c *CPU) PinnedSlots() (slot, slots int) { return 0, 0 }
+
+// PinnedAlloc is unsupported: see PinnedSlots.
+func (c *CPU) PinnedAlloc(int) ([]byte, func() error, error) {
+	return nil, nil, fmt.Errorf("cpu: pinned memory: %w", errors.ErrUnsupported)
+}
+
+// UsePinned does nothing: see PinnedSlots.
+func (c *CPU) UsePinned(*mem.PinnedPool) {}
 
 // ─── helpers ─────────────────────────────────────────────────────────────────
 

@@ -10,21 +10,30 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-// Device is one compute device as Multi drives it: every method a stage
-// calls on a backend (stages.Backend and stages.G2Backend).
+// Device is one compute device as Multi drives it: every method of
+// stages.Backend that Multi passes on to the device a job runs on, or sums
+// over its devices (a CPU device answers the device-memory ones with zero).
 type Device interface {
 	Name() string
 	Load(k *proofdata.Key) (proofdata.Resident, error)
 	Transfer(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors) (*proofdata.Staged, error)
+	ClassifiesOnTransfer() bool
+	TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error)
 	MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error)
 	BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error)
 	TailMSMG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error)
+	TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]proofdata.G1Sums, []error)
 	BatchAddG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error)
 	MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error)
 	Free(s *proofdata.Staged)
+	ResidentBytes(k *proofdata.Key) int64
+	JobBytes(k *proofdata.Key) int64
+	DeviceMemory() (free, total int64)
+	PinnedBytes() int
 }
 
 // ErrDeviceLost marks an error after which a device cannot be used again
@@ -193,10 +202,8 @@ func (m *Multi) Transfer(ctx context.Context, res proofdata.Resident, v *proofda
 // gets them classified on the host first.
 func (m *Multi) TransferClassify(ctx context.Context, res proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
 	return m.transfer(ctx, res, func(d Device, r proofdata.Resident) (*proofdata.Staged, error) {
-		if pc, ok := d.(interface {
-			TransferClassify(context.Context, proofdata.Resident, *proofdata.Vectors, []fr.Element, []uint32, []uint32, []uint32, bool) (*proofdata.Staged, error)
-		}); ok {
-			return pc.TransferClassify(ctx, r, v, w, selA, selB, selK, hostB)
+		if d.ClassifiesOnTransfer() {
+			return d.TransferClassify(ctx, r, v, w, selA, selB, selK, hostB)
 		}
 		qs := []struct {
 			q   *proofdata.Query
@@ -305,13 +312,7 @@ func (m *Multi) TailMSMG1(ctx context.Context, s *proofdata.Staged) (proofdata.G
 	return call(m, s, func(d Device, in *proofdata.Staged) (proofdata.G1Sums, error) { return d.TailMSMG1(ctx, in) })
 }
 
-// tailBatcher is a device that runs several jobs' tail MSMs at once
-// (CUDA, CPU).
-type tailBatcher interface {
-	TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]proofdata.G1Sums, []error)
-}
-
-// TailMSMG1Batch runs the jobs of each device as one batch there (a loop
+// TailMSMG1Batch runs the jobs of each device as one batch there (in turn
 // on a device that does not batch); out[i] and errs[i] are ss[i]'s. Each
 // job's outcome counts on its device as a call of its own would.
 func (m *Multi) TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]proofdata.G1Sums, []error) {
@@ -337,13 +338,7 @@ func (m *Multi) TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]p
 		for j, i := range at {
 			batch[j] = inner[i]
 		}
-		var sums []proofdata.G1Sums
-		var es []error
-		if b, ok := d.Device.(tailBatcher); ok {
-			sums, es = b.TailMSMG1Batch(ctx, batch)
-		} else {
-			sums, es = tailEach(ctx, batch, d.TailMSMG1)
-		}
+		sums, es := d.TailMSMG1Batch(ctx, batch)
 		for j, i := range at {
 			if errs[i] = d.outcome(es[j]); errs[i] == nil {
 				out[i] = sums[j]
@@ -376,9 +371,7 @@ func (m *Multi) Free(s *proofdata.Staged) {
 func (m *Multi) PinnedBytes() int {
 	n := 0
 	for _, d := range m.devs {
-		if p, ok := d.Device.(interface{ PinnedBytes() int }); ok {
-			n += p.PinnedBytes()
-		}
+		n += d.PinnedBytes()
 	}
 	return n
 }
@@ -392,26 +385,19 @@ func (m *Multi) PinnedBytes() int {
 // DeviceMemory sums the devices' free and total memory (mem.DeviceMemory).
 func (m *Multi) DeviceMemory() (free, total int64) {
 	for _, d := range m.devs {
-		if dm, ok := d.Device.(interface{ DeviceMemory() (int64, int64) }); ok && d.err() == nil {
-			f, t := dm.DeviceMemory()
+		if d.err() == nil {
+			f, t := d.DeviceMemory()
 			free, total = free+f, total+t
 		}
 	}
 	return free, total
 }
 
-type deviceSizer interface {
-	ResidentBytes(k *proofdata.Key) int64
-	JobBytes(k *proofdata.Key) int64
-}
-
 // ResidentBytes is what k takes on all the devices together.
 func (m *Multi) ResidentBytes(k *proofdata.Key) int64 {
 	var n int64
 	for _, d := range m.devs {
-		if s, ok := d.Device.(deviceSizer); ok {
-			n += s.ResidentBytes(k)
-		}
+		n += d.ResidentBytes(k)
 	}
 	return n
 }
@@ -420,9 +406,22 @@ func (m *Multi) ResidentBytes(k *proofdata.Key) int64 {
 func (m *Multi) JobBytes(k *proofdata.Key) int64 {
 	var n int64
 	for _, d := range m.devs {
-		if s, ok := d.Device.(deviceSizer); ok {
-			n = max(n, s.JobBytes(k))
-		}
+		n = max(n, d.JobBytes(k))
 	}
 	return n
 }
+
+// ClassifiesOnTransfer is true: TransferClassify classifies on the device
+// where it can, and on the host for a device that cannot.
+func (m *Multi) ClassifiesOnTransfer() bool { return true }
+
+// PinnedSlots is 0, 0: each device stages through pinned buffers of its own.
+func (m *Multi) PinnedSlots() (slot, slots int) { return 0, 0 }
+
+// PinnedAlloc is unsupported: see PinnedSlots.
+func (m *Multi) PinnedAlloc(int) ([]byte, func() error, error) {
+	return nil, nil, fmt.Errorf("multi: lent pinned buffers: %w", errors.ErrUnsupported)
+}
+
+// UsePinned does nothing: see PinnedSlots.
+func (m *Multi) UsePinned(*mem.PinnedPool) {}

@@ -67,8 +67,8 @@ type Engine struct {
 	scalars mem.Pool[fr.Element]
 	vectors vectorPools
 	// poolVectors: jobs take the solver's vectors from e.vectors. Only
-	// with a backend that stages everything on a device (a
-	// pinnedClassifier): on the CPU backend gnark-crypto's NTT and MSM
+	// with a backend that stages everything on a device (one that
+	// ClassifiesOnTransfer): on the CPU backend gnark-crypto's NTT and MSM
 	// scratch is allocated afresh every proof, and under a budget it needs
 	// the room that W, a, b, c free once dead. Pooled, they stay out of its
 	// reach: mulchain 2^16, three jobs' budget, 16 proofs on the CPU
@@ -91,16 +91,12 @@ func NewEngine(cfg Config, circuits ...*Circuit) (*Engine, error) {
 		return nil, fmt.Errorf("engine: a backend and an output are required")
 	}
 	if cfg.G2 == nil {
-		g2, ok := cfg.Backend.(G2Backend)
-		if !ok {
-			return nil, fmt.Errorf("engine: backend %s does no G2 work; choose a B_G2 device", cfg.Backend.Name())
-		}
-		cfg.G2 = g2
+		cfg.G2 = cfg.Backend
 	}
 	e := &Engine{cfg: cfg, circuits: make(map[string]*Circuit)}
 	e.bitmaps.Limit, e.indexes.Limit, e.scalars.Limit = poolLimit, poolLimit, poolLimit
 	e.vectors.vec.Limit, e.vectors.flags.Limit = poolLimit, poolLimit
-	_, e.poolVectors = cfg.Backend.(pinnedClassifier)
+	e.poolVectors = cfg.Backend.ClassifiesOnTransfer()
 	for _, c := range circuits {
 		if err := e.AddCircuit(c); err != nil {
 			e.Close()
@@ -123,8 +119,8 @@ func (e *Engine) AddCircuit(c *Circuit) error {
 	}
 	if c.Resident == nil {
 		var charge *mem.Reservation
-		if g, sz := e.deviceBudget(); g != nil {
-			h, err := g.ChargeDevice(sz.ResidentBytes(c.Key))
+		if g, sz := e.deviceBudget(), e.cfg.Backend.ResidentBytes(c.Key); g != nil && sz > 0 {
+			h, err := g.ChargeDevice(sz)
 			if err != nil {
 				return fmt.Errorf("engine: circuit %s on %s: %w", c.Name, e.cfg.Backend.Name(), err)
 			}

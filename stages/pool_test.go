@@ -90,8 +90,11 @@ func (c *vectorCheck) check(stage string, v *proofdata.Vectors, w []fr.Element, 
 	}
 }
 
-// TransferClassify makes the engine pool W, a, b, c (it does so for
-// backends that stage everything on a device); here A and K are classified
+// ClassifiesOnTransfer makes the engine pool W, a, b, c (it does so for
+// backends that stage everything on a device).
+func (b checkingBackend) ClassifiesOnTransfer() bool { return true }
+
+// TransferClassify checks the job's vectors; A and K are classified
 // on the host, into fresh buffers, and staged as the CPU backend stages.
 func (b checkingBackend) TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
 	b.c.check("transfer", v, w, selK)

@@ -19,23 +19,14 @@ func (e *Engine) tailMSM(ctx context.Context, j *Job) error {
 
 // tailMSMBatch is tailMSM for several jobs at once (--tail-msm-batch): on
 // a backend that batches, the jobs of one circuit share each query's MSM
-// run over their common bases; elsewhere they run in turn. errs[i] is
+// run over their common bases; elsewhere they run in turn (gpu.CPU). errs[i] is
 // jobs[i]'s.
 func (e *Engine) tailMSMBatch(ctx context.Context, jobs []*Job) []error {
 	ss := make([]*proofdata.Staged, len(jobs))
 	for i, j := range jobs {
 		ss[i] = j.Staged
 	}
-	var tails []proofdata.G1Sums
-	var errs []error
-	if b, ok := e.cfg.Backend.(TailBatcher); ok {
-		tails, errs = b.TailMSMG1Batch(ctx, ss)
-	} else {
-		tails, errs = make([]proofdata.G1Sums, len(ss)), make([]error, len(ss))
-		for i, s := range ss {
-			tails[i], errs[i] = e.cfg.Backend.TailMSMG1(ctx, s)
-		}
-	}
+	tails, errs := e.cfg.Backend.TailMSMG1Batch(ctx, ss)
 	for i, j := range jobs {
 		if errs[i] == nil {
 			j.Tails = tails[i]

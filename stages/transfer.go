@@ -13,7 +13,7 @@ import (
 // dead afterwards.
 func (e *Engine) transfer(ctx context.Context, j *Job) error {
 	c := j.Circuit
-	if b, ok := e.cfg.Backend.(pinnedClassifier); ok {
+	if b := e.cfg.Backend; b.ClassifiesOnTransfer() {
 		// Straight into the pinned buffers the upload reads; B's query on
 		// the host too when another backend does B_G2 (the CPU reads it).
 		hostB := !e.g2OnDevice()
@@ -48,32 +48,15 @@ func (e *Engine) transfer(ctx context.Context, j *Job) error {
 // staged records where j's vectors went.
 func (e *Engine) staged(j *Job, s *proofdata.Staged) {
 	j.Staged = s
-	if m, ok := e.cfg.Backend.(placer); ok {
-		j.Device = m.On(s)
-	}
-}
-
-// pinnedClassifier is a backend that classifies the queries itself,
-// straight into the pinned buffers its upload reads (gpu.CUDA, gpu.Multi):
-// no pageable copy of them, no memcpy into bounce buffers. With hostB, B's
-// query comes classified in v.QB instead. W must stay unchanged until
-// TransferClassify returns.
-type pinnedClassifier interface {
-	TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error)
+	j.Device = e.cfg.Backend.On(s)
 }
 
 // g2OnDevice: B_G2 runs on the G1 backend itself (--bg2-device cuda), which
 // reads B's query from the device, so no host copy of it is needed.
 func (e *Engine) g2OnDevice() bool {
-	b, ok := e.cfg.Backend.(G2Backend)
+	var b G2Backend = e.cfg.Backend
 	// == on interfaces panics for a dynamic type that cannot be compared
-	return ok && reflect.TypeOf(b).Comparable() && b == e.cfg.G2
-}
-
-// placer is a backend of several devices (gpu.Multi) that says which one a
-// job's vectors went to: its later device stages run there.
-type placer interface {
-	On(s *proofdata.Staged) string
+	return reflect.TypeOf(b).Comparable() && b == e.cfg.G2
 }
 
 // classify splits the scalars w[sel[j]] of one query into zero, one and

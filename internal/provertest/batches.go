@@ -15,15 +15,14 @@ import (
 	"github.com/zkpipe/zkpipe/stream"
 )
 
-// Batches wraps a backend that batches tail MSMs (stages.TailBatcher) and
+// Batches wraps a backend (one that batches tail MSMs, or not) and
 // records the size of every batch the tail-msm stage hands it. So that a
 // small test stream does batch, its first batch waits (up to 30 s) until
 // Fill jobs have passed batch-addition, the stage in front of tail-msm:
 // they are then queued behind it.
 type Batches struct {
 	stages.Backend
-	batcher stages.TailBatcher
-	fill    int64
+	fill int64
 
 	added atomic.Int64
 	once  sync.Once
@@ -31,9 +30,9 @@ type Batches struct {
 	sizes []int
 }
 
-// NewBatches wraps b (which must also be a stages.TailBatcher).
+// NewBatches wraps b.
 func NewBatches(b stages.Backend, fill int) *Batches {
-	return &Batches{Backend: b, batcher: b.(stages.TailBatcher), fill: int64(fill)}
+	return &Batches{Backend: b, fill: int64(fill)}
 }
 
 func (b *Batches) BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error) {
@@ -51,7 +50,7 @@ func (b *Batches) TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([
 	b.mu.Lock()
 	b.sizes = append(b.sizes, len(ss))
 	b.mu.Unlock()
-	return b.batcher.TailMSMG1Batch(ctx, ss)
+	return b.Backend.TailMSMG1Batch(ctx, ss)
 }
 
 // Sizes are the batches' sizes, in the order they ran.

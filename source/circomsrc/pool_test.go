@@ -17,7 +17,7 @@ import (
 )
 
 // poolingBackend makes the engine pool W, a, b, c, as it does for a
-// backend that stages everything on a device (TransferClassify); A and K are
+// backend that stages everything on a device (ClassifiesOnTransfer); A and K are
 // classified on the host and staged as the CPU backend stages. It counts
 // the distinct a vectors it is handed.
 type poolingBackend struct {
@@ -25,6 +25,8 @@ type poolingBackend struct {
 	mu   sync.Mutex
 	seen map[*fr.Element]bool
 }
+
+func (b *poolingBackend) ClassifiesOnTransfer() bool { return true }
 
 func (b *poolingBackend) TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
 	b.mu.Lock()
