@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/bench"
 	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -333,7 +334,7 @@ func benchStream(c *cli.Context, cfg benchConfig, out string, circ *stages.Circu
 	}
 	var start time.Time
 	var cpu0 time.Duration
-	started := func() error { start, cpu0 = time.Now(), stages.ProcessCPU(); return nil }
+	started := func() error { start, cpu0 = time.Now(), core.ProcessCPU(); return nil }
 	opts, err := engineOptions(c, out)
 	if err != nil {
 		closeCircuits([]*stages.Circuit{circ})
@@ -351,7 +352,7 @@ func benchStream(c *cli.Context, cfg benchConfig, out string, circ *stages.Circu
 		}
 		return nil
 	})
-	wall, cpu := time.Since(start), stages.ProcessCPU()-cpu0
+	wall, cpu := time.Since(start), core.ProcessCPU()-cpu0
 	stop()
 	if err != nil {
 		return nil, 0, 0, err

@@ -135,7 +135,7 @@ func TestPooledVectorsAreNeverSharedBetweenLiveJobs(t *testing.T) {
 	cfg := provertest.Config(t.TempDir(), 2, 2)
 	cfg.Shapes[stages.Synthesize] = stages.Shape{Workers: 3, Queue: 2}
 	check := &vectorCheck{t: t, sum: map[*proofdata.Vectors]digest{}, own: map[*fr.Element]*proofdata.Vectors{}, all: map[*fr.Element]bool{}}
-	cpu := cfg.Backend.(*gpu.CPU)
+	cpu := gpu.NewCPU(2, 2) // provertest.Config's
 	cfg.Backend = checkingBackend{CPU: cpu, c: check}
 	circuit := keys.Circuit(t, "chain")
 	circuit.Source = checkingSource{Source: circuit.Source, c: check}

@@ -85,7 +85,7 @@ func TestPooledVectors(t *testing.T) {
 	// flight, fewer than the stream's, so vectors come back and go out again.
 	cfg := provertest.Config(out, 1, 1)
 	cfg.Shapes[stages.Synthesize] = stages.Shape{Workers: 3, Queue: 1}
-	backend := &poolingBackend{CPU: cfg.Backend.(*gpu.CPU), seen: map[*fr.Element]bool{}}
+	backend := &poolingBackend{CPU: gpu.NewCPU(2, 2), seen: map[*fr.Element]bool{}} // provertest.Config's CPU
 	cfg.Backend = backend
 	res := provertest.Run(t, cfg, []*stages.Circuit{load(t, arr, true)}, jobs, 3*time.Minute)
 	if len(res) != proofs {

@@ -1,4 +1,4 @@
-package stages_test
+package core_test
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/mem"
-	"github.com/zkpipe/zkpipe/pipeline"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -64,7 +64,7 @@ func TestCancelledJobsGiveBackWhatTheyHold(t *testing.T) {
 	g := mem.NewGovernor(mem.Config{Budget: mem.Unlimited, Device: fixedDevice{}})
 	defer g.Close()
 	cfg.Governor = g
-	eng, err := stages.NewEngine(cfg, keys.Circuit(t, "mulchain"))
+	eng, err := core.New(cfg, keys.Circuit(t, "mulchain"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestCancelledJobsGiveBackWhatTheyHold(t *testing.T) {
 		cancel()
 	}()
 	var sunk int
-	err = eng.Run(ctx, eng.Pipeline(), src, func(pipeline.Result[*stages.Job]) { sunk++ })
+	err = eng.Run(ctx, eng.Pipeline(), src, func(core.Result) { sunk++ })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run: %v", err)
 	}
@@ -153,7 +153,7 @@ func TestEnginesOpenAndCloseManyTimes(t *testing.T) {
 	for i := range 20 {
 		cfg := provertest.Config(t.TempDir(), 1, 1)
 		cfg.Backend, cfg.G2, cfg.Governor = be, be, g
-		eng, err := stages.NewEngine(cfg, circ)
+		eng, err := core.New(cfg, circ)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestEnginesOpenAndCloseManyTimes(t *testing.T) {
 		src <- &stages.Job{Request: stream.Request{ID: fmt.Sprintf("j%d", i), Generate: &stream.Generate{Seed: int64(i)}}}
 		close(src)
 		var failed error
-		if err := eng.Run(context.Background(), eng.Pipeline(), src, func(r pipeline.Result[*stages.Job]) { failed = r.Err }); err != nil || failed != nil {
+		if err := eng.Run(context.Background(), eng.Pipeline(), src, func(r core.Result) { failed = r.Err }); err != nil || failed != nil {
 			t.Fatalf("round %d: %v, %v", i, err, failed)
 		}
 		if err := eng.Close(); err != nil {
@@ -188,9 +188,9 @@ func TestACircuitTooLargeForTheDeviceIsRefused(t *testing.T) {
 	defer g.Close()
 	cfg := provertest.Config(t.TempDir(), 1, 1)
 	cfg.Backend, cfg.G2, cfg.Governor = be, be, g
-	_, err := stages.NewEngine(cfg, keys.Circuit(t, "mulchain"))
+	_, err := core.New(cfg, keys.Circuit(t, "mulchain"))
 	if !errors.Is(err, mem.ErrTooLarge) || !strings.Contains(err.Error(), "1.00 MiB") || !strings.Contains(err.Error(), "512 KiB") {
-		t.Fatalf("NewEngine: %v, want a refusal naming 1.00 MiB of keys and the 512 KiB budget", err)
+		t.Fatalf("New: %v, want a refusal naming 1.00 MiB of keys and the 512 KiB budget", err)
 	}
 	if be.open.Load() != 0 || g.Stats().DeviceCharged != 0 {
 		t.Fatalf("after the refusal: %d residents open, %d bytes charged", be.open.Load(), g.Stats().DeviceCharged)

@@ -1,8 +1,6 @@
 package stages
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"math/bits"
 
@@ -10,50 +8,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/mem"
 )
-
-// Governor admits jobs under a memory budget (mem.Governor). The synthesize
-// stage asks it before a job's vectors exist; its wait pushes back on parse.
-type Governor interface {
-	// Admit blocks until bytes fit the budget and returns the hold on them. It
-	// fails at once, naming both sizes, when bytes can never fit.
-	Admit(ctx context.Context, job string, bytes int64) (*mem.Reservation, error)
-}
-
-// DeviceGovernor is the device-memory budget of a Governor (mem.Governor
-// with Config.Device): each circuit's resident keys are charged before Load
-// (a circuit that does not fit is refused, naming both sizes), and each job
-// reserves its device footprint at pin/transfer (Backend.ResidentBytes,
-// JobBytes), waiting for room instead of failing on allocation. Both return
-// a nil hold when the governor keeps no device budget.
-type DeviceGovernor interface {
-	ChargeDevice(bytes int64) (*mem.Reservation, error)
-	AdmitDevice(ctx context.Context, job string, bytes int64) (*mem.Reservation, error)
-}
-
-// deviceBudget is the governor's device budget, or nil without one.
-func (e *Engine) deviceBudget() DeviceGovernor {
-	g, _ := e.cfg.Governor.(DeviceGovernor)
-	return g
-}
-
-// admitDevice reserves the job's device footprint before pin/transfer
-// stages its vectors there; waiting here pushes back on synthesize.
-func (e *Engine) admitDevice(ctx context.Context, j *Job) error {
-	g := e.deviceBudget()
-	if g == nil || j.Circuit == nil {
-		return nil
-	}
-	bytes := e.cfg.Backend.JobBytes(j.Circuit.Key)
-	if bytes == 0 {
-		return nil // a backend with no memory of its own (gpu.CPU)
-	}
-	r, err := g.AdmitDevice(ctx, j.ID, bytes)
-	if err != nil {
-		return fmt.Errorf("device admission: %w", err)
-	}
-	j.DeviceReservation = r
-	return nil
-}
 
 // Footprint estimates the bytes a job of c holds at its peak, from admission
 // to the end of the job: the largest of its three phases (see footprint).
