@@ -13,9 +13,9 @@ import (
 
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
-	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -36,10 +36,10 @@ func Gnark(src *gnarksrc.Source, witnesses []witness.Witness, files []string, n 
 	for i := range n {
 		w := witnesses[i%len(witnesses)]
 		runtime.GC()
-		start, cpu0 := time.Now(), stages.ProcessCPU()
+		start, cpu0 := time.Now(), core.ProcessCPU()
 		proof, err := groth16.Prove(src.R1CS(), src.ProvingKey(), w, src.ProverOptions()...)
 		t.Wall += time.Since(start)
-		t.CPU += stages.ProcessCPU() - cpu0
+		t.CPU += core.ProcessCPU() - cpu0
 		if err != nil {
 			return t, fmt.Errorf("gnark groth16.Prove of %s: %w", files[i%len(files)], err)
 		}

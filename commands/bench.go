@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/bench"
 	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -421,7 +422,7 @@ func benchStreamOf(c *cli.Context, cfg benchConfig, out string, circs []*stages.
 	}
 	var start time.Time
 	var cpu0 time.Duration
-	started := func() error { start, cpu0 = time.Now(), stages.ProcessCPU(); return nil }
+	started := func() error { start, cpu0 = time.Now(), core.ProcessCPU(); return nil }
 	opts, err := engineOptions(c, out)
 	if err != nil {
 		closeCircuits(circs)
@@ -439,7 +440,7 @@ func benchStreamOf(c *cli.Context, cfg benchConfig, out string, circs []*stages.
 		}
 		return nil
 	})
-	wall, cpu := time.Since(start), stages.ProcessCPU()-cpu0
+	wall, cpu := time.Since(start), core.ProcessCPU()-cpu0
 	stop()
 	if err != nil {
 		return nil, 0, 0, err

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/pipeline"
@@ -37,7 +38,7 @@ type Engine struct {
 	holds   []*mem.Reservation
 	tracer  *tracing.Tracer
 	out     *OutDir
-	core    *stages.Engine
+	core    *core.Prover // the circuits, pools and pipeline assembly
 
 	owned      []*stages.Circuit // closed with the engine
 	autoStages map[string]bool   // stages whose shape autoShape chose
@@ -124,12 +125,12 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	if e.backend, e.g2, err = e.openBackends(); err != nil {
 		return nil, err
 	}
-	if dm, ok := e.backend.(mem.DeviceMemory); ok {
-		gcfg.Device = dm // device memory becomes a budget beside RSS and pinned
+	if _, total := e.backend.DeviceMemory(); total > 0 {
+		gcfg.Device = e.backend // device memory becomes a budget beside RSS and pinned
 	}
 	e.gov = mem.NewGovernor(gcfg)
-	if ph, ok := e.backend.(pinnedHolder); ok && ph.PinnedBytes() > 0 {
-		h, err := e.gov.ChargePinned(int64(ph.PinnedBytes()))
+	if n := e.backend.PinnedBytes(); n > 0 {
+		h, err := e.gov.ChargePinned(int64(n))
 		if err != nil {
 			return nil, fmt.Errorf("%s backend: %w", e.backend.Name(), err)
 		}
@@ -141,7 +142,8 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	if e.out, err = OpenOutDir(e.opts.Out); err != nil {
 		return nil, err
 	}
-	_, bg2OnCPU := e.g2.(*gpu.CPU)
+	// B_G2 is on a GPU only where openBackends gave it the G1 stages' GPU
+	bg2OnCPU := len(e.cudas) == 0 || e.g2 != stages.G2Backend(e.backend)
 	e.cores = opts.Cores
 	if e.cores == 0 {
 		e.cores = runtime.NumCPU()
@@ -152,8 +154,8 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 		perDevice(e.opts.Shapes, len(e.cudas), !bg2OnCPU)
 	}
 	e.maxWorkers = growable(&e.opts, e.autoStages, e.cores)
-	e.core, err = stages.NewEngine(stages.Config{Shapes: e.opts.Shapes, MaxWorkers: e.maxWorkers,
-		Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out, TailBatch: opts.TailMSMBatch}, circuits...)
+	e.core, err = core.New(core.Config{Shapes: e.opts.Shapes, MaxWorkers: e.maxWorkers,
+		Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out, TailBatch: opts.TailMSMBatch, HostFault: hostFault}, circuits...)
 	if err != nil {
 		return nil, err
 	}
@@ -165,10 +167,7 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	}
 
 	tc := opts.Tracing
-	dev, g2 := e.backend.Name(), e.backend.Name()
-	if named, ok := e.g2.(interface{ Name() string }); ok {
-		g2 = named.Name()
-	}
+	dev, g2 := e.backend.Name(), e.g2.Name()
 	tc.Backend = dev
 	tc.Devices = map[string]string{stages.Transfer: dev, stages.MSMH: dev, stages.BatchAdd: dev, stages.TailMSM: dev, stages.BG2: g2}
 	if e.tracer, err = tracing.Start(ctx, tc); err != nil {
@@ -284,7 +283,22 @@ var ErrOutput = errors.New("outputs cannot be written")
 // ErrRunning); Close cancels it and waits for it to return, and after
 // Close it returns ErrClosed.
 func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error {
-	return e.run(ctx, nil, jobs, emit)
+	return e.run(ctx, nil, func(in *jobIntake) {
+		// the one goroutine between the caller's channel and stage 1
+		go func() {
+			defer in.close()
+			for {
+				select {
+				case l, ok := <-jobs:
+					if !ok || !in.take(l) {
+						return
+					}
+				case <-in.done:
+					return
+				}
+			}
+		}()
+	}, emit)
 }
 
 // drainReadGrace is how long reads of a job's input files (a witness, a
@@ -294,9 +308,12 @@ func (e *Engine) Run(ctx context.Context, jobs <-chan stream.Line, emit func(str
 // read whole well within it.
 const drainReadGrace = 5 * time.Second
 
-// run is Run; when intake (Stream's) ends, the reads of the jobs' files
-// still under way end drainReadGrace later.
-func (e *Engine) run(ctx, streamIntake context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error {
+// run is Run over the job lines that feed hands to in.take from a
+// goroutine of its own, which calls in.close when its lines end; feed
+// must return at once. When streamIntake (Stream's) ends, run takes no
+// more lines, and the reads of the jobs' files still under way end
+// drainReadGrace later.
+func (e *Engine) run(ctx, streamIntake context.Context, feed func(in *jobIntake), emit func(stream.Result) error) error {
 	if e.running.Swap(true) {
 		return ErrRunning
 	}
@@ -312,11 +329,12 @@ func (e *Engine) run(ctx, streamIntake context.Context, jobs <-chan stream.Line,
 	e.stopRun = cancelHard
 	e.mu.Unlock()
 	defer e.exit()
-	intake, stopIntake := context.WithCancel(hard)
+	intakeCtx, stopIntake := context.WithCancel(hard)
 	defer stopIntake()
 	reads, stopReads := context.WithCancelCause(hard)
 	defer stopReads(nil)
 	if streamIntake != nil {
+		defer context.AfterFunc(streamIntake, stopIntake)()
 		defer context.AfterFunc(streamIntake, func() {
 			t := time.NewTimer(drainReadGrace)
 			defer t.Stop()
@@ -343,62 +361,13 @@ func (e *Engine) run(ctx, streamIntake context.Context, jobs <-chan stream.Line,
 		stopIntake()
 	})
 
-	// Ids in flight: a caller feeding Run directly (not through
-	// stream.Read) gets the same checks, since two jobs of one id would
-	// write each other's files.
-	var inFlight sync.Map
-	in := make(chan *stages.Job)
-	var feeder sync.WaitGroup
-	feeder.Add(1)
-	go func() {
-		defer feeder.Done()
-		defer close(in)
-		for {
-			var l stream.Line
-			var ok bool
-			select {
-			case l, ok = <-jobs:
-				if !ok {
-					return
-				}
-			case <-intake.Done():
-				return
-			}
-			j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err, Reads: reads}
-			switch {
-			case j.Err != nil:
-			case !stream.ValidID(j.ID):
-				j.Err = fmt.Errorf("invalid id %q: want 1-128 of [A-Za-z0-9._-], not starting with . _ or -", j.ID)
-			default:
-				if err := e.checkWitness(j.Request); err != nil {
-					j.Err = err
-				} else if _, dup := inFlight.LoadOrStore(j.ID, true); dup {
-					j.Err = fmt.Errorf("%w %q: a job of that id is in flight", stream.ErrDuplicateID, j.ID)
-				} else {
-					j.Owned = true
-				}
-			}
-			if e.opts.SkipDone && j.Err == nil {
-				if r, done := e.resume(reads, j); done {
-					inFlight.Delete(j.ID)
-					if hard.Err() == nil { // Run may be returning: emit no more
-						send(r)
-					}
-					continue
-				}
-			}
-			select {
-			case in <- j:
-			case <-intake.Done():
-				return
-			}
-		}
-	}()
+	in := &jobIntake{e: e, in: make(chan *stages.Job), done: intakeCtx.Done(), reads: reads, hard: hard, send: send}
+	defer context.AfterFunc(intakeCtx, in.close)()
+	feed(in)
 
 	p := e.core.Pipeline()
 	e.mu.Lock()
 	e.pipe, e.t0 = p, time.Now()
-	t0 := e.t0
 	e.mu.Unlock()
 	e.status.every, e.status.line = e.opts.Memory.Status, e.statusLine
 	e.status.start()
@@ -406,16 +375,11 @@ func (e *Engine) run(ctx, streamIntake context.Context, jobs <-chan stream.Line,
 	observe, stopAdapting := e.startAdapting(hard)
 	defer stopAdapting()
 
-	err := e.core.Run(hard, p, in, func(r pipeline.Result[*stages.Job]) {
+	err := e.core.Run(hard, p, in.in, func(r core.Result) {
 		if r.Job.Owned {
-			inFlight.Delete(r.Job.ID)
+			in.inFlight.Delete(r.Job.ID)
 		}
-		line := stages.ResultLine(r, t0)
-		line.Retryable = r.Err != nil && hostFault(r.Err)
-		res := r.Job.Reservation
-		line.ReservedBytes = res.Reserved()
-		line.RSSPeakBytes = res.PeakRSS()
-		line.MinorFaults = res.MinorFaults()
+		line := r.Line
 		if line.Error == "" {
 			e.proved.Add(1)
 		} else {
@@ -436,8 +400,8 @@ func (e *Engine) run(ctx, streamIntake context.Context, jobs <-chan stream.Line,
 		e.notes.note(&line, e.shapeNow)
 		send(line)
 	})
-	cancelHard() // the feeder stops at once, if it has not
-	feeder.Wait()
+	cancelHard()
+	in.close() // waits for a take under way: no result is emitted after run returns
 	emitMu.Lock()
 	defer emitMu.Unlock()
 	switch {
@@ -450,6 +414,80 @@ func (e *Engine) run(ctx, streamIntake context.Context, jobs <-chan stream.Line,
 		return werr // wraps ErrOutput
 	}
 	return nil
+}
+
+// jobIntake is where job lines become jobs for stage 1, in the goroutine that
+// feeds them: each line's id is checked (unless its reader has), a second
+// job of an id in flight is refused (two jobs of one id would write each
+// other's files), its witness file checked, and with SkipDone a job an
+// earlier run finished is answered from its outputs.
+type jobIntake struct {
+	e     *Engine
+	in    chan *stages.Job // stage 1's input, closed once by close
+	done  <-chan struct{}  // intake ended: take no more
+	reads context.Context  // Job.Reads
+	hard  context.Context  // the run's
+	send  func(stream.Result)
+
+	inFlight sync.Map // ids of the jobs taken and not yet answered
+
+	// mu is held by a take under way and by close: close waits for the
+	// take, and no take sends after close.
+	mu     sync.Mutex
+	closed bool
+}
+
+// take makes l a job and hands it to stage 1; false once intake has ended
+// (the line is not taken).
+func (t *jobIntake) take(l stream.Line) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	e := t.e
+	j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err, Reads: t.reads}
+	switch {
+	case j.Err != nil:
+	case !l.IDChecked && !stream.ValidID(j.ID):
+		j.Err = fmt.Errorf("invalid id %q: want 1-128 of [A-Za-z0-9._-], not starting with . _ or -", j.ID)
+	default:
+		if err := e.checkWitness(j.Request); err != nil {
+			j.Err = err
+		} else if _, dup := t.inFlight.LoadOrStore(j.ID, true); dup {
+			j.Err = fmt.Errorf("%w %q: a job of that id is in flight", stream.ErrDuplicateID, j.ID)
+		} else {
+			j.Owned = true
+		}
+	}
+	if e.opts.SkipDone && j.Err == nil {
+		if r, done := e.resume(t.reads, j); done {
+			t.inFlight.Delete(j.ID)
+			if t.hard.Err() == nil { // Run may be returning: emit no more
+				t.send(r)
+			}
+			return true
+		}
+	}
+	select {
+	case t.in <- j:
+		return true
+	case <-t.done:
+		if j.Owned {
+			t.inFlight.Delete(j.ID)
+		}
+		return false
+	}
+}
+
+// close ends stage 1's input, once.
+func (t *jobIntake) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closed {
+		t.closed = true
+		close(t.in)
+	}
 }
 
 // hostFault tells a failure of the prover's host (its disk, its GPU) from one

@@ -9,34 +9,10 @@ import (
 	"github.com/zkpipe/zkpipe/stages"
 )
 
-// pinnedHolder is a backend that holds pinned host memory of its own, taken
-// when it opened (gpu.CUDA's bounce buffers); it is charged to the budgets.
-type pinnedHolder interface{ PinnedBytes() int }
-
-// pinnedStager is a backend that stages through pinned host buffers lent by
-// zkpipe rather than its own: a mem.PinnedPool allocated with the backend's
-// allocator and touched once, at start-up, within the pinned budget.
-type pinnedStager interface {
-	// PinnedAlloc allocates page-locked host memory (cudaHostAlloc) and
-	// returns the function that frees it (cudaFreeHost).
-	PinnedAlloc(bytes int) (buf []byte, free func() error, err error)
-	// PinnedSlots is the size of one staging buffer and how many the
-	// backend can use at once; fewer are given when the budget is short.
-	PinnedSlots() (slot, slots int)
-	// UsePinned hands the pool over before the first Transfer. The backend
-	// takes buffers with Get and gives each back with Put once its copy is
-	// done; every one must be back when the stream ends.
-	UsePinned(p *mem.PinnedPool)
-}
-
-// startPinned allocates the pinned pool of a pinnedStager backend; nil, nil
-// for other backends.
+// startPinned allocates the pinned pool of a backend that stages through
+// buffers lent to it (stages.Backend.PinnedSlots); nil, nil for the others.
 func startPinned(g *mem.Governor, b stages.Backend) (*mem.PinnedPool, error) {
-	ps, ok := b.(pinnedStager)
-	if !ok {
-		return nil, nil
-	}
-	slot, slots := ps.PinnedSlots()
+	slot, slots := b.PinnedSlots()
 	if slot <= 0 || slots <= 0 {
 		return nil, nil
 	}
@@ -46,11 +22,11 @@ func startPinned(g *mem.Governor, b stages.Backend) (*mem.PinnedPool, error) {
 			return nil, fmt.Errorf("--pinned-budget %s holds no %s staging buffer of the %s backend", mem.FormatBytes(budget), mem.FormatBytes(int64(slot)), b.Name())
 		}
 	}
-	p, err := mem.NewPinnedPool(g, ps.PinnedAlloc, slot, slots)
+	p, err := mem.NewPinnedPool(g, b.PinnedAlloc, slot, slots)
 	if err != nil {
 		return nil, fmt.Errorf("%s backend: %w", b.Name(), err)
 	}
-	ps.UsePinned(p)
+	b.UsePinned(p)
 	return p, nil
 }
 

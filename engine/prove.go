@@ -11,6 +11,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/pipeline"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -121,7 +122,8 @@ func (e *Engine) startProvers() *provers {
 		defer e.busy.Done()
 		defer close(pr.done)
 		// Its error is ctx's: the pipeline stops only when Close cancels it.
-		_ = e.core.Run(ctx, p, pr.in, func(r pipeline.Result[*stages.Job]) {
+		_ = e.core.Run(ctx, p, pr.in, func(cr core.Result) {
+			r := cr.Result
 			if ch, ok := pr.reply.LoadAndDelete(r.Job); ok {
 				ch.(chan pipeline.Result[*stages.Job]) <- r // buffered: never blocks
 			}

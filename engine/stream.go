@@ -35,58 +35,31 @@ func (d *Drained) Error() string {
 // that ends before r does returns a *Drained: nil means every job of r was
 // read and answered.
 func (e *Engine) Stream(ctx, intake context.Context, r io.Reader, emit func(stream.Result) error) error {
-	// fwd ends the reader and the forwarder when Stream returns, however it
-	// returns (a reader blocked inside r.Read itself cannot be woken).
-	fwd, stopFwd := context.WithCancel(intake)
-	defer stopFwd()
 	// A regular file ends without waiting: once stopped, the reader counts
-	// what it leaves unread. A pipe's reader may be blocked for good.
+	// what it leaves unread. A pipe's reader may be blocked for good in
+	// r.Read, which nothing can wake: intake's end closes stage 1's input
+	// without it (jobIntake.close), and Stream returns without waiting for it.
 	regular := endsWithoutWaiting(r)
-	lines := make(chan stream.Line)
 	readErr := make(chan error, 1)
-	go func() { readErr <- stream.ReadWith(fwd, r, lines, stream.ReadOptions{CountRest: regular}) }()
-	jobs := make(chan stream.Line)
-	// dropped: a line read, not forwarded; ended: the reader closed lines.
-	// Both are the forwarder's until fwdDone closes.
-	var dropped int
-	var ended bool
-	fwdDone := make(chan struct{})
-	go func() {
-		defer close(fwdDone)
-		defer close(jobs)
-		for {
-			// A read blocked on an open pipe cannot be interrupted: stop
-			// forwarding on intake's end instead, and let it go.
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					ended = true
-					return
-				}
-				select {
-				case jobs <- l:
-				case <-fwd.Done():
-					dropped++
-					return
-				}
-			case <-fwd.Done():
-				return
-			}
-		}
-	}()
-	if err := e.run(ctx, intake, jobs, emit); err != nil {
+	err := e.run(ctx, intake, func(in *jobIntake) {
+		// The reader is the one goroutine before stage 1: each line it
+		// reads becomes a job in the reading goroutine (jobIntake.take).
+		go func() {
+			readErr <- stream.ReadEach(intake, r, in.take, stream.ReadOptions{CountRest: regular})
+			in.close() // after readErr: a run that this ends finds it there
+		}()
+	}, emit)
+	if err != nil {
 		return err
 	}
-	<-fwdDone // jobs is closed: Run has returned only after that
-	if intake.Err() == nil || ended {
+	if intake.Err() == nil {
+		// run ended with the reader: every line read was answered
 		if err := <-readErr; err != nil {
 			return fmt.Errorf("read jobs: %w", err)
 		}
 		return nil
 	}
-	stopFwd()
-	d := &Drained{Unread: dropped}
-	var err error
+	d := &Drained{}
 	if regular {
 		err = <-readErr
 	} else {
@@ -99,8 +72,8 @@ func (e *Engine) Stream(ctx, intake context.Context, r io.Reader, emit func(stre
 	var st *stream.Stopped
 	switch {
 	case err == nil:
-		// r ended before the reader saw the stop: every line was sent,
-		// and all but the dropped ones were answered
+		// r ended before the reader saw the stop: every line was taken and
+		// answered
 	case errors.As(err, &st):
 		d.Unread += st.Unread
 		if !st.Counted {

@@ -10,18 +10,19 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // backend is what these conformance tests drive: every backend (CPU, CUDA)
 // must pass them.
 type backend interface {
-	Load(k *Key) (Resident, error)
-	Transfer(ctx context.Context, r Resident, v *Vectors) (*Staged, error)
-	BatchAddG1(ctx context.Context, s *Staged) (G1Sums, error)
-	TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error)
-	BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error)
-	MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error)
-	Free(s *Staged)
+	Load(k *proofdata.Key) (proofdata.Resident, error)
+	Transfer(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors) (*proofdata.Staged, error)
+	BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error)
+	TailMSMG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error)
+	BatchAddG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error)
+	MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error)
+	Free(s *proofdata.Staged)
 }
 
 // scalarKinds draws the scalars of one test case.
@@ -87,10 +88,10 @@ func testOnesPlusTailIsTheFullMSM(t *testing.T, b backend, sizes []int) {
 						w[j] = draw(rng, j)
 						sel[j] = uint32(j)
 					}
-					key := &Key{Domain: fft.NewDomain(4), A: g1, B1: g1, K: g1, B2: g2}
-					v := &Vectors{}
-					for _, q := range []*Query{&v.QA, &v.QB, &v.QK} {
-						Classify(q, w, sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
+					key := &proofdata.Key{Domain: fft.NewDomain(4), A: g1, B1: g1, K: g1, B2: g2}
+					v := &proofdata.Vectors{}
+					for _, q := range []*proofdata.Query{&v.QA, &v.QB, &v.QK} {
+						proofdata.Classify(q, w, sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
 					}
 					r, err := b.Load(key)
 					if err != nil {
@@ -208,34 +209,12 @@ func TestShareCoresDividesTheCoresAmongRunningOperations(t *testing.T) {
 	}
 }
 
-func TestClassifySplitsZeroOneAndSignificant(t *testing.T) {
-	var two fr.Element
-	two.SetUint64(2)
-	w := []fr.Element{{}, fr.One(), two, fr.One(), {}, two}
-	sel := []uint32{5, 0, 1, 2, 3} // scalars: 2, 0, 1, 2, 1
-	var q Query
-	Classify(&q, w, sel, make([]uint64, 1), make([]uint32, 5), make([]fr.Element, 5))
-	if q.Len != 5 || q.NumOnes != 2 || q.Dense {
-		t.Fatalf("got %+v", q)
-	}
-	if !q.IsOne(2) || !q.IsOne(4) || q.IsOne(0) || q.IsOne(1) || q.IsOne(3) {
-		t.Errorf("ones bitmap %b", q.Ones[0])
-	}
-	if len(q.Idx) != 2 || q.Idx[0] != 0 || q.Idx[1] != 3 || !q.Vals[0].Equal(&two) || !q.Vals[1].Equal(&two) {
-		t.Errorf("significant %v %v", q.Idx, q.Vals)
-	}
-	Classify(&q, []fr.Element{two, two}, []uint32{0, 1}, make([]uint64, 1), make([]uint32, 2), make([]fr.Element, 2))
-	if !q.Dense || q.Idx != nil || len(q.Vals) != 2 {
-		t.Errorf("all significant should be dense: %+v", q)
-	}
-}
-
 func TestCheckQueryRejectsWrongSizes(t *testing.T) {
 	c := NewCPU(1, 1)
 	_, g2 := randomBases(rand.New(rand.NewSource(2)), 3, false, false)
 	g1, _ := randomBases(rand.New(rand.NewSource(3)), 3, false, false)
-	r, _ := c.Load(&Key{Domain: fft.NewDomain(4), A: g1, B1: g1, K: g1, B2: g2})
-	v := &Vectors{QA: Query{Len: 2, Ones: make([]uint64, 1), Dense: true, Vals: make([]fr.Element, 2)}}
+	r, _ := c.Load(&proofdata.Key{Domain: fft.NewDomain(4), A: g1, B1: g1, K: g1, B2: g2})
+	v := &proofdata.Vectors{QA: proofdata.Query{Len: 2, Ones: make([]uint64, 1), Dense: true, Vals: make([]fr.Element, 2)}}
 	s, _ := c.Transfer(context.Background(), r, v)
 	if _, err := c.BatchAddG1(context.Background(), s); err == nil {
 		t.Error("batch-add accepted 2 scalars for 3 bases")

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/sourcegraph/conc"
 	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // CPU is the reference backend, on gnark-crypto. Its "device" is host memory,
@@ -82,13 +84,13 @@ func (c *CPU) heavy(fixed int) (int, func()) {
 
 func (c *CPU) Name() string { return "cpu" }
 
-type cpuResident struct{ key *Key }
+type cpuResident struct{ key *proofdata.Key }
 
-func (r cpuResident) Key() *Key    { return r.key }
-func (r cpuResident) Close() error { return nil }
+func (r cpuResident) Key() *proofdata.Key { return r.key }
+func (r cpuResident) Close() error        { return nil }
 
 // Load keeps the key where it is: host memory is the CPU's device memory.
-func (c *CPU) Load(k *Key) (Resident, error) {
+func (c *CPU) Load(k *proofdata.Key) (proofdata.Resident, error) {
 	if k.Domain == nil {
 		return nil, fmt.Errorf("cpu: key has no domain")
 	}
@@ -96,18 +98,18 @@ func (c *CPU) Load(k *Key) (Resident, error) {
 }
 
 // Transfer stages nothing on the CPU.
-func (c *CPU) Transfer(_ context.Context, r Resident, v *Vectors) (*Staged, error) {
-	return &Staged{Resident: r, Host: v}, nil
+func (c *CPU) Transfer(_ context.Context, r proofdata.Resident, v *proofdata.Vectors) (*proofdata.Staged, error) {
+	return &proofdata.Staged{Resident: r, Host: v}, nil
 }
 
 // Free releases what Transfer staged: nothing, on the CPU.
-func (c *CPU) Free(*Staged) {}
+func (c *CPU) Free(*proofdata.Staged) {}
 
 // ─── NTT + MSM_H ─────────────────────────────────────────────────────────────
 
 // MSMH computes h from a, b, c by the key's convention and returns [h(τ)·…]₁,
 // the MSM of h against the H query. a, b, c are consumed.
-func (c *CPU) MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error) {
+func (c *CPU) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error) {
 	var res bn254.G1Jac
 	k := s.Resident.Key()
 	h, err := c.ComputeH(ctx, k, s.Host)
@@ -138,7 +140,7 @@ func (c *CPU) MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error) {
 // snarkjs (HOddCoset): steps 1 and 2 with the coset shift ω₂ₙ, then
 // h = a·b − c pointwise: the zkey's H points are the odd Lagrange bases of the
 // 2n domain, so there is no division and no last iNTT; n terms, natural order.
-func (c *CPU) ComputeH(ctx context.Context, k *Key, v *Vectors) ([]fr.Element, error) {
+func (c *CPU) ComputeH(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) ([]fr.Element, error) {
 	n := k.N()
 	if len(v.A) > n || len(v.B) > n || len(v.C) > n {
 		return nil, fmt.Errorf("ntt: %d/%d/%d evaluations for a domain of %d", len(v.A), len(v.B), len(v.C), n)
@@ -170,7 +172,7 @@ func (c *CPU) ComputeH(ctx context.Context, k *Key, v *Vectors) ([]fr.Element, e
 	}
 
 	switch k.HConvention {
-	case HDivideByZ:
+	case proofdata.HDivideByZ:
 		// 1/Z on the coset: Z(g·ω^i) = gⁿ·ω^{in} − 1 = gⁿ − 1 for every i.
 		var zInv, one fr.Element
 		one.SetOne()
@@ -182,7 +184,7 @@ func (c *CPU) ComputeH(ctx context.Context, k *Key, v *Vectors) ([]fr.Element, e
 			}
 		})
 		d.FFTInverse(a, fft.DIF, fft.OnCoset(), tasks)
-	case HOddCoset:
+	case proofdata.HOddCoset:
 		parallel(n, nb, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				a[i].Mul(&a[i], &b[i]).Sub(&a[i], &cc[i])
@@ -209,9 +211,9 @@ func (c *CPU) padded(x []fr.Element, n int) []fr.Element {
 // ─── batch-addition ──────────────────────────────────────────────────────────
 
 // BatchAddG1 sums, for each G1 query, the bases whose scalar is one.
-func (c *CPU) BatchAddG1(ctx context.Context, s *Staged) (G1Sums, error) {
+func (c *CPU) BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error) {
 	k, v := s.Resident.Key(), s.Host
-	var out G1Sums
+	var out proofdata.G1Sums
 	if err := checkQuery("A", &v.QA, len(k.A)); err != nil {
 		return out, err
 	}
@@ -228,7 +230,7 @@ func (c *CPU) BatchAddG1(ctx context.Context, s *Staged) (G1Sums, error) {
 }
 
 // BatchAddG2 sums the B query's G2 bases whose scalar is one.
-func (c *CPU) BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
+func (c *CPU) BatchAddG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error) {
 	k, v := s.Resident.Key(), s.Host
 	if err := checkQuery("B", &v.QB, len(k.B2)); err != nil {
 		return bn254.G2Jac{}, err
@@ -238,7 +240,7 @@ func (c *CPU) BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
 
 // SumOnesG1 returns Σ bases[j] over the j whose scalar q classified as one,
 // split into up to tasks chunks summed in parallel.
-func SumOnesG1(bases []bn254.G1Affine, q *Query, tasks int) bn254.G1Jac {
+func SumOnesG1(bases []bn254.G1Affine, q *proofdata.Query, tasks int) bn254.G1Jac {
 	parts := make([]bn254.G1Jac, max(tasks, 1))
 	used := parallel(q.Len, tasks, func(chunk, lo, hi int) {
 		var acc bn254.G1Jac
@@ -253,7 +255,7 @@ func SumOnesG1(bases []bn254.G1Affine, q *Query, tasks int) bn254.G1Jac {
 }
 
 // SumOnesG2 is SumOnesG1 in G2.
-func SumOnesG2(bases []bn254.G2Affine, q *Query, tasks int) bn254.G2Jac {
+func SumOnesG2(bases []bn254.G2Affine, q *proofdata.Query, tasks int) bn254.G2Jac {
 	parts := make([]bn254.G2Jac, max(tasks, 1))
 	used := parallel(q.Len, tasks, func(chunk, lo, hi int) {
 		var acc bn254.G2Jac
@@ -268,7 +270,7 @@ func SumOnesG2(bases []bn254.G2Affine, q *Query, tasks int) bn254.G2Jac {
 }
 
 // forOnes calls f for each j in [lo, hi) whose bit is set, a word at a time.
-func forOnes(q *Query, lo, hi int, f func(j int)) {
+func forOnes(q *proofdata.Query, lo, hi int, f func(j int)) {
 	for j := lo; j < hi; {
 		w := q.Ones[j>>6] >> (uint(j) & 63)
 		if w == 0 {
@@ -285,14 +287,14 @@ func forOnes(q *Query, lo, hi int, f func(j int)) {
 // ─── tail-MSM ────────────────────────────────────────────────────────────────
 
 // TailMSMG1 runs the MSM of the significant scalars of the A, B and K queries.
-func (c *CPU) TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error) {
+func (c *CPU) TailMSMG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error) {
 	k, v := s.Resident.Key(), s.Host
-	var out G1Sums
+	var out proofdata.G1Sums
 	for _, t := range []struct {
 		name  string
 		dst   *bn254.G1Jac
 		bases []bn254.G1Affine
-		q     *Query
+		q     *proofdata.Query
 	}{{"A", &out.A, k.A, &v.QA}, {"B", &out.B1, k.B1, &v.QB}, {"K", &out.K, k.K, &v.QK}} {
 		if err := ctx.Err(); err != nil {
 			return out, err
@@ -306,21 +308,15 @@ func (c *CPU) TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error) {
 
 // TailMSMG1Batch runs TailMSMG1 for each job in turn: the CPU's MSM has
 // no cross-proof batching (one MSM already takes every core it is given).
-func (c *CPU) TailMSMG1Batch(ctx context.Context, ss []*Staged) ([]G1Sums, []error) {
-	return tailEach(ctx, ss, c.TailMSMG1)
-}
-
-// tailEach runs tail on each of ss in turn: the batch of a backend that
-// does not batch.
-func tailEach(ctx context.Context, ss []*Staged, tail func(context.Context, *Staged) (G1Sums, error)) ([]G1Sums, []error) {
-	out, errs := make([]G1Sums, len(ss)), make([]error, len(ss))
+func (c *CPU) TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]proofdata.G1Sums, []error) {
+	out, errs := make([]proofdata.G1Sums, len(ss)), make([]error, len(ss))
 	for i, s := range ss {
-		out[i], errs[i] = tail(ctx, s)
+		out[i], errs[i] = c.TailMSMG1(ctx, s)
 	}
 	return out, errs
 }
 
-func (c *CPU) tailG1(dst *bn254.G1Jac, bases []bn254.G1Affine, q *Query) error {
+func (c *CPU) tailG1(dst *bn254.G1Jac, bases []bn254.G1Affine, q *proofdata.Query) error {
 	if err := checkQuery("", q, len(bases)); err != nil {
 		return err
 	}
@@ -349,7 +345,7 @@ func (c *CPU) tailG1(dst *bn254.G1Jac, bases []bn254.G1Affine, q *Query) error {
 // ─── B_G2 ────────────────────────────────────────────────────────────────────
 
 // MSMG2 runs the G2 MSM of the B query's significant scalars.
-func (c *CPU) MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
+func (c *CPU) MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error) {
 	k, q := s.Resident.Key(), &s.Host.QB
 	var res bn254.G2Jac
 	if err := checkQuery("B", q, len(k.B2)); err != nil {
@@ -378,9 +374,49 @@ func (c *CPU) MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
 	return res, ctx.Err()
 }
 
+// ─── what a host backend lacks ───────────────────────────────────────────────
+//
+// The rest of stages.Backend: the capabilities of a device with memory of
+// its own, which the CPU says it does not have.
+
+// ClassifiesOnTransfer is false: the stage classifies on the host, into the
+// engine's pools, and calls Transfer.
+func (c *CPU) ClassifiesOnTransfer() bool { return false }
+
+// TransferClassify is unsupported: see ClassifiesOnTransfer.
+func (c *CPU) TransferClassify(context.Context, proofdata.Resident, *proofdata.Vectors, []fr.Element, []uint32, []uint32, []uint32, bool) (*proofdata.Staged, error) {
+	return nil, fmt.Errorf("cpu: classify on transfer: %w", errors.ErrUnsupported)
+}
+
+// On is "": the CPU is one device.
+func (c *CPU) On(*proofdata.Staged) string { return "" }
+
+// ResidentBytes is 0: a key stays in host memory, counted there.
+func (c *CPU) ResidentBytes(*proofdata.Key) int64 { return 0 }
+
+// JobBytes is 0: a job's vectors stay in host memory, counted there.
+func (c *CPU) JobBytes(*proofdata.Key) int64 { return 0 }
+
+// DeviceMemory is 0, 0: no device memory, no device budget.
+func (c *CPU) DeviceMemory() (free, total int64) { return 0, 0 }
+
+// PinnedBytes is 0: the CPU pins nothing.
+func (c *CPU) PinnedBytes() int { return 0 }
+
+// PinnedSlots is 0, 0: nothing is staged through pinned buffers.
+func (c *CPU) PinnedSlots() (slot, slots int) { return 0, 0 }
+
+// PinnedAlloc is unsupported: see PinnedSlots.
+func (c *CPU) PinnedAlloc(int) ([]byte, func() error, error) {
+	return nil, nil, fmt.Errorf("cpu: pinned memory: %w", errors.ErrUnsupported)
+}
+
+// UsePinned does nothing: see PinnedSlots.
+func (c *CPU) UsePinned(*mem.PinnedPool) {}
+
 // ─── helpers ─────────────────────────────────────────────────────────────────
 
-func checkQuery(name string, q *Query, nbBases int) error {
+func checkQuery(name string, q *proofdata.Query, nbBases int) error {
 	switch {
 	case q.Len != nbBases:
 		return fmt.Errorf("query %s has %d scalars for %d bases", name, q.Len, nbBases)

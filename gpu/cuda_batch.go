@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // Cross-proof batching of the tail MSMs: the A, B₁ and K MSMs of several
@@ -32,8 +33,8 @@ func msmBatchG1(f *cudaFns, t msmTable, op string, bases uintptr, vecs []msmVec,
 	return out, nil
 }
 
-// query is the sum of the i-th G1 query: A, B₁, K.
-func (s *G1Sums) query(i int) *bn254.G1Jac {
+// g1Query is the sum of the i-th G1 query: A, B₁, K.
+func g1Query(s *proofdata.G1Sums, i int) *bn254.G1Jac {
 	return [...]*bn254.G1Jac{&s.A, &s.B1, &s.K}[i]
 }
 
@@ -43,8 +44,8 @@ func (s *G1Sums) query(i int) *bn254.G1Jac {
 // takes a compute stream of its own and they run at once where streams are
 // free (an MSM of a short tail leaves most of the GPU idle; two of 2^20
 // points overlap their sorts and reductions).
-func (c *CUDA) tails(ctx context.Context, r *cudaResident, sts []*cudaStaged) ([]G1Sums, error) {
-	out := make([]G1Sums, len(sts))
+func (c *CUDA) tails(ctx context.Context, r *cudaResident, sts []*cudaStaged) ([]proofdata.G1Sums, error) {
+	out := make([]proofdata.G1Sums, len(sts))
 	bases := [3]uintptr{r.a, r.b1, r.k}
 	names := [3]string{"A", "B", "K"}
 	var errs [3]error
@@ -57,7 +58,7 @@ func (c *CUDA) tails(ctx context.Context, r *cudaResident, sts []*cudaStaged) ([
 			if len(sts) == 1 {
 				q := &sts[0].q[i]
 				p, err := msm[xyzzG1](c.fn, tab, "msm g1", bases[i], q.vals, q.idx, q.nvals, cs)
-				*out[0].query(i) = p
+				*g1Query(&out[0], i) = p
 				return err
 			}
 			vecs := make([]msmVec, len(sts))
@@ -67,7 +68,7 @@ func (c *CUDA) tails(ctx context.Context, r *cudaResident, sts []*cudaStaged) ([
 			}
 			ps, err := msmBatchG1(c.fn, tab, "msm batch g1", bases[i], vecs, cs)
 			for j, p := range ps {
-				*out[j].query(i) = p
+				*g1Query(&out[j], i) = p
 			}
 			return err
 		})
@@ -104,8 +105,8 @@ func (c *CUDA) tails(ctx context.Context, r *cudaResident, sts []*cudaStaged) ([
 // tried again job by job (its scratch is k times one job's: each alone may
 // fit), unless the device is lost or ctx is done; only then do the jobs of
 // that run share its error.
-func (c *CUDA) TailMSMG1Batch(ctx context.Context, ss []*Staged) (out []G1Sums, errs []error) {
-	out, errs = make([]G1Sums, len(ss)), make([]error, len(ss))
+func (c *CUDA) TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) (out []proofdata.G1Sums, errs []error) {
+	out, errs = make([]proofdata.G1Sums, len(ss)), make([]error, len(ss))
 	type group struct {
 		r   *cudaResident
 		at  []int

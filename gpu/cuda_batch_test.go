@@ -16,15 +16,16 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // batchJobs makes k jobs' vectors over key: query populations that differ
 // from job to job (sparse with different indexes, dense, all zero — sparse
 // with no significant scalar, and dense with every scalar zero —, all one),
 // so that a batch mixes every kind of vector.
-func batchJobs(r *rand.Rand, key *gpu.Key, k int) []*gpu.Vectors {
+func batchJobs(r *rand.Rand, key *proofdata.Key, k int) []*proofdata.Vectors {
 	size := len(key.A)
-	query := func(j, q int) gpu.Query {
+	query := func(j, q int) proofdata.Query {
 		switch (j + q) % 6 {
 		case 0, 1:
 			return classify(scalars(r, size, mixed))
@@ -33,14 +34,14 @@ func batchJobs(r *rand.Rand, key *gpu.Key, k int) []*gpu.Vectors {
 		case 3:
 			return classify(scalars(r, size, zeros)) // no significant scalar: an empty vector
 		case 4: // dense, every scalar 0: every digit the sentinel
-			return gpu.Query{Len: size, Ones: make([]uint64, (size+63)/64), Dense: true, Vals: make([]fr.Element, size)}
+			return proofdata.Query{Len: size, Ones: make([]uint64, (size+63)/64), Dense: true, Vals: make([]fr.Element, size)}
 		default:
 			return classify(scalars(r, size, ones))
 		}
 	}
-	out := make([]*gpu.Vectors, k)
+	out := make([]*proofdata.Vectors, k)
 	for j := range out {
-		out[j] = &gpu.Vectors{QA: query(j, 0), QB: query(j, 1), QK: query(j, 2)}
+		out[j] = &proofdata.Vectors{QA: query(j, 0), QB: query(j, 1), QK: query(j, 2)}
 	}
 	return out
 }
@@ -66,7 +67,7 @@ func TestCUDATailBatchMatchesSingles(t *testing.T) {
 				continue
 			}
 			r := rand.New(rand.NewPCG(uint64(size), 21))
-			key := newFixture(r, size, mixed, gpu.HDivideByZ, true).key
+			key := newFixture(r, size, mixed, proofdata.HDivideByZ, true).key
 			rg, err := c.Load(key)
 			if err != nil {
 				t.Fatal(err)
@@ -75,7 +76,7 @@ func TestCUDATailBatchMatchesSingles(t *testing.T) {
 			for _, k := range []int{1, 2, 3, 5} {
 				t.Run(fmt.Sprintf("tables=%v/n=%d/k=%d", tables, size, k), func(t *testing.T) {
 					vecs := batchJobs(r, key, k)
-					var sg, sc []*gpu.Staged
+					var sg, sc []*proofdata.Staged
 					for _, v := range vecs {
 						s, err := c.Transfer(ctx, rg, v)
 						if err != nil {
@@ -123,8 +124,8 @@ func TestCUDATailBatchFailures(t *testing.T) {
 	ctx := context.Background()
 	cpu := gpu.NewCPU(0, 0)
 	r := rand.New(rand.NewPCG(22, 23))
-	keys := []*gpu.Key{newFixture(r, 100, mixed, gpu.HDivideByZ, true).key, newFixture(r, 37, mixed, gpu.HDivideByZ, true).key}
-	var ss, want []*gpu.Staged
+	keys := []*proofdata.Key{newFixture(r, 100, mixed, proofdata.HDivideByZ, true).key, newFixture(r, 37, mixed, proofdata.HDivideByZ, true).key}
+	var ss, want []*proofdata.Staged
 	for i, key := range append(slices.Clone(keys), keys...) {
 		rg, err := c.Load(key)
 		if err != nil {
@@ -143,7 +144,7 @@ func TestCUDATailBatchFailures(t *testing.T) {
 			want = append(want, s)
 		}
 	}
-	check := func(what string, got []gpu.G1Sums, errs []error) {
+	check := func(what string, got []proofdata.G1Sums, errs []error) {
 		t.Helper()
 		for j := range ss {
 			if errs[j] != nil {
@@ -163,8 +164,8 @@ func TestCUDATailBatchFailures(t *testing.T) {
 			check(fmt.Sprintf("%s #%d failed", what, nth), got, errs)
 		}
 	}
-	foreign := &gpu.Staged{Resident: ss[0].Resident, Host: ss[0].Host}
-	_, errs = c.TailMSMG1Batch(ctx, []*gpu.Staged{ss[0], foreign, ss[1]})
+	foreign := &proofdata.Staged{Resident: ss[0].Resident, Host: ss[0].Host}
+	_, errs = c.TailMSMG1Batch(ctx, []*proofdata.Staged{ss[0], foreign, ss[1]})
 	if errs[0] != nil || errs[2] != nil || errs[1] == nil || !strings.Contains(errs[1].Error(), "not staged") {
 		t.Fatalf("a foreign job in a batch: errors %v", errs)
 	}
@@ -221,15 +222,15 @@ func TestCUDATailBatchMeasure(t *testing.T) {
 	}
 	for _, lg := range sizes {
 		n := 1 << lg
-		key := &gpu.Key{Domain: fft.NewDomain(2), A: tileG1(n, false), B1: tileG1(n, false), K: tileG1(n, false)}
+		key := &proofdata.Key{Domain: fft.NewDomain(2), A: tileG1(n, false), B1: tileG1(n, false), K: tileG1(n, false)}
 		res, err := cuda.Load(key)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, mode := range []int{dense, mixed} {
-			var ss []*gpu.Staged
+			var ss []*proofdata.Staged
 			for range 8 {
-				v := &gpu.Vectors{QA: classify(scalars(r, n, mode)), QB: classify(scalars(r, n, mode)), QK: classify(scalars(r, n, mode))}
+				v := &proofdata.Vectors{QA: classify(scalars(r, n, mode)), QB: classify(scalars(r, n, mode)), QK: classify(scalars(r, n, mode))}
 				s, err := cuda.Transfer(ctx, res, v)
 				if err != nil {
 					t.Fatal(err)

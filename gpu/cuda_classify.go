@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // ─── pin/transfer: classification straight into pinned memory ───────────────
@@ -24,7 +25,7 @@ import (
 // hostB: B's query is already classified in v.QB and is uploaded from
 // there as Transfer does (selB unused), for a B_G2 on the CPU, which reads
 // that host copy. w must stay unchanged until TransferClassify returns.
-func (c *CUDA) TransferClassify(ctx context.Context, res Resident, v *Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*Staged, error) {
+func (c *CUDA) TransferClassify(ctx context.Context, res proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
 	r, ok := res.(*cudaResident)
 	if !ok {
 		return nil, fmt.Errorf("cuda: resident of another backend")
@@ -77,7 +78,7 @@ func (c *CUDA) TransferClassify(ctx context.Context, res Resident, v *Vectors, w
 	c.liveMu.Lock()
 	c.staged[st] = struct{}{}
 	c.liveMu.Unlock()
-	return &Staged{Resident: res, Host: v, Device: st}, nil
+	return &proofdata.Staged{Resident: res, Host: v, Device: st}, nil
 }
 
 // pinnedQuery is one query TransferClassify classifies: the scalars
@@ -85,7 +86,7 @@ func (c *CUDA) TransferClassify(ctx context.Context, res Resident, v *Vectors, w
 type pinnedQuery struct {
 	sel  []uint32
 	dev  *cudaQuery
-	host *Query
+	host *proofdata.Query
 }
 
 // classifyQueries allocates each query's device buffers at their largest
@@ -163,7 +164,7 @@ func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, w []fr.Element, q 
 		bits := unsafe.Slice((*uint64)(pin), (hi-lo+63)/64)
 		vals := unsafe.Slice((*fr.Element)(unsafe.Add(pin, per/8)), hi-lo)
 		idx := unsafe.Slice((*uint32)(unsafe.Add(pin, per/8+fr.Bytes*per)), hi-lo)
-		kc, oc := classifyRange(w, q.sel, lo, hi, bits, idx, vals)
+		kc, oc := proofdata.ClassifyRange(w, q.sel, lo, hi, bits, idx, vals)
 		if err := wait(); err != nil {
 			return err
 		}
@@ -180,7 +181,7 @@ func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, w []fr.Element, q 
 		return err
 	}
 	q.dev.len, q.dev.nvals = n, k
-	*q.host = Query{Len: n, NumOnes: ones, Dense: k == n}
+	*q.host = proofdata.Query{Len: n, NumOnes: ones, Dense: k == n}
 	if k == n {
 		q.dev.idx = 0 // dense: the bases as they are (the buffer is freed with the rest)
 	}

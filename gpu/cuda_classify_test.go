@@ -8,6 +8,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // TransferClassify classifies the queries straight into the pinned buffers,
@@ -26,7 +27,7 @@ func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
 		mode int
 	}{{"mixed", mixed}, {"dense", dense}, {"zeros", zeros}} {
 		t.Run(mode.name, func(t *testing.T) {
-			key := &gpu.Key{Domain: domain(1<<17, gpu.HDivideByZ), HConvention: gpu.HDivideByZ,
+			key := &proofdata.Key{Domain: domain(1<<17, proofdata.HDivideByZ), HConvention: proofdata.HDivideByZ,
 				A: tileG1(size, false), B1: tileG1(size-1000, false), K: tileG1(size-100, false), Z: tileG1(1, false), B2: tileG2(size-1000, false)}
 			res, err := cuda.Load(key)
 			if err != nil {
@@ -41,7 +42,7 @@ func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
 			}
 			selK := selA[50 : size-50]
 			selB := selA[1000:]
-			v := &gpu.Vectors{A: scalars(r, 10, dense), B: scalars(r, 10, dense), C: scalars(r, 10, dense)}
+			v := &proofdata.Vectors{A: scalars(r, 10, dense), B: scalars(r, 10, dense), C: scalars(r, 10, dense)}
 			hostB := mode.name == "dense"
 			if hostB {
 				vals := make([]fr.Element, len(selB))
@@ -58,7 +59,7 @@ func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
 			for i, q := range []struct {
 				name string
 				sel  []uint32
-				host *gpu.Query
+				host *proofdata.Query
 			}{{"A", selA, &v.QA}, {"B", selB, &v.QB}, {"K", selK, &v.QK}} {
 				vals := make([]fr.Element, len(q.sel))
 				for j, wire := range q.sel {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // TestCUDAConfigReachesTheLibrary: each backend's CUDAConfig is the one
@@ -31,7 +32,7 @@ func TestCUDAConfigReachesTheLibrary(t *testing.T) {
 	}
 	// the window reaches the MSM plans: 2^21 buckets a set take more
 	// scratch than 100 points' own window
-	k := newFixture(rand.New(rand.NewPCG(1, 2)), 100, mixed, gpu.HDivideByZ, false).key
+	k := newFixture(rand.New(rand.NewPCG(1, 2)), 100, mixed, proofdata.HDivideByZ, false).key
 	if c.JobBytes(k) <= def.JobBytes(k) {
 		t.Errorf("JobBytes %d with 22-bit windows, %d by size: the window did not reach the plan", c.JobBytes(k), def.JobBytes(k))
 	}
@@ -75,7 +76,7 @@ func TestCUDAWideWindowMatchesCPU(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, mode := range []int{mixed, dense} {
 		t.Run(fmt.Sprintf("tables/mode=%d", mode), func(t *testing.T) {
-			compare(t, c, newFixture(r, 100, mode, gpu.HDivideByZ, true), true)
+			compare(t, c, newFixture(r, 100, mode, proofdata.HDivideByZ, true), true)
 		})
 	}
 }

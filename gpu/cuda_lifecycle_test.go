@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // These tests open backends of their own; those that need the host
@@ -55,7 +56,7 @@ func standIn(t *testing.T, c *gpu.CUDA) *gpu.HostStandIn {
 }
 
 // prove runs every device operation of one proof on f.
-func prove(ctx context.Context, c *gpu.CUDA, res gpu.Resident, f fixture) error {
+func prove(ctx context.Context, c *gpu.CUDA, res proofdata.Resident, f fixture) error {
 	s, err := c.Transfer(ctx, res, f.vecs())
 	if err != nil {
 		return err
@@ -155,7 +156,7 @@ func TestCUDAOpenUseCloseManyTimes(t *testing.T) {
 	c0.Close()
 	base, baseBytes := h.Live(), h.Allocated()
 	ctx := context.Background()
-	f := newFixture(rand.New(rand.NewPCG(9, 9)), 300, mixed, gpu.HDivideByZ, true)
+	f := newFixture(rand.New(rand.NewPCG(9, 9)), 300, mixed, proofdata.HDivideByZ, true)
 	var heap5, rss5 int64
 	for i := range 20 {
 		c := openOwn(t)
@@ -207,7 +208,7 @@ func TestCUDACloseWaitsForWork(t *testing.T) {
 		base = h.Live()
 	}
 	ctx := context.Background()
-	f := newFixture(rand.New(rand.NewPCG(9, 10)), 1000, mixed, gpu.HDivideByZ, false)
+	f := newFixture(rand.New(rand.NewPCG(9, 10)), 1000, mixed, proofdata.HDivideByZ, false)
 	res, err := c.Load(f.key)
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +259,7 @@ func TestCUDAFailuresFreeEverything(t *testing.T) {
 	defer c.Close()
 	h := standIn(t, c)
 	ctx := context.Background()
-	f := newFixture(rand.New(rand.NewPCG(9, 11)), 100, mixed, gpu.HDivideByZ, true)
+	f := newFixture(rand.New(rand.NewPCG(9, 11)), 100, mixed, proofdata.HDivideByZ, true)
 	base := h.Live()
 	for _, what := range []string{"cudaMalloc", "kernel", "copy"} {
 		failed := 0
@@ -301,7 +302,7 @@ func TestCUDAConcurrentFailuresKeepTheirMessages(t *testing.T) {
 	h := standIn(t, c)
 	h.SetMemory(1 << 20) // 1 MiB of "device": the keys below do not fit
 	defer h.SetMemory(0)
-	f := newFixture(rand.New(rand.NewPCG(9, 12)), 3000, mixed, gpu.HDivideByZ, false)
+	f := newFixture(rand.New(rand.NewPCG(9, 12)), 3000, mixed, proofdata.HDivideByZ, false)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
@@ -333,7 +334,7 @@ func TestCUDADeviceMemory(t *testing.T) {
 	if total != 1<<30 || free0 > total {
 		t.Fatalf("DeviceMemory = %d, %d", free0, total)
 	}
-	f := newFixture(rand.New(rand.NewPCG(9, 13)), 3000, dense, gpu.HDivideByZ, false)
+	f := newFixture(rand.New(rand.NewPCG(9, 13)), 3000, dense, proofdata.HDivideByZ, false)
 	res, err := c.Load(f.key)
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +348,7 @@ func TestCUDADeviceMemory(t *testing.T) {
 	// against JobBytes, which the governor reserves: never more, and not
 	// wastefully less (at least half of the estimate is used).
 	for _, size := range []int{100, 3000, 20000} {
-		f := newFixture(rand.New(rand.NewPCG(9, uint64(size))), size, dense, gpu.HDivideByZ, false)
+		f := newFixture(rand.New(rand.NewPCG(9, uint64(size))), size, dense, proofdata.HDivideByZ, false)
 		res, err := c.Load(f.key)
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // TestCUDANTTMatchesCPU compares h, as the CUDA backend computes it (the
@@ -21,7 +22,7 @@ func TestCUDANTTMatchesCPU(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	logs := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16}
 	for _, lg := range logs {
-		for _, conv := range []gpu.HConvention{gpu.HDivideByZ, gpu.HOddCoset} {
+		for _, conv := range []proofdata.HConvention{proofdata.HDivideByZ, proofdata.HOddCoset} {
 			t.Run(fmt.Sprintf("2^%d/conv=%d", lg, conv), func(t *testing.T) {
 				computeHMatches(t, cuda, newNTTFixture(r, 1<<lg, conv))
 			})
@@ -31,11 +32,11 @@ func TestCUDANTTMatchesCPU(t *testing.T) {
 
 // newNTTFixture is a key and vectors of n elements for H alone: a, b, c
 // dense and random over the whole domain, with 0 and r − 1 among them.
-func newNTTFixture(r *rand.Rand, n int, conv gpu.HConvention) fixture {
+func newNTTFixture(r *rand.Rand, n int, conv proofdata.HConvention) fixture {
 	f := newFixture(r, 1, mixed, conv, false) // small bases: H reads none of them
 	f.key.Domain = domain(n, conv)
 	hl := n - 1
-	if conv == gpu.HOddCoset || n == 1 {
+	if conv == proofdata.HOddCoset || n == 1 {
 		hl = n
 	}
 	f.key.Z = tileG1(hl, false)
@@ -44,7 +45,7 @@ func newNTTFixture(r *rand.Rand, n int, conv gpu.HConvention) fixture {
 	b[n-1].SetOne()
 	b[n-1].Neg(&b[n-1])
 	vecs := f.vecs
-	f.vecs = func() *gpu.Vectors {
+	f.vecs = func() *proofdata.Vectors {
 		v := vecs()
 		v.A, v.B, v.C = slices.Clone(a), slices.Clone(b), slices.Clone(c)
 		return v

@@ -15,13 +15,14 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // ─── Load ────────────────────────────────────────────────────────────────────
 
 type cudaResident struct {
 	c   *CUDA
-	key *Key
+	key *proofdata.Key
 
 	a, b1, k, z, b2      uintptr // bases
 	tw, twinv, gn, ginvn uintptr // NTT tables
@@ -32,7 +33,7 @@ type cudaResident struct {
 	freeErr              error
 }
 
-func (r *cudaResident) Key() *Key { return r.key }
+func (r *cudaResident) Key() *proofdata.Key { return r.key }
 
 // Close frees the device copy of the key. Closing the backend closes its
 // open residents.
@@ -69,7 +70,7 @@ func (r *cudaResident) free() error {
 
 // ResidentBytes is the device memory Load takes for k: its bases and the
 // domain's four tables.
-func (c *CUDA) ResidentBytes(k *Key) int64 {
+func (c *CUDA) ResidentBytes(k *proofdata.Key) int64 {
 	g1, g2 := int64(unsafe.Sizeof(bn254.G1Affine{})), int64(unsafe.Sizeof(bn254.G2Affine{}))
 	n := int64(k.N())
 	bases := g1*int64(len(k.A)+len(k.B1)+len(k.K)+len(k.Z)) + g2*int64(len(k.B2))
@@ -81,7 +82,7 @@ func (c *CUDA) ResidentBytes(k *Key) int64 {
 // and the scratch of the MSMs it runs at once (msmScratchBytes): H's, B₂'s,
 // or the tail's, whose A, B₁ and K MSMs overlap on up to tailStreams
 // compute streams (the largest of them, then).
-func (c *CUDA) JobBytes(k *Key) int64 {
+func (c *CUDA) JobBytes(k *proofdata.Key) int64 {
 	n := int64(k.N())
 	staged := 3 * n * fr.Bytes
 	for _, q := range []int{len(k.A), len(k.B1), len(k.K)} {
@@ -130,7 +131,7 @@ func g2Flag(g2 bool) int32 {
 }
 
 // Load uploads the key's bases and builds the NTT tables on the device.
-func (c *CUDA) Load(k *Key) (Resident, error) {
+func (c *CUDA) Load(k *proofdata.Key) (proofdata.Resident, error) {
 	if k.Domain == nil {
 		return nil, fmt.Errorf("cuda: key has no domain")
 	}
@@ -200,7 +201,7 @@ type cudaStaged struct {
 
 // Transfer uploads one proof's vectors (a, b, c padded to n with zeros, and
 // the classified queries) through the pinned buffers.
-func (c *CUDA) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged, error) {
+func (c *CUDA) Transfer(ctx context.Context, res proofdata.Resident, v *proofdata.Vectors) (*proofdata.Staged, error) {
 	r, ok := res.(*cudaResident)
 	if !ok {
 		return nil, fmt.Errorf("cuda: resident of another backend")
@@ -212,7 +213,7 @@ func (c *CUDA) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged,
 	}
 	for _, q := range []struct {
 		name string
-		q    *Query
+		q    *proofdata.Query
 		nb   int
 	}{{"A", &v.QA, len(k.A)}, {"B", &v.QB, len(k.B1)}, {"K", &v.QK, len(k.K)}} {
 		if err := checkQuery(q.name, q.q, q.nb); err != nil {
@@ -225,7 +226,7 @@ func (c *CUDA) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged,
 	defer c.exit()
 	// a, b, c padded to n; per query: ones bitmap, values, indexes (sparse)
 	bufs := []hostBuf{bufOf(v.A, n), bufOf(v.B, n), bufOf(v.C, n)}
-	for _, q := range []*Query{&v.QA, &v.QB, &v.QK} {
+	for _, q := range []*proofdata.Query{&v.QA, &v.QB, &v.QK} {
 		words := (q.Len + 63) / 64
 		bufs = append(bufs, bufOf(q.Ones[:words], words), bufOf(q.Vals, len(q.Vals)))
 		if !q.Dense {
@@ -238,7 +239,7 @@ func (c *CUDA) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged,
 	}
 	st := &cudaStaged{a: p[0], b: p[1], c: p[2], bufs: p}
 	next := 3
-	for i, q := range []*Query{&v.QA, &v.QB, &v.QK} {
+	for i, q := range []*proofdata.Query{&v.QA, &v.QB, &v.QK} {
 		dq := &st.q[i]
 		dq.len, dq.nvals = q.Len, len(q.Vals)
 		dq.ones, dq.vals = p[next], p[next+1]
@@ -251,7 +252,7 @@ func (c *CUDA) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged,
 	c.liveMu.Lock()
 	c.staged[st] = struct{}{}
 	c.liveMu.Unlock()
-	s := &Staged{Resident: res, Host: v, Device: st}
+	s := &proofdata.Staged{Resident: res, Host: v, Device: st}
 	if err := ctx.Err(); err != nil {
 		c.free(s)
 		return nil, err
@@ -261,7 +262,7 @@ func (c *CUDA) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged,
 
 // Free releases the device memory Transfer took (back to the pool). After
 // Close it does nothing: Close freed it.
-func (c *CUDA) Free(s *Staged) {
+func (c *CUDA) Free(s *proofdata.Staged) {
 	if c.enter() != nil {
 		return
 	}
@@ -269,7 +270,7 @@ func (c *CUDA) Free(s *Staged) {
 	c.free(s)
 }
 
-func (c *CUDA) free(s *Staged) {
+func (c *CUDA) free(s *proofdata.Staged) {
 	st, ok := s.Device.(*cudaStaged)
 	if !ok || st == nil {
 		return
@@ -298,7 +299,7 @@ func (c *CUDA) freeStaged(st *cudaStaged) error {
 
 // compute enters an operation on s's device buffers; the caller must call
 // the returned done, and takes compute streams with onCompute.
-func (c *CUDA) compute(s *Staged) (*cudaResident, *cudaStaged, func(), error) {
+func (c *CUDA) compute(s *proofdata.Staged) (*cudaResident, *cudaStaged, func(), error) {
 	r, ok := s.Resident.(*cudaResident)
 	st, ok2 := s.Device.(*cudaStaged)
 	if !ok || !ok2 || st == nil {
@@ -320,9 +321,9 @@ func (c *CUDA) compute(s *Staged) (*cudaResident, *cudaStaged, func(), error) {
 func (c *CUDA) computeH(r *cudaResident, st *cudaStaged, s uintptr) error {
 	var conv int32
 	switch r.key.HConvention {
-	case HDivideByZ:
+	case proofdata.HDivideByZ:
 		conv = 0
-	case HOddCoset:
+	case proofdata.HOddCoset:
 		conv = 1
 	default:
 		return fmt.Errorf("ntt: unknown H convention %d", r.key.HConvention)
@@ -349,7 +350,7 @@ func (c *CUDA) computeH(r *cudaResident, st *cudaStaged, s uintptr) error {
 
 // MSMH computes h on the device and its MSM against the H query. a, b and
 // c are consumed.
-func (c *CUDA) MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error) {
+func (c *CUDA) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error) {
 	r, st, done, err := c.compute(s)
 	if err != nil {
 		return bn254.G1Jac{}, err
@@ -520,8 +521,8 @@ func ones[X xyzz[J], J any](f onesFn, op string, bases uintptr, q *cudaQuery, s 
 // ─── batch-addition ──────────────────────────────────────────────────────────
 
 // BatchAddG1 sums, per G1 query, the bases whose scalar is one (bitmap on the device).
-func (c *CUDA) BatchAddG1(ctx context.Context, s *Staged) (G1Sums, error) {
-	var out G1Sums
+func (c *CUDA) BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error) {
+	var out proofdata.G1Sums
 	r, st, done, err := c.compute(s)
 	if err != nil {
 		return out, err
@@ -547,7 +548,7 @@ func (c *CUDA) BatchAddG1(ctx context.Context, s *Staged) (G1Sums, error) {
 }
 
 // BatchAddG2 sums the B query's G2 bases whose scalar is one.
-func (c *CUDA) BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
+func (c *CUDA) BatchAddG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error) {
 	r, st, done, err := c.compute(s)
 	if err != nil {
 		return bn254.G2Jac{}, err
@@ -569,10 +570,10 @@ func (c *CUDA) BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
 // TailMSMG1 runs the MSMs of the significant scalars of A, B₁ and K; the
 // bases of a sparse query are read through its indexes on the device (see
 // tails, and TailMSMG1Batch for several jobs at once).
-func (c *CUDA) TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error) {
+func (c *CUDA) TailMSMG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error) {
 	r, st, done, err := c.compute(s)
 	if err != nil {
-		return G1Sums{}, err
+		return proofdata.G1Sums{}, err
 	}
 	defer done()
 	out, err := c.tails(ctx, r, []*cudaStaged{st})
@@ -582,7 +583,7 @@ func (c *CUDA) TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error) {
 // ─── B_G2 ────────────────────────────────────────────────────────────────────
 
 // MSMG2 runs the G2 MSM of the B query's significant scalars on the device.
-func (c *CUDA) MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
+func (c *CUDA) MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error) {
 	r, st, done, err := c.compute(s)
 	if err != nil {
 		return bn254.G2Jac{}, err

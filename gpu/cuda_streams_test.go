@@ -14,6 +14,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // These tests run over the host stand-in, which counts the kernel calls
@@ -35,7 +36,7 @@ func withDeviceTime(t *testing.T, h *gpu.HostStandIn) {
 // expected is what the CPU backend computes for one proof of f.
 type expected struct {
 	h    bn254.G1Jac
-	tail gpu.G1Sums
+	tail proofdata.G1Sums
 	g2   bn254.G2Jac
 }
 
@@ -66,7 +67,7 @@ func expect(t *testing.T, f fixture) expected {
 // more: each stream serves one; and k: the streams are used), and every
 // result is the CPU's.
 func TestCUDAComputeStreamsRunAtOnce(t *testing.T) {
-	f := newFixture(rand.New(rand.NewPCG(11, 1)), 200, mixed, gpu.HDivideByZ, true)
+	f := newFixture(rand.New(rand.NewPCG(11, 1)), 200, mixed, proofdata.HDivideByZ, true)
 	want := expect(t, f)
 	ctx := context.Background()
 	for _, k := range []int{1, 2, 3} {
@@ -119,7 +120,7 @@ func TestCUDAComputeStreamsRunAtOnce(t *testing.T) {
 // its A, B₁ and K MSMs take min(3, streams) streams at once; with it off,
 // or one stream, they run in turn. The sums are the CPU's either way.
 func TestCUDATailMSMsSpreadOverStreams(t *testing.T) {
-	f := newFixture(rand.New(rand.NewPCG(11, 2)), 300, mixed, gpu.HDivideByZ, true)
+	f := newFixture(rand.New(rand.NewPCG(11, 2)), 300, mixed, proofdata.HDivideByZ, true)
 	want := expect(t, f)
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -149,7 +150,7 @@ func TestCUDATailMSMsSpreadOverStreams(t *testing.T) {
 // at once, more than one MSM's (so JobBytes without the overlap would be
 // short), and JobBytes, which counts the overlap, still bounds the peak.
 func TestCUDATailSplitDeviceMemory(t *testing.T) {
-	f := newFixture(rand.New(rand.NewPCG(11, 3)), 3000, dense, gpu.HDivideByZ, false)
+	f := newFixture(rand.New(rand.NewPCG(11, 3)), 3000, dense, proofdata.HDivideByZ, false)
 	ctx := context.Background()
 	serial := openOwn(t, gpu.WithComputeStreams(3), gpu.WithTailSplit(false))
 	oneAtATime := serial.JobBytes(f.key)
@@ -219,12 +220,12 @@ func TestCUDAMeasureStreams(t *testing.T) {
 	}
 	n := 1 << lg
 	r := rand.New(rand.NewPCG(11, 4))
-	k := &gpu.Key{Domain: fft.NewDomain(uint64(n)), HConvention: gpu.HDivideByZ,
+	k := &proofdata.Key{Domain: fft.NewDomain(uint64(n)), HConvention: proofdata.HDivideByZ,
 		A: tileG1(n, false), B1: tileG1(n, false), K: tileG1(n, false), Z: tileG1(n-1, false), B2: tileG2(n, false)}
 	a, b, c := scalars(r, n, dense), scalars(r, n, dense), scalars(r, n, dense)
 	qa, qb, qk := classify(scalars(r, n, dense)), classify(scalars(r, n, dense)), classify(scalars(r, n, dense))
-	vecs := func() *gpu.Vectors {
-		return &gpu.Vectors{A: slices.Clone(a), B: slices.Clone(b), C: slices.Clone(c), QA: qa, QB: qb, QK: qk}
+	vecs := func() *proofdata.Vectors {
+		return &proofdata.Vectors{A: slices.Clone(a), B: slices.Clone(b), C: slices.Clone(c), QA: qa, QB: qb, QK: qk}
 	}
 	const proofs, workers = 12, 4
 	ctx := context.Background()
@@ -241,7 +242,7 @@ func TestCUDAMeasureStreams(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Staged before the clock starts: this times the kernels, not the uploads.
-		staged := make(chan *gpu.Staged, proofs)
+		staged := make(chan *proofdata.Staged, proofs)
 		for range proofs {
 			s, err := dev.Transfer(ctx, res, vecs())
 			if err != nil {
@@ -284,7 +285,7 @@ func TestCUDAMeasureStreams(t *testing.T) {
 // the free ones for b's and c's NTTs (all k busy at once, at most 3), and
 // h's MSM is the CPU's.
 func TestCUDAHForksOverFreeStreams(t *testing.T) {
-	f := newFixture(rand.New(rand.NewPCG(11, 5)), 300, mixed, gpu.HDivideByZ, true)
+	f := newFixture(rand.New(rand.NewPCG(11, 5)), 300, mixed, proofdata.HDivideByZ, true)
 	want := expect(t, f)
 	ctx := context.Background()
 	for _, k := range []int{1, 2, 3, 4} {
@@ -310,7 +311,7 @@ func TestCUDAHForksOverFreeStreams(t *testing.T) {
 
 // stageFixture loads f's key on dev and transfers its vectors; both are
 // freed when the test ends.
-func stageFixture(t *testing.T, dev *gpu.CUDA, f fixture) *gpu.Staged {
+func stageFixture(t *testing.T, dev *gpu.CUDA, f fixture) *proofdata.Staged {
 	t.Helper()
 	res, err := dev.Load(f.key)
 	if err != nil {

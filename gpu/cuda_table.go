@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // MSM tables (gpu/cuda/msm.cuh, "precomputed tables"): for each resident
@@ -82,7 +83,7 @@ func (c *CUDA) tableBytes(n int, g2 bool) int64 {
 
 // keyTableBytes is what the tables of k take, if k gets them (0 if not):
 // every base set's, when together they fit the budget.
-func (c *CUDA) keyTableBytes(k *Key) int64 {
+func (c *CUDA) keyTableBytes(k *proofdata.Key) int64 {
 	if c.tableBudget <= 0 {
 		return 0
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // TestCUDATablesMatchCPU runs every MSM over precomputed tables (a table for
@@ -24,7 +25,7 @@ func TestCUDATablesMatchCPU(t *testing.T) {
 	for _, size := range sizes {
 		for _, mode := range []int{mixed, zeros, ones, dense, repeat, small} {
 			t.Run(fmt.Sprintf("n=%d/mode=%d", size, mode), func(t *testing.T) {
-				f := newFixture(r, size, mode, gpu.HDivideByZ, true)
+				f := newFixture(r, size, mode, proofdata.HDivideByZ, true)
 				if got, bases := c.ResidentBytes(f.key), c.ResidentBytes(f.key); got != bases || got <= 0 {
 					t.Fatalf("ResidentBytes %d then %d", got, bases)
 				}
@@ -32,7 +33,7 @@ func TestCUDATablesMatchCPU(t *testing.T) {
 			})
 		}
 	}
-	t.Run("odd coset", func(t *testing.T) { compare(t, c, newFixture(r, 100, mixed, gpu.HOddCoset, true), true) })
+	t.Run("odd coset", func(t *testing.T) { compare(t, c, newFixture(r, 100, mixed, proofdata.HOddCoset, true), true) })
 }
 
 // TestCUDATablesCountedAndOptional: a key's tables are counted in
@@ -40,7 +41,7 @@ func TestCUDATablesMatchCPU(t *testing.T) {
 // too small for the key leaves the MSMs on the bases.
 func TestCUDATablesCountedAndOptional(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
-	f := newFixture(r, 100, mixed, gpu.HDivideByZ, true)
+	f := newFixture(r, 100, mixed, proofdata.HDivideByZ, true)
 	off := openOwn(t, gpu.WithMSMTables(0), gpu.WithMSMTableMinBases(1))
 	defer off.Close()
 	on := openOwn(t, gpu.WithMSMTableMinBases(1))
@@ -61,7 +62,7 @@ func TestCUDATablesCountedAndOptional(t *testing.T) {
 // library's message and leaves no device memory behind, and the five
 // tables' allocations and kernels are among the points failed.
 func TestCUDATableFailuresFreeEverything(t *testing.T) {
-	f := newFixture(rand.New(rand.NewPCG(17, 18)), 3, mixed, gpu.HDivideByZ, true)
+	f := newFixture(rand.New(rand.NewPCG(17, 18)), 3, mixed, proofdata.HDivideByZ, true)
 	points := func(c *gpu.CUDA, what string) int {
 		h := standIn(t, c)
 		base := h.Live()

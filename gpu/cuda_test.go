@@ -22,6 +22,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -242,8 +243,8 @@ func scalars(r *rand.Rand, n, mode int) []fr.Element {
 }
 
 // classify mirrors stages' pin/transfer classification.
-func classify(s []fr.Element) gpu.Query {
-	q := gpu.Query{Len: len(s), Ones: make([]uint64, (len(s)+63)/64)}
+func classify(s []fr.Element) proofdata.Query {
+	q := proofdata.Query{Len: len(s), Ones: make([]uint64, (len(s)+63)/64)}
 	for j := range s {
 		switch {
 		case s[j].IsZero():
@@ -261,8 +262,8 @@ func classify(s []fr.Element) gpu.Query {
 	return q
 }
 
-func domain(n int, conv gpu.HConvention) *fft.Domain {
-	if conv == gpu.HOddCoset {
+func domain(n int, conv proofdata.HConvention) *fft.Domain {
+	if conv == proofdata.HOddCoset {
 		w := fft.NewDomain(uint64(2 * n)).Generator
 		return fft.NewDomain(uint64(n), fft.WithShift(w))
 	}
@@ -270,23 +271,23 @@ func domain(n int, conv gpu.HConvention) *fft.Domain {
 }
 
 type fixture struct {
-	key  *gpu.Key
-	vecs func() *gpu.Vectors // fresh copies: ComputeH consumes a, b, c
+	key  *proofdata.Key
+	vecs func() *proofdata.Vectors // fresh copies: ComputeH consumes a, b, c
 }
 
-func newFixture(r *rand.Rand, size, mode int, conv gpu.HConvention, edges bool) fixture {
+func newFixture(r *rand.Rand, size, mode int, conv proofdata.HConvention, edges bool) fixture {
 	n := 1
 	for n < size {
 		n *= 2
 	}
-	k := &gpu.Key{Domain: domain(n, conv), HConvention: conv}
+	k := &proofdata.Key{Domain: domain(n, conv), HConvention: conv}
 	k.A = tileG1(size, edges)
 	k.B1 = tileG1(size, edges)
 	slices.Reverse(k.B1)
 	k.K = tileG1(size, edges)
 	k.K = append(k.K[size/3:], k.K[:size/3]...)
 	hl := n - 1
-	if conv == gpu.HOddCoset || n == 1 {
+	if conv == proofdata.HOddCoset || n == 1 {
 		hl = n
 	}
 	k.Z = tileG1(hl, edges)
@@ -294,8 +295,8 @@ func newFixture(r *rand.Rand, size, mode int, conv gpu.HConvention, edges bool) 
 	l := max(size-3, 1)
 	a, b, c := scalars(r, l, dense), scalars(r, l, dense), scalars(r, l, dense)
 	qa, qb, qk := classify(scalars(r, size, mode)), classify(scalars(r, size, mode)), classify(scalars(r, size, mode))
-	return fixture{key: k, vecs: func() *gpu.Vectors {
-		return &gpu.Vectors{A: slices.Clone(a), B: slices.Clone(b), C: slices.Clone(c), QA: qa, QB: qb, QK: qk}
+	return fixture{key: k, vecs: func() *proofdata.Vectors {
+		return &proofdata.Vectors{A: slices.Clone(a), B: slices.Clone(b), C: slices.Clone(c), QA: qa, QB: qb, QK: qk}
 	}}
 }
 
@@ -383,7 +384,7 @@ func compare(t *testing.T, cuda *gpu.CUDA, f fixture, g2 bool) {
 	}
 }
 
-func eqSums(t *testing.T, what string, a, b gpu.G1Sums) {
+func eqSums(t *testing.T, what string, a, b proofdata.G1Sums) {
 	t.Helper()
 	if !a.A.Equal(&b.A) {
 		t.Errorf("%s A differs", what)
@@ -406,8 +407,8 @@ func TestCUDAMatchesCPU(t *testing.T) {
 	}
 	for _, size := range sizes {
 		for _, mode := range []int{mixed, zeros, ones, dense, repeat, small} {
-			for _, conv := range []gpu.HConvention{gpu.HDivideByZ, gpu.HOddCoset} {
-				if conv == gpu.HOddCoset && mode != mixed {
+			for _, conv := range []proofdata.HConvention{proofdata.HDivideByZ, proofdata.HOddCoset} {
+				if conv == proofdata.HOddCoset && mode != mixed {
 					continue
 				}
 				g2 := size <= 4097 || mode == mixed
@@ -427,7 +428,7 @@ func TestCUDALarge(t *testing.T) {
 	cuda := openCUDA(t)
 	r := rand.New(rand.NewPCG(5, 6))
 	const n = 1 << 22
-	compare(t, cuda, newFixture(r, n, mixed, gpu.HDivideByZ, true), false)
+	compare(t, cuda, newFixture(r, n, mixed, proofdata.HDivideByZ, true), false)
 }
 
 // ─── full proofs ─────────────────────────────────────────────────────────────
@@ -518,14 +519,14 @@ func TestCUDAMeasure(t *testing.T) {
 	}
 	for _, lg := range sizes {
 		n := 1 << lg
-		k := &gpu.Key{Domain: fft.NewDomain(2), A: tileG1(n, false)}
+		k := &proofdata.Key{Domain: fft.NewDomain(2), A: tileG1(n, false)}
 		t0 := time.Now()
 		res, err := cuda.Load(k)
 		if err != nil {
 			t.Fatal(err)
 		}
 		load := time.Since(t0)
-		v := &gpu.Vectors{QA: classify(scalars(r, n, dense))}
+		v := &proofdata.Vectors{QA: classify(scalars(r, n, dense))}
 		s, err := cuda.Transfer(ctx, res, v)
 		if err != nil {
 			t.Fatal(err)
@@ -554,12 +555,12 @@ func TestCUDAMeasure(t *testing.T) {
 			break
 		}
 		n := 1 << lg
-		k := &gpu.Key{Domain: fft.NewDomain(2), B1: tileG1(n, false), B2: tileG2(n, false)}
+		k := &proofdata.Key{Domain: fft.NewDomain(2), B1: tileG1(n, false), B2: tileG2(n, false)}
 		res, err := cuda.Load(k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := &gpu.Vectors{QB: classify(scalars(r, n, dense))}
+		v := &proofdata.Vectors{QB: classify(scalars(r, n, dense))}
 		s, err := cuda.Transfer(ctx, res, v)
 		if err != nil {
 			t.Fatal(err)
@@ -604,7 +605,7 @@ func TestCUDAMeasure(t *testing.T) {
 	}
 	for _, lg := range hSizes {
 		n := 1 << lg
-		k := &gpu.Key{Domain: fft.NewDomain(uint64(n)), A: tileG1(2, false)}
+		k := &proofdata.Key{Domain: fft.NewDomain(uint64(n)), A: tileG1(2, false)}
 		k.Z = tileG1(n-1, false)
 		res, err := cuda.Load(k)
 		if err != nil {
@@ -615,7 +616,7 @@ func TestCUDAMeasure(t *testing.T) {
 		var tx, th []time.Duration
 		for i := range 6 {
 			t0 := time.Now()
-			s, err := cuda.Transfer(ctx, res, &gpu.Vectors{A: a, B: b, C: c, QA: qa})
+			s, err := cuda.Transfer(ctx, res, &proofdata.Vectors{A: a, B: b, C: c, QA: qa})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -637,7 +638,7 @@ func TestCUDAMeasure(t *testing.T) {
 	}
 	for _, lg := range nttSizes {
 		n := 1 << lg
-		k := &gpu.Key{Domain: fft.NewDomain(uint64(n))}
+		k := &proofdata.Key{Domain: fft.NewDomain(uint64(n))}
 		res, err := cuda.Load(k)
 		if err != nil {
 			t.Fatal(err)

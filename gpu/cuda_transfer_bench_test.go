@@ -13,6 +13,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // processCPU is the CPU time the process has used, user and system.
@@ -47,7 +48,7 @@ func BenchmarkCUDATransfer(b *testing.B) {
 	defer cuda.Close()
 	const n = 1 << 20
 	r := rand.New(rand.NewPCG(3, 4))
-	key := &gpu.Key{Domain: domain(n, gpu.HDivideByZ), HConvention: gpu.HDivideByZ,
+	key := &proofdata.Key{Domain: domain(n, proofdata.HDivideByZ), HConvention: proofdata.HDivideByZ,
 		A: tileG1(n, false), B1: tileG1(n, false), K: tileG1(n, false), Z: tileG1(n-1, false), B2: tileG2(n, false)}
 	res, err := cuda.Load(key)
 	if err != nil {
@@ -70,16 +71,16 @@ func BenchmarkCUDATransfer(b *testing.B) {
 		b.Run(way, func(b *testing.B) {
 			cpu0 := processCPU()
 			for range b.N {
-				v := &gpu.Vectors{A: abc, B: abc, C: abc}
+				v := &proofdata.Vectors{A: abc, B: abc, C: abc}
 				hostB := way != "transfer-classify"
 				if hostB {
-					gpu.Classify(&v.QB, w, sel, qb.ones, qb.idx, qb.vals)
+					proofdata.Classify(&v.QB, w, sel, qb.ones, qb.idx, qb.vals)
 				}
-				var s *gpu.Staged
+				var s *proofdata.Staged
 				var err error
 				if way == "classify+transfer" {
-					gpu.Classify(&v.QA, w, sel, ones, idx, vals)
-					gpu.Classify(&v.QK, w, sel, ones, idx, vals) // same buffers: only the cost counts here
+					proofdata.Classify(&v.QA, w, sel, ones, idx, vals)
+					proofdata.Classify(&v.QK, w, sel, ones, idx, vals) // same buffers: only the cost counts here
 					s, err = cuda.Transfer(context.Background(), res, v)
 				} else {
 					s, err = cuda.TransferClassify(context.Background(), res, v, w, sel, sel, sel, hostB)

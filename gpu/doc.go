@@ -6,11 +6,8 @@
 // from gpu/cuda with nvcc, loaded at run time) implements the same operations
 // and passes the same tests.
 //
-// Data flow for one proof:
-//
-//	Key      — a circuit's bases, made resident once by Load (shared by all jobs)
-//	Vectors  — one proof's a, b, c and its classified scalars (host memory)
-//	Staged   — the Vectors as the device holds them, from Transfer until Free
+// The values they read and return (proofdata.Key, Vectors, Staged, G1Sums)
+// are package proofdata's, shared with the sources and the stages.
 //
 // Configuration comes in as values: the CUDA backend takes a CUDAConfig
 // (WithConfig), which OpenCUDA gives to the library's zk_init

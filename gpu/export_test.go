@@ -8,6 +8,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/ebitengine/purego"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // Test-only entry points of the CUDA backend (compiled into package gpu for
@@ -15,7 +16,7 @@ import (
 
 // ComputeH returns h as MSMH computes it (n terms, by the key's convention),
 // for tests against the CPU backend. a, b and c are consumed.
-func (c *CUDA) ComputeH(ctx context.Context, s *Staged) ([]fr.Element, error) {
+func (c *CUDA) ComputeH(ctx context.Context, s *proofdata.Staged) ([]fr.Element, error) {
 	r, st, done, err := c.compute(s)
 	if err != nil {
 		return nil, err
@@ -33,7 +34,7 @@ func (c *CUDA) ComputeH(ctx context.Context, s *Staged) ([]fr.Element, error) {
 
 // TimeNTT uploads x (length n of r's domain) and returns the mean device
 // time of one forward NTT over reps runs (CUDA events).
-func (c *CUDA) TimeNTT(res Resident, x []fr.Element, reps int) (time.Duration, error) {
+func (c *CUDA) TimeNTT(res proofdata.Resident, x []fr.Element, reps int) (time.Duration, error) {
 	r, ok := res.(*cudaResident)
 	if !ok || len(x) != r.key.N() {
 		return 0, fmt.Errorf("cuda: TimeNTT wants a CUDA resident and n elements")
@@ -111,7 +112,7 @@ func (c *CUDA) HostStandIn() *HostStandIn {
 
 // StagedQuery downloads query i (0 A, 1 B, 2 K) of a staged job: its
 // bitmap, its values and, unless dense, its indexes.
-func (c *CUDA) StagedQuery(s *Staged, i int) (ones []uint64, vals []fr.Element, idx []uint32, err error) {
+func (c *CUDA) StagedQuery(s *proofdata.Staged, i int) (ones []uint64, vals []fr.Element, idx []uint32, err error) {
 	st, ok := s.Device.(*cudaStaged)
 	if !ok {
 		return nil, nil, nil, fmt.Errorf("cuda: not staged by the CUDA backend")

@@ -10,20 +10,30 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-// Device is one compute device as Multi drives it: every method a stage
-// calls on a backend (stages.Backend and stages.G2Backend).
+// Device is one compute device as Multi drives it: every method of
+// stages.Backend that Multi passes on to the device a job runs on, or sums
+// over its devices (a CPU device answers the device-memory ones with zero).
 type Device interface {
 	Name() string
-	Load(k *Key) (Resident, error)
-	Transfer(ctx context.Context, r Resident, v *Vectors) (*Staged, error)
-	MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error)
-	BatchAddG1(ctx context.Context, s *Staged) (G1Sums, error)
-	TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error)
-	BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error)
-	MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error)
-	Free(s *Staged)
+	Load(k *proofdata.Key) (proofdata.Resident, error)
+	Transfer(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors) (*proofdata.Staged, error)
+	ClassifiesOnTransfer() bool
+	TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error)
+	MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error)
+	BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error)
+	TailMSMG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error)
+	TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]proofdata.G1Sums, []error)
+	BatchAddG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error)
+	MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error)
+	Free(s *proofdata.Staged)
+	ResidentBytes(k *proofdata.Key) int64
+	JobBytes(k *proofdata.Key) int64
+	DeviceMemory() (free, total int64)
+	PinnedBytes() int
 }
 
 // ErrDeviceLost marks an error after which a device cannot be used again
@@ -123,11 +133,11 @@ func (d *member) outcome(err error) error {
 }
 
 type multiResident struct {
-	key *Key
-	per []Resident // per device; nil where the key could not be loaded
+	key *proofdata.Key
+	per []proofdata.Resident // per device; nil where the key could not be loaded
 }
 
-func (r *multiResident) Key() *Key { return r.key }
+func (r *multiResident) Key() *proofdata.Key { return r.key }
 
 func (r *multiResident) Close() error {
 	var errs []error
@@ -142,8 +152,8 @@ func (r *multiResident) Close() error {
 // Load makes k resident on every device in rotation. A device that cannot
 // hold it serves the other circuits; a circuit no device can hold is an
 // error naming each device's reason.
-func (m *Multi) Load(k *Key) (Resident, error) {
-	r := &multiResident{key: k, per: make([]Resident, len(m.devs))}
+func (m *Multi) Load(k *proofdata.Key) (proofdata.Resident, error) {
+	r := &multiResident{key: k, per: make([]proofdata.Resident, len(m.devs))}
 	var errs []string
 	for i, d := range m.devs {
 		if err := d.err(); err != nil {
@@ -168,11 +178,11 @@ func (m *Multi) Load(k *Key) (Resident, error) {
 // multiStaged is where a job's vectors live.
 type multiStaged struct {
 	dev   int
-	inner *Staged
+	inner *proofdata.Staged
 }
 
 // On names the device a staged job runs on ("" if s is not Multi's).
-func (m *Multi) On(s *Staged) string {
+func (m *Multi) On(s *proofdata.Staged) string {
 	if ms, ok := s.Device.(*multiStaged); ok {
 		return m.devs[ms.dev].label
 	}
@@ -183,33 +193,31 @@ func (m *Multi) On(s *Staged) string {
 // fewest jobs staged. A device that cannot take it (out of memory, say)
 // passes it to the next; a failed transfer is no strike against a device,
 // which may well compute: only a lost device leaves rotation here.
-func (m *Multi) Transfer(ctx context.Context, res Resident, v *Vectors) (*Staged, error) {
-	return m.transfer(ctx, res, func(d Device, r Resident) (*Staged, error) { return d.Transfer(ctx, r, v) })
+func (m *Multi) Transfer(ctx context.Context, res proofdata.Resident, v *proofdata.Vectors) (*proofdata.Staged, error) {
+	return m.transfer(ctx, res, func(d Device, r proofdata.Resident) (*proofdata.Staged, error) { return d.Transfer(ctx, r, v) })
 }
 
 // TransferClassify is Transfer for vectors whose queries are not
 // classified yet (CUDA.TransferClassify). A device that cannot classify
 // gets them classified on the host first.
-func (m *Multi) TransferClassify(ctx context.Context, res Resident, v *Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*Staged, error) {
-	return m.transfer(ctx, res, func(d Device, r Resident) (*Staged, error) {
-		if pc, ok := d.(interface {
-			TransferClassify(context.Context, Resident, *Vectors, []fr.Element, []uint32, []uint32, []uint32, bool) (*Staged, error)
-		}); ok {
-			return pc.TransferClassify(ctx, r, v, w, selA, selB, selK, hostB)
+func (m *Multi) TransferClassify(ctx context.Context, res proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
+	return m.transfer(ctx, res, func(d Device, r proofdata.Resident) (*proofdata.Staged, error) {
+		if d.ClassifiesOnTransfer() {
+			return d.TransferClassify(ctx, r, v, w, selA, selB, selK, hostB)
 		}
 		qs := []struct {
-			q   *Query
+			q   *proofdata.Query
 			sel []uint32
 		}{{&v.QA, selA}, {&v.QK, selK}}
 		if !hostB {
 			qs = append(qs, struct {
-				q   *Query
+				q   *proofdata.Query
 				sel []uint32
 			}{&v.QB, selB})
 		}
 		for _, q := range qs {
 			n := len(q.sel)
-			Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
+			proofdata.Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
 		}
 		return d.Transfer(ctx, r, v)
 	})
@@ -217,7 +225,7 @@ func (m *Multi) TransferClassify(ctx context.Context, res Resident, v *Vectors, 
 
 // transfer places one job's vectors with put on the device holding the
 // circuit with the fewest jobs staged (see Transfer).
-func (m *Multi) transfer(ctx context.Context, res Resident, put func(d Device, r Resident) (*Staged, error)) (*Staged, error) {
+func (m *Multi) transfer(ctx context.Context, res proofdata.Resident, put func(d Device, r proofdata.Resident) (*proofdata.Staged, error)) (*proofdata.Staged, error) {
 	r, ok := res.(*multiResident)
 	if !ok {
 		return nil, fmt.Errorf("multi: a key not loaded by Multi")
@@ -260,13 +268,13 @@ func (m *Multi) transfer(ctx context.Context, res Resident, put func(d Device, r
 			continue
 		}
 		d.total.Add(1)
-		return &Staged{Resident: r, Host: s.Host, Device: &multiStaged{dev: best, inner: s}}, nil
+		return &proofdata.Staged{Resident: r, Host: s.Host, Device: &multiStaged{dev: best, inner: s}}, nil
 	}
 }
 
 func best0(i int) int { return max(i, 0) }
 
-func (m *Multi) staged(s *Staged) (*member, *Staged, error) {
+func (m *Multi) staged(s *proofdata.Staged) (*member, *proofdata.Staged, error) {
 	ms, ok := s.Device.(*multiStaged)
 	if !ok {
 		return nil, nil, fmt.Errorf("multi: a job not staged by Multi")
@@ -279,7 +287,7 @@ func (m *Multi) staged(s *Staged) (*member, *Staged, error) {
 }
 
 // call runs f on the device s is staged on and records the outcome.
-func call[T any](m *Multi, s *Staged, f func(d Device, in *Staged) (T, error)) (T, error) {
+func call[T any](m *Multi, s *proofdata.Staged, f func(d Device, in *proofdata.Staged) (T, error)) (T, error) {
 	var zero T
 	d, in, err := m.staged(s)
 	if err != nil {
@@ -292,32 +300,26 @@ func call[T any](m *Multi, s *Staged, f func(d Device, in *Staged) (T, error)) (
 	return v, nil
 }
 
-func (m *Multi) MSMH(ctx context.Context, s *Staged) (bn254.G1Jac, error) {
-	return call(m, s, func(d Device, in *Staged) (bn254.G1Jac, error) { return d.MSMH(ctx, in) })
+func (m *Multi) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error) {
+	return call(m, s, func(d Device, in *proofdata.Staged) (bn254.G1Jac, error) { return d.MSMH(ctx, in) })
 }
 
-func (m *Multi) BatchAddG1(ctx context.Context, s *Staged) (G1Sums, error) {
-	return call(m, s, func(d Device, in *Staged) (G1Sums, error) { return d.BatchAddG1(ctx, in) })
+func (m *Multi) BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error) {
+	return call(m, s, func(d Device, in *proofdata.Staged) (proofdata.G1Sums, error) { return d.BatchAddG1(ctx, in) })
 }
 
-func (m *Multi) TailMSMG1(ctx context.Context, s *Staged) (G1Sums, error) {
-	return call(m, s, func(d Device, in *Staged) (G1Sums, error) { return d.TailMSMG1(ctx, in) })
+func (m *Multi) TailMSMG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error) {
+	return call(m, s, func(d Device, in *proofdata.Staged) (proofdata.G1Sums, error) { return d.TailMSMG1(ctx, in) })
 }
 
-// tailBatcher is a device that runs several jobs' tail MSMs at once
-// (CUDA, CPU).
-type tailBatcher interface {
-	TailMSMG1Batch(ctx context.Context, ss []*Staged) ([]G1Sums, []error)
-}
-
-// TailMSMG1Batch runs the jobs of each device as one batch there (a loop
+// TailMSMG1Batch runs the jobs of each device as one batch there (in turn
 // on a device that does not batch); out[i] and errs[i] are ss[i]'s. Each
 // job's outcome counts on its device as a call of its own would.
-func (m *Multi) TailMSMG1Batch(ctx context.Context, ss []*Staged) ([]G1Sums, []error) {
-	out, errs := make([]G1Sums, len(ss)), make([]error, len(ss))
+func (m *Multi) TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]proofdata.G1Sums, []error) {
+	out, errs := make([]proofdata.G1Sums, len(ss)), make([]error, len(ss))
 	byDev := map[*member][]int{}
 	var order []*member
-	inner := make([]*Staged, len(ss))
+	inner := make([]*proofdata.Staged, len(ss))
 	for i, s := range ss {
 		d, in, err := m.staged(s)
 		if err != nil {
@@ -332,17 +334,11 @@ func (m *Multi) TailMSMG1Batch(ctx context.Context, ss []*Staged) ([]G1Sums, []e
 	}
 	for _, d := range order {
 		at := byDev[d]
-		batch := make([]*Staged, len(at))
+		batch := make([]*proofdata.Staged, len(at))
 		for j, i := range at {
 			batch[j] = inner[i]
 		}
-		var sums []G1Sums
-		var es []error
-		if b, ok := d.Device.(tailBatcher); ok {
-			sums, es = b.TailMSMG1Batch(ctx, batch)
-		} else {
-			sums, es = tailEach(ctx, batch, d.TailMSMG1)
-		}
+		sums, es := d.TailMSMG1Batch(ctx, batch)
 		for j, i := range at {
 			if errs[i] = d.outcome(es[j]); errs[i] == nil {
 				out[i] = sums[j]
@@ -352,16 +348,16 @@ func (m *Multi) TailMSMG1Batch(ctx context.Context, ss []*Staged) ([]G1Sums, []e
 	return out, errs
 }
 
-func (m *Multi) BatchAddG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
-	return call(m, s, func(d Device, in *Staged) (bn254.G2Jac, error) { return d.BatchAddG2(ctx, in) })
+func (m *Multi) BatchAddG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error) {
+	return call(m, s, func(d Device, in *proofdata.Staged) (bn254.G2Jac, error) { return d.BatchAddG2(ctx, in) })
 }
 
-func (m *Multi) MSMG2(ctx context.Context, s *Staged) (bn254.G2Jac, error) {
-	return call(m, s, func(d Device, in *Staged) (bn254.G2Jac, error) { return d.MSMG2(ctx, in) })
+func (m *Multi) MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error) {
+	return call(m, s, func(d Device, in *proofdata.Staged) (bn254.G2Jac, error) { return d.MSMG2(ctx, in) })
 }
 
 // Free releases s on its device, in rotation or not.
-func (m *Multi) Free(s *Staged) {
+func (m *Multi) Free(s *proofdata.Staged) {
 	ms, ok := s.Device.(*multiStaged)
 	if !ok {
 		return
@@ -375,9 +371,7 @@ func (m *Multi) Free(s *Staged) {
 func (m *Multi) PinnedBytes() int {
 	n := 0
 	for _, d := range m.devs {
-		if p, ok := d.Device.(interface{ PinnedBytes() int }); ok {
-			n += p.PinnedBytes()
-		}
+		n += d.PinnedBytes()
 	}
 	return n
 }
@@ -391,37 +385,43 @@ func (m *Multi) PinnedBytes() int {
 // DeviceMemory sums the devices' free and total memory (mem.DeviceMemory).
 func (m *Multi) DeviceMemory() (free, total int64) {
 	for _, d := range m.devs {
-		if dm, ok := d.Device.(interface{ DeviceMemory() (int64, int64) }); ok && d.err() == nil {
-			f, t := dm.DeviceMemory()
+		if d.err() == nil {
+			f, t := d.DeviceMemory()
 			free, total = free+f, total+t
 		}
 	}
 	return free, total
 }
 
-type deviceSizer interface {
-	ResidentBytes(k *Key) int64
-	JobBytes(k *Key) int64
-}
-
 // ResidentBytes is what k takes on all the devices together.
-func (m *Multi) ResidentBytes(k *Key) int64 {
+func (m *Multi) ResidentBytes(k *proofdata.Key) int64 {
 	var n int64
 	for _, d := range m.devs {
-		if s, ok := d.Device.(deviceSizer); ok {
-			n += s.ResidentBytes(k)
-		}
+		n += d.ResidentBytes(k)
 	}
 	return n
 }
 
 // JobBytes is the most one job of k holds on the device it runs on.
-func (m *Multi) JobBytes(k *Key) int64 {
+func (m *Multi) JobBytes(k *proofdata.Key) int64 {
 	var n int64
 	for _, d := range m.devs {
-		if s, ok := d.Device.(deviceSizer); ok {
-			n = max(n, s.JobBytes(k))
-		}
+		n = max(n, d.JobBytes(k))
 	}
 	return n
 }
+
+// ClassifiesOnTransfer is true: TransferClassify classifies on the device
+// where it can, and on the host for a device that cannot.
+func (m *Multi) ClassifiesOnTransfer() bool { return true }
+
+// PinnedSlots is 0, 0: each device stages through pinned buffers of its own.
+func (m *Multi) PinnedSlots() (slot, slots int) { return 0, 0 }
+
+// PinnedAlloc is unsupported: see PinnedSlots.
+func (m *Multi) PinnedAlloc(int) ([]byte, func() error, error) {
+	return nil, nil, fmt.Errorf("multi: lent pinned buffers: %w", errors.ErrUnsupported)
+}
+
+// UsePinned does nothing: see PinnedSlots.
+func (m *Multi) UsePinned(*mem.PinnedPool) {}

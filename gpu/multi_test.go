@@ -12,6 +12,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -24,7 +25,7 @@ type failing struct {
 	calls, from atomic.Int64
 }
 
-func (f *failing) MSMH(ctx context.Context, s *gpu.Staged) (bn254.G1Jac, error) {
+func (f *failing) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error) {
 	if f.calls.Add(1) >= f.from.Load() {
 		return bn254.G1Jac{}, fmt.Errorf("cudaErrorIllegalAddress: %w", gpu.ErrDeviceLost)
 	}
@@ -105,7 +106,7 @@ func TestMultiTakesALostDeviceOutOfRotation(t *testing.T) {
 // fit would: not a lost device.
 type full struct{ *gpu.CPU }
 
-func (full) Transfer(context.Context, gpu.Resident, *gpu.Vectors) (*gpu.Staged, error) {
+func (full) Transfer(context.Context, proofdata.Resident, *proofdata.Vectors) (*proofdata.Staged, error) {
 	return nil, fmt.Errorf("cudaMallocAsync: out of memory")
 }
 
@@ -134,14 +135,14 @@ type batchingCPU struct {
 	lost  bool
 }
 
-func (b *batchingCPU) TailMSMG1Batch(ctx context.Context, ss []*gpu.Staged) ([]gpu.G1Sums, []error) {
+func (b *batchingCPU) TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]proofdata.G1Sums, []error) {
 	b.sizes = append(b.sizes, len(ss))
 	if b.lost {
 		errs := make([]error, len(ss))
 		for i := range errs {
 			errs[i] = fmt.Errorf("cudaErrorIllegalAddress: %w", gpu.ErrDeviceLost)
 		}
-		return make([]gpu.G1Sums, len(ss)), errs
+		return make([]proofdata.G1Sums, len(ss)), errs
 	}
 	return b.CPU.TailMSMG1Batch(ctx, ss)
 }
@@ -150,7 +151,7 @@ func (b *batchingCPU) TailMSMG1Batch(ctx context.Context, ss []*gpu.Staged) ([]g
 // device lost in its batch fails only its jobs, naming it.
 func TestMultiBatchesEachDevicesJobs(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(rand.New(rand.NewPCG(41, 42)), 50, mixed, gpu.HDivideByZ, true)
+	f := newFixture(rand.New(rand.NewPCG(41, 42)), 50, mixed, proofdata.HDivideByZ, true)
 	cpu := gpu.NewCPU(1, 1)
 	rc, _ := cpu.Load(f.key)
 	for _, lose := range []bool{false, true} {
@@ -163,7 +164,7 @@ func TestMultiBatchesEachDevicesJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ss, want []*gpu.Staged
+		var ss, want []*proofdata.Staged
 		for range 5 {
 			v := f.vecs()
 			v.QA = classify(scalars(rand.New(rand.NewPCG(uint64(len(ss)), 1)), 50, mixed)) // a different A each job

@@ -9,7 +9,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
-// assemble adds the batch sums and tails and randomises with fresh r, s from
+// Assemble adds the batch sums and tails and randomises with fresh r, s from
 // crypto/rand (fr.Element.SetRandom):
 //
 //	Ar  = [α]₁ + ΣA + r[δ]₁
@@ -19,7 +19,7 @@ import (
 //
 // where each Σ is the batch sum of the ones plus the tail MSM. The source
 // then encodes the points (adding commitments, if any) and writes the files.
-func (e *Engine) assemble(ctx context.Context, j *Job) error {
+func (st *Steps) Assemble(ctx context.Context, j *Job) error {
 	c := j.Circuit
 	var r, s fr.Element
 	if _, err := r.SetRandom(); err != nil {
@@ -71,7 +71,7 @@ func (e *Engine) assemble(ctx context.Context, j *Job) error {
 	j.Points.Bs.FromJacobian(&bs)
 	j.Points.Krs.FromJacobian(&krs)
 
-	out := e.cfg.Out
+	out := st.Out
 	if j.Out != nil {
 		out = j.Out
 	}

@@ -4,39 +4,101 @@ import (
 	"context"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-// Backend is what the stages need from a compute device (gpu.CPU, gpu.CUDA).
-// Every method is safe for concurrent use by several stage workers.
+// Backend is what the stages and the engine need from a compute device.
+// gpu.CPU is the reference implementation; gpu.CUDA and gpu.Multi satisfy
+// it too, in full: a capability a backend lacks is a method that says so
+// (false, zero, errors.ErrUnsupported), never a missing method. Every
+// method is safe for concurrent use by several stage workers.
 type Backend interface {
-	Name() string
+	G2Backend // B_G2 on the G1 device, the default (--bg2-device)
+
+	// ─── keys and vectors ────────────────────────────────────────────────
+
 	// Load makes a circuit's bases resident on the device, once per circuit.
-	Load(k *gpu.Key) (gpu.Resident, error)
-	// Transfer stages one proof's vectors on the device (pin/transfer).
-	Transfer(ctx context.Context, r gpu.Resident, v *gpu.Vectors) (*gpu.Staged, error)
+	Load(k *proofdata.Key) (proofdata.Resident, error)
+	// Transfer stages one proof's classified vectors on the device
+	// (pin/transfer).
+	Transfer(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors) (*proofdata.Staged, error)
+	// ClassifiesOnTransfer tells whether TransferClassify does the work.
+	// The engine also pools the solver's vectors only then: such a backend
+	// keeps its NTT and MSM scratch off the host (see engine's pools).
+	ClassifiesOnTransfer() bool
+	// TransferClassify is Transfer for vectors whose queries are not
+	// classified yet: the backend classifies them itself, straight into
+	// the pinned buffers its upload reads (gpu.CUDA; gpu.Multi), with no
+	// pageable copy of them. With hostB, B's query comes classified in
+	// v.QB instead (a B_G2 on another device reads it there). W must stay
+	// unchanged until it returns. A backend that does not classify
+	// (gpu.CPU: ClassifiesOnTransfer is false) returns
+	// errors.ErrUnsupported; the stage classifies on the host and calls
+	// Transfer.
+	TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error)
+	// On names the device a staged job went to, where its later device
+	// stages run ("cuda:1", for gpu.Multi); "" for a backend of one device.
+	On(s *proofdata.Staged) string
+	// Free releases what Transfer staged; s is not used after.
+	Free(s *proofdata.Staged)
+
+	// ─── G1 ──────────────────────────────────────────────────────────────
+
 	// MSMH computes h from a, b, c by the key's convention and returns its MSM
 	// against the H query (NTT+MSM_H).
-	MSMH(ctx context.Context, s *gpu.Staged) (bn254.G1Jac, error)
+	MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error)
 	// BatchAddG1 sums the bases whose scalar is one, per G1 query.
-	BatchAddG1(ctx context.Context, s *gpu.Staged) (gpu.G1Sums, error)
+	BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error)
 	// TailMSMG1 runs the MSMs of the significant scalars, per G1 query.
-	TailMSMG1(ctx context.Context, s *gpu.Staged) (gpu.G1Sums, error)
-	// Free releases what Transfer staged; s is not used after.
-	Free(s *gpu.Staged)
-}
+	TailMSMG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error)
+	// TailMSMG1Batch runs several jobs' tail MSMs at once
+	// (--tail-msm-batch): out[i] and errs[i] are ss[i]'s, and a job's error
+	// is its own where the backend can tell. A backend that does not batch
+	// runs them in turn (gpu.CPU).
+	TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) (out []proofdata.G1Sums, errs []error)
 
-// TailBatcher is a backend that runs several jobs' tail MSMs at once
-// (gpu.CUDA, gpu.Multi, gpu.CPU): out[i] and errs[i] are ss[i]'s, and a
-// job's error is its own where the backend can tell (--tail-msm-batch).
-type TailBatcher interface {
-	TailMSMG1Batch(ctx context.Context, ss []*gpu.Staged) (out []gpu.G1Sums, errs []error)
+	// ─── memory the engine budgets ───────────────────────────────────────
+
+	// ResidentBytes is what Load keeps on the device for k, and JobBytes
+	// the most one job of k holds there: the engine charges them to the
+	// governor's device budget (a circuit that does not fit is refused; a
+	// job waits for room at pin/transfer). 0 for a backend with no memory
+	// of its own (gpu.CPU): nothing is charged.
+	ResidentBytes(k *proofdata.Key) int64
+	JobBytes(k *proofdata.Key) int64
+	// DeviceMemory is the device memory free now and the device's total
+	// (mem.DeviceMemory): the governor's device budget. total 0: the
+	// backend has no device memory (gpu.CPU), and no device budget is kept.
+	DeviceMemory() (free, total int64)
+	// PinnedBytes is the pinned host memory the backend took for itself
+	// when it opened (gpu.CUDA's bounce buffers), charged to the budgets;
+	// 0 if none.
+	PinnedBytes() int
+	// PinnedSlots is the size of one pinned staging buffer and how many
+	// the backend can use at once, for a backend that stages through
+	// buffers the engine lends it (a mem.PinnedPool allocated with
+	// PinnedAlloc and touched once at start-up, within the pinned budget);
+	// 0, 0 for one that does not (gpu.CPU, gpu.CUDA, gpu.Multi today).
+	PinnedSlots() (slot, slots int)
+	// PinnedAlloc allocates page-locked host memory (cudaHostAlloc) and
+	// returns the function that frees it (cudaFreeHost);
+	// errors.ErrUnsupported where PinnedSlots is 0, 0.
+	PinnedAlloc(bytes int) (buf []byte, free func() error, err error)
+	// UsePinned hands the pool over before the first Transfer. The backend
+	// takes buffers with Get and gives each back with Put once its copy is
+	// done; every one must be back when the stream ends. Called only where
+	// PinnedSlots gave some.
+	UsePinned(p *mem.PinnedPool)
 }
 
 // G2Backend does the B query's G2 work: batch-addition of its ones and the
-// MSM of its significant scalars. --bg2-device picks it independently of the
-// G1 backend (the CPU's G2 MSM reads the host copy in s.Host).
+// MSM of its significant scalars. --bg2-device picks it independently of
+// the G1 backend (the CPU's G2 MSM reads the host copy in s.Host); every
+// Backend is one.
 type G2Backend interface {
-	BatchAddG2(ctx context.Context, s *gpu.Staged) (bn254.G2Jac, error)
-	MSMG2(ctx context.Context, s *gpu.Staged) (bn254.G2Jac, error)
+	Name() string
+	BatchAddG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error)
+	MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error)
 }

@@ -2,14 +2,14 @@ package stages
 
 import "context"
 
-// batchAdd sums, for A, B₁, K and B₂, the bases whose scalar is one: one
+// BatchAdd sums, for A, B₁, K and B₂, the bases whose scalar is one: one
 // point addition each, no scalar multiplication.
-func (e *Engine) batchAdd(ctx context.Context, j *Job) error {
-	ones, err := e.cfg.Backend.BatchAddG1(ctx, j.Staged)
+func (st *Steps) BatchAdd(ctx context.Context, j *Job) error {
+	ones, err := st.Backend.BatchAddG1(ctx, j.Staged)
 	if err != nil {
 		return err
 	}
-	onesB2, err := e.cfg.G2.BatchAddG2(ctx, j.Staged)
+	onesB2, err := st.g2().BatchAddG2(ctx, j.Staged)
 	if err != nil {
 		return err
 	}

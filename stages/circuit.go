@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // Circuit is a loaded circuit: its proving key made resident once, shared by
@@ -21,8 +21,8 @@ type Circuit struct {
 	SynthesisBytes int64
 
 	// Key holds the bases of every MSM; Resident is the device's copy.
-	Key      *gpu.Key
-	Resident gpu.Resident
+	Key      *proofdata.Key
+	Resident proofdata.Resident
 
 	// Sel maps each query's scalars to wires: the scalar of base j of the A
 	// query is W[Sel.A[j]]; B₁ and B₂ share Sel.B. Wires whose bases are

@@ -1,6 +1,10 @@
-// Package stages holds zkpipe's Groth16 stages, one file per stage, and the
-// Job that flows through them. Each stage file is math on one job; package
-// pipeline owns the goroutines, queues, timings and panics.
+// Package stages holds zkpipe's Groth16 stages, one file per stage, the
+// Job that flows through them, the Circuit and Source they read, and the
+// Backend they run on (the whole contract every compute backend
+// satisfies). Each stage is a method of Steps, math on one job; package
+// engine/core assembles them into a pipeline (with the circuits, the pools
+// and the admissions), and package pipeline owns the goroutines, queues,
+// timings and panics.
 //
 //	parse        parse.go       resolve the circuit, read or generate the witness, check sizes
 //	synthesize   synthesize.go  solve the R1CS: W, and a = A·W, b = B·W, c = C·W

@@ -6,8 +6,8 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -57,39 +57,33 @@ type Job struct {
 	// synthesize: the full wire vector and the constraint evaluations
 	// (Vec.A/B/C = a, b, c); pin/transfer adds the classified queries.
 	W   []fr.Element
-	Vec gpu.Vectors
+	Vec proofdata.Vectors
 
 	// pin/transfer: the vectors as the device holds them, and which device
 	// that is when the backend has several ("cuda:1")
-	Staged *gpu.Staged
+	Staged *proofdata.Staged
 	Device string
 
 	// partial results: [h(τ)Z(τ)/δ]₁, the batch sums of ones and the tails
 	H              bn254.G1Jac
-	Ones, Tails    gpu.G1Sums
+	Ones, Tails    proofdata.G1Sums
 	OnesB2, TailB2 bn254.G2Jac
 
 	// assemble
 	Points  Points
 	Emitted Emitted
 
-	// CPU is the process CPU time attributed to each stage's run (cpuShare).
+	// CPU is the process CPU time attributed to each stage's run (the
+	// engine's CPU accounting).
 	CPU map[string]time.Duration
 
-	// pools are the engine's (set at parse; nil outside an engine and on
-	// the CPU backend: see Engine.poolVectors), and
-	// pooled what this job took from them: the engine hands W back after
-	// pin/transfer and a, b, c after NTT+MSM_H, the very slices it handed
-	// out, whatever the source left in j.W and j.Vec.
-	pools  *vectorPools
-	pooled struct{ w, a, b, c []fr.Element }
-}
-
-// vectorPools hold the solver's vectors between jobs: a stream of proofs of
-// one circuit reuses the same pages instead of faulting fresh ones in.
-type vectorPools struct {
-	vec   mem.Pool[fr.Element] // W, a, b, c
-	flags mem.Pool[bool]       // the solver's scratch
+	// Buffers, when set, lends W, a, b, c and the solver's flags (the
+	// engine sets it at parse for a backend that ClassifiesOnTransfer; nil:
+	// made fresh), and pooled is what this job took from it: the engine
+	// hands W back after pin/transfer and a, b, c after NTT+MSM_H, the very
+	// slices it lent, whatever the source left in j.W and j.Vec.
+	Buffers Buffers
+	pooled  struct{ w, a, b, c []fr.Element }
 }
 
 // TakeVectors sets j.W to wires elements and j.Vec.A, B, C to m elements
@@ -97,38 +91,38 @@ type vectorPools struct {
 // contents are unspecified. The job owns them until the engine hands them
 // back, so the source must not keep them past the job.
 func (j *Job) TakeVectors(wires, m int) {
-	if j.pools == nil {
+	if j.Buffers == nil {
 		j.W = make([]fr.Element, wires)
 		j.Vec.A, j.Vec.B, j.Vec.C = make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)
 		return
 	}
-	p := &j.pools.vec
+	p := j.Buffers
 	j.putW()
 	j.putABC()
-	j.pooled.w, j.pooled.a, j.pooled.b, j.pooled.c = p.Get(wires), p.Get(m), p.Get(m), p.Get(m)
+	j.pooled.w, j.pooled.a, j.pooled.b, j.pooled.c = p.Scalars(wires), p.Scalars(m), p.Scalars(m), p.Scalars(m)
 	j.W, j.Vec.A, j.Vec.B, j.Vec.C = j.pooled.w, j.pooled.a, j.pooled.b, j.pooled.c
 }
 
 // TakeFlags returns n flags of scratch from the engine's pools, contents
 // unspecified; give them back with PutFlags once the solve is over.
 func (j *Job) TakeFlags(n int) []bool {
-	if j.pools == nil {
+	if j.Buffers == nil {
 		return make([]bool, n)
 	}
-	return j.pools.flags.Get(n)
+	return j.Buffers.Flags(n)
 }
 
 // PutFlags hands back flags from TakeFlags; they must not be used after.
 func (j *Job) PutFlags(f []bool) {
-	if j.pools != nil {
-		j.pools.flags.Put(f)
+	if j.Buffers != nil {
+		j.Buffers.PutFlags(f)
 	}
 }
 
 // putW hands back the W that TakeVectors gave (pin/transfer has classified it).
 func (j *Job) putW() {
 	if j.pooled.w != nil {
-		j.pools.vec.Put(j.pooled.w)
+		j.Buffers.PutScalars(j.pooled.w)
 		j.pooled.w, j.W = nil, nil
 	}
 }
@@ -138,16 +132,9 @@ func (j *Job) putW() {
 func (j *Job) putABC() {
 	for _, v := range []*[]fr.Element{&j.pooled.a, &j.pooled.b, &j.pooled.c} {
 		if *v != nil {
-			j.pools.vec.Put(*v)
+			j.Buffers.PutScalars(*v)
 			*v = nil
 		}
 	}
 	j.Vec.A, j.Vec.B, j.Vec.C = nil, nil, nil
-}
-
-func (j *Job) addCPU(stage string, d time.Duration) {
-	if j.CPU == nil {
-		j.CPU = make(map[string]time.Duration, len(Names))
-	}
-	j.CPU[stage] += d
 }

@@ -2,12 +2,12 @@ package stages
 
 import "context"
 
-// msmH is NTT+MSM_H: h = (a·b − c)/Z by inverse NTT, coset NTT, pointwise
+// MSMH is NTT+MSM_H: h = (a·b − c)/Z by inverse NTT, coset NTT, pointwise
 // product and inverse coset NTT (gnark keeps h bit-reversed, n−1 terms, to
 // match pk.G1.Z), then the MSM of h against the H query. The backend does
 // both; a, b and c are dead afterwards.
-func (e *Engine) msmH(ctx context.Context, j *Job) error {
-	h, err := e.cfg.Backend.MSMH(ctx, j.Staged)
+func (st *Steps) MSMH(ctx context.Context, j *Job) error {
+	h, err := st.Backend.MSMH(ctx, j.Staged)
 	if err != nil {
 		return err
 	}

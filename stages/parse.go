@@ -5,22 +5,15 @@ import (
 	"fmt"
 )
 
-// parse resolves the job's circuit (its keys are already resident) and has
-// the circuit's source read or generate the witness and check its sizes.
-// A line that was already bad when read fails here, alone.
-func (e *Engine) parse(ctx context.Context, j *Job) error {
+// Parse has the job's circuit's source read or generate the witness and
+// check its sizes; the engine has resolved j.Circuit (its keys already
+// resident). A line that was already bad when read fails here, alone.
+func (st *Steps) Parse(ctx context.Context, j *Job) error {
 	if j.Err != nil {
 		return j.Err
 	}
-	if e.poolVectors {
-		j.pools = &e.vectors
-	}
 	if j.Circuit == nil {
-		c, err := e.Circuit(j.Request.Circuit)
-		if err != nil {
-			return err
-		}
-		j.Circuit = c
+		return fmt.Errorf("job %s: no circuit resolved", j.ID)
 	}
 	if j.Reads != nil {
 		// ends with either: a drain must not wait on a FIFO (Job.Reads)

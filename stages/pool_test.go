@@ -11,6 +11,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -23,9 +24,9 @@ import (
 type vectorCheck struct {
 	t   *testing.T
 	mu  sync.Mutex
-	sum map[*gpu.Vectors]digest      // per live job, at the end of synthesize
-	own map[*fr.Element]*gpu.Vectors // a, b, c base → the job holding it
-	all map[*fr.Element]bool         // every a, b, c base seen
+	sum map[*proofdata.Vectors]digest      // per live job, at the end of synthesize
+	own map[*fr.Element]*proofdata.Vectors // a, b, c base → the job holding it
+	all map[*fr.Element]bool               // every a, b, c base seen
 }
 
 // digest sums a job's K scalars and its a, b, c.
@@ -73,7 +74,7 @@ type checkingBackend struct {
 
 // check compares a job's K scalars, read from w, and its a, b, c with
 // their digest at the end of synthesize.
-func (c *vectorCheck) check(stage string, v *gpu.Vectors, w []fr.Element, selK []uint32) {
+func (c *vectorCheck) check(stage string, v *proofdata.Vectors, w []fr.Element, selK []uint32) {
 	c.mu.Lock()
 	want := c.sum[v]
 	c.mu.Unlock()
@@ -89,25 +90,28 @@ func (c *vectorCheck) check(stage string, v *gpu.Vectors, w []fr.Element, selK [
 	}
 }
 
-// TransferClassify makes the engine pool W, a, b, c (it does so for
-// backends that stage everything on a device); here A and K are classified
+// ClassifiesOnTransfer makes the engine pool W, a, b, c (it does so for
+// backends that stage everything on a device).
+func (b checkingBackend) ClassifiesOnTransfer() bool { return true }
+
+// TransferClassify checks the job's vectors; A and K are classified
 // on the host, into fresh buffers, and staged as the CPU backend stages.
-func (b checkingBackend) TransferClassify(ctx context.Context, r gpu.Resident, v *gpu.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*gpu.Staged, error) {
+func (b checkingBackend) TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
 	b.c.check("transfer", v, w, selK)
 	if !hostB {
 		b.c.t.Error("the CPU's B_G2 reads B's host query, but TransferClassify was not told to keep it")
 	}
 	for _, q := range []struct {
-		q   *gpu.Query
+		q   *proofdata.Query
 		sel []uint32
 	}{{&v.QA, selA}, {&v.QK, selK}} {
 		n := len(q.sel)
-		gpu.Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
+		proofdata.Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
 	}
 	return b.CPU.Transfer(ctx, r, v)
 }
 
-func (b checkingBackend) MSMH(ctx context.Context, s *gpu.Staged) (bn254.G1Jac, error) {
+func (b checkingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error) {
 	b.c.check("msm-h", s.Host, nil, nil)
 	h, err := b.CPU.MSMH(ctx, s)
 	// the engine hands a, b, c back after this returns
@@ -130,8 +134,8 @@ func TestPooledVectorsAreNeverSharedBetweenLiveJobs(t *testing.T) {
 	keys := provertest.Setup(t, "mulchain", 1<<8)
 	cfg := provertest.Config(t.TempDir(), 2, 2)
 	cfg.Shapes[stages.Synthesize] = stages.Shape{Workers: 3, Queue: 2}
-	check := &vectorCheck{t: t, sum: map[*gpu.Vectors]digest{}, own: map[*fr.Element]*gpu.Vectors{}, all: map[*fr.Element]bool{}}
-	cpu := cfg.Backend.(*gpu.CPU)
+	check := &vectorCheck{t: t, sum: map[*proofdata.Vectors]digest{}, own: map[*fr.Element]*proofdata.Vectors{}, all: map[*fr.Element]bool{}}
+	cpu := gpu.NewCPU(2, 2) // provertest.Config's
 	cfg.Backend = checkingBackend{CPU: cpu, c: check}
 	circuit := keys.Circuit(t, "chain")
 	circuit.Source = checkingSource{Source: circuit.Source, c: check}

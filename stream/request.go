@@ -36,6 +36,10 @@ type Line struct {
 	Number  int // 1-based line number in the input
 	Request Request
 	Err     error // malformed line, missing or bad id, duplicate id
+	// IDChecked: the reader has checked the id (ValidID) and set Err if it
+	// was bad, so the engine does not check it again. A Line made by hand
+	// leaves it false.
+	IDChecked bool
 }
 
 // validID keeps ids usable as file names under --out.
@@ -97,6 +101,22 @@ func (s *Stopped) Unwrap() error { return s.Err }
 // *Stopped.
 func ReadWith(ctx context.Context, r io.Reader, out chan<- Line, o ReadOptions) error {
 	defer close(out)
+	return ReadEach(ctx, r, func(l Line) bool {
+		select {
+		case out <- l:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}, o)
+}
+
+// ReadEach is ReadWith handing each line to take, in the reading goroutine,
+// instead of sending it: a consumer that turns lines into work needs no
+// goroutine of its own between the reader and itself. When take returns
+// false (it took no more), ReadEach stops as ReadWith does when ctx ends,
+// with a *Stopped that counts that line among the unread.
+func ReadEach(ctx context.Context, r io.Reader, take func(Line) bool, o ReadOptions) error {
 	seen := make(map[string]bool)
 	br := bufio.NewReaderSize(r, 64<<10)
 	n := 0
@@ -116,7 +136,7 @@ func ReadWith(ctx context.Context, r io.Reader, out chan<- Line, o ReadOptions) 
 			}
 			continue
 		}
-		l := Line{Number: n}
+		l := Line{Number: n, IDChecked: true}
 		if tooLong {
 			l.Err = fmt.Errorf("line %d: job line longer than %d MiB", n, MaxLineBytes>>20)
 		} else {
@@ -138,9 +158,7 @@ func ReadWith(ctx context.Context, r io.Reader, out chan<- Line, o ReadOptions) 
 		if l.Err == nil {
 			seen[l.Request.ID] = true
 		}
-		select {
-		case out <- l:
-		case <-ctx.Done():
+		if !take(l) {
 			st := &Stopped{Unread: 1, Err: ctx.Err()}
 			if o.CountRest && err != io.EOF {
 				rest, err := countLines(br)

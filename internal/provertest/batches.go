@@ -9,21 +9,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/engine/core"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
-// Batches wraps a backend that batches tail MSMs (stages.TailBatcher) and
+// Batches wraps a backend (one that batches tail MSMs, or not) and
 // records the size of every batch the tail-msm stage hands it. So that a
 // small test stream does batch, its first batch waits (up to 30 s) until
 // Fill jobs have passed batch-addition, the stage in front of tail-msm:
 // they are then queued behind it.
 type Batches struct {
 	stages.Backend
-	batcher stages.TailBatcher
-	fill    int64
+	fill int64
 
 	added atomic.Int64
 	once  sync.Once
@@ -31,17 +31,17 @@ type Batches struct {
 	sizes []int
 }
 
-// NewBatches wraps b (which must also be a stages.TailBatcher).
+// NewBatches wraps b.
 func NewBatches(b stages.Backend, fill int) *Batches {
-	return &Batches{Backend: b, batcher: b.(stages.TailBatcher), fill: int64(fill)}
+	return &Batches{Backend: b, fill: int64(fill)}
 }
 
-func (b *Batches) BatchAddG1(ctx context.Context, s *gpu.Staged) (gpu.G1Sums, error) {
+func (b *Batches) BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error) {
 	defer b.added.Add(1)
 	return b.Backend.BatchAddG1(ctx, s)
 }
 
-func (b *Batches) TailMSMG1Batch(ctx context.Context, ss []*gpu.Staged) ([]gpu.G1Sums, []error) {
+func (b *Batches) TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]proofdata.G1Sums, []error) {
 	b.once.Do(func() {
 		for t0 := time.Now(); b.added.Load() < b.fill && time.Since(t0) < 30*time.Second; {
 			time.Sleep(5 * time.Millisecond)
@@ -51,7 +51,7 @@ func (b *Batches) TailMSMG1Batch(ctx context.Context, ss []*gpu.Staged) ([]gpu.G
 	b.mu.Lock()
 	b.sizes = append(b.sizes, len(ss))
 	b.mu.Unlock()
-	return b.batcher.TailMSMG1Batch(ctx, ss)
+	return b.Backend.TailMSMG1Batch(ctx, ss)
 }
 
 // Sizes are the batches' sizes, in the order they ran.
@@ -67,7 +67,7 @@ func (b *Batches) Sizes() []int {
 // waits for 5 jobs to queue), and fails t unless every job is proved and
 // gnark accepts every proof and some batch held 2 to 4 jobs. It returns the
 // results and the batches' sizes.
-func ProveBatchedMix(t testing.TB, cfg stages.Config, backend stages.Backend) ([]stream.Result, []int) {
+func ProveBatchedMix(t testing.TB, cfg core.Config, backend stages.Backend) ([]stream.Result, []int) {
 	t.Helper()
 	chain := Setup(t, "mulchain", 300)
 	bits := Setup(t, "bits", 300)

@@ -13,8 +13,8 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/constraint"
 	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
-	"github.com/zkpipe/zkpipe/pipeline"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -71,11 +71,12 @@ func (k *Keys) Circuit(t testing.TB, name string) *stages.Circuit {
 	return c
 }
 
-// Config is a small engine configuration on the CPU backend: every stage
-// with the given workers and queue, writing into dir.
-func Config(dir string, workers, queue int) stages.Config {
+// Config is a small engine configuration on the CPU backend
+// (gpu.NewCPU(2, 2)): every stage with the given workers and queue,
+// writing into dir.
+func Config(dir string, workers, queue int) core.Config {
 	cpu := gpu.NewCPU(2, 2)
-	cfg := stages.Config{Shapes: map[string]stages.Shape{}, Backend: cpu, G2: cpu, Out: stages.Dir(dir)}
+	cfg := core.Config{Shapes: map[string]stages.Shape{}, Backend: cpu, G2: cpu, Out: stages.Dir(dir)}
 	for _, n := range stages.Names {
 		cfg.Shapes[n] = stages.Shape{Workers: workers, Queue: queue}
 	}
@@ -85,9 +86,9 @@ func Config(dir string, workers, queue int) stages.Config {
 // Run proves jobs with cfg and circuits and returns the result lines in the
 // order they finished, failing the test if the stream itself fails or takes
 // longer than timeout.
-func Run(t testing.TB, cfg stages.Config, circuits []*stages.Circuit, jobs []*stages.Job, timeout time.Duration) []stream.Result {
+func Run(t testing.TB, cfg core.Config, circuits []*stages.Circuit, jobs []*stages.Job, timeout time.Duration) []stream.Result {
 	t.Helper()
-	eng, err := stages.NewEngine(cfg, circuits...)
+	eng, err := core.New(cfg, circuits...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,9 +106,8 @@ func Run(t testing.TB, cfg stages.Config, circuits []*stages.Circuit, jobs []*st
 		}
 	}()
 	var out []stream.Result
-	t0 := time.Now()
-	if err := eng.Run(ctx, eng.Pipeline(), src, func(r pipeline.Result[*stages.Job]) {
-		out = append(out, stages.ResultLine(r, t0))
+	if err := eng.Run(ctx, eng.Pipeline(), src, func(r core.Result) {
+		out = append(out, r.Line)
 	}); err != nil {
 		t.Fatalf("stream: %v", err)
 	}

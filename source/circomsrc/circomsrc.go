@@ -23,7 +23,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
-	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/stages"
 )
@@ -52,7 +52,7 @@ func (s *Source) Kind() string { return "circom" }
 func (s *Source) SerialSynthesis() bool { return true }
 
 // Zkey is the circuit's proving key without its point sections (they live
-// in the circuit's gpu.Key, filtered): header, IC and coefficients.
+// in the circuit's proofdata.Key, filtered): header, IC and coefficients.
 func (s *Source) Zkey() *Zkey { return s.zkey }
 
 // VerifyingKey is the verifying key the zkey holds.
@@ -175,7 +175,7 @@ func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, e
 		NbWires:     z.NVars,
 		NbPublic:    z.NPublic + 1,
 		Source:      src,
-		Key:         &gpu.Key{Domain: dom, HConvention: gpu.HOddCoset, Z: z.H},
+		Key:         &proofdata.Key{Domain: dom, HConvention: proofdata.HOddCoset, Z: z.H},
 		Alpha1:      z.Alpha1, Beta1: z.Beta1, Delta1: z.Delta1,
 		Beta2: z.Beta2, Delta2: z.Delta2,
 	}

@@ -12,11 +12,12 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
 // poolingBackend makes the engine pool W, a, b, c, as it does for a
-// backend that stages everything on a device (TransferClassify); A and K are
+// backend that stages everything on a device (ClassifiesOnTransfer); A and K are
 // classified on the host and staged as the CPU backend stages. It counts
 // the distinct a vectors it is handed.
 type poolingBackend struct {
@@ -25,16 +26,18 @@ type poolingBackend struct {
 	seen map[*fr.Element]bool
 }
 
-func (b *poolingBackend) TransferClassify(ctx context.Context, r gpu.Resident, v *gpu.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*gpu.Staged, error) {
+func (b *poolingBackend) ClassifiesOnTransfer() bool { return true }
+
+func (b *poolingBackend) TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
 	b.mu.Lock()
 	b.seen[&v.A[0]] = true
 	b.mu.Unlock()
 	for _, q := range []struct {
-		q   *gpu.Query
+		q   *proofdata.Query
 		sel []uint32
 	}{{&v.QA, selA}, {&v.QK, selK}} {
 		n := len(q.sel)
-		gpu.Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
+		proofdata.Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
 	}
 	return b.CPU.Transfer(ctx, r, v)
 }
@@ -82,7 +85,7 @@ func TestPooledVectors(t *testing.T) {
 	// flight, fewer than the stream's, so vectors come back and go out again.
 	cfg := provertest.Config(out, 1, 1)
 	cfg.Shapes[stages.Synthesize] = stages.Shape{Workers: 3, Queue: 1}
-	backend := &poolingBackend{CPU: cfg.Backend.(*gpu.CPU), seen: map[*fr.Element]bool{}}
+	backend := &poolingBackend{CPU: gpu.NewCPU(2, 2), seen: map[*fr.Element]bool{}} // provertest.Config's CPU
 	cfg.Backend = backend
 	res := provertest.Run(t, cfg, []*stages.Circuit{load(t, arr, true)}, jobs, 3*time.Minute)
 	if len(res) != proofs {

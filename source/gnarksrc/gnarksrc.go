@@ -29,7 +29,7 @@ import (
 	fcs "github.com/consensys/gnark/frontend/cs"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/evm"
-	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/source/gnarksrc/solve"
 	"github.com/zkpipe/zkpipe/stages"
@@ -227,9 +227,9 @@ func NewWith(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingK
 		NbWires:     nbWires,
 		NbPublic:    ccs.GetNbPublicVariables(),
 		Source:      src,
-		Key: &gpu.Key{
+		Key: &proofdata.Key{
 			Domain:      &pk.Domain,
-			HConvention: gpu.HDivideByZ,
+			HConvention: proofdata.HDivideByZ,
 			A:           pk.G1.A, B1: pk.G1.B, K: pk.G1.K, Z: pk.G1.Z,
 			B2: pk.G2.B,
 		},

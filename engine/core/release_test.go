@@ -1,4 +1,4 @@
-package stages_test
+package core_test
 
 import (
 	"context"
@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/mem"
-	"github.com/zkpipe/zkpipe/pipeline"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -27,7 +28,7 @@ type holdingBackend struct {
 	blocked chan struct{}
 }
 
-func (b *holdingBackend) Transfer(ctx context.Context, r gpu.Resident, v *gpu.Vectors) (*gpu.Staged, error) {
+func (b *holdingBackend) Transfer(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors) (*proofdata.Staged, error) {
 	s, err := b.CPU.Transfer(ctx, r, v)
 	if err == nil {
 		b.staged.Add(1)
@@ -35,19 +36,19 @@ func (b *holdingBackend) Transfer(ctx context.Context, r gpu.Resident, v *gpu.Ve
 	return s, err
 }
 
-func (b *holdingBackend) Free(s *gpu.Staged) {
+func (b *holdingBackend) Free(s *proofdata.Staged) {
 	b.staged.Add(-1)
 	b.CPU.Free(s)
 }
 
-func (b *holdingBackend) MSMH(ctx context.Context, s *gpu.Staged) (bn254.G1Jac, error) {
+func (b *holdingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error) {
 	b.blocked <- struct{}{}
 	<-ctx.Done()
 	return bn254.G1Jac{}, ctx.Err()
 }
 
-func (b *holdingBackend) ResidentBytes(*gpu.Key) int64 { return 1 << 20 }
-func (b *holdingBackend) JobBytes(*gpu.Key) int64      { return 1 << 20 }
+func (b *holdingBackend) ResidentBytes(*proofdata.Key) int64 { return 1 << 20 }
+func (b *holdingBackend) JobBytes(*proofdata.Key) int64      { return 1 << 20 }
 
 type fixedDevice struct{}
 
@@ -63,7 +64,7 @@ func TestCancelledJobsGiveBackWhatTheyHold(t *testing.T) {
 	g := mem.NewGovernor(mem.Config{Budget: mem.Unlimited, Device: fixedDevice{}})
 	defer g.Close()
 	cfg.Governor = g
-	eng, err := stages.NewEngine(cfg, keys.Circuit(t, "mulchain"))
+	eng, err := core.New(cfg, keys.Circuit(t, "mulchain"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestCancelledJobsGiveBackWhatTheyHold(t *testing.T) {
 		cancel()
 	}()
 	var sunk int
-	err = eng.Run(ctx, eng.Pipeline(), src, func(pipeline.Result[*stages.Job]) { sunk++ })
+	err = eng.Run(ctx, eng.Pipeline(), src, func(core.Result) { sunk++ })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run: %v", err)
 	}
@@ -123,16 +124,16 @@ type countingBackend struct {
 }
 
 type countedResident struct {
-	gpu.Resident
+	proofdata.Resident
 	b *countingBackend
 }
 
 func (r countedResident) Close() error { r.b.open.Add(-1); return r.Resident.Close() }
 
-func (b *countingBackend) ResidentBytes(*gpu.Key) int64 { return 1 << 20 }
-func (b *countingBackend) JobBytes(*gpu.Key) int64      { return 1 << 20 }
+func (b *countingBackend) ResidentBytes(*proofdata.Key) int64 { return 1 << 20 }
+func (b *countingBackend) JobBytes(*proofdata.Key) int64      { return 1 << 20 }
 
-func (b *countingBackend) Load(k *gpu.Key) (gpu.Resident, error) {
+func (b *countingBackend) Load(k *proofdata.Key) (proofdata.Resident, error) {
 	r, err := b.CPU.Load(k)
 	if err != nil {
 		return nil, err
@@ -152,7 +153,7 @@ func TestEnginesOpenAndCloseManyTimes(t *testing.T) {
 	for i := range 20 {
 		cfg := provertest.Config(t.TempDir(), 1, 1)
 		cfg.Backend, cfg.G2, cfg.Governor = be, be, g
-		eng, err := stages.NewEngine(cfg, circ)
+		eng, err := core.New(cfg, circ)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestEnginesOpenAndCloseManyTimes(t *testing.T) {
 		src <- &stages.Job{Request: stream.Request{ID: fmt.Sprintf("j%d", i), Generate: &stream.Generate{Seed: int64(i)}}}
 		close(src)
 		var failed error
-		if err := eng.Run(context.Background(), eng.Pipeline(), src, func(r pipeline.Result[*stages.Job]) { failed = r.Err }); err != nil || failed != nil {
+		if err := eng.Run(context.Background(), eng.Pipeline(), src, func(r core.Result) { failed = r.Err }); err != nil || failed != nil {
 			t.Fatalf("round %d: %v, %v", i, err, failed)
 		}
 		if err := eng.Close(); err != nil {
@@ -187,9 +188,9 @@ func TestACircuitTooLargeForTheDeviceIsRefused(t *testing.T) {
 	defer g.Close()
 	cfg := provertest.Config(t.TempDir(), 1, 1)
 	cfg.Backend, cfg.G2, cfg.Governor = be, be, g
-	_, err := stages.NewEngine(cfg, keys.Circuit(t, "mulchain"))
+	_, err := core.New(cfg, keys.Circuit(t, "mulchain"))
 	if !errors.Is(err, mem.ErrTooLarge) || !strings.Contains(err.Error(), "1.00 MiB") || !strings.Contains(err.Error(), "512 KiB") {
-		t.Fatalf("NewEngine: %v, want a refusal naming 1.00 MiB of keys and the 512 KiB budget", err)
+		t.Fatalf("New: %v, want a refusal naming 1.00 MiB of keys and the 512 KiB budget", err)
 	}
 	if be.open.Load() != 0 || g.Stats().DeviceCharged != 0 {
 		t.Fatalf("after the refusal: %d residents open, %d bytes charged", be.open.Load(), g.Stats().DeviceCharged)

@@ -1,9 +1,34 @@
-package gpu
+package proofdata
+
+// The curve-specific part of the data model: BN254's scalar field and
+// groups. A second curve (BLS12-381) instantiates these types; the rest of
+// the package does not name a curve.
 
 import (
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 )
+
+// Key is the part of a Groth16 proving key the device needs: the bases of
+// every MSM, each query already filtered to the scalars it will be paired
+// with (points at infinity dropped, as gnark's pk.InfinityA/B do).
+type Key struct {
+	Domain      *fft.Domain // size n; for HOddCoset its coset shift is ω₂ₙ
+	HConvention HConvention
+
+	A  []bn254.G1Affine // [A_j(τ)]₁
+	B1 []bn254.G1Affine // [B_j(τ)]₁
+	K  []bn254.G1Affine // [(βA_j+αB_j+C_j)(τ)/δ]₁, private wires only
+	Z  []bn254.G1Affine // the H query: [τ^i Z(τ)/δ]₁ (gnark) or odd Lagrange bases (snarkjs)
+	B2 []bn254.G2Affine // [B_j(τ)]₂, same wires as B1
+}
+
+// N is the evaluation domain's size.
+func (k *Key) N() int { return int(k.Domain.Cardinality) }
+
+// HLen is how many terms of h meet the H query in its MSM.
+func (k *Key) HLen() int { return len(k.Z) }
 
 // Query is one MSM's scalars split by value, the output of pin/transfer's
 // classification: zeros are dropped, ones are summed by batch-addition (one
@@ -33,15 +58,6 @@ type Vectors struct {
 	QA, QB, QK Query // scalars of the A, B (G1 and G2) and K queries
 }
 
-// Staged is one proof's Vectors as a device holds them, from Transfer until
-// Free. Host keeps the host copy (CPU paths such as a CPU B_G2 read it);
-// Device is the backend's own state.
-type Staged struct {
-	Resident Resident
-	Host     *Vectors
-	Device   any
-}
-
 // G1Sums holds one result per G1 query.
 type G1Sums struct {
 	A, B1, K bn254.G1Jac
@@ -55,7 +71,7 @@ type G1Sums struct {
 func Classify(q *Query, w []fr.Element, sel []uint32, ones []uint64, idx []uint32, vals []fr.Element) {
 	n := len(sel)
 	*q = Query{Len: n, Ones: ones[:(n+63)/64]}
-	k, numOnes := classifyRange(w, sel, 0, n, q.Ones, idx, vals)
+	k, numOnes := ClassifyRange(w, sel, 0, n, q.Ones, idx, vals)
 	q.NumOnes = numOnes
 	q.Idx, q.Vals = idx[:k], vals[:k]
 	if k == n {
@@ -63,11 +79,11 @@ func Classify(q *Query, w []fr.Element, sel []uint32, ones []uint64, idx []uint3
 	}
 }
 
-// classifyRange classifies the scalars w[sel[j]] for j in [lo, hi), lo a
+// ClassifyRange classifies the scalars w[sel[j]] for j in [lo, hi), lo a
 // multiple of 64: ones gets the range's bitmap words (cleared first), idx
 // (absolute j) and vals the significant scalars. It returns how many
 // scalars were significant and how many were one.
-func classifyRange(w []fr.Element, sel []uint32, lo, hi int, ones []uint64, idx []uint32, vals []fr.Element) (k, numOnes int) {
+func ClassifyRange(w []fr.Element, sel []uint32, lo, hi int, ones []uint64, idx []uint32, vals []fr.Element) (k, numOnes int) {
 	clear(ones[:(hi-lo+63)/64])
 	for i, wire := range sel[lo:hi] {
 		s := &w[wire]

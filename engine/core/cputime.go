@@ -1,8 +1,10 @@
-package stages
+package core
 
 import (
 	"sync"
 	"time"
+
+	"github.com/zkpipe/zkpipe/stages"
 )
 
 // cpuShare attributes the process's CPU time (user + system, every thread)
@@ -55,4 +57,12 @@ func (s *cpuShare) advanceLocked() {
 			r.used += each
 		}
 	}
+}
+
+// addCPU attributes d of CPU time to j's stage.
+func addCPU(j *stages.Job, stage string, d time.Duration) {
+	if j.CPU == nil {
+		j.CPU = make(map[string]time.Duration, len(stages.Names))
+	}
+	j.CPU[stage] += d
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package stages
+package core
 
 import (
 	"syscall"

@@ -1,15 +1,17 @@
-package stages
+package core
 
 import (
 	"time"
 
 	"github.com/zkpipe/zkpipe/pipeline"
+	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
-// ResultLine turns a finished job into its result line; times are measured
-// from t0, the stream's start.
-func ResultLine(r pipeline.Result[*Job], t0 time.Time) stream.Result {
+// resultLine turns a finished job into its result line, whole: times are
+// measured from t0, the stream's start; the memory figures are those of
+// the job's reservation.
+func (p *Prover) resultLine(r pipeline.Result[*stages.Job], t0 time.Time) stream.Result {
 	j := r.Job
 	out := stream.Result{ID: j.ID, Stages: make([]stream.StageTime, 0, len(r.Timings))}
 	if j.Circuit != nil {
@@ -19,6 +21,7 @@ func ResultLine(r pipeline.Result[*Job], t0 time.Time) stream.Result {
 	if r.Err != nil {
 		out.Error = r.Err.Error()
 		out.FailedStage = r.Stage
+		out.Retryable = p.cfg.HostFault != nil && p.cfg.HostFault(r.Err)
 	} else {
 		out.Proof, out.Public, out.PublicInputs, out.Calldata = j.Emitted.Proof, j.Emitted.Public, j.Emitted.PublicInputs, j.Emitted.Calldata
 	}
@@ -33,6 +36,9 @@ func ResultLine(r pipeline.Result[*Job], t0 time.Time) stream.Result {
 	if n := len(r.Timings); n > 0 {
 		out.TotalMS = ms(r.Timings[n-1].Finished.Sub(r.Timings[0].Queued))
 	}
-	out.ReservedBytes = j.Reservation.Reserved()
+	res := j.Reservation
+	out.ReservedBytes = res.Reserved()
+	out.RSSPeakBytes = res.PeakRSS()
+	out.MinorFaults = res.MinorFaults()
 	return out
 }

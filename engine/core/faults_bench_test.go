@@ -1,6 +1,6 @@
 //go:build unix
 
-package stages_test
+package core_test
 
 import (
 	"context"
@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
-	"github.com/zkpipe/zkpipe/pipeline"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -55,17 +56,17 @@ type faultingBackend struct {
 	f faultCount
 }
 
-func (b faultingBackend) MSMH(ctx context.Context, s *gpu.Staged) (h bn254.G1Jac, err error) {
+func (b faultingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (h bn254.G1Jac, err error) {
 	b.f.around("msm-h", func() { h, err = b.CPU.MSMH(ctx, s) })
 	return h, err
 }
 
-func (b faultingBackend) TailMSMG1(ctx context.Context, s *gpu.Staged) (t gpu.G1Sums, err error) {
+func (b faultingBackend) TailMSMG1(ctx context.Context, s *proofdata.Staged) (t proofdata.G1Sums, err error) {
 	b.f.around("tail-msm", func() { t, err = b.CPU.TailMSMG1(ctx, s) })
 	return t, err
 }
 
-func (b faultingBackend) MSMG2(ctx context.Context, s *gpu.Staged) (t bn254.G2Jac, err error) {
+func (b faultingBackend) MSMG2(ctx context.Context, s *proofdata.Staged) (t bn254.G2Jac, err error) {
 	b.f.around("b-g2", func() { t, err = b.CPU.MSMG2(ctx, s) })
 	return t, err
 }
@@ -77,7 +78,7 @@ func (b faultingBackend) MSMG2(ctx context.Context, s *gpu.Staged) (t bn254.G2Ja
 // batch-addition, assembly, the runtime): what pooling leaves to fault in
 // again every proof.
 //
-//	go test -run '^$' -bench FaultsPerProof -benchtime 1x ./stages
+//	go test -run '^$' -bench FaultsPerProof -benchtime 1x ./engine/core
 func BenchmarkFaultsPerProof(b *testing.B) {
 	for _, logn := range []int{14, 16} {
 		b.Run(fmt.Sprint("mulchain-2^", logn), func(b *testing.B) {
@@ -86,10 +87,10 @@ func BenchmarkFaultsPerProof(b *testing.B) {
 				const proofs = 8
 				f := faultCount{}
 				cfg := provertest.Config(b.TempDir(), 1, 1)
-				cfg.Backend = faultingBackend{CPU: cfg.Backend.(*gpu.CPU), f: f}
+				cfg.Backend = faultingBackend{CPU: gpu.NewCPU(2, 2), f: f} // provertest.Config's CPU
 				circuit := keys.Circuit(b, "chain")
 				circuit.Source = faultingSource{Source: circuit.Source, f: f}
-				eng, err := stages.NewEngine(cfg, circuit)
+				eng, err := core.New(cfg, circuit)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -134,14 +135,14 @@ func median(per []map[string]int64) int64 {
 }
 
 // prove runs one job through eng and fails b unless it is proven.
-func prove(b *testing.B, eng *stages.Engine, j *stages.Job) {
+func prove(b *testing.B, eng *core.Prover, j *stages.Job) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	src := make(chan *stages.Job, 1)
 	src <- j
 	close(src)
-	var res []pipeline.Result[*stages.Job]
-	if err := eng.Run(ctx, eng.Pipeline(), src, func(r pipeline.Result[*stages.Job]) { res = append(res, r) }); err != nil {
+	var res []core.Result
+	if err := eng.Run(ctx, eng.Pipeline(), src, func(r core.Result) { res = append(res, r) }); err != nil {
 		b.Fatal(err)
 	}
 	if len(res) != 1 || res[0].Err != nil {

@@ -1,68 +1,13 @@
 package stages
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"math/bits"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
 )
-
-// Governor admits jobs under a memory budget (mem.Governor). The synthesize
-// stage asks it before a job's vectors exist; its wait pushes back on parse.
-type Governor interface {
-	// Admit blocks until bytes fit the budget and returns the hold on them. It
-	// fails at once, naming both sizes, when bytes can never fit.
-	Admit(ctx context.Context, job string, bytes int64) (*mem.Reservation, error)
-}
-
-// DeviceGovernor is the device-memory budget of a Governor (mem.Governor
-// with Config.Device). The engine uses it when the backend is a DeviceSizer:
-// each circuit's resident keys are charged before Load (a circuit that does
-// not fit is refused, naming both sizes), and each job reserves its device
-// footprint at pin/transfer, waiting for room instead of failing on
-// allocation. Both return a nil hold when the governor keeps no device budget.
-type DeviceGovernor interface {
-	ChargeDevice(bytes int64) (*mem.Reservation, error)
-	AdmitDevice(ctx context.Context, job string, bytes int64) (*mem.Reservation, error)
-}
-
-// DeviceSizer is a backend with memory of its own (gpu.CUDA): what Load
-// keeps on the device for a key, and the most one job of it holds there.
-type DeviceSizer interface {
-	ResidentBytes(k *gpu.Key) int64
-	JobBytes(k *gpu.Key) int64
-}
-
-// deviceBudget is the governor's device budget and the backend's sizes, or
-// nils when either is missing.
-func (e *Engine) deviceBudget() (DeviceGovernor, DeviceSizer) {
-	g, ok := e.cfg.Governor.(DeviceGovernor)
-	sz, ok2 := e.cfg.Backend.(DeviceSizer)
-	if !ok || !ok2 || e.cfg.Governor == nil {
-		return nil, nil
-	}
-	return g, sz
-}
-
-// admitDevice reserves the job's device footprint before pin/transfer
-// stages its vectors there; waiting here pushes back on synthesize.
-func (e *Engine) admitDevice(ctx context.Context, j *Job) error {
-	g, sz := e.deviceBudget()
-	if g == nil || j.Circuit == nil {
-		return nil
-	}
-	r, err := g.AdmitDevice(ctx, j.ID, sz.JobBytes(j.Circuit.Key))
-	if err != nil {
-		return fmt.Errorf("device admission: %w", err)
-	}
-	j.DeviceReservation = r
-	return nil
-}
 
 // Footprint estimates the bytes a job of c holds at its peak, from admission
 // to the end of the job: the largest of its three phases (see footprint).

@@ -1,0 +1,31 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/proofdata"
+)
+
+// The parts of stages.Backend a single GPU answers with "not here": it is
+// one device, and it stages through pinned buffers of its own (PinnedBytes)
+// rather than ones the engine lends.
+
+// ClassifiesOnTransfer is true: TransferClassify classifies into the
+// pinned buffers the upload reads.
+func (c *CUDA) ClassifiesOnTransfer() bool { return true }
+
+// On is "": one CUDA backend is one device.
+func (c *CUDA) On(*proofdata.Staged) string { return "" }
+
+// PinnedSlots is 0, 0: the bounce buffers are the backend's own.
+func (c *CUDA) PinnedSlots() (slot, slots int) { return 0, 0 }
+
+// PinnedAlloc is unsupported: see PinnedSlots.
+func (c *CUDA) PinnedAlloc(int) ([]byte, func() error, error) {
+	return nil, nil, fmt.Errorf("cuda: lent pinned buffers: %w", errors.ErrUnsupported)
+}
+
+// UsePinned does nothing: see PinnedSlots.
+func (c *CUDA) UsePinned(*mem.PinnedPool) {}
