@@ -111,7 +111,7 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	if err := e.opts.check(); err != nil {
 		return nil, err
 	}
-	if e.opts.Out == "" {
+	if e.opts.Out == "" && e.opts.Output == nil {
 		e.opts.Out = "out"
 	}
 
@@ -138,7 +138,8 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	if e.pinned, err = startPinned(e.gov, e.backend); err != nil {
 		return nil, err
 	}
-	if e.out, err = OpenOutDir(e.opts.Out); err != nil {
+	output, err := e.openOutput()
+	if err != nil {
 		return nil, err
 	}
 	_, bg2OnCPU := e.g2.(*gpu.CPU)
@@ -153,7 +154,7 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	}
 	e.maxWorkers = growable(&e.opts, e.autoStages, e.cores)
 	e.core, err = stages.NewEngine(stages.Config{Shapes: e.opts.Shapes, MaxWorkers: e.maxWorkers,
-		Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out, TailBatch: opts.TailMSMBatch}, circuits...)
+		Backend: e.backend, G2: e.g2, Governor: e.gov, Out: output, TailBatch: opts.TailMSMBatch}, circuits...)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +235,7 @@ func (e *Engine) Capacity() int {
 	return n
 }
 
-// Out is the output directory.
+// Out is the output directory; nil under Options.Output.
 func (e *Engine) Out() *OutDir { return e.out }
 
 // Snapshot is the engine's state at one moment, for status lines and metrics.
@@ -364,13 +365,13 @@ func (e *Engine) run(ctx, streamIntake context.Context, jobs <-chan stream.Line,
 			case <-intake.Done():
 				return
 			}
-			j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err, Reads: reads}
+			j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err, Reads: reads, WitnessInput: l.Witness, Out: l.Out}
 			switch {
 			case j.Err != nil:
 			case !stream.ValidID(j.ID):
 				j.Err = fmt.Errorf("invalid id %q: want 1-128 of [A-Za-z0-9._-], not starting with . _ or -", j.ID)
 			default:
-				if err := e.checkWitness(j.Request); err != nil {
+				if err := e.checkWitness(j); err != nil {
 					j.Err = err
 				} else if _, dup := inFlight.LoadOrStore(j.ID, true); dup {
 					j.Err = fmt.Errorf("%w %q: a job of that id is in flight", stream.ErrDuplicateID, j.ID)
@@ -410,6 +411,7 @@ func (e *Engine) run(ctx, streamIntake context.Context, jobs <-chan stream.Line,
 		if r.Job.Owned {
 			inFlight.Delete(r.Job.ID)
 		}
+		r.Job.WitnessInput.Release() // a job that failed before parse read it
 		line := stages.ResultLine(r, t0)
 		line.Retryable = r.Err != nil && hostFault(r.Err)
 		res := r.Job.Reservation

@@ -112,8 +112,13 @@ func sameDir(a, b string) bool {
 }
 
 // checkWitness refuses a job's witness (or wtns) that the run writes: one
-// of o.Writes or a file of the output directory.
-func (e *Engine) checkWitness(req stream.Request) error {
+// of o.Writes or a file of the output directory. A witness in hand
+// (Job.WitnessInput) is no file: its name is only a name.
+func (e *Engine) checkWitness(j *stages.Job) error {
+	if j.WitnessInput != nil {
+		return nil
+	}
+	req := j.Request
 	for _, p := range []string{req.Witness, req.Wtns} {
 		if p == "" {
 			continue
@@ -126,7 +131,7 @@ func (e *Engine) checkWitness(req stream.Request) error {
 		if name, ok := writes.Find(p); ok {
 			return fmt.Errorf("witness %s is %s, which this run writes: %w", p, name, ErrInputClash)
 		}
-		if InOutDir(e.out.Path(), p) {
+		if e.out != nil && InOutDir(e.out.Path(), p) {
 			return fmt.Errorf("witness %s is a file this run writes in --out %s: %w", p, e.out.Path(), ErrInputClash)
 		}
 	}

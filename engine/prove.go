@@ -11,6 +11,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/pipeline"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -146,7 +147,7 @@ func (e *Engine) proveJob(ctx context.Context, c *stages.Circuit, w any) (stages
 	if pr == nil {
 		return stages.Emitted{}, ErrClosed
 	}
-	j := &stages.Job{Circuit: c, WitnessValue: w, Out: new(stages.Memory), Verify: true, Ctx: ctx}
+	j := &stages.Job{Circuit: c, WitnessValue: w, Out: new(blob.Memory), Verify: true, Ctx: ctx}
 	j.ID = fmt.Sprintf("prove-%d", pr.next.Add(1))
 	j.Request.Circuit = c.Name
 	reply := make(chan pipeline.Result[*stages.Job], 1)

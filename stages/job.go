@@ -6,6 +6,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stream"
@@ -35,6 +36,10 @@ type Job struct {
 	// WitnessValue is the job's witness as a value instead of a file (the
 	// library's Engine.Prove): a gnark source takes a witness.Witness.
 	WitnessValue any
+	// WitnessInput is the witness file the request names (Witness or Wtns) as
+	// bytes in hand (stream.Line.Witness): the source reads them instead
+	// of the path, with the same bounds, and releases them once decoded.
+	WitnessInput *blob.Input
 	// Out, when set, takes the job's files instead of the engine's
 	// output (Memory: the library's Prove writes nothing to disk).
 	Out Output

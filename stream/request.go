@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+
+	"github.com/zkpipe/zkpipe/blob"
 )
 
 // Request is one job line, e.g.
@@ -36,6 +38,15 @@ type Line struct {
 	Number  int // 1-based line number in the input
 	Request Request
 	Err     error // malformed line, missing or bad id, duplicate id
+
+	// Witness, when set, is the file Request.Witness or Request.Wtns names,
+	// as a value (a fleet worker fetched it from its store): the source
+	// reads these bytes instead of a path, and the name only says which
+	// kind of witness it is and what messages call it. Released once read.
+	Witness *blob.Input
+	// Out, when set, takes the job's outputs instead of the engine's
+	// output (a fleet worker's, for its object store).
+	Out blob.Writer
 }
 
 // validID keeps ids usable as file names under --out.
