@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -136,4 +138,19 @@ func (e *Engine) checkWitness(j *stages.Job) error {
 		}
 	}
 	return nil
+}
+
+// HoldInput reserves bytes of a job's input that the caller is about to
+// hold in memory (a fleet worker's witness, fetched from its store before
+// the job enters) with the memory governor, waiting for room as a job's
+// admission does: the job's own reservation comes only after parse, when
+// the bytes are decoded. The caller closes the hold once they are dropped.
+// Its errors are the governor's (a *mem.TooLargeError: never fits), ctx's,
+// and ErrClosed.
+func (e *Engine) HoldInput(ctx context.Context, job string, bytes int64) (*mem.Reservation, error) {
+	if !e.enter() {
+		return nil, ErrClosed
+	}
+	defer e.exit()
+	return e.gov.Admit(ctx, job+" (its witness, fetched)", bytes)
 }

@@ -1,0 +1,174 @@
+package fleet_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/fleet"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
+)
+
+// chainWitnessFile writes circuit chain's witness for seed, as gnark
+// encodes it, to a file for submit.
+func chainWitnessFile(t *testing.T, seed int64) string {
+	t.Helper()
+	c, err := gnarksrc.LoadDir(circuitDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Source.(*gnarksrc.Source).Witness(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), fmt.Sprintf("s%d.witness", seed))
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// gnarkVerifiesFiles checks a proof file and public witness file with
+// gnark's own groth16.Verify against circuit chain's circuit.vk.
+func gnarkVerifiesFiles(t *testing.T, proofPath, publicPath string) {
+	t.Helper()
+	read := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	proof := groth16.NewProof(ecc.BN254)
+	if _, err := proof.ReadFrom(bytes.NewReader(read(proofPath))); err != nil {
+		t.Fatal(err)
+	}
+	vk := groth16.NewVerifyingKey(ecc.BN254)
+	if _, err := vk.ReadFrom(bytes.NewReader(read(filepath.Join(circuitDir(t), gnarksrc.VKFile)))); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := witness.New(ecc.BN254.ScalarField())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.UnmarshalBinary(read(publicPath)); err != nil {
+		t.Fatal(err)
+	}
+	if err := groth16.Verify(proof, vk, pub); err != nil {
+		t.Errorf("gnark rejects %s: %v", proofPath, err)
+	}
+}
+
+// A worker over a real engine proves witness jobs with its witnesses in
+// memory and its outputs stored from memory: the engine opens no output
+// directory, and the worker's cache holds the circuit it fetched and
+// nothing else, during the run and after. Before, witnesses went through
+// CACHE/witness and proofs through CACHE/out.
+func TestWorkerWritesNothingButItsCircuits(t *testing.T) {
+	t.Chdir(t.TempDir()) // the engine's default directory would be ./out
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	var lines []string
+	for i := range 3 {
+		lines = append(lines, fmt.Sprintf(`{"id":"m%d","circuit":"chain","witness":%q}`, i, chainWitnessFile(t, int64(i+1))))
+	}
+	lines = append(lines, `{"id":"g","circuit":"chain","generate":{"seed":9}}`)
+	submit(t, q, "", lines...)
+
+	eng, err := engine.New(context.Background(), engine.Options{Device: "cpu", Output: fleet.PerJobOutput{}, Log: testLog{t},
+		Memory: engine.MemoryOptions{Budget: "off"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	cache := t.TempDir()
+	w := fleet.NewWorker(q, eng, fleet.WorkerOptions{Cache: cache, Poll: 50 * time.Millisecond, Log: testLog{t}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, ctx) }()
+	res := waitResults(t, q, 4, 60*time.Second)
+	for id, r := range res {
+		if r.Error != "" {
+			t.Errorf("%s: %s", id, r.Error)
+			continue
+		}
+		gnarkVerifiesFiles(t, r.Proof, r.Public)
+	}
+	settled(t, q)
+	noneLeft(t, q)
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("worker: %v", err)
+	}
+	var files []string
+	filepath.WalkDir(cache, func(p string, d os.DirEntry, err error) error {
+		if err == nil && p != cache {
+			rel, _ := filepath.Rel(cache, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	for _, f := range files {
+		if f != "circuits" && !strings.HasPrefix(f, "circuits"+string(filepath.Separator)+"chain") {
+			t.Errorf("the worker wrote %s in its cache (all of it: %v)", f, files)
+		}
+	}
+	if ents, _ := os.ReadDir("."); len(ents) != 0 {
+		t.Errorf("the engine wrote in the working directory: %v", ents)
+	}
+	if s := eng.Snapshot().Memory; s.Reserved != 0 {
+		t.Errorf("%d bytes still reserved once every job is answered (the witnesses' holds)", s.Reserved)
+	}
+}
+
+// Every witness the worker fetches into memory is reserved with the
+// prover's budget until the prover is done with it, answered or not:
+// proven, failed at the prover, handed back.
+func TestWitnessHoldsAreGivenBack(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	submit(t, q, "", witnessJob(t, "h1"), witnessJob(t, "h2"), witnessJob(t, "h3"))
+
+	// A prover that fails every job for its host hands them back; their
+	// witnesses' holds go with them.
+	sick := newFake(t, 1)
+	sick.hostFault = true
+	sw := fleet.NewWorker(q, sick, fleet.WorkerOptions{Cache: t.TempDir(), Poll: 50 * time.Millisecond, Log: testLog{t}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := sw.Run(ctx, ctx); err == nil || !strings.Contains(err.Error(), "stopped taking jobs") {
+		t.Fatalf("sick worker: Run = %v, want it to stop taking jobs", err)
+	}
+	if len(sick.entered()) == 0 {
+		t.Fatal("the sick prover got no job")
+	}
+	if n := sick.heldBytes(); n != 0 {
+		t.Errorf("%d witness bytes still held by jobs handed back", n)
+	}
+
+	f := newFake(t, 2)
+	runWorker(t, q, f)
+	for id, r := range waitResults(t, q, 3, 20*time.Second) {
+		if r.Error != "" {
+			t.Errorf("%s: %s", id, r.Error)
+		}
+	}
+	settled(t, q)
+	if n := f.heldBytes(); n != 0 {
+		t.Errorf("%d witness bytes still held by answered jobs", n)
+	}
+}
