@@ -92,6 +92,7 @@ func workerFlags() []cli.Flag {
 			Usage: "answer a job with an error, and drop it, once workers have handed it back this often for faults of their own (a lost GPU, a full disk)"},
 		&cli.DurationFlag{Name: "job-timeout", Value: fleet.DefaultJobTimeout, Category: "worker", EnvVars: env("job-timeout"),
 			Usage: "a job still unanswered this long after it entered the pipeline is terminated with an error (or, if it shared the pipeline with others, handed back to run alone), and the pipeline is started anew"},
+		calldataFlag("worker"),
 		metricsFlag(),
 	}
 }
@@ -123,6 +124,7 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 	}
 	wo := fleet.WorkerOptions{Cache: cache, Wasm: wasm, MaxDeliveries: c.Int("max-deliveries"), MaxHostFaults: c.Int("max-host-faults"),
 		JobTimeout: timeout, Log: logOut(c), Gnark: gnarkOptions(c)}
+	wo.Gnark.Calldata = c.Bool("calldata") // the gnark circuits it fetches write ID.calldata
 	var ep atomic.Pointer[engine.Engine]
 	var wp atomic.Pointer[fleet.Worker] // set below; a scrape before then sees no worker
 	if addr := c.String("metrics-addr"); addr != "" {

@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/fleet"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
+	"github.com/zkpipe/zkpipe/stream"
 )
 
 // chainWitnessFile writes circuit chain's witness for seed, as gnark
@@ -170,5 +172,100 @@ func TestWitnessHoldsAreGivenBack(t *testing.T) {
 	settled(t, q)
 	if n := f.heldBytes(); n != 0 {
 		t.Errorf("%d witness bytes still held by answered jobs", n)
+	}
+}
+
+// TestWorkerCalldata: a worker with calldata on (zkpipe worker --calldata)
+// stores each gnark proof's Solidity calldata beside it, its result line
+// names it, and zkpipe results (Collect) fetches it; the calldata is what
+// zkpipe prove --calldata writes for that proof (its --skip-done writes it
+// again from the same verified proof files, and the two are equal byte for
+// byte).
+func TestWorkerCalldata(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	pushChain(t, q)
+	witnesses := map[string]string{"c1": chainWitnessFile(t, 3), "c2": chainWitnessFile(t, 4)}
+	var lines []string
+	for id, p := range witnesses {
+		lines = append(lines, fmt.Sprintf(`{"id":%q,"circuit":"chain","witness":%q}`, id, p))
+	}
+	submit(t, q, "", lines...)
+
+	eng, err := engine.New(context.Background(), engine.Options{Device: "cpu", Output: fleet.PerJobOutput{}, Log: testLog{t},
+		Memory: engine.MemoryOptions{Budget: "off"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	w := fleet.NewWorker(q, eng, fleet.WorkerOptions{Cache: t.TempDir(), Poll: 50 * time.Millisecond, Log: testLog{t},
+		Gnark: gnarksrc.Options{Calldata: true}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, ctx) }()
+	res := waitResults(t, q, 2, 60*time.Second)
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("worker: %v", err)
+	}
+
+	fetched := map[string][]byte{}
+	var dir string
+	for id := range witnesses {
+		r := res[id]
+		if r.Error != "" || r.Calldata == "" || filepath.Base(r.Calldata) != id+".calldata" {
+			t.Fatalf("%s: error %q, calldata %q: want ID.calldata fetched", id, r.Error, r.Calldata)
+		}
+		gnarkVerifiesFiles(t, r.Proof, r.Public)
+		b, err := os.ReadFile(r.Calldata)
+		if err != nil || !bytes.HasPrefix(b, []byte("0x")) {
+			t.Fatalf("%s: calldata %q %v", id, b, err)
+		}
+		fetched[id], dir = b, filepath.Dir(r.Calldata)
+
+		// the stored outputs: the line names the calldata, and it is there
+		data, err := q.Proofs.GetBytes(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o fleet.Outputs
+		if err := json.Unmarshal(data, &o); err != nil {
+			t.Fatal(err)
+		}
+		if o.Result.Calldata != id+".calldata" || !bytes.Equal(o.Files[id+".calldata"], b) {
+			t.Errorf("%s: stored line names %q; stored calldata %q, fetched %q", id, o.Result.Calldata, o.Files[id+".calldata"], b)
+		}
+		if err := os.Remove(r.Calldata); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// prove --calldata --skip-done over what results wrote: it answers
+	// from the proof files and writes their calldata again
+	c, err := gnarksrc.LoadDirWith(circuitDir(t), gnarksrc.Options{Calldata: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pe, err := engine.New(context.Background(), engine.Options{Device: "cpu", Out: dir, SkipDone: true, Log: testLog{t},
+		Memory: engine.MemoryOptions{Budget: "off"}}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pe.Close()
+	jobs := make(chan stream.Line, len(witnesses))
+	n := 0
+	for id, p := range witnesses {
+		n++
+		jobs <- stream.Line{Number: n, Request: stream.Request{ID: id, Circuit: c.Name, Witness: p}}
+	}
+	close(jobs)
+	err = pe.Run(context.Background(), jobs, func(r stream.Result) error {
+		b, rerr := os.ReadFile(r.Calldata)
+		if !r.Resumed || rerr != nil || !bytes.Equal(b, fetched[r.ID]) {
+			t.Errorf("%s: prove --calldata --skip-done: resumed %v, calldata %q (%v); the worker's %q", r.ID, r.Resumed, b, rerr, fetched[r.ID])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -816,7 +816,7 @@ func (w *Worker) republish(ctx context.Context, h *held, req stream.Request) (bo
 	}
 	line := o.Result
 	line.ID, line.Circuit, line.Error, line.FailedStage, line.Retryable = h.id, circuit, "", "", false
-	line.Proof, line.Public, line.PublicInputs, line.Statement = got.proof, got.public, got.inputs, ""
+	line.Proof, line.Public, line.Calldata, line.PublicInputs, line.Statement = got.proof, got.public, got.calldata, got.inputs, ""
 	if err := w.publish(ctx, h, line); err != nil {
 		return false, err
 	}
