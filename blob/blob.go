@@ -9,6 +9,8 @@ package blob
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"sync"
 
@@ -25,44 +27,79 @@ type Writer interface {
 }
 
 // Input is a job's input file (a gnark binary witness, a .wtns) as a value
-// instead of a path: its bytes, in hand (a fleet worker fetched them from
-// its store). The source reads them as it reads a file, with the same
-// bounds (exact size, header checked before any value is allocated), and
-// Releases them once decoded.
-//
-// Hold, when set, is the memory governor's charge for the bytes: they are
-// resident from the moment they are fetched, before the job's own
-// reservation exists (admission comes after parse), so whoever fetched
-// them charges them, and Release gives the charge back. Safe for
-// concurrent use.
+// instead of a path: bytes in hand (NewInput), or fetched when the source
+// first opens them (Fetched: a fleet worker's witness, from its object
+// store, in the parse stage). The source reads them as it reads a file,
+// with the same bounds (exact size, header checked before any value is
+// allocated), and Releases them once decoded. Safe for concurrent use.
 type Input struct {
-	name string
+	name  string
+	fetch Fetch
 
-	mu   sync.Mutex
-	data []byte
-	hold *mem.Reservation
-	gone bool
+	mu      sync.Mutex
+	data    []byte
+	hold    *mem.Reservation
+	fetched bool
+	gone    bool
 }
 
-// NewInput makes an Input of data, named name in messages ("witness object
-// a@1.witness"); hold (nil: none) is closed by Release. The Input owns data
+// Fetch gets an Input's bytes under ctx (the parse stage's), with the
+// memory governor's hold on them (nil: none), which Release closes.
+// Fetching in parse, not before the job enters, keeps the bytes resident
+// only while a parse worker reads them: held by jobs waiting in a queue,
+// they could keep the memory that the jobs ahead wait for at admission.
+type Fetch func(ctx context.Context) (data []byte, hold *mem.Reservation, err error)
+
+// NewInput makes an Input of data in hand, named name in messages ("witness
+// a.witness"); hold (nil: none) is closed by Release. The Input owns data
 // from then on: the caller must not change it.
 func NewInput(name string, data []byte, hold *mem.Reservation) *Input {
-	return &Input{name: name, data: data, hold: hold}
+	return &Input{name: name, data: data, hold: hold, fetched: true}
+}
+
+// Fetched makes an Input whose bytes fetch gets when it is first opened.
+func Fetched(name string, fetch Fetch) *Input {
+	return &Input{name: name, fetch: fetch}
 }
 
 // Name is what the input is, for messages.
 func (in *Input) Name() string { return in.name }
 
-// Open returns a reader of the input's bytes and their number. After
-// Release it returns ok false.
-func (in *Input) Open() (r io.Reader, size int64, ok bool) {
+// ErrReleased is Open's error once the input was released.
+var ErrReleased = errors.New("already read and released")
+
+// Open returns a reader of the input's bytes and their number, fetching
+// them first if they are not in hand (a failed fetch is tried again at the
+// next Open; one Open at a time: the source's). After Release it returns
+// ErrReleased.
+func (in *Input) Open(ctx context.Context) (r io.Reader, size int64, err error) {
+	in.mu.Lock()
+	gone, fetched := in.gone, in.fetched
+	in.mu.Unlock()
+	if gone {
+		return nil, 0, ErrReleased
+	}
+	if !fetched {
+		// not under mu: a Release meanwhile must not wait for the store
+		data, hold, err := in.fetch(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		in.mu.Lock()
+		if in.gone {
+			in.mu.Unlock()
+			hold.Close()
+			return nil, 0, ErrReleased
+		}
+		in.data, in.hold, in.fetched = data, hold, true
+		in.mu.Unlock()
+	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.gone {
-		return nil, 0, false
+		return nil, 0, ErrReleased
 	}
-	return bytes.NewReader(in.data), int64(len(in.data)), true
+	return bytes.NewReader(in.data), int64(len(in.data)), nil
 }
 
 // Release drops the bytes (a reader from Open still holds them until it

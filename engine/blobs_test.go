@@ -124,7 +124,7 @@ func TestWitnessInHandAndOutputWriterTouchNoDisk(t *testing.T) {
 	if r := results["bad"]; r.Error == "" || !strings.Contains(r.Error, "witness object bad@1.witness") || !strings.Contains(r.Error, "truncated") {
 		t.Errorf("a truncated witness in hand: %+v, want an error naming it", r)
 	}
-	if _, _, ok := in.Open(); ok || released != 1000 {
+	if _, _, err := in.Open(context.Background()); err == nil || released != 1000 {
 		t.Errorf("the witness in hand was not released once read (released %d bytes of its hold)", released)
 	}
 

@@ -23,7 +23,8 @@ import (
 // proof has passed the check against the circuit's verifying key that a
 // stream's proofs pass, even where the circuit's source skips it for
 // streams (gnarksrc.Options.SkipVerify); nothing is written to the output
-// directory.
+// directory (an engine with Options.Output opens none: then nothing at
+// all touches the disk once the circuits are loaded).
 //
 // Prove is safe from many goroutines at once, and beside a Run: the calls'
 // jobs share one pipeline of the engine's shape (started at the first

@@ -206,10 +206,10 @@ func (f *fakeProver) Run(ctx context.Context, jobs <-chan stream.Line, emit func
 		if l.Request.Witness != "" {
 			var b []byte
 			var err error
-			if r, _, ok := l.Witness.Open(); ok {
+			if r, _, oerr := l.Witness.Open(ctx); oerr == nil {
 				b, err = io.ReadAll(r)
 			} else {
-				err = fmt.Errorf("no witness in hand (%v)", l.Witness)
+				err = fmt.Errorf("no witness in hand (%v)", oerr)
 			}
 			l.Witness.Release() // as a source does, once decoded
 			if err != nil || !bytes.Equal(b, fakeWitness("witness of "+id)) {

@@ -18,16 +18,17 @@ type Prover interface {
 	// Circuits are the resident circuits (a witness's size is bounded by
 	// its circuit's wires before it is fetched).
 	Circuits() []*stages.Circuit
-	// HoldInput reserves bytes of job's input that the worker is about to
-	// hold in memory (a witness fetched from the store) with the prover's
-	// memory budget, waiting for room, until the hold is closed (a nil hold:
-	// the prover keeps no budget). An error is ctx's, the prover's end, or
-	// a *mem.TooLargeError: the bytes can never fit.
+	// HoldInput reserves bytes of job's input that are about to be held in
+	// memory (a witness fetched from the store as parse opens it) with the
+	// prover's memory budget, waiting for room, until the hold is closed (a
+	// nil hold: the prover keeps no budget). An error is ctx's, the
+	// prover's end, or a *mem.TooLargeError: the bytes can never fit.
 	HoldInput(ctx context.Context, job string, bytes int64) (*mem.Reservation, error)
 	// Run proves the jobs from jobs and calls emit once per job, finished or
-	// failed. A job's witness comes in its line (Line.Witness, its bytes
-	// fetched into memory), and its outputs go to the line's Out: a
-	// result's Proof, Public and Calldata are the names written there.
+	// failed. A job's witness comes in its line (Line.Witness: its bytes,
+	// fetched from the store into memory when parse opens it), and its
+	// outputs go to the line's Out: a result's Proof, Public and Calldata
+	// are the names written there.
 	// It returns when jobs is closed and every job has its result, or when
 	// ctx ends.
 	Run(ctx context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error

@@ -133,12 +133,13 @@ type held struct {
 	id      string
 	seq     uint64   // stream sequence: names the result for deduplication
 	objects []string // witness objects to remove when done
-	// witness is the job's witness, fetched into memory (nil for a job
-	// without one): the prover's source releases it once decoded, and the
-	// worker whenever it lets the job go. out takes the job's outputs from
+	// witness is the job's witness, fetched into memory when the prover's
+	// parse opens it (nil for a job without one): the source releases it
+	// once decoded, and the worker whenever it lets the job go. out takes the job's outputs from
 	// the prover, to be stored as they were written.
-	witness *blob.Input
-	out     *blob.Memory
+	witness    *blob.Input
+	storeFault atomic.Pointer[error] // the store failed the witness's fetch
+	out        *blob.Memory
 	circuit string
 	counted bool // delivered before: a hand-back count may exist
 	// suspect: an earlier delivery ended with no answer (its worker died,
@@ -605,39 +606,7 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 			}
 			return
 		}
-		// The bytes are resident from the fetch until parse has decoded
-		// them: reserved with the prover's memory budget first (the job's
-		// own reservation comes only after parse), so that jobs in hand
-		// wait for room rather than overrun it.
-		hold, err := w.p.HoldInput(ctx, h.id, limit)
-		if err != nil {
-			var tooLarge *mem.TooLargeError
-			if errors.As(err, &tooLarge) {
-				w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: witness %s: %w", h.id, obj, err))
-			} else {
-				w.requeue(h, nil)
-			}
-			return
-		}
-		data, err := w.fetchWitness(ctx, obj, limit)
-		if err != nil {
-			hold.Close()
-		} else {
-			hold.Release(limit - int64(len(data))) // what it was, not what it could have been
-		}
-		if errors.Is(err, jetstream.ErrObjectNotFound) {
-			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: witness %s is not in the store", h.id, obj))
-			return
-		}
-		if errors.Is(err, errTooLarge) {
-			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: %w", h.id, err))
-			return
-		}
-		if err != nil {
-			w.requeue(h, fmt.Errorf("witness %s: %w", obj, err))
-			return
-		}
-		h.witness = blob.NewInput("witness object "+obj, data, hold)
+		h.witness = blob.Fetched("witness object "+obj, w.witnessFetch(h, obj, limit))
 	}
 	h.out = new(blob.Memory)
 	if !w.enter(ctx, h) {
@@ -739,6 +708,36 @@ func (w *Worker) wiresOf(circuit string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// witnessFetch fetches witness object obj of h into memory when the
+// prover's parse opens it, at most limit bytes, reserved meanwhile with the
+// prover's memory budget (the job's own reservation comes only after
+// parse). Fetched in parse, not before the job enters: bytes held by jobs
+// waiting in the prover's queues could keep the memory that the jobs ahead
+// of them wait for at admission, and none would move. A failure of the
+// store's (not of the witness) is kept in h: the job then goes back to the
+// queue instead of failing.
+func (w *Worker) witnessFetch(h *held, obj string, limit int64) blob.Fetch {
+	return func(ctx context.Context) ([]byte, *mem.Reservation, error) {
+		hold, err := w.p.HoldInput(ctx, h.id, limit)
+		if err != nil {
+			return nil, nil, err // never fits (the job's), or the prover stopped
+		}
+		data, err := w.fetchWitness(ctx, obj, limit)
+		switch {
+		case errors.Is(err, jetstream.ErrObjectNotFound):
+			err = errors.New("not in the store")
+		case err != nil && !errors.Is(err, errTooLarge) && ctx.Err() == nil:
+			h.storeFault.Store(&err)
+		}
+		if err != nil {
+			hold.Close()
+			return nil, nil, err
+		}
+		hold.Release(limit - int64(len(data))) // what it is, not what it could have been
+		return data, hold, nil
+	}
 }
 
 // fetchWitness reads witness object obj into memory, at most limit bytes
@@ -1054,6 +1053,11 @@ func (w *Worker) emit(res stream.Result) error {
 func (w *Worker) finish(ctx context.Context, h *held, res stream.Result) {
 	if res.Error != "" && res.Retryable {
 		w.hostFault(h, res)
+		return
+	}
+	if err := h.storeFault.Load(); res.Error != "" && err != nil {
+		// its witness could not be fetched: not the job's fault
+		w.requeue(h, fmt.Errorf("witness: %w", *err))
 		return
 	}
 	w.hostFaults.Store(0)

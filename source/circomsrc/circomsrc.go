@@ -262,7 +262,7 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 		var data []byte
 		var err error
 		if j.WitnessInput != nil {
-			data, err = inputAtMost(j.WitnessInput, wtnsSize(s.zkey.NVars)+4096)
+			data, err = inputAtMost(ctx, j.WitnessInput, wtnsSize(s.zkey.NVars)+4096)
 		} else {
 			data, err = readAtMost(ctx, req.Wtns, wtnsSize(s.zkey.NVars)+4096, s.readTimeout)
 		}
@@ -295,12 +295,13 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 // header section (n8, the prime, the count) and the values section.
 func wtnsSize(n int) int64 { return 12 + (12 + 4 + 32 + 4) + (12 + 32*int64(n)) }
 
-// inputAtMost is readAtMost for a file's bytes in hand.
-func inputAtMost(in *blob.Input, limit int64) ([]byte, error) {
-	r, size, ok := in.Open()
+// inputAtMost is readAtMost for a file's bytes as a value (in hand, or
+// fetched now under ctx).
+func inputAtMost(ctx context.Context, in *blob.Input, limit int64) ([]byte, error) {
+	r, size, err := in.Open(ctx)
 	switch {
-	case !ok:
-		return nil, fmt.Errorf("%s: already read and released", in.Name())
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", in.Name(), err)
 	case size > limit:
 		return nil, fmt.Errorf("%s: more than %d bytes, far more than a witness of this circuit", in.Name(), limit)
 	}

@@ -298,7 +298,7 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 	case j.WitnessInput != nil && req.Witness == "":
 		return fmt.Errorf("witness bytes in hand (%s), but the job names no witness", j.WitnessInput.Name())
 	case j.WitnessInput != nil:
-		w, err := readWitnessInput(j.WitnessInput, s.witnessShape(j.Circuit.Name))
+		w, err := readWitnessInput(ctx, j.WitnessInput, s.witnessShape(j.Circuit.Name))
 		if err != nil {
 			return fmt.Errorf("witness: %w", err)
 		}

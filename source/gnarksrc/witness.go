@@ -50,12 +50,13 @@ func readWitnessFile(ctx context.Context, path string, want witnessShape, o boun
 	})
 }
 
-// readWitnessInput reads in, a witness file's bytes in hand, as a witness
-// of shape want, with readWitness's bounds; its errors name in.
-func readWitnessInput(in *blob.Input, want witnessShape) (witness.Witness, error) {
-	r, size, ok := in.Open()
-	if !ok {
-		return nil, fmt.Errorf("%s: already read and released", in.Name())
+// readWitnessInput reads in, a witness file's bytes as a value (in hand,
+// or fetched now under ctx), as a witness of shape want, with readWitness's
+// bounds; its errors name in.
+func readWitnessInput(ctx context.Context, in *blob.Input, want witnessShape) (witness.Witness, error) {
+	r, size, err := in.Open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Name(), err)
 	}
 	w, err := readWitness(r, size, want)
 	if err != nil {

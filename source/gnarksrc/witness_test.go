@@ -174,7 +174,7 @@ func FuzzReadWitness(f *testing.F) {
 func TestWitnessInHandHasTheFilesBounds(t *testing.T) {
 	good := goodWitness(t)
 	in := blob.NewInput("witness object a@1.witness", good, nil)
-	w, err := readWitnessInput(in, chainShape)
+	w, err := readWitnessInput(context.Background(), in, chainShape)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,13 +191,13 @@ func TestWitnessInHandHasTheFilesBounds(t *testing.T) {
 		"other":     {good, wideShape, "not a witness of circuit wide"},
 	} {
 		in := blob.NewInput("witness object "+name, c.data, nil)
-		_, err := readWitnessInput(in, c.shape)
+		_, err := readWitnessInput(context.Background(), in, c.shape)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "witness object "+name) {
 			t.Errorf("%s: %v, want %q naming the input", name, err, c.want)
 		}
 	}
 	in.Release()
-	if _, err := readWitnessInput(in, chainShape); err == nil || !strings.Contains(err.Error(), "released") {
+	if _, err := readWitnessInput(context.Background(), in, chainShape); err == nil || !strings.Contains(err.Error(), "released") {
 		t.Errorf("a released input: %v", err)
 	}
 }
