@@ -140,8 +140,8 @@ type held struct {
 	witness    *blob.Input
 	storeFault atomic.Pointer[error] // the store failed the witness's fetch
 	out        *blob.Memory
-	circuit string
-	counted bool // delivered before: a hand-back count may exist
+	circuit    string
+	counted    bool // delivered before: a hand-back count may exist
 	// suspect: an earlier delivery ended with no answer (its worker died,
 	// or stopped or timed out while the job was in its prover); it runs
 	// alone, so that what happens to the worker then is its own doing.
