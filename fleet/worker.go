@@ -135,8 +135,8 @@ type held struct {
 	objects []string // witness objects to remove when done
 	// witness is the job's witness, fetched into memory when the prover's
 	// parse opens it (nil for a job without one): the source releases it
-	// once decoded, and the worker whenever it lets the job go. out takes the job's outputs from
-	// the prover, to be stored as they were written.
+	// once decoded, and the worker whenever it lets the job go. out takes
+	// the job's outputs from the prover, to be stored as they were written.
 	witness    *blob.Input
 	storeFault atomic.Pointer[error] // the store failed the witness's fetch
 	out        *blob.Memory
