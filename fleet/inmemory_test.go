@@ -203,9 +203,35 @@ func TestWorkerCalldata(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx, ctx) }()
 	res := waitResults(t, q, 2, 60*time.Second)
+	settled(t, q)
+	before, err := q.Results.GetLastMsgForSubject(context.Background(), "zkpipe.results.c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// c1 again, as the server would redeliver it after a worker died
+	// between publishing and acking: answered from the stored outputs, the
+	// line naming the calldata made again from the verified proof.
+	if _, err := q.Conn.JS.Publish(context.Background(), "zkpipe.jobs.normal", []byte(`{"id":"c1","circuit":"chain","witness":"nats-object:c1@gone.witness"}`)); err != nil {
+		t.Fatal(err)
+	}
+	settled(t, q)
 	cancel()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		t.Errorf("worker: %v", err)
+	}
+	if n := eng.Snapshot().Proved; n != 2 {
+		t.Errorf("%d proofs made, want 2: the redelivered job was proven again", n)
+	}
+	m, err := q.Results.GetLastMsgForSubject(context.Background(), "zkpipe.results.c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again stream.Result
+	if m.Sequence <= before.Sequence {
+		t.Errorf("no new result line for c1 once redelivered")
+	}
+	if err := json.Unmarshal(m.Data, &again); err != nil || again.Error != "" || again.Calldata != "c1.calldata" {
+		t.Errorf("the republished line: %+v %v, want it to name c1.calldata", again, err)
 	}
 
 	fetched := map[string][]byte{}
