@@ -36,9 +36,10 @@ type Job struct {
 	// WitnessValue is the job's witness as a value instead of a file (the
 	// library's Engine.Prove): a gnark source takes a witness.Witness.
 	WitnessValue any
-	// WitnessInput is the witness file the request names (Witness or Wtns) as
-	// bytes in hand (stream.Line.Witness): the source reads them instead
-	// of the path, with the same bounds, and releases them once decoded.
+	// WitnessInput is the witness file the request names (Witness or Wtns)
+	// as a value (stream.Line.Witness: bytes in hand, or fetched as parse
+	// opens them): the source reads it instead of the path, with the same
+	// bounds, and releases it once decoded.
 	WitnessInput *blob.Input
 	// Out, when set, takes the job's files instead of the engine's
 	// output (Memory: the library's Prove writes nothing to disk).

@@ -40,9 +40,9 @@ type Line struct {
 	Err     error // malformed line, missing or bad id, duplicate id
 
 	// Witness, when set, is the file Request.Witness or Request.Wtns names,
-	// as a value (a fleet worker fetched it from its store): the source
-	// reads these bytes instead of a path, and the name only says which
-	// kind of witness it is and what messages call it. Released once read.
+	// as a value (bytes in hand, or a fleet worker's fetch from its store
+	// as parse opens it): the source reads it instead of a path, and the
+	// name only says which kind of witness it is. Released once read.
 	Witness *blob.Input
 	// Out, when set, takes the job's outputs instead of the engine's
 	// output (a fleet worker's, for its object store).
