@@ -85,13 +85,14 @@ func workerFlags() []cli.Flag {
 	}
 	return []cli.Flag{
 		&cli.StringFlag{Name: "cache", Value: dir, Category: "worker", EnvVars: env("cache"),
-			Usage: "zkpipe's cache directory: the worker's; circuits fetched from the store stay here; proofs pass through CACHE/out (locked: one worker per cache)"},
+			Usage: "zkpipe's cache directory: the worker's; circuits fetched from the store stay here (witnesses and proofs pass through memory, not here; locked: one worker per cache)"},
 		&cli.IntFlag{Name: "max-deliveries", Value: 5, Category: "worker", EnvVars: env("max-deliveries"),
 			Usage: "answer a job with an error, and drop it, once this many of its deliveries ended with no answer while it ran alone (its workers died on it; a job whose worker died runs alone from then on)"},
 		&cli.IntFlag{Name: "max-host-faults", Value: 20, Category: "worker", EnvVars: env("max-host-faults"),
 			Usage: "answer a job with an error, and drop it, once workers have handed it back this often for faults of their own (a lost GPU, a full disk)"},
 		&cli.DurationFlag{Name: "job-timeout", Value: fleet.DefaultJobTimeout, Category: "worker", EnvVars: env("job-timeout"),
 			Usage: "a job still unanswered this long after it entered the pipeline is terminated with an error (or, if it shared the pipeline with others, handed back to run alone), and the pipeline is started anew"},
+		calldataFlag("worker"),
 		metricsFlag(),
 	}
 }
@@ -104,6 +105,15 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 	sig := watchSignals(c.Context, logOut(c))
 	defer sig.stop()
 	cache := c.String("cache")
+	// One worker per cache: two would fetch circuits over each other.
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return fmt.Errorf("--cache %s: %w", cache, err)
+	}
+	unlock, err := engine.LockDir(cache)
+	if err != nil {
+		return fmt.Errorf("--cache %s: %w", cache, err)
+	}
+	defer unlock()
 	timeout := c.Duration("job-timeout")
 	if timeout <= 0 {
 		return fmt.Errorf("--job-timeout %s: want a positive duration", timeout)
@@ -114,6 +124,7 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 	}
 	wo := fleet.WorkerOptions{Cache: cache, Wasm: wasm, MaxDeliveries: c.Int("max-deliveries"), MaxHostFaults: c.Int("max-host-faults"),
 		JobTimeout: timeout, Log: logOut(c), Gnark: gnarkOptions(c)}
+	wo.Gnark.Calldata = c.Bool("calldata") // the gnark circuits it fetches write ID.calldata
 	var ep atomic.Pointer[engine.Engine]
 	var wp atomic.Pointer[fleet.Worker] // set below; a scrape before then sees no worker
 	if addr := c.String("metrics-addr"); addr != "" {
@@ -144,10 +155,13 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 		wo.Observer = m
 	}
 	for {
-		opts, err := engineOptions(c, filepath.Join(cache, "out"))
+		// No output directory: each job's outputs go from memory to the
+		// object store (fleet.Worker).
+		opts, err := engineOptions(c, "")
 		if err != nil {
 			return err
 		}
+		opts.Output = fleet.PerJobOutput{}
 		eng, err := engine.New(sig.hard, opts)
 		if err != nil {
 			return err

@@ -33,7 +33,7 @@ func proveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "out", Value: "out", Usage: "directory for proofs (locked while zkpipe runs)", EnvVars: env("out")},
 		&cli.StringFlag{Name: "results", Value: "-", Usage: "JSON Lines of results, - for stdout (opened once the circuits are loaded)", EnvVars: env("results")},
 		metricsFlag(),
-		&cli.BoolFlag{Name: "calldata", Usage: "write beside each gnark proof ID.calldata: its call of the circuit's Solidity verifier (zkpipe export solidity), in hex; the result line names it", EnvVars: env("calldata")},
+		calldataFlag(""),
 		&cli.BoolFlag{Name: "skip-done", Usage: "answer a job whose proof is already in --out, verifies, and has the public inputs of the job's own witness (or seed) from those files (its result line says \"resumed\") instead of proving it again; " +
 			"circom input jobs are always proven again (their public inputs are known only once the wasm computes the witness)", EnvVars: env("skip-done")},
 		&cli.StringSliceFlag{Name: "zkey", Usage: "circom circuit: snarkjs Groth16 proving key (repeatable); the circuit is named after the file, less .zkey", EnvVars: env("zkey"), Category: "circom"},
@@ -225,4 +225,11 @@ func closeCircuits(circs []*stages.Circuit) {
 			s.Close(context.Background())
 		}
 	}
+}
+
+// calldataFlag is --calldata, of prove and of the fleet's workers (in
+// category, "" for none): each gnark proof's Solidity calldata beside it.
+func calldataFlag(category string) cli.Flag {
+	return &cli.BoolFlag{Name: "calldata", Category: category, EnvVars: env("calldata"),
+		Usage: "write beside each gnark proof ID.calldata: its call of the circuit's Solidity verifier (zkpipe export solidity), in hex; the result line names it (a worker stores it with the proof, and zkpipe results fetches it)"}
 }

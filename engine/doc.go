@@ -19,9 +19,11 @@
 //     prove on the GPU if a CUDA library and a GPU are found, else on the
 //     CPU, in a shape (workers and queue per stage) chosen from the cores
 //     and devices and adapted while it runs (Options.FixedShape), into the
-//     directory "out", which the engine locks. New
-//     makes the circuits' keys resident once; later circuits join with
-//     AddCircuit, also while a run goes on.
+//     directory "out", which the engine locks; with Options.Output (a
+//     blob.Writer: blob.Memory, your object store) the outputs go there
+//     instead and the engine opens no directory at all. New makes the
+//     circuits' keys resident once; later circuits join with AddCircuit,
+//     also while a run goes on.
 //  4. Feed jobs to Run on a channel (or Stream from a reader of JSON lines),
 //     and take each result line in the emit callback: the paths of the proof
 //     and its public inputs, or the error that ended the job. Every proof
@@ -37,7 +39,10 @@
 // A job is a stream.Request: an id (it names the output files), the
 // circuit's name (optional with one circuit) and a witness file in gnark's
 // binary encoding (witness.MarshalBinary), or for circom a .wtns file or the
-// circuit's inputs. A bad job fails alone with an error naming it; the
+// circuit's inputs. A job given to Run may carry its witness file's bytes
+// in hand instead (stream.Line.Witness, read with the file's bounds) and a
+// writer of its own for its outputs (stream.Line.Out): a fleet worker's
+// jobs touch no disk. A bad job fails alone with an error naming it; the
 // stream goes on.
 //
 // The example below defines a circuit with a hint of its own, sets it up,

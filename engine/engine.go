@@ -112,7 +112,7 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	if err := e.opts.check(); err != nil {
 		return nil, err
 	}
-	if e.opts.Out == "" {
+	if e.opts.Out == "" && e.opts.Output == nil {
 		e.opts.Out = "out"
 	}
 
@@ -139,7 +139,8 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	if e.pinned, err = startPinned(e.gov, e.backend); err != nil {
 		return nil, err
 	}
-	if e.out, err = OpenOutDir(e.opts.Out); err != nil {
+	output, err := e.openOutput()
+	if err != nil {
 		return nil, err
 	}
 	// B_G2 is on a GPU only where openBackends gave it the G1 stages' GPU
@@ -155,7 +156,7 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	}
 	e.maxWorkers = growable(&e.opts, e.autoStages, e.cores)
 	e.core, err = core.New(core.Config{Shapes: e.opts.Shapes, MaxWorkers: e.maxWorkers,
-		Backend: e.backend, G2: e.g2, Governor: e.gov, Out: e.out, TailBatch: opts.TailMSMBatch, HostFault: hostFault}, circuits...)
+		Backend: e.backend, G2: e.g2, Governor: e.gov, Out: output, TailBatch: opts.TailMSMBatch, HostFault: hostFault}, circuits...)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +234,7 @@ func (e *Engine) Capacity() int {
 	return n
 }
 
-// Out is the output directory.
+// Out is the output directory; nil under Options.Output.
 func (e *Engine) Out() *OutDir { return e.out }
 
 // Snapshot is the engine's state at one moment, for status lines and metrics.
@@ -379,6 +380,7 @@ func (e *Engine) run(ctx, streamIntake context.Context, feed func(in *jobIntake)
 		if r.Job.Owned {
 			in.inFlight.Delete(r.Job.ID)
 		}
+		r.Job.WitnessInput.Release() // a job that failed before parse read it
 		line := r.Line
 		if line.Error == "" {
 			e.proved.Add(1)
@@ -446,13 +448,13 @@ func (t *jobIntake) take(l stream.Line) bool {
 		return false
 	}
 	e := t.e
-	j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err, Reads: t.reads}
+	j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err, Reads: t.reads, WitnessInput: l.Witness, Out: l.Out}
 	switch {
 	case j.Err != nil:
 	case !l.IDChecked && !stream.ValidID(j.ID):
 		j.Err = fmt.Errorf("invalid id %q: want 1-128 of [A-Za-z0-9._-], not starting with . _ or -", j.ID)
 	default:
-		if err := e.checkWitness(j.Request); err != nil {
+		if err := e.checkWitness(j); err != nil {
 			j.Err = err
 		} else if _, dup := t.inFlight.LoadOrStore(j.ID, true); dup {
 			j.Err = fmt.Errorf("%w %q: a job of that id is in flight", stream.ErrDuplicateID, j.ID)
@@ -476,6 +478,7 @@ func (t *jobIntake) take(l stream.Line) bool {
 		if j.Owned {
 			t.inFlight.Delete(j.ID)
 		}
+		j.WitnessInput.Release() // not taken: no stage will read it
 		return false
 	}
 }

@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -112,8 +114,13 @@ func sameDir(a, b string) bool {
 }
 
 // checkWitness refuses a job's witness (or wtns) that the run writes: one
-// of o.Writes or a file of the output directory.
-func (e *Engine) checkWitness(req stream.Request) error {
+// of o.Writes or a file of the output directory. A witness in hand
+// (Job.WitnessInput) is no file: its name is only a name.
+func (e *Engine) checkWitness(j *stages.Job) error {
+	if j.WitnessInput != nil {
+		return nil
+	}
+	req := j.Request
 	for _, p := range []string{req.Witness, req.Wtns} {
 		if p == "" {
 			continue
@@ -126,9 +133,24 @@ func (e *Engine) checkWitness(req stream.Request) error {
 		if name, ok := writes.Find(p); ok {
 			return fmt.Errorf("witness %s is %s, which this run writes: %w", p, name, ErrInputClash)
 		}
-		if InOutDir(e.out.Path(), p) {
+		if e.out != nil && InOutDir(e.out.Path(), p) {
 			return fmt.Errorf("witness %s is a file this run writes in --out %s: %w", p, e.out.Path(), ErrInputClash)
 		}
 	}
 	return nil
+}
+
+// HoldInput reserves bytes of a job's input that the caller is about to
+// hold in memory (a fleet worker's witness, fetched from its store before
+// the job enters) with the memory governor, waiting for room as a job's
+// admission does: the job's own reservation comes only after parse, when
+// the bytes are decoded. The caller closes the hold once they are dropped.
+// Its errors are the governor's (a *mem.TooLargeError: never fits), ctx's,
+// and ErrClosed.
+func (e *Engine) HoldInput(ctx context.Context, job string, bytes int64) (*mem.Reservation, error) {
+	if !e.enter() {
+		return nil, ErrClosed
+	}
+	defer e.exit()
+	return e.gov.Admit(ctx, job+" (its witness, fetched)", bytes)
 }

@@ -61,6 +61,13 @@ type Options struct {
 	// holds a lock on it for its life (a second engine on the same directory
 	// is refused) and removes the temporary files a killed run left there.
 	Out string
+	// Output, when set, takes every job's outputs (named blobs: ID.proof,
+	// ID.public, …) instead of a directory: the engine then opens no
+	// directory and writes nothing to disk (Out must be empty, and SkipDone
+	// off: it reads a directory). A failed write fails its job alone; Run
+	// goes on, unlike with a directory (see Run). A job of Run's whose
+	// stream.Line has its own Out writes there instead, either way.
+	Output stages.Output
 	// SkipDone answers a job whose output files already exist and verify
 	// from those files (its result line says "resumed") instead of proving
 	// it again.
@@ -138,6 +145,9 @@ const (
 // check refuses settings out of range before anything is opened, naming the
 // flag a user would have set.
 func (o *Options) check() error {
+	if o.Output != nil && (o.Out != "" || o.SkipDone) {
+		return fmt.Errorf("an output writer (Output) takes the place of the directory Out: give Out (%q) and SkipDone (%v) only without one", o.Out, o.SkipDone)
+	}
 	for name, s := range o.Shapes {
 		if !isStage(name) {
 			return fmt.Errorf("unknown stage %q (stages: %v)", name, stages.Names)

@@ -56,8 +56,26 @@ func OpenOutDir(dir string) (*OutDir, error) {
 	return &OutDir{dir: stages.Dir(dir), unlock: unlock}, nil
 }
 
-// Path is the directory.
-func (d *OutDir) Path() string { return string(d.dir) }
+// openOutput opens what takes the jobs' outputs: Options.Output, or the
+// directory Out (e.out), locked.
+func (e *Engine) openOutput() (stages.Output, error) {
+	if e.opts.Output != nil {
+		return e.opts.Output, nil
+	}
+	var err error
+	if e.out, err = OpenOutDir(e.opts.Out); err != nil {
+		return nil, err
+	}
+	return e.out, nil
+}
+
+// Path is the directory; "" on nil (an engine writing to Options.Output).
+func (d *OutDir) Path() string {
+	if d == nil {
+		return ""
+	}
+	return string(d.dir)
+}
 
 // Write stores data under name (stages.Output). A failed write wraps
 // ErrOutput; the first is kept as the directory's failure and reported to
@@ -80,15 +98,21 @@ func (d *OutDir) Write(name string, data []byte) (string, error) {
 	return p, err
 }
 
-// Failed is the first failed write, if any.
+// Failed is the first failed write, if any (none on nil).
 func (d *OutDir) Failed() error {
+	if d == nil {
+		return nil
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.failed
 }
 
-// OnFailed sets the function told of the first failed write.
+// OnFailed sets the function told of the first failed write (none on nil).
 func (d *OutDir) OnFailed(f func(error)) {
+	if d == nil {
+		return
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.onFailed = f

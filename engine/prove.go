@@ -11,6 +11,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/pipeline"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
@@ -23,7 +24,8 @@ import (
 // proof has passed the check against the circuit's verifying key that a
 // stream's proofs pass, even where the circuit's source skips it for
 // streams (gnarksrc.Options.SkipVerify); nothing is written to the output
-// directory.
+// directory (an engine with Options.Output opens none: then nothing at
+// all touches the disk once the circuits are loaded).
 //
 // Prove is safe from many goroutines at once, and beside a Run: the calls'
 // jobs share one pipeline of the engine's shape (started at the first
@@ -148,7 +150,7 @@ func (e *Engine) proveJob(ctx context.Context, c *stages.Circuit, w any) (stages
 	if pr == nil {
 		return stages.Emitted{}, ErrClosed
 	}
-	j := &stages.Job{Circuit: c, WitnessValue: w, Out: new(stages.Memory), Verify: true, Ctx: ctx}
+	j := &stages.Job{Circuit: c, WitnessValue: w, Out: new(blob.Memory), Verify: true, Ctx: ctx}
 	j.ID = fmt.Sprintf("prove-%d", pr.next.Add(1))
 	j.Request.Circuit = c.Name
 	reply := make(chan pipeline.Result[*stages.Job], 1)

@@ -18,8 +18,9 @@
 //	kv zkpipe-handbacks     stream sequence of a job message → how often
 //	                        workers handed it back (handback.go)
 //	object zkpipe-proofs    ID: the job's outputs in one object (Outputs:
-//	                        its result line and its files, ID.proof,
-//	                        ID.public, ID.proof.json); its presence means the
+//	                        its result line and its files, as the engine
+//	                        wrote them: ID.proof, ID.public, ID.proof.json,
+//	                        ID.calldata with --calldata); its presence means the
 //	                        job is done. One object, not one per file: each
 //	                        object costs the collector a consumer of its own
 //
@@ -36,7 +37,10 @@
 //     but none past WorkerOptions.JobTimeout in the prover: such a job is
 //     terminated with its error (or, if it shared the prover, handed back
 //     to run alone) and the stuck prover is given up (ErrProverStuck);
-//  4. on a proof: store its outputs, publish the result line, remove the
+//  4. on a proof: store its outputs (the engine writes them to the job's
+//     own writer, in memory; the witness came from the store into memory
+//     too, reserved with the prover's memory budget: nothing of a job
+//     touches the worker's disk), publish the result line, remove the
 //     witness, and only then ack; a killed worker's jobs are redelivered to
 //     another after the ack wait;
 //  5. on a failed job (bad witness, unknown circuit, unsatisfied): publish the

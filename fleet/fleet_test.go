@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/zkpipe/zkpipe/fleet"
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -117,10 +119,9 @@ func openQueue(t *testing.T, url string, ackWait time.Duration) *fleet.Queue {
 }
 
 // fakeProver runs no pipeline: it writes the same real proof of circuit
-// chain (chainProof) as ID.proof and ID.public for every job, one job at a
-// time, after delay (or when gate lets it).
+// chain (chainProof) as ID.proof and ID.public to each job's Out, one job
+// at a time, after delay (or when gate lets it).
 type fakeProver struct {
-	out   string
 	cap   int
 	delay time.Duration
 	gate  chan struct{}
@@ -129,25 +130,54 @@ type fakeProver struct {
 	hostFault bool
 
 	mu       sync.Mutex
-	circuits map[string]bool
+	circuits map[string]*stages.Circuit
 	order    []string // ids in the order they entered
+	held     int64    // witness bytes reserved with HoldInput and not yet released
 }
 
 func newFake(t *testing.T, capacity int) *fakeProver {
-	return &fakeProver{out: t.TempDir(), cap: capacity, circuits: map[string]bool{}}
+	return &fakeProver{cap: capacity, circuits: map[string]*stages.Circuit{}}
 }
 
 func (f *fakeProver) AddCircuit(c *stages.Circuit) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.circuits[c.Name] = true
+	f.circuits[c.Name] = c
 	return nil
 }
 
 func (f *fakeProver) HasCircuit(name string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.circuits[name]
+	return f.circuits[name] != nil
+}
+
+func (f *fakeProver) Circuits() []*stages.Circuit {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var cs []*stages.Circuit
+	for _, c := range f.circuits {
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+func (f *fakeProver) HoldInput(_ context.Context, _ string, n int64) (*mem.Reservation, error) {
+	f.mu.Lock()
+	f.held += n
+	f.mu.Unlock()
+	return mem.NewReservation(n, func(b int64) {
+		f.mu.Lock()
+		f.held -= b
+		f.mu.Unlock()
+	}), nil
+}
+
+// heldBytes is what HoldInput reserved and was not given back.
+func (f *fakeProver) heldBytes() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.held
 }
 
 func (f *fakeProver) Capacity() int { return f.cap }
@@ -174,7 +204,15 @@ func (f *fakeProver) Run(ctx context.Context, jobs <-chan stream.Line, emit func
 		id := l.Request.ID
 		res := stream.Result{ID: id, Circuit: l.Request.Circuit, Stages: []stream.StageTime{{Stage: "parse", RunMS: 1, EndedAtMS: 1}}}
 		if l.Request.Witness != "" {
-			if b, err := os.ReadFile(l.Request.Witness); err != nil || !bytes.Equal(b, fakeWitness("witness of "+id)) {
+			var b []byte
+			var err error
+			if r, _, oerr := l.Witness.Open(ctx); oerr == nil {
+				b, err = io.ReadAll(r)
+			} else {
+				err = fmt.Errorf("no witness in hand (%v)", oerr)
+			}
+			l.Witness.Release() // as a source does, once decoded
+			if err != nil || !bytes.Equal(b, fakeWitness("witness of "+id)) {
 				res.Error = fmt.Sprintf("job %s: parse: witness %q: %v", id, b, err)
 			}
 		}
@@ -182,13 +220,16 @@ func (f *fakeProver) Run(ctx context.Context, jobs <-chan stream.Line, emit func
 			res.Error, res.Retryable = fmt.Sprintf("job %s: msm-h: cuda:0: device lost", id), true
 		}
 		if res.Error == "" {
-			res.Proof, res.Public = filepath.Join(f.out, id+".proof"), filepath.Join(f.out, id+".public")
 			p, err := chainProof()
 			if err != nil {
 				return err
 			}
-			os.WriteFile(res.Proof, p[0], 0o644)
-			os.WriteFile(res.Public, p[1], 0o644)
+			if res.Public, err = l.Out.Write(id+".public", p[1]); err != nil {
+				return err
+			}
+			if res.Proof, err = l.Out.Write(id+".proof", p[0]); err != nil {
+				return err
+			}
 		}
 		if err := emit(res); err != nil {
 			return err

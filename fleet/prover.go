@@ -2,8 +2,10 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -13,8 +15,20 @@ type Prover interface {
 	// AddCircuit makes c resident; safe while Run is going.
 	AddCircuit(c *stages.Circuit) error
 	HasCircuit(name string) bool
+	// Circuits are the resident circuits (a witness's size is bounded by
+	// its circuit's wires before it is fetched).
+	Circuits() []*stages.Circuit
+	// HoldInput reserves bytes of job's input that are about to be held in
+	// memory (a witness fetched from the store as parse opens it) with the
+	// prover's memory budget, waiting for room, until the hold is closed (a
+	// nil hold: the prover keeps no budget). An error is ctx's, the
+	// prover's end, or a *mem.TooLargeError: the bytes can never fit.
+	HoldInput(ctx context.Context, job string, bytes int64) (*mem.Reservation, error)
 	// Run proves the jobs from jobs and calls emit once per job, finished or
-	// failed; a result's Proof and Public are the paths of files it wrote.
+	// failed. A job's witness comes in its line (Line.Witness: its bytes,
+	// fetched from the store into memory when parse opens it), and its
+	// outputs go to the line's Out: a result's Proof, Public and Calldata
+	// are the names written there.
 	// It returns when jobs is closed and every job has its result, or when
 	// ctx ends.
 	Run(ctx context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error
@@ -36,4 +50,17 @@ type Observer interface {
 	// Waited is how long a job waited in the queue, from submit to this
 	// worker taking it (its first delivery only).
 	Waited(d time.Duration)
+}
+
+// PerJobOutput is the engine-wide output (engine.Options.Output) of a
+// worker's prover: a worker gives each job its own (stream.Line.Out) and
+// stores what was written there, so a write here is from a job that came
+// without one, refused rather than kept where nobody reads it. With it the
+// engine opens no output directory: a worker writes nothing of its jobs to
+// disk.
+type PerJobOutput struct{}
+
+// Write refuses.
+func (PerJobOutput) Write(name string, _ []byte) (string, error) {
+	return "", fmt.Errorf("%s: a worker's job stores its outputs in its own writer, and this one came without", name)
 }

@@ -17,7 +17,7 @@ import (
 
 // ResultsOptions configure Collect.
 type ResultsOptions struct {
-	Out    string // directory for ID.proof, ID.public (and ID.proof.json)
+	Out    string // directory for ID.proof, ID.public (and ID.proof.json, ID.calldata)
 	Follow bool   // wait for more results; otherwise stop once caught up
 	// Verifier is the key every proof is checked against (LocalVerifier);
 	// nil: each circuit's key in the circuit store.
@@ -284,6 +284,7 @@ func fetchOutputs(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptio
 		res.Statement = bound
 	}
 	dir := stages.Dir(o.Out)
+	res.Calldata = "" // unless the job stored one: the line's own name is not trusted
 	for i, name := range got.names {
 		p, err := dir.Write(name, got.data[i])
 		if err != nil {
@@ -294,6 +295,8 @@ func fetchOutputs(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptio
 			res.Public = p
 		case got.proof:
 			res.Proof = p
+		case got.calldata:
+			res.Calldata = p
 		}
 	}
 	res.PublicInputs, res.VerifiedWith = got.inputs, v.Against

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zkpipe/zkpipe/evm"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
@@ -77,12 +79,13 @@ const maxVKBytes = 64 << 20
 
 // checked is a job's stored proof that passed: the files to write, in
 // order (the proof last: its presence means the rest is there), and the
-// names and public inputs of its result line.
+// names and public inputs of its result line (calldata "" when the job
+// stored none).
 type checked struct {
-	names         []string
-	data          [][]byte
-	proof, public string
-	inputs        []string
+	names                   []string
+	data                    [][]byte
+	proof, public, calldata string
+	inputs                  []string
 }
 
 // errRejected marks stored outputs that are not a valid proof for the key.
@@ -90,7 +93,8 @@ var errRejected = errors.New("rejected")
 
 // check verifies job id's stored files. Only the files of a proof are
 // taken, by the names the key's kind gives them, not those the stored
-// result line claims; gnark's JSON form is made again from the verified
+// result line claims; gnark's JSON form, and its Solidity calldata where
+// the job stored one (worker --calldata), are made again from the verified
 // proof rather than trusted.
 func (v *Verifier) check(id string, files map[string][]byte) (checked, error) {
 	var c checked
@@ -119,8 +123,17 @@ func (v *Verifier) check(id string, files map[string][]byte) (checked, error) {
 		if err != nil {
 			return c, err
 		}
-		c.names = []string{c.public, id + ".proof.json", c.proof}
-		c.data = [][]byte{wb, js, pb}
+		c.names = []string{c.public, id + ".proof.json"}
+		c.data = [][]byte{wb, js}
+		if _, ok := files[id+".calldata"]; ok {
+			vec, err := publicVector(inputs)
+			if err != nil {
+				return c, err
+			}
+			c.calldata = id + ".calldata"
+			c.names, c.data = append(c.names, c.calldata), append(c.data, evm.CalldataHex(proof, vec))
+		}
+		c.names, c.data = append(c.names, c.proof), append(c.data, pb)
 		c.inputs = inputs
 		return c, nil
 	}
@@ -139,6 +152,18 @@ func (v *Verifier) check(id string, files map[string][]byte) (checked, error) {
 	}
 	c.names, c.data, c.inputs = []string{c.public, c.proof}, [][]byte{wb, pb}, inputs
 	return c, nil
+}
+
+// publicVector is a verified proof's public inputs (decimal) as field
+// elements, for its calldata.
+func publicVector(inputs []string) (fr.Vector, error) {
+	vec := make(fr.Vector, len(inputs))
+	for i, in := range inputs {
+		if _, err := vec[i].SetString(in); err != nil {
+			return nil, fmt.Errorf("public input %d: %w", i, err)
+		}
+	}
+	return vec, nil
 }
 
 // storeKeys reads circuits' verifying keys from the circuit store, each once

@@ -17,6 +17,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zkpipe/zkpipe/blob"
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stream"
@@ -25,7 +27,8 @@ import (
 // WorkerOptions configure a Worker.
 type WorkerOptions struct {
 	// Cache is the worker's directory: circuits fetched from the store stay
-	// in Cache/circuits, witnesses pass through Cache/witness.
+	// in Cache/circuits. Nothing else is written there: a job's witness is
+	// fetched into memory and its outputs stored from memory.
 	Cache string
 	// MaxDeliveries answers a job with an error and terminates it once
 	// this many of its deliveries ended without an answer (the worker was
@@ -129,10 +132,16 @@ type held struct {
 	msg     jetstream.Msg
 	id      string
 	seq     uint64   // stream sequence: names the result for deduplication
-	files   []string // local witness files to remove when done
 	objects []string // witness objects to remove when done
-	circuit string
-	counted bool // delivered before: a hand-back count may exist
+	// witness is the job's witness, fetched into memory when the prover's
+	// parse opens it (nil for a job without one): the source releases it
+	// once decoded, and the worker whenever it lets the job go. out takes
+	// the job's outputs from the prover, to be stored as they were written.
+	witness    *blob.Input
+	storeFault atomic.Pointer[error] // the store failed the witness's fetch
+	out        *blob.Memory
+	circuit    string
+	counted    bool // delivered before: a hand-back count may exist
 	// suspect: an earlier delivery ended with no answer (its worker died,
 	// or stopped or timed out while the job was in its prover); it runs
 	// alone, so that what happens to the worker then is its own doing.
@@ -213,11 +222,6 @@ func (w *Worker) observe(outcome string) {
 func (w *Worker) Run(ctx, intake context.Context) error {
 	intake, w.stopPull = context.WithCancel(intake)
 	defer w.stopPull()
-	for _, d := range []string{"circuits", "witness"} {
-		if err := os.MkdirAll(filepath.Join(w.o.Cache, d), 0o755); err != nil {
-			return err
-		}
-	}
 	// A submit wakes an idle worker at once.
 	sub, err := w.q.Conn.NC.Subscribe(wakeSubject, func(*nats.Msg) { w.signal() })
 	if err != nil {
@@ -293,7 +297,7 @@ func (w *Worker) Run(ctx, intake context.Context) error {
 		} else {
 			w.handBackWithin(backCtx, h, false, 0)
 		}
-		w.removeFiles(h) // another worker takes it, with its own copy
+		h.witness.Release() // another worker takes it, with its own copy
 	}
 	w.faultMu.Lock()
 	defer w.faultMu.Unlock()
@@ -420,6 +424,7 @@ func (w *Worker) release(h *held) {
 		return
 	}
 	h.released = true
+	h.witness.Release() // if the prover did not (a job that never got to parse)
 	if w.held[h.id] == h {
 		delete(w.held, h.id)
 	}
@@ -590,7 +595,8 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: witness %q is not in the store: workers read no local paths (zkpipe submit uploads witness files)", h.id, *p))
 			return
 		}
-		if err := w.witnessFits(ctx, req.Circuit, obj); err != nil {
+		limit, err := w.witnessFits(ctx, req.Circuit, obj)
+		if err != nil {
 			if errors.Is(err, jetstream.ErrObjectNotFound) {
 				w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: witness %s is not in the store", h.id, obj))
 			} else if isTransient(err) {
@@ -600,23 +606,9 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 			}
 			return
 		}
-		local := filepath.Join(w.o.Cache, "witness", fmt.Sprintf("%s-%d%s", h.id, h.seq, filepath.Ext(obj)))
-		err := w.q.Witness.GetFile(ctx, obj, local)
-		if errors.Is(err, jetstream.ErrObjectNotFound) {
-			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: witness %s is not in the store", h.id, obj))
-			return
-		}
-		if err != nil {
-			if diskFault(err) {
-				w.ownDiskFault(h, fmt.Errorf("witness %s: %w", obj, err))
-			} else {
-				w.requeue(h, fmt.Errorf("witness %s: %w", obj, err))
-			}
-			return
-		}
-		*p = local
-		h.files = append(h.files, local)
+		h.witness = blob.Fetched("witness object "+obj, w.witnessFetch(h, obj, limit))
 	}
+	h.out = new(blob.Memory)
 	if !w.enter(ctx, h) {
 		w.requeue(h, nil)
 		return
@@ -630,7 +622,7 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		w.logf("job %s: delivered %d times, at least once to a worker that stopped without an answer: it runs alone", h.id, meta.NumDelivered)
 	}
 	select {
-	case w.jobs <- stream.Line{Number: int(h.seq), Request: req}:
+	case w.jobs <- stream.Line{Number: int(h.seq), Request: req, Witness: h.witness, Out: h.out}:
 	case <-ctx.Done():
 		w.requeue(h, nil)
 	case <-w.stopped:
@@ -684,22 +676,86 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 }
 
 // witnessFits checks the size of witness object obj against what a witness
-// of the circuit can be, before it is downloaded: a job must not fill the
-// worker's disk. A gnark witness is 12 bytes and 32 a wire at most, a .wtns
-// 88 bytes and 32 a wire; 4 KiB more allows for sections a reader skips.
-func (w *Worker) witnessFits(ctx context.Context, circuit, obj string) error {
+// of the circuit can be, before it is fetched, and returns that bound: a
+// job must not fill the worker's memory. A gnark witness is 12 bytes and
+// 32 a wire at most, a .wtns 88 bytes and 32 a wire; 4 KiB more allows for
+// sections a reader skips.
+func (w *Worker) witnessFits(ctx context.Context, circuit, obj string) (int64, error) {
 	info, err := w.q.Witness.GetInfo(ctx, obj)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	v, ok := w.wires.Load(circuit)
+	wires, ok := w.wiresOf(circuit)
 	if !ok {
-		return nil // a circuit the prover came with: its reader bounds the read
+		return 0, fmt.Errorf("circuit %s: not loaded", circuit) // ensureCircuit made it resident
 	}
-	if limit := 32*int64(v.(int)) + 88 + 4096; int64(info.Size) > limit {
-		return fmt.Errorf("witness %s: %d bytes, more than a witness of circuit %s can be (%d)", obj, info.Size, circuit, limit)
+	limit := 32*int64(wires) + 88 + 4096
+	if int64(info.Size) > limit {
+		return 0, fmt.Errorf("witness %s: %d bytes, more than a witness of circuit %s can be (%d)", obj, info.Size, circuit, limit)
 	}
-	return nil
+	return limit, nil
+}
+
+// wiresOf is the wire count of a resident circuit: one this worker
+// fetched, or one the prover came with.
+func (w *Worker) wiresOf(circuit string) (int, bool) {
+	if v, ok := w.wires.Load(circuit); ok {
+		return v.(int), true
+	}
+	for _, c := range w.p.Circuits() {
+		if c.Name == circuit {
+			return c.NbWires, true
+		}
+	}
+	return 0, false
+}
+
+// witnessFetch fetches witness object obj of h into memory when the
+// prover's parse opens it, at most limit bytes, reserved meanwhile with the
+// prover's memory budget (the job's own reservation comes only after
+// parse). Fetched in parse, not before the job enters: bytes held by jobs
+// waiting in the prover's queues could keep the memory that the jobs ahead
+// of them wait for at admission, and none would move. A failure of the
+// store's (not of the witness) is kept in h: the job then goes back to the
+// queue instead of failing.
+func (w *Worker) witnessFetch(h *held, obj string, limit int64) blob.Fetch {
+	return func(ctx context.Context) ([]byte, *mem.Reservation, error) {
+		hold, err := w.p.HoldInput(ctx, h.id, limit)
+		if err != nil {
+			return nil, nil, err // never fits (the job's), or the prover stopped
+		}
+		data, err := w.fetchWitness(ctx, obj, limit)
+		switch {
+		case errors.Is(err, jetstream.ErrObjectNotFound):
+			err = errors.New("not in the store")
+		case err != nil && !errors.Is(err, errTooLarge) && ctx.Err() == nil:
+			h.storeFault.Store(&err)
+		}
+		if err != nil {
+			hold.Close()
+			return nil, nil, err
+		}
+		hold.Release(limit - int64(len(data))) // what it is, not what it could have been
+		return data, hold, nil
+	}
+}
+
+// fetchWitness reads witness object obj into memory, at most limit bytes
+// whatever the store's size for it said (errTooLarge beyond).
+func (w *Worker) fetchWitness(ctx context.Context, obj string, limit int64) ([]byte, error) {
+	r, err := w.q.Witness.Get(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w: witness %s: more than %d bytes, more than a witness of its circuit can be", errTooLarge, obj, limit)
+	}
+	return data, nil
 }
 
 // republish answers h from its stored outputs, if the job is done and
@@ -759,7 +815,7 @@ func (w *Worker) republish(ctx context.Context, h *held, req stream.Request) (bo
 	}
 	line := o.Result
 	line.ID, line.Circuit, line.Error, line.FailedStage, line.Retryable = h.id, circuit, "", "", false
-	line.Proof, line.Public, line.PublicInputs, line.Statement = got.proof, got.public, got.inputs, ""
+	line.Proof, line.Public, line.Calldata, line.PublicInputs, line.Statement = got.proof, got.public, got.calldata, got.inputs, ""
 	if err := w.publish(ctx, h, line); err != nil {
 		return false, err
 	}
@@ -816,7 +872,6 @@ func (w *Worker) requeue(h *held, err error) {
 		w.logf("job %s: back to the queue: %v", h.id, err)
 	}
 	w.handBack(h, err != nil, time.Second)
-	w.removeFiles(h)
 	w.release(h)
 }
 
@@ -918,7 +973,6 @@ func (w *Worker) timeOut(ctx context.Context, h *held) {
 	if company {
 		w.logf("%v; other jobs shared the prover with it: back to the queue, to run alone", err)
 		w.lostBack(h)
-		w.removeFiles(h)
 		w.release(h)
 	} else {
 		res := stream.Result{ID: h.id, Circuit: h.circuit, Error: err.Error() + ": terminated", Stages: []stream.StageTime{}}
@@ -1001,30 +1055,19 @@ func (w *Worker) finish(ctx context.Context, h *held, res stream.Result) {
 		w.hostFault(h, res)
 		return
 	}
+	if err := h.storeFault.Load(); res.Error != "" && err != nil {
+		// its witness could not be fetched: not the job's fault
+		w.requeue(h, fmt.Errorf("witness: %w", *err))
+		return
+	}
 	w.hostFaults.Store(0)
 	if res.Error != "" {
 		w.answerFailed(ctx, h, res)
 		return
 	}
-	local := []string{res.Public}
-	if strings.HasSuffix(res.Proof, ".proof") {
-		if _, err := os.Stat(res.Proof + ".json"); err == nil {
-			local = append(local, res.Proof+".json") // gnark's JSON form
-		}
-	}
-	local = append(local, res.Proof)
-	line := res
-	line.Proof, line.Public = filepath.Base(res.Proof), filepath.Base(res.Public)
-	err := w.store(ctx, h.id, local, line)
-	for _, f := range local {
-		os.Remove(f)
-	}
-	if err != nil && diskFault(err) {
-		w.ownDiskFault(h, err)
-		return
-	}
+	err := w.store(ctx, h, res)
 	if err == nil {
-		err = w.publish(ctx, h, line)
+		err = w.publish(ctx, h, res)
 	}
 	if err != nil {
 		w.requeue(h, err)
@@ -1048,15 +1091,19 @@ type Outputs struct {
 	Files  map[string][]byte `json:"files"`
 }
 
-// store puts the job's files and result line, as one object, in the store.
-func (w *Worker) store(ctx context.Context, id string, files []string, line stream.Result) error {
+// store puts the outputs the prover wrote for h (each named as in an
+// output directory: ID.proof, ID.public, …) and its result line, which
+// names them, as one object, in the store.
+func (w *Worker) store(ctx context.Context, h *held, line stream.Result) error {
+	id := h.id
 	o := Outputs{Result: line, Files: map[string][]byte{}}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return err
+	for _, name := range h.out.Names() {
+		o.Files[name], _ = h.out.File(name)
+	}
+	for _, name := range []string{line.Proof, line.Public, line.Calldata} {
+		if _, ok := o.Files[name]; name != "" && !ok {
+			return fmt.Errorf("store outputs of %s: the result line names %s, which the prover did not write", id, name)
 		}
-		o.Files[filepath.Base(f)] = data
 	}
 	data, err := json.Marshal(o)
 	if err != nil {
@@ -1086,9 +1133,8 @@ func (w *Worker) publish(ctx context.Context, h *held, res stream.Result) error 
 }
 
 // cleanup removes what h brought along, once it is answered and before it
-// is acked: its files, its witness objects and its hand-back count.
+// is acked: its witness objects and its hand-back count.
 func (w *Worker) cleanup(ctx context.Context, h *held) {
-	w.removeFiles(h)
 	for _, o := range h.objects {
 		if err := w.q.Witness.Delete(ctx, o); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 			w.logf("delete witness %s: %v", o, err)
@@ -1109,12 +1155,6 @@ func ownedObject(id, obj string) bool {
 		return strings.HasPrefix(rest, "@") || rest == ".witness" || rest == ".wtns"
 	}
 	return false
-}
-
-func (w *Worker) removeFiles(h *held) {
-	for _, f := range h.files {
-		os.Remove(f)
-	}
 }
 
 // heartbeat tells the server, each third of the ack wait, that every job

@@ -6,6 +6,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stream"
@@ -35,6 +36,11 @@ type Job struct {
 	// WitnessValue is the job's witness as a value instead of a file (the
 	// library's Engine.Prove): a gnark source takes a witness.Witness.
 	WitnessValue any
+	// WitnessInput is the witness file the request names (Witness or Wtns)
+	// as a value (stream.Line.Witness: bytes in hand, or fetched as parse
+	// opens them): the source reads it instead of the path, with the same
+	// bounds, and releases it once decoded.
+	WitnessInput *blob.Input
 	// Out, when set, takes the job's files instead of the engine's
 	// output (Memory: the library's Prove writes nothing to disk).
 	Out Output

@@ -1,21 +1,19 @@
 package stages
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+
+	"github.com/zkpipe/zkpipe/blob"
 )
 
-// Output stores a job's files.
-type Output interface {
-	// Write stores data under name, whole or not at all, and returns the path
-	// a reader should use. Writing the same name again replaces it atomically,
-	// so a job delivered twice is harmless.
-	Write(name string, data []byte) (string, error)
-}
+// Output stores a job's files, each a named blob (package blob): Dir is
+// one, writing a directory; blob.Memory keeps them in memory for the
+// library's Prove and for a fleet worker, which stores them in its
+// object store.
+type Output = blob.Writer
 
 // Dir is an Output writing files into a directory.
 type Dir string
@@ -59,34 +57,4 @@ const tempMark = ".tmp-"
 // final name, .tmp-, a random suffix): a run killed mid-write leaves one.
 func IsTempName(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMark)
-}
-
-// Memory is an Output that keeps a job's files in memory, for a caller
-// that wants values, not paths (the library's Engine.Prove). Safe for
-// concurrent use.
-type Memory struct {
-	mu    sync.Mutex
-	files map[string][]byte
-}
-
-// memoryPrefix marks the paths Memory returns: no file is at them.
-const memoryPrefix = "mem:"
-
-// Write keeps a copy of data under name and returns "mem:" and name.
-func (m *Memory) Write(name string, data []byte) (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.files == nil {
-		m.files = make(map[string][]byte)
-	}
-	m.files[name] = bytes.Clone(data)
-	return memoryPrefix + name, nil
-}
-
-// File returns what was written under name.
-func (m *Memory) File(name string) ([]byte, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.files[name]
-	return b, ok
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+
+	"github.com/zkpipe/zkpipe/blob"
 )
 
 // Request is one job line, e.g.
@@ -40,6 +42,15 @@ type Line struct {
 	// was bad, so the engine does not check it again. A Line made by hand
 	// leaves it false.
 	IDChecked bool
+
+	// Witness, when set, is the file Request.Witness or Request.Wtns names,
+	// as a value (bytes in hand, or a fleet worker's fetch from its store
+	// as parse opens it): the source reads it instead of a path, and the
+	// name only says which kind of witness it is. Released once read.
+	Witness *blob.Input
+	// Out, when set, takes the job's outputs instead of the engine's
+	// output (a fleet worker's, for its object store).
+	Out blob.Writer
 }
 
 // validID keeps ids usable as file names under --out.

@@ -23,6 +23,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/stages"
@@ -230,10 +231,12 @@ func keep[P any](ps []P, first uint32, mask []bn254.G1Affine) ([]P, []uint32) {
 
 // ─── parse ───────────────────────────────────────────────────────────────────
 
-// Parse reads a job's .wtns and checks it is for this circuit, or checks an
+// Parse reads a job's .wtns (from Job.WitnessInput when its bytes are in hand,
+// with the same bound) and checks it is for this circuit, or checks an
 // input job's inputs are a JSON object (the witness is computed in
-// synthesize, off the parse stage).
+// synthesize, off the parse stage). Job.WitnessInput is released, read or not.
 func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
+	defer j.WitnessInput.Release()
 	req, name := &j.Request, j.Circuit.Name
 	if req.Witness != "" || req.Generate != nil {
 		return fmt.Errorf("circuit %s is a circom circuit: give wtns or input, not witness or generate", name)
@@ -253,8 +256,16 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 		j.Source = &state{w: slices.Clone(w)}
 	case req.Wtns != "" && len(req.Input) > 0:
 		return fmt.Errorf("give wtns or input, not both")
+	case j.WitnessInput != nil && req.Wtns == "":
+		return fmt.Errorf("witness bytes in hand (%s), but the job names no wtns", j.WitnessInput.Name())
 	case req.Wtns != "":
-		data, err := readAtMost(ctx, req.Wtns, wtnsSize(s.zkey.NVars)+4096, s.readTimeout)
+		var data []byte
+		var err error
+		if j.WitnessInput != nil {
+			data, err = inputAtMost(ctx, j.WitnessInput, wtnsSize(s.zkey.NVars)+4096)
+		} else {
+			data, err = readAtMost(ctx, req.Wtns, wtnsSize(s.zkey.NVars)+4096, s.readTimeout)
+		}
 		if err != nil {
 			return fmt.Errorf("wtns: %w", err)
 		}
@@ -283,6 +294,19 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 // wtnsSize is the size of a .wtns of n values: the container header, the
 // header section (n8, the prime, the count) and the values section.
 func wtnsSize(n int) int64 { return 12 + (12 + 4 + 32 + 4) + (12 + 32*int64(n)) }
+
+// inputAtMost is readAtMost for a file's bytes as a value (in hand, or
+// fetched now under ctx).
+func inputAtMost(ctx context.Context, in *blob.Input, limit int64) ([]byte, error) {
+	r, size, err := in.Open(ctx)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", in.Name(), err)
+	case size > limit:
+		return nil, fmt.Errorf("%s: more than %d bytes, far more than a witness of this circuit", in.Name(), limit)
+	}
+	return io.ReadAll(r)
+}
 
 // readAtMost reads a whole file of at most limit bytes: a job naming a huge
 // file, or a device that never ends, fails at once instead of filling

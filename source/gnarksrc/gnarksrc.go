@@ -271,9 +271,11 @@ func NewWith(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingK
 // ─── parse ───────────────────────────────────────────────────────────────────
 
 // Parse takes the job's witness value (Job.WitnessValue), reads its binary
-// witness file, or generates one for a built-in circuit, and checks it has
-// the circuit's public and secret counts.
+// witness file (from Job.WitnessInput when its bytes are in hand, with the same
+// bounds), or generates one for a built-in circuit, and checks it has the
+// circuit's public and secret counts. Job.WitnessInput is released, read or not.
 func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
+	defer j.WitnessInput.Release()
 	req := &j.Request
 	if req.Wtns != "" || len(req.Input) > 0 {
 		return fmt.Errorf("circuit %s is a gnark circuit: wtns and input jobs need a circom circuit (--zkey)", j.Circuit.Name)
@@ -293,6 +295,14 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 		full = w
 	case req.Witness != "" && req.Generate != nil:
 		return fmt.Errorf("give witness or generate, not both")
+	case j.WitnessInput != nil && req.Witness == "":
+		return fmt.Errorf("witness bytes in hand (%s), but the job names no witness", j.WitnessInput.Name())
+	case j.WitnessInput != nil:
+		w, err := readWitnessInput(ctx, j.WitnessInput, s.witnessShape(j.Circuit.Name))
+		if err != nil {
+			return fmt.Errorf("witness: %w", err)
+		}
+		full = w
 	case req.Witness != "":
 		w, err := readWitnessFile(ctx, req.Witness, s.witnessShape(j.Circuit.Name), boundedread.Options{Timeout: s.opts.ReadTimeout})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -34,7 +35,7 @@ func TestJobVerifyChecksEvenUnderSkipVerify(t *testing.T) {
 		if err := s.Parse(context.Background(), j); err != nil {
 			t.Fatalf("Parse of a witness value: %v", err)
 		}
-		out := new(stages.Memory)
+		out := new(blob.Memory)
 		var bogus stages.Points // the points at infinity: no proof of anything
 		em, err := s.Emit(context.Background(), j, &bogus, out)
 		_, wrote := out.File("j.proof")

@@ -10,6 +10,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
@@ -47,6 +48,21 @@ func readWitnessFile(ctx context.Context, path string, want witnessShape, o boun
 		}
 		return w, nil
 	})
+}
+
+// readWitnessInput reads in, a witness file's bytes as a value (in hand,
+// or fetched now under ctx), as a witness of shape want, with readWitness's
+// bounds; its errors name in.
+func readWitnessInput(ctx context.Context, in *blob.Input, want witnessShape) (witness.Witness, error) {
+	r, size, err := in.Open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Name(), err)
+	}
+	w, err := readWitness(r, size, want)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Name(), err)
+	}
+	return w, nil
 }
 
 // readWitness reads one witness of shape want from r, whose size is known

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 )
@@ -165,4 +166,38 @@ func FuzzReadWitness(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A witness in hand (blob.Input) is read with the file's bounds: the good
+// one is the witness, one with trailing bytes, a truncated one and another
+// circuit's are refused naming the input, and each is released once read.
+func TestWitnessInHandHasTheFilesBounds(t *testing.T) {
+	good := goodWitness(t)
+	in := blob.NewInput("witness object a@1.witness", good, nil)
+	w, err := readWitnessInput(context.Background(), in, chainShape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := w.MarshalBinary(); !bytes.Equal(b, good) {
+		t.Errorf("read back %x, want %x", b, good)
+	}
+	for name, c := range map[string]struct {
+		data  []byte
+		shape witnessShape
+		want  string
+	}{
+		"trailing":  {append(bytes.Clone(good), 0), chainShape, "trailing bytes"},
+		"truncated": {good[:40], chainShape, "truncated"},
+		"other":     {good, wideShape, "not a witness of circuit wide"},
+	} {
+		in := blob.NewInput("witness object "+name, c.data, nil)
+		_, err := readWitnessInput(context.Background(), in, c.shape)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "witness object "+name) {
+			t.Errorf("%s: %v, want %q naming the input", name, err, c.want)
+		}
+	}
+	in.Release()
+	if _, err := readWitnessInput(context.Background(), in, chainShape); err == nil || !strings.Contains(err.Error(), "released") {
+		t.Errorf("a released input: %v", err)
+	}
 }
