@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -28,7 +29,9 @@ func sleepy(name string, workers, max int, d time.Duration) pipeline.Stage[*job]
 }
 
 // run streams jobs through p under a controller for d and returns the
-// changes it made and the bottlenecks it kept.
+// changes it made and the bottlenecks it kept. The tests call it in a
+// synctest bubble: d and the stages' sleeps pass on its fake clock, so a
+// window's rates are the stages' own, not a loaded machine's.
 func run(t *testing.T, p *pipeline.Pipeline[*job], cfg adapt.Config, d time.Duration) ([]adapt.Change, []string) {
 	t.Helper()
 	var mu sync.Mutex
@@ -66,7 +69,11 @@ func run(t *testing.T, p *pipeline.Pipeline[*job], cfg adapt.Config, d time.Dura
 }
 
 func TestTheControllerGrowsTheSlowStageToItsMax(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t) // once the bubble is gone
+	synctest.Test(t, testTheControllerGrowsTheSlowStageToItsMax)
+}
+
+func testTheControllerGrowsTheSlowStageToItsMax(t *testing.T) {
 	p := pipeline.New(sleepy("a", 1, 0, 0), sleepy("slow", 1, 4, 3*time.Millisecond), sleepy("c", 1, 4, 0))
 	changes, kept := run(t, p, adapt.Config{Cores: 8, Max: map[string]int{"slow": 4, "c": 4}, Every: 40 * time.Millisecond, MinJobs: 3}, 5*time.Second)
 	last := map[string]int{}
@@ -87,7 +94,11 @@ func TestTheControllerGrowsTheSlowStageToItsMax(t *testing.T) {
 }
 
 func TestTheControllerLeavesAFixedBottleneck(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t) // once the bubble is gone
+	synctest.Test(t, testTheControllerLeavesAFixedBottleneck)
+}
+
+func testTheControllerLeavesAFixedBottleneck(t *testing.T) {
 	p := pipeline.New(sleepy("a", 2, 4, 0), sleepy("slow", 1, 0, 3*time.Millisecond), sleepy("c", 1, 4, 0))
 	changes, kept := run(t, p, adapt.Config{Cores: 8, Max: map[string]int{"a": 4, "c": 4}, Every: 40 * time.Millisecond, MinJobs: 3}, time.Second)
 	if len(changes) != 0 {

@@ -44,12 +44,12 @@
 #                    e.g. builds with other -DZK_NTT_STAGES/-DZK_NTT_LGBLOCK
 #                    (driver.cuh; the run-time NTT variants left in ABI 9:
 #                    notes/cuda-variants.md)
-#   profile          ncu's per-kernel times of TestCUDAMeasure's MSMs at
+#   profile          ncu's per-kernel times of BenchmarkCUDAMeasure's MSMs at
 #                    $PROFILE_SIZES (log2, default 22; PROFILE_MEASURE=all
 #                    for every kernel) (--clock-control none), where ncu can
 #                    read the GPU
 #   ncu K SKIP N     ncu's sections (throughputs, occupancy, warp stalls) of N
-#                    launches of kernel K after SKIP, in TestCUDAMeasure under
+#                    launches of kernel K after SKIP, in BenchmarkCUDAMeasure under
 #                    PROFILE_MEASURE, PROFILE_SIZES, PROFILE_NTT_SIZES
 #   bgsetup C:N…     the same in the background (beside a build), waitsetup
 #                    waits for it
@@ -67,7 +67,7 @@
 #                    zkpipe in $bin, e.g. zkpipe-before, with $QUICK_LIB its library)
 #   tailbatch C:N P  cross-proof batching of the tail MSMs: one batched tail
 #                    of k = 1, 2, 4, 8 jobs against k tails one by one
-#                    (gpu.test TestCUDATailBatchMeasure at the log2 sizes in
+#                    (gpu.test BenchmarkCUDATailBatch at the log2 sizes in
 #                    $TAILBATCH_SIZES, default 16,20), then the quick bench of
 #                    P proofs with --tail-msm-batch 1, 2 and 4 (one run each)
 #   shapes C:N P     zkpipe bench of P proofs four ways: default flags
@@ -98,6 +98,16 @@ for f in zkpipe gpu.test gpu-before.test zkpipe-before gnarksrc.test; do # carri
 	[ -f $bin/$f.gz ] && [ ! -f $bin/$f ] && gunzip -c $bin/$f.gz >$bin/$f && chmod +x $bin/$f
 done
 export ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda.so
+# measure BIN REGEX ARGS…: the gpu package's measuring benchmarks matching
+# REGEX (BenchmarkCUDAMeasure, …MeasureStreams, …TailBatch), once each;
+# they repeat and take medians themselves. A gpu.test built before they
+# were benchmarks (as $bin/gpu-before.test may be) runs them as the tests
+# they were then (TestCUDAMeasure…, under ZKPIPE_CUDA_BENCH=1).
+measure() {
+	local test=$1 re=$2
+	shift 2
+	ZKPIPE_CUDA_BENCH=1 "$test" -test.run "$re" -test.bench "$re" -test.benchtime 1x "$@"
+}
 tuned=(--parse-workers 2 --synthesize-workers 6 --transfer-workers 3 --assemble-workers 2)
 while [ $# -gt 0 ]; do
 	step=$1
@@ -165,13 +175,13 @@ while [ $# -gt 0 ]; do
 		grep -cE "^\s*--- PASS" "$OUT/test.log" | sed 's/^/passed: /'
 		;;
 	measure)
-		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=$1 $bin/gpu.test -test.run 'CUDAMeasure' -test.v -test.timeout 400s 2>&1 |
+		ZKPIPE_CUDA_MSM_SIZES=$1 measure $bin/gpu.test 'CUDAMeasure' -test.v -test.timeout 400s 2>&1 |
 			grep -vE "^=== RUN" | tee "$OUT/measure-$(basename "$ZKPIPE_CUDA_LIB" .so).log"
 		shift
 		;;
 	before)
-		ZKPIPE_CUDA_LIB=$PWD/$bin/lib-before.so ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=$1 \
-			$bin/gpu-before.test -test.run 'CUDAMeasure$' -test.v -test.timeout 400s 2>&1 |
+		ZKPIPE_CUDA_LIB=$PWD/$bin/lib-before.so ZKPIPE_CUDA_MSM_SIZES=$1 \
+			measure $bin/gpu-before.test 'CUDAMeasure$' -test.v -test.timeout 400s 2>&1 |
 			grep -vE "^=== RUN" | tee "$OUT/measure-before.log"
 		shift
 		;;
@@ -180,8 +190,8 @@ while [ $# -gt 0 ]; do
 		for e in "${sets[@]}"; do
 			echo "== $e"
 			# shellcheck disable=SC2086 # a set is several assignments
-			env $e ZKPIPE_CUDA_MEASURE=msm ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=${MSMGRID_SIZES:-20,22,24} \
-				$bin/gpu.test -test.run 'CUDAMeasure$' -test.timeout 400s 2>&1 | grep -E "MSM 2|FAIL|panic" | sed 's/, gnark.*//'
+			(export $e ZKPIPE_CUDA_MEASURE=msm ZKPIPE_CUDA_MSM_SIZES=${MSMGRID_SIZES:-20,22,24}
+				measure $bin/gpu.test 'CUDAMeasure$' -test.timeout 400s 2>&1) | grep -E "MSM 2|FAIL|panic" | sed 's/, gnark.*//'
 		done | tee "$OUT/envgrid.log"
 		;;
 	keyload)
@@ -203,22 +213,22 @@ while [ $# -gt 0 ]; do
 			IFS=: read -r w c sg <<<"$g"
 			echo "== window ${w/#0/auto} chunk ${c/#0/32} segment ${sg/#0/8}"
 			ZKPIPE_MSM_WINDOW=$w ZKPIPE_MSM_CHUNK=$c ZKPIPE_MSM_SEGMENT=$sg \
-				ZKPIPE_CUDA_MEASURE=msm ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=${MSMGRID_SIZES:-20,22,24} \
-				$bin/gpu.test -test.run 'CUDAMeasure' -test.timeout 400s 2>&1 | grep -E "MSM 2" | sed 's/, gnark.*//'
+				ZKPIPE_CUDA_MEASURE=msm ZKPIPE_CUDA_MSM_SIZES=${MSMGRID_SIZES:-20,22,24} \
+				measure $bin/gpu.test 'CUDAMeasure' -test.timeout 400s 2>&1 | grep -E "MSM 2" | sed 's/, gnark.*//'
 		done | tee "$OUT/msmgrid.log"
 		;;
 	nttgrid)
 		for lib in ${NTT_LIBS:-$ZKPIPE_CUDA_LIB}; do
 			echo "== ntt of $(basename "$lib")"
-			ZKPIPE_CUDA_LIB=$lib ZKPIPE_CUDA_MEASURE=ntt ZKPIPE_CUDA_BENCH=1 \
-				$bin/gpu.test -test.run 'CUDAMeasure$' -test.v -test.timeout 300s 2>&1 | grep -E "device:|NTT"
+			ZKPIPE_CUDA_LIB=$lib ZKPIPE_CUDA_MEASURE=ntt \
+				measure $bin/gpu.test 'CUDAMeasure$' -test.v -test.timeout 300s 2>&1 | grep -E "device:|NTT"
 		done | tee "$OUT/nttgrid.log"
 		;;
 	profile)
 		ncu --version | tail -1
-		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MEASURE=${PROFILE_MEASURE:-msm} ZKPIPE_CUDA_MSM_SIZES=${PROFILE_SIZES:-22} timeout 300 \
+		ZKPIPE_CUDA_MEASURE=${PROFILE_MEASURE:-msm} ZKPIPE_CUDA_MSM_SIZES=${PROFILE_SIZES:-22} timeout 300 \
 			ncu --clock-control none --metrics gpu__time_duration.sum \
-			--print-summary per-kernel $bin/gpu.test -test.run 'CUDAMeasure$' -test.timeout 300s >"$OUT/profile.log" 2>&1
+			--print-summary per-kernel $bin/gpu.test -test.run '^$' -test.bench 'CUDAMeasure$' -test.benchtime 1x -test.timeout 300s >"$OUT/profile.log" 2>&1
 		echo "ncu rc=$?"
 		grep -E "^\s+k_|^  [a-zA-Z_].*\(|gpu__time_duration.sum|Invocations|DeviceRadix|Onesweep" "$OUT/profile.log" | head -80
 		;;
@@ -226,17 +236,17 @@ while [ $# -gt 0 ]; do
 		# ncu KERNEL SKIP COUNT: ncu's sections (speed of light, compute and
 		# memory workload, occupancy, scheduler and warp states, launch) of
 		# COUNT launches of KERNEL (a base name) after SKIP of them, in
-		# TestCUDAMeasure under PROFILE_MEASURE (msm, the default, or ntt),
+		# BenchmarkCUDAMeasure under PROFILE_MEASURE (msm, the default, or ntt),
 		# ZKPIPE_CUDA_MSM_SIZES=$PROFILE_SIZES (default 22) and
 		# ZKPIPE_CUDA_NTT_SIZES=$PROFILE_NTT_SIZES
 		kern=$1 skip=$2 count=$3
 		shift 3
-		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MEASURE=${PROFILE_MEASURE:-msm} ZKPIPE_CUDA_MSM_SIZES=${PROFILE_SIZES:-22} \
+		ZKPIPE_CUDA_MEASURE=${PROFILE_MEASURE:-msm} ZKPIPE_CUDA_MSM_SIZES=${PROFILE_SIZES:-22} \
 			ZKPIPE_CUDA_NTT_SIZES=${PROFILE_NTT_SIZES:-} timeout 300 \
 			ncu --clock-control none -k "$kern" --launch-skip "$skip" --launch-count "$count" \
 			--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
 			--section Occupancy --section SchedulerStats --section WarpStateStats --section LaunchStats \
-			$bin/gpu.test -test.run 'CUDAMeasure$' -test.timeout 300s >"$OUT/ncu-$kern-$skip.log" 2>&1
+			$bin/gpu.test -test.run '^$' -test.bench 'CUDAMeasure$' -test.benchtime 1x -test.timeout 300s >"$OUT/ncu-$kern-$skip.log" 2>&1
 		echo "ncu rc=$?"
 		grep -vE "^==PROF==|^\s*$|^    -{5}" "$OUT/ncu-$kern-$skip.log" | grep -vE "^\s+(OPT|INF|WRN) " | tail -150
 		;;
@@ -295,7 +305,7 @@ while [ $# -gt 0 ]; do
 		spec=$1 p=$2
 		shift 2
 		c=${spec%%:*} n=${spec##*:} d=/tmp/zkc/${spec%%:*}-${spec##*:}
-		ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_TAILBATCH_SIZES=${TAILBATCH_SIZES:-16,20} $bin/gpu.test -test.run 'CUDATailBatchMeasure' \
+		ZKPIPE_CUDA_TAILBATCH_SIZES=${TAILBATCH_SIZES:-16,20} measure $bin/gpu.test 'CUDATailBatch$' \
 			-test.v -test.timeout 400s 2>&1 | grep -vE "^=== RUN" | tee "$OUT/tailbatch-measure-$(basename "$ZKPIPE_CUDA_LIB" .so).log"
 		for k in 1 2 4; do
 			echo "== $c $n: --tail-msm-batch $k, default flags, msm tables ${ZKPIPE_CUDA_MSM_TABLES:-auto}"

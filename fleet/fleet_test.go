@@ -280,6 +280,17 @@ func genJob(id string) string { return fmt.Sprintf(`{"id":%q,"generate":{"seed":
 // waitResults waits until n ids have results and collects them.
 func waitResults(t *testing.T, q *fleet.Queue, n int, timeout time.Duration) map[string]stream.Result {
 	t.Helper()
+	// Each result line published wakes the wait (subscribed before the
+	// first look, so none is missed); the stream may count it a moment
+	// after the line arrives here, so it also looks again every 50 ms.
+	lines, err := q.Conn.NC.SubscribeSync("zkpipe.results.>")
+	if err == nil {
+		err = q.Conn.NC.Flush()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lines.Unsubscribe()
 	deadline := time.Now().Add(timeout)
 	for {
 		info, err := q.Results.Info(context.Background())
@@ -292,11 +303,11 @@ func waitResults(t *testing.T, q *fleet.Queue, n int, timeout time.Duration) map
 		if time.Now().After(deadline) {
 			t.Fatalf("%d results after %s, want %d", info.State.Msgs, timeout, n)
 		}
-		time.Sleep(50 * time.Millisecond)
+		lines.NextMsg(min(50*time.Millisecond, time.Until(deadline)))
 	}
 	out := map[string]stream.Result{}
 	dir := t.TempDir()
-	err := fleet.Collect(context.Background(), q, fleet.ResultsOptions{Out: dir}, func(r stream.Result) error {
+	err = fleet.Collect(context.Background(), q, fleet.ResultsOptions{Out: dir}, func(r stream.Result) error {
 		if _, dup := out[r.ID]; dup {
 			t.Errorf("two result lines for %s", r.ID)
 		}
@@ -469,8 +480,9 @@ func TestBadJobsTerminated(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// Terminated, not redelivered: three ack waits later nothing came back.
-	time.Sleep(1500 * time.Millisecond)
+	// Terminated, not redelivered. The jobs stream is a work queue, so once
+	// settled (empty) no job is left to come back: no need to sit out ack
+	// waits. A job redelivered before it was terminated shows in the counts.
 	for _, p := range fleet.Priorities {
 		c, _ := q.Jobs.Consumer(context.Background(), p)
 		info, err := c.Info(context.Background())
@@ -599,7 +611,8 @@ func TestLostDeliveriesCountOnlyWhenAlone(t *testing.T) {
 		if n != 1 {
 			t.Fatalf("fetched %d", n)
 		}
-		time.Sleep(300 * time.Millisecond) // past the ack wait
+		// Not acked: the next fetch (ours, then the worker's) waits for the
+		// server to redeliver it, past the ack wait.
 	}
 	f := newFake(t, 2)
 	w := fleet.NewWorker(q, f, fleet.WorkerOptions{Cache: t.TempDir(), MaxDeliveries: 2, Poll: 50 * time.Millisecond, Log: testLog{t}})

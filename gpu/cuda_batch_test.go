@@ -181,17 +181,14 @@ func TestCUDATailBatchProofsVerify(t *testing.T) {
 	provertest.ProveBatchedMix(t, cfg, cuda)
 }
 
-// TestCUDATailBatchMeasure times one batched tail (A, B₁ and K of k jobs
+// BenchmarkCUDATailBatch times one batched tail (A, B₁ and K of k jobs
 // over one key) against the same k jobs' tails one after another, for k =
-// 1, 2, 4, 8, dense and sparse (about 3/5 significant) queries; it runs
-// only with ZKPIPE_CUDA_BENCH=1. ZKPIPE_CUDA_TAILBATCH_SIZES=16,20 (log2,
-// the default) sets the sizes.
-func TestCUDATailBatchMeasure(t *testing.T) {
-	if os.Getenv("ZKPIPE_CUDA_BENCH") == "" {
-		t.Skip("set ZKPIPE_CUDA_BENCH=1 to measure")
-	}
-	cuda := openCUDA(t)
-	t.Logf("device: %s", cuda.Device())
+// 1, 2, 4, 8, dense and sparse (about 3/5 significant) queries, and prints
+// a line for each (medians of its own repeats: run it once, -benchtime 1x).
+// ZKPIPE_CUDA_TAILBATCH_SIZES=16,20 (log2, the default) sets the sizes.
+func BenchmarkCUDATailBatch(b *testing.B) {
+	cuda := openCUDA(b)
+	b.Logf("device: %s", cuda.Device())
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(31, 32))
 	sizes := []int{16, 20}
@@ -200,20 +197,20 @@ func TestCUDATailBatchMeasure(t *testing.T) {
 		for _, f := range strings.Split(v, ",") {
 			lg, err := strconv.Atoi(f)
 			if err != nil || lg < 1 || lg > 24 {
-				t.Fatalf("ZKPIPE_CUDA_TAILBATCH_SIZES: %q", v)
+				b.Fatalf("ZKPIPE_CUDA_TAILBATCH_SIZES: %q", v)
 			}
 			sizes = append(sizes, lg)
 		}
 	}
 	median := func(f func() error) time.Duration {
 		if err := f(); err != nil { // warm-up
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		var ts []time.Duration
 		for range 5 {
 			t0 := time.Now()
 			if err := f(); err != nil {
-				t.Fatal(err)
+				b.Fatal(err)
 			}
 			ts = append(ts, time.Since(t0))
 		}
@@ -225,7 +222,7 @@ func TestCUDATailBatchMeasure(t *testing.T) {
 		key := &proofdata.Key{Domain: fft.NewDomain(2), A: tileG1(n, false), B1: tileG1(n, false), K: tileG1(n, false)}
 		res, err := cuda.Load(key)
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		for _, mode := range []int{dense, mixed} {
 			var ss []*proofdata.Staged
@@ -233,7 +230,7 @@ func TestCUDATailBatchMeasure(t *testing.T) {
 				v := &proofdata.Vectors{QA: classify(scalars(r, n, mode)), QB: classify(scalars(r, n, mode)), QK: classify(scalars(r, n, mode))}
 				s, err := cuda.Transfer(ctx, res, v)
 				if err != nil {
-					t.Fatal(err)
+					b.Fatal(err)
 				}
 				ss = append(ss, s)
 			}

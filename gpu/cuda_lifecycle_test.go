@@ -22,7 +22,7 @@ import (
 // stand-in's controls (failures on request, device byte counts) skip on the
 // real library.
 
-func cudaLib(t *testing.T) string {
+func cudaLib(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("ZKPIPE_CUDA_LIB"); p != "" {
 		return p

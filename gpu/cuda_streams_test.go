@@ -198,34 +198,31 @@ func TestCUDAComputeStreamsRange(t *testing.T) {
 	}
 }
 
-// TestCUDAMeasureStreams prints the device time a proof's GPU work takes
-// when several proofs' work is offered at once (4 goroutines, as four
+// BenchmarkCUDAMeasureStreams prints the device time a proof's GPU work
+// takes when several proofs' work is offered at once (4 goroutines, as four
 // device-stage workers), for 1, 2 and 3 compute streams and with the tail
-// split off; it runs only with ZKPIPE_CUDA_BENCH=1 (on a GPU), at 2^20
-// points or ZKPIPE_CUDA_STREAMS_LOG2, and not when ZKPIPE_CUDA_MEASURE
-// asks for something else (msm: the msmgrid step).
-func TestCUDAMeasureStreams(t *testing.T) {
-	if os.Getenv("ZKPIPE_CUDA_BENCH") == "" {
-		t.Skip("set ZKPIPE_CUDA_BENCH=1 to measure")
-	}
+// split off (run it once, -benchtime 1x), at 2^20 points or
+// ZKPIPE_CUDA_STREAMS_LOG2, and not when ZKPIPE_CUDA_MEASURE asks for
+// something else (msm: the msmgrid step).
+func BenchmarkCUDAMeasureStreams(b *testing.B) {
 	if m := os.Getenv("ZKPIPE_CUDA_MEASURE"); m != "" && m != "streams" {
-		t.Skipf("ZKPIPE_CUDA_MEASURE=%s", m)
+		b.Skipf("ZKPIPE_CUDA_MEASURE=%s", m)
 	}
 	lg := 20
 	if v := os.Getenv("ZKPIPE_CUDA_STREAMS_LOG2"); v != "" {
 		var err error
 		if lg, err = strconv.Atoi(v); err != nil || lg < 2 || lg > 24 {
-			t.Fatalf("ZKPIPE_CUDA_STREAMS_LOG2=%q", v)
+			b.Fatalf("ZKPIPE_CUDA_STREAMS_LOG2=%q", v)
 		}
 	}
 	n := 1 << lg
 	r := rand.New(rand.NewPCG(11, 4))
 	k := &proofdata.Key{Domain: fft.NewDomain(uint64(n)), HConvention: proofdata.HDivideByZ,
 		A: tileG1(n, false), B1: tileG1(n, false), K: tileG1(n, false), Z: tileG1(n-1, false), B2: tileG2(n, false)}
-	a, b, c := scalars(r, n, dense), scalars(r, n, dense), scalars(r, n, dense)
+	va, vb, vc := scalars(r, n, dense), scalars(r, n, dense), scalars(r, n, dense)
 	qa, qb, qk := classify(scalars(r, n, dense)), classify(scalars(r, n, dense)), classify(scalars(r, n, dense))
 	vecs := func() *proofdata.Vectors {
-		return &proofdata.Vectors{A: slices.Clone(a), B: slices.Clone(b), C: slices.Clone(c), QA: qa, QB: qb, QK: qk}
+		return &proofdata.Vectors{A: slices.Clone(va), B: slices.Clone(vb), C: slices.Clone(vc), QA: qa, QB: qb, QK: qk}
 	}
 	const proofs, workers = 12, 4
 	ctx := context.Background()
@@ -233,20 +230,20 @@ func TestCUDAMeasureStreams(t *testing.T) {
 		streams int
 		split   bool
 	}{{1, false}, {2, true}, {3, true}, {3, false}} {
-		dev, err := gpu.OpenCUDA(cudaLib(t), gpu.WithComputeStreams(cfg.streams), gpu.WithTailSplit(cfg.split))
+		dev, err := gpu.OpenCUDA(cudaLib(b), gpu.WithComputeStreams(cfg.streams), gpu.WithTailSplit(cfg.split))
 		if err != nil {
-			t.Skipf("no CUDA backend: %v", err)
+			b.Skipf("no CUDA backend: %v", err)
 		}
 		res, err := dev.Load(k)
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		// Staged before the clock starts: this times the kernels, not the uploads.
 		staged := make(chan *proofdata.Staged, proofs)
 		for range proofs {
 			s, err := dev.Transfer(ctx, res, vecs())
 			if err != nil {
-				t.Fatal(err)
+				b.Fatal(err)
 			}
 			staged <- s
 		}
@@ -265,7 +262,7 @@ func TestCUDAMeasureStreams(t *testing.T) {
 					}
 					dev.Free(s)
 					if err != nil {
-						t.Error(err)
+						b.Error(err)
 					}
 				}
 			})
@@ -276,7 +273,7 @@ func TestCUDAMeasureStreams(t *testing.T) {
 			lg, proofs, workers, cfg.streams, cfg.split, float64(per.Microseconds())/1000)
 		res.Close()
 		if err := dev.Close(); err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 	}
 }

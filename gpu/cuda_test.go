@@ -472,18 +472,17 @@ func TestCUDAProofsVerify(t *testing.T) {
 
 // ─── measurements ────────────────────────────────────────────────────────────
 
-// TestCUDAMeasure prints device timings; it runs only with ZKPIPE_CUDA_BENCH=1.
-func TestCUDAMeasure(t *testing.T) {
-	if os.Getenv("ZKPIPE_CUDA_BENCH") == "" {
-		t.Skip("set ZKPIPE_CUDA_BENCH=1 to measure")
-	}
+// BenchmarkCUDAMeasure prints device timings, a line for each kernel and
+// size (medians of its own repeats: run it once, -benchtime 1x), for
+// bench/h200-session.sh's measure, msmgrid, nttgrid, profile and ncu steps.
+func BenchmarkCUDAMeasure(b *testing.B) {
 	// ZKPIPE_CUDA_MEASURE=msm times the MSMs alone, without gnark's CPU
 	// figures (bench/h200-session.sh's msmgrid step); =ntt the NTTs and
 	// NTT+MSM_H alone (its nttgrid step).
 	msmOnly := os.Getenv("ZKPIPE_CUDA_MEASURE") == "msm"
 	nttOnly := os.Getenv("ZKPIPE_CUDA_MEASURE") == "ntt"
-	cuda := openCUDA(t)
-	t.Logf("device: %s", cuda.Device())
+	cuda := openCUDA(b)
+	b.Logf("device: %s", cuda.Device())
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(7, 8))
 	median := func(f func() error) (time.Duration, error) {
@@ -509,7 +508,7 @@ func TestCUDAMeasure(t *testing.T) {
 		for _, f := range strings.Split(v, ",") {
 			lg, err := strconv.Atoi(f)
 			if err != nil || lg < 1 || lg > 28 {
-				t.Fatalf("ZKPIPE_CUDA_MSM_SIZES: %q", v)
+				b.Fatalf("ZKPIPE_CUDA_MSM_SIZES: %q", v)
 			}
 			sizes = append(sizes, lg)
 		}
@@ -523,17 +522,17 @@ func TestCUDAMeasure(t *testing.T) {
 		t0 := time.Now()
 		res, err := cuda.Load(k)
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		load := time.Since(t0)
 		v := &proofdata.Vectors{QA: classify(scalars(r, n, dense))}
 		s, err := cuda.Transfer(ctx, res, v)
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		d, err := median(func() error { _, err := cuda.TailMSMG1(ctx, s); return err })
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		line := fmt.Sprintf("G1 MSM 2^%d: cuda %.1f ms (load %.0f ms, resident %d MiB)", lg, float64(d.Microseconds())/1000,
 			float64(load.Microseconds())/1000, cuda.ResidentBytes(k)>>20)
@@ -541,7 +540,7 @@ func TestCUDAMeasure(t *testing.T) {
 			var p bn254.G1Jac
 			t0 := time.Now()
 			if _, err := p.MultiExp(k.A, v.QA.Vals, ecc.MultiExpConfig{}); err != nil {
-				t.Fatal(err)
+				b.Fatal(err)
 			}
 			dc := time.Since(t0)
 			line += fmt.Sprintf(", gnark cpu %.1f ms (%.1f×)", float64(dc.Microseconds())/1000, float64(dc)/float64(d))
@@ -558,16 +557,16 @@ func TestCUDAMeasure(t *testing.T) {
 		k := &proofdata.Key{Domain: fft.NewDomain(2), B1: tileG1(n, false), B2: tileG2(n, false)}
 		res, err := cuda.Load(k)
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		v := &proofdata.Vectors{QB: classify(scalars(r, n, dense))}
 		s, err := cuda.Transfer(ctx, res, v)
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		d, err := median(func() error { _, err := cuda.MSMG2(ctx, s); return err })
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		if msmOnly {
 			fmt.Printf("G2 MSM 2^20: cuda %.1f ms\n", float64(d.Microseconds())/1000)
@@ -575,7 +574,7 @@ func TestCUDAMeasure(t *testing.T) {
 			var p bn254.G2Jac
 			t0 := time.Now()
 			if _, err := p.MultiExp(k.B2, v.QB.Vals, ecc.MultiExpConfig{}); err != nil {
-				t.Fatal(err)
+				b.Fatal(err)
 			}
 			dc := time.Since(t0)
 			fmt.Printf("G2 MSM 2^20: cuda %.1f ms, gnark cpu %.1f ms (%.1f×)\n", float64(d.Microseconds())/1000, float64(dc.Microseconds())/1000, float64(dc)/float64(d))
@@ -598,7 +597,7 @@ func TestCUDAMeasure(t *testing.T) {
 		for _, f := range strings.Split(v, ",") {
 			lg, err := strconv.Atoi(f)
 			if err != nil || lg < 1 || lg > 28 {
-				t.Fatalf("ZKPIPE_CUDA_NTT_SIZES: %q", v)
+				b.Fatalf("ZKPIPE_CUDA_NTT_SIZES: %q", v)
 			}
 			nttSizes = append(nttSizes, lg)
 		}
@@ -609,20 +608,20 @@ func TestCUDAMeasure(t *testing.T) {
 		k.Z = tileG1(n-1, false)
 		res, err := cuda.Load(k)
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
-		a, b, c := scalars(r, n, dense), scalars(r, n, dense), scalars(r, n, dense)
+		va, vb, vc := scalars(r, n, dense), scalars(r, n, dense), scalars(r, n, dense)
 		qa := classify(scalars(r, 2, dense))
 		var tx, th []time.Duration
 		for i := range 6 {
 			t0 := time.Now()
-			s, err := cuda.Transfer(ctx, res, &proofdata.Vectors{A: a, B: b, C: c, QA: qa})
+			s, err := cuda.Transfer(ctx, res, &proofdata.Vectors{A: va, B: vb, C: vc, QA: qa})
 			if err != nil {
-				t.Fatal(err)
+				b.Fatal(err)
 			}
 			t1 := time.Now()
 			if _, err := cuda.MSMH(ctx, s); err != nil {
-				t.Fatal(err)
+				b.Fatal(err)
 			}
 			t2 := time.Now()
 			cuda.Free(s)
@@ -641,11 +640,11 @@ func TestCUDAMeasure(t *testing.T) {
 		k := &proofdata.Key{Domain: fft.NewDomain(uint64(n))}
 		res, err := cuda.Load(k)
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		d, err := cuda.TimeNTT(res, scalars(r, n, dense), 20)
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		fmt.Printf("NTT 2^%d: %.3f ms (mean of 20, CUDA events)\n", lg, float64(d.Microseconds())/1000)
 		res.Close()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -68,6 +69,10 @@ func admitDeviceAsync(ctx context.Context, g *Governor, job string, need int64) 
 }
 
 func TestAJobWaitsForDeviceMemoryInsteadOfFailing(t *testing.T) {
+	synctest.Test(t, testAJobWaitsForDeviceMemoryInsteadOfFailing)
+}
+
+func testAJobWaitsForDeviceMemoryInsteadOfFailing(t *testing.T) {
 	d := &fakeDevice{}
 	d.free.Store(8 << 30)
 	d.total.Store(8 << 30)
@@ -87,7 +92,7 @@ func TestAJobWaitsForDeviceMemoryInsteadOfFailing(t *testing.T) {
 	}
 	d.free.Add(-4 << 30)
 	b := admitDeviceAsync(ctx, g, "b", 4<<30)
-	waitFor(t, "b to wait", func() bool { return g.Stats().DeviceWaiting == 1 })
+	settle(t, "b to wait", func() bool { return g.Stats().DeviceWaiting == 1 })
 	if s := g.Stats(); s.DeviceReserved != 4<<30 || s.DeviceAdmitted != 1 {
 		t.Fatalf("stats %+v", s)
 	}
@@ -105,7 +110,7 @@ func TestAJobWaitsForDeviceMemoryInsteadOfFailing(t *testing.T) {
 	// not the device until it is given back
 	d.free.Store(1 << 30)
 	c := admitDeviceAsync(ctx, g, "c", 1<<30+1)
-	waitFor(t, "c to wait on the device", func() bool { return g.Stats().DeviceWaiting == 1 })
+	settle(t, "c to wait on the device", func() bool { return g.Stats().DeviceWaiting == 1 })
 	// with no job holding device memory the measured test is waived
 	rb.Close()
 	if r := <-c; r == nil {
@@ -117,7 +122,9 @@ func TestAJobWaitsForDeviceMemoryInsteadOfFailing(t *testing.T) {
 	// sampler sees the memory come back
 	hold, _ := g.AdmitDevice(ctx, "hold", 1)
 	c = admitDeviceAsync(ctx, g, "c2", 1<<30+1)
-	waitFor(t, "c2 to wait", func() bool { return g.Stats().DeviceWaiting == 1 })
+	settle(t, "c2 to wait", func() bool { return g.Stats().DeviceWaiting == 1 })
+	time.Sleep(10 * time.Millisecond) // sampler rounds that see 1 GiB free
+	synctest.Wait()
 	select {
 	case <-c:
 		t.Fatal("c2 admitted with 1 GiB free on the device")
@@ -141,7 +148,7 @@ func TestAJobWaitsForDeviceMemoryInsteadOfFailing(t *testing.T) {
 	full, _ := g.AdmitDevice(ctx, "full", 6<<30)
 	cctx, cancel := context.WithCancel(ctx)
 	w := admitDeviceAsync(cctx, g, "w", 1<<30)
-	waitFor(t, "w to wait", func() bool { return g.Stats().DeviceWaiting == 1 })
+	settle(t, "w to wait", func() bool { return g.Stats().DeviceWaiting == 1 })
 	cancel()
 	if r := <-w; r != nil {
 		t.Fatal("cancelled waiter admitted")
@@ -150,4 +157,5 @@ func TestAJobWaitsForDeviceMemoryInsteadOfFailing(t *testing.T) {
 	if s := g.Stats(); s.DeviceWaiting != 0 || s.DeviceReserved != 0 || s.DeviceAdmitted != 0 {
 		t.Fatalf("after all closed: %+v", s)
 	}
+	samplerStops(t, g)
 }

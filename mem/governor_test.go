@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -38,15 +39,33 @@ func admitAsync(ctx context.Context, g *Governor, job string, need int64) <-chan
 	return out
 }
 
-// waitFor polls cond for up to 5 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// A TestX that only calls synctest.Test(t, testX) runs testX in a bubble:
+// the governor's sampler ticks on the bubble's fake clock, sleeps and
+// timeouts cost no time, and synctest.Wait stands for "long enough".
+
+// settle waits until every goroutine in the test's synctest bubble is
+// blocked, then wants cond to hold: whatever polling would have waited for
+// has happened by then, or never will.
+func settle(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("%s: not so once every goroutine is blocked", what)
+	}
+}
+
+// samplerStops gives g's sampler one more round of the bubble's clock, in
+// which it must see nothing in flight and return: a synctest bubble ends
+// only once its goroutines have, and its clock stands still after the test
+// function returns.
+func samplerStops(t *testing.T, g *Governor) {
+	t.Helper()
+	time.Sleep(g.period)
+	synctest.Wait()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.sampling {
+		t.Fatal("the sampler still runs with nothing in flight")
 	}
 }
 
@@ -62,7 +81,9 @@ func admitted(ch <-chan *Reservation) bool {
 	}
 }
 
-func TestAdmitInArrivalOrder(t *testing.T) {
+func TestAdmitInArrivalOrder(t *testing.T) { synctest.Test(t, testAdmitInArrivalOrder) }
+
+func testAdmitInArrivalOrder(t *testing.T) {
 	g := newTestGovernor(100, nil)
 	ctx := context.Background()
 	first, err := g.Admit(ctx, "first", 60)
@@ -70,10 +91,11 @@ func TestAdmitInArrivalOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := admitAsync(ctx, g, "big", 50)
-	waitFor(t, "big to queue", func() bool { return g.Stats().Waiting == 1 })
+	settle(t, "big to queue", func() bool { return g.Stats().Waiting == 1 })
 	small := admitAsync(ctx, g, "small", 10) // would fit, but arrives after big
-	waitFor(t, "small to queue", func() bool { return g.Stats().Waiting == 2 })
-	time.Sleep(10 * time.Millisecond)
+	settle(t, "small to queue", func() bool { return g.Stats().Waiting == 2 })
+	time.Sleep(10 * time.Millisecond) // ten sampler rounds, on the bubble's clock
+	synctest.Wait()
 	if admitted(big) || admitted(small) {
 		t.Fatal("a job was admitted over the budget or ahead of an earlier one")
 	}
@@ -86,6 +108,7 @@ func TestAdmitInArrivalOrder(t *testing.T) {
 		t.Fatal("big not admitted after an early release")
 	}
 	time.Sleep(10 * time.Millisecond)
+	synctest.Wait()
 	if admitted(small) {
 		t.Fatal("small admitted over the budget")
 	}
@@ -102,6 +125,7 @@ func TestAdmitInArrivalOrder(t *testing.T) {
 	if s.Granted != 3 || s.Waits != 2 || s.Admitted != 0 || s.Reserved != 0 || s.PeakAdmitted != 2 || s.PeakReserved != 100 {
 		t.Fatalf("stats %+v", s)
 	}
+	samplerStops(t, g)
 }
 
 func TestTooLargeFailsAtOnce(t *testing.T) {
@@ -144,14 +168,18 @@ func TestTooLargeFailsAtOnce(t *testing.T) {
 }
 
 func TestCancelledWaiterLetsOthersThrough(t *testing.T) {
+	synctest.Test(t, testCancelledWaiterLetsOthersThrough)
+}
+
+func testCancelledWaiterLetsOthersThrough(t *testing.T) {
 	g := newTestGovernor(100, nil)
 	hold, _ := g.Admit(context.Background(), "hold", 60)
 	ctx, cancel := context.WithCancel(context.Background())
 	blocked := make(chan error, 1)
 	go func() { _, err := g.Admit(ctx, "blocked", 50); blocked <- err }()
-	waitFor(t, "blocked to queue", func() bool { return g.Stats().Waiting == 1 })
+	settle(t, "blocked to queue", func() bool { return g.Stats().Waiting == 1 })
 	behind := admitAsync(context.Background(), g, "behind", 30)
-	waitFor(t, "behind to queue", func() bool { return g.Stats().Waiting == 2 })
+	settle(t, "behind to queue", func() bool { return g.Stats().Waiting == 2 })
 
 	cancel()
 	select {
@@ -172,11 +200,16 @@ func TestCancelledWaiterLetsOthersThrough(t *testing.T) {
 	if s := g.Stats(); s.Waiting != 0 || s.Reserved != 0 || s.Granted != 2 {
 		t.Fatalf("stats %+v", s)
 	}
+	samplerStops(t, g)
 }
 
 // Measured RSS holds what admitted jobs touched: adding it to their
 // reservations would count them twice and admit one job where two fit.
 func TestMeasuredRSSIsNotCountedTwice(t *testing.T) {
+	synctest.Test(t, testMeasuredRSSIsNotCountedTwice)
+}
+
+func testMeasuredRSSIsNotCountedTwice(t *testing.T) {
 	f := &fakeMemory{}
 	g := newTestGovernor(1000, f)
 	a, _ := g.Admit(context.Background(), "a", 400)
@@ -189,9 +222,12 @@ func TestMeasuredRSSIsNotCountedTwice(t *testing.T) {
 		t.Fatal("b held back: rss and reservations counted twice")
 	}
 	a.Close()
+	samplerStops(t, g)
 }
 
-func TestMeasuredRSSHoldsBack(t *testing.T) {
+func TestMeasuredRSSHoldsBack(t *testing.T) { synctest.Test(t, testMeasuredRSSHoldsBack) }
+
+func testMeasuredRSSHoldsBack(t *testing.T) {
 	f := &fakeMemory{}
 	f.rss.Store(900) // untracked memory, say garbage or a source's copies
 	g := newTestGovernor(1000, f)
@@ -200,8 +236,9 @@ func TestMeasuredRSSHoldsBack(t *testing.T) {
 		t.Fatalf("first admission: %+v", s)
 	}
 	b := admitAsync(context.Background(), g, "b", 300) // promised 600 fits, measured 1200 not
-	waitFor(t, "b to queue", func() bool { return g.Stats().Waiting == 1 })
-	time.Sleep(20 * time.Millisecond)
+	settle(t, "b to queue", func() bool { return g.Stats().Waiting == 1 })
+	time.Sleep(20 * time.Millisecond) // twenty sampler rounds
+	synctest.Wait()
 	if admitted(b) {
 		t.Fatal("b admitted while RSS leaves no room")
 	}
@@ -213,6 +250,7 @@ func TestMeasuredRSSHoldsBack(t *testing.T) {
 		t.Fatal("b not admitted once RSS fell")
 	}
 	a.Close()
+	samplerStops(t, g)
 }
 
 // Idle pool buffers and free heap are resident but reusable: a job that can
@@ -305,6 +343,10 @@ func TestUnlimitedAdmitsEverything(t *testing.T) {
 
 // Many jobs racing through a budget of three never have more than three in.
 func TestConcurrentAdmissionsStayUnderBudget(t *testing.T) {
+	synctest.Test(t, testConcurrentAdmissionsStayUnderBudget)
+}
+
+func testConcurrentAdmissionsStayUnderBudget(t *testing.T) {
 	g := newTestGovernor(300, nil)
 	var in, peak atomic.Int64
 	var wg sync.WaitGroup
@@ -335,6 +377,7 @@ func TestConcurrentAdmissionsStayUnderBudget(t *testing.T) {
 	if peak.Load() > 3 || s.PeakAdmitted > 3 || s.Granted != 40 || s.Reserved != 0 || s.Admitted != 0 {
 		t.Fatalf("peak %d, stats %+v", peak.Load(), s)
 	}
+	samplerStops(t, g)
 }
 
 func TestReadUsage(t *testing.T) {
@@ -356,11 +399,15 @@ func TestReadUsage(t *testing.T) {
 // A charge made while a job waits can leave it no room at all: it fails
 // rather than waiting forever.
 func TestWaiterFailsWhenAChargeLeavesNoRoom(t *testing.T) {
+	synctest.Test(t, testWaiterFailsWhenAChargeLeavesNoRoom)
+}
+
+func testWaiterFailsWhenAChargeLeavesNoRoom(t *testing.T) {
 	g := newTestGovernor(100, nil)
 	hold, _ := g.Admit(context.Background(), "hold", 60)
 	failed := make(chan error, 1)
 	go func() { _, err := g.Admit(context.Background(), "big", 80); failed <- err }()
-	waitFor(t, "big to queue", func() bool { return g.Stats().Waiting == 1 })
+	settle(t, "big to queue", func() bool { return g.Stats().Waiting == 1 })
 	keys := g.Charge(30)
 	hold.Close() // wakes the queue: 80 no longer fits beside 30 of keys
 	select {
@@ -372,6 +419,7 @@ func TestWaiterFailsWhenAChargeLeavesNoRoom(t *testing.T) {
 		t.Fatal("the job waits forever")
 	}
 	keys.Close()
+	samplerStops(t, g)
 }
 
 func TestGoRuntimeSettingsFollowAndAreRestored(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -37,8 +38,14 @@ func batching(name string, k, queue int, sizes *[]int, mu *sync.Mutex, fail func
 
 // A batching worker takes the jobs waiting in its queue, up to its batch,
 // and each job keeps its own result, timing and error.
+// (In a synctest bubble, so that the first batch can wait until nothing
+// else moves.)
 func TestABatchTakesTheWaitingJobsAndEachKeepsItsOwnResult(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t) // once the bubble is gone
+	synctest.Test(t, testABatchTakesTheWaitingJobsAndEachKeepsItsOwnResult)
+}
+
+func testABatchTakesTheWaitingJobsAndEachKeepsItsOwnResult(t *testing.T) {
 	var mu sync.Mutex
 	var sizes []int
 	bad := errors.New("bad job")
@@ -56,10 +63,10 @@ func TestABatchTakesTheWaitingJobsAndEachKeepsItsOwnResult(t *testing.T) {
 	tail.RunBatch = func(ctx context.Context, jobs []*job, w int) []error {
 		if first {
 			first = false
-			for p.Snapshot()[1].Queued < 12-len(jobs) {
-				time.Sleep(time.Millisecond)
+			synctest.Wait() // the other jobs are all in the queue: nothing else can move
+			if q := p.Snapshot()[1].Queued; q != 12-len(jobs) {
+				t.Errorf("a first batch of %d with %d queued behind it, want %d", len(jobs), q, 12-len(jobs))
 			}
-			time.Sleep(20 * time.Millisecond) // the last sends land in the channel
 		}
 		// every job of the batch runs, on one busy worker
 		if c := p.Snapshot()[1]; c.Running != len(jobs) || c.Busy != 1 {

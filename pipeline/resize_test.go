@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -35,11 +36,16 @@ func (c *concurrency) run(d time.Duration) func(context.Context, *job) error {
 	}
 }
 
-// waitFor polls cond for up to ten seconds.
+// A TestX that only calls synctest.Test(t, testX) runs testX in a bubble:
+// the stages' timers run on its fake clock, so sleeps cost no time and
+// what happens in one is the same on a loaded machine.
+
+// waitFor lets the bubble's clock run, a millisecond at a time, until cond
+// holds, for up to ten seconds of it.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
+	for synctest.Wait(); !cond(); synctest.Wait() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
@@ -54,7 +60,11 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // stage's last worker (a send on a closed channel, or a second close,
 // would panic the test).
 func TestAStageGrowsAndShrinksWithJobsInFlight(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t) // once the bubble is gone
+	synctest.Test(t, testAStageGrowsAndShrinksWithJobsInFlight)
+}
+
+func testAStageGrowsAndShrinksWithJobsInFlight(t *testing.T) {
 	const most = 8
 	var mid concurrency
 	a := stage("a", 1, 2, nil)
@@ -93,7 +103,8 @@ func TestAStageGrowsAndShrinksWithJobsInFlight(t *testing.T) {
 	}
 	waitFor(t, "b down to one job at a time", func() bool { return mid.now.Load() <= 1 })
 	mid.peak.Store(0)
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // two hundred of b's jobs, on the bubble's clock
+	synctest.Wait()
 	if pk := mid.peak.Load(); pk > 1 {
 		t.Errorf("b ran %d jobs at once after shrinking to one worker", pk)
 	}
@@ -192,7 +203,11 @@ func TestSetWorkersBounds(t *testing.T) {
 
 // A stage shrunk while cancelled leaves nothing behind, and its jobs go to Drop.
 func TestCancelWhileShrinkingLeaksNothing(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t) // once the bubble is gone
+	synctest.Test(t, testCancelWhileShrinkingLeaksNothing)
+}
+
+func testCancelWhileShrinkingLeaksNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var mid concurrency
 	b := stage("b", 4, 2, mid.run(time.Hour))

@@ -39,7 +39,7 @@ while [ $# -gt 0 ]; do
 		echo "test rc=$rc"
 		;;
 	measure)
-		ZKPIPE_CUDA_BENCH=1 .carry/gpu.test -test.run 'CUDAMeasure' -test.v -test.timeout 400s 2>&1 | tee "$OUT/measure.log" | grep -vE "^=== RUN"
+		.carry/gpu.test -test.run '^$' -test.bench 'CUDAMeasure' -test.benchtime 1x -test.v -test.timeout 400s 2>&1 | tee "$OUT/measure.log" | grep -vE "^=== RUN"
 		;;
 	bench)
 		n=$1

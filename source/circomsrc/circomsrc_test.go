@@ -68,8 +68,8 @@ func corrupt(t *testing.T, path, name string, change func([]byte) []byte) string
 // mixed with bad jobs: snarkjs accepts every proof, each bad job fails alone
 // with an error that says why, and the stream goes on.
 func TestStream(t *testing.T) {
-	mul, arr, mul2 := circuit(t, "mul", mulSrc), circuit(t, "arr", arrSrc), circuit(t, "mul2", mul2Src)
-	nopub := circuit(t, "nopub", nopubSrc)
+	mul, arr, mul2 := circuit(t, "mul"), circuit(t, "arr"), circuit(t, "mul2")
+	nopub := circuit(t, "nopub")
 	tmp, out := t.TempDir(), t.TempDir()
 
 	mulW := mul.wtns(t, tmp, "mul", `{"a":"3","b":"11"}`)
@@ -220,7 +220,7 @@ func TestStream(t *testing.T) {
 // TestTampered checks that snarkjs and zkpipe's verifier reject a zkpipe
 // proof with a changed point, a changed public input, or another circuit's key.
 func TestTampered(t *testing.T) {
-	mul, arr := circuit(t, "mul", mulSrc), circuit(t, "arr", arrSrc)
+	mul, arr := circuit(t, "mul"), circuit(t, "arr")
 	out := t.TempDir()
 	res := provertest.Run(t, provertest.Config(out, 1, 1), []*stages.Circuit{load(t, mul, true)},
 		[]*stages.Job{inputJob("p", "", `{"a":"5","b":"7"}`)}, time.Minute)
@@ -281,7 +281,7 @@ func TestCalculator(t *testing.T) {
 }
 
 func testCalculator(t *testing.T, mode string) {
-	arr := circuit(t, "arr", arrSrc)
+	arr := circuit(t, "arr")
 	code, err := os.ReadFile(arr.wasm)
 	if err != nil {
 		t.Fatal(err)
@@ -329,7 +329,7 @@ func testCalculator(t *testing.T, mode string) {
 // between live computations.
 func TestCalculatorReuse(t *testing.T) {
 	ctx := context.Background()
-	arr := circuit(t, "arr", arrSrc)
+	arr := circuit(t, "arr")
 	code, err := os.ReadFile(arr.wasm)
 	if err != nil {
 		t.Fatal(err)
@@ -417,7 +417,7 @@ func TestCalculatorReuse(t *testing.T) {
 // TestLoadErrors: corrupt zkeys and a wasm of another circuit fail at load
 // with an error that says what is wrong.
 func TestLoadErrors(t *testing.T) {
-	mul, arr := circuit(t, "mul", mulSrc), circuit(t, "arr", arrSrc)
+	mul, arr := circuit(t, "mul"), circuit(t, "arr")
 	dir := t.TempDir()
 	cp := func(name string, change func([]byte) []byte) string {
 		b, err := os.ReadFile(mul.zkey)

@@ -2,8 +2,6 @@ package circomsrc
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,11 +10,13 @@ import (
 	"testing"
 )
 
-// The tests make their circuits and keys with circom2 and snarkjs from npm,
-// found in $ZKPIPE_NODE_BIN (`export ZKPIPE_NODE_BIN="$(bash .ci/circom-tools.sh)"`).
-// Without it they run that script themselves: they never skip. Keys are
-// cached in $ZKPIPE_CIRCOM_CACHE, by default the repository's git-ignored
-// .cache/circomsrc, keyed by the circuit's source and the tools' path.
+// The tests' circuits and keys are committed in testdata (NAME.circom with
+// its NAME.r1cs, NAME.wasm, NAME.zkey and NAME.vkey.json), made by
+// scripts/make-circom-testdata.sh; TestCommittedCircuitsMatchTheirSources
+// checks that they are of one circuit. The tests still need circom2 and
+// snarkjs from npm (witnesses and verification by snarkjs), found in
+// $ZKPIPE_NODE_BIN (`export ZKPIPE_NODE_BIN="$(bash .ci/circom-tools.sh)"`).
+// Without it they run that script themselves: they never skip.
 
 var (
 	toolsOnce sync.Once
@@ -63,91 +63,31 @@ func run(t testing.TB, dir, tool string, args ...string) string {
 	return string(out)
 }
 
-func cacheDir(t testing.TB) string {
-	t.Helper()
-	d := os.Getenv("ZKPIPE_CIRCOM_CACHE")
-	if d == "" {
-		abs, err := filepath.Abs("../../.cache/circomsrc")
-		if err != nil {
-			t.Fatal(err)
-		}
-		d = abs
-	}
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-// cached builds dir under the cache with make, once: make works in a fresh
-// directory that is renamed into place when it returns.
-func cached(t testing.TB, key string, make func(dir string)) string {
-	t.Helper()
-	final := filepath.Join(cacheDir(t), key)
-	if _, err := os.Stat(final); err == nil {
-		return final
-	}
-	tmp, err := os.MkdirTemp(cacheDir(t), "."+key+".tmp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	make(tmp)
-	if err := os.Rename(tmp, final); err != nil && !os.IsExist(err) {
-		if _, statErr := os.Stat(final); statErr != nil { // not a concurrent winner
-			t.Fatal(err)
-		}
-	}
-	return final
-}
-
-func hash(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// ptau returns a prepared powers-of-tau file of 2^power.
-func ptau(t testing.TB, power string) string {
-	t.Helper()
-	dir := cached(t, "ptau-"+power+"-"+hash(tools(t)), func(dir string) {
-		run(t, dir, "snarkjs", "powersoftau", "new", "bn128", power, "p0.ptau")
-		run(t, dir, "snarkjs", "powersoftau", "contribute", "p0.ptau", "p1.ptau", "--name=zkpipe test", "-e=zkpipe test entropy")
-		run(t, dir, "snarkjs", "powersoftau", "prepare", "phase2", "p1.ptau", "final.ptau")
-		os.Remove(filepath.Join(dir, "p0.ptau"))
-		os.Remove(filepath.Join(dir, "p1.ptau"))
-	})
-	return filepath.Join(dir, "final.ptau")
-}
-
 // fixture is a compiled circom circuit with a snarkjs Groth16 key.
 type fixture struct {
 	name, dir        string
 	zkey, wasm, vkey string
 }
 
-// circuit compiles src with circom2 and sets it up with snarkjs (one
-// contribution, so δ is not the generator) over a 2^8 powers of tau.
-func circuit(t testing.TB, name, src string) *fixture {
+// circuit is testdata's circuit name: its files, as
+// scripts/make-circom-testdata.sh made them (one contribution over a 2^8
+// powers of tau, so δ is not the generator).
+func circuit(t testing.TB, name string) *fixture {
 	t.Helper()
-	pt := ptau(t, "8")
-	dir := cached(t, name+"-"+hash(src, tools(t), pt), func(dir string) {
-		if err := os.WriteFile(filepath.Join(dir, name+".circom"), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		run(t, dir, "circom2", name+".circom", "--r1cs", "--wasm", "-o", ".")
-		run(t, dir, "snarkjs", "groth16", "setup", name+".r1cs", pt, "k0.zkey")
-		run(t, dir, "snarkjs", "zkey", "contribute", "k0.zkey", name+".zkey", "--name=zkpipe test", "-e=zkpipe key entropy")
-		run(t, dir, "snarkjs", "zkey", "export", "verificationkey", name+".zkey", "verification_key.json")
-		os.Remove(filepath.Join(dir, "k0.zkey"))
-	})
-	return &fixture{name: name, dir: dir,
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{name: name, dir: dir,
 		zkey: filepath.Join(dir, name+".zkey"),
-		wasm: filepath.Join(dir, name+"_js", name+".wasm"),
-		vkey: filepath.Join(dir, "verification_key.json")}
+		wasm: filepath.Join(dir, name+".wasm"),
+		vkey: filepath.Join(dir, name+".vkey.json")}
+	for _, p := range []string{f.zkey, f.wasm, f.vkey, filepath.Join(dir, name+".r1cs")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("circuit %s: %v (scripts/make-circom-testdata.sh makes it)", name, err)
+		}
+	}
+	return f
 }
 
 // wtns computes a witness with snarkjs (Node's witness calculator) into dir.
@@ -178,71 +118,3 @@ func snarkjsVerify(t testing.TB, vkey, public, proof string) bool {
 		return false
 	}
 }
-
-// The test circuits.
-const (
-	// mul: 21 multiplications; a is public, c an output; a = 0 is rejected
-	// (its inverse does not exist), by an assert in the witness calculator.
-	mulSrc = `pragma circom 2.0.0;
-template Mul(N) {
-    signal input a;
-    signal input b;
-    signal output c;
-    signal x[N];
-    signal inv;
-    x[0] <== a * b;
-    for (var i = 1; i < N; i++) { x[i] <== x[i-1] * a; }
-    c <== x[N-1];
-    inv <-- 1 / a;
-    inv * a === 1;
-}
-component main {public [a]} = Mul(20);
-`
-	// mul2 has mul's wires and public inputs but other constraints: its
-	// witnesses fit mul's size and do not satisfy it.
-	mul2Src = `pragma circom 2.0.0;
-template Mul(N) {
-    signal input a;
-    signal input b;
-    signal output c;
-    signal x[N];
-    signal inv;
-    x[0] <== a * b + 1;
-    for (var i = 1; i < N; i++) { x[i] <== x[i-1] * a; }
-    c <== x[N-1];
-    inv <-- 1 / a;
-    inv * a === 1;
-}
-component main {public [a]} = Mul(20);
-`
-	// nopub: no public inputs or outputs (public.json is [], IC one point).
-	nopubSrc = `pragma circom 2.0.0;
-template Sq() {
-    signal input a;
-    signal input b;
-    signal x;
-    signal y;
-    x <== a * b;
-    y <== x * x;
-}
-component main = Sq();
-`
-	// arr: array inputs, a chain of squarings (about 110 constraints).
-	arrSrc = `pragma circom 2.0.0;
-template Arr(N) {
-    signal input xs[3];
-    signal input m[2][2];
-    signal output y;
-    signal t[4];
-    signal acc[N];
-    t[0] <== xs[0] * xs[1];
-    t[1] <== t[0] * xs[2];
-    t[2] <== m[0][0] * m[1][1];
-    t[3] <== m[0][1] * m[1][0];
-    acc[0] <== t[1] + t[2] - t[3];
-    for (var i = 1; i < N; i++) { acc[i] <== acc[i-1] * acc[i-1] + i; }
-    y <== acc[N-1];
-}
-component main = Arr(100);
-`
-)

@@ -50,7 +50,7 @@ func (b *poolingBackend) TransferClassify(ctx context.Context, r proofdata.Resid
 // them. Run with -race: a vector shared by two live jobs races.
 func TestPooledVectors(t *testing.T) {
 	ctx := context.Background()
-	arr := circuit(t, "arr", arrSrc)
+	arr := circuit(t, "arr")
 	code, err := os.ReadFile(arr.wasm)
 	if err != nil {
 		t.Fatal(err)

@@ -5,10 +5,10 @@
 // pages each time; a stream of proofs takes them from pools instead
 // (stages.Job.SolverBuffers), so steady-state proofs do not fault them in.
 //
-// solver.go differs from gnark's only in newSolver, which takes Buffers
-// instead of allocating; the rest (levels, blueprints, hints and gnark's
-// native std hints) is gnark's code unchanged, so proofs are gnark's.
-// Updating gnark means copying its solver.go again and reapplying newSolver.
+// solver.go is gnark's with newSolver taking Buffers instead of allocating
+// (its header lists every change); the solving itself is gnark's code
+// unchanged, so proofs are gnark's. Updating gnark means copying its
+// solver.go again and reapplying that list.
 package solve
 
 import (
@@ -17,6 +17,11 @@ import (
 	cs "github.com/consensys/gnark/constraint/bn254"
 	csolver "github.com/consensys/gnark/constraint/solver"
 )
+
+// copiedFromGnark is the gnark release solver.go was copied from. A go.mod
+// naming another gnark fails TestCopiedFromGoModGnark until solver.go is
+// copied again from that release.
+const copiedFromGnark = "v0.16.3"
 
 // Buffers are the solver's vectors, each of the length Lengths gives. Their
 // contents on entry do not matter; Solve overwrites them.
