@@ -139,7 +139,8 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 		TailMSMBatch: c.Int("tail-msm-batch"),
 		FixedShape:   !c.Bool("adapt-shape"), AdaptEvery: c.Duration("adapt-every"),
 		Memory: engine.MemoryOptions{Budget: c.String("mem-budget"), Pinned: c.String("pinned-budget"),
-			Device: c.String("device-budget"), Status: c.Duration("mem-status")},
+			Device: c.String("device-budget"), Status: c.Duration("mem-status"),
+			SetGoLimit: true, GCPercent: budgetGCPercent()},
 		Tracing: tracing.Config{
 			Endpoint: c.String("otlp-endpoint"), Protocol: c.String("otlp-protocol"),
 			Group: c.Int("trace-group"), QueueSpans: c.Bool("trace-queue-spans"),
@@ -156,6 +157,17 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// budgetGCPercent is the GOGC the engine sets under a budget: the one
+// measured best (engine.BudgetGCPercent), unless the user set GOGC, which
+// the runtime follows already. The memory limit follows the budget whatever
+// GOMEMLIMIT says (--mem-budget is the limit a user sets here).
+func budgetGCPercent() int {
+	if os.Getenv("GOGC") != "" {
+		return 0
+	}
+	return engine.BudgetGCPercent
 }
 
 // parseDevices reads --cuda-device: a GPU index, a list (0,1), or all.

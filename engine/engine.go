@@ -60,6 +60,8 @@ type Engine struct {
 	stopRun context.CancelFunc
 	provers *provers // Prove's pipeline, from the first Prove to Close
 	busy    sync.WaitGroup
+
+	goRT *goRuntime // what New set in the Go runtime, for Close to restore
 }
 
 // ErrClosed is returned by the methods of an engine that has been closed.
@@ -127,6 +129,7 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	if dm, ok := e.backend.(mem.DeviceMemory); ok {
 		gcfg.Device = dm // device memory becomes a budget beside RSS and pinned
 	}
+	e.goRT = setGoRuntime(opts.Memory, &gcfg)
 	e.gov = mem.NewGovernor(gcfg)
 	if ph, ok := e.backend.(pinnedHolder); ok && ph.PinnedBytes() > 0 {
 		h, err := e.gov.ChargePinned(int64(ph.PinnedBytes()))
@@ -570,10 +573,9 @@ func (e *Engine) Close() error {
 	for _, h := range holds {
 		h.Close()
 	}
-	if e.gov != nil {
-		e.gov.Close()
-		e.gov = nil
-	}
+	e.goRT.restore()
+	e.goRT = nil
+	e.gov = nil
 	for _, c := range e.cudas {
 		if err := c.Close(); err != nil {
 			errs = append(errs, err)

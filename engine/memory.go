@@ -2,8 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"os"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stages"
@@ -79,13 +79,7 @@ func governorConfig(o MemoryOptions, machine mem.Machine) (mem.Config, error) {
 		return mem.Config{}, fmt.Errorf("--pinned-budget %s is more than --mem-budget %s: pinned memory is resident, so it counts against both",
 			mem.FormatBytes(pinned), mem.FormatBytes(budget))
 	}
-	cfg := mem.Config{Budget: budget, Pinned: pinned, SetGoLimit: true}
-	if budget != mem.Unlimited && os.Getenv("GOGC") == "" {
-		// Measured on mulchain 2^16 under a budget for three jobs: GOGC=50
-		// halved the minor faults of steady-state proofs and kept peak RSS
-		// 20% further under the budget than the default 100 (notes/mem.md).
-		cfg.GCPercent = 50
-	}
+	cfg := mem.Config{Budget: budget, Pinned: pinned}
 	if o.Device != "" {
 		// A size only: a share would be of a device not yet opened.
 		d, err := mem.ParseBudget(o.Device, 0)
@@ -95,6 +89,55 @@ func governorConfig(o MemoryOptions, machine mem.Machine) (mem.Config, error) {
 		cfg.DeviceBudget = d
 	}
 	return cfg, nil
+}
+
+// BudgetGCPercent is the GOGC the zkpipe command gives MemoryOptions.GCPercent
+// unless GOGC is set in its environment. Measured on mulchain 2^16 under a
+// budget for three jobs: GOGC=50 halved the minor faults of steady-state
+// proofs and kept peak RSS 20% further under the budget than the default
+// 100 (notes/mem.md). Collecting earlier than the memory limit forces keeps
+// the runtime from returning pages to the OS only for the next proof to
+// fault them in again.
+const BudgetGCPercent = 50
+
+// goRuntime is what New changed in the Go runtime's process-wide settings
+// (MemoryOptions.SetGoLimit, GCPercent), for Close to put back.
+type goRuntime struct {
+	limit0   int64 // the memory limit before, when limitSet
+	gc0      int   // GOGC before, when gcSet
+	limitSet bool
+	gcSet    bool
+}
+
+// setGoRuntime applies o's Go runtime settings under cfg's budget: GOGC now,
+// and the memory limit through the governor's reports (mem.Config.GoLimit)
+// from NewGovernor on. Under no budget it changes nothing.
+func setGoRuntime(o MemoryOptions, cfg *mem.Config) *goRuntime {
+	r := &goRuntime{}
+	if cfg.Budget == mem.Unlimited {
+		return r
+	}
+	if o.SetGoLimit {
+		r.limit0, r.limitSet = debug.SetMemoryLimit(-1), true
+		cfg.GoLimit = func(limit int64) { debug.SetMemoryLimit(limit) }
+	}
+	if o.GCPercent > 0 {
+		r.gc0, r.gcSet = debug.SetGCPercent(o.GCPercent), true
+	}
+	return r
+}
+
+// restore puts back what setGoRuntime changed; nil restores nothing.
+func (r *goRuntime) restore() {
+	if r == nil {
+		return
+	}
+	if r.limitSet {
+		debug.SetMemoryLimit(r.limit0)
+	}
+	if r.gcSet {
+		debug.SetGCPercent(r.gc0)
+	}
 }
 
 // chargeResident charges what is resident before the first job (the keys

@@ -120,6 +120,21 @@ type MemoryOptions struct {
 	// Status prints a status line to Log this often (at least a second);
 	// 0 means never.
 	Status time.Duration
+
+	// The Go runtime's memory limit and GOGC are the whole process's, so
+	// the engine leaves them to its program unless asked; the zkpipe
+	// command asks for both. Close restores what New set. Neither applies
+	// when Budget is "off".
+	//
+	// SetGoLimit has the runtime's soft memory limit (debug.SetMemoryLimit)
+	// follow Budget less the resident memory that is not the runtime's (the
+	// binary, C libraries, pinned buffers; never below a quarter of Budget)
+	// while the engine is open, so that the collector works before RSS
+	// passes the budget.
+	SetGoLimit bool
+	// GCPercent, when positive, is GOGC (debug.SetGCPercent) while the
+	// engine is open; 0 leaves it. BudgetGCPercent is the command's.
+	GCPercent int
 }
 
 // Limits of the settings: past them a flag is a typo, not a wish.
@@ -175,6 +190,9 @@ func (o *Options) check() error {
 	}
 	if o.Cores < 0 {
 		return fmt.Errorf("cores %d: want 0 (runtime.NumCPU) or more", o.Cores)
+	}
+	if o.Memory.GCPercent < 0 {
+		return fmt.Errorf("Memory.GCPercent %d: want 0 (leave GOGC) or more", o.Memory.GCPercent)
 	}
 	if o.Memory.Status < 0 {
 		return fmt.Errorf("--mem-status %s: want 0 (never) or more", o.Memory.Status)
