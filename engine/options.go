@@ -53,8 +53,8 @@ type Options struct {
 
 	Memory MemoryOptions
 
-	// Tracing exports each job's spans over OTLP; with no endpoint (here or
-	// in OTEL_EXPORTER_OTLP_*) tracing is off.
+	// Tracing exports each job's spans over OTLP; with no endpoint
+	// (Endpoint, or EndpointFromEnv) tracing is off.
 	Tracing tracing.Config
 
 	// Out is the directory proofs are written to. The engine creates it,
