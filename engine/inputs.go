@@ -127,7 +127,7 @@ func (e *Engine) checkWitness(req stream.Request) error {
 			return fmt.Errorf("witness %s is %s, which this run writes: %w", p, name, ErrInputClash)
 		}
 		if InOutDir(e.out.Path(), p) {
-			return fmt.Errorf("witness %s is a file this run writes in --out %s: %w", p, e.out.Path(), ErrInputClash)
+			return fmt.Errorf("witness %s is a file this run writes in engine.Options.Out %s: %w", p, e.out.Path(), ErrInputClash)
 		}
 	}
 	return nil

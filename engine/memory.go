@@ -43,7 +43,7 @@ func startPinned(g *mem.Governor, b stages.Backend) (*mem.PinnedPool, error) {
 	if budget := g.Stats().PinnedBudget; budget != mem.Unlimited {
 		slots = min(slots, int((budget-g.Stats().Pinned)/int64(slot)))
 		if slots < 1 {
-			return nil, fmt.Errorf("--pinned-budget %s holds no %s staging buffer of the %s backend", mem.FormatBytes(budget), mem.FormatBytes(int64(slot)), b.Name())
+			return nil, fmt.Errorf("engine.Options.Memory.Pinned %s holds no %s staging buffer of the %s backend", mem.FormatBytes(budget), mem.FormatBytes(int64(slot)), b.Name())
 		}
 	}
 	p, err := mem.NewPinnedPool(g, ps.PinnedAlloc, slot, slots)
@@ -64,7 +64,7 @@ func governorConfig(o MemoryOptions, machine mem.Machine) (mem.Config, error) {
 	}
 	budget, err := mem.ParseBudget(o.Budget, machine.Limit)
 	if err != nil {
-		return mem.Config{}, fmt.Errorf("--mem-budget: %w", err)
+		return mem.Config{}, fmt.Errorf("engine.Options.Memory.Budget: %w", err)
 	}
 	// A pinned share is of the RSS budget, which pinned memory is part of.
 	pinnedOf := budget
@@ -73,10 +73,10 @@ func governorConfig(o MemoryOptions, machine mem.Machine) (mem.Config, error) {
 	}
 	pinned, err := mem.ParseBudget(o.Pinned, pinnedOf)
 	if err != nil {
-		return mem.Config{}, fmt.Errorf("--pinned-budget: %w", err)
+		return mem.Config{}, fmt.Errorf("engine.Options.Memory.Pinned: %w", err)
 	}
 	if budget != mem.Unlimited && pinned != mem.Unlimited && pinned > budget {
-		return mem.Config{}, fmt.Errorf("--pinned-budget %s is more than --mem-budget %s: pinned memory is resident, so it counts against both",
+		return mem.Config{}, fmt.Errorf("engine.Options.Memory.Pinned %s is more than engine.Options.Memory.Budget %s: pinned memory is resident, so it counts against both",
 			mem.FormatBytes(pinned), mem.FormatBytes(budget))
 	}
 	cfg := mem.Config{Budget: budget, Pinned: pinned}
@@ -84,7 +84,7 @@ func governorConfig(o MemoryOptions, machine mem.Machine) (mem.Config, error) {
 		// A size only: a share would be of a device not yet opened.
 		d, err := mem.ParseBudget(o.Device, 0)
 		if err != nil || d == mem.Unlimited || d <= 0 {
-			return mem.Config{}, fmt.Errorf("--device-budget %q: want a size such as 80GiB (unset: the GPU's free memory at start)", o.Device)
+			return mem.Config{}, fmt.Errorf("engine.Options.Memory.Device %q: want a size such as 80GiB (unset: the GPU's free memory at start)", o.Device)
 		}
 		cfg.DeviceBudget = d
 	}
@@ -162,7 +162,7 @@ func (e *Engine) warnTooLarge(circuits []*stages.Circuit) {
 	}
 	for _, c := range circuits {
 		if room := b - e.gov.Stats().Charged; c.Footprint() > room {
-			fmt.Fprintf(e.log, "zkpipe: warning: a job of %s needs %s, but the %s memory budget leaves %s beside what is resident; its jobs will fail (raise --mem-budget)\n",
+			fmt.Fprintf(e.log, "zkpipe: warning: a job of %s needs %s, but the %s memory budget leaves %s beside what is resident; its jobs will fail (raise engine.Options.Memory.Budget)\n",
 				c.Name, mem.FormatBytes(c.Footprint()), mem.FormatBytes(b), mem.FormatBytes(max(room, 0)))
 		}
 	}

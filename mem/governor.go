@@ -61,8 +61,8 @@ type Governor struct {
 
 // Config sets up a Governor.
 type Config struct {
-	Budget int64 // RSS budget in bytes; Unlimited admits every job (and still measures)
-	Pinned int64 // pinned-memory budget in bytes; 0 allows no pinned pool
+	Budget int64 // RSS budget in bytes (engine.Options.Memory.Budget); Unlimited admits every job (and still measures)
+	Pinned int64 // pinned-memory budget in bytes (engine.Options.Memory.Pinned); 0 allows no pinned pool
 
 	// Measure reads the process's memory; nil means ReadUsage. Tests give
 	// their own to make the measured test predictable.
@@ -140,14 +140,14 @@ type TooLargeError struct {
 
 func (e *TooLargeError) Error() string {
 	if e.Resident >= e.Budget {
-		return fmt.Sprintf("needs %s of memory, but resident keys and pinned buffers (%s) already fill the %s memory budget (raise --mem-budget)",
+		return fmt.Sprintf("needs %s of memory, but resident keys and pinned buffers (%s) already fill the %s memory budget (raise mem.Config.Budget)",
 			FormatBytes(e.Need), FormatBytes(e.Resident), FormatBytes(e.Budget))
 	}
 	if e.Resident > 0 {
-		return fmt.Sprintf("needs %s of memory, more than the %s left of the %s memory budget beside %s of resident keys and pinned buffers (raise --mem-budget)",
+		return fmt.Sprintf("needs %s of memory, more than the %s left of the %s memory budget beside %s of resident keys and pinned buffers (raise mem.Config.Budget)",
 			FormatBytes(e.Need), FormatBytes(e.Budget-e.Resident), FormatBytes(e.Budget), FormatBytes(e.Resident))
 	}
-	return fmt.Sprintf("needs %s of memory, more than the whole %s memory budget (raise --mem-budget)",
+	return fmt.Sprintf("needs %s of memory, more than the whole %s memory budget (raise mem.Config.Budget)",
 		FormatBytes(e.Need), FormatBytes(e.Budget))
 }
 
@@ -419,11 +419,11 @@ func (g *Governor) ChargePinned(bytes int64) (*Reservation, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.pinnedBudget != Unlimited && g.pinned+bytes > g.pinnedBudget {
-		return nil, fmt.Errorf("pinning %s would exceed the %s pinned budget (%s already pinned; raise --pinned-budget)",
+		return nil, fmt.Errorf("pinning %s would exceed the %s pinned budget (%s already pinned; raise mem.Config.Pinned)",
 			FormatBytes(bytes), FormatBytes(g.pinnedBudget), FormatBytes(g.pinned))
 	}
 	if g.budget != Unlimited && g.charged+g.reserved+bytes > g.budget {
-		return nil, fmt.Errorf("pinning %s would exceed the %s memory budget (%s already held; raise --mem-budget)",
+		return nil, fmt.Errorf("pinning %s would exceed the %s memory budget (%s already held; raise mem.Config.Budget)",
 			FormatBytes(bytes), FormatBytes(g.budget), FormatBytes(g.charged+g.reserved))
 	}
 	g.pinned += bytes

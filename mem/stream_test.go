@@ -141,7 +141,7 @@ func TestJobLargerThanBudgetFailsFast(t *testing.T) {
 	}
 	for _, r := range res {
 		if r.ID == "big1" {
-			want := []string{"admission", mem.FormatBytes(big.Footprint()), mem.FormatBytes(budget), "--mem-budget"}
+			want := []string{"admission", mem.FormatBytes(big.Footprint()), mem.FormatBytes(budget), "raise mem.Config.Budget"}
 			for _, w := range want {
 				if !strings.Contains(r.Error, w) {
 					t.Errorf("big1's error %q does not say %q", r.Error, w)
