@@ -70,23 +70,6 @@ func ReadGnarkWitnesses(ctx context.Context, src *gnarksrc.Source, name string, 
 	return ws, nil
 }
 
-// Snarkjs finds snarkjs: in $ZKPIPE_NODE_BIN when set, else on $PATH. why
-// says why there is none.
-func Snarkjs() (path, why string) {
-	if d := os.Getenv("ZKPIPE_NODE_BIN"); d != "" {
-		p := filepath.Join(d, "snarkjs")
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Sprintf("no snarkjs in ZKPIPE_NODE_BIN=%s", d)
-		}
-		return p, ""
-	}
-	p, err := exec.LookPath("snarkjs")
-	if err != nil {
-		return "", "snarkjs not found: set ZKPIPE_NODE_BIN to the directory that holds it"
-	}
-	return p, ""
-}
-
 // SnarkjsProve proves job once with snarkjs (groth16 prove for a .wtns,
 // groth16 fullprove for an input file with wasm), within timeout, into dir,
 // and checks its proof against vk. It returns the wall time of the prove

@@ -103,7 +103,7 @@ func App() *cli.App {
 			"Exit codes: 0 every job proven; 1 the run failed (flags, circuits, outputs); " +
 			"2 the run finished and some jobs failed (their result lines say why), or arguments the command does not take; " +
 			"3 a first Ctrl-C or SIGTERM stopped the intake before the jobs ended (those read were finished; stderr says how many were not read); 130 aborted by a second Ctrl-C.",
-		Commands: withDurationCheck([]*cli.Command{
+		Commands: withFlagNames(withDurationCheck([]*cli.Command{
 			benchCommand(),
 			circuitCommand(),
 			demoCommand(),
@@ -117,7 +117,7 @@ func App() *cli.App {
 			timelineCommand(),
 			verifyCommand(),
 			workerCommand(),
-		}),
+		})),
 		EnableBashCompletion: true,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "gnark-log", Usage: "show gnark's own debug log", EnvVars: env("gnark-log")},
@@ -132,12 +132,13 @@ func App() *cli.App {
 }
 
 // logOut is where a command's status lines and warnings go: the app's
-// ErrWriter (tests set it), else stderr.
+// ErrWriter (tests set it), else stderr. The engine and the fleet write
+// there too, so the options their lines name become flags (optionflags.go).
 func logOut(c *cli.Context) io.Writer {
 	if c.App != nil && c.App.ErrWriter != nil {
-		return c.App.ErrWriter
+		return flagNamedWriter{c.App.ErrWriter}
 	}
-	return os.Stderr
+	return flagNamedWriter{os.Stderr}
 }
 
 // env names a flag's environment variable: ZKPIPE_ and the flag in capitals.

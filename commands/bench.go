@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -362,7 +363,7 @@ func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
 	}
 	snarkjs, why := "", "--skip-gnark"
 	if !cfg.skipGnark {
-		snarkjs, why = bench.Snarkjs()
+		snarkjs, why = findSnarkjs()
 	}
 	// snarkjs's files (its proof, the vkey it verifies with) are scratch,
 	// kept out of --out, which holds zkpipe's proofs alone.
@@ -673,4 +674,22 @@ func sourceKind(circ *stages.Circuit) string {
 		return "circom"
 	}
 	return "gnark"
+}
+
+// findSnarkjs finds snarkjs for bench's circom comparison: in
+// $ZKPIPE_NODE_BIN when set (where .ci/circom-tools.sh installs it), else on
+// $PATH. why says why there is none.
+func findSnarkjs() (path, why string) {
+	if d := os.Getenv("ZKPIPE_NODE_BIN"); d != "" {
+		p := filepath.Join(d, "snarkjs")
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Sprintf("no snarkjs in ZKPIPE_NODE_BIN=%s", d)
+		}
+		return p, ""
+	}
+	p, err := exec.LookPath("snarkjs")
+	if err != nil {
+		return "", "snarkjs not found: set ZKPIPE_NODE_BIN to the directory that holds it"
+	}
+	return p, ""
 }

@@ -139,11 +139,12 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 		TailMSMBatch: c.Int("tail-msm-batch"),
 		FixedShape:   !c.Bool("adapt-shape"), AdaptEvery: c.Duration("adapt-every"),
 		Memory: engine.MemoryOptions{Budget: c.String("mem-budget"), Pinned: c.String("pinned-budget"),
-			Device: c.String("device-budget"), Status: c.Duration("mem-status")},
-		Tracing: tracing.Config{
+			Device: c.String("device-budget"), Status: c.Duration("mem-status"),
+			SetGoLimit: true, GCPercent: budgetGCPercent()},
+		Tracing: otelEnv(tracing.Config{
 			Endpoint: c.String("otlp-endpoint"), Protocol: c.String("otlp-protocol"),
 			Group: c.Int("trace-group"), QueueSpans: c.Bool("trace-queue-spans"),
-		},
+		}),
 		Out: out,
 		Log: logOut(c),
 	}
@@ -156,6 +157,17 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// budgetGCPercent is the GOGC the engine sets under a budget: the one
+// measured best (engine.BudgetGCPercent), unless the user set GOGC, which
+// the runtime follows already. The memory limit follows the budget whatever
+// GOMEMLIMIT says (--mem-budget is the limit a user sets here).
+func budgetGCPercent() int {
+	if os.Getenv("GOGC") != "" {
+		return 0
+	}
+	return engine.BudgetGCPercent
 }
 
 // parseDevices reads --cuda-device: a GPU index, a list (0,1), or all.
@@ -242,6 +254,15 @@ func memFlags() []cli.Flag {
 			Usage: "print a status line on stderr this often (at least 1s; 0: never): proofs, proofs/s, " +
 				"each stage's queued+running jobs, RSS and pinned memory against their budgets"},
 	}
+}
+
+// otelEnv adds to cfg what OpenTelemetry's own variables say of turning
+// tracing on or off; the exporter reads the rest of OTEL_EXPORTER_OTLP_*
+// (the endpoint among them) itself.
+func otelEnv(cfg tracing.Config) tracing.Config {
+	cfg.EndpointFromEnv = os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
+	cfg.Disabled = strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") || os.Getenv("OTEL_TRACES_EXPORTER") == "none"
+	return cfg
 }
 
 func tracingFlags() []cli.Flag {

@@ -131,7 +131,8 @@ func prove(c *cli.Context) error {
 }
 
 // runStream opens the engine over circuits, calls started once it is ready,
-// and streams the jobs read from in through it into emit. Signals: the first stops reading jobs, the
+// and streams the jobs read from in through it into emit, their errors
+// naming flags (flagNamedResult). Signals: the first stops reading jobs, the
 // second cancels those in flight (and ends the process 2 s later if the
 // stream has not returned by then).
 func runStream(c *cli.Context, opts engine.Options, circuits []*stages.Circuit, in io.Reader,
@@ -149,7 +150,7 @@ func runStream(c *cli.Context, opts engine.Options, circuits []*stages.Circuit, 
 	}
 	defer stopMetrics()
 	write := emit
-	emit = func(r stream.Result) error { observe(r); return write(r) }
+	emit = func(r stream.Result) error { observe(r); return write(flagNamedResult(r)) }
 	if started != nil {
 		if err := started(); err != nil {
 			return err

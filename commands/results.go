@@ -88,7 +88,7 @@ func resultsCommand() *cli.Command {
 				if r.Error != "" {
 					failed++
 				}
-				return w.Write(r)
+				return w.Write(flagNamedResult(r))
 			}
 			err = fleet.Collect(sig.intake, q, fleet.ResultsOptions{Out: c.String("out"), Follow: c.Bool("follow"), Verifier: local, Statements: statements}, emit)
 			if err != nil && !(errors.Is(err, sig.intake.Err()) && sig.intake.Err() != nil) {

@@ -24,14 +24,14 @@ func (e *Engine) openBackends() (stages.Backend, stages.G2Backend, error) {
 		b, err := e.openGPUs()
 		if err != nil {
 			if d == "cuda" {
-				return nil, nil, fmt.Errorf("--device cuda: %w", err)
+				return nil, nil, fmt.Errorf("engine.Options.Device cuda: %w", err)
 			}
 			fmt.Fprintf(e.log, "zkpipe: no CUDA device (%v); proving on the CPU\n", err)
 			break
 		}
 		dev, cudaG2 = b, b
 	default:
-		return nil, nil, fmt.Errorf("--device %q: want auto, cpu or cuda", d)
+		return nil, nil, fmt.Errorf("engine.Options.Device %q: want auto, cpu or cuda", d)
 	}
 	switch d := o.BG2Device; d {
 	case "", "auto":
@@ -44,11 +44,11 @@ func (e *Engine) openBackends() (stages.Backend, stages.G2Backend, error) {
 	case "cpu":
 	case "cuda":
 		if cudaG2 == nil {
-			return nil, nil, fmt.Errorf("--bg2-device cuda needs the CUDA backend with G2 support (--device cuda)")
+			return nil, nil, fmt.Errorf("engine.Options.BG2Device cuda needs the CUDA backend with G2 support (engine.Options.Device cuda)")
 		}
 		g2 = cudaG2
 	default:
-		return nil, nil, fmt.Errorf("--bg2-device %q: want auto, cpu or cuda", d)
+		return nil, nil, fmt.Errorf("engine.Options.BG2Device %q: want auto, cpu or cuda", d)
 	}
 	return dev, g2, nil
 }

@@ -61,6 +61,8 @@ type Engine struct {
 	stopRun context.CancelFunc
 	provers *provers // Prove's pipeline, from the first Prove to Close
 	busy    sync.WaitGroup
+
+	goRT *goRuntime // what New set in the Go runtime, for Close to restore
 }
 
 // ErrClosed is returned by the methods of an engine that has been closed.
@@ -128,6 +130,7 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	if _, total := e.backend.DeviceMemory(); total > 0 {
 		gcfg.Device = e.backend // device memory becomes a budget beside RSS and pinned
 	}
+	e.goRT = setGoRuntime(opts.Memory, &gcfg)
 	e.gov = mem.NewGovernor(gcfg)
 	if n := e.backend.PinnedBytes(); n > 0 {
 		h, err := e.gov.ChargePinned(int64(n))
@@ -611,10 +614,9 @@ func (e *Engine) Close() error {
 	for _, h := range holds {
 		h.Close()
 	}
-	if e.gov != nil {
-		e.gov.Close()
-		e.gov = nil
-	}
+	e.goRT.restore()
+	e.goRT = nil
+	e.gov = nil
 	for _, c := range e.cudas {
 		if err := c.Close(); err != nil {
 			errs = append(errs, err)

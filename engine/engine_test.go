@@ -75,16 +75,16 @@ func TestOptionsOutOfRangeFailBeforeAnything(t *testing.T) {
 		opts func(*Options)
 		want string
 	}{
-		{func(o *Options) { o.Shapes = map[string]stages.Shape{stages.Parse: {Workers: 0, Queue: 1}} }, "--parse-workers 0: want 1 to"},
-		{func(o *Options) { o.Shapes = map[string]stages.Shape{stages.TailMSM: {Workers: 1, Queue: -1}} }, "--tail-msm-queue -1"},
+		{func(o *Options) { o.Shapes = map[string]stages.Shape{stages.Parse: {Workers: 0, Queue: 1}} }, "engine.Options.Shapes[parse].Workers 0: want 1 to"},
+		{func(o *Options) { o.Shapes = map[string]stages.Shape{stages.TailMSM: {Workers: 1, Queue: -1}} }, "engine.Options.Shapes[tail-msm].Queue -1"},
 		{func(o *Options) { o.Shapes = map[string]stages.Shape{"nope": {Workers: 1}} }, `unknown stage "nope"`},
-		{func(o *Options) { o.MSMTasks = 5000 }, "--msm-tasks 5000: want 0 (one per core) to 1024"},
-		{func(o *Options) { o.ShareCores, o.MSMTasks = true, 8 }, "--share-cores sizes each MSM and NTT itself"},
-		{func(o *Options) { o.TailMSMBatch = 65 }, "--tail-msm-batch 65: want 1 to 64"},
-		{func(o *Options) { o.TailMSMBatch = -1 }, "--tail-msm-batch -1"},
-		{func(o *Options) { o.CUDA.ComputeStreams = 17 }, "--cuda-compute-streams 17: want 1 to 16"},
-		{func(o *Options) { o.Device = "tpu" }, `--device "tpu"`},
-		{func(o *Options) { o.Memory.Budget = "lots" }, "--mem-budget"},
+		{func(o *Options) { o.MSMTasks = 5000 }, "engine.Options.MSMTasks 5000: want 0 (one per core) to 1024"},
+		{func(o *Options) { o.ShareCores, o.MSMTasks = true, 8 }, "engine.Options.ShareCores sizes each MSM and NTT itself"},
+		{func(o *Options) { o.TailMSMBatch = 65 }, "engine.Options.TailMSMBatch 65: want 1 to 64"},
+		{func(o *Options) { o.TailMSMBatch = -1 }, "engine.Options.TailMSMBatch -1"},
+		{func(o *Options) { o.CUDA.ComputeStreams = 17 }, "engine.Options.CUDA.ComputeStreams 17: want 1 to 16"},
+		{func(o *Options) { o.Device = "tpu" }, `engine.Options.Device "tpu"`},
+		{func(o *Options) { o.Memory.Budget = "lots" }, "engine.Options.Memory.Budget"},
 	} {
 		out := filepath.Join(t.TempDir(), "out")
 		o := cpuOptions(out)

@@ -134,7 +134,7 @@ func (e *Engine) checkWitness(j *stages.Job) error {
 			return fmt.Errorf("witness %s is %s, which this run writes: %w", p, name, ErrInputClash)
 		}
 		if e.out != nil && InOutDir(e.out.Path(), p) {
-			return fmt.Errorf("witness %s is a file this run writes in --out %s: %w", p, e.out.Path(), ErrInputClash)
+			return fmt.Errorf("witness %s is a file this run writes in engine.Options.Out %s: %w", p, e.out.Path(), ErrInputClash)
 		}
 	}
 	return nil

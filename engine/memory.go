@@ -2,8 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"os"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stages"
@@ -19,7 +19,7 @@ func startPinned(g *mem.Governor, b stages.Backend) (*mem.PinnedPool, error) {
 	if budget := g.Stats().PinnedBudget; budget != mem.Unlimited {
 		slots = min(slots, int((budget-g.Stats().Pinned)/int64(slot)))
 		if slots < 1 {
-			return nil, fmt.Errorf("--pinned-budget %s holds no %s staging buffer of the %s backend", mem.FormatBytes(budget), mem.FormatBytes(int64(slot)), b.Name())
+			return nil, fmt.Errorf("engine.Options.Memory.Pinned %s holds no %s staging buffer of the %s backend", mem.FormatBytes(budget), mem.FormatBytes(int64(slot)), b.Name())
 		}
 	}
 	p, err := mem.NewPinnedPool(g, b.PinnedAlloc, slot, slots)
@@ -40,7 +40,7 @@ func governorConfig(o MemoryOptions, machine mem.Machine) (mem.Config, error) {
 	}
 	budget, err := mem.ParseBudget(o.Budget, machine.Limit)
 	if err != nil {
-		return mem.Config{}, fmt.Errorf("--mem-budget: %w", err)
+		return mem.Config{}, fmt.Errorf("engine.Options.Memory.Budget: %w", err)
 	}
 	// A pinned share is of the RSS budget, which pinned memory is part of.
 	pinnedOf := budget
@@ -49,28 +49,71 @@ func governorConfig(o MemoryOptions, machine mem.Machine) (mem.Config, error) {
 	}
 	pinned, err := mem.ParseBudget(o.Pinned, pinnedOf)
 	if err != nil {
-		return mem.Config{}, fmt.Errorf("--pinned-budget: %w", err)
+		return mem.Config{}, fmt.Errorf("engine.Options.Memory.Pinned: %w", err)
 	}
 	if budget != mem.Unlimited && pinned != mem.Unlimited && pinned > budget {
-		return mem.Config{}, fmt.Errorf("--pinned-budget %s is more than --mem-budget %s: pinned memory is resident, so it counts against both",
+		return mem.Config{}, fmt.Errorf("engine.Options.Memory.Pinned %s is more than engine.Options.Memory.Budget %s: pinned memory is resident, so it counts against both",
 			mem.FormatBytes(pinned), mem.FormatBytes(budget))
 	}
-	cfg := mem.Config{Budget: budget, Pinned: pinned, SetGoLimit: true}
-	if budget != mem.Unlimited && os.Getenv("GOGC") == "" {
-		// Measured on mulchain 2^16 under a budget for three jobs: GOGC=50
-		// halved the minor faults of steady-state proofs and kept peak RSS
-		// 20% further under the budget than the default 100 (notes/mem.md).
-		cfg.GCPercent = 50
-	}
+	cfg := mem.Config{Budget: budget, Pinned: pinned}
 	if o.Device != "" {
 		// A size only: a share would be of a device not yet opened.
 		d, err := mem.ParseBudget(o.Device, 0)
 		if err != nil || d == mem.Unlimited || d <= 0 {
-			return mem.Config{}, fmt.Errorf("--device-budget %q: want a size such as 80GiB (unset: the GPU's free memory at start)", o.Device)
+			return mem.Config{}, fmt.Errorf("engine.Options.Memory.Device %q: want a size such as 80GiB (unset: the GPU's free memory at start)", o.Device)
 		}
 		cfg.DeviceBudget = d
 	}
 	return cfg, nil
+}
+
+// BudgetGCPercent is the GOGC the zkpipe command gives MemoryOptions.GCPercent
+// unless GOGC is set in its environment. Measured on mulchain 2^16 under a
+// budget for three jobs: GOGC=50 halved the minor faults of steady-state
+// proofs and kept peak RSS 20% further under the budget than the default
+// 100 (notes/mem.md). Collecting earlier than the memory limit forces keeps
+// the runtime from returning pages to the OS only for the next proof to
+// fault them in again.
+const BudgetGCPercent = 50
+
+// goRuntime is what New changed in the Go runtime's process-wide settings
+// (MemoryOptions.SetGoLimit, GCPercent), for Close to put back.
+type goRuntime struct {
+	limit0   int64 // the memory limit before, when limitSet
+	gc0      int   // GOGC before, when gcSet
+	limitSet bool
+	gcSet    bool
+}
+
+// setGoRuntime applies o's Go runtime settings under cfg's budget: GOGC now,
+// and the memory limit through the governor's reports (mem.Config.GoLimit)
+// from NewGovernor on. Under no budget it changes nothing.
+func setGoRuntime(o MemoryOptions, cfg *mem.Config) *goRuntime {
+	r := &goRuntime{}
+	if cfg.Budget == mem.Unlimited {
+		return r
+	}
+	if o.SetGoLimit {
+		r.limit0, r.limitSet = debug.SetMemoryLimit(-1), true
+		cfg.GoLimit = func(limit int64) { debug.SetMemoryLimit(limit) }
+	}
+	if o.GCPercent > 0 {
+		r.gc0, r.gcSet = debug.SetGCPercent(o.GCPercent), true
+	}
+	return r
+}
+
+// restore puts back what setGoRuntime changed; nil restores nothing.
+func (r *goRuntime) restore() {
+	if r == nil {
+		return
+	}
+	if r.limitSet {
+		debug.SetMemoryLimit(r.limit0)
+	}
+	if r.gcSet {
+		debug.SetGCPercent(r.gc0)
+	}
 }
 
 // chargeResident charges what is resident before the first job (the keys
@@ -95,7 +138,7 @@ func (e *Engine) warnTooLarge(circuits []*stages.Circuit) {
 	}
 	for _, c := range circuits {
 		if room := b - e.gov.Stats().Charged; c.Footprint() > room {
-			fmt.Fprintf(e.log, "zkpipe: warning: a job of %s needs %s, but the %s memory budget leaves %s beside what is resident; its jobs will fail (raise --mem-budget)\n",
+			fmt.Fprintf(e.log, "zkpipe: warning: a job of %s needs %s, but the %s memory budget leaves %s beside what is resident; its jobs will fail (raise engine.Options.Memory.Budget)\n",
 				c.Name, mem.FormatBytes(c.Footprint()), mem.FormatBytes(b), mem.FormatBytes(max(room, 0)))
 		}
 	}

@@ -12,7 +12,9 @@ import (
 
 // Options configure an Engine. The zero value proves on the CPU if no GPU
 // backend is found, one worker and a queue of one at every stage, under the
-// default memory budgets, into the directory "out".
+// default memory budgets, into the directory "out". A message about an
+// option names it by its Go name (engine.Options.Memory.Budget, say); the
+// zkpipe command prints the flag that sets it instead.
 type Options struct {
 	// Device is the compute backend of the G1 stages: "auto" (CUDA when a
 	// library and a GPU are found, else the CPU; the default), "cpu" or "cuda".
@@ -53,8 +55,8 @@ type Options struct {
 
 	Memory MemoryOptions
 
-	// Tracing exports each job's spans over OTLP; with no endpoint (here or
-	// in OTEL_EXPORTER_OTLP_*) tracing is off.
+	// Tracing exports each job's spans over OTLP; with no endpoint
+	// (Endpoint, or EndpointFromEnv) tracing is off.
 	Tracing tracing.Config
 
 	// Out is the directory proofs are written to. The engine creates it,
@@ -132,6 +134,21 @@ type MemoryOptions struct {
 	// Status prints a status line to Log this often (at least a second);
 	// 0 means never.
 	Status time.Duration
+
+	// The Go runtime's memory limit and GOGC are the whole process's, so
+	// the engine leaves them to its program unless asked; the zkpipe
+	// command asks for both. Close restores what New set. Neither applies
+	// when Budget is "off".
+	//
+	// SetGoLimit has the runtime's soft memory limit (debug.SetMemoryLimit)
+	// follow Budget less the resident memory that is not the runtime's (the
+	// binary, C libraries, pinned buffers; never below a quarter of Budget)
+	// while the engine is open, so that the collector works before RSS
+	// passes the budget.
+	SetGoLimit bool
+	// GCPercent, when positive, is GOGC (debug.SetGCPercent) while the
+	// engine is open; 0 leaves it. BudgetGCPercent is the command's.
+	GCPercent int
 }
 
 // Limits of the settings: past them a flag is a typo, not a wish.
@@ -143,7 +160,7 @@ const (
 )
 
 // check refuses settings out of range before anything is opened, naming the
-// flag a user would have set.
+// option (the zkpipe command names its flag instead).
 func (o *Options) check() error {
 	if o.Output != nil && (o.Out != "" || o.SkipDone) {
 		return fmt.Errorf("an output writer (Output) takes the place of the directory Out: give Out (%q) and SkipDone (%v) only without one", o.Out, o.SkipDone)
@@ -153,46 +170,49 @@ func (o *Options) check() error {
 			return fmt.Errorf("unknown stage %q (stages: %v)", name, stages.Names)
 		}
 		if s.Workers < 1 || s.Workers > MaxWorkers {
-			return fmt.Errorf("--%s-workers %d: want 1 to %d", name, s.Workers, MaxWorkers)
+			return fmt.Errorf("engine.Options.Shapes[%s].Workers %d: want 1 to %d", name, s.Workers, MaxWorkers)
 		}
 		if s.Queue < 0 || s.Queue > MaxQueue {
-			return fmt.Errorf("--%s-queue %d: want 0 to %d", name, s.Queue, MaxQueue)
+			return fmt.Errorf("engine.Options.Shapes[%s].Queue %d: want 0 to %d", name, s.Queue, MaxQueue)
 		}
 	}
 	if o.TailMSMBatch < 0 || o.TailMSMBatch > gpu.MaxMSMBatch {
-		return fmt.Errorf("--tail-msm-batch %d: want 1 to %d (0: 1)", o.TailMSMBatch, gpu.MaxMSMBatch)
+		return fmt.Errorf("engine.Options.TailMSMBatch %d: want 1 to %d (0: 1)", o.TailMSMBatch, gpu.MaxMSMBatch)
 	}
 	if o.MSMTasks < 0 || o.MSMTasks > MaxMSMTasks {
-		return fmt.Errorf("--msm-tasks %d: want 0 (one per core) to %d, the most gnark-crypto's MSM accepts", o.MSMTasks, MaxMSMTasks)
+		return fmt.Errorf("engine.Options.MSMTasks %d: want 0 (one per core) to %d, the most gnark-crypto's MSM accepts", o.MSMTasks, MaxMSMTasks)
 	}
 	if o.FFTTasks < 0 || o.FFTTasks > MaxMSMTasks {
-		return fmt.Errorf("--fft-tasks %d: want 0 (one per core) to %d", o.FFTTasks, MaxMSMTasks)
+		return fmt.Errorf("engine.Options.FFTTasks %d: want 0 (one per core) to %d", o.FFTTasks, MaxMSMTasks)
 	}
 	if o.ShareCores && (o.MSMTasks != 0 || o.FFTTasks != 0) {
-		return fmt.Errorf("--share-cores sizes each MSM and NTT itself: leave --msm-tasks (%d) and --fft-tasks (%d) unset", o.MSMTasks, o.FFTTasks)
+		return fmt.Errorf("engine.Options.ShareCores sizes each MSM and NTT itself: leave engine.Options.MSMTasks (%d) and engine.Options.FFTTasks (%d) unset", o.MSMTasks, o.FFTTasks)
 	}
 	for _, d := range o.CUDA.Devices {
 		if d < 0 {
-			return fmt.Errorf("--cuda-device %d: want a GPU index, a list, or all", d)
+			return fmt.Errorf("engine.Options.CUDA.Devices %d: want a GPU index, a list, or all", d)
 		}
 	}
 	if o.CUDA.PinnedMiB < 0 || o.CUDA.Lanes < 0 || o.CUDA.Device < 0 {
-		return fmt.Errorf("--cuda-pinned-mib %d, --cuda-lanes %d, --cuda-device %d: none may be negative", o.CUDA.PinnedMiB, o.CUDA.Lanes, o.CUDA.Device)
+		return fmt.Errorf("engine.Options.CUDA.PinnedMiB %d, engine.Options.CUDA.Lanes %d, engine.Options.CUDA.Device %d: none may be negative", o.CUDA.PinnedMiB, o.CUDA.Lanes, o.CUDA.Device)
 	}
 	if o.CUDA.ComputeStreams < 0 || o.CUDA.ComputeStreams > gpu.MaxComputeStreams {
-		return fmt.Errorf("--cuda-compute-streams %d: want 1 to %d (0: the default, 2)", o.CUDA.ComputeStreams, gpu.MaxComputeStreams)
+		return fmt.Errorf("engine.Options.CUDA.ComputeStreams %d: want 1 to %d (0: the default, 2)", o.CUDA.ComputeStreams, gpu.MaxComputeStreams)
 	}
 	if o.Tracing.Group < 0 {
-		return fmt.Errorf("--trace-group %d: want 0 or more", o.Tracing.Group)
+		return fmt.Errorf("engine.Options.Tracing.Group %d: want 0 or more", o.Tracing.Group)
 	}
 	if o.AdaptEvery < 0 {
-		return fmt.Errorf("--adapt-every %s: want 0 (the default) or more", o.AdaptEvery)
+		return fmt.Errorf("engine.Options.AdaptEvery %s: want 0 (the default) or more", o.AdaptEvery)
 	}
 	if o.Cores < 0 {
-		return fmt.Errorf("cores %d: want 0 (runtime.NumCPU) or more", o.Cores)
+		return fmt.Errorf("engine.Options.Cores %d: want 0 (runtime.NumCPU) or more", o.Cores)
+	}
+	if o.Memory.GCPercent < 0 {
+		return fmt.Errorf("engine.Options.Memory.GCPercent %d: want 0 (leave GOGC) or more", o.Memory.GCPercent)
 	}
 	if o.Memory.Status < 0 {
-		return fmt.Errorf("--mem-status %s: want 0 (never) or more", o.Memory.Status)
+		return fmt.Errorf("engine.Options.Memory.Status %s: want 0 (never) or more", o.Memory.Status)
 	}
 	return nil
 }

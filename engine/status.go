@@ -134,7 +134,7 @@ func startLine(m mem.Stats, machine mem.Machine, circuits []*stages.Circuit) str
 func shapeLine(o *Options, auto map[string]bool) string {
 	how := "and adapted while it runs"
 	if o.FixedShape {
-		how = "and kept (--adapt-shape=false)"
+		how = "and kept (engine.Options.FixedShape)"
 	}
 	return fmt.Sprintf("zkpipe: shape %s (workers/queue; * chosen by zkpipe from the cores and devices %s, the rest set by flags)",
 		shapeText(o, auto, nil), how)

@@ -52,7 +52,7 @@ func TestPinnedPoolForAStagingBackend(t *testing.T) {
 		t.Fatalf("close: %v, %d live, pinned %d", err, b.live, g.Stats().Pinned)
 	}
 	b.slot = 16 << 20
-	if _, err := startPinned(g, b); err == nil || !strings.Contains(err.Error(), "--pinned-budget 10.0 MiB holds no 16.0 MiB staging buffer") {
+	if _, err := startPinned(g, b); err == nil || !strings.Contains(err.Error(), "engine.Options.Memory.Pinned 10.0 MiB holds no 16.0 MiB staging buffer") {
 		t.Fatalf("a buffer over the budget: %v", err)
 	}
 	if p, err := startPinned(g, gpu.NewCPU(1, 1)); p != nil || err != nil {

@@ -40,11 +40,11 @@ func (a Auth) check() error {
 	}
 	switch {
 	case n > 1:
-		return errors.New("NATS auth: give one of --nats-creds, --nats-nkey, --nats-user/--nats-password, --nats-token")
+		return errors.New("NATS auth: give one of fleet.Auth.Creds, fleet.Auth.NKey, fleet.Auth.User/fleet.Auth.Password, fleet.Auth.Token")
 	case a.User != "" && a.Password == "":
-		return errors.New("NATS auth: --nats-user needs --nats-password")
+		return errors.New("NATS auth: fleet.Auth.User needs fleet.Auth.Password")
 	case (a.Cert == "") != (a.Key == ""):
-		return errors.New("NATS TLS: --nats-cert and --nats-key go together")
+		return errors.New("NATS TLS: fleet.Auth.Cert and fleet.Auth.Key go together")
 	}
 	return nil
 }
@@ -61,7 +61,7 @@ func (a Auth) options() ([]nats.Option, error) {
 	case a.NKey != "":
 		opt, err := nats.NkeyOptionFromSeed(a.NKey)
 		if err != nil {
-			return nil, fmt.Errorf("--nats-nkey: %w", err)
+			return nil, fmt.Errorf("fleet.Auth.NKey: %w", err)
 		}
 		o = append(o, opt)
 	case a.User != "":

@@ -104,7 +104,7 @@ func TestLoopingWasmJobIsTerminated(t *testing.T) {
 	if err := <-runs; err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatalf("worker: %v", err)
 	}
-	if r := res["poison"]; !strings.Contains(r.Error, "job poison: still unanswered 1.5s after it entered this worker's prover (--job-timeout): terminated") {
+	if r := res["poison"]; !strings.Contains(r.Error, "job poison: still unanswered 1.5s after it entered this worker's prover (fleet.WorkerOptions.JobTimeout): terminated") {
 		t.Errorf("poison: %+v", r)
 	}
 	vk, err := circomsrc.ReadVerifyingKey(filepath.Join(circomTestdata, "mul.vkey.json"))
@@ -273,7 +273,7 @@ func TestCircuitThatNeverLoadsFailsItsJob(t *testing.T) {
 	go func() { done <- w.Run(ctx, ctx) }()
 	defer func() { cancel(); <-done }()
 	r := waitResults(t, q, 1, 20*time.Second)["stalled"]
-	if !strings.Contains(r.Error, "job stalled: parse: circuit stall: not fetched and loaded within --job-timeout (1s)") {
+	if !strings.Contains(r.Error, "job stalled: parse: circuit stall: not fetched and loaded within fleet.WorkerOptions.JobTimeout (1s)") {
 		t.Fatalf("result %+v", r)
 	}
 	settled(t, q)

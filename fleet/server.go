@@ -80,14 +80,14 @@ func StartServer(o ServerOptions) (*Server, error) {
 	}
 	// The lock before the server opens a file of the store.
 	if err := os.MkdirAll(o.StoreDir, 0o755); err != nil {
-		return nil, fmt.Errorf("--store %s: %w", o.StoreDir, err)
+		return nil, fmt.Errorf("fleet.ServerOptions.StoreDir %s: %w", o.StoreDir, err)
 	}
 	unlock, err := engine.LockDir(o.StoreDir)
 	if errors.Is(err, engine.ErrDirInUse) {
-		return nil, fmt.Errorf("--store %s: %w (%v): stop it, or give this one a store of its own", o.StoreDir, ErrStoreInUse, err)
+		return nil, fmt.Errorf("fleet.ServerOptions.StoreDir %s: %w (%v): stop it, or give this one a store of its own", o.StoreDir, ErrStoreInUse, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--store %s: %w", o.StoreDir, err)
+		return nil, fmt.Errorf("fleet.ServerOptions.StoreDir %s: %w", o.StoreDir, err)
 	}
 	srv, err := newServer(opts, o.OpenMonitoring)
 	if err != nil {
@@ -131,16 +131,16 @@ func serverOptions(o ServerOptions) (*server.Options, error) {
 	if o.ConfigFile != "" {
 		var err error
 		if opts, err = server.ProcessConfigFile(o.ConfigFile); err != nil {
-			return nil, fmt.Errorf("--nats-config: %w", err)
+			return nil, fmt.Errorf("fleet.ServerOptions.ConfigFile: %w", err)
 		}
 	}
 	host, portStr, err := net.SplitHostPort(o.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("--nats-listen %q: want HOST:PORT: %w", o.Listen, err)
+		return nil, fmt.Errorf("fleet.ServerOptions.Listen %q: want HOST:PORT: %w", o.Listen, err)
 	}
 	port, err := strconv.Atoi(portStr)
 	if err != nil || port < 0 || port > 65535 {
-		return nil, fmt.Errorf("--nats-listen %q: bad port", o.Listen)
+		return nil, fmt.Errorf("fleet.ServerOptions.Listen %q: bad port", o.Listen)
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT
@@ -152,7 +152,7 @@ func serverOptions(o ServerOptions) (*server.Options, error) {
 	opts.NoLog = !o.Log
 	if o.User != "" || o.Password != "" {
 		if o.User == "" || o.Password == "" {
-			return nil, errors.New("--nats-user and --nats-password go together")
+			return nil, errors.New("fleet.ServerOptions.User and fleet.ServerOptions.Password go together")
 		}
 		opts.Username, opts.Password = o.User, o.Password
 	}
@@ -160,8 +160,8 @@ func serverOptions(o ServerOptions) (*server.Options, error) {
 		opts.Authorization = o.Token
 	}
 	if !loopback(host) && !authConfigured(opts) {
-		return nil, fmt.Errorf("--nats-listen %s: %w: set --nats-user and --nats-password, --nats-token, "+
-			"or a --nats-config with users, nkeys, an operator or verified client certificates; or listen on 127.0.0.1", o.Listen, ErrOpenListener)
+		return nil, fmt.Errorf("fleet.ServerOptions.Listen %s: %w: set fleet.ServerOptions.User and fleet.ServerOptions.Password, fleet.ServerOptions.Token, "+
+			"or a fleet.ServerOptions.ConfigFile with users, nkeys, an operator or verified client certificates; or listen on 127.0.0.1", o.Listen, ErrOpenListener)
 	}
 	return opts, nil
 }
@@ -225,7 +225,7 @@ func checkListeners(o *server.Options, openMonitoring bool) error {
 	}
 	for _, l := range ls {
 		if l.port != 0 && !loopback(l.host) && !l.authed {
-			return fmt.Errorf("--nats-config: the %s listener on %s: %w: give it %s, or listen on 127.0.0.1",
+			return fmt.Errorf("fleet.ServerOptions.ConfigFile: the %s listener on %s: %w: give it %s, or listen on 127.0.0.1",
 				l.what, net.JoinHostPort(l.host, strconv.Itoa(max(l.port, 0))), ErrOpenListener, l.fix)
 		}
 	}
@@ -238,8 +238,8 @@ func checkListeners(o *server.Options, openMonitoring bool) error {
 		{what: "profiling", host: o.Host, port: o.ProfPort},
 	} {
 		if l.port != 0 && !loopback(l.host) {
-			return fmt.Errorf("--nats-config: the %s listener on %s: %w, and nats-server has none for it: "+
-				"listen on 127.0.0.1 (http: 127.0.0.1:8222), or allow it with --nats-open-monitoring",
+			return fmt.Errorf("fleet.ServerOptions.ConfigFile: the %s listener on %s: %w, and nats-server has none for it: "+
+				"listen on 127.0.0.1 (http: 127.0.0.1:8222), or allow it with fleet.ServerOptions.OpenMonitoring",
 				l.what, net.JoinHostPort(l.host, strconv.Itoa(max(l.port, 0))), ErrOpenListener)
 		}
 	}

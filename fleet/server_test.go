@@ -149,7 +149,7 @@ func TestEveryListenerNeedsAuth(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "nats.conf")
 	os.WriteFile(conf, []byte(`https: "0.0.0.0:-1"`+"\n"), 0o644)
 	_, err := fleet.StartServer(fleet.ServerOptions{Listen: "127.0.0.1:0", StoreDir: t.TempDir(), ConfigFile: conf})
-	if !errors.Is(err, fleet.ErrOpenListener) || !strings.Contains(err.Error(), "--nats-open-monitoring") {
+	if !errors.Is(err, fleet.ErrOpenListener) || !strings.Contains(err.Error(), "fleet.ServerOptions.OpenMonitoring") {
 		t.Fatalf("https monitoring on 0.0.0.0: %v", err)
 	}
 	os.WriteFile(conf, []byte(`http: "0.0.0.0:-1"`+"\n"), 0o644)

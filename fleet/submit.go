@@ -49,7 +49,7 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 		o.Priority = "normal"
 	}
 	if !slices.Contains(Priorities, o.Priority) {
-		return 0, fmt.Errorf("--priority %q: want one of %v", o.Priority, Priorities)
+		return 0, fmt.Errorf("fleet.SubmitOptions.Priority %q: want one of %v", o.Priority, Priorities)
 	}
 	lines := make(chan stream.Line)
 	readErr := make(chan error, 1)
@@ -78,7 +78,7 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 					listed = true
 				}
 				if len(stored) != 1 {
-					s.Err = fmt.Errorf("line %d: job %s names no circuit and the store holds %d %v: name one (or --circuit)", l.Number, req.ID, len(stored), stored)
+					s.Err = fmt.Errorf("line %d: job %s names no circuit and the store holds %d %v: name one (or fleet.SubmitOptions.Circuit)", l.Number, req.ID, len(stored), stored)
 				} else {
 					req.Circuit = stored[0]
 				}

@@ -563,7 +563,7 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		h.suspect = lost > 0
 		switch {
 		case hb.Solo >= w.o.MaxDeliveries:
-			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: delivered %d times; %d of them it ran alone, on workers that stopped without an answer (killed, out of memory, past --job-timeout?)", h.id, meta.NumDelivered, hb.Solo))
+			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: delivered %d times; %d of them it ran alone, on workers that stopped without an answer (killed, out of memory, past fleet.WorkerOptions.JobTimeout?)", h.id, meta.NumDelivered, hb.Solo))
 			return
 		case hb.Faults >= w.o.MaxHostFaults:
 			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: handed back %d times by workers that could not prove it for faults of their own (a lost GPU, a full disk?)", h.id, hb.Faults))
@@ -659,7 +659,7 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 		if ctx.Err() == nil && errors.Is(loadCtx.Err(), context.DeadlineExceeded) {
 			// the circuit's fault, not a hiccup: not wrapped, so that
 			// isTransient does not send the job round again
-			return fmt.Errorf("circuit %s: not fetched and loaded within --job-timeout (%s): %v", name, w.o.JobTimeout, err)
+			return fmt.Errorf("circuit %s: not fetched and loaded within fleet.WorkerOptions.JobTimeout (%s): %v", name, w.o.JobTimeout, err)
 		}
 		return err
 	}
@@ -969,7 +969,7 @@ func (w *Worker) timeOut(ctx context.Context, h *held) {
 	w.stuck.Store(true)
 	w.leaveLocked(h)
 	w.mu.Unlock()
-	err := fmt.Errorf("job %s: still unanswered %s after it entered this worker's prover (--job-timeout)", h.id, w.o.JobTimeout)
+	err := fmt.Errorf("job %s: still unanswered %s after it entered this worker's prover (fleet.WorkerOptions.JobTimeout)", h.id, w.o.JobTimeout)
 	if company {
 		w.logf("%v; other jobs shared the prover with it: back to the queue, to run alone", err)
 		w.lostBack(h)
@@ -1038,7 +1038,7 @@ func (w *Worker) emit(res stream.Result) error {
 	}
 	w.mu.Unlock()
 	if !ok {
-		w.logf("result for job %s, which this worker does not hold (or took from the prover past --job-timeout)", res.ID)
+		w.logf("result for job %s, which this worker does not hold (or took from the prover past fleet.WorkerOptions.JobTimeout)", res.ID)
 		return nil
 	}
 	select {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"time"
 )
@@ -45,9 +44,7 @@ type Governor struct {
 	measure              func() Usage
 	gc                   func() // nil when measuring is not the process's own
 	period               time.Duration
-	goLimit              bool
-	prevGoLimit          int64
-	prevGC               int // GOGC before, when GCPercent set it; 0 otherwise
+	goLimit              func(int64) // Config.GoLimit; nil without a budget
 
 	mu       sync.Mutex
 	charged  int64 // resident keys and pinned pools, against budget
@@ -64,8 +61,8 @@ type Governor struct {
 
 // Config sets up a Governor.
 type Config struct {
-	Budget int64 // RSS budget in bytes; Unlimited admits every job (and still measures)
-	Pinned int64 // pinned-memory budget in bytes; 0 allows no pinned pool
+	Budget int64 // RSS budget in bytes (engine.Options.Memory.Budget); Unlimited admits every job (and still measures)
+	Pinned int64 // pinned-memory budget in bytes (engine.Options.Memory.Pinned); 0 allows no pinned pool
 
 	// Measure reads the process's memory; nil means ReadUsage. Tests give
 	// their own to make the measured test predictable.
@@ -74,11 +71,18 @@ type Config struct {
 	// for their PeakRSS and MinorFaults and to re-check jobs held back by the
 	// measured test; 0 means 20 ms (a sample costs about 10 µs).
 	Sample time.Duration
-	// SetGoLimit makes the Go runtime's soft memory limit
-	// (debug.SetMemoryLimit) follow the budget less the resident memory that
-	// is not the runtime's (the binary, C libraries, pinned buffers), but
-	// never below a quarter of the budget; Close restores the old limit.
-	SetGoLimit bool
+	// GoLimit, when set, is told the soft memory limit the Go runtime
+	// should have to keep RSS within the budget: the budget less the
+	// resident memory that is not the runtime's (the binary, C libraries,
+	// pinned buffers), but never below a quarter of the budget. It is
+	// called at NewGovernor and again whenever that memory may have
+	// changed (Charge, ChargePinned and its release), with the governor's
+	// lock held, so calls arrive in order and must not call back into the
+	// governor; never under an Unlimited budget. The governor itself
+	// leaves the runtime alone: its memory limit and GOGC are the
+	// process's, and setting them is its caller's act (the engine does it
+	// when asked: engine.MemoryOptions.SetGoLimit).
+	GoLimit func(limit int64)
 	// Device, when set, adds a device-memory budget (device.go): the
 	// governor reads the device's free memory from it, ChargeDevice counts
 	// resident keys and AdmitDevice makes jobs wait for device memory.
@@ -86,11 +90,6 @@ type Config struct {
 	// DeviceBudget is the device memory keys and jobs may hold; 0 means what
 	// the device has free when the governor is made.
 	DeviceBudget int64
-	// GCPercent, when positive, sets the Go collector's GOGC while the
-	// governor is open (Close restores it). Under a budget, collecting
-	// earlier than the memory limit forces keeps the runtime from returning
-	// pages to the OS only for the next proof to fault them in again.
-	GCPercent int
 }
 
 // Stats are the governor's counters.
@@ -141,14 +140,14 @@ type TooLargeError struct {
 
 func (e *TooLargeError) Error() string {
 	if e.Resident >= e.Budget {
-		return fmt.Sprintf("needs %s of memory, but resident keys and pinned buffers (%s) already fill the %s memory budget (raise --mem-budget)",
+		return fmt.Sprintf("needs %s of memory, but resident keys and pinned buffers (%s) already fill the %s memory budget (raise mem.Config.Budget)",
 			FormatBytes(e.Need), FormatBytes(e.Resident), FormatBytes(e.Budget))
 	}
 	if e.Resident > 0 {
-		return fmt.Sprintf("needs %s of memory, more than the %s left of the %s memory budget beside %s of resident keys and pinned buffers (raise --mem-budget)",
+		return fmt.Sprintf("needs %s of memory, more than the %s left of the %s memory budget beside %s of resident keys and pinned buffers (raise mem.Config.Budget)",
 			FormatBytes(e.Need), FormatBytes(e.Budget-e.Resident), FormatBytes(e.Budget), FormatBytes(e.Resident))
 	}
-	return fmt.Sprintf("needs %s of memory, more than the whole %s memory budget (raise --mem-budget)",
+	return fmt.Sprintf("needs %s of memory, more than the whole %s memory budget (raise mem.Config.Budget)",
 		FormatBytes(e.Need), FormatBytes(e.Budget))
 }
 
@@ -173,7 +172,6 @@ func NewGovernor(cfg Config) *Governor {
 		pinnedBudget: cfg.Pinned,
 		measure:      cfg.Measure,
 		period:       cfg.Sample,
-		goLimit:      cfg.SetGoLimit && cfg.Budget != Unlimited,
 		inflight:     make(map[*Reservation]struct{}),
 	}
 	if g.measure == nil {
@@ -186,25 +184,11 @@ func NewGovernor(cfg Config) *Governor {
 	g.last = g.measure()
 	g.stats.PeakRSS = g.last.RSS
 	g.initDevice(cfg)
-	if g.goLimit {
-		g.prevGoLimit = debug.SetMemoryLimit(-1)
-		g.setGoLimitLocked()
+	if cfg.Budget != Unlimited {
+		g.goLimit = cfg.GoLimit
 	}
-	if cfg.GCPercent > 0 {
-		g.prevGC = debug.SetGCPercent(cfg.GCPercent)
-	}
+	g.setGoLimitLocked() // no other goroutine has g yet
 	return g
-}
-
-// Close restores the Go runtime's memory limit and GOGC, if the governor set
-// them.
-func (g *Governor) Close() {
-	if g.goLimit {
-		debug.SetMemoryLimit(g.prevGoLimit)
-	}
-	if g.prevGC != 0 {
-		debug.SetGCPercent(g.prevGC)
-	}
 }
 
 // Budget is the RSS budget.
@@ -427,11 +411,11 @@ func (g *Governor) ChargePinned(bytes int64) (*Reservation, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.pinnedBudget != Unlimited && g.pinned+bytes > g.pinnedBudget {
-		return nil, fmt.Errorf("pinning %s would exceed the %s pinned budget (%s already pinned; raise --pinned-budget)",
+		return nil, fmt.Errorf("pinning %s would exceed the %s pinned budget (%s already pinned; raise mem.Config.Pinned)",
 			FormatBytes(bytes), FormatBytes(g.pinnedBudget), FormatBytes(g.pinned))
 	}
 	if g.budget != Unlimited && g.charged+g.reserved+bytes > g.budget {
-		return nil, fmt.Errorf("pinning %s would exceed the %s memory budget (%s already held; raise --mem-budget)",
+		return nil, fmt.Errorf("pinning %s would exceed the %s memory budget (%s already held; raise mem.Config.Budget)",
 			FormatBytes(bytes), FormatBytes(g.budget), FormatBytes(g.charged+g.reserved))
 	}
 	g.pinned += bytes
@@ -447,14 +431,14 @@ func (g *Governor) ChargePinned(bytes int64) (*Reservation, error) {
 	}), nil
 }
 
-// setGoLimitLocked keeps the Go runtime's soft limit at the budget less the
-// resident memory it does not manage: the binary, C libraries and pinned
-// buffers (measured as RSS beyond the runtime's own, at least the pinned
-// charge). Without that the runtime would aim at an RSS above the budget.
+// setGoLimitLocked tells Config.GoLimit the budget less the resident memory
+// the Go runtime does not manage: the binary, C libraries and pinned buffers
+// (measured as RSS beyond the runtime's own, at least the pinned charge).
+// A runtime limited to the whole budget would aim at an RSS above it.
 func (g *Governor) setGoLimitLocked() {
-	if g.goLimit {
+	if g.goLimit != nil {
 		other := max(g.pinned, g.last.RSS-g.last.Go)
-		debug.SetMemoryLimit(max(g.budget-other, g.budget/4))
+		g.goLimit(max(g.budget-other, g.budget/4))
 	}
 }
 

@@ -422,26 +422,42 @@ func testWaiterFailsWhenAChargeLeavesNoRoom(t *testing.T) {
 	samplerStops(t, g)
 }
 
-func TestGoRuntimeSettingsFollowAndAreRestored(t *testing.T) {
+// The governor reports the Go memory limit that keeps RSS in the budget,
+// and again as pinned memory comes and goes, but sets nothing in the
+// runtime itself: the limit and GOGC are its caller's (engine.SetGoLimit).
+func TestGoLimitFollowsTheBudgetAndTheRuntimeIsLeftAlone(t *testing.T) {
 	limit0 := debug.SetMemoryLimit(-1)
-	gc0 := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(gc0)
+	gc0 := debug.SetGCPercent(-1)
+	debug.SetGCPercent(gc0)
 	f := &fakeMemory{}
 	f.rss.Store(100 << 20) // all of it the runtime's (Go = 0 in the fake: 100 MiB not Go's)
-	g := NewGovernor(Config{Budget: 1 << 30, Measure: f.read, SetGoLimit: true, GCPercent: 37})
-	if got := debug.SetMemoryLimit(-1); got != 1<<30-100<<20 {
-		t.Errorf("Go memory limit %d, want the budget less 100 MiB of non-Go RSS", got)
+	var limits []int64
+	g := NewGovernor(Config{Budget: 1 << 30, Pinned: 1 << 30, Measure: f.read, GoLimit: func(l int64) { limits = append(limits, l) }})
+	if len(limits) != 1 || limits[0] != 1<<30-100<<20 {
+		t.Fatalf("Go limits %v at start, want the budget less 100 MiB of non-Go RSS", limits)
 	}
-	if got := debug.SetGCPercent(37); got != 37 {
-		t.Errorf("GOGC %d, want 37", got)
+	p, err := g.ChargePinned(200 << 20) // more than the non-Go RSS the fake shows
+	if err != nil {
+		t.Fatal(err)
 	}
-	p, _ := g.ChargePinned(0)
+	if got := limits[len(limits)-1]; got != 1<<30-200<<20 {
+		t.Errorf("Go limit %d with 200 MiB pinned, want the budget less the pinned memory", got)
+	}
 	p.Close()
-	g.Close()
-	if got := debug.SetMemoryLimit(-1); got != limit0 {
-		t.Errorf("Go memory limit %d after Close, want %d", got, limit0)
+	if got := limits[len(limits)-1]; got != 1<<30-100<<20 {
+		t.Errorf("Go limit %d once the pinned memory is freed, want the budget less 100 MiB again", got)
 	}
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("GOGC %d after Close, want 100", got)
+	if got := debug.SetMemoryLimit(-1); got != limit0 {
+		t.Errorf("the governor set the Go memory limit to %d (was %d)", got, limit0)
+	}
+	if got := debug.SetGCPercent(gc0); got != gc0 {
+		t.Errorf("the governor set GOGC to %d (was %d)", got, gc0)
+	}
+
+	// Unlimited: nothing to follow, so GoLimit is never called.
+	limits = nil
+	NewGovernor(Config{Budget: Unlimited, Measure: f.read, GoLimit: func(l int64) { limits = append(limits, l) }}).Charge(1 << 20).Close()
+	if len(limits) != 0 {
+		t.Errorf("Go limits %v under an unlimited budget", limits)
 	}
 }

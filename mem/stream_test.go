@@ -80,8 +80,9 @@ func TestMeasuredBudgetStream(t *testing.T) {
 	circ := keys.Circuit(t, "mulchain")
 	foot := circ.Footprint()
 	base := mem.ReadUsage()
-	g := mem.NewGovernor(mem.Config{Budget: base.RSS + 2*foot + foot/2, SetGoLimit: true})
-	defer g.Close()
+	// The Go limit follows the budget, as the zkpipe command has it.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	g := mem.NewGovernor(mem.Config{Budget: base.RSS + 2*foot + foot/2, GoLimit: func(l int64) { debug.SetMemoryLimit(l) }})
 	resident := g.Charge(base.RSS)
 	defer resident.Close()
 	cfg := provertest.Config(t.TempDir(), 3, 2)
@@ -140,7 +141,7 @@ func TestJobLargerThanBudgetFailsFast(t *testing.T) {
 	}
 	for _, r := range res {
 		if r.ID == "big1" {
-			want := []string{"admission", mem.FormatBytes(big.Footprint()), mem.FormatBytes(budget), "--mem-budget"}
+			want := []string{"admission", mem.FormatBytes(big.Footprint()), mem.FormatBytes(budget), "raise mem.Config.Budget"}
 			for _, w := range want {
 				if !strings.Contains(r.Error, w) {
 					t.Errorf("big1's error %q does not say %q", r.Error, w)
@@ -220,7 +221,6 @@ func TestFootprintMatchesMeasuredMemory(t *testing.T) {
 	circ := keys.Circuit(t, "mulchain")
 	foot := circ.Footprint()
 	g := mem.NewGovernor(mem.Config{Budget: mem.Unlimited, Sample: time.Millisecond})
-	defer g.Close()
 	cfg := provertest.Config(t.TempDir(), 1, 0)
 	cfg.Governor = g
 	js := jobs("mulchain", "one")

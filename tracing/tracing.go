@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -27,10 +26,18 @@ type Config struct {
 	// Endpoint is the OTLP collector (Jaeger takes OTLP on 4317 for gRPC
 	// and 4318 for HTTP): a URL such as http://localhost:4317, or a bare
 	// host:port, which means plain http. For HTTP a URL without a path gets
-	// /v1/traces, as OTEL_EXPORTER_OTLP_ENDPOINT does. Empty: the endpoint
-	// comes from OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
-	// OTEL_EXPORTER_OTLP_ENDPOINT, and with neither set tracing is off.
+	// /v1/traces, as OTEL_EXPORTER_OTLP_ENDPOINT does. Empty: tracing is off
+	// unless EndpointFromEnv.
 	Endpoint string
+	// EndpointFromEnv turns tracing on with no Endpoint: the OTLP exporter
+	// then takes its endpoint from OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
+	// OTEL_EXPORTER_OTLP_ENDPOINT, which the caller found set (the zkpipe
+	// command looks; this package reads no variable itself).
+	EndpointFromEnv bool
+	// Disabled turns tracing off whatever the endpoints say, as
+	// OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none ask of the
+	// zkpipe command.
+	Disabled bool
 	// Protocol is "grpc" (the default) or "http" ("http/protobuf").
 	Protocol string
 
@@ -56,17 +63,13 @@ type Config struct {
 	Exporter sdktrace.SpanExporter
 }
 
-// Enabled reports whether cfg turns tracing on: an endpoint or exporter is
-// given, or the standard variables name one, and OTEL_SDK_DISABLED is not
-// true nor OTEL_TRACES_EXPORTER none.
+// Enabled reports whether cfg turns tracing on: an exporter is given, or an
+// endpoint (Endpoint, EndpointFromEnv) and tracing is not Disabled.
 func (cfg Config) Enabled() bool {
 	if cfg.Exporter != nil {
 		return true
 	}
-	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") || os.Getenv("OTEL_TRACES_EXPORTER") == "none" {
-		return false
-	}
-	return cfg.Endpoint != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
+	return !cfg.Disabled && (cfg.Endpoint != "" || cfg.EndpointFromEnv)
 }
 
 // Tracer turns finished jobs into spans. A nil *Tracer is tracing off: its

@@ -88,13 +88,14 @@ func TestOffWithoutEndpoint(t *testing.T) {
 	if err := tr.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4317")
-	if !(Config{}).Enabled() {
-		t.Fatal("OTEL_EXPORTER_OTLP_ENDPOINT set: want tracing on")
+	if !(Config{EndpointFromEnv: true}).Enabled() {
+		t.Fatal("endpoint from OTEL_EXPORTER_OTLP_ENDPOINT: want tracing on")
 	}
-	t.Setenv("OTEL_SDK_DISABLED", "true")
-	if (Config{Endpoint: "localhost:4317"}).Enabled() {
-		t.Fatal("OTEL_SDK_DISABLED=true: want tracing off")
+	if (Config{Endpoint: "localhost:4317", Disabled: true}).Enabled() || (Config{EndpointFromEnv: true, Disabled: true}).Enabled() {
+		t.Fatal("Disabled (OTEL_SDK_DISABLED=true): want tracing off")
+	}
+	if !(Config{Disabled: true, Exporter: &memory{}}).Enabled() {
+		t.Fatal("an exporter given: want tracing on")
 	}
 }
 

@@ -62,7 +62,6 @@ func TestCancelledJobsGiveBackWhatTheyHold(t *testing.T) {
 	be := &holdingBackend{CPU: gpu.NewCPU(2, 2), blocked: make(chan struct{}, 64)}
 	cfg.Backend, cfg.G2 = be, be
 	g := mem.NewGovernor(mem.Config{Budget: mem.Unlimited, Device: fixedDevice{}})
-	defer g.Close()
 	cfg.Governor = g
 	eng, err := core.New(cfg, keys.Circuit(t, "mulchain"))
 	if err != nil {
