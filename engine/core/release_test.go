@@ -148,7 +148,6 @@ func TestEnginesOpenAndCloseManyTimes(t *testing.T) {
 	circ := keys.Circuit(t, "mulchain")
 	be := &countingBackend{CPU: gpu.NewCPU(2, 2)}
 	g := mem.NewGovernor(mem.Config{Budget: mem.Unlimited, Device: fixedDevice{}})
-	defer g.Close()
 	for i := range 20 {
 		cfg := provertest.Config(t.TempDir(), 1, 1)
 		cfg.Backend, cfg.G2, cfg.Governor = be, be, g
@@ -184,7 +183,6 @@ func TestACircuitTooLargeForTheDeviceIsRefused(t *testing.T) {
 	keys := provertest.Setup(t, "mulchain", 300)
 	be := &countingBackend{CPU: gpu.NewCPU(2, 2)}
 	g := mem.NewGovernor(mem.Config{Budget: mem.Unlimited, Device: fixedDevice{}, DeviceBudget: 512 << 10})
-	defer g.Close()
 	cfg := provertest.Config(t.TempDir(), 1, 1)
 	cfg.Backend, cfg.G2, cfg.Governor = be, be, g
 	_, err := core.New(cfg, keys.Circuit(t, "mulchain"))
