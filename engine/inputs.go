@@ -73,11 +73,12 @@ func (f *Files) Find(path string) (string, bool) {
 
 // outputSuffixes end the names the engine writes in an output directory
 // (ID and one of them), besides temporary files and the lock.
-var outputSuffixes = []string{".proof", ".public", ".proof.json", ".public.json"}
+var outputSuffixes = []string{".proof", ".public", ".proof.json", ".public.json", ".calldata"}
 
 // InOutDir reports whether path, symlinks resolved, is a file the engine
 // writes (or locks) in the output directory out: its parent is out and its
-// name is an output's (ID.proof, ID.public, ID.proof.json, ID.public.json),
+// name is an output's (ID.proof, ID.public, ID.proof.json, ID.public.json,
+// ID.calldata),
 // a temporary file's, or the lock. Such a file is replaced while the run
 // goes, so it can be no input of it.
 func InOutDir(out, path string) bool {
