@@ -64,6 +64,7 @@ var optionFlags = func() map[string]string {
 		"fleet.SubmitOptions.Priority":       "--priority",
 		"fleet.SubmitOptions.Circuit":        "--circuit", // as submit said before --default-circuit
 		"fleet.WorkerOptions.JobTimeout":     "--job-timeout",
+		"fleet.ResultsOptions.Out":           "--out",
 	}
 	for _, name := range stages.Names {
 		m["engine.Options.Shapes["+name+"].Workers"] = "--" + name + "-workers"

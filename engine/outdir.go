@@ -37,16 +37,16 @@ type OutDir struct {
 // lock held, nobody else is writing them.
 func OpenOutDir(dir string) (*OutDir, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--out %s: %w", dir, err)
+		return nil, fmt.Errorf("output directory %s: %w", dir, err)
 	}
 	unlock, err := lockDir(filepath.Join(dir, LockFile))
 	if err != nil {
-		return nil, fmt.Errorf("--out %s: %w", dir, err)
+		return nil, fmt.Errorf("output directory %s: %w", dir, err)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		unlock()
-		return nil, fmt.Errorf("--out %s: %w", dir, err)
+		return nil, fmt.Errorf("output directory %s: %w", dir, err)
 	}
 	for _, e := range entries {
 		if stages.IsTempName(e.Name()) {
@@ -64,7 +64,7 @@ func (e *Engine) openOutput() (stages.Output, error) {
 	}
 	var err error
 	if e.out, err = OpenOutDir(e.opts.Out); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("engine.Options.Out: %w", err)
 	}
 	return e.out, nil
 }

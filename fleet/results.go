@@ -46,7 +46,7 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 	// from the other.
 	out, err := engine.OpenOutDir(o.Out)
 	if err != nil {
-		return err
+		return fmt.Errorf("fleet.ResultsOptions.Out: %w", err)
 	}
 	defer out.Close()
 	if !o.Follow {
