@@ -120,6 +120,11 @@ template <class P> struct Field {
             return i == I ? QLimb<I>::value : qsel<I + 1>(i);
     }
     HD static u64 q(int i) { return qsel<0>(i); }
+    // the parameter arrays themselves, for host code (hosttest) only
+    static const u64 *qs() { return P::Q; }
+    static const u64 *r2s() { return P::R2; }
+
+    static constexpr u64 INV = P::INV; // −q⁻¹ mod 2⁶⁴
 
     // ---- headroom: what the routines below assume about q's size ----
     static constexpr u64 TOP = P::Q[N - 1];        // q's top 64-bit limb
@@ -773,6 +778,8 @@ template <class P> struct Field {
 
 typedef Field<FpParams> Fp;
 typedef Field<FrParams> Fr;
+typedef Field<Bls12381FpParams> Bls12381Fp;
+typedef Field<Bls12381FrParams> Bls12381Fr;
 
 // Fp2T<F> = F[u]/(u² + 1), gnark's E2 {A0, A1}: over BN254's Fp (Fp2) and
 // BLS12-381's (both have −1 a non-square: q ≡ 3 mod 4).
@@ -851,3 +858,4 @@ template <class F> struct Fp2T {
 };
 
 typedef Fp2T<Fp> Fp2;
+typedef Fp2T<Bls12381Fp> Bls12381Fp2;
