@@ -8,12 +8,14 @@
 #include "abi.cuh" // zk_default_config
 #include "driver.cuh"
 #include "zk.cuh"
+#include "curve_vectors.h" // gnark-crypto's points: testdata/curvevectors
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 static int failures = 0;
@@ -740,6 +742,94 @@ void test_fields_by_params() {
     test_fp2_over<Bls12381Fp>("bls12-381");
 }
 
+// ─── curve traits (curve.cuh: Bn254, Bls12381) against gnark's points ──────
+//
+// curve_vectors.h holds gnark-crypto's b, b′, generators and [k]G for a few k
+// (go run ./gpu/cuda/testdata/curvevectors): the points on the curve by the
+// traits' coefficients, [k]G by double-and-add with XYZZ's formulas equal to
+// gnark's, and 2G four ways (set_dbl_affine, dbl_assign, add, add_affine).
+template <class F> F field_of_words(const uint64_t *w) {
+    F r;
+    for (int i = 0; i < F::N; i++) r.v[i] = w[i];
+    return r;
+}
+template <class F> Fp2T<F> fp2_of_words(const uint64_t *a0, const uint64_t *a1) {
+    Fp2T<F> r;
+    r.a0 = field_of_words<F>(a0);
+    r.a1 = field_of_words<F>(a1);
+    return r;
+}
+template <class F> bool on_curve_b(const Affine<F> &a, const F &b) { return a.y.sqr().eq(a.x.sqr() * a.x + b); }
+template <class F> bool affine_eq(const Affine<F> &a, const Affine<F> &b) { return a.x.eq(b.x) && a.y.eq(b.y); }
+Nat nat_of_decimal(const char *s) {
+    Nat r;
+    for (; *s; s++) r = nat_add(nat_mul(r, Nat{10}), *s == '0' ? Nat{} : Nat{(u32)(*s - '0')});
+    return r;
+}
+// scalar_mul: [k]g by double-and-add from k's top bit, mixed additions.
+template <class F> Affine<F> scalar_mul(const Affine<F> &g, const Nat &k, const F &one) {
+    XYZZ<F> r = XYZZ<F>::inf();
+    for (size_t i = k.size() * 32; i-- > 0;) {
+        r.dbl_assign();
+        if ((k[i / 32] >> (i % 32)) & 1) r.add_affine(g.x, g.y, one);
+    }
+    return r.to_affine();
+}
+template <class F> void check_group(const char *name, const Affine<F> &g, const Affine<F> *kg, const char *const *ks,
+                                    int n, const F &b, const F &one) {
+    CHECK(on_curve_b(g, b), "%s generator on the curve", name);
+    for (int i = 0; i < n; i++) {
+        CHECK(on_curve_b(kg[i], b), "%s [%s]G on the curve", name, ks[i]);
+        CHECK(affine_eq(scalar_mul(g, nat_of_decimal(ks[i]), one), kg[i]), "%s [%s]G", name, ks[i]);
+    }
+    XYZZ<F> a, c = XYZZ<F>::inf(), d, e;
+    a.set_dbl_affine(g.x, g.y);
+    c.add_affine(g.x, g.y, one);
+    d = c;
+    d.dbl_assign();
+    e = c;
+    e.add(c);
+    c.add_affine(g.x, g.y, one);
+    Affine<F> two = a.to_affine();
+    CHECK(affine_eq(two, c.to_affine()) && affine_eq(two, d.to_affine()) && affine_eq(two, e.to_affine()),
+          "%s 2G four ways", name);
+    XYZZ<F> z = d; // 2G − 2G = ∞, by add and by add_affine
+    z.add(d.neg());
+    XYZZ<F> z2 = d;
+    z2.add_affine(two.x, two.y.neg(), one);
+    CHECK(z.is_inf() && z2.is_inf(), "%s P - P", name);
+}
+template <class C> void test_curve_traits(const char *name, const CurveVector *vs, int n, const uint64_t *b,
+                                          const uint64_t (*b2)[6]) {
+    typedef typename C::Fp F;
+    typedef typename C::Fp2 E;
+    CHECK(C::b().eq(field_of_words<F>(b)) && C::b2().eq(fp2_of_words<F>(b2[0], b2[1])), "%s b, b′", name);
+    E one2 = E::zero();
+    one2.a0 = F::one();
+    std::vector<Affine<F>> k1;
+    std::vector<Affine<E>> k2;
+    std::vector<const char *> ks;
+    for (int i = 0; i < n; i++) {
+        k1.push_back({field_of_words<F>(vs[i].g1x), field_of_words<F>(vs[i].g1y)});
+        k2.push_back({fp2_of_words<F>(vs[i].g2x0, vs[i].g2x1), fp2_of_words<F>(vs[i].g2y0, vs[i].g2y1)});
+        ks.push_back(vs[i].k);
+    }
+    CHECK(std::string(ks[0]) == "1", "%s: the vectors start with G", name);
+    char g1name[64], g2name[64];
+    snprintf(g1name, sizeof g1name, "%s G1", name);
+    snprintf(g2name, sizeof g2name, "%s G2", name);
+    check_group<F>(g1name, k1[0], k1.data(), ks.data(), n, C::b(), F::one());
+    check_group<E>(g2name, k2[0], k2.data(), ks.data(), n, C::b2(), one2);
+    // [r − 1]G = −G: the last vector
+    CHECK(affine_eq(k1[n - 1], Affine<F>{k1[0].x, k1[0].y.neg()}) && affine_eq(k2[n - 1], Affine<E>{k2[0].x, k2[0].y.neg()}),
+          "%s [r-1]G = -G", name);
+}
+void test_curves_by_traits() {
+    test_curve_traits<Bn254>("bn254", bn254_vectors, sizeof bn254_vectors / sizeof *bn254_vectors, bn254_b, bn254_b2);
+    test_curve_traits<Bls12381>("bls12-381", bls12381_vectors, sizeof bls12381_vectors / sizeof *bls12381_vectors,
+                                bls12381_b, bls12381_b2);
+}
+
 std::vector<A1> make_bases(size_t n) {
     A1 G;
     G.x = mont<Fp>(1);
@@ -1412,6 +1502,7 @@ int main() {
     test_field();
     test_fields_by_params();
     test_curve();
+    test_curves_by_traits();
     test_ones();
     for (size_t n : {1, 2, 3, 17, 100, 300})
         for (u32 L : {2u, 32u}) test_msm(n, L, false, 0);
