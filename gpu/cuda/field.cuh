@@ -95,7 +95,7 @@ struct Bls12381FrParams {
 };
 
 // bit_length: the position of x's top bit plus one (0 for 0).
-constexpr int bit_length(u64 x) { return x ? 1 + bit_length(x >> 1) : 0; }
+HD constexpr int bit_length(u64 x) { return x ? 1 + bit_length(x >> 1) : 0; }
 
 template <class P> struct Field {
     // N 64-bit limbs, N32 = 2N 32-bit ones; every loop below runs to a
@@ -453,17 +453,17 @@ template <class P> struct Field {
     // array (limb k of weight 2^32k), O the odd one (limb k of weight
     // 2^32(k+1)), each eight limbs. A carry is dropped only out of O's top
     // (weight 2^288): the madc_hi that ends redc_row's odd chain, the
-    // addc(odd[N32 - 1], 0) after each even chain, and reduce_step's odd chain
+    // addc(odd[7], 0) after each even chain, and reduce_step's odd chain
     // whose carry out the even chain's opening mad.lo.cc (no carry in)
     // discards; and at the merge's top (weight 2^256). E's own carries out
-    // all go into odd[N32 - 1] (weight 2^256), never lost. After a row i > 0 has
+    // all go into odd[7] (weight 2^256), never lost. After a row i > 0 has
     // added a·b_i and q·m_i, O (in units of 2^32) is at most
     //     ⌊E'/2^64⌋ + 1              (the previous row's E, shifted by the
     //                                 roles' swap, and the carry of
     //                                 even[0] += odd[1])
     //   + A_o·b_i + Q_o·m_i         (a's and q's odd limbs, A_o =
     //                                 Σ_k a_(2k+1)·2^64k < (a_7 + 1)·2^192)
-    //   + 2·2^224                   (the two even chains' carries into odd[N32 - 1])
+    //   + 2·2^224                   (the two even chains' carries into odd[7])
     //   < 2^192 + 1 + (a_7 + 1 + q_7 + 1 + 2)·2^224 ≤ (a_7 + q_7 + 5)·2^224,
     // with b_i, m_i < 2^32 and a_7, q_7 the top 32-bit limbs; the first row
     // has less. Every partial sum of that chain is below the total, so none
@@ -476,7 +476,7 @@ template <class P> struct Field {
     // hosttest (test_lazy) checks mul_lazy against an exact wide Montgomery
     // reduction (redc_ref: 512-bit product, M, shift; no chains) on edges
     // and random values in [0, 2q) and a in [0, 4q), so a dropped carry
-    // there fails it (dropping reduce_step's or redc_row's addc(odd[N32 - 1], 0),
+    // there fails it (dropping reduce_step's or redc_row's addc(odd[7], 0),
     // or the carry of redc_row's even[0] += odd[1], does: tried).
 
     // q2: the limbs of 2q (< 2^255).
