@@ -682,7 +682,8 @@ template <class P> struct Field {
     // before each row's reduction step. Needs DOT32_OK: the odd chain's top
     // takes a's, c's and q's top limbs; the sum before the final subtraction
     // stays below 2q (a·b + c·d < 2q² and q < R/4).
-    HD static void dot_row(u32 even[N32], u32 odd[N32], const u32 a[N32], u32 bi, const u32 c[N32], u32 di, bool first) {
+    HD static void dot_row(u32 even[N32], u32 odd[N32], const u32 a[N32], u32 bi, const u32 c[N32], u32 di,
+                           bool first) {
         u32 cc = 0;
         if (first) {
             mul_pairs(odd, a + 1, bi, N32);

@@ -724,7 +724,8 @@ template <class F> void test_fp2_over(const char *name) {
         E p = x * y; // (a + bu)(a − bu) = a² + b²
         CHECK(p.a0.eq(x.a0.sqr() + x.a1.sqr()) && p.a1.is_zero(), "%s fp2 conj %zu", name, i);
         E k = E::mul_karatsuba(x, z); // schoolbook: (a0b0 − a1b1) + (a0b1 + a1b0)u
-        CHECK(k.a0.eq(x.a0 * z.a0 - x.a1 * z.a1) && k.a1.eq(x.a0 * z.a1 + x.a1 * z.a0), "%s fp2 karatsuba %zu", name, i);
+        CHECK(k.a0.eq(x.a0 * z.a0 - x.a1 * z.a1) && k.a1.eq(x.a0 * z.a1 + x.a1 * z.a0), "%s fp2 karatsuba %zu", name,
+              i);
         if constexpr (F::DOT32_OK) CHECK(E::mul_dot(x, z).eq(k), "%s fp2 dot vs karatsuba %zu", name, i);
         CHECK((x * z).eq(k) && x.sqr().eq(x * x), "%s fp2 mul/sqr %zu", name, i);
         E one = E::zero();
@@ -821,7 +822,8 @@ template <class C> void test_curve_traits(const char *name, const CurveVector *v
     check_group<F>(g1name, k1[0], k1.data(), ks.data(), n, C::b(), F::one());
     check_group<E>(g2name, k2[0], k2.data(), ks.data(), n, C::b2(), one2);
     // [r − 1]G = −G: the last vector
-    CHECK(affine_eq(k1[n - 1], Affine<F>{k1[0].x, k1[0].y.neg()}) && affine_eq(k2[n - 1], Affine<E>{k2[0].x, k2[0].y.neg()}),
+    CHECK(affine_eq(k1[n - 1], Affine<F>{k1[0].x, k1[0].y.neg()}) &&
+              affine_eq(k2[n - 1], Affine<E>{k2[0].x, k2[0].y.neg()}),
           "%s [r-1]G = -G", name);
 }
 void test_curves_by_traits() {
