@@ -1,5 +1,6 @@
-// curve.cuh — BN254 points for zkpipe's CUDA backend: affine points as gnark
-// lays them out, and XYZZ coordinates with their additions.
+// curve.cuh — points for zkpipe's CUDA backend: affine points as gnark
+// lays them out, XYZZ coordinates with their additions (over any field of
+// field.cuh), and the curve traits (Bn254, Bls12381: fields and b, b′).
 #pragma once
 
 #include "field.cuh"
@@ -179,3 +180,52 @@ template <> HD Fp2 field_one<Fp2>() {
     r.a1 = Fp::zero();
     return r;
 }
+
+// ─── curve traits: a curve's fields and coefficients, one struct a curve ───
+//
+// G1: y² = x³ + b over Fp; G2 (the twist): y² = x³ + b′ over Fp2; Fr the
+// scalars. The kernels use BN254's types directly today; BLS12-381 is here
+// for hosttest's check of the formulas over its fields, not yet wired into
+// the MSM/NTT entries (notes/cuda-curve-seam.md).
+template <class F, class... L> HD F field_from_limbs(L... limbs) {
+    static_assert(sizeof...(L) == F::N, "one limb a 64-bit word of the field");
+    const u64 l[] = {(u64)limbs...};
+    F r;
+#pragma unroll
+    for (int i = 0; i < F::N; i++) r.v[i] = l[i];
+    return r;
+}
+
+struct Bn254 {
+    typedef ::Fr Fr;
+    typedef ::Fp Fp;
+    typedef ::Fp2 Fp2;
+    HD static Fp b() { // 3
+        return field_from_limbs<Fp>(0x7a17caa950ad28d7ULL, 0x1f6ac17ae15521b9ULL, 0x334bea4e696bd284ULL,
+                                    0x2a1f6744ce179d8eULL);
+    }
+    HD static Fp2 b2() { // 3/(9 + u)
+        Fp2 r;
+        r.a0 = field_from_limbs<Fp>(0x3bf938e377b802a8ULL, 0x020b1b273633535dULL, 0x26b7edf049755260ULL,
+                                    0x2514c6324384a86dULL);
+        r.a1 = field_from_limbs<Fp>(0x38e7ecccd1dcff67ULL, 0x65f0b37d93ce0d3eULL, 0xd749d0dd22ac00aaULL,
+                                    0x0141b9ce4a688d4dULL);
+        return r;
+    }
+};
+
+struct Bls12381 {
+    typedef Bls12381Fr Fr;
+    typedef Bls12381Fp Fp;
+    typedef Bls12381Fp2 Fp2;
+    HD static Fp b() { // 4
+        return field_from_limbs<Fp>(0xaa270000000cfff3ULL, 0x53cc0032fc34000aULL, 0x478fe97a6b0a807fULL,
+                                    0xb1d37ebee6ba24d7ULL, 0x8ec9733bbf78ab2fULL, 0x09d645513d83de7eULL);
+    }
+    HD static Fp2 b2() { // 4(1 + u)
+        Fp2 r;
+        r.a0 = b();
+        r.a1 = b();
+        return r;
+    }
+};

@@ -1,6 +1,9 @@
-// field.cuh — BN254's Montgomery fields for zkpipe's CUDA backend: Fr, Fp
-// (4×64-bit limbs, the same layout and Montgomery form as gnark-crypto's
-// fr.Element and fp.Element) and Fp2 (gnark's E2).
+// field.cuh — Montgomery fields for zkpipe's CUDA backend, one template
+// over a parameter struct (limb count, modulus, −q⁻¹, R², R, headroom):
+// BN254's Fr, Fp (4×64-bit limbs, the same layout and Montgomery form as
+// gnark-crypto's fr.Element and fp.Element) and Fp2 (gnark's E2), and
+// BLS12-381's Fr (4 limbs) and Fp (6 limbs), which nothing but hosttest
+// instantiates yet (notes/cuda-curve-seam.md).
 //
 // Host+device code: hosttest.cpp and the host stand-in (hostlib.cpp) build it
 // with g++; zkpipe.cu with nvcc.
@@ -42,42 +45,152 @@ HD void mac(u64 &t, u64 a, u64 b, u64 &carry) {
     carry = hi;
 }
 
-// Field parameters: modulus limbs (little-endian) and −q⁻¹ mod 2⁶⁴.
-struct FpParams {
-    static constexpr u64 Q0 = 0x3c208c16d87cfd47ULL, Q1 = 0x97816a916871ca8dULL,
-                         Q2 = 0xb85045b68181585dULL, Q3 = 0x30644e72e131a029ULL;
+// Field parameters, one struct a field: LIMBS 64-bit limbs; Q, the modulus
+// (little-endian limbs); INV = −q⁻¹ mod 2⁶⁴; R2 = R² mod q and ONE = R mod q
+// for R = 2^(64·LIMBS) (gnark's rSquare and its one in Montgomery form).
+// Field<P> reads them and derives the headroom facts (Field::HEADROOM_*)
+// that its routines static_assert.
+struct FpParams { // BN254 base field
+    static constexpr int LIMBS = 4;
+    static constexpr u64 Q[LIMBS] = {0x3c208c16d87cfd47ULL, 0x97816a916871ca8dULL, 0xb85045b68181585dULL,
+                                     0x30644e72e131a029ULL};
     static constexpr u64 INV = 0x87d20782e4866389ULL;
+    static constexpr u64 R2[LIMBS] = {0xf32cfc5b538afa89ULL, 0xb5e71911d44501fbULL, 0x47ab1eff0a417ff6ULL,
+                                      0x06d89f71cab8351fULL};
+    static constexpr u64 ONE[LIMBS] = {0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL,
+                                       0x0e0a77c19a07df2fULL};
 };
-struct FrParams {
-    static constexpr u64 Q0 = 0x43e1f593f0000001ULL, Q1 = 0x2833e84879b97091ULL,
-                         Q2 = 0xb85045b68181585dULL, Q3 = 0x30644e72e131a029ULL;
+struct FrParams { // BN254 scalar field
+    static constexpr int LIMBS = 4;
+    static constexpr u64 Q[LIMBS] = {0x43e1f593f0000001ULL, 0x2833e84879b97091ULL, 0xb85045b68181585dULL,
+                                     0x30644e72e131a029ULL};
     static constexpr u64 INV = 0xc2e1f593efffffffULL;
+    static constexpr u64 R2[LIMBS] = {0x1bb8e645ae216da7ULL, 0x53fe3ab1e35c59e3ULL, 0x8c49833d53bb8085ULL,
+                                      0x0216d0b17f4e44a5ULL};
+    static constexpr u64 ONE[LIMBS] = {0xac96341c4ffffffbULL, 0x36fc76959f60cd29ULL, 0x666ea36f7879462eULL,
+                                       0x0e0a77c19a07df2fULL};
 };
+// BLS12-381 (gnark-crypto v0.21.0 ecc/bls12-381/{fp,fr}/element.go: q, qInvNeg,
+// rSquare). Fr is 255 bits: 2q fits four limbs but 4q does not, so no lazy
+// [0, 2q) arithmetic and no dot32 on it (HEADROOM_4Q, DOT32_OK).
+struct Bls12381FpParams {
+    static constexpr int LIMBS = 6;
+    static constexpr u64 Q[LIMBS] = {0xb9feffffffffaaabULL, 0x1eabfffeb153ffffULL, 0x6730d2a0f6b0f624ULL,
+                                     0x64774b84f38512bfULL, 0x4b1ba7b6434bacd7ULL, 0x1a0111ea397fe69aULL};
+    static constexpr u64 INV = 0x89f3fffcfffcfffdULL;
+    static constexpr u64 R2[LIMBS] = {0xf4df1f341c341746ULL, 0x0a76e6a609d104f1ULL, 0x8de5476c4c95b6d5ULL,
+                                      0x67eb88a9939d83c0ULL, 0x9a793e85b519952dULL, 0x11988fe592cae3aaULL};
+    static constexpr u64 ONE[LIMBS] = {0x760900000002fffdULL, 0xebf4000bc40c0002ULL, 0x5f48985753c758baULL,
+                                       0x77ce585370525745ULL, 0x5c071a97a256ec6dULL, 0x15f65ec3fa80e493ULL};
+};
+struct Bls12381FrParams {
+    static constexpr int LIMBS = 4;
+    static constexpr u64 Q[LIMBS] = {0xffffffff00000001ULL, 0x53bda402fffe5bfeULL, 0x3339d80809a1d805ULL,
+                                     0x73eda753299d7d48ULL};
+    static constexpr u64 INV = 0xfffffffeffffffffULL;
+    static constexpr u64 R2[LIMBS] = {0xc999e990f3f29c6dULL, 0x2b6cedcb87925c23ULL, 0x05d314967254398fULL,
+                                      0x0748d9d99f59ff11ULL};
+    static constexpr u64 ONE[LIMBS] = {0x00000001fffffffeULL, 0x5884b7fa00034802ULL, 0x998c4fefecbc4ff5ULL,
+                                       0x1824b159acc5056fULL};
+};
+
+// bit_length: the position of x's top bit plus one (0 for 0).
+HD constexpr int bit_length(u64 x) { return x ? 1 + bit_length(x >> 1) : 0; }
 
 template <class P> struct Field {
-    u64 v[4];
+    // N 64-bit limbs, N32 = 2N 32-bit ones; every loop below runs to a
+    // constant bound and is unrolled, so BN254's N = 4 compiles to the code
+    // the fixed four-limb version did.
+    static constexpr int N = P::LIMBS;
+    static constexpr int N32 = 2 * N;
+    u64 v[N];
 
-    HD static u64 q(int i) {
-        return i == 0 ? (u64)P::Q0 : i == 1 ? (u64)P::Q1 : i == 2 ? (u64)P::Q2 : (u64)P::Q3;
+    // The modulus's limbs as scalar constants: device code may read a
+    // constexpr scalar member, not a host constexpr array (CUDA's rule for
+    // constexpr variables without --expt-relaxed-constexpr), so q(i) selects
+    // among QLimb<I>::value; with i a constant after unrolling it folds to
+    // an immediate, as the fixed Q0..Q3 did.
+    template <int I> struct QLimb {
+        static constexpr u64 value = P::Q[I];
+    };
+    template <int I> HD static u64 qsel(int i) {
+        if constexpr (I == N - 1)
+            return QLimb<I>::value;
+        else
+            return i == I ? QLimb<I>::value : qsel<I + 1>(i);
     }
+    HD static u64 q(int i) { return qsel<0>(i); }
+    // the parameter arrays themselves, for host code (hosttest) only
+    static const u64 *qs() { return P::Q; }
+    static const u64 *r2s() { return P::R2; }
+
+    static constexpr u64 INV = P::INV; // −q⁻¹ mod 2⁶⁴
+
+    // ---- headroom: what the routines below assume about q's size ----
+    static constexpr u64 TOP = P::Q[N - 1];        // q's top 64-bit limb
+    static constexpr u64 TOP32 = TOP >> 32;         // and 32-bit limb
+    static constexpr int BITS = 64 * (N - 1) + bit_length(TOP);
+    // 2q < R: a sum of two canonical elements fits N limbs (add, sub, the
+    // conditional subtractions drop no carry).
+    static constexpr bool HEADROOM_2Q = (TOP >> 63) == 0;
+    // 4q < R: lazy elements in [0, 2q) (mul_lazy, add_lazy2q, sub_lazy2q),
+    // and mul32 of lazy inputs (mul_lazy's comment: the bounds).
+    static constexpr bool HEADROOM_4Q = (TOP >> 62) == 0;
+    // mul64: CIOS without the extra carry words (gnark's "no-carry" variant)
+    // needs q's top limb ≤ (2⁶⁴ − 1)/2 − 1.
+    static constexpr bool NO_CARRY_CIOS = TOP <= 0x7ffffffffffffffeULL;
+    // mont32 (the even/odd 32-bit CIOS) on canonical inputs: a_top + q_top
+    // + 5 ≤ 2^32 (mul_lazy's comment, (2)); lazy inputs need HEADROOM_4Q.
+    static constexpr bool MONT32_OK = 2 * TOP32 + 5 <= 0x100000000ULL;
+    // dot32: both products in the same rows: a_top + c_top + q_top + 8 ≤
+    // 2^32 for canonical inputs (BN254: 0x912ceb5e; BLS12-381 Fp too; not
+    // BLS12-381's Fr, whose top limb is 0x73eda753).
+    static constexpr bool DOT32_OK = 3 * TOP32 + 8 <= 0x100000000ULL && HEADROOM_4Q;
+    static_assert(HEADROOM_2Q && NO_CARRY_CIOS && MONT32_OK, "field.cuh needs 2q < R and q's top limb below 2^63 - 1");
+    static_assert(P::Q[0] > 2, "inv's exponent q - 2 takes 2 from the low limb alone");
 
     HD static Field zero() {
         Field r;
-        r.v[0] = r.v[1] = r.v[2] = r.v[3] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = 0;
         return r;
     }
-    HD bool is_zero() const { return (v[0] | v[1] | v[2] | v[3]) == 0; }
+    HD bool is_zero() const {
+        u64 o = v[0];
+#pragma unroll
+        for (int i = 1; i < N; i++) o |= v[i];
+        return o == 0;
+    }
     HD bool eq(const Field &o) const {
-        return ((v[0] ^ o.v[0]) | (v[1] ^ o.v[1]) | (v[2] ^ o.v[2]) | (v[3] ^ o.v[3])) == 0;
+        u64 d = v[0] ^ o.v[0];
+#pragma unroll
+        for (int i = 1; i < N; i++) d |= v[i] ^ o.v[i];
+        return d == 0;
+    }
+    // one: R mod q, 1 in Montgomery form.
+    HD static Field one() {
+        Field r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = oneLimb<0>(i);
+        return r;
+    }
+    template <int I> struct OneLimb {
+        static constexpr u64 value = P::ONE[I];
+    };
+    template <int I> HD static u64 oneLimb(int i) {
+        if constexpr (I == N - 1)
+            return OneLimb<I>::value;
+        else
+            return i == I ? OneLimb<I>::value : oneLimb<I + 1>(i);
     }
 
-    // ---- four 64-bit limbs: the first version, kept as the reference ----
+    // ---- N 64-bit limbs: the first version, kept as the reference ----
 
     // reduce_once: x ← x − q if x ≥ q (x < 2q).
     HD void reduce_once() {
-        u64 d[4], borrow = 0;
+        u64 d[N], borrow = 0;
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < N; i++) {
             u64 qi = q(i);
             u64 t = v[i] - qi;
             u64 b1 = v[i] < qi;
@@ -88,7 +201,7 @@ template <class P> struct Field {
         }
         if (!borrow) {
 #pragma unroll
-            for (int i = 0; i < 4; i++) v[i] = d[i];
+            for (int i = 0; i < N; i++) v[i] = d[i];
         }
     }
 
@@ -96,7 +209,7 @@ template <class P> struct Field {
         Field r;
         u64 carry = 0;
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < N; i++) {
             u64 s = a.v[i] + b.v[i];
             u64 c1 = s < a.v[i];
             u64 s2 = s + carry;
@@ -104,7 +217,7 @@ template <class P> struct Field {
             r.v[i] = s2;
             carry = c1 | c2;
         }
-        // q < 2^254, so a + b < 2^255: no carry out of the top limb.
+        // a + b < 2q < R (HEADROOM_2Q): no carry out of the top limb.
         r.reduce_once();
         return r;
     }
@@ -113,7 +226,7 @@ template <class P> struct Field {
         Field r;
         u64 borrow = 0;
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < N; i++) {
             u64 t = a.v[i] - b.v[i];
             u64 b1 = a.v[i] < b.v[i];
             u64 t2 = t - borrow;
@@ -124,7 +237,7 @@ template <class P> struct Field {
         if (borrow) {
             u64 carry = 0;
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
+            for (int i = 0; i < N; i++) {
                 u64 qi = q(i);
                 u64 s = r.v[i] + qi;
                 u64 c1 = s < qi;
@@ -137,30 +250,30 @@ template <class P> struct Field {
         return r;
     }
 
-    // Montgomery product a·b·2⁻²⁵⁶ mod q: CIOS without the extra carry
-    // words, valid because q's top limb is below 2⁶³ − 1 (gnark's "no-carry"
-    // variant), then one conditional subtraction.
+    // Montgomery product a·b·R⁻¹ mod q: CIOS without the extra carry
+    // words, valid because q's top limb is below 2⁶³ − 1 (NO_CARRY_CIOS:
+    // gnark's "no-carry" variant), then one conditional subtraction.
     HD static Field mul64(const Field &a, const Field &b) {
-        u64 t[4] = {0, 0, 0, 0};
+        u64 t[N] = {};
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < N; i++) {
             u64 A = 0;
             mac(t[0], a.v[0], b.v[i], A);
             u64 m = t[0] * P::INV;
             u64 C = 0, d = t[0];
             mac(d, m, q(0), C);
 #pragma unroll
-            for (int j = 1; j < 4; j++) {
+            for (int j = 1; j < N; j++) {
                 mac(t[j], a.v[j], b.v[i], A);
                 u64 x = t[j];
                 mac(x, m, q(j), C);
                 t[j - 1] = x;
             }
-            t[3] = C + A;
+            t[N - 1] = C + A;
         }
         Field r;
 #pragma unroll
-        for (int i = 0; i < 4; i++) r.v[i] = t[i];
+        for (int i = 0; i < N; i++) r.v[i] = t[i];
         r.reduce_once();
         return r;
     }
@@ -171,76 +284,78 @@ template <class P> struct Field {
     // product is the even/odd CIOS of sppark's mont_t: the products a_j·b_i
     // of even j and of odd j accumulate in two arrays, so every carry chain
     // is one unbroken run of mad.lo.cc/madc.hi.cc, and the two merge once at
-    // the end. It needs q < 2^254 (two spare bits), which both fields have:
-    // the chains that drop their last carry cannot carry there.
+    // the end. The chains that drop their last carry cannot carry there
+    // while q's top 32-bit limb leaves room (MONT32_OK for canonical inputs,
+    // HEADROOM_4Q for lazy ones; BN254's q < 2^254 has both). Loops run to
+    // N32, a constant: unrolled, N32 = 8 is the BN254 code as it was.
 
     HD static u32 q32(int i) { return (i & 1) ? (u32)(q(i >> 1) >> 32) : (u32)q(i >> 1); }
 
-    HD void split(u32 x[8]) const {
+    HD void split(u32 x[N32]) const {
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < N; i++) {
             x[2 * i] = (u32)v[i];
             x[2 * i + 1] = (u32)(v[i] >> 32);
         }
     }
-    HD static Field join(const u32 x[8]) {
+    HD static Field join(const u32 x[N32]) {
         Field r;
 #pragma unroll
-        for (int i = 0; i < 4; i++) r.v[i] = ((u64)x[2 * i + 1] << 32) | x[2 * i];
+        for (int i = 0; i < N; i++) r.v[i] = ((u64)x[2 * i + 1] << 32) | x[2 * i];
         return r;
     }
 
     // sub_q_if_ge: x ← x − q if x ≥ q (x < 2q).
-    HD static void sub_q_if_ge(u32 x[8]) {
-        u32 cc = 0, t[8];
+    HD static void sub_q_if_ge(u32 x[N32]) {
+        u32 cc = 0, t[N32];
         t[0] = sub_cc(x[0], q32(0), cc);
 #pragma unroll
-        for (int i = 1; i < 8; i++) t[i] = subc_cc(x[i], q32(i), cc);
+        for (int i = 1; i < N32; i++) t[i] = subc_cc(x[i], q32(i), cc);
         u32 borrow = subc(0, 0, cc); // 0 or 0xffffffff
 #pragma unroll
-        for (int i = 0; i < 8; i++) x[i] = borrow ? x[i] : t[i];
+        for (int i = 0; i < N32; i++) x[i] = borrow ? x[i] : t[i];
     }
 
     HD static Field add32(const Field &a, const Field &b) {
-        u32 x[8], y[8], cc = 0;
+        u32 x[N32], y[N32], cc = 0;
         a.split(x);
         b.split(y);
         x[0] = add_cc(x[0], y[0], cc);
 #pragma unroll
-        for (int i = 1; i < 7; i++) x[i] = addc_cc(x[i], y[i], cc);
-        x[7] = addc(x[7], y[7], cc); // a + b < 2^255: no carry out
+        for (int i = 1; i < N32 - 1; i++) x[i] = addc_cc(x[i], y[i], cc);
+        x[N32 - 1] = addc(x[N32 - 1], y[N32 - 1], cc); // a + b < 2q < R: no carry out
         sub_q_if_ge(x);
         return join(x);
     }
 
     HD static Field sub32(const Field &a, const Field &b) {
-        u32 x[8], y[8], cc = 0;
+        u32 x[N32], y[N32], cc = 0;
         a.split(x);
         b.split(y);
         x[0] = sub_cc(x[0], y[0], cc);
 #pragma unroll
-        for (int i = 1; i < 8; i++) x[i] = subc_cc(x[i], y[i], cc);
+        for (int i = 1; i < N32; i++) x[i] = subc_cc(x[i], y[i], cc);
         u32 mask = subc(0, 0, cc); // all ones if a < b: add q back
         x[0] = add_cc(x[0], q32(0) & mask, cc);
 #pragma unroll
-        for (int i = 1; i < 7; i++) x[i] = addc_cc(x[i], q32(i) & mask, cc);
-        x[7] = addc(x[7], q32(7) & mask, cc);
+        for (int i = 1; i < N32 - 1; i++) x[i] = addc_cc(x[i], q32(i) & mask, cc);
+        x[N32 - 1] = addc(x[N32 - 1], q32(N32 - 1) & mask, cc);
         return join(x);
     }
 
     // redc_row: one row of the even/odd CIOS: acc += a·bi, then one
     // Montgomery step (mi = acc₀·(−q⁻¹) mod 2³², acc += q·mi), shifting one
     // limb. even/odd swap roles from row to row.
-    HD static void redc_row(u32 even[8], u32 odd[8], const u32 a[8], u32 bi, bool first) {
+    HD static void redc_row(u32 even[N32], u32 odd[N32], const u32 a[N32], u32 bi, bool first) {
         u32 cc = 0;
         if (first) {
 #pragma unroll
-            for (int j = 0; j < 8; j += 2) {
+            for (int j = 0; j < N32; j += 2) {
                 odd[j] = mul_lo(a[j + 1], bi);
                 odd[j + 1] = mul_hi(a[j + 1], bi);
             }
 #pragma unroll
-            for (int j = 0; j < 8; j += 2) {
+            for (int j = 0; j < N32; j += 2) {
                 even[j] = mul_lo(a[j], bi);
                 even[j + 1] = mul_hi(a[j], bi);
             }
@@ -248,67 +363,67 @@ template <class P> struct Field {
             even[0] = add_cc(even[0], odd[1], cc);
             // odd ← odd>>2 limbs + odd-limb products, in the same chain
 #pragma unroll
-            for (int j = 0; j < 6; j += 2) {
+            for (int j = 0; j < N32 - 2; j += 2) {
                 odd[j] = madc_lo_cc(a[j + 1], bi, odd[j + 2], cc);
                 odd[j + 1] = madc_hi_cc(a[j + 1], bi, odd[j + 3], cc);
             }
-            odd[6] = madc_lo_cc(a[7], bi, 0, cc);
-            odd[7] = madc_hi(a[7], bi, 0, cc);
+            odd[N32 - 2] = madc_lo_cc(a[N32 - 1], bi, 0, cc);
+            odd[N32 - 1] = madc_hi(a[N32 - 1], bi, 0, cc);
             even[0] = mad_lo_cc(a[0], bi, even[0], cc);
             even[1] = madc_hi_cc(a[0], bi, even[1], cc);
 #pragma unroll
-            for (int j = 2; j < 8; j += 2) {
+            for (int j = 2; j < N32; j += 2) {
                 even[j] = madc_lo_cc(a[j], bi, even[j], cc);
                 even[j + 1] = madc_hi_cc(a[j], bi, even[j + 1], cc);
             }
-            odd[7] = addc(odd[7], 0, cc);
+            odd[N32 - 1] = addc(odd[N32 - 1], 0, cc);
         }
         reduce_step(even, odd);
     }
 
     // reduce_step: the Montgomery step that ends a row: mi = acc₀·(−q⁻¹)
     // mod 2³², acc += q·mi (odd limbs of q into odd, even into even).
-    HD static void reduce_step(u32 even[8], u32 odd[8]) {
+    HD static void reduce_step(u32 even[N32], u32 odd[N32]) {
         u32 cc = 0;
         u32 mi = even[0] * (u32)P::INV;
         odd[0] = mad_lo_cc(q32(1), mi, odd[0], cc);
         odd[1] = madc_hi_cc(q32(1), mi, odd[1], cc);
 #pragma unroll
-        for (int j = 2; j < 8; j += 2) {
+        for (int j = 2; j < N32; j += 2) {
             odd[j] = madc_lo_cc(q32(j + 1), mi, odd[j], cc);
             odd[j + 1] = madc_hi_cc(q32(j + 1), mi, odd[j + 1], cc);
         }
         even[0] = mad_lo_cc(q32(0), mi, even[0], cc);
         even[1] = madc_hi_cc(q32(0), mi, even[1], cc);
 #pragma unroll
-        for (int j = 2; j < 8; j += 2) {
+        for (int j = 2; j < N32; j += 2) {
             even[j] = madc_lo_cc(q32(j), mi, even[j], cc);
             even[j + 1] = madc_hi_cc(q32(j), mi, even[j + 1], cc);
         }
-        odd[7] = addc(odd[7], 0, cc);
+        odd[N32 - 1] = addc(odd[N32 - 1], 0, cc);
     }
 
     // mont32: the even/odd CIOS rows and their merge, without the final
     // subtraction: r = (x·y + M·q)/2^256, M the unique M < 2^256 with
     // x·y + M·q ≡ 0 mod 2^256 (mul_lazy's comment: the bounds).
-    HD static void mont32(const u32 x[8], const u32 y[8], u32 even[8]) {
-        u32 odd[8], cc = 0;
+    HD static void mont32(const u32 x[N32], const u32 y[N32], u32 even[N32]) {
+        u32 odd[N32], cc = 0;
 #pragma unroll
-        for (int i = 0; i < 8; i += 2) {
+        for (int i = 0; i < N32; i += 2) {
             redc_row(even, odd, x, y[i], i == 0);
             redc_row(odd, even, x, y[i + 1], false);
         }
         even[0] = add_cc(even[0], odd[1], cc);
 #pragma unroll
-        for (int j = 1; j < 7; j++) even[j] = addc_cc(even[j], odd[j + 1], cc);
-        even[7] = addc(even[7], 0, cc);
+        for (int j = 1; j < N32 - 1; j++) even[j] = addc_cc(even[j], odd[j + 1], cc);
+        even[N32 - 1] = addc(even[N32 - 1], 0, cc);
     }
 
-    // mul32: the canonical product; its inputs may be canonical or lazy (in
-    // [0, 2q)): mont32 returns < 2q for both (mul_lazy), so one conditional
-    // subtraction of q gives [0, q).
+    // mul32: the canonical product; its inputs may be canonical or, where
+    // HEADROOM_4Q, lazy (in [0, 2q)): mont32 returns < 2q for both
+    // (mul_lazy), so one conditional subtraction of q gives [0, q).
     HD static Field mul32(const Field &a, const Field &b) {
-        u32 x[8], y[8], r[8];
+        u32 x[N32], y[N32], r[N32];
         a.split(x);
         b.split(y);
         mont32(x, y, r);
@@ -318,7 +433,11 @@ template <class P> struct Field {
 
     // ---- lazy reduction: elements in [0, 2q) (the regs NTT; eager left in ABI 9: notes/cuda-variants.md) ----
     //
-    // Both fields have q < 2^254, so 4q < 2^256 = R: a sum of two elements
+    // (Written for BN254's N32 = 8: for other limb counts read R for 2^256,
+    // R·2^32 for 2^288 and R/2^32 for 2^224. Only fields with HEADROOM_4Q
+    // have these routines: not BLS12-381's Fr.)
+    //
+    // Both BN254 fields have q < 2^254, so 4q < 2^256 = R: a sum of two elements
     // below 2q fits eight limbs, and a Montgomery product of two of them
     // comes out below 2q with no final subtraction. Values stay in [0, 2q)
     // between operations; reduce_2q (or mul32) makes one canonical.
@@ -359,14 +478,14 @@ template <class P> struct Field {
     // and random values in [0, 2q) and a in [0, 4q), so a dropped carry
     // there fails it (dropping reduce_step's or redc_row's addc(odd[7], 0),
     // or the carry of redc_row's even[0] += odd[1], does: tried).
-    static_assert((P::Q3 >> 62) == 0, "lazy reduction needs q < 2^254");
 
     // q2: the limbs of 2q (< 2^255).
     HD static u64 q2(int i) { return (q(i) << 1) | (i ? q(i - 1) >> 63 : 0); }
     HD static u32 q2_32(int i) { return (i & 1) ? (u32)(q2(i >> 1) >> 32) : (u32)q2(i >> 1); }
 
     HD static Field mul_lazy(const Field &a, const Field &b) {
-        u32 x[8], y[8], r[8];
+        static_assert(HEADROOM_4Q, "lazy reduction needs 4q < R");
+        u32 x[N32], y[N32], r[N32];
         a.split(x);
         b.split(y);
         mont32(x, y, r);
@@ -376,19 +495,20 @@ template <class P> struct Field {
     // add_lazy2q: a + b, less 2q if that is ≥ 2q (a, b < 2q: a + b < 4q <
     // 2^256, no carry out; the result < 2q).
     HD static Field add_lazy2q(const Field &a, const Field &b) {
-        u32 x[8], y[8], t[8], cc = 0;
+        static_assert(HEADROOM_4Q, "lazy reduction needs 4q < R");
+        u32 x[N32], y[N32], t[N32], cc = 0;
         a.split(x);
         b.split(y);
         x[0] = add_cc(x[0], y[0], cc);
 #pragma unroll
-        for (int i = 1; i < 7; i++) x[i] = addc_cc(x[i], y[i], cc);
-        x[7] = addc(x[7], y[7], cc); // a + b < 4q < 2^256: no carry out
+        for (int i = 1; i < N32 - 1; i++) x[i] = addc_cc(x[i], y[i], cc);
+        x[N32 - 1] = addc(x[N32 - 1], y[N32 - 1], cc); // a + b < 4q < R: no carry out
         t[0] = sub_cc(x[0], q2_32(0), cc);
 #pragma unroll
-        for (int i = 1; i < 8; i++) t[i] = subc_cc(x[i], q2_32(i), cc);
+        for (int i = 1; i < N32; i++) t[i] = subc_cc(x[i], q2_32(i), cc);
         u32 borrow = subc(0, 0, cc); // all ones if a + b < 2q: keep it
 #pragma unroll
-        for (int i = 0; i < 8; i++) x[i] = borrow ? x[i] : t[i];
+        for (int i = 0; i < N32; i++) x[i] = borrow ? x[i] : t[i];
         return join(x);
     }
 
@@ -396,23 +516,25 @@ template <class P> struct Field {
     // (−2q, 2q); the result in [0, 2q)). The add chain's carry out is the
     // borrow's 2^256 and is dropped.
     HD static Field sub_lazy2q(const Field &a, const Field &b) {
-        u32 x[8], y[8], cc = 0;
+        static_assert(HEADROOM_4Q, "lazy reduction needs 4q < R");
+        u32 x[N32], y[N32], cc = 0;
         a.split(x);
         b.split(y);
         x[0] = sub_cc(x[0], y[0], cc);
 #pragma unroll
-        for (int i = 1; i < 8; i++) x[i] = subc_cc(x[i], y[i], cc);
+        for (int i = 1; i < N32; i++) x[i] = subc_cc(x[i], y[i], cc);
         u32 mask = subc(0, 0, cc); // all ones if a < b: add 2q back
         x[0] = add_cc(x[0], q2_32(0) & mask, cc);
 #pragma unroll
-        for (int i = 1; i < 7; i++) x[i] = addc_cc(x[i], q2_32(i) & mask, cc);
-        x[7] = addc(x[7], q2_32(7) & mask, cc);
+        for (int i = 1; i < N32 - 1; i++) x[i] = addc_cc(x[i], q2_32(i) & mask, cc);
+        x[N32 - 1] = addc(x[N32 - 1], q2_32(N32 - 1) & mask, cc);
         return join(x);
     }
 
     // reduce_2q: the canonical value of a lazy one (x < 2q → x mod q).
     HD static Field reduce_2q(const Field &a) {
-        u32 x[8];
+        static_assert(HEADROOM_4Q, "lazy reduction needs 4q < R");
+        u32 x[N32];
         a.split(x);
         sub_q_if_ge(x);
         return join(x);
@@ -460,12 +582,12 @@ template <class P> struct Field {
         x[k - 1] = addc(x[k - 1], 0, cc);
     }
     // reduce_row: one Montgomery step of mul_by_1 (no product row).
-    HD static void reduce_row(u32 even[8], u32 odd[8], bool first) {
+    HD static void reduce_row(u32 even[N32], u32 odd[N32], bool first) {
         u32 cc = 0, mi;
         if (first) {
             mi = even[0] * (u32)P::INV;
 #pragma unroll
-            for (int j = 0; j < 8; j += 2) {
+            for (int j = 0; j < N32; j += 2) {
                 odd[j] = mul_lo(q32(j + 1), mi);
                 odd[j + 1] = mul_hi(q32(j + 1), mi);
             }
@@ -473,24 +595,34 @@ template <class P> struct Field {
             even[0] = add_cc(even[0], odd[1], cc);
             mi = even[0] * (u32)P::INV;
 #pragma unroll
-            for (int j = 0; j < 6; j += 2) {
+            for (int j = 0; j < N32 - 2; j += 2) {
                 odd[j] = madc_lo_cc(q32(j + 1), mi, odd[j + 2], cc);
                 odd[j + 1] = madc_hi_cc(q32(j + 1), mi, odd[j + 3], cc);
             }
-            odd[6] = madc_lo_cc(q32(7), mi, 0, cc);
-            odd[7] = madc_hi(q32(7), mi, 0, cc);
+            odd[N32 - 2] = madc_lo_cc(q32(N32 - 1), mi, 0, cc);
+            odd[N32 - 1] = madc_hi(q32(N32 - 1), mi, 0, cc);
         }
         even[0] = mad_lo_cc(q32(0), mi, even[0], cc);
         even[1] = madc_hi_cc(q32(0), mi, even[1], cc);
 #pragma unroll
-        for (int j = 2; j < 8; j += 2) {
+        for (int j = 2; j < N32; j += 2) {
             even[j] = madc_lo_cc(q32(j), mi, even[j], cc);
             even[j + 1] = madc_hi_cc(q32(j), mi, even[j + 1], cc);
         }
-        odd[7] = addc(odd[7], 0, cc);
+        odd[N32 - 1] = addc(odd[N32 - 1], 0, cc);
     }
 
+    // The rows below are written out for N32 = 8 (BN254, both fields); other
+    // limb counts square with mont32 (mul32(x, x)) until a generic squaring
+    // is written and measured.
     HD static Field sqr32(const Field &x) {
+        if constexpr (N32 == 8)
+            return sqr32_8(x);
+        else
+            return mul32(x, x);
+    }
+    HD static Field sqr32_8(const Field &x) {
+        static_assert(N32 == 8, "sqr32_8's rows are for eight 32-bit limbs");
         u32 a[8], w[16], odd[14], cc = 0;
         x.split(a);
         // cross products a_i·a_j, i < j
@@ -547,50 +679,52 @@ template <class P> struct Field {
 
     // dot32: a·b + c·d with one Montgomery reduction (sppark's
     // dot_n_redc): both products accumulate in the same even/odd rows
-    // before each row's reduction step. Needs q < 2^254 as mul32 does; the
-    // sum before the final subtraction stays below 2q (a·b + c·d < 2q² and
-    // q < R/4).
-    HD static void dot_row(u32 even[8], u32 odd[8], const u32 a[8], u32 bi, const u32 c[8], u32 di, bool first) {
+    // before each row's reduction step. Needs DOT32_OK: the odd chain's top
+    // takes a's, c's and q's top limbs; the sum before the final subtraction
+    // stays below 2q (a·b + c·d < 2q² and q < R/4).
+    HD static void dot_row(u32 even[N32], u32 odd[N32], const u32 a[N32], u32 bi, const u32 c[N32], u32 di,
+                           bool first) {
         u32 cc = 0;
         if (first) {
-            mul_pairs(odd, a + 1, bi, 8);
-            cmad(odd, c + 1, di, 8, cc);
-            mul_pairs(even, a, bi, 8);
-            cmad(even, c, di, 8, cc);
-            odd[7] = addc(odd[7], 0, cc);
+            mul_pairs(odd, a + 1, bi, N32);
+            cmad(odd, c + 1, di, N32, cc);
+            mul_pairs(even, a, bi, N32);
+            cmad(even, c, di, N32, cc);
+            odd[N32 - 1] = addc(odd[N32 - 1], 0, cc);
         } else {
             even[0] = add_cc(even[0], odd[1], cc);
 #pragma unroll
-            for (int j = 0; j < 6; j += 2) {
+            for (int j = 0; j < N32 - 2; j += 2) {
                 odd[j] = madc_lo_cc(a[j + 1], bi, odd[j + 2], cc);
                 odd[j + 1] = madc_hi_cc(a[j + 1], bi, odd[j + 3], cc);
             }
-            odd[6] = madc_lo_cc(a[7], bi, 0, cc);
-            odd[7] = madc_hi(a[7], bi, 0, cc);
-            cmad(odd, c + 1, di, 8, cc);
-            cmad(even, a, bi, 8, cc);
-            odd[7] = addc(odd[7], 0, cc);
-            cmad(even, c, di, 8, cc);
-            odd[7] = addc(odd[7], 0, cc);
+            odd[N32 - 2] = madc_lo_cc(a[N32 - 1], bi, 0, cc);
+            odd[N32 - 1] = madc_hi(a[N32 - 1], bi, 0, cc);
+            cmad(odd, c + 1, di, N32, cc);
+            cmad(even, a, bi, N32, cc);
+            odd[N32 - 1] = addc(odd[N32 - 1], 0, cc);
+            cmad(even, c, di, N32, cc);
+            odd[N32 - 1] = addc(odd[N32 - 1], 0, cc);
         }
         reduce_step(even, odd);
     }
 
     HD static Field dot32(const Field &a, const Field &b, const Field &c, const Field &d) {
-        u32 x[8], y[8], z[8], w[8], even[8], odd[8], cc = 0;
+        static_assert(DOT32_OK, "dot32 needs 3·q_top32 + 8 <= 2^32 (and 4q < R)");
+        u32 x[N32], y[N32], z[N32], w[N32], even[N32], odd[N32], cc = 0;
         a.split(x);
         b.split(y);
         c.split(z);
         d.split(w);
 #pragma unroll
-        for (int i = 0; i < 8; i += 2) {
+        for (int i = 0; i < N32; i += 2) {
             dot_row(even, odd, x, y[i], z, w[i], i == 0);
             dot_row(odd, even, x, y[i + 1], z, w[i + 1], false);
         }
         even[0] = add_cc(even[0], odd[1], cc);
 #pragma unroll
-        for (int j = 1; j < 7; j++) even[j] = addc_cc(even[j], odd[j + 1], cc);
-        even[7] = addc(even[7], 0, cc);
+        for (int j = 1; j < N32 - 1; j++) even[j] = addc_cc(even[j], odd[j + 1], cc);
+        even[N32 - 1] = addc(even[N32 - 1], 0, cc);
         sub_q_if_ge(even);
         return join(even);
     }
@@ -620,12 +754,15 @@ template <class P> struct Field {
 #endif
 
     // inv: x^(q−2) = x⁻¹ (Fermat; 0 for 0), square-and-multiply from the
-    // top bit of q − 2 down. Precomputation only: ≈ 250 squares and 130
-    // products.
+    // top bit of q − 2 (bit BITS − 1, q's own: q − 2 > 2^(BITS−1)) down.
+    // Precomputation only: BN254: ≈ 250 squares and 130 products.
     HD Field inv() const {
-        u64 e[4] = {(u64)P::Q0 - 2, (u64)P::Q1, (u64)P::Q2, (u64)P::Q3}; // q's low limb is > 2
-        Field r = *this;                                                 // bit 253, q − 2's top bit
-        for (int i = 252; i >= 0; i--) {
+        u64 e[N];
+#pragma unroll
+        for (int i = 0; i < N; i++) e[i] = q(i);
+        e[0] -= 2;       // q's low limb is > 2 (static_assert above)
+        Field r = *this; // the top bit
+        for (int i = BITS - 2; i >= 0; i--) {
             r = r.sqr();
             if ((e[i >> 6] >> (i & 63)) & 1) r = r * *this;
         }
@@ -634,82 +771,92 @@ template <class P> struct Field {
 
     // from_mont: the canonical integer of a Montgomery-form element.
     HD Field from_mont() const {
-        Field one;
+        Field one = zero();
         one.v[0] = 1;
-        one.v[1] = one.v[2] = one.v[3] = 0;
         return *this * one;
     }
 };
 
 typedef Field<FpParams> Fp;
 typedef Field<FrParams> Fr;
+typedef Field<Bls12381FpParams> Bls12381Fp;
+typedef Field<Bls12381FrParams> Bls12381Fr;
 
-// Fp2 = Fp[u]/(u² + 1), gnark's E2 {A0, A1}.
-struct Fp2 {
-    Fp a0, a1;
-    HD static Fp2 zero() {
-        Fp2 r;
-        r.a0 = Fp::zero();
-        r.a1 = Fp::zero();
+// Fp2T<F> = F[u]/(u² + 1), gnark's E2 {A0, A1}: over BN254's Fp (Fp2) and
+// BLS12-381's (both have −1 a non-square: q ≡ 3 mod 4).
+template <class F> struct Fp2T {
+    F a0, a1;
+    HD static Fp2T zero() {
+        Fp2T r;
+        r.a0 = F::zero();
+        r.a1 = F::zero();
         return r;
     }
     HD bool is_zero() const { return a0.is_zero() && a1.is_zero(); }
-    HD bool eq(const Fp2 &o) const { return a0.eq(o.a0) && a1.eq(o.a1); }
-    HD friend Fp2 operator+(const Fp2 &a, const Fp2 &b) {
-        Fp2 r;
+    HD bool eq(const Fp2T &o) const { return a0.eq(o.a0) && a1.eq(o.a1); }
+    HD friend Fp2T operator+(const Fp2T &a, const Fp2T &b) {
+        Fp2T r;
         r.a0 = a.a0 + b.a0;
         r.a1 = a.a1 + b.a1;
         return r;
     }
-    HD friend Fp2 operator-(const Fp2 &a, const Fp2 &b) {
-        Fp2 r;
+    HD friend Fp2T operator-(const Fp2T &a, const Fp2T &b) {
+        Fp2T r;
         r.a0 = a.a0 - b.a0;
         r.a1 = a.a1 - b.a1;
         return r;
     }
-    HD Fp2 neg() const {
-        Fp2 r;
+    HD Fp2T neg() const {
+        Fp2T r;
         r.a0 = a0.neg();
         r.a1 = a1.neg();
         return r;
     }
-    HD Fp2 dbl() const { return *this + *this; }
+    HD Fp2T dbl() const { return *this + *this; }
     // mul_karatsuba: three products (a0·b0, a1·b1, (a0+a1)·(b0+b1)), five
     // additions; mul_dot: two dot products with one reduction each,
     // a0·b0 + a1·(−b1) and a0·b1 + a1·b0 (fewer multiply-adds in all on
     // 32-bit chains; fieldbench times both).
-    HD static Fp2 mul_karatsuba(const Fp2 &a, const Fp2 &b) {
-        Fp v0 = a.a0 * b.a0, v1 = a.a1 * b.a1;
-        Fp s = (a.a0 + a.a1) * (b.a0 + b.a1);
-        Fp2 r;
+    HD static Fp2T mul_karatsuba(const Fp2T &a, const Fp2T &b) {
+        F v0 = a.a0 * b.a0, v1 = a.a1 * b.a1;
+        F s = (a.a0 + a.a1) * (b.a0 + b.a1);
+        Fp2T r;
         r.a0 = v0 - v1;
         r.a1 = s - v0 - v1;
         return r;
     }
-    HD static Fp2 mul_dot(const Fp2 &a, const Fp2 &b) {
-        Fp2 r;
-        r.a0 = Fp::dot32(a.a0, b.a0, a.a1, Fp::sub32(Fp::zero(), b.a1));
-        r.a1 = Fp::dot32(a.a0, b.a1, a.a1, b.a0);
+    HD static Fp2T mul_dot(const Fp2T &a, const Fp2T &b) {
+        Fp2T r;
+        r.a0 = F::dot32(a.a0, b.a0, a.a1, F::sub32(F::zero(), b.a1));
+        r.a1 = F::dot32(a.a0, b.a1, a.a1, b.a0);
         return r;
     }
 #if ZK_FIELD_MUL == 64
-    HD friend Fp2 operator*(const Fp2 &a, const Fp2 &b) { return mul_karatsuba(a, b); }
+    HD friend Fp2T operator*(const Fp2T &a, const Fp2T &b) { return mul_karatsuba(a, b); }
 #else
-    HD friend Fp2 operator*(const Fp2 &a, const Fp2 &b) { return mul_dot(a, b); }
+    HD friend Fp2T operator*(const Fp2T &a, const Fp2T &b) {
+        if constexpr (F::DOT32_OK)
+            return mul_dot(a, b);
+        else
+            return mul_karatsuba(a, b);
+    }
 #endif
     // inv: (a0 − a1·u)/(a0² + a1²).
-    HD Fp2 inv() const {
-        Fp t = (a0.sqr() + a1.sqr()).inv();
-        Fp2 r;
+    HD Fp2T inv() const {
+        F t = (a0.sqr() + a1.sqr()).inv();
+        Fp2T r;
         r.a0 = a0 * t;
         r.a1 = (a1 * t).neg();
         return r;
     }
-    HD Fp2 sqr() const {
-        Fp2 r;
-        Fp t = a0 * a1;
+    HD Fp2T sqr() const {
+        Fp2T r;
+        F t = a0 * a1;
         r.a0 = (a0 + a1) * (a0 - a1);
         r.a1 = t + t;
         return r;
     }
 };
+
+typedef Fp2T<Fp> Fp2;
+typedef Fp2T<Bls12381Fp> Bls12381Fp2;

@@ -8,12 +8,14 @@
 #include "abi.cuh" // zk_default_config
 #include "driver.cuh"
 #include "zk.cuh"
+#include "curve_vectors.h" // gnark-crypto's points: testdata/curvevectors
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 static int failures = 0;
@@ -481,6 +483,353 @@ void test_field() {
         CHECK(Fp2::mul_dot(x, z).eq(Fp2::mul_karatsuba(x, z)), "fp2 dot vs karatsuba");
         CHECK(((x + z) * y).eq(x * y + z * y), "fp2 distrib");
     }
+}
+
+// ─── every field by its parameters, against a schoolbook reference ─────────
+//
+// Nat: a natural number as little-endian 32-bit limbs, with schoolbook
+// multiplication and a bit-by-bit remainder: nothing of field.cuh's (no
+// Montgomery, no INV, no chains), so it checks each parameter struct's
+// constants too. A Montgomery result z of x·y is right when z·R ≡ x·y
+// (mod q): both sides reduce with nat_mod, R = 2^(64·LIMBS) a shift.
+typedef std::vector<u32> Nat;
+void nat_trim(Nat &a) {
+    while (!a.empty() && a.back() == 0) a.pop_back();
+}
+template <class F> Nat nat_of(const F &x) {
+    Nat a;
+    for (int i = 0; i < F::N; i++) a.push_back((u32)x.v[i]), a.push_back((u32)(x.v[i] >> 32));
+    nat_trim(a);
+    return a;
+}
+Nat nat_limbs(const u64 *v, int n) {
+    Nat a;
+    for (int i = 0; i < n; i++) a.push_back((u32)v[i]), a.push_back((u32)(v[i] >> 32));
+    nat_trim(a);
+    return a;
+}
+template <class F> F field_of_nat(const Nat &a) {
+    F r = F::zero();
+    for (size_t i = 0; i < a.size(); i++) {
+        CHECK(i < 2 * F::N, "field_of_nat: too long");
+        if (i < 2 * F::N) r.v[i / 2] |= (u64)a[i] << (32 * (i % 2));
+    }
+    return r;
+}
+int nat_cmp(const Nat &a, const Nat &b) {
+    if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+    for (size_t i = a.size(); i-- > 0;)
+        if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+Nat nat_add(const Nat &a, const Nat &b) {
+    Nat r(std::max(a.size(), b.size()) + 1, 0);
+    u64 c = 0;
+    for (size_t i = 0; i < r.size(); i++) {
+        u64 t = c + (i < a.size() ? a[i] : 0) + (i < b.size() ? b[i] : 0);
+        r[i] = (u32)t;
+        c = t >> 32;
+    }
+    nat_trim(r);
+    return r;
+}
+Nat nat_sub(const Nat &a, const Nat &b) { // a ≥ b
+    Nat r(a.size(), 0);
+    u64 br = 0;
+    for (size_t i = 0; i < a.size(); i++) {
+        u64 t = (u64)a[i] - (i < b.size() ? b[i] : 0) - br;
+        r[i] = (u32)t;
+        br = (t >> 63) & 1;
+    }
+    nat_trim(r);
+    return r;
+}
+Nat nat_mul(const Nat &a, const Nat &b) {
+    Nat r(a.size() + b.size() + 1, 0);
+    for (size_t i = 0; i < a.size(); i++) {
+        u64 c = 0;
+        for (size_t j = 0; j < b.size(); j++) {
+            u64 t = (u64)a[i] * b[j] + r[i + j] + c;
+            r[i + j] = (u32)t;
+            c = t >> 32;
+        }
+        for (size_t k = i + b.size(); c; k++) {
+            u64 t = (u64)r[k] + c;
+            r[k] = (u32)t;
+            c = t >> 32;
+        }
+    }
+    nat_trim(r);
+    return r;
+}
+Nat nat_shl(const Nat &a, int limbs32) {
+    if (a.empty()) return a;
+    Nat r(limbs32, 0);
+    r.insert(r.end(), a.begin(), a.end());
+    return r;
+}
+// nat_mod: a mod m, one bit at a time from a's top (r < m throughout).
+Nat nat_mod(const Nat &a, const Nat &m) {
+    Nat r;
+    for (size_t i = a.size() * 32; i-- > 0;) {
+        r = nat_add(r, r);
+        if ((a[i / 32] >> (i % 32)) & 1) r = nat_add(r, Nat{1});
+        if (nat_cmp(r, m) >= 0) r = nat_sub(r, m);
+    }
+    return r;
+}
+Nat nat_bit(int k) { // 2^k
+    Nat r(k / 32 + 1, 0);
+    r[k / 32] = 1u << (k % 32);
+    return r;
+}
+
+template <class F> struct FieldRef {
+    Nat q = nat_limbs(F::qs(), F::N);
+    int R32 = 2 * F::N; // R = 2^(32·R32)
+    Nat mod(const Nat &a) const { return nat_mod(a, q); }
+    // is_mont_product: z·R ≡ x·y (mod q), and z canonical.
+    bool is_mont_product(const F &z, const Nat &x, const Nat &y) const {
+        return nat_cmp(nat_of(z), q) < 0 && nat_cmp(mod(nat_shl(nat_of(z), R32)), mod(nat_mul(x, y))) == 0;
+    }
+};
+
+// param_values: canonical edges and random elements: 0, 1, 2, q − 1, q − 2,
+// q − 2^32, q − 2^63, R mod q, the largest values with q's top limb less
+// one (64- and 32-bit) and every lower limb all ones, values near 2^(bits−1)
+// (q's top bit), and random elements of every bit size.
+template <class F> std::vector<F> param_values(int nrand) {
+    FieldRef<F> ref;
+    const Nat &q = ref.q;
+    std::vector<Nat> ns = {Nat{}, Nat{1}, Nat{2}};
+    for (int k : {0, 1, 32, 63}) ns.push_back(nat_sub(q, k ? nat_bit(k) : Nat{1}));
+    ns.push_back(nat_sub(q, Nat{2}));
+    ns.push_back(ref.mod(nat_bit(64 * F::N)));
+    Nat top = nat_bit(F::BITS - 1);
+    ns.push_back(top);
+    ns.push_back(nat_add(top, Nat{1}));
+    ns.push_back(nat_sub(top, Nat{1}));
+    for (int lim : {64, 32}) {
+        F t;
+        for (int i = 0; i < F::N; i++) t.v[i] = ~0ULL;
+        t.v[F::N - 1] = lim == 64 ? F::TOP - 1 : ((F::TOP >> 32) - 1) << 32 | 0xffffffffULL;
+        ns.push_back(nat_of(t));
+    }
+    std::vector<F> xs;
+    for (const Nat &n : ns) {
+        CHECK(nat_cmp(n, q) < 0, "param_values: an edge not below q");
+        xs.push_back(field_of_nat<F>(n));
+    }
+    for (int i = 0; i < nrand; i++) {
+        F r;
+        for (int j = 0; j < F::N; j++) r.v[j] = rng();
+        int bits = 1 + (int)(rng() % F::BITS);
+        for (int j = 0; j < F::N; j++) {
+            int lo = 64 * j;
+            if (bits <= lo) r.v[j] = 0;
+            else if (bits < lo + 64) r.v[j] &= (1ULL << (bits - lo)) - 1;
+        }
+        if (nat_cmp(nat_of(r), q) >= 0) r.v[F::N - 1] %= F::TOP;
+        xs.push_back(r);
+    }
+    return xs;
+}
+
+// test_params: one field's constants and every operation on both products
+// (mul32 and mul64 whatever ZK_FIELD_MUL is; the operators as built), and
+// the lazy ones where the field has the headroom for them.
+template <class F> void test_params(const char *name, bool want_4q, bool want_dot) {
+    FieldRef<F> ref;
+    const Nat &q = ref.q;
+    CHECK(F::HEADROOM_4Q == want_4q && F::DOT32_OK == want_dot, "%s headroom facts", name);
+    CHECK((int)(q.size() * 32 - __builtin_clz(q.back())) == F::BITS, "%s BITS", name);
+    CHECK((u64)(F::q(0) * F::INV) == ~0ULL, "%s INV: q·INV ≢ −1 mod 2^64", name);
+    Nat R = ref.mod(nat_bit(64 * F::N)), R2 = ref.mod(nat_mul(R, R));
+    CHECK(nat_cmp(nat_of(F::one()), R) == 0, "%s ONE is not R mod q", name);
+    CHECK(nat_cmp(nat_limbs(F::r2s(), F::N), R2) == 0, "%s R2 is not R² mod q", name);
+    std::vector<F> xs = param_values<F>(150);
+    for (size_t i = 0; i < xs.size(); i++) {
+        const F &x = xs[i];
+        Nat xn = nat_of(x);
+        CHECK(ref.is_mont_product(F::sqr32(x), xn, xn), "%s sqr32 %zu", name, i);
+        CHECK(ref.is_mont_product(x.sqr(), xn, xn), "%s sqr %zu", name, i);
+        CHECK(nat_cmp(nat_add(nat_of(x.neg()), xn), x.is_zero() ? Nat{} : q) == 0, "%s neg %zu", name, i);
+        F xi = x.inv(); // x̃·x̃⁻¹ = R² (Montgomery forms xR and x⁻¹R); 0 for 0
+        CHECK(x.is_zero() ? xi.is_zero() : nat_cmp(ref.mod(nat_mul(xn, nat_of(xi))), R2) == 0, "%s inv %zu", name, i);
+        CHECK(nat_cmp(ref.mod(nat_shl(nat_of(x.from_mont()), ref.R32)), xn) == 0, "%s from_mont %zu", name, i);
+        for (size_t j = i % 3; j < xs.size(); j += 1 + (i % 4)) {
+            const F &y = xs[j];
+            Nat yn = nat_of(y);
+            CHECK(ref.is_mont_product(F::mul32(x, y), xn, yn), "%s mul32 %zu,%zu", name, i, j);
+            CHECK(ref.is_mont_product(F::mul64(x, y), xn, yn), "%s mul64 %zu,%zu", name, i, j);
+            CHECK(ref.is_mont_product(x * y, xn, yn), "%s operator* %zu,%zu", name, i, j);
+            Nat s = nat_add(xn, yn);
+            if (nat_cmp(s, q) >= 0) s = nat_sub(s, q);
+            Nat d = nat_cmp(xn, yn) >= 0 ? nat_sub(xn, yn) : nat_sub(nat_add(xn, q), yn);
+            CHECK(nat_cmp(nat_of(F::add32(x, y)), s) == 0 && nat_cmp(nat_of(F::add64(x, y)), s) == 0 &&
+                      nat_cmp(nat_of(x + y), s) == 0,
+                  "%s add %zu,%zu", name, i, j);
+            CHECK(nat_cmp(nat_of(F::sub32(x, y)), d) == 0 && nat_cmp(nat_of(F::sub64(x, y)), d) == 0 &&
+                      nat_cmp(nat_of(x - y), d) == 0,
+                  "%s sub %zu,%zu", name, i, j);
+            if constexpr (F::DOT32_OK) {
+                const F &z = xs[(i * 31 + j) % xs.size()], &w = xs[(j * 17 + i + 1) % xs.size()];
+                Nat want = ref.mod(nat_add(nat_mul(xn, yn), nat_mul(nat_of(z), nat_of(w))));
+                F got = F::dot32(x, y, z, w);
+                CHECK(nat_cmp(nat_of(got), q) < 0 && nat_cmp(ref.mod(nat_shl(nat_of(got), ref.R32)), want) == 0,
+                      "%s dot32 %zu,%zu", name, i, j);
+            }
+        }
+    }
+    if constexpr (F::HEADROOM_4Q) {
+        // lazy values: [0, 2q): canonical ones and each plus q
+        std::vector<F> ls;
+        for (size_t i = 0; i < xs.size(); i += 2) {
+            ls.push_back(xs[i]);
+            ls.push_back(field_of_nat<F>(nat_add(nat_of(xs[i]), q)));
+        }
+        Nat q2 = nat_add(q, q);
+        for (size_t i = 0; i < ls.size(); i++) {
+            const F &a = ls[i];
+            Nat an = nat_of(a);
+            F r = F::reduce_2q(a);
+            CHECK(nat_cmp(nat_of(r), ref.mod(an)) == 0, "%s reduce_2q %zu", name, i);
+            for (size_t j = i % 5; j < ls.size(); j += 1 + (i % 5)) {
+                const F &b = ls[j];
+                Nat bn = nat_of(b);
+                F m = F::mul_lazy(a, b);
+                CHECK(nat_cmp(nat_of(m), q2) < 0 &&
+                          nat_cmp(ref.mod(nat_shl(nat_of(m), ref.R32)), ref.mod(nat_mul(an, bn))) == 0,
+                      "%s mul_lazy %zu,%zu", name, i, j);
+                CHECK(ref.is_mont_product(F::mul32(a, b), an, bn), "%s mul32 of lazy %zu,%zu", name, i, j);
+                Nat s = nat_add(an, bn);
+                if (nat_cmp(s, q2) >= 0) s = nat_sub(s, q2);
+                CHECK(nat_cmp(nat_of(F::add_lazy2q(a, b)), s) == 0, "%s add_lazy2q %zu,%zu", name, i, j);
+                Nat d = nat_cmp(an, bn) >= 0 ? nat_sub(an, bn) : nat_sub(nat_add(an, q2), bn);
+                CHECK(nat_cmp(nat_of(F::sub_lazy2q(a, b)), d) == 0, "%s sub_lazy2q %zu,%zu", name, i, j);
+            }
+        }
+    }
+}
+
+// test_fp2_over: Fp2T<F>'s product (as built, and both forms where F has
+// dot32), square and inverse, by identities over F checked above.
+template <class F> void test_fp2_over(const char *name) {
+    typedef Fp2T<F> E;
+    std::vector<F> xs = param_values<F>(40);
+    for (size_t i = 0; i + 3 < xs.size(); i++) {
+        E x, y, z;
+        x.a0 = xs[i], x.a1 = xs[i + 1], z.a0 = xs[i + 2], z.a1 = xs[i + 3];
+        y.a0 = x.a0, y.a1 = x.a1.neg();
+        E p = x * y; // (a + bu)(a − bu) = a² + b²
+        CHECK(p.a0.eq(x.a0.sqr() + x.a1.sqr()) && p.a1.is_zero(), "%s fp2 conj %zu", name, i);
+        E k = E::mul_karatsuba(x, z); // schoolbook: (a0b0 − a1b1) + (a0b1 + a1b0)u
+        CHECK(k.a0.eq(x.a0 * z.a0 - x.a1 * z.a1) && k.a1.eq(x.a0 * z.a1 + x.a1 * z.a0), "%s fp2 karatsuba %zu", name,
+              i);
+        if constexpr (F::DOT32_OK) CHECK(E::mul_dot(x, z).eq(k), "%s fp2 dot vs karatsuba %zu", name, i);
+        CHECK((x * z).eq(k) && x.sqr().eq(x * x), "%s fp2 mul/sqr %zu", name, i);
+        E one = E::zero();
+        one.a0 = F::one();
+        CHECK(x.is_zero() || (x * x.inv()).eq(one), "%s fp2 inv %zu", name, i);
+    }
+}
+
+void test_fields_by_params() {
+    test_params<Fp>("bn254 fp", true, true);
+    test_params<Fr>("bn254 fr", true, true);
+    test_params<Bls12381Fp>("bls12-381 fp", true, true);
+    test_params<Bls12381Fr>("bls12-381 fr", false, false);
+    test_fp2_over<Fp>("bn254");
+    test_fp2_over<Bls12381Fp>("bls12-381");
+}
+
+// ─── curve traits (curve.cuh: Bn254, Bls12381) against gnark's points ──────
+//
+// curve_vectors.h holds gnark-crypto's b, b′, generators and [k]G for a few k
+// (go run ./gpu/cuda/testdata/curvevectors): the points on the curve by the
+// traits' coefficients, [k]G by double-and-add with XYZZ's formulas equal to
+// gnark's, and 2G four ways (set_dbl_affine, dbl_assign, add, add_affine).
+template <class F> F field_of_words(const uint64_t *w) {
+    F r;
+    for (int i = 0; i < F::N; i++) r.v[i] = w[i];
+    return r;
+}
+template <class F> Fp2T<F> fp2_of_words(const uint64_t *a0, const uint64_t *a1) {
+    Fp2T<F> r;
+    r.a0 = field_of_words<F>(a0);
+    r.a1 = field_of_words<F>(a1);
+    return r;
+}
+template <class F> bool on_curve_b(const Affine<F> &a, const F &b) { return a.y.sqr().eq(a.x.sqr() * a.x + b); }
+template <class F> bool affine_eq(const Affine<F> &a, const Affine<F> &b) { return a.x.eq(b.x) && a.y.eq(b.y); }
+Nat nat_of_decimal(const char *s) {
+    Nat r;
+    for (; *s; s++) r = nat_add(nat_mul(r, Nat{10}), *s == '0' ? Nat{} : Nat{(u32)(*s - '0')});
+    return r;
+}
+// scalar_mul: [k]g by double-and-add from k's top bit, mixed additions.
+template <class F> Affine<F> scalar_mul(const Affine<F> &g, const Nat &k, const F &one) {
+    XYZZ<F> r = XYZZ<F>::inf();
+    for (size_t i = k.size() * 32; i-- > 0;) {
+        r.dbl_assign();
+        if ((k[i / 32] >> (i % 32)) & 1) r.add_affine(g.x, g.y, one);
+    }
+    return r.to_affine();
+}
+template <class F> void check_group(const char *name, const Affine<F> &g, const Affine<F> *kg, const char *const *ks,
+                                    int n, const F &b, const F &one) {
+    CHECK(on_curve_b(g, b), "%s generator on the curve", name);
+    for (int i = 0; i < n; i++) {
+        CHECK(on_curve_b(kg[i], b), "%s [%s]G on the curve", name, ks[i]);
+        CHECK(affine_eq(scalar_mul(g, nat_of_decimal(ks[i]), one), kg[i]), "%s [%s]G", name, ks[i]);
+    }
+    XYZZ<F> a, c = XYZZ<F>::inf(), d, e;
+    a.set_dbl_affine(g.x, g.y);
+    c.add_affine(g.x, g.y, one);
+    d = c;
+    d.dbl_assign();
+    e = c;
+    e.add(c);
+    c.add_affine(g.x, g.y, one);
+    Affine<F> two = a.to_affine();
+    CHECK(affine_eq(two, c.to_affine()) && affine_eq(two, d.to_affine()) && affine_eq(two, e.to_affine()),
+          "%s 2G four ways", name);
+    XYZZ<F> z = d; // 2G − 2G = ∞, by add and by add_affine
+    z.add(d.neg());
+    XYZZ<F> z2 = d;
+    z2.add_affine(two.x, two.y.neg(), one);
+    CHECK(z.is_inf() && z2.is_inf(), "%s P - P", name);
+}
+template <class C> void test_curve_traits(const char *name, const CurveVector *vs, int n, const uint64_t *b,
+                                          const uint64_t (*b2)[6]) {
+    typedef typename C::Fp F;
+    typedef typename C::Fp2 E;
+    CHECK(C::b().eq(field_of_words<F>(b)) && C::b2().eq(fp2_of_words<F>(b2[0], b2[1])), "%s b, b′", name);
+    E one2 = E::zero();
+    one2.a0 = F::one();
+    std::vector<Affine<F>> k1;
+    std::vector<Affine<E>> k2;
+    std::vector<const char *> ks;
+    for (int i = 0; i < n; i++) {
+        k1.push_back({field_of_words<F>(vs[i].g1x), field_of_words<F>(vs[i].g1y)});
+        k2.push_back({fp2_of_words<F>(vs[i].g2x0, vs[i].g2x1), fp2_of_words<F>(vs[i].g2y0, vs[i].g2y1)});
+        ks.push_back(vs[i].k);
+    }
+    CHECK(std::string(ks[0]) == "1", "%s: the vectors start with G", name);
+    char g1name[64], g2name[64];
+    snprintf(g1name, sizeof g1name, "%s G1", name);
+    snprintf(g2name, sizeof g2name, "%s G2", name);
+    check_group<F>(g1name, k1[0], k1.data(), ks.data(), n, C::b(), F::one());
+    check_group<E>(g2name, k2[0], k2.data(), ks.data(), n, C::b2(), one2);
+    // [r − 1]G = −G: the last vector
+    CHECK(affine_eq(k1[n - 1], Affine<F>{k1[0].x, k1[0].y.neg()}) &&
+              affine_eq(k2[n - 1], Affine<E>{k2[0].x, k2[0].y.neg()}),
+          "%s [r-1]G = -G", name);
+}
+void test_curves_by_traits() {
+    test_curve_traits<Bn254>("bn254", bn254_vectors, sizeof bn254_vectors / sizeof *bn254_vectors, bn254_b, bn254_b2);
+    test_curve_traits<Bls12381>("bls12-381", bls12381_vectors, sizeof bls12381_vectors / sizeof *bls12381_vectors,
+                                bls12381_b, bls12381_b2);
 }
 
 std::vector<A1> make_bases(size_t n) {
@@ -1153,7 +1502,9 @@ int main() {
     test_config();
     test_plan();
     test_field();
+    test_fields_by_params();
     test_curve();
+    test_curves_by_traits();
     test_ones();
     for (size_t n : {1, 2, 3, 17, 100, 300})
         for (u32 L : {2u, 32u}) test_msm(n, L, false, 0);

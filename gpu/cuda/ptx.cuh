@@ -1,5 +1,5 @@
 // ptx.cuh — 32-bit multiply-add and add/sub carry chains, the building
-// blocks of field.cuh's products on eight 32-bit limbs.
+// blocks of field.cuh's products on 2·LIMBS 32-bit limbs (eight for BN254).
 //
 // Each function is one PTX instruction, named after it. On the device the
 // carry flag (CC.CF) lives in the hardware and the `cc` argument is unused:
