@@ -12,9 +12,10 @@ import (
 
 func setupCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "setup",
-		Usage:     "compile a built-in circuit and run gnark's Groth16 setup into a circuit directory",
-		UsageText: "zkpipe setup --builtin NAME [--constraints N] --dir DIR [--hash-to-field default|sha256|keccak256]",
+		Name:        "setup",
+		Usage:       "compile a built-in circuit and run gnark's Groth16 setup into a circuit directory",
+		UsageText:   "zkpipe setup --builtin NAME [--constraints N] --dir DIR [--hash-to-field default|sha256|keccak256]",
+		Description: setupCeremonyNote,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "builtin", Usage: fmt.Sprintf("built-in circuit: %v", circuits.Names()), Value: "mulchain", EnvVars: env("builtin")},
 			&cli.IntFlag{Name: "constraints", Aliases: []string{"c"}, Usage: "about how many constraints", Value: 1 << 12, EnvVars: env("constraints")},
@@ -32,6 +33,7 @@ func setupCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			fmt.Fprintln(logOut(c), "zkpipe setup: "+setupCeremonyNote)
 			start := time.Now()
 			info, err := gnarksrc.Setup(cfg.builtin, cfg.constraints, cfg.dir)
 			if errors.Is(err, circuits.ErrTooLarge) {
@@ -49,6 +51,13 @@ func setupCommand() *cli.Command {
 		},
 	}
 }
+
+// setupCeremonyNote is said in setup's help and on stderr at every setup:
+// its keys are for tests and benchmarks, because one process chose their
+// secret and a user cannot tell whether it was forgotten.
+const setupCeremonyNote = "the keys it writes come from toxic waste drawn from crypto/rand and discarded, never stored; " +
+	"they suit tests and benchmarks, not production: a production key comes from a ceremony " +
+	"(a powers-of-tau and a circuit-specific phase 2, with several parties, as gnark and snarkjs document)"
 
 // setupConfig is what setup's flags ask for.
 type setupConfig struct {

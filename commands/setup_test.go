@@ -118,3 +118,33 @@ func TestSetupMemoryModelCoversASetup(t *testing.T) {
 		}
 	}
 }
+
+// TestSetupSaysItsKeysAreNotForProduction: setup's help and every setup's
+// stderr say where its secret went and where a production key comes from.
+func TestSetupSaysItsKeysAreNotForProduction(t *testing.T) {
+	for _, want := range []string{"discarded, never stored", "not production", "ceremony"} {
+		if !strings.Contains(setupCeremonyNote, want) {
+			t.Fatalf("the note %q lacks %q", setupCeremonyNote, want)
+		}
+	}
+	var help bytes.Buffer
+	app := App()
+	app.Writer = &help
+	if err := app.Run([]string{"zkpipe", "setup", "--help"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(help.String(), "ceremony") {
+		t.Errorf("setup --help does not mention the ceremony:\n%s", help.String())
+	}
+	var stderr bytes.Buffer
+	app = App()
+	app.ErrWriter = &stderr
+	app.Writer = &bytes.Buffer{}
+	dir := filepath.Join(t.TempDir(), "chain")
+	if err := app.Run([]string{"zkpipe", "setup", "--builtin", "mulchain", "--constraints", "64", "--dir", dir}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "zkpipe setup: the keys it writes come from toxic waste") || !strings.Contains(stderr.String(), "ceremony") {
+		t.Errorf("setup's stderr does not say its keys are not for production:\n%s", stderr.String())
+	}
+}
