@@ -6,6 +6,7 @@ import (
 
 	"github.com/consensys/gnark/frontend"
 	gbits "github.com/consensys/gnark/std/math/bits"
+	"github.com/zkpipe/zkpipe/curve"
 )
 
 // wordBits is the width of each decomposed word.
@@ -43,7 +44,7 @@ var bitsCircuit = Builtin{
 	circuit: func(n int) frontend.Circuit {
 		return &Bits{X: make([]frontend.Variable, bitsWords(n))}
 	},
-	assign: func(n int, seed int64) frontend.Circuit {
+	assign: func(_ curve.ID, n int, seed int64) frontend.Circuit { // bits and 64-bit words: the same on every curve
 		rng := rand.New(rand.NewSource(seed))
 		c := &Bits{X: make([]frontend.Variable, bitsWords(n))}
 		count := 0

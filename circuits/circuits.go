@@ -7,6 +7,9 @@
 //	          every wire is 0 or 1, where batch-addition pays
 //	commit    a permutation check Π(a_i − γ) = Π(b_i − γ) with γ = api.Commit(a, b):
 //	          a BSB22 commitment in the proof
+//
+// Each compiles over the scalar field of any curve of package curve
+// (CompileOn, WitnessOn); Compile and Witness are BN254's.
 package circuits
 
 import (
@@ -14,11 +17,11 @@ import (
 	"math/big"
 	"sort"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/constraint"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
+	"github.com/zkpipe/zkpipe/curve"
 )
 
 // Builtin is a circuit family parameterised by its size.
@@ -27,8 +30,9 @@ type Builtin struct {
 	Doc  string
 	// circuit returns the definition for about n constraints (n ≥ 4).
 	circuit func(n int) frontend.Circuit
-	// assign returns a satisfying assignment of circuit(n) drawn from seed.
-	assign func(n int, seed int64) frontend.Circuit
+	// assign returns a satisfying assignment of circuit(n) over id's
+	// scalar field, drawn from seed.
+	assign func(id curve.ID, n int, seed int64) frontend.Circuit
 	// floor is the fewest constraints and wires circuit(n) has, without
 	// compiling, for refusing a size before the compiler's memory is
 	// spent; TestFloorIsBelowCompile checks it.
@@ -75,29 +79,53 @@ func Lookup(name string) (Builtin, error) {
 // MinConstraints is the smallest size a built-in accepts.
 const MinConstraints = 4
 
-// Compile builds the R1CS of b sized for about n constraints.
+// Compile builds the R1CS of b over BN254 sized for about n constraints.
 func (b Builtin) Compile(n int) (constraint.ConstraintSystem, error) {
+	return b.CompileOn(curve.BN254, n)
+}
+
+// CompileOn builds the R1CS of b over id's scalar field sized for about n
+// constraints.
+func (b Builtin) CompileOn(id curve.ID, n int) (constraint.ConstraintSystem, error) {
 	if n < MinConstraints {
 		return nil, fmt.Errorf("%s: %d constraints is below the minimum %d", b.Name, n, MinConstraints)
+	}
+	if !id.Valid() {
+		return nil, fmt.Errorf("%s: no curve %s", b.Name, id)
 	}
 	if c, _ := b.floor(n); checkDomain(c) != nil {
 		return nil, fmt.Errorf("%s at %d: %w", b.Name, n, checkDomain(c))
 	}
-	return frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, b.circuit(n))
+	return frontend.Compile(id.ECC().ScalarField(), r1cs.NewBuilder, b.circuit(n))
 }
 
-// Witness returns a full witness for b at size n, drawn from seed.
+// Witness returns a full BN254 witness for b at size n, drawn from seed.
 func (b Builtin) Witness(n int, seed int64) (witness.Witness, error) {
+	return b.WitnessOn(curve.BN254, n, seed)
+}
+
+// WitnessOn returns a full witness over id's scalar field for b at size n,
+// drawn from seed.
+func (b Builtin) WitnessOn(id curve.ID, n int, seed int64) (witness.Witness, error) {
 	if n < MinConstraints {
 		return nil, fmt.Errorf("%s: %d constraints is below the minimum %d", b.Name, n, MinConstraints)
 	}
-	return frontend.NewWitness(b.assign(n, seed), ecc.BN254.ScalarField())
+	if !id.Valid() {
+		return nil, fmt.Errorf("%s: no curve %s", b.Name, id)
+	}
+	return frontend.NewWitness(b.assign(id, n, seed), id.ECC().ScalarField())
 }
 
-// Assignment returns the assignment behind Witness, for tests that break it.
-func (b Builtin) Assignment(n int, seed int64) frontend.Circuit { return b.assign(n, seed) }
+// Assignment returns the BN254 assignment behind Witness, for tests that
+// break it.
+func (b Builtin) Assignment(n int, seed int64) frontend.Circuit {
+	return b.assign(curve.BN254, n, seed)
+}
 
-// modulus is BN254's scalar field, for native witness arithmetic.
-var modulus = ecc.BN254.ScalarField()
+// AssignmentOn returns the assignment behind WitnessOn.
+func (b Builtin) AssignmentOn(id curve.ID, n int, seed int64) frontend.Circuit {
+	return b.assign(id, n, seed)
+}
 
-func mod(x *big.Int) *big.Int { return x.Mod(x, modulus) }
+// modulus is id's scalar field, for native witness arithmetic.
+func modulus(id curve.ID) *big.Int { return id.ECC().ScalarField() }

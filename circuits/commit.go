@@ -5,6 +5,7 @@ import (
 	"math/rand"
 
 	"github.com/consensys/gnark/frontend"
+	"github.com/zkpipe/zkpipe/curve"
 )
 
 // Commit proves that B is a permutation of A, whose sum is public, with the
@@ -44,21 +45,22 @@ var commitCircuit = Builtin{
 		m := commitLen(n)
 		return &Commit{A: make([]frontend.Variable, m), B: make([]frontend.Variable, m)}
 	},
-	assign: func(n int, seed int64) frontend.Circuit {
+	assign: func(id curve.ID, n int, seed int64) frontend.Circuit {
 		rng := rand.New(rand.NewSource(seed))
+		r := modulus(id)
 		m := commitLen(n)
 		c := &Commit{A: make([]frontend.Variable, m), B: make([]frontend.Variable, m)}
 		sum := new(big.Int)
 		vals := make([]*big.Int, m)
 		for i := range vals {
-			vals[i] = mod(new(big.Int).Rand(rng, modulus))
+			vals[i] = new(big.Int).Rand(rng, r)
 			c.A[i] = vals[i]
 			sum.Add(sum, vals[i])
 		}
 		for i, j := range rng.Perm(m) {
 			c.B[i] = vals[j]
 		}
-		c.Sum = mod(sum)
+		c.Sum = sum.Mod(sum, r)
 		return c
 	},
 	// a product term a value on each side; the inputs and the terms are wires

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
@@ -14,12 +15,13 @@ func setupCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "setup",
 		Usage:       "compile a built-in circuit and run gnark's Groth16 setup into a circuit directory",
-		UsageText:   "zkpipe setup --builtin NAME [--constraints N] --dir DIR [--hash-to-field default|sha256|keccak256]",
+		UsageText:   "zkpipe setup --builtin NAME [--constraints N] --dir DIR [--curve bn254|bls12-381] [--hash-to-field default|sha256|keccak256]",
 		Description: setupCeremonyNote,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "builtin", Usage: fmt.Sprintf("built-in circuit: %v", circuits.Names()), Value: "mulchain", EnvVars: env("builtin")},
 			&cli.IntFlag{Name: "constraints", Aliases: []string{"c"}, Usage: "about how many constraints", Value: 1 << 12, EnvVars: env("constraints")},
 			&cli.StringFlag{Name: "dir", Usage: "circuit directory to write (its base name is the circuit's name; required)", EnvVars: env("setup-dir")},
+			&cli.StringFlag{Name: "curve", Value: curve.BN254.String(), Usage: fmt.Sprintf("the circuit's curve: %s or %s (prove and verify read it from the files)", curve.BN254, curve.BLS12_381), EnvVars: env("curve")},
 			&cli.StringFlag{Name: "hash-to-field", Value: string(gnarksrc.HashDefault), Usage: "how commitments hash to their challenge, recorded in the directory for prove and verify: default (gnark's), sha256 (what gnark's Solidity verifier computes) or keccak256", EnvVars: env("hash-to-field")},
 			// ZKPIPE_CIRCUIT and ZKPIPE_OUT are prove's (directories): not read here
 			oldString("circuit", "builtin"), oldString("out", "dir"), oldInt("n", "constraints"),
@@ -33,9 +35,13 @@ func setupCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			id, err := curve.Parse(c.String("curve"))
+			if err != nil {
+				return usageErrorf(c, "--curve: %v", err)
+			}
 			fmt.Fprintln(logOut(c), "zkpipe setup: "+setupCeremonyNote)
 			start := time.Now()
-			info, err := gnarksrc.Setup(cfg.builtin, cfg.constraints, cfg.dir)
+			info, err := gnarksrc.SetupOn(id, cfg.builtin, cfg.constraints, cfg.dir)
 			if errors.Is(err, circuits.ErrTooLarge) {
 				return refusedError{err}
 			}
@@ -45,8 +51,8 @@ func setupCommand() *cli.Command {
 			if err := gnarksrc.WriteHashToField(cfg.dir, htf); err != nil {
 				return err
 			}
-			fmt.Printf("%s: %s, %d constraints (domain %d), %d wires, in %s\n",
-				cfg.dir, cfg.builtin, info.Constraints, info.Domain, info.Wires, time.Since(start).Round(time.Millisecond))
+			fmt.Printf("%s: %s on %s, %d constraints (domain %d), %d wires, in %s\n",
+				cfg.dir, cfg.builtin, id, info.Constraints, info.Domain, info.Wires, time.Since(start).Round(time.Millisecond))
 			return nil
 		},
 	}

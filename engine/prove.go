@@ -9,7 +9,6 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
-	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/engine/core"
@@ -34,7 +33,8 @@ import (
 // job then ends at its next stage), and ErrClosed once Close has begun.
 // w is a full witness (frontend.NewWitness, or witness.New and
 // UnmarshalBinary), read while the job solves: it must not change until
-// Prove returns. The proof is a *groth16bn254.Proof. Errors name the job
+// Prove returns. The proof is of the circuit's curve (*groth16bn254.Proof
+// for BN254, *groth16bls12381.Proof for BLS12-381). Errors name the job
 // "prove-N" (its number on this engine) and the stage that failed.
 func (e *Engine) Prove(ctx context.Context, circuit string, w witness.Witness) (groth16.Proof, error) {
 	if w == nil {
@@ -55,8 +55,8 @@ func (e *Engine) Prove(ctx context.Context, circuit string, w witness.Witness) (
 	if err != nil {
 		return nil, err
 	}
-	proof, ok := r.Value.(*groth16bn254.Proof)
-	if !ok {
+	proof, ok := r.Value.(groth16.Proof)
+	if !ok || proof == nil {
 		return nil, fmt.Errorf("engine: Prove: circuit %s's source gave a %T, not a gnark proof", c.Name, r.Value)
 	}
 	return proof, nil

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark/backend/groth16"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/zkpipe/zkpipe/evm"
@@ -25,7 +26,7 @@ import (
 type Verifier struct {
 	// Against says what the key is, for a result line's verified_with.
 	Against string
-	gnark   *groth16bn254.VerifyingKey
+	gnark   groth16.VerifyingKey // of the circuit's curve
 	htf     gnarksrc.HashToField // the gnark circuit's hash-to-field (its directory's)
 	circom  *circomsrc.VerifyingKey
 }
@@ -119,19 +120,27 @@ func (v *Verifier) check(id string, files map[string][]byte) (checked, error) {
 		if err != nil {
 			return c, fmt.Errorf("%w: %v", errRejected, err)
 		}
-		js, err := json.Marshal(gnarksrc.ProofJSON(proof))
+		pj, err := gnarksrc.ProofJSON(proof)
+		if err != nil {
+			return c, err
+		}
+		js, err := json.Marshal(pj)
 		if err != nil {
 			return c, err
 		}
 		c.names = []string{c.public, id + ".proof.json"}
 		c.data = [][]byte{wb, js}
 		if _, ok := files[id+".calldata"]; ok {
+			bp, ok := proof.(*groth16bn254.Proof) // Solidity calldata: BN254's alone
+			if !ok {
+				return c, fmt.Errorf("%w: %s: calldata beside a proof of a curve other than BN254", errRejected, id)
+			}
 			vec, err := publicVector(inputs)
 			if err != nil {
 				return c, err
 			}
 			c.calldata = id + ".calldata"
-			c.names, c.data = append(c.names, c.calldata), append(c.data, evm.CalldataHex(proof, vec))
+			c.names, c.data = append(c.names, c.calldata), append(c.data, evm.CalldataHex(bp, vec))
 		}
 		c.names, c.data = append(c.names, c.proof), append(c.data, pb)
 		c.inputs = inputs
@@ -156,6 +165,7 @@ func (v *Verifier) check(id string, files map[string][]byte) (checked, error) {
 
 // publicVector is a verified proof's public inputs (decimal) as field
 // elements, for its calldata.
+// publicVector is a BN254 proof's public inputs as its calldata takes them.
 func publicVector(inputs []string) (fr.Vector, error) {
 	vec := make(fr.Vector, len(inputs))
 	for i, in := range inputs {

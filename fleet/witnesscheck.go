@@ -57,7 +57,9 @@ func (k *storeKeys) shape(ctx context.Context, circuit string) (witnessShape, er
 		}
 		return ws, nil
 	}
-	ws.public = len(v.gnark.G1.K) - 1 - len(v.gnark.CommitmentKeys)
+	if ws.public, err = gnarksrc.NbPublicInputs(v.gnark); err != nil {
+		return ws, err
+	}
 	if pk := objs[gnarksrc.PKFile]; pk != nil {
 		ws.maxSecret = int64(pk.Size / 32)
 	}

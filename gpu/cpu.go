@@ -4,21 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/big"
 	"runtime"
 	"sync/atomic"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/sourcegraph/conc"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-// CPU is the reference backend, on gnark-crypto. Its "device" is host memory,
-// so Transfer stages nothing. Safe for concurrent use by many stage workers.
+// CPU is the reference backend, on gnark-crypto, for every curve (each
+// curve's half in cpu_<curve>.go). Its "device" is host memory, so Transfer
+// stages nothing. Safe for concurrent use by many stage workers.
 type CPU struct {
 	// Tasks bounds the goroutines one MSM, FFT or batch-addition may use, so
 	// that stage workers × Tasks can be fitted to the machine's cores.
@@ -29,9 +26,8 @@ type CPU struct {
 	// running then.
 	share *coreShare
 
-	pad     mem.Pool[fr.Element] // a, b, c padded to n
-	gather1 mem.Pool[bn254.G1Affine]
-	gather2 mem.Pool[bn254.G2Affine]
+	pad    mem.Pool[proofdata.Scalar] // a, b, c padded to n, any curve
+	curves [curve.Count]cpuCurve      // by curve.ID: its gathered bases' pools and arithmetic
 }
 
 // NewCPU returns a CPU backend; tasks ≤ 0 means one per core.
@@ -44,9 +40,15 @@ func NewCPU(msmTasks, fftTasks int) *CPU {
 	}
 	c := &CPU{MSMTasks: msmTasks, FFTTasks: fftTasks}
 	// Three padded vectors a job in NTT+MSM_H, and gathered bases a tail
-	// MSM: mem.Pool's default of 4 a size drops them as soon as two jobs
-	// run at once, and the next job faults them in again.
-	c.pad.Limit, c.gather1.Limit, c.gather2.Limit = 16, 8, 8
+	// MSM (each curve's half sets its own): mem.Pool's default of 4 a size
+	// drops them as soon as two jobs run at once, and the next job faults
+	// them in again.
+	c.pad.Limit = 16
+	for id, mk := range cpuCurves {
+		if mk != nil {
+			c.curves[id] = mk(c)
+		}
+	}
 	return c
 }
 
@@ -90,9 +92,14 @@ func (r cpuResident) Key() *proofdata.Key { return r.key }
 func (r cpuResident) Close() error        { return nil }
 
 // Load keeps the key where it is: host memory is the CPU's device memory.
+// Any curve of package curve.
 func (c *CPU) Load(k *proofdata.Key) (proofdata.Resident, error) {
-	if k.Domain == nil {
-		return nil, fmt.Errorf("cpu: key has no domain")
+	h, err := c.half(k)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.load(k); err != nil {
+		return nil, err
 	}
 	return cpuResident{k}, nil
 }
@@ -105,25 +112,44 @@ func (c *CPU) Transfer(_ context.Context, r proofdata.Resident, v *proofdata.Vec
 // Free releases what Transfer staged: nothing, on the CPU.
 func (c *CPU) Free(*proofdata.Staged) {}
 
+// ─── the curve's half ────────────────────────────────────────────────────────
+
+// cpuCurve is the CPU backend's work over one curve (cpu_<curve>.go, made
+// from one template by internal/generator): every method reads the key's
+// bases in the curve's own types. One interface call a job and stage.
+type cpuCurve interface {
+	load(k *proofdata.Key) error
+	msmH(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.Point, error)
+	computeH(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) ([]proofdata.Scalar, error)
+	batchAddG1(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.G1Sums, error)
+	batchAddG2(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.Point, error)
+	tailMSMG1(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.G1Sums, error)
+	msmG2(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.Point, error)
+}
+
+// cpuCurves makes each curve's half for a CPU backend (filled by the
+// generated files' init).
+var cpuCurves [curve.Count]func(*CPU) cpuCurve
+
+// half is k's curve's half of c.
+func (c *CPU) half(k *proofdata.Key) (cpuCurve, error) {
+	if !k.Curve.Valid() || c.curves[k.Curve] == nil {
+		return nil, fmt.Errorf("cpu: no %s arithmetic: %w", k.Curve, errors.ErrUnsupported)
+	}
+	return c.curves[k.Curve], nil
+}
+
 // ─── NTT + MSM_H ─────────────────────────────────────────────────────────────
 
 // MSMH computes h from a, b, c by the key's convention and returns [h(τ)·…]₁,
 // the MSM of h against the H query. a, b, c are consumed.
-func (c *CPU) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error) {
-	var res bn254.G1Jac
+func (c *CPU) MSMH(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error) {
 	k := s.Resident.Key()
-	h, err := c.ComputeH(ctx, k, s.Host)
+	h, err := c.half(k)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	defer c.pad.Put(h)
-	if err := ctx.Err(); err != nil {
-		return res, err
-	}
-	tasks, done := c.heavy(c.MSMTasks)
-	defer done()
-	_, err = res.MultiExp(k.Z, h[:k.HLen()], ecc.MultiExpConfig{NbTasks: msmNbTasks(k.HLen(), tasks, runtime.NumCPU())})
-	return res, err
+	return h.msmH(ctx, k, s.Host)
 }
 
 // ComputeH returns h in a pooled buffer of length n (give it back with
@@ -140,68 +166,19 @@ func (c *CPU) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error
 // snarkjs (HOddCoset): steps 1 and 2 with the coset shift ω₂ₙ, then
 // h = a·b − c pointwise: the zkey's H points are the odd Lagrange bases of the
 // 2n domain, so there is no division and no last iNTT; n terms, natural order.
-func (c *CPU) ComputeH(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) ([]fr.Element, error) {
-	n := k.N()
-	if len(v.A) > n || len(v.B) > n || len(v.C) > n {
-		return nil, fmt.Errorf("ntt: %d/%d/%d evaluations for a domain of %d", len(v.A), len(v.B), len(v.C), n)
-	}
-	d := k.Domain
-	nb, done := c.heavy(c.FFTTasks)
-	defer done()
-	tasks := fft.WithNbTasks(nb)
-	a, b, cc := c.padded(v.A, n), c.padded(v.B, n), c.padded(v.C, n)
-	defer c.pad.Put(b)
-	defer c.pad.Put(cc)
-
-	// The three run at once; under a share they split its goroutines.
-	each := tasks
-	if c.share != nil {
-		each = fft.WithNbTasks(max(1, (nb+2)/3))
-	}
-	var wg conc.WaitGroup // re-panics in this goroutine: the stage turns it into the job's error
-	for _, x := range [][]fr.Element{a, b, cc} {
-		wg.Go(func() {
-			d.FFTInverse(x, fft.DIF, each)
-			d.FFT(x, fft.DIT, fft.OnCoset(), each)
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		c.pad.Put(a)
+func (c *CPU) ComputeH(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) ([]proofdata.Scalar, error) {
+	h, err := c.half(k)
+	if err != nil {
 		return nil, err
 	}
-
-	switch k.HConvention {
-	case proofdata.HDivideByZ:
-		// 1/Z on the coset: Z(g·ω^i) = gⁿ·ω^{in} − 1 = gⁿ − 1 for every i.
-		var zInv, one fr.Element
-		one.SetOne()
-		zInv.Exp(d.FrMultiplicativeGen, big.NewInt(int64(n)))
-		zInv.Sub(&zInv, &one).Inverse(&zInv)
-		parallel(n, nb, func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				a[i].Mul(&a[i], &b[i]).Sub(&a[i], &cc[i]).Mul(&a[i], &zInv)
-			}
-		})
-		d.FFTInverse(a, fft.DIF, fft.OnCoset(), tasks)
-	case proofdata.HOddCoset:
-		parallel(n, nb, func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				a[i].Mul(&a[i], &b[i]).Sub(&a[i], &cc[i])
-			}
-		})
-	default:
-		c.pad.Put(a)
-		return nil, fmt.Errorf("ntt: unknown H convention %d", k.HConvention)
-	}
-	return a, nil
+	return h.computeH(ctx, k, v)
 }
 
 // PutH gives back a buffer ComputeH returned.
-func (c *CPU) PutH(h []fr.Element) { c.pad.Put(h) }
+func (c *CPU) PutH(h []proofdata.Scalar) { c.pad.Put(h) }
 
 // padded copies x into a pooled buffer of length n, zero-filled past len(x).
-func (c *CPU) padded(x []fr.Element, n int) []fr.Element {
+func (c *CPU) padded(x []proofdata.Scalar, n int) []proofdata.Scalar {
 	p := c.pad.Get(n)
 	copy(p, x)
 	clear(p[len(x):])
@@ -212,61 +189,22 @@ func (c *CPU) padded(x []fr.Element, n int) []fr.Element {
 
 // BatchAddG1 sums, for each G1 query, the bases whose scalar is one.
 func (c *CPU) BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error) {
-	k, v := s.Resident.Key(), s.Host
-	var out proofdata.G1Sums
-	if err := checkQuery("A", &v.QA, len(k.A)); err != nil {
-		return out, err
+	k := s.Resident.Key()
+	h, err := c.half(k)
+	if err != nil {
+		return proofdata.G1Sums{}, err
 	}
-	if err := checkQuery("B", &v.QB, len(k.B1)); err != nil {
-		return out, err
-	}
-	if err := checkQuery("K", &v.QK, len(k.K)); err != nil {
-		return out, err
-	}
-	out.A = SumOnesG1(k.A, &v.QA, c.MSMTasks)
-	out.B1 = SumOnesG1(k.B1, &v.QB, c.MSMTasks)
-	out.K = SumOnesG1(k.K, &v.QK, c.MSMTasks)
-	return out, ctx.Err()
+	return h.batchAddG1(ctx, k, s.Host)
 }
 
 // BatchAddG2 sums the B query's G2 bases whose scalar is one.
-func (c *CPU) BatchAddG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error) {
-	k, v := s.Resident.Key(), s.Host
-	if err := checkQuery("B", &v.QB, len(k.B2)); err != nil {
-		return bn254.G2Jac{}, err
+func (c *CPU) BatchAddG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error) {
+	k := s.Resident.Key()
+	h, err := c.half(k)
+	if err != nil {
+		return nil, err
 	}
-	return SumOnesG2(k.B2, &v.QB, c.MSMTasks), ctx.Err()
-}
-
-// SumOnesG1 returns Σ bases[j] over the j whose scalar q classified as one,
-// split into up to tasks chunks summed in parallel.
-func SumOnesG1(bases []bn254.G1Affine, q *proofdata.Query, tasks int) bn254.G1Jac {
-	parts := make([]bn254.G1Jac, max(tasks, 1))
-	used := parallel(q.Len, tasks, func(chunk, lo, hi int) {
-		var acc bn254.G1Jac
-		forOnes(q, lo, hi, func(j int) { acc.AddMixed(&bases[j]) })
-		parts[chunk] = acc
-	})
-	var sum bn254.G1Jac
-	for i := range parts[:used] {
-		sum.AddAssign(&parts[i])
-	}
-	return sum
-}
-
-// SumOnesG2 is SumOnesG1 in G2.
-func SumOnesG2(bases []bn254.G2Affine, q *proofdata.Query, tasks int) bn254.G2Jac {
-	parts := make([]bn254.G2Jac, max(tasks, 1))
-	used := parallel(q.Len, tasks, func(chunk, lo, hi int) {
-		var acc bn254.G2Jac
-		forOnes(q, lo, hi, func(j int) { acc.AddMixed(&bases[j]) })
-		parts[chunk] = acc
-	})
-	var sum bn254.G2Jac
-	for i := range parts[:used] {
-		sum.AddAssign(&parts[i])
-	}
-	return sum
+	return h.batchAddG2(ctx, k, s.Host)
 }
 
 // forOnes calls f for each j in [lo, hi) whose bit is set, a word at a time.
@@ -288,22 +226,12 @@ func forOnes(q *proofdata.Query, lo, hi int, f func(j int)) {
 
 // TailMSMG1 runs the MSM of the significant scalars of the A, B and K queries.
 func (c *CPU) TailMSMG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error) {
-	k, v := s.Resident.Key(), s.Host
-	var out proofdata.G1Sums
-	for _, t := range []struct {
-		name  string
-		dst   *bn254.G1Jac
-		bases []bn254.G1Affine
-		q     *proofdata.Query
-	}{{"A", &out.A, k.A, &v.QA}, {"B", &out.B1, k.B1, &v.QB}, {"K", &out.K, k.K, &v.QK}} {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		if err := c.tailG1(t.dst, t.bases, t.q); err != nil {
-			return out, fmt.Errorf("tail msm %s: %w", t.name, err)
-		}
+	k := s.Resident.Key()
+	h, err := c.half(k)
+	if err != nil {
+		return proofdata.G1Sums{}, err
 	}
-	return out, nil
+	return h.tailMSMG1(ctx, k, s.Host)
 }
 
 // TailMSMG1Batch runs TailMSMG1 for each job in turn: the CPU's MSM has
@@ -316,62 +244,16 @@ func (c *CPU) TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]pro
 	return out, errs
 }
 
-func (c *CPU) tailG1(dst *bn254.G1Jac, bases []bn254.G1Affine, q *proofdata.Query) error {
-	if err := checkQuery("", q, len(bases)); err != nil {
-		return err
-	}
-	if len(q.Vals) == 0 {
-		*dst = bn254.G1Jac{} // Z = 0: the point at infinity, as gnark-crypto's Jacobian code reads it
-		return nil
-	}
-	tasks, done := c.heavy(c.MSMTasks)
-	defer done()
-	cfg := ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU())}
-	if q.Dense {
-		_, err := dst.MultiExp(bases, q.Vals, cfg)
-		return err
-	}
-	g := c.gather1.Get(len(q.Idx))
-	defer c.gather1.Put(g)
-	parallel(len(q.Idx), c.MSMTasks, func(_, lo, hi int) {
-		for k := lo; k < hi; k++ {
-			g[k] = bases[q.Idx[k]]
-		}
-	})
-	_, err := dst.MultiExp(g, q.Vals, cfg)
-	return err
-}
-
 // ─── B_G2 ────────────────────────────────────────────────────────────────────
 
 // MSMG2 runs the G2 MSM of the B query's significant scalars.
-func (c *CPU) MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error) {
-	k, q := s.Resident.Key(), &s.Host.QB
-	var res bn254.G2Jac
-	if err := checkQuery("B", q, len(k.B2)); err != nil {
-		return res, err
+func (c *CPU) MSMG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error) {
+	k := s.Resident.Key()
+	h, err := c.half(k)
+	if err != nil {
+		return nil, err
 	}
-	if len(q.Vals) == 0 {
-		return res, nil // zero value: Z = 0, the point at infinity
-	}
-	tasks, done := c.heavy(c.MSMTasks)
-	defer done()
-	cfg := ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU())}
-	if q.Dense {
-		_, err := res.MultiExp(k.B2, q.Vals, cfg)
-		return res, err
-	}
-	g := c.gather2.Get(len(q.Idx))
-	defer c.gather2.Put(g)
-	parallel(len(q.Idx), c.MSMTasks, func(_, lo, hi int) {
-		for j := lo; j < hi; j++ {
-			g[j] = k.B2[q.Idx[j]]
-		}
-	})
-	if _, err := res.MultiExp(g, q.Vals, cfg); err != nil {
-		return res, err
-	}
-	return res, ctx.Err()
+	return h.msmG2(ctx, k, s.Host)
 }
 
 // ─── what a host backend lacks ───────────────────────────────────────────────
@@ -384,7 +266,7 @@ func (c *CPU) MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, erro
 func (c *CPU) ClassifiesOnTransfer() bool { return false }
 
 // TransferClassify is unsupported: see ClassifiesOnTransfer.
-func (c *CPU) TransferClassify(context.Context, proofdata.Resident, *proofdata.Vectors, []fr.Element, []uint32, []uint32, []uint32, bool) (*proofdata.Staged, error) {
+func (c *CPU) TransferClassify(context.Context, proofdata.Resident, *proofdata.Vectors, []proofdata.Scalar, []uint32, []uint32, []uint32, bool) (*proofdata.Staged, error) {
 	return nil, fmt.Errorf("cpu: classify on transfer: %w", errors.ErrUnsupported)
 }
 

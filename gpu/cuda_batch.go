@@ -34,8 +34,8 @@ func msmBatchG1(f *cudaFns, t msmTable, op string, bases uintptr, vecs []msmVec,
 }
 
 // g1Query is the sum of the i-th G1 query: A, B₁, K.
-func g1Query(s *proofdata.G1Sums, i int) *bn254.G1Jac {
-	return [...]*bn254.G1Jac{&s.A, &s.B1, &s.K}[i]
+func g1Query(s *proofdata.G1Sums, i int) *proofdata.Point {
+	return [...]*proofdata.Point{&s.A, &s.B1, &s.K}[i]
 }
 
 // tails runs the A, B₁ and K tail MSMs of the jobs sts of resident r: one
@@ -58,7 +58,7 @@ func (c *CUDA) tails(ctx context.Context, r *cudaResident, sts []*cudaStaged) ([
 			if len(sts) == 1 {
 				q := &sts[0].q[i]
 				p, err := msm[xyzzG1](c.fn, tab, "msm g1", bases[i], q.vals, q.idx, q.nvals, cs)
-				*g1Query(&out[0], i) = p
+				*g1Query(&out[0], i) = &p
 				return err
 			}
 			vecs := make([]msmVec, len(sts))
@@ -68,7 +68,7 @@ func (c *CUDA) tails(ctx context.Context, r *cudaResident, sts []*cudaStaged) ([
 			}
 			ps, err := msmBatchG1(c.fn, tab, "msm batch g1", bases[i], vecs, cs)
 			for j, p := range ps {
-				*g1Query(&out[j], i) = p
+				*g1Query(&out[j], i) = &p
 			}
 			return err
 		})

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
@@ -24,7 +23,7 @@ import (
 // with no significant scalar, and dense with every scalar zero —, all one),
 // so that a batch mixes every kind of vector.
 func batchJobs(r *rand.Rand, key *proofdata.Key, k int) []*proofdata.Vectors {
-	size := len(key.A)
+	size := key.Size.A
 	query := func(j, q int) proofdata.Query {
 		switch (j + q) % 6 {
 		case 0, 1:
@@ -34,7 +33,7 @@ func batchJobs(r *rand.Rand, key *proofdata.Key, k int) []*proofdata.Vectors {
 		case 3:
 			return classify(scalars(r, size, zeros)) // no significant scalar: an empty vector
 		case 4: // dense, every scalar 0: every digit the sentinel
-			return proofdata.Query{Len: size, Ones: make([]uint64, (size+63)/64), Dense: true, Vals: make([]fr.Element, size)}
+			return proofdata.Query{Len: size, Ones: make([]uint64, (size+63)/64), Dense: true, Vals: make([]proofdata.Scalar, size)}
 		default:
 			return classify(scalars(r, size, ones))
 		}
@@ -219,7 +218,7 @@ func BenchmarkCUDATailBatch(b *testing.B) {
 	}
 	for _, lg := range sizes {
 		n := 1 << lg
-		key := &proofdata.Key{Domain: fft.NewDomain(2), A: tileG1(n, false), B1: tileG1(n, false), K: tileG1(n, false)}
+		key := key254(proofdata.HDivideByZ, &bases254{Domain: fft.NewDomain(2), A: tileG1(n, false), B1: tileG1(n, false), K: tileG1(n, false)})
 		res, err := cuda.Load(key)
 		if err != nil {
 			b.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
@@ -25,7 +24,7 @@ import (
 // hostB: B's query is already classified in v.QB and is uploaded from
 // there as Transfer does (selB unused), for a B_G2 on the CPU, which reads
 // that host copy. w must stay unchanged until TransferClassify returns.
-func (c *CUDA) TransferClassify(ctx context.Context, res proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
+func (c *CUDA) TransferClassify(ctx context.Context, res proofdata.Resident, v *proofdata.Vectors, w []proofdata.Scalar, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
 	r, ok := res.(*cudaResident)
 	if !ok {
 		return nil, fmt.Errorf("cuda: resident of another backend")
@@ -35,11 +34,11 @@ func (c *CUDA) TransferClassify(ctx context.Context, res proofdata.Resident, v *
 	switch {
 	case len(v.A) > n || len(v.B) > n || len(v.C) > n:
 		return nil, fmt.Errorf("transfer: %d/%d/%d evaluations for a domain of %d", len(v.A), len(v.B), len(v.C), n)
-	case len(selA) != len(k.A) || len(selK) != len(k.K) || !hostB && len(selB) != len(k.B1):
-		return nil, fmt.Errorf("transfer: %d A, %d B and %d K scalars for %d, %d and %d bases", len(selA), len(selB), len(selK), len(k.A), len(k.B1), len(k.K))
+	case len(selA) != k.Size.A || len(selK) != k.Size.K || !hostB && len(selB) != k.Size.B:
+		return nil, fmt.Errorf("transfer: %d A, %d B and %d K scalars for %d, %d and %d bases", len(selA), len(selB), len(selK), k.Size.A, k.Size.B, k.Size.K)
 	}
 	if hostB {
-		if err := checkQuery("B", &v.QB, len(k.B1)); err != nil {
+		if err := checkQuery("B", &v.QB, k.Size.B); err != nil {
 			return nil, err
 		}
 	}
@@ -93,14 +92,14 @@ type pinnedQuery struct {
 // (bitmap, len values, len indexes: JobBytes counts them so) and classifies
 // the queries at once, one lane each. The buffers join st.bufs as they are
 // allocated, so that freeing st frees them whatever failed.
-func (c *CUDA) classifyQueries(ctx context.Context, st *cudaStaged, w []fr.Element, qs []pinnedQuery) error {
+func (c *CUDA) classifyQueries(ctx context.Context, st *cudaStaged, w []proofdata.Scalar, qs []pinnedQuery) error {
 	var e cerr
 	for _, q := range qs {
 		n := len(q.sel)
 		for _, d := range []struct {
 			p     *uintptr
 			bytes int
-		}{{&q.dev.ones, 8 * ((n + 63) / 64)}, {&q.dev.vals, fr.Bytes * n}, {&q.dev.idx, 4 * n}} {
+		}{{&q.dev.ones, 8 * ((n + 63) / 64)}, {&q.dev.vals, proofdata.ScalarBytes * n}, {&q.dev.idx, 4 * n}} {
 			p, err := c.alloc(d.bytes, c.xfer)
 			if err != nil {
 				return err
@@ -145,10 +144,10 @@ func (c *CUDA) classifyQueries(ctx context.Context, st *cudaStaged, w []fr.Eleme
 // the chunk's copies on l's stream. Before it queues chunk i it waits for
 // chunk i−1's copies, whose buffer chunk i+1 fills next: classifying chunk
 // i overlaps the copies of chunk i−1.
-func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, w []fr.Element, q pinnedQuery) error {
+func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, w []proofdata.Scalar, q pinnedQuery) error {
 	n := len(q.sel)
 	// scalars a chunk: a multiple of 64 (whole bitmap words), 36⅛ B each
-	per := c.pinBytes * 8 / (8*(fr.Bytes+4) + 1) / 64 * 64
+	per := c.pinBytes * 8 / (8*(proofdata.ScalarBytes+4) + 1) / 64 * 64
 	var e cerr
 	wait := func() error { return e.err("upload sync", c.fn.streamSync(l.stream, e.p())) }
 	h2d := func(dst uintptr, src unsafe.Pointer, bytes int) error {
@@ -162,15 +161,15 @@ func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, w []fr.Element, q 
 		hi := min(lo+per, n)
 		pin := l.pin[i&1]
 		bits := unsafe.Slice((*uint64)(pin), (hi-lo+63)/64)
-		vals := unsafe.Slice((*fr.Element)(unsafe.Add(pin, per/8)), hi-lo)
-		idx := unsafe.Slice((*uint32)(unsafe.Add(pin, per/8+fr.Bytes*per)), hi-lo)
-		kc, oc := proofdata.ClassifyRange(w, q.sel, lo, hi, bits, idx, vals)
+		vals := unsafe.Slice((*proofdata.Scalar)(unsafe.Add(pin, per/8)), hi-lo)
+		idx := unsafe.Slice((*uint32)(unsafe.Add(pin, per/8+proofdata.ScalarBytes*per)), hi-lo)
+		kc, oc := proofdata.ClassifyRange(bn254One, w, q.sel, lo, hi, bits, idx, vals)
 		if err := wait(); err != nil {
 			return err
 		}
 		if err := errors.Join(
 			h2d(q.dev.ones+uintptr(lo/8), unsafe.Pointer(&bits[0]), 8*len(bits)),
-			h2d(q.dev.vals+uintptr(fr.Bytes*k), unsafe.Pointer(unsafe.SliceData(vals)), fr.Bytes*kc),
+			h2d(q.dev.vals+uintptr(proofdata.ScalarBytes*k), unsafe.Pointer(unsafe.SliceData(vals)), proofdata.ScalarBytes*kc),
 			h2d(q.dev.idx+uintptr(4*k), unsafe.Pointer(unsafe.SliceData(idx)), 4*kc),
 		); err != nil {
 			return errors.Join(err, wait())

@@ -27,8 +27,8 @@ func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
 		mode int
 	}{{"mixed", mixed}, {"dense", dense}, {"zeros", zeros}} {
 		t.Run(mode.name, func(t *testing.T) {
-			key := &proofdata.Key{Domain: domain(1<<17, proofdata.HDivideByZ), HConvention: proofdata.HDivideByZ,
-				A: tileG1(size, false), B1: tileG1(size-1000, false), K: tileG1(size-100, false), Z: tileG1(1, false), B2: tileG2(size-1000, false)}
+			key := key254(proofdata.HDivideByZ, &bases254{Domain: domain(1<<17, proofdata.HDivideByZ),
+				A: tileG1(size, false), B1: tileG1(size-1000, false), K: tileG1(size-100, false), Z: tileG1(1, false), B2: tileG2(size-1000, false)})
 			res, err := cuda.Load(key)
 			if err != nil {
 				t.Fatal(err)
@@ -42,7 +42,7 @@ func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
 			}
 			selK := selA[50 : size-50]
 			selB := selA[1000:]
-			v := &proofdata.Vectors{A: scalars(r, 10, dense), B: scalars(r, 10, dense), C: scalars(r, 10, dense)}
+			v := &proofdata.Vectors{A: proofdata.Scalars(scalars(r, 10, dense)), B: proofdata.Scalars(scalars(r, 10, dense)), C: proofdata.Scalars(scalars(r, 10, dense))}
 			hostB := mode.name == "dense"
 			if hostB {
 				vals := make([]fr.Element, len(selB))
@@ -51,7 +51,7 @@ func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
 				}
 				v.QB = classify(vals)
 			}
-			s, err := cuda.TransferClassify(context.Background(), res, v, w, selA, selB, selK, hostB)
+			s, err := cuda.TransferClassify(context.Background(), res, v, proofdata.Scalars(w), selA, selB, selK, hostB)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,12 +34,14 @@ func TestCUDANTTMatchesCPU(t *testing.T) {
 // dense and random over the whole domain, with 0 and r − 1 among them.
 func newNTTFixture(r *rand.Rand, n int, conv proofdata.HConvention) fixture {
 	f := newFixture(r, 1, mixed, conv, false) // small bases: H reads none of them
-	f.key.Domain = domain(n, conv)
+	b0 := *basesOf(f.key)
+	b0.Domain = domain(n, conv)
 	hl := n - 1
 	if conv == proofdata.HOddCoset || n == 1 {
 		hl = n
 	}
-	f.key.Z = tileG1(hl, false)
+	b0.Z = tileG1(hl, false)
+	f.key = key254(conv, &b0)
 	a, b, c := scalars(r, n, dense), scalars(r, n, dense), scalars(r, n, dense)
 	a[0].SetZero()
 	b[n-1].SetOne()
@@ -47,7 +49,7 @@ func newNTTFixture(r *rand.Rand, n int, conv proofdata.HConvention) fixture {
 	vecs := f.vecs
 	f.vecs = func() *proofdata.Vectors {
 		v := vecs()
-		v.A, v.B, v.C = slices.Clone(a), slices.Clone(b), slices.Clone(c)
+		v.A, v.B, v.C = proofdata.Scalars(slices.Clone(a)), proofdata.Scalars(slices.Clone(b)), proofdata.Scalars(slices.Clone(c))
 		return v
 	}
 	return f
@@ -77,5 +79,5 @@ func computeHMatches(t *testing.T, cuda *gpu.CUDA, f fixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameH(t, hC, hG, f.key.HLen())
+	sameH(t, frs(hC), hG, f.key.HLen())
 }

@@ -15,8 +15,29 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
+
+// The CUDA library proves on BN254 only (gpu/cuda: its kernels name BN254's
+// Fp, Fr and Fp2; the curve traits for BLS12-381 are there, its kernels are
+// issue 25's): Load refuses a key of another curve, and everything after
+// it reads BN254's types.
+
+// cudaBases are a BN254 key's points, as Load uploads them.
+type cudaBases = proofdata.Bases[bn254.G1Affine, bn254.G2Affine, fft.Domain]
+
+// bn254One is 1 in BN254's Fr (Montgomery form), for classification.
+var bn254One = proofdata.One(curve.BN254)
+
+// cudaCurve checks that the library proves on k's curve.
+func cudaCurve(k *proofdata.Key) (*cudaBases, error) {
+	if k.Curve != curve.BN254 {
+		return nil, fmt.Errorf("cuda: no %s kernels yet (BN254 only; the CPU backend proves %s): %w", k.Curve, k.Curve, errors.ErrUnsupported)
+	}
+	return proofdata.BasesOf[bn254.G1Affine, bn254.G2Affine, fft.Domain](curve.BN254, k)
+}
 
 // ─── Load ────────────────────────────────────────────────────────────────────
 
@@ -71,9 +92,10 @@ func (r *cudaResident) free() error {
 // ResidentBytes is the device memory Load takes for k: its bases and the
 // domain's four tables.
 func (c *CUDA) ResidentBytes(k *proofdata.Key) int64 {
-	g1, g2 := int64(unsafe.Sizeof(bn254.G1Affine{})), int64(unsafe.Sizeof(bn254.G2Affine{}))
+	p := k.Curve.Params()
+	g1, g2 := int64(p.G1AffineBytes), int64(p.G2AffineBytes)
 	n := int64(k.N())
-	bases := g1*int64(len(k.A)+len(k.B1)+len(k.K)+len(k.Z)) + g2*int64(len(k.B2))
+	bases := g1*int64(k.Size.A+k.Size.B+k.Size.K+k.Size.Z) + g2*int64(k.Size.B2)
 	return bases + fr.Bytes*(2*max(n/2, 1)+2*n) + c.keyTableBytes(k)
 }
 
@@ -85,16 +107,16 @@ func (c *CUDA) ResidentBytes(k *proofdata.Key) int64 {
 func (c *CUDA) JobBytes(k *proofdata.Key) int64 {
 	n := int64(k.N())
 	staged := 3 * n * fr.Bytes
-	for _, q := range []int{len(k.A), len(k.B1), len(k.K)} {
+	for _, q := range []int{k.Size.A, k.Size.B, k.Size.K} {
 		staged += 8*int64((q+63)/64) + int64(q)*(fr.Bytes+4)
 	}
-	tails := []int64{c.msmScratchBytes(len(k.A), false), c.msmScratchBytes(len(k.B1), false), c.msmScratchBytes(len(k.K), false)}
+	tails := []int64{c.msmScratchBytes(k.Size.A, false), c.msmScratchBytes(k.Size.B, false), c.msmScratchBytes(k.Size.K, false)}
 	slices.Sort(tails)
 	var tail int64
 	for _, t := range tails[len(tails)-c.tailStreams():] {
 		tail += t
 	}
-	scratch := max(c.msmScratchBytes(k.HLen(), false), tail, c.msmScratchBytes(len(k.B1), true))
+	scratch := max(c.msmScratchBytes(k.HLen(), false), tail, c.msmScratchBytes(k.Size.B, true))
 	return staged + scratch
 }
 
@@ -131,8 +153,13 @@ func g2Flag(g2 bool) int32 {
 }
 
 // Load uploads the key's bases and builds the NTT tables on the device.
+// A key of a curve other than BN254 is errors.ErrUnsupported, naming it.
 func (c *CUDA) Load(k *proofdata.Key) (proofdata.Resident, error) {
-	if k.Domain == nil {
+	b, err := cudaCurve(k)
+	if err != nil {
+		return nil, err
+	}
+	if b.Domain == nil {
 		return nil, fmt.Errorf("cuda: key has no domain")
 	}
 	n := k.N()
@@ -144,8 +171,8 @@ func (c *CUDA) Load(k *proofdata.Key) (proofdata.Resident, error) {
 	}
 	defer c.exit()
 	r := &cudaResident{c: c, key: k, logn: bits.TrailingZeros(uint(n))}
-	err := func() error {
-		p, err := c.stage([]hostBuf{bufOf(k.A, len(k.A)), bufOf(k.B1, len(k.B1)), bufOf(k.K, len(k.K)), bufOf(k.Z, len(k.Z)), bufOf(k.B2, len(k.B2))})
+	err = func() error {
+		p, err := c.stage([]hostBuf{bufOf(b.A, len(b.A)), bufOf(b.B1, len(b.B1)), bufOf(b.K, len(b.K)), bufOf(b.Z, len(b.Z)), bufOf(b.B2, len(b.B2))})
 		if err != nil {
 			return err
 		}
@@ -158,7 +185,7 @@ func (c *CUDA) Load(k *proofdata.Key) (proofdata.Resident, error) {
 				return err
 			}
 		}
-		d := k.Domain
+		d := b.Domain
 		var consts [6]fr.Element
 		consts[0], consts[1] = d.Generator, d.GeneratorInv
 		consts[2], consts[3] = d.FrMultiplicativeGen, d.FrMultiplicativeGenInv
@@ -176,7 +203,7 @@ func (c *CUDA) Load(k *proofdata.Key) (proofdata.Resident, error) {
 	// 1/Z on the coset: Z(g·ω^i) = gⁿ − 1 for every i.
 	var one fr.Element
 	one.SetOne()
-	r.zinv.Exp(k.Domain.FrMultiplicativeGen, big.NewInt(int64(n)))
+	r.zinv.Exp(b.Domain.FrMultiplicativeGen, big.NewInt(int64(n)))
 	r.zinv.Sub(&r.zinv, &one).Inverse(&r.zinv)
 	c.liveMu.Lock()
 	c.residents[r] = struct{}{}
@@ -215,7 +242,7 @@ func (c *CUDA) Transfer(ctx context.Context, res proofdata.Resident, v *proofdat
 		name string
 		q    *proofdata.Query
 		nb   int
-	}{{"A", &v.QA, len(k.A)}, {"B", &v.QB, len(k.B1)}, {"K", &v.QK, len(k.K)}} {
+	}{{"A", &v.QA, k.Size.A}, {"B", &v.QB, k.Size.B}, {"K", &v.QK, k.Size.K}} {
 		if err := checkQuery(q.name, q.q, q.nb); err != nil {
 			return nil, err
 		}
@@ -350,10 +377,10 @@ func (c *CUDA) computeH(r *cudaResident, st *cudaStaged, s uintptr) error {
 
 // MSMH computes h on the device and its MSM against the H query. a, b and
 // c are consumed.
-func (c *CUDA) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error) {
+func (c *CUDA) MSMH(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error) {
 	r, st, done, err := c.compute(s)
 	if err != nil {
-		return bn254.G1Jac{}, err
+		return nil, err
 	}
 	defer done()
 	var h bn254.G1Jac
@@ -370,7 +397,7 @@ func (c *CUDA) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, erro
 		h, err = msm[xyzzG1](c.fn, t, "msm g1", r.z, st.a, 0, r.key.HLen(), cs)
 		return err
 	})
-	return h, err
+	return &h, err
 }
 
 // ─── MSM ─────────────────────────────────────────────────────────────────────
@@ -531,13 +558,14 @@ func (c *CUDA) BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G
 	// Three short launches: one stream, in turn.
 	err = c.onCompute(func(cs uintptr) error {
 		for i, t := range []struct {
-			dst   *bn254.G1Jac
+			dst   *proofdata.Point
 			bases uintptr
 		}{{&out.A, r.a}, {&out.B1, r.b1}, {&out.K, r.k}} {
-			var err error
-			if *t.dst, err = ones[xyzzG1](c.fn.onesG1, "ones g1", t.bases, &st.q[i], cs); err != nil {
+			p, err := ones[xyzzG1](c.fn.onesG1, "ones g1", t.bases, &st.q[i], cs)
+			if err != nil {
 				return err
 			}
+			*t.dst = &p
 		}
 		return nil
 	})
@@ -548,10 +576,10 @@ func (c *CUDA) BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G
 }
 
 // BatchAddG2 sums the B query's G2 bases whose scalar is one.
-func (c *CUDA) BatchAddG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error) {
+func (c *CUDA) BatchAddG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error) {
 	r, st, done, err := c.compute(s)
 	if err != nil {
-		return bn254.G2Jac{}, err
+		return nil, err
 	}
 	defer done()
 	var p bn254.G2Jac
@@ -560,9 +588,9 @@ func (c *CUDA) BatchAddG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac
 		return err
 	})
 	if err != nil {
-		return p, err
+		return nil, err
 	}
-	return p, ctx.Err()
+	return &p, ctx.Err()
 }
 
 // ─── tail-MSM ────────────────────────────────────────────────────────────────
@@ -583,10 +611,10 @@ func (c *CUDA) TailMSMG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1
 // ─── B_G2 ────────────────────────────────────────────────────────────────────
 
 // MSMG2 runs the G2 MSM of the B query's significant scalars on the device.
-func (c *CUDA) MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error) {
+func (c *CUDA) MSMG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error) {
 	r, st, done, err := c.compute(s)
 	if err != nil {
-		return bn254.G2Jac{}, err
+		return nil, err
 	}
 	defer done()
 	q := &st.q[1]
@@ -597,7 +625,7 @@ func (c *CUDA) MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, err
 		return err
 	})
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	return res, ctx.Err()
+	return &res, ctx.Err()
 }

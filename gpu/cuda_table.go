@@ -59,8 +59,8 @@ type baseSet struct {
 
 func (r *cudaResident) baseSets() []baseSet {
 	k := r.key
-	return []baseSet{{r.a, len(k.A), false}, {r.b1, len(k.B1), false}, {r.k, len(k.K), false},
-		{r.z, len(k.Z), false}, {r.b2, len(k.B2), true}}
+	return []baseSet{{r.a, k.Size.A, false}, {r.b1, k.Size.B, false}, {r.k, k.Size.K, false},
+		{r.z, k.Size.Z, false}, {r.b2, k.Size.B2, true}}
 }
 
 // tableBytes is what the tables of n bases take (0 when the library cannot
@@ -90,7 +90,7 @@ func (c *CUDA) keyTableBytes(k *proofdata.Key) int64 {
 	sets := []struct {
 		n  int
 		g2 bool
-	}{{len(k.A), false}, {len(k.B1), false}, {len(k.K), false}, {len(k.Z), false}, {len(k.B2), true}}
+	}{{k.Size.A, false}, {k.Size.B, false}, {k.Size.K, false}, {k.Size.Z, false}, {k.Size.B2, true}}
 	var total int64
 	for _, s := range sets {
 		if !c.tabled(s.n) {

@@ -20,6 +20,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/consensys/gnark/backend/groth16"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/proofdata"
@@ -116,6 +117,27 @@ func exeDir(t *testing.T) string {
 	}
 	return filepath.Dir(exe)
 }
+
+// ─── BN254 through the curve seam ────────────────────────────────────────────
+
+// bases254 is a BN254 key's points, as these tests build them (the CUDA
+// library proves on BN254 only).
+type bases254 = proofdata.Bases[bn254.G1Affine, bn254.G2Affine, fft.Domain]
+
+// key254 wraps b as a BN254 key of convention conv.
+func key254(conv proofdata.HConvention, b *bases254) *proofdata.Key {
+	return proofdata.NewKey(curve.BN254, conv, int(b.Domain.Cardinality), b)
+}
+
+// basesOf is k's points (a key254's).
+func basesOf(k *proofdata.Key) *bases254 { return k.Bases.(*bases254) }
+
+// jac1 and jac2 are a backend's G1 and G2 results as BN254 points.
+func jac1(p proofdata.Point) *bn254.G1Jac { return p.(*bn254.G1Jac) }
+func jac2(p proofdata.Point) *bn254.G2Jac { return p.(*bn254.G2Jac) }
+
+// frs views scalars as BN254's Fr.
+func frs(s []proofdata.Scalar) []fr.Element { return proofdata.Elements[fr.Element](s) }
 
 // ─── random inputs ───────────────────────────────────────────────────────────
 
@@ -253,7 +275,7 @@ func classify(s []fr.Element) proofdata.Query {
 			q.NumOnes++
 		default:
 			q.Idx = append(q.Idx, uint32(j))
-			q.Vals = append(q.Vals, s[j])
+			q.Vals = append(q.Vals, proofdata.Scalar(s[j]))
 		}
 	}
 	if len(q.Vals) == len(s) {
@@ -280,7 +302,7 @@ func newFixture(r *rand.Rand, size, mode int, conv proofdata.HConvention, edges 
 	for n < size {
 		n *= 2
 	}
-	k := &proofdata.Key{Domain: domain(n, conv), HConvention: conv}
+	k := &bases254{Domain: domain(n, conv)}
 	k.A = tileG1(size, edges)
 	k.B1 = tileG1(size, edges)
 	slices.Reverse(k.B1)
@@ -295,8 +317,8 @@ func newFixture(r *rand.Rand, size, mode int, conv proofdata.HConvention, edges 
 	l := max(size-3, 1)
 	a, b, c := scalars(r, l, dense), scalars(r, l, dense), scalars(r, l, dense)
 	qa, qb, qk := classify(scalars(r, size, mode)), classify(scalars(r, size, mode)), classify(scalars(r, size, mode))
-	return fixture{key: k, vecs: func() *proofdata.Vectors {
-		return &proofdata.Vectors{A: slices.Clone(a), B: slices.Clone(b), C: slices.Clone(c), QA: qa, QB: qb, QK: qk}
+	return fixture{key: key254(conv, k), vecs: func() *proofdata.Vectors {
+		return &proofdata.Vectors{A: proofdata.Scalars(slices.Clone(a)), B: proofdata.Scalars(slices.Clone(b)), C: proofdata.Scalars(slices.Clone(c)), QA: qa, QB: qb, QK: qk}
 	}}
 }
 
@@ -342,7 +364,7 @@ func compare(t *testing.T, cuda *gpu.CUDA, f fixture, g2 bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !c2.Equal(&g2s) {
+		if !jac2(c2).Equal(jac2(g2s)) {
 			t.Errorf("batch-add G2 differs")
 		}
 		c2, _ = cpu.MSMG2(ctx, sc)
@@ -350,7 +372,7 @@ func compare(t *testing.T, cuda *gpu.CUDA, f fixture, g2 bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !c2.Equal(&g2s) {
+		if !jac2(c2).Equal(jac2(g2s)) {
 			t.Errorf("msm G2 differs")
 		}
 	}
@@ -364,7 +386,7 @@ func compare(t *testing.T, cuda *gpu.CUDA, f fixture, g2 bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameH(t, hC, hG, f.key.HLen())
+	sameH(t, frs(hC), hG, f.key.HLen())
 	sg2, err := cuda.Transfer(ctx, rg, f.vecs())
 	if err != nil {
 		t.Fatal(err)
@@ -379,20 +401,20 @@ func compare(t *testing.T, cuda *gpu.CUDA, f fixture, g2 bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !mC.Equal(&mG) {
+	if !jac1(mC).Equal(jac1(mG)) {
 		t.Errorf("msm-h differs")
 	}
 }
 
 func eqSums(t *testing.T, what string, a, b proofdata.G1Sums) {
 	t.Helper()
-	if !a.A.Equal(&b.A) {
+	if !jac1(a.A).Equal(jac1(b.A)) {
 		t.Errorf("%s A differs", what)
 	}
-	if !a.B1.Equal(&b.B1) {
+	if !jac1(a.B1).Equal(jac1(b.B1)) {
 		t.Errorf("%s B1 differs", what)
 	}
-	if !a.K.Equal(&b.K) {
+	if !jac1(a.K).Equal(jac1(b.K)) {
 		t.Errorf("%s K differs", what)
 	}
 }
@@ -518,7 +540,7 @@ func BenchmarkCUDAMeasure(b *testing.B) {
 	}
 	for _, lg := range sizes {
 		n := 1 << lg
-		k := &proofdata.Key{Domain: fft.NewDomain(2), A: tileG1(n, false)}
+		k := key254(proofdata.HDivideByZ, &bases254{Domain: fft.NewDomain(2), A: tileG1(n, false)})
 		t0 := time.Now()
 		res, err := cuda.Load(k)
 		if err != nil {
@@ -539,7 +561,7 @@ func BenchmarkCUDAMeasure(b *testing.B) {
 		if lg <= 22 && !msmOnly {
 			var p bn254.G1Jac
 			t0 := time.Now()
-			if _, err := p.MultiExp(k.A, v.QA.Vals, ecc.MultiExpConfig{}); err != nil {
+			if _, err := p.MultiExp(basesOf(k).A, frs(v.QA.Vals), ecc.MultiExpConfig{}); err != nil {
 				b.Fatal(err)
 			}
 			dc := time.Since(t0)
@@ -554,7 +576,7 @@ func BenchmarkCUDAMeasure(b *testing.B) {
 			break
 		}
 		n := 1 << lg
-		k := &proofdata.Key{Domain: fft.NewDomain(2), B1: tileG1(n, false), B2: tileG2(n, false)}
+		k := key254(proofdata.HDivideByZ, &bases254{Domain: fft.NewDomain(2), B1: tileG1(n, false), B2: tileG2(n, false)})
 		res, err := cuda.Load(k)
 		if err != nil {
 			b.Fatal(err)
@@ -573,7 +595,7 @@ func BenchmarkCUDAMeasure(b *testing.B) {
 		} else {
 			var p bn254.G2Jac
 			t0 := time.Now()
-			if _, err := p.MultiExp(k.B2, v.QB.Vals, ecc.MultiExpConfig{}); err != nil {
+			if _, err := p.MultiExp(basesOf(k).B2, frs(v.QB.Vals), ecc.MultiExpConfig{}); err != nil {
 				b.Fatal(err)
 			}
 			dc := time.Since(t0)
@@ -604,8 +626,7 @@ func BenchmarkCUDAMeasure(b *testing.B) {
 	}
 	for _, lg := range hSizes {
 		n := 1 << lg
-		k := &proofdata.Key{Domain: fft.NewDomain(uint64(n)), A: tileG1(2, false)}
-		k.Z = tileG1(n-1, false)
+		k := key254(proofdata.HDivideByZ, &bases254{Domain: fft.NewDomain(uint64(n)), A: tileG1(2, false), Z: tileG1(n-1, false)})
 		res, err := cuda.Load(k)
 		if err != nil {
 			b.Fatal(err)
@@ -615,7 +636,7 @@ func BenchmarkCUDAMeasure(b *testing.B) {
 		var tx, th []time.Duration
 		for i := range 6 {
 			t0 := time.Now()
-			s, err := cuda.Transfer(ctx, res, &proofdata.Vectors{A: va, B: vb, C: vc, QA: qa})
+			s, err := cuda.Transfer(ctx, res, &proofdata.Vectors{A: proofdata.Scalars(va), B: proofdata.Scalars(vb), C: proofdata.Scalars(vc), QA: qa})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -637,7 +658,7 @@ func BenchmarkCUDAMeasure(b *testing.B) {
 	}
 	for _, lg := range nttSizes {
 		n := 1 << lg
-		k := &proofdata.Key{Domain: fft.NewDomain(uint64(n))}
+		k := key254(proofdata.HDivideByZ, &bases254{Domain: fft.NewDomain(uint64(n))})
 		res, err := cuda.Load(k)
 		if err != nil {
 			b.Fatal(err)

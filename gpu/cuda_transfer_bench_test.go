@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
@@ -48,25 +48,26 @@ func BenchmarkCUDATransfer(b *testing.B) {
 	defer cuda.Close()
 	const n = 1 << 20
 	r := rand.New(rand.NewPCG(3, 4))
-	key := &proofdata.Key{Domain: domain(n, proofdata.HDivideByZ), HConvention: proofdata.HDivideByZ,
-		A: tileG1(n, false), B1: tileG1(n, false), K: tileG1(n, false), Z: tileG1(n-1, false), B2: tileG2(n, false)}
+	key := key254(proofdata.HDivideByZ, &bases254{Domain: domain(n, proofdata.HDivideByZ),
+		A: tileG1(n, false), B1: tileG1(n, false), K: tileG1(n, false), Z: tileG1(n-1, false), B2: tileG2(n, false)})
 	res, err := cuda.Load(key)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer res.Close()
-	w := scalars(r, n+2, dense)
+	w := proofdata.Scalars(scalars(r, n+2, dense))
+	one := proofdata.One(curve.BN254)
 	sel := make([]uint32, n)
 	for j := range sel {
 		sel[j] = uint32(j + 2)
 	}
-	abc := scalars(r, n, dense)
-	ones, idx, vals := make([]uint64, n/64), make([]uint32, n), make([]fr.Element, n)
+	abc := proofdata.Scalars(scalars(r, n, dense))
+	ones, idx, vals := make([]uint64, n/64), make([]uint32, n), make([]proofdata.Scalar, n)
 	qb := struct {
 		ones []uint64
 		idx  []uint32
-		vals []fr.Element
-	}{make([]uint64, n/64), make([]uint32, n), make([]fr.Element, n)}
+		vals []proofdata.Scalar
+	}{make([]uint64, n/64), make([]uint32, n), make([]proofdata.Scalar, n)}
 	for _, way := range []string{"classify+transfer", "transfer-classify-hostB", "transfer-classify"} {
 		b.Run(way, func(b *testing.B) {
 			cpu0 := processCPU()
@@ -74,13 +75,13 @@ func BenchmarkCUDATransfer(b *testing.B) {
 				v := &proofdata.Vectors{A: abc, B: abc, C: abc}
 				hostB := way != "transfer-classify"
 				if hostB {
-					proofdata.Classify(&v.QB, w, sel, qb.ones, qb.idx, qb.vals)
+					proofdata.Classify(&v.QB, one, w, sel, qb.ones, qb.idx, qb.vals)
 				}
 				var s *proofdata.Staged
 				var err error
 				if way == "classify+transfer" {
-					proofdata.Classify(&v.QA, w, sel, ones, idx, vals)
-					proofdata.Classify(&v.QK, w, sel, ones, idx, vals) // same buffers: only the cost counts here
+					proofdata.Classify(&v.QA, one, w, sel, ones, idx, vals)
+					proofdata.Classify(&v.QK, one, w, sel, ones, idx, vals) // same buffers: only the cost counts here
 					s, err = cuda.Transfer(context.Background(), res, v)
 				} else {
 					s, err = cuda.TransferClassify(context.Background(), res, v, w, sel, sel, sel, hostB)

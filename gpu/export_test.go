@@ -112,13 +112,13 @@ func (c *CUDA) HostStandIn() *HostStandIn {
 
 // StagedQuery downloads query i (0 A, 1 B, 2 K) of a staged job: its
 // bitmap, its values and, unless dense, its indexes.
-func (c *CUDA) StagedQuery(s *proofdata.Staged, i int) (ones []uint64, vals []fr.Element, idx []uint32, err error) {
+func (c *CUDA) StagedQuery(s *proofdata.Staged, i int) (ones []uint64, vals []proofdata.Scalar, idx []uint32, err error) {
 	st, ok := s.Device.(*cudaStaged)
 	if !ok {
 		return nil, nil, nil, fmt.Errorf("cuda: not staged by the CUDA backend")
 	}
 	q := &st.q[i]
-	ones, vals = make([]uint64, (q.len+63)/64), make([]fr.Element, q.nvals)
+	ones, vals = make([]uint64, (q.len+63)/64), make([]proofdata.Scalar, q.nvals)
 	if q.idx != 0 {
 		idx = make([]uint32, q.nvals)
 	}

@@ -1,13 +1,10 @@
 package gpu
 
-import (
-	"math"
-
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-)
+import "math"
 
 // msmNbTasks is the NbTasks to hand gnark-crypto's MultiExp for an MSM of n
-// points that may use up to want goroutines on a machine of cpus.
+// scalars of bits (the curve's fr.Bits) that may use up to want goroutines
+// on a machine of cpus.
 //
 // gnark-crypto (v0.21, ecc/bn254/multiexp.go) halves an MSM, and recurses,
 // whenever its cost model says two halves would finish sooner on NbTasks
@@ -22,13 +19,13 @@ import (
 // at once whatever NbTasks says), one task a window, which never splits;
 // else the most tasks ≤ want that the model does not split at (fewer than
 // cpus: gnark-crypto runs that many windows at a time).
-func msmNbTasks(n, want, cpus int) int {
-	w := msmWindows(n)
-	if (want >= w || want >= cpus) && !msmSplits(n, w) {
+func msmNbTasks(n, want, cpus, bits int) int {
+	w := msmWindows(n, bits)
+	if (want >= w || want >= cpus) && !msmSplits(n, w, bits) {
 		return w
 	}
 	for t := min(max(want, 1), w); t > 1; t-- {
-		if !msmSplits(n, t) {
+		if !msmSplits(n, t, bits) {
 			return t
 		}
 	}
@@ -37,18 +34,19 @@ func msmNbTasks(n, want, cpus int) int {
 
 // msmWindows is how many c-bit windows gnark-crypto's MSM of n points runs,
 // for the c it picks.
-func msmWindows(n int) int { return int(msmChunks(msmBestC(n))) }
+func msmWindows(n, bits int) int { return int(msmChunks(msmBestC(n, bits), bits)) }
 
-// The rest mirrors gnark-crypto v0.21's MultiExp (identical for G1 and G2);
+// The rest mirrors gnark-crypto v0.21's MultiExp (identical for G1 and G2,
+// and for BN254 and BLS12-381 but for fr.Bits);
 // gpu's tests pin that version, so that an upgrade re-checks this copy.
 
 // msmBestC is gnark-crypto's window: the c of 4..16 least in
-// (fr.Bits+1)·(n + 2^c)/c.
-func msmBestC(n int) uint64 {
+// (bits+1)·(n + 2^c)/c.
+func msmBestC(n, bits int) uint64 {
 	var best uint64
 	least := math.MaxFloat64
 	for c := uint64(4); c <= 16; c++ {
-		cost := float64((fr.Bits+1)*(n+(1<<c))) / float64(c)
+		cost := float64((bits+1)*(n+(1<<c))) / float64(c)
 		if cost < least {
 			least, best = cost, c
 		}
@@ -56,12 +54,12 @@ func msmBestC(n int) uint64 {
 	return best
 }
 
-func msmChunks(c uint64) uint64 { return (fr.Bits + c - 1) / c }
+func msmChunks(c uint64, bits int) uint64 { return (uint64(bits) + c - 1) / c }
 
 // msmSplits tells whether gnark-crypto halves an MSM of n points given
 // tasks: its "wall time" of the halves' windows, two at a time, against
 // the whole's.
-func msmSplits(n, tasks int) bool {
+func msmSplits(n, tasks, bits int) bool {
 	cost := func(chunks, perChunk int) int {
 		total := chunks
 		for chunks >= tasks {
@@ -73,9 +71,9 @@ func msmSplits(n, tasks int) bool {
 		}
 		return total
 	}
-	c := msmBestC(n)
-	pre := cost(int(msmChunks(c)), n+(1<<c))
-	c2 := msmBestC(n / 2)
-	post := cost(2*int(msmChunks(c2)), n/2+(1<<c2))
+	c := msmBestC(n, bits)
+	pre := cost(int(msmChunks(c, bits)), n+(1<<c))
+	c2 := msmBestC(n/2, bits)
+	post := cost(2*int(msmChunks(c2, bits)), n/2+(1<<c2))
 	return post < pre
 }

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
@@ -22,13 +20,13 @@ type Device interface {
 	Load(k *proofdata.Key) (proofdata.Resident, error)
 	Transfer(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors) (*proofdata.Staged, error)
 	ClassifiesOnTransfer() bool
-	TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error)
-	MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error)
+	TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []proofdata.Scalar, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error)
+	MSMH(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error)
 	BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error)
 	TailMSMG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error)
 	TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]proofdata.G1Sums, []error)
-	BatchAddG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error)
-	MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error)
+	BatchAddG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error)
+	MSMG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error)
 	Free(s *proofdata.Staged)
 	ResidentBytes(k *proofdata.Key) int64
 	JobBytes(k *proofdata.Key) int64
@@ -155,14 +153,17 @@ func (r *multiResident) Close() error {
 func (m *Multi) Load(k *proofdata.Key) (proofdata.Resident, error) {
 	r := &multiResident{key: k, per: make([]proofdata.Resident, len(m.devs))}
 	var errs []string
+	unsupported := true // by every device: the key's curve, say (gpu.CUDA is BN254 only)
 	for i, d := range m.devs {
 		if err := d.err(); err != nil {
 			errs = append(errs, fmt.Sprintf("%s: out of rotation (%v)", d.label, err))
+			unsupported = false
 			continue
 		}
 		p, err := d.Load(k)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", d.label, err))
+			unsupported = unsupported && errors.Is(err, errors.ErrUnsupported)
 			continue
 		}
 		r.per[i] = p
@@ -171,6 +172,9 @@ func (m *Multi) Load(k *proofdata.Key) (proofdata.Resident, error) {
 		if p != nil {
 			return r, nil
 		}
+	}
+	if unsupported && len(errs) > 0 {
+		return nil, fmt.Errorf("no device can hold the %s key: %s: %w", k.Curve, strings.Join(errs, "; "), errors.ErrUnsupported)
 	}
 	return nil, fmt.Errorf("no device can hold the key: %s", strings.Join(errs, "; "))
 }
@@ -200,7 +204,7 @@ func (m *Multi) Transfer(ctx context.Context, res proofdata.Resident, v *proofda
 // TransferClassify is Transfer for vectors whose queries are not
 // classified yet (CUDA.TransferClassify). A device that cannot classify
 // gets them classified on the host first.
-func (m *Multi) TransferClassify(ctx context.Context, res proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
+func (m *Multi) TransferClassify(ctx context.Context, res proofdata.Resident, v *proofdata.Vectors, w []proofdata.Scalar, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
 	return m.transfer(ctx, res, func(d Device, r proofdata.Resident) (*proofdata.Staged, error) {
 		if d.ClassifiesOnTransfer() {
 			return d.TransferClassify(ctx, r, v, w, selA, selB, selK, hostB)
@@ -215,9 +219,10 @@ func (m *Multi) TransferClassify(ctx context.Context, res proofdata.Resident, v 
 				sel []uint32
 			}{&v.QB, selB})
 		}
+		one := proofdata.One(r.Key().Curve)
 		for _, q := range qs {
 			n := len(q.sel)
-			proofdata.Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
+			proofdata.Classify(q.q, one, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]proofdata.Scalar, n))
 		}
 		return d.Transfer(ctx, r, v)
 	})
@@ -300,8 +305,8 @@ func call[T any](m *Multi, s *proofdata.Staged, f func(d Device, in *proofdata.S
 	return v, nil
 }
 
-func (m *Multi) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error) {
-	return call(m, s, func(d Device, in *proofdata.Staged) (bn254.G1Jac, error) { return d.MSMH(ctx, in) })
+func (m *Multi) MSMH(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error) {
+	return call(m, s, func(d Device, in *proofdata.Staged) (proofdata.Point, error) { return d.MSMH(ctx, in) })
 }
 
 func (m *Multi) BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error) {
@@ -348,12 +353,12 @@ func (m *Multi) TailMSMG1Batch(ctx context.Context, ss []*proofdata.Staged) ([]p
 	return out, errs
 }
 
-func (m *Multi) BatchAddG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error) {
-	return call(m, s, func(d Device, in *proofdata.Staged) (bn254.G2Jac, error) { return d.BatchAddG2(ctx, in) })
+func (m *Multi) BatchAddG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error) {
+	return call(m, s, func(d Device, in *proofdata.Staged) (proofdata.Point, error) { return d.BatchAddG2(ctx, in) })
 }
 
-func (m *Multi) MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error) {
-	return call(m, s, func(d Device, in *proofdata.Staged) (bn254.G2Jac, error) { return d.MSMG2(ctx, in) })
+func (m *Multi) MSMG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error) {
+	return call(m, s, func(d Device, in *proofdata.Staged) (proofdata.Point, error) { return d.MSMG2(ctx, in) })
 }
 
 // Free releases s on its device, in rotation or not.

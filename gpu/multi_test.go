@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/proofdata"
@@ -25,9 +24,9 @@ type failing struct {
 	calls, from atomic.Int64
 }
 
-func (f *failing) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error) {
+func (f *failing) MSMH(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error) {
 	if f.calls.Add(1) >= f.from.Load() {
-		return bn254.G1Jac{}, fmt.Errorf("cudaErrorIllegalAddress: %w", gpu.ErrDeviceLost)
+		return nil, fmt.Errorf("cudaErrorIllegalAddress: %w", gpu.ErrDeviceLost)
 	}
 	return f.CPU.MSMH(ctx, s)
 }

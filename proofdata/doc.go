@@ -9,6 +9,8 @@
 //	Staged   — the Vectors as a device holds them, from Transfer until Free
 //	G1Sums   — one partial result per G1 query (batch sums of ones, tails)
 //
-// The curve-specific types (field elements and points of BN254) are all in
-// bn254.go, so that making the curve a parameter has one file to change.
+// The package names no curve. Scalars are curve-neutral (Scalar: both
+// curves' Fr are four Montgomery words); points are the curve's own
+// gnark-crypto types behind Key.Bases (Bases[G1, G2, D]) and Point, made
+// and read only by the curve's generated code (notes/curve-seam.md).
 package proofdata

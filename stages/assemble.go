@@ -3,14 +3,17 @@ package stages
 import (
 	"context"
 	"fmt"
-	"math/big"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
+// assemblers holds each curve's group arithmetic of Assemble
+// (assemble_<curve>.go, generated from one template by internal/generator).
+var assemblers [curve.Count]func(k *proofdata.Key, j *Job) (Points, error)
+
 // Assemble adds the batch sums and tails and randomises with fresh r, s from
-// crypto/rand (fr.Element.SetRandom):
+// crypto/rand (fr.Element.SetRandom), over the circuit's curve:
 //
 //	Ar  = [α]₁ + ΣA + r[δ]₁
 //	Bs  = [β]₂ + ΣB₂ + s[δ]₂
@@ -21,55 +24,15 @@ import (
 // then encodes the points (adding commitments, if any) and writes the files.
 func (st *Steps) Assemble(ctx context.Context, j *Job) error {
 	c := j.Circuit
-	var r, s fr.Element
-	if _, err := r.SetRandom(); err != nil {
-		return fmt.Errorf("draw r: %w", err)
+	id := c.Curve()
+	if !id.Valid() || assemblers[id] == nil {
+		return fmt.Errorf("assemble: no group arithmetic for curve %s", id)
 	}
-	if _, err := s.SetRandom(); err != nil {
-		return fmt.Errorf("draw s: %w", err)
+	p, err := assemblers[id](c.Key, j)
+	if err != nil {
+		return err
 	}
-	var rBig, sBig, rsBig big.Int
-	r.BigInt(&rBig)
-	s.BigInt(&sBig)
-	var rs fr.Element
-	rs.Mul(&r, &s)
-	rs.BigInt(&rsBig)
-
-	var delta1 bn254.G1Jac
-	delta1.FromAffine(&c.Delta1)
-
-	// Ar = [α]₁ + ΣA + r[δ]₁
-	var ar, t bn254.G1Jac
-	ar.Set(&j.Ones.A).AddAssign(&j.Tails.A).AddMixed(&c.Alpha1)
-	t.ScalarMultiplication(&delta1, &rBig)
-	ar.AddAssign(&t)
-
-	// Bs₁ = [β]₁ + ΣB₁ + s[δ]₁
-	var bs1 bn254.G1Jac
-	bs1.Set(&j.Ones.B1).AddAssign(&j.Tails.B1).AddMixed(&c.Beta1)
-	t.ScalarMultiplication(&delta1, &sBig)
-	bs1.AddAssign(&t)
-
-	// Bs = [β]₂ + ΣB₂ + s[δ]₂
-	var bs, delta2 bn254.G2Jac
-	delta2.FromAffine(&c.Delta2)
-	bs.Set(&j.OnesB2).AddAssign(&j.TailB2).AddMixed(&c.Beta2)
-	delta2.ScalarMultiplication(&delta2, &sBig)
-	bs.AddAssign(&delta2)
-
-	// Krs = ΣK + [h]₁ + s·Ar + r·Bs₁ − rs[δ]₁
-	var krs bn254.G1Jac
-	krs.Set(&j.Ones.K).AddAssign(&j.Tails.K).AddAssign(&j.H)
-	t.ScalarMultiplication(&ar, &sBig)
-	krs.AddAssign(&t)
-	t.ScalarMultiplication(&bs1, &rBig)
-	krs.AddAssign(&t)
-	t.ScalarMultiplication(&delta1, &rsBig)
-	krs.SubAssign(&t)
-
-	j.Points.Ar.FromJacobian(&ar)
-	j.Points.Bs.FromJacobian(&bs)
-	j.Points.Krs.FromJacobian(&krs)
+	j.Points = p
 
 	out := st.Out
 	if j.Out != nil {

@@ -3,13 +3,14 @@ package stages
 import (
 	"context"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-// Backend is what the stages and the engine need from a compute device.
+// Backend is what the stages and the engine need from a compute device,
+// for circuits of any curve: the points it returns are the key's curve's
+// own types (proofdata.Point), and a backend that cannot prove on a key's
+// curve says so at Load (errors.ErrUnsupported, naming the curve).
 // gpu.CPU is the reference implementation; gpu.CUDA and gpu.Multi satisfy
 // it too, in full: a capability a backend lacks is a method that says so
 // (false, zero, errors.ErrUnsupported), never a missing method. Every
@@ -37,7 +38,7 @@ type Backend interface {
 	// (gpu.CPU: ClassifiesOnTransfer is false) returns
 	// errors.ErrUnsupported; the stage classifies on the host and calls
 	// Transfer.
-	TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error)
+	TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []proofdata.Scalar, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error)
 	// On names the device a staged job went to, where its later device
 	// stages run ("cuda:1", for gpu.Multi); "" for a backend of one device.
 	On(s *proofdata.Staged) string
@@ -48,7 +49,7 @@ type Backend interface {
 
 	// MSMH computes h from a, b, c by the key's convention and returns its MSM
 	// against the H query (NTT+MSM_H).
-	MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error)
+	MSMH(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error)
 	// BatchAddG1 sums the bases whose scalar is one, per G1 query.
 	BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error)
 	// TailMSMG1 runs the MSMs of the significant scalars, per G1 query.
@@ -99,6 +100,6 @@ type Backend interface {
 // Backend is one.
 type G2Backend interface {
 	Name() string
-	BatchAddG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error)
-	MSMG2(ctx context.Context, s *proofdata.Staged) (bn254.G2Jac, error)
+	BatchAddG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error)
+	MSMG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error)
 }

@@ -3,7 +3,7 @@ package stages
 import (
 	"fmt"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
@@ -29,23 +29,24 @@ type Circuit struct {
 	// infinity are left out (gnark's pk.InfinityA/B), and K covers only the
 	// private wires that are neither committed nor commitments.
 	Sel struct{ A, B, K []uint32 }
-
-	// [α]₁, [β]₁, [δ]₁, [β]₂, [δ]₂
-	Alpha1, Beta1, Delta1 bn254.G1Affine
-	Beta2, Delta2         bn254.G2Affine
 }
+
+// Curve is the circuit's curve: its key's.
+func (c *Circuit) Curve() curve.ID { return c.Key.Curve }
 
 // Check verifies that the selections fit the key and the wire count, so a
 // bad key fails at load rather than inside a proof.
 func (c *Circuit) Check() error {
 	k := c.Key
 	switch {
-	case len(c.Sel.A) != len(k.A):
-		return fmt.Errorf("circuit %s: %d A scalars for %d A bases", c.Name, len(c.Sel.A), len(k.A))
-	case len(c.Sel.B) != len(k.B1) || len(k.B1) != len(k.B2):
-		return fmt.Errorf("circuit %s: %d B scalars for %d B₁ and %d B₂ bases", c.Name, len(c.Sel.B), len(k.B1), len(k.B2))
-	case len(c.Sel.K) != len(k.K):
-		return fmt.Errorf("circuit %s: %d K scalars for %d K bases", c.Name, len(c.Sel.K), len(k.K))
+	case !k.Curve.Valid():
+		return fmt.Errorf("circuit %s: key of no known curve (%s)", c.Name, k.Curve)
+	case len(c.Sel.A) != k.Size.A:
+		return fmt.Errorf("circuit %s: %d A scalars for %d A bases", c.Name, len(c.Sel.A), k.Size.A)
+	case len(c.Sel.B) != k.Size.B || k.Size.B != k.Size.B2:
+		return fmt.Errorf("circuit %s: %d B scalars for %d B₁ and %d B₂ bases", c.Name, len(c.Sel.B), k.Size.B, k.Size.B2)
+	case len(c.Sel.K) != k.Size.K:
+		return fmt.Errorf("circuit %s: %d K scalars for %d K bases", c.Name, len(c.Sel.K), k.Size.K)
 	case k.HLen() > k.N():
 		return fmt.Errorf("circuit %s: H query of %d points for a domain of %d", c.Name, k.HLen(), k.N())
 	}

@@ -4,9 +4,8 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // Footprint estimates the bytes a job of c holds at its peak, from admission
@@ -19,7 +18,8 @@ func (c *Circuit) Footprint() int64 {
 // footprint is what one job of c holds on the host in each phase, as the CPU
 // backend allocates it (a device backend holds less on the host, so this
 // errs on the safe side there). Pooled buffers count at their capacity class
-// (the next power of two), n is the domain size, fr = 32 bytes.
+// (the next power of two), n is the domain size, fr = 32 bytes (both
+// curves), points the circuit's curve's (curve.Params).
 //
 //	synth (synthesize, pin/transfer): W and the solver's flags (33 B a wire,
 //	      pooled), a, b, c (pooled: capacity n), the classified queries, and
@@ -31,26 +31,37 @@ func (c *Circuit) Footprint() int64 {
 type footprint struct{ synth, ntt, tail int64 }
 
 func (c *Circuit) footprint() footprint {
-	const g1, g2 = int64(bn254.SizeOfG1AffineUncompressed), int64(bn254.SizeOfG2AffineUncompressed)
+	p := c.Key.Curve.Params()
+	g1, g2, bits := int64(p.G1AffineBytes), int64(p.G2AffineBytes), p.ScalarBits
+	const fr = int64(proofdata.ScalarBytes)
 	n := c.Key.N()
-	abc := 3 * int64(n) * fr.Bytes
+	abc := 3 * int64(n) * fr
 	var queries int64
 	for _, sel := range [][]uint32{c.Sel.A, c.Sel.B, c.Sel.K} {
 		q := len(sel)
-		queries += mem.ClassBytes[fr.Element](q) + mem.ClassBytes[uint32](q) + mem.ClassBytes[uint64]((q+63)/64)
+		queries += mem.ClassBytes[proofdata.Scalar](q) + mem.ClassBytes[uint32](q) + mem.ClassBytes[uint64]((q+63)/64)
 	}
 	nb, ng1 := len(c.Sel.B), max(len(c.Sel.A), len(c.Sel.B), len(c.Sel.K))
-	tail := max(mem.ClassBytes[bn254.G1Affine](ng1)+msmScratch(ng1, g1), mem.ClassBytes[bn254.G2Affine](nb)+msmScratch(nb, g2))
+	tail := max(classBytes(ng1, g1)+msmScratch(ng1, g1, bits), classBytes(nb, g2)+msmScratch(nb, g2, bits))
 	return footprint{
-		synth: mem.ClassBytes[fr.Element](c.NbWires) + mem.ClassBytes[bool](c.NbWires) + abc + queries + c.SynthesisBytes,
-		ntt:   abc + queries + 3*int64(n)*fr.Bytes + msmScratch(n, g1),
+		synth: mem.ClassBytes[proofdata.Scalar](c.NbWires) + mem.ClassBytes[bool](c.NbWires) + abc + queries + c.SynthesisBytes,
+		ntt:   abc + queries + 3*int64(n)*fr + msmScratch(n, g1, bits),
 		tail:  queries + tail,
 	}
 }
 
-// msmScratch is what gnark-crypto's MultiExp allocates for n scalars over
-// points of the given affine size, with its window c chosen as it does (cost
-// (fr.Bits+1)(n+2^c)/c over c = 4…16):
+// classBytes is mem.ClassBytes for n elements of size bytes each (a pooled
+// buffer of points whose type only the curve's code names).
+func classBytes(n int, size int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	return size << bits.Len(uint(n-1))
+}
+
+// msmScratch is what gnark-crypto's MultiExp allocates for n scalars of
+// scalarBits over points of the given affine size, with its window c
+// chosen as it does (cost (scalarBits+1)(n+2^c)/c over c = 4…16):
 //
 //   - digits: a 16-bit signed digit per window of each scalar, 32 B a scalar
 //     at 2^22 points (c = 16), about 74 at 2^10;
@@ -58,17 +69,17 @@ func (c *Circuit) footprint() footprint {
 //     extended Jacobian coordinates (3× the affine size) on its stack, which
 //     grows in powers of two: 8 MiB a window in G1 at c = 16, 128 MiB for the
 //     16 windows if all run at once (they may, with enough tasks).
-func msmScratch(n int, affine int64) int64 {
+func msmScratch(n int, affine int64, scalarBits int) int64 {
 	if n == 0 {
 		return 0
 	}
 	c, bestCost := 16, math.MaxFloat64
 	for w := 4; w <= 16; w++ {
-		if cost := float64((fr.Bits+1)*(n+1<<w)) / float64(w); cost < bestCost {
+		if cost := float64((scalarBits+1)*(n+1<<w)) / float64(w); cost < bestCost {
 			c, bestCost = w, cost
 		}
 	}
-	windows := int64((fr.Bits + c - 1) / c)
+	windows := int64((scalarBits + c - 1) / c)
 	stack := int64(1) << bits.Len64(uint64((int64(1)<<(c-1))*3*affine-1))
 	return int64(n)*2*windows + windows*stack
 }

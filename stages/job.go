@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/proofdata"
@@ -62,7 +60,7 @@ type Job struct {
 
 	// synthesize: the full wire vector and the constraint evaluations
 	// (Vec.A/B/C = a, b, c); pin/transfer adds the classified queries.
-	W   []fr.Element
+	W   []proofdata.Scalar
 	Vec proofdata.Vectors
 
 	// pin/transfer: the vectors as the device holds them, and which device
@@ -70,10 +68,11 @@ type Job struct {
 	Staged *proofdata.Staged
 	Device string
 
-	// partial results: [h(τ)Z(τ)/δ]₁, the batch sums of ones and the tails
-	H              bn254.G1Jac
+	// partial results, in the circuit's curve's own Jacobian types:
+	// [h(τ)Z(τ)/δ]₁, the batch sums of ones and the tails
+	H              proofdata.Point
 	Ones, Tails    proofdata.G1Sums
-	OnesB2, TailB2 bn254.G2Jac
+	OnesB2, TailB2 proofdata.Point
 
 	// assemble
 	Points  Points
@@ -89,7 +88,7 @@ type Job struct {
 	// hands W back after pin/transfer and a, b, c after NTT+MSM_H, the very
 	// slices it lent, whatever the source left in j.W and j.Vec.
 	Buffers Buffers
-	pooled  struct{ w, a, b, c []fr.Element }
+	pooled  struct{ w, a, b, c []proofdata.Scalar }
 }
 
 // TakeVectors sets j.W to wires elements and j.Vec.A, B, C to m elements
@@ -98,8 +97,8 @@ type Job struct {
 // back, so the source must not keep them past the job.
 func (j *Job) TakeVectors(wires, m int) {
 	if j.Buffers == nil {
-		j.W = make([]fr.Element, wires)
-		j.Vec.A, j.Vec.B, j.Vec.C = make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)
+		j.W = make([]proofdata.Scalar, wires)
+		j.Vec.A, j.Vec.B, j.Vec.C = make([]proofdata.Scalar, m), make([]proofdata.Scalar, m), make([]proofdata.Scalar, m)
 		return
 	}
 	p := j.Buffers
@@ -136,7 +135,7 @@ func (j *Job) putW() {
 // putABC hands back the a, b, c that TakeVectors gave (NTT+MSM_H is done
 // with them).
 func (j *Job) putABC() {
-	for _, v := range []*[]fr.Element{&j.pooled.a, &j.pooled.b, &j.pooled.c} {
+	for _, v := range []*[]proofdata.Scalar{&j.pooled.a, &j.pooled.b, &j.pooled.c} {
 		if *v != nil {
 			j.Buffers.PutScalars(*v)
 			*v = nil

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
@@ -24,15 +23,16 @@ import (
 type vectorCheck struct {
 	t   *testing.T
 	mu  sync.Mutex
-	sum map[*proofdata.Vectors]digest      // per live job, at the end of synthesize
-	own map[*fr.Element]*proofdata.Vectors // a, b, c base → the job holding it
-	all map[*fr.Element]bool               // every a, b, c base seen
+	sum map[*proofdata.Vectors]digest            // per live job, at the end of synthesize
+	own map[*proofdata.Scalar]*proofdata.Vectors // a, b, c base → the job holding it
+	all map[*proofdata.Scalar]bool               // every a, b, c base seen
 }
 
 // digest sums a job's K scalars and its a, b, c.
 type digest struct{ k, a, b, c fr.Element }
 
-func sum(v []fr.Element) (s fr.Element) {
+func sum(vs []proofdata.Scalar) (s fr.Element) {
+	v := proofdata.Elements[fr.Element](vs)
 	for i := range v {
 		s.Add(&s, &v[i])
 	}
@@ -49,15 +49,16 @@ func (s checkingSource) Synthesize(ctx context.Context, j *stages.Job) error {
 		return err
 	}
 	var d digest
-	for _, w := range j.Circuit.Sel.K {
-		d.k.Add(&d.k, &j.W[w])
+	w := proofdata.Elements[fr.Element](j.W)
+	for _, wire := range j.Circuit.Sel.K {
+		d.k.Add(&d.k, &w[wire])
 	}
 	d.a, d.b, d.c = sum(j.Vec.A), sum(j.Vec.B), sum(j.Vec.C)
 	c := s.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sum[&j.Vec] = d
-	for _, v := range [][]fr.Element{j.Vec.A, j.Vec.B, j.Vec.C} {
+	for _, v := range [][]proofdata.Scalar{j.Vec.A, j.Vec.B, j.Vec.C} {
 		if other, live := c.own[&v[0]]; live {
 			c.t.Errorf("job %s got an a, b or c buffer that a live job (%p) still holds", j.ID, other)
 		}
@@ -74,12 +75,13 @@ type checkingBackend struct {
 
 // check compares a job's K scalars, read from w, and its a, b, c with
 // their digest at the end of synthesize.
-func (c *vectorCheck) check(stage string, v *proofdata.Vectors, w []fr.Element, selK []uint32) {
+func (c *vectorCheck) check(stage string, v *proofdata.Vectors, ws []proofdata.Scalar, selK []uint32) {
 	c.mu.Lock()
 	want := c.sum[v]
 	c.mu.Unlock()
 	got := digest{k: want.k, a: sum(v.A), b: sum(v.B), c: sum(v.C)}
-	if w != nil {
+	if ws != nil {
+		w := proofdata.Elements[fr.Element](ws)
 		got.k = fr.Element{}
 		for _, wire := range selK {
 			got.k.Add(&got.k, &w[wire])
@@ -96,7 +98,7 @@ func (b checkingBackend) ClassifiesOnTransfer() bool { return true }
 
 // TransferClassify checks the job's vectors; A and K are classified
 // on the host, into fresh buffers, and staged as the CPU backend stages.
-func (b checkingBackend) TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
+func (b checkingBackend) TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []proofdata.Scalar, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
 	b.c.check("transfer", v, w, selK)
 	if !hostB {
 		b.c.t.Error("the CPU's B_G2 reads B's host query, but TransferClassify was not told to keep it")
@@ -106,17 +108,17 @@ func (b checkingBackend) TransferClassify(ctx context.Context, r proofdata.Resid
 		sel []uint32
 	}{{&v.QA, selA}, {&v.QK, selK}} {
 		n := len(q.sel)
-		proofdata.Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
+		proofdata.Classify(q.q, proofdata.One(r.Key().Curve), w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]proofdata.Scalar, n))
 	}
 	return b.CPU.Transfer(ctx, r, v)
 }
 
-func (b checkingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error) {
+func (b checkingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error) {
 	b.c.check("msm-h", s.Host, nil, nil)
 	h, err := b.CPU.MSMH(ctx, s)
 	// the engine hands a, b, c back after this returns
 	b.c.mu.Lock()
-	for _, v := range [][]fr.Element{s.Host.A, s.Host.B, s.Host.C} {
+	for _, v := range [][]proofdata.Scalar{s.Host.A, s.Host.B, s.Host.C} {
 		delete(b.c.own, &v[0])
 	}
 	delete(b.c.sum, s.Host)
@@ -134,7 +136,7 @@ func TestPooledVectorsAreNeverSharedBetweenLiveJobs(t *testing.T) {
 	keys := provertest.Setup(t, "mulchain", 1<<8)
 	cfg := provertest.Config(t.TempDir(), 2, 2)
 	cfg.Shapes[stages.Synthesize] = stages.Shape{Workers: 3, Queue: 2}
-	check := &vectorCheck{t: t, sum: map[*proofdata.Vectors]digest{}, own: map[*fr.Element]*proofdata.Vectors{}, all: map[*fr.Element]bool{}}
+	check := &vectorCheck{t: t, sum: map[*proofdata.Vectors]digest{}, own: map[*proofdata.Scalar]*proofdata.Vectors{}, all: map[*proofdata.Scalar]bool{}}
 	cpu := gpu.NewCPU(2, 2) // provertest.Config's
 	cfg.Backend = checkingBackend{CPU: cpu, c: check}
 	circuit := keys.Circuit(t, "chain")

@@ -3,7 +3,7 @@ package stages
 import (
 	"context"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // Source is what differs between kinds of circuit (gnark's files, circom's
@@ -32,10 +32,11 @@ type SerialSynthesizer interface {
 	SerialSynthesis() bool
 }
 
-// Points are the proof's group elements before encoding: A = Ar, B = Bs, C = Krs.
+// Points are the proof's group elements before encoding: A = Ar, B = Bs,
+// C = Krs, affine, in the circuit's curve's own types (*bn254.G1Affine …).
 type Points struct {
-	Ar, Krs bn254.G1Affine
-	Bs      bn254.G2Affine
+	Ar, Krs proofdata.Point
+	Bs      proofdata.Point
 }
 
 // Emitted is what a written proof reports on its result line.
@@ -44,6 +45,7 @@ type Emitted struct {
 	Calldata      string   // path of the proof's Solidity calldata, where asked for
 	PublicInputs  []string // decimal
 	// Value is the proof itself, as the source's library writes it (gnark:
-	// *groth16bn254.Proof), for callers that want the value, not files.
+	// *groth16bn254.Proof or the circuit's curve's), for callers that want
+	// the value, not files.
 	Value any
 }

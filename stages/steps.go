@@ -3,7 +3,6 @@ package stages
 import (
 	"reflect"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
@@ -27,8 +26,8 @@ type Steps struct {
 // buffer are unspecified; a buffer given back must not be used after.
 // Putting nil is a no-op.
 type Buffers interface {
-	Scalars(n int) []fr.Element
-	PutScalars([]fr.Element)
+	Scalars(n int) []proofdata.Scalar
+	PutScalars([]proofdata.Scalar)
 	Flags(n int) []bool
 	PutFlags([]bool)
 	Bitmap(words int) []uint64
@@ -53,17 +52,17 @@ func (s *Steps) g2OnDevice() bool {
 	return reflect.TypeOf(b).Comparable() && reflect.TypeOf(g2).Comparable() && b == g2
 }
 
-// classify splits the scalars w[sel[j]] of one query into zero, one and
-// significant (proofdata.Classify), in buffers from s.Buffers that go back
-// in putQuery.
-func (s *Steps) classify(q *proofdata.Query, w []fr.Element, sel []uint32) {
+// classify splits the scalars w[sel[j]] of one query into zero, one (the
+// curve's) and significant (proofdata.Classify), in buffers from s.Buffers
+// that go back in putQuery.
+func (s *Steps) classify(q *proofdata.Query, one proofdata.Scalar, w []proofdata.Scalar, sel []uint32) {
 	n := len(sel)
 	if s.Buffers == nil {
-		proofdata.Classify(q, w, sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
+		proofdata.Classify(q, one, w, sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]proofdata.Scalar, n))
 		return
 	}
 	idx := s.Buffers.Indexes(n)
-	proofdata.Classify(q, w, sel, s.Buffers.Bitmap((n+63)/64), idx, s.Buffers.Scalars(n))
+	proofdata.Classify(q, one, w, sel, s.Buffers.Bitmap((n+63)/64), idx, s.Buffers.Scalars(n))
 	if q.Dense {
 		s.Buffers.PutIndexes(idx)
 	}

@@ -11,12 +11,13 @@ import (
 // dead afterwards.
 func (st *Steps) Transfer(ctx context.Context, j *Job) error {
 	c := j.Circuit
+	one := proofdata.One(c.Key.Curve)
 	if b := st.Backend; b.ClassifiesOnTransfer() {
 		// Straight into the pinned buffers the upload reads; B's query on
 		// the host too when another backend does B_G2 (the CPU reads it).
 		hostB := !st.g2OnDevice()
 		if hostB {
-			st.classify(&j.Vec.QB, j.W, c.Sel.B)
+			st.classify(&j.Vec.QB, one, j.W, c.Sel.B)
 		}
 		s, err := b.TransferClassify(ctx, c.Resident, &j.Vec, j.W, c.Sel.A, c.Sel.B, c.Sel.K, hostB)
 		j.putW()
@@ -28,9 +29,9 @@ func (st *Steps) Transfer(ctx context.Context, j *Job) error {
 		st.staged(j, s)
 		return nil
 	}
-	st.classify(&j.Vec.QA, j.W, c.Sel.A)
-	st.classify(&j.Vec.QB, j.W, c.Sel.B)
-	st.classify(&j.Vec.QK, j.W, c.Sel.K)
+	st.classify(&j.Vec.QA, one, j.W, c.Sel.A)
+	st.classify(&j.Vec.QB, one, j.W, c.Sel.B)
+	st.classify(&j.Vec.QK, one, j.W, c.Sel.K)
 	j.putW()
 	j.W = nil
 	j.releaseBytes(c.wireBytes())

@@ -116,6 +116,10 @@ func (p *Prover) AddCircuit(c *stages.Circuit) error {
 			charge = h
 		}
 		r, err := p.cfg.Backend.Load(c.Key)
+		if errors.Is(err, errors.ErrUnsupported) && p.cfg.Backend.Name() != "cpu" {
+			charge.Close()
+			return fmt.Errorf("engine: load circuit %s (%s) on %s: %w; the CPU backend proves it (engine.Options.Device cpu)", c.Name, c.Curve(), p.cfg.Backend.Name(), err)
+		}
 		if err != nil {
 			charge.Close() // nothing stayed on the device
 			return fmt.Errorf("engine: load circuit %s on %s: %w", c.Name, p.cfg.Backend.Name(), err)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
@@ -56,7 +55,7 @@ type faultingBackend struct {
 	f faultCount
 }
 
-func (b faultingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (h bn254.G1Jac, err error) {
+func (b faultingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (h proofdata.Point, err error) {
 	b.f.around("msm-h", func() { h, err = b.CPU.MSMH(ctx, s) })
 	return h, err
 }
@@ -66,7 +65,7 @@ func (b faultingBackend) TailMSMG1(ctx context.Context, s *proofdata.Staged) (t 
 	return t, err
 }
 
-func (b faultingBackend) MSMG2(ctx context.Context, s *proofdata.Staged) (t bn254.G2Jac, err error) {
+func (b faultingBackend) MSMG2(ctx context.Context, s *proofdata.Staged) (t proofdata.Point, err error) {
 	b.f.around("b-g2", func() { t, err = b.CPU.MSMG2(ctx, s) })
 	return t, err
 }

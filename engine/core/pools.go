@@ -1,8 +1,8 @@
 package core
 
 import (
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -15,9 +15,10 @@ import (
 const poolLimit = 64
 
 // pools lend a job's large buffers (stages.Buffers): one set for the
-// solver's vectors and its flags, one for the classified queries.
+// solver's vectors and its flags, one for the classified queries. Scalars
+// are curve-neutral, so one pool serves circuits of every curve.
 type pools struct {
-	scalars mem.Pool[fr.Element]
+	scalars mem.Pool[proofdata.Scalar]
 	flags   mem.Pool[bool]
 	bitmaps mem.Pool[uint64]
 	indexes mem.Pool[uint32]
@@ -29,11 +30,11 @@ func (p *pools) setLimit(n int) {
 	p.scalars.Limit, p.flags.Limit, p.bitmaps.Limit, p.indexes.Limit = n, n, n, n
 }
 
-func (p *pools) Scalars(n int) []fr.Element { return p.scalars.Get(n) }
-func (p *pools) PutScalars(b []fr.Element)  { p.scalars.Put(b) }
-func (p *pools) Flags(n int) []bool         { return p.flags.Get(n) }
-func (p *pools) PutFlags(b []bool)          { p.flags.Put(b) }
-func (p *pools) Bitmap(words int) []uint64  { return p.bitmaps.Get(words) }
-func (p *pools) PutBitmap(b []uint64)       { p.bitmaps.Put(b) }
-func (p *pools) Indexes(n int) []uint32     { return p.indexes.Get(n) }
-func (p *pools) PutIndexes(b []uint32)      { p.indexes.Put(b) }
+func (p *pools) Scalars(n int) []proofdata.Scalar { return p.scalars.Get(n) }
+func (p *pools) PutScalars(b []proofdata.Scalar)  { p.scalars.Put(b) }
+func (p *pools) Flags(n int) []bool               { return p.flags.Get(n) }
+func (p *pools) PutFlags(b []bool)                { p.flags.Put(b) }
+func (p *pools) Bitmap(words int) []uint64        { return p.bitmaps.Get(words) }
+func (p *pools) PutBitmap(b []uint64)             { p.bitmaps.Put(b) }
+func (p *pools) Indexes(n int) []uint32           { return p.indexes.Get(n) }
+func (p *pools) PutIndexes(b []uint32)            { p.indexes.Put(b) }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
@@ -41,10 +40,10 @@ func (b *holdingBackend) Free(s *proofdata.Staged) {
 	b.CPU.Free(s)
 }
 
-func (b *holdingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (bn254.G1Jac, error) {
+func (b *holdingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error) {
 	b.blocked <- struct{}{}
 	<-ctx.Done()
-	return bn254.G1Jac{}, ctx.Err()
+	return nil, ctx.Err()
 }
 
 func (b *holdingBackend) ResidentBytes(*proofdata.Key) int64 { return 1 << 20 }

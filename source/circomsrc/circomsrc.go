@@ -24,6 +24,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/zkpipe/zkpipe/blob"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/stages"
@@ -176,14 +177,12 @@ func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, e
 		NbWires:     z.NVars,
 		NbPublic:    z.NPublic + 1,
 		Source:      src,
-		Key:         &proofdata.Key{Domain: dom, HConvention: proofdata.HOddCoset, Z: z.H},
-		Alpha1:      z.Alpha1, Beta1: z.Beta1, Delta1: z.Delta1,
-		Beta2: z.Beta2, Delta2: z.Delta2,
 	}
 	// A, B₁/B₂ and K drop the wires whose bases are infinity (a wire absent
 	// from the matrix): their terms are zero, and the MSMs need not see them.
 	// K is the C section: the private wires nPublic+1 … nVars−1.
-	k := c.Key
+	k := &proofdata.Bases[bn254.G1Affine, bn254.G2Affine, fft.Domain]{Domain: dom, Z: z.H,
+		Alpha1: z.Alpha1, Beta1: z.Beta1, Delta1: z.Delta1, Beta2: z.Beta2, Delta2: z.Delta2}
 	for i := range z.B1 {
 		if z.B1[i].IsInfinity() != z.B2[i].IsInfinity() {
 			return nil, fmt.Errorf("circuit %s: zkey's B1 and B2 disagree on wire %d: one is infinity, the other not", name, i)
@@ -193,6 +192,7 @@ func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, e
 	k.B1, c.Sel.B = keep(z.B1, 0, z.B1)
 	k.B2, _ = keep(z.B2, 0, z.B1)
 	k.K, c.Sel.K = keep(z.C, uint32(z.NPublic+1), z.C)
+	c.Key = proofdata.NewKey(curve.BN254, proofdata.HOddCoset, int(n), k)
 	if calc != nil {
 		c.SynthesisBytes = calc.JobBytes()
 	}
@@ -343,19 +343,19 @@ func (s *Source) Synthesize(ctx context.Context, j *stages.Job) error {
 	// before they are summed into, c is written whole.
 	n := s.zkey.DomainSize
 	j.TakeVectors(s.zkey.NVars, n)
+	w := proofdata.Elements[fr.Element](j.W) // BN254's Fr: circom's zkeys here are BN254's
 	if st.w != nil {
-		copy(j.W, st.w) // a .wtns job's, read at parse
-	} else if err := s.calc.CalculateInto(ctx, st.input, j.W); err != nil {
+		copy(w, st.w) // a .wtns job's, read at parse
+	} else if err := s.calc.CalculateInto(ctx, st.input, w); err != nil {
 		return err
 	}
 	st.w, st.input = nil, nil
-	w := j.W
 	if s.r1cs != nil {
 		if err := s.r1cs.Check(w); err != nil {
 			return fmt.Errorf("unsatisfied witness: %w", err)
 		}
 	}
-	a, b, c := j.Vec.A, j.Vec.B, j.Vec.C
+	a, b, c := proofdata.Elements[fr.Element](j.Vec.A), proofdata.Elements[fr.Element](j.Vec.B), proofdata.Elements[fr.Element](j.Vec.C)
 	var t fr.Element
 	for m, dst := range [2][]fr.Element{a, b} {
 		clear(dst)
@@ -386,7 +386,13 @@ func (s *Source) Synthesize(ctx context.Context, j *stages.Job) error {
 func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out stages.Output) (stages.Emitted, error) {
 	var em stages.Emitted
 	public := j.Source.(*state).public
-	proof := &Proof{A: p.Ar, B: p.Bs, C: p.Krs}
+	ar, ok1 := p.Ar.(*bn254.G1Affine)
+	bs, ok2 := p.Bs.(*bn254.G2Affine)
+	krs, ok3 := p.Krs.(*bn254.G1Affine)
+	if !ok1 || !ok2 || !ok3 {
+		return em, fmt.Errorf("emit: points %T, %T, %T are not BN254's", p.Ar, p.Bs, p.Krs)
+	}
+	proof := &Proof{A: *ar, B: *bs, C: *krs}
 	em.PublicInputs = decimals(public)
 	pub, err := json.Marshal(em.PublicInputs)
 	if err != nil {

@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -79,11 +82,11 @@ func TestTestdata(t *testing.T) {
 	}
 	// One wire is in no A term and 22 in no B term: their infinity bases go.
 	// Every private wire has a C-section point: K is that section whole.
-	if len(c.Sel.A) != 23 || len(c.Sel.B) != 2 || len(c.Sel.K) != 21 || c.Sel.K[0] != 3 || len(c.Key.A) != 23 || len(c.Key.B2) != 2 {
+	if len(c.Sel.A) != 23 || len(c.Sel.B) != 2 || len(c.Sel.K) != 21 || c.Sel.K[0] != 3 || c.Key.Size.A != 23 || c.Key.Size.B2 != 2 {
 		t.Fatalf("selections A %d, B %d, K %d from %d", len(c.Sel.A), len(c.Sel.B), len(c.Sel.K), c.Sel.K[0])
 	}
 	for j, w := range c.Sel.A {
-		if z.A[w].IsInfinity() || !c.Key.A[j].Equal(&z.A[w]) {
+		if z.A[w].IsInfinity() || !c.Key.Bases.(*proofdata.Bases[bn254.G1Affine, bn254.G2Affine, fft.Domain]).A[j].Equal(&z.A[w]) {
 			t.Fatalf("A base %d is not wire %d's", j, w)
 		}
 	}

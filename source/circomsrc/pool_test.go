@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/proofdata"
@@ -23,12 +23,12 @@ import (
 type poolingBackend struct {
 	*gpu.CPU
 	mu   sync.Mutex
-	seen map[*fr.Element]bool
+	seen map[*proofdata.Scalar]bool
 }
 
 func (b *poolingBackend) ClassifiesOnTransfer() bool { return true }
 
-func (b *poolingBackend) TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []fr.Element, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
+func (b *poolingBackend) TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []proofdata.Scalar, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error) {
 	b.mu.Lock()
 	b.seen[&v.A[0]] = true
 	b.mu.Unlock()
@@ -37,7 +37,7 @@ func (b *poolingBackend) TransferClassify(ctx context.Context, r proofdata.Resid
 		sel []uint32
 	}{{&v.QA, selA}, {&v.QK, selK}} {
 		n := len(q.sel)
-		proofdata.Classify(q.q, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]fr.Element, n))
+		proofdata.Classify(q.q, proofdata.One(curve.BN254), w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]proofdata.Scalar, n))
 	}
 	return b.CPU.Transfer(ctx, r, v)
 }
@@ -85,7 +85,7 @@ func TestPooledVectors(t *testing.T) {
 	// flight, fewer than the stream's, so vectors come back and go out again.
 	cfg := provertest.Config(out, 1, 1)
 	cfg.Shapes[stages.Synthesize] = stages.Shape{Workers: 3, Queue: 1}
-	backend := &poolingBackend{CPU: gpu.NewCPU(2, 2), seen: map[*fr.Element]bool{}} // provertest.Config's CPU
+	backend := &poolingBackend{CPU: gpu.NewCPU(2, 2), seen: map[*proofdata.Scalar]bool{}} // provertest.Config's CPU
 	cfg.Backend = backend
 	res := provertest.Run(t, cfg, []*stages.Circuit{load(t, arr, true)}, jobs, 3*time.Minute)
 	if len(res) != proofs {

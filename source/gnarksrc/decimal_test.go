@@ -38,7 +38,10 @@ func TestPublicValuesInCanonicalDecimal(t *testing.T) {
 	_, _, g1, g2 := bn254.Generators()
 	var neg bn254.G1Affine
 	neg.Neg(&g1) // y = p − 2
-	p := ProofJSON(&groth16bn254.Proof{Ar: neg, Krs: neg, Bs: g2})
+	p, err := ProofJSON(&groth16bn254.Proof{Ar: neg, Krs: neg, Bs: g2})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if y := neg.Y.BigInt(new(big.Int)).String(); p.A[1] != y || p.C[1] != y {
 		t.Fatalf("pi_a y %s, pi_c y %s, want %s", p.A[1], p.C[1], y)
 	}

@@ -6,9 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
-	"github.com/zkpipe/zkpipe/evm"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -26,24 +23,17 @@ func (s *Source) Done(dir, id string) (stages.Emitted, error) {
 	if err != nil {
 		return stages.Emitted{}, err
 	}
-	vec, ok := pub.Vector().(fr.Vector)
-	if !ok {
-		return stages.Emitted{}, fmt.Errorf("%s: not a BN254 witness", em.Public)
-	}
 	if s.opts.Calldata {
-		// derived again from the verified files: an earlier run may not have
-		// asked for it, or died between writing the two
-		p, ok := proof.(*groth16bn254.Proof)
-		if !ok {
-			return stages.Emitted{}, fmt.Errorf("%s: not a BN254 proof", em.Proof)
+		cd, err := calldataHex(proof, pub)
+		if err != nil {
+			return stages.Emitted{}, fmt.Errorf("%s: %w", em.Proof, err)
 		}
-		if em.Calldata, err = stages.Dir(dir).Write(id+".calldata", evm.CalldataHex(p, vec)); err != nil {
+		if em.Calldata, err = stages.Dir(dir).Write(id+".calldata", cd); err != nil {
 			return stages.Emitted{}, err
 		}
 	}
-	em.PublicInputs = make([]string, 0, len(vec))
-	for _, v := range vec {
-		em.PublicInputs = append(em.PublicInputs, decimal(&v))
+	if em.PublicInputs, err = publicDecimals(pub); err != nil {
+		return stages.Emitted{}, fmt.Errorf("%s: %w", em.Public, err)
 	}
 	return em, nil
 }

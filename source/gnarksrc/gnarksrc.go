@@ -2,7 +2,9 @@
 // directory of circuit.r1cs, circuit.pk and circuit.vk in gnark's binary
 // encodings, jobs with a gnark binary witness (or, for built-in circuits, a
 // seed to generate one), and proofs in gnark's binary encoding that
-// groth16.Verify accepts.
+// groth16.Verify accepts. Circuits of every curve of package curve (the
+// curve comes from the files); each curve's half of the source is
+// curve_<curve>.go, generated from one template by internal/generator.
 package gnarksrc
 
 import (
@@ -11,27 +13,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
-	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
-	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/constraint"
-	cs "github.com/consensys/gnark/constraint/bn254"
 	"github.com/consensys/gnark/constraint/solver"
-	fcs "github.com/consensys/gnark/frontend/cs"
 	"github.com/zkpipe/zkpipe/circuits"
-	"github.com/zkpipe/zkpipe/evm"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/boundedread"
-	"github.com/zkpipe/zkpipe/source/gnarksrc/solve"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -50,13 +46,20 @@ type Meta struct {
 	// R1CSConstraints is the constraint count of the circuit.r1cs Setup
 	// wrote, checked against it at load; 0 in directories of older zkpipes.
 	R1CSConstraints int `json:"r1cs_constraints,omitempty"`
+	// Curve is the circuit's curve ("bn254", "bls12-381"), for people
+	// reading the file: zkpipe takes the curve from circuit.r1cs, and
+	// refuses a circuit.json that names another. "" in directories of
+	// older zkpipes (BN254's).
+	Curve string `json:"curve,omitempty"`
 }
 
 // Source proves jobs for one gnark circuit.
 type Source struct {
-	ccs     *cs.R1CS
-	pk      *groth16bn254.ProvingKey
-	vk      *groth16bn254.VerifyingKey
+	curve   curve.ID
+	g       gnarkCurve // the curve's half: typed ccs, pk, vk
+	ccs     constraint.ConstraintSystem
+	pk      groth16.ProvingKey
+	vk      groth16.VerifyingKey
 	builtin *circuits.Builtin // nil unless the directory names one
 	size    int
 	commits constraint.Groth16Commitments
@@ -88,7 +91,8 @@ type Options struct {
 	// directory's hash-to-field file instead.
 	HashToField HashToField
 	// Calldata writes, beside each proof, ID.calldata: the proof's call of
-	// the circuit's Solidity verifier (package evm), in hex.
+	// the circuit's Solidity verifier (package evm), in hex. BN254 circuits
+	// only (a Solidity verifier pairs on BN254's precompiles).
 	Calldata bool
 	// Progress, when not nil, is told every ProgressEvery (0: never) how far
 	// the load of each circuit file has got, and how long a load took once
@@ -101,17 +105,45 @@ type Options struct {
 // state is what a job carries between this source's steps.
 type state struct {
 	full, public witness.Witness
-	commitments  []bn254.G1Affine
-	pok          bn254.G1Affine
+	curve        any // the curve half's: the commitments and their proof of knowledge
 }
 
+// gnarkCurve is a circuit's half in its curve's gnark types
+// (curve_<curve>.go, one template for every curve).
+type gnarkCurve interface {
+	curve() curve.ID
+	key() *proofdata.Key
+	infinity() (a, b []bool) // pk.InfinityA, pk.InfinityB
+	checkKeys(commits constraint.Groth16Commitments) error
+	// vectorLen is how many values w holds; false when w is over
+	// another curve's field.
+	vectorLen(w witness.Witness) (int, bool)
+	synthesize(j *stages.Job, st *state, commits constraint.Groth16Commitments, htf hash.Hash, opts []solver.Option) error
+	proof(p *stages.Points, st *state) (groth16.Proof, error)
+}
+
+// gnarkCurveFuncs are a curve's entry points, by curve.ID (filled by the
+// generated files' init).
+type gnarkCurveFuncs struct {
+	from        func(constraint.ConstraintSystem, groth16.ProvingKey, groth16.VerifyingKey) (gnarkCurve, bool)
+	proofJSON   func(groth16.Proof) (JSONProof, bool)
+	nbPublic    func(groth16.VerifyingKey) (int, bool)
+	defaultHash func() hash.Hash // gnark's default hash-to-field over the curve's Fr
+}
+
+var gnarkCurves [curve.Count]gnarkCurveFuncs
+
 func (s *Source) Kind() string { return "gnark" }
+
+// Curve is the circuit's curve.
+func (s *Source) Curve() curve.ID { return s.curve }
 
 // HashToField is the hash of the circuit's commitment challenges.
 func (s *Source) HashToField() HashToField { return s.opts.HashToField }
 
-// VerifyingKey is the circuit's verifying key.
-func (s *Source) VerifyingKey() *groth16bn254.VerifyingKey { return s.vk }
+// VerifyingKey is the circuit's verifying key (of its curve's gnark type:
+// *groth16bn254.VerifyingKey for BN254).
+func (s *Source) VerifyingKey() groth16.VerifyingKey { return s.vk }
 
 // LoadDir reads a circuit directory with the default Options; the circuit
 // is named after it.
@@ -122,20 +154,35 @@ func LoadDir(dir string) (*stages.Circuit, error) { return LoadDirWith(dir, Opti
 // checkKeys), and a mismatch refuses the circuit, naming the file.
 func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	name := filepath.Base(filepath.Clean(dir))
-	ccs := groth16.NewCS(ecc.BN254)
+	// The curve is the r1cs's (its serialised scalar field, read in the
+	// layout check, before the decode); the keys are read as that curve's.
+	var id curve.ID
+	var ccs constraint.ConstraintSystem
+	checkR1CS := func(r io.ReaderAt, size int64) (err error) {
+		if err := checkR1CSLayout(r, size); err != nil {
+			return err
+		}
+		id, err = r1csCurve(r, size)
+		return err
+	}
+	readR1CS := func(r io.Reader) (int64, error) {
+		ccs = groth16.NewCS(id.ECC())
+		return ccs.ReadFrom(r)
+	}
 	// the r1cs is decoded into memory: no larger than the machine's
-	if err := readFile(filepath.Join(dir, R1CSFile), "constraint system", boundedread.MachineMemory(), o, checkR1CSLayout, ccs.ReadFrom); err != nil {
+	if err := readFile(filepath.Join(dir, R1CSFile), "constraint system", boundedread.MachineMemory(), o, checkR1CS, readR1CS); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
-	pk := groth16.NewProvingKey(ecc.BN254)
+	fp := id.Params().FpBytes
+	pk := groth16.NewProvingKey(id.ECC())
 	// UnsafeReadFrom skips the subgroup checks (minutes for large keys): a bad
 	// proving key can only spoil its owner's proofs, which Emit's check
 	// against the verifying key rejects before anything is written.
-	if err := readFile(filepath.Join(dir, PKFile), "proving key of this r1cs", pkLimit(ccs), o, checkPKLayout, pk.UnsafeReadFrom); err != nil {
+	if err := readFile(filepath.Join(dir, PKFile), "proving key of this r1cs", pkLimit(ccs, fp), o, checkPKLayout(fp), pk.UnsafeReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
-	vk := groth16.NewVerifyingKey(ecc.BN254)
-	if err := readFile(filepath.Join(dir, VKFile), "verifying key", vkLimit, o, checkVKLayout(), vk.ReadFrom); err != nil {
+	vk := groth16.NewVerifyingKey(id.ECC())
+	if err := readFile(filepath.Join(dir, VKFile), "verifying key", vkLimit, o, checkVKLayout(fp), vk.ReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	var meta *Meta
@@ -166,14 +213,16 @@ const (
 )
 
 // pkLimit is the most a proving key of ccs can take in gnark's raw
-// encoding: m wires and n constraints give at most 3m+d G1 points (A, B, K;
-// Z over the domain d ≤ 2(n+m)) of 64 bytes, m G2 points of 128, two
-// infinity bytes a wire and commitment bases of at most 2m G1 points; a
-// quarter more and 16 MiB for headers and slack.
-func pkLimit(ccs constraint.ConstraintSystem) int64 {
+// encoding, for a base field of fp bytes: m wires and n constraints give at
+// most 3m+d G1 points (A, B, K; Z over the domain d ≤ 2(n+m)) of 2·fp
+// bytes, m G2 points of 4·fp, two infinity bytes a wire and commitment
+// bases of at most 2m G1 points; a quarter more and 16 MiB for headers and
+// slack.
+func pkLimit(ccs constraint.ConstraintSystem, fp int) int64 {
 	m := int64(ccs.GetNbInternalVariables() + ccs.GetNbSecretVariables() + ccs.GetNbPublicVariables())
 	n := int64(ccs.GetNbConstraints())
-	return (64*(5*m+2*(n+m))+128*m+2*m)*5/4 + 16<<20
+	g1, g2 := 2*int64(fp), 4*int64(fp)
+	return (g1*(5*m+2*(n+m))+g2*m+2*m)*5/4 + 16<<20
 }
 
 func (o Options) load() boundedread.Options {
@@ -187,25 +236,38 @@ func New(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingKey, 
 }
 
 // NewWith builds a circuit from gnark objects already in memory, which
-// must be of one circuit and one setup (see checkKeys).
-func NewWith(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingKey, vkI groth16.VerifyingKey, meta *Meta, o Options) (*stages.Circuit, error) {
+// must be of one curve, one circuit and one setup (see checkKeys).
+func NewWith(name string, ccs constraint.ConstraintSystem, pk groth16.ProvingKey, vk groth16.VerifyingKey, meta *Meta, o Options) (*stages.Circuit, error) {
 	registerStdHints()
-	ccs, ok1 := ccsI.(*cs.R1CS)
-	pk, ok2 := pkI.(*groth16bn254.ProvingKey)
-	vk, ok3 := vkI.(*groth16bn254.VerifyingKey)
-	if !ok1 || !ok2 || !ok3 {
-		return nil, fmt.Errorf("circuit %s: want a BN254 R1CS with Groth16 keys, got %T, %T, %T", name, ccsI, pkI, vkI)
+	var g gnarkCurve
+	for _, f := range gnarkCurves {
+		if f.from != nil {
+			if h, ok := f.from(ccs, pk, vk); ok {
+				g = h
+				break
+			}
+		}
+	}
+	if g == nil {
+		return nil, fmt.Errorf("circuit %s: want an R1CS with Groth16 keys, all of BN254 or all of BLS12-381, got %T, %T, %T", name, ccs, pk, vk)
 	}
 	htf, err := ParseHashToField(string(o.HashToField))
 	if err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	o.HashToField = htf
-	src := &Source{ccs: ccs, pk: pk, vk: vk, commits: ccs.CommitmentInfo.(constraint.Groth16Commitments), opts: o}
+	if o.Calldata && g.curve() != curve.BN254 {
+		return nil, fmt.Errorf("circuit %s: Solidity calldata needs a BN254 circuit (Ethereum's pairing precompiles), this one is %s", name, g.curve())
+	}
+	commits, ok := ccs.GetCommitments().(constraint.Groth16Commitments)
+	if !ok {
+		return nil, fmt.Errorf("circuit %s: commitments of a %T, not Groth16's", name, ccs.GetCommitments())
+	}
+	src := &Source{curve: g.curve(), g: g, ccs: ccs, pk: pk, vk: vk, commits: commits, opts: o}
 	if len(o.Hints) > 0 {
 		src.solve = []solver.Option{solver.WithHints(o.Hints...)}
 	}
-	if err := checkKeys(ccs, pk, vk, src.commits); err != nil {
+	if err := checkKeys(g, src.commits); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	if meta != nil {
@@ -215,6 +277,11 @@ func NewWith(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingK
 		}
 		if err := checkMeta(b, meta, ccs); err != nil {
 			return nil, fmt.Errorf("circuit %s: %w", name, err)
+		}
+		if meta.Curve != "" {
+			if id, err := curve.Parse(meta.Curve); err != nil || id != g.curve() {
+				return nil, fmt.Errorf("circuit %s: %s says curve %q, %s is %s: not of one circuit", name, MetaFile, meta.Curve, R1CSFile, g.curve())
+			}
 		}
 		src.builtin, src.size = &b, meta.Constraints
 	}
@@ -227,21 +294,15 @@ func NewWith(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingK
 		NbWires:     nbWires,
 		NbPublic:    ccs.GetNbPublicVariables(),
 		Source:      src,
-		Key: &proofdata.Key{
-			Domain:      &pk.Domain,
-			HConvention: proofdata.HDivideByZ,
-			A:           pk.G1.A, B1: pk.G1.B, K: pk.G1.K, Z: pk.G1.Z,
-			B2: pk.G2.B,
-		},
-		Alpha1: pk.G1.Alpha, Beta1: pk.G1.Beta, Delta1: pk.G1.Delta,
-		Beta2: pk.G2.Beta, Delta2: pk.G2.Delta,
+		Key:         g.key(),
 	}
 	// A and B skip the wires whose bases are infinity, as gnark's prover does.
+	infA, infB := g.infinity()
 	for i := 0; i < nbWires; i++ {
-		if !pk.InfinityA[i] {
+		if !infA[i] {
 			c.Sel.A = append(c.Sel.A, uint32(i))
 		}
-		if !pk.InfinityB[i] {
+		if !infB[i] {
 			c.Sel.B = append(c.Sel.B, uint32(i))
 		}
 	}
@@ -289,8 +350,8 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 		if !ok || w == nil {
 			return fmt.Errorf("witness value is a %T, circuit %s wants a gnark witness.Witness", j.WitnessValue, j.Circuit.Name)
 		}
-		if _, ok := w.Vector().(fr.Vector); !ok {
-			return fmt.Errorf("witness value is over another field (%T), circuit %s wants BN254's", w.Vector(), j.Circuit.Name)
+		if _, ok := s.g.vectorLen(w); !ok {
+			return fmt.Errorf("witness value is over another field (%T), circuit %s wants %s's", w.Vector(), j.Circuit.Name, s.curve)
 		}
 		full = w
 	case req.Witness != "" && req.Generate != nil:
@@ -313,7 +374,7 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 		if s.builtin == nil {
 			return fmt.Errorf("circuit %s was not made by zkpipe setup from a built-in: it cannot generate witnesses", j.Circuit.Name)
 		}
-		w, err := s.builtin.Witness(s.size, req.Generate.Seed)
+		w, err := s.builtin.WitnessOn(s.curve, s.size, req.Generate.Seed)
 		if err != nil {
 			return fmt.Errorf("generate: %w", err)
 		}
@@ -326,7 +387,8 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 	if err != nil {
 		return err
 	}
-	nbPub, nbAll := len(pub.Vector().(fr.Vector)), len(full.Vector().(fr.Vector))
+	nbPub, _ := s.g.vectorLen(pub)
+	nbAll, _ := s.g.vectorLen(full)
 	wantPub, wantSecret := s.ccs.GetNbPublicVariables()-1, s.ccs.GetNbSecretVariables()
 	if nbPub != wantPub || nbAll-nbPub != wantSecret {
 		return fmt.Errorf("witness has %d public and %d secret values, circuit %s wants %d and %d",
@@ -339,7 +401,7 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 // witnessShape is the witness the circuit wants: its public values less the
 // one wire, and its secret ones.
 func (s *Source) witnessShape(name string) witnessShape {
-	return witnessShape{circuit: name, public: s.ccs.GetNbPublicVariables() - 1, secret: s.ccs.GetNbSecretVariables()}
+	return witnessShape{circuit: name, curve: s.curve, public: s.ccs.GetNbPublicVariables() - 1, secret: s.ccs.GetNbSecretVariables()}
 }
 
 // ─── synthesize ──────────────────────────────────────────────────────────────
@@ -351,66 +413,9 @@ func (s *Source) witnessShape(name string) witnessShape {
 // folded here too, while the committed values are at hand.
 func (s *Source) Synthesize(_ context.Context, j *stages.Job) error {
 	st := j.Source.(*state)
-	pk := s.pk
-	st.commitments = make([]bn254.G1Affine, len(s.commits))
-	committed := make([][]fr.Element, len(s.commits))
-	htf := s.opts.HashToField.New()
-
-	bsb22 := solver.OverrideHint(solver.GetHintID(fcs.Bsb22CommitmentComputePlaceholder), func(_ *big.Int, in, out []*big.Int) error {
-		i := int(in[0].Int64())
-		in = in[1:]
-		hashed := in[:len(s.commits[i].PublicAndCommitmentCommitted)]
-		priv := in[len(hashed):]
-		committed[i] = make([]fr.Element, len(s.commits[i].PrivateCommitted))
-		for k := range priv {
-			committed[i][k].SetBigInt(priv[k])
-		}
-		var err error
-		if st.commitments[i], err = pk.CommitmentKeys[i].Commit(committed[i]); err != nil {
-			return err
-		}
-		htf.Write(constraint.SerializeCommitment(st.commitments[i].Marshal(), hashed, (fr.Bits-1)/8+1))
-		sum := htf.Sum(nil)
-		htf.Reset()
-		var res fr.Element
-		res.SetBytes(sum[:min(fr.Bytes, htf.Size())])
-		res.BigInt(out[0])
-		return nil
-	})
-
-	// gnark's solver, writing into vectors from the engine's pools (package
-	// solve): W, a, b, c stay with the job, the flags only for the solve.
-	wires, m := solve.Lengths(s.ccs)
-	j.TakeVectors(wires, m)
-	solved := j.TakeFlags(wires)
-	err := solve.Solve(s.ccs, st.full.Vector().(fr.Vector), solve.Buffers{W: j.W, Solved: solved, A: j.Vec.A, B: j.Vec.B, C: j.Vec.C},
-		append([]solver.Option{bsb22}, s.solve...)...)
-	j.PutFlags(solved)
-	if err != nil {
-		return fmt.Errorf("unsatisfied witness: %w", err)
+	if err := s.g.synthesize(j, st, s.commits, s.opts.HashToField.hashOn(s.curve), s.solve); err != nil {
+		return err
 	}
-
-	if len(s.commits) > 0 {
-		poks := make([]bn254.G1Affine, len(s.commits))
-		for i := range pk.CommitmentKeys {
-			if poks[i], err = pk.CommitmentKeys[i].ProveKnowledge(committed[i]); err != nil {
-				return fmt.Errorf("commitment %d: proof of knowledge: %w", i, err)
-			}
-		}
-		// fold the proofs of knowledge with a challenge from the commitment wires
-		ser := make([]byte, fr.Bytes*len(s.commits))
-		for i := range s.commits {
-			copy(ser[fr.Bytes*i:], j.W[s.commits[i].CommitmentIndex].Marshal())
-		}
-		ch, err := fr.Hash(ser, []byte("G16-BSB22"), 1)
-		if err != nil {
-			return err
-		}
-		if _, err := st.pok.Fold(poks, ch[0], ecc.MultiExpConfig{NbTasks: 1}); err != nil {
-			return err
-		}
-	}
-
 	st.full = nil
 	return nil
 }
@@ -425,9 +430,12 @@ func (s *Source) Synthesize(_ context.Context, j *stages.Job) error {
 // snarkjs's layout).
 func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out stages.Output) (stages.Emitted, error) {
 	st := j.Source.(*state)
-	proof := &groth16bn254.Proof{Ar: p.Ar, Bs: p.Bs, Krs: p.Krs, Commitments: st.commitments, CommitmentPok: st.pok}
+	proof, err := s.g.proof(p, st)
+	if err != nil {
+		return stages.Emitted{}, err
+	}
 	if !s.opts.SkipVerify || j.Verify {
-		if err := groth16bn254.Verify(proof, s.vk, st.public.Vector().(fr.Vector), s.opts.HashToField.VerifierOption()); err != nil {
+		if err := groth16.Verify(proof, s.vk, st.public, s.opts.HashToField.VerifierOption()); err != nil {
 			return stages.Emitted{}, fmt.Errorf("the proof fails circuit %s's verifying key (%v); nothing written", j.Circuit.Name, err)
 		}
 	}
@@ -439,7 +447,11 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 	if err != nil {
 		return stages.Emitted{}, err
 	}
-	js, err := json.Marshal(ProofJSON(proof))
+	pj, err := ProofJSON(proof)
+	if err != nil {
+		return stages.Emitted{}, err
+	}
+	js, err := json.Marshal(pj)
 	if err != nil {
 		return stages.Emitted{}, err
 	}
@@ -452,15 +464,19 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 		return em, err
 	}
 	if s.opts.Calldata {
-		if em.Calldata, err = out.Write(j.ID+".calldata", evm.CalldataHex(proof, st.public.Vector().(fr.Vector))); err != nil {
+		cd, err := calldataHex(proof, st.public)
+		if err != nil {
+			return em, err
+		}
+		if em.Calldata, err = out.Write(j.ID+".calldata", cd); err != nil {
 			return em, err
 		}
 	}
 	if em.Proof, err = out.Write(j.ID+".proof", buf.Bytes()); err != nil {
 		return em, err
 	}
-	for _, v := range st.public.Vector().(fr.Vector) {
-		em.PublicInputs = append(em.PublicInputs, decimal(&v))
+	if em.PublicInputs, err = publicDecimals(st.public); err != nil {
+		return em, err
 	}
 	return em, nil
 }
@@ -476,19 +492,39 @@ type JSONProof struct {
 	CommitmentPok *[3]string   `json:"commitment_pok,omitempty"`
 }
 
-// ProofJSON returns p's JSON form.
-func ProofJSON(p *groth16bn254.Proof) JSONProof {
-	g1 := func(a *bn254.G1Affine) [3]string { return [3]string{decimal(&a.X), decimal(&a.Y), "1"} }
-	out := JSONProof{Protocol: "groth16", Curve: "bn128", A: g1(&p.Ar), C: g1(&p.Krs),
-		B: [3][2]string{{decimal(&p.Bs.X.A0), decimal(&p.Bs.X.A1)}, {decimal(&p.Bs.Y.A0), decimal(&p.Bs.Y.A1)}, {"1", "0"}}}
-	for i := range p.Commitments {
-		out.Commitments = append(out.Commitments, g1(&p.Commitments[i]))
+// ProofJSON returns p's JSON form; p is a gnark proof of a curve of
+// package curve (*groth16bn254.Proof, …).
+func ProofJSON(p groth16.Proof) (JSONProof, error) {
+	for _, f := range gnarkCurves {
+		if f.proofJSON != nil {
+			if out, ok := f.proofJSON(p); ok {
+				return out, nil
+			}
+		}
 	}
-	if len(p.Commitments) > 0 {
-		pok := g1(&p.CommitmentPok)
-		out.CommitmentPok = &pok
+	return JSONProof{}, fmt.Errorf("proof json: a %T, not a gnark proof of %s or %s", p, curve.BN254, curve.BLS12_381)
+}
+
+// NbPublicInputs is how many public inputs a proof of vk has: its public
+// witness's values, less the commitments' (gnark's NbPublicWitness counts
+// those too).
+func NbPublicInputs(vk groth16.VerifyingKey) (int, error) {
+	for _, f := range gnarkCurves {
+		if f.nbPublic != nil {
+			if n, ok := f.nbPublic(vk); ok {
+				return n, nil
+			}
+		}
 	}
-	return out
+	return 0, fmt.Errorf("a %T, not a gnark verifying key of %s or %s", vk, curve.BN254, curve.BLS12_381)
+}
+
+// snarkjsCurve is the curve's name in snarkjs's JSON ("bn128", "bls12381").
+func snarkjsCurve(id curve.ID) string {
+	if id == curve.BN254 {
+		return "bn128"
+	}
+	return strings.ReplaceAll(id.String(), "-", "")
 }
 
 // R1CS is the circuit's constraint system, for gnark's own prover in benchmarks.
@@ -502,5 +538,5 @@ func (s *Source) Witness(seed int64) (witness.Witness, error) {
 	if s.builtin == nil {
 		return nil, fmt.Errorf("not a built-in circuit: cannot generate witnesses")
 	}
-	return s.builtin.Witness(s.size, seed)
+	return s.builtin.WitnessOn(s.curve, s.size, seed)
 }

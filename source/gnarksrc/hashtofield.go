@@ -11,9 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr/hash_to_field"
 	"github.com/consensys/gnark/backend"
-	"github.com/consensys/gnark/constraint"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/stages"
 	"golang.org/x/crypto/sha3"
@@ -56,27 +55,38 @@ func ParseHashToField(s string) (HashToField, error) {
 	return "", fmt.Errorf("hash-to-field %q: want %s, %s or %s", strings.TrimSpace(s), HashDefault, HashSHA256, HashKeccak256)
 }
 
-// New returns a fresh hash of this kind; each use needs its own (gnark's
+// hashOn returns a fresh hash of this kind over id's scalar field (gnark's
+// default hashes to the curve's own Fr); each use needs its own (gnark's
 // resets it between commitments, so one is never shared between jobs).
-func (h HashToField) New() hash.Hash {
+func (h HashToField) hashOn(id curve.ID) hash.Hash {
 	switch h {
 	case HashSHA256:
 		return sha256.New()
 	case HashKeccak256:
 		return sha3.NewLegacyKeccak256()
 	}
-	return hash_to_field.New([]byte(constraint.CommitmentDst))
+	return gnarkCurves[id].defaultHash()
+}
+
+// fresh is a fresh hash for gnark's options; nil for the default, which
+// gnark's prover and verifier then make over the proof's own curve.
+func (h HashToField) fresh() hash.Hash {
+	if h == HashSHA256 || h == HashKeccak256 {
+		return h.hashOn(0)
+	}
+	return nil
 }
 
 // VerifierOption is the option gnark's groth16.Verify needs to check proofs
-// made with h.
+// made with h, on any curve.
 func (h HashToField) VerifierOption() backend.VerifierOption {
-	return backend.WithVerifierHashToFieldFunction(h.New())
+	return backend.WithVerifierHashToFieldFunction(h.fresh())
 }
 
-// ProverOption is the option gnark's groth16.Prove needs to prove as zkpipe does with h.
+// ProverOption is the option gnark's groth16.Prove needs to prove as zkpipe
+// does with h, on any curve.
 func (h HashToField) ProverOption() backend.ProverOption {
-	return backend.WithProverHashToFieldFunction(h.New())
+	return backend.WithProverHashToFieldFunction(h.fresh())
 }
 
 // ReadHashToField reads dir's hash-to-field file (gnark's default when the

@@ -7,21 +7,18 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/big"
 	"math/bits"
-	"slices"
 	"sync/atomic"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/zkpipe/zkpipe/mem"
-	"github.com/zkpipe/zkpipe/source/boundedread"
-
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/constraint"
-	cs "github.com/consensys/gnark/constraint/bn254"
+	"github.com/fxamacker/cbor/v2"
 	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/proofdata"
+	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // checkKeys refuses a circuit whose constraint system, proving key and
@@ -42,33 +39,40 @@ import (
 //	pk ↔ vk    [α]₁, [β]₁, [δ]₁, [β]₂, [δ]₂ equal; each commitment key pair
 //	           satisfies e(basis₀, −[σ]₂)·e(σ·basis₀, G₂) = 1
 //
-// The errors name the file at fault, or both when either may be.
-func checkKeys(ccs *cs.R1CS, pk *groth16bn254.ProvingKey, vk *groth16bn254.VerifyingKey, commits constraint.Groth16Commitments) error {
-	nbPublic, nbSecret := ccs.GetNbPublicVariables(), ccs.GetNbSecretVariables()
-	nbWires := ccs.GetNbInternalVariables() + nbPublic + nbSecret
-	nbConstraints := ccs.GetNbConstraints()
-	privateCommitted := commits.GetPrivateCommitted()
-	nbPrivateCommitted := 0
-	for _, ws := range privateCommitted {
-		nbPrivateCommitted += len(ws)
-	}
+// The errors name the file at fault, or both when either may be. The
+// checks over the keys' points are the curve's (gnarkCurve.checkKeys, one
+// template for every curve); the r1cs's own are here.
+func checkKeys(g gnarkCurve, commits constraint.Groth16Commitments) error {
+	return g.checkKeys(commits)
+}
 
-	// ─── r1cs ↔ pk ───────────────────────────────────────────────────────────
-	if len(pk.InfinityA) != nbWires || len(pk.InfinityB) != nbWires {
-		return fmt.Errorf("%s: proving key is for %d wires, %s has %d: not of one circuit", PKFile, len(pk.InfinityA), R1CSFile, nbWires)
+// checkWires checks the proving key's wire count (the lengths of its
+// InfinityA and B), domain and H query against the r1cs.
+func checkWires(ccs constraint.ConstraintSystem, infA, infB int, domainSize uint64, z int) error {
+	nbWires := ccs.GetNbInternalVariables() + ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables()
+	nbConstraints := ccs.GetNbConstraints()
+	if infA != nbWires || infB != nbWires {
+		return fmt.Errorf("%s: proving key is for %d wires, %s has %d: not of one circuit", PKFile, infA, R1CSFile, nbWires)
 	}
 	domain := uint64(1) << bits.Len64(uint64(max(nbConstraints, 1)-1))
-	if pk.Domain.Cardinality != domain {
-		return fmt.Errorf("%s: proving key's domain is %d, %s's %d constraints need %d: not of one circuit", PKFile, pk.Domain.Cardinality, R1CSFile, nbConstraints, domain)
+	if domainSize != domain {
+		return fmt.Errorf("%s: proving key's domain is %d, %s's %d constraints need %d: not of one circuit", PKFile, domainSize, R1CSFile, nbConstraints, domain)
 	}
-	if uint64(len(pk.G1.Z)) != domain-1 {
-		return fmt.Errorf("%s: %d H points for a domain of %d (want %d)", PKFile, len(pk.G1.Z), domain, domain-1)
+	if uint64(z) != domain-1 {
+		return fmt.Errorf("%s: %d H points for a domain of %d (want %d)", PKFile, z, domain, domain-1)
 	}
-	if want := nbSecret + ccs.GetNbInternalVariables() - nbPrivateCommitted - len(commits); len(pk.G1.K) != want {
-		return fmt.Errorf("%s: proving key has %d private (K) points, %s has %d private wires: not of one circuit", PKFile, len(pk.G1.K), R1CSFile, want)
+	return nil
+}
+
+// checkInfinity checks that InfinityA[i] (B) is set exactly when wire i is
+// absent from the r1cs's A (B) matrix.
+func checkInfinity(ccs constraint.ConstraintSystem, nbWires int, infinityA, infinityB []bool) error {
+	r1cs, ok := ccs.(interface{ GetR1CIterator() constraint.R1CIterator })
+	if !ok {
+		return fmt.Errorf("%s: a %T, not an R1CS", R1CSFile, ccs)
 	}
 	inA, inB := make([]bool, nbWires), make([]bool, nbWires)
-	it := ccs.GetR1CIterator()
+	it := r1cs.GetR1CIterator()
 	for c := it.Next(); c != nil; c = it.Next() {
 		for _, t := range c.L {
 			if t.CoeffID() != constraint.CoeffIdZero && t.WireID() < nbWires {
@@ -82,64 +86,8 @@ func checkKeys(ccs *cs.R1CS, pk *groth16bn254.ProvingKey, vk *groth16bn254.Verif
 		}
 	}
 	for i := range nbWires {
-		if pk.InfinityA[i] == inA[i] || pk.InfinityB[i] == inB[i] {
+		if infinityA[i] == inA[i] || infinityB[i] == inB[i] {
 			return fmt.Errorf("%s and %s disagree on which wires the A and B matrices use (wire %d): not of one circuit", R1CSFile, PKFile, i)
-		}
-	}
-	if len(pk.CommitmentKeys) != len(commits) {
-		return fmt.Errorf("%s: proving key has %d commitment keys, %s has %d commitments: not of one circuit", PKFile, len(pk.CommitmentKeys), R1CSFile, len(commits))
-	}
-	for i, ws := range privateCommitted {
-		if ck := pk.CommitmentKeys[i]; len(ck.Basis) != len(ws) || len(ck.BasisExpSigma) != len(ws) {
-			return fmt.Errorf("%s: commitment key %d is for %d wires, %s commits %d: not of one circuit", PKFile, i, len(ck.Basis), R1CSFile, len(ws))
-		}
-	}
-
-	// ─── r1cs ↔ vk ───────────────────────────────────────────────────────────
-	if want := nbPublic + len(commits); len(vk.G1.K) != want {
-		return fmt.Errorf("%s: verifying key is for %d public wires, %s has %d (with %d commitments): not of one circuit", VKFile, len(vk.G1.K), R1CSFile, want, len(commits))
-	}
-	if len(vk.CommitmentKeys) != len(commits) {
-		return fmt.Errorf("%s: verifying key has %d commitment keys, %s has %d commitments: not of one circuit", VKFile, len(vk.CommitmentKeys), R1CSFile, len(commits))
-	}
-	want := commits.GetPublicAndCommitmentCommitted(commits.CommitmentIndexes(), nbPublic)
-	if len(vk.PublicAndCommitmentCommitted) != len(want) {
-		return fmt.Errorf("%s: verifying key's committed public wires are not %s's: not of one circuit", VKFile, R1CSFile)
-	}
-	for i := range want {
-		if !slices.Equal(vk.PublicAndCommitmentCommitted[i], want[i]) {
-			return fmt.Errorf("%s: verifying key's committed public wires are not %s's: not of one circuit", VKFile, R1CSFile)
-		}
-	}
-
-	// ─── pk ↔ vk ─────────────────────────────────────────────────────────────
-	differs := func(what string) error {
-		return fmt.Errorf("%s is not the verifying key of %s (%s differs): one of them is from another circuit or setup", VKFile, PKFile, what)
-	}
-	switch {
-	case !vk.G1.Alpha.Equal(&pk.G1.Alpha):
-		return differs("[α]₁")
-	case !vk.G2.Beta.Equal(&pk.G2.Beta):
-		return differs("[β]₂")
-	case !vk.G2.Delta.Equal(&pk.G2.Delta):
-		return differs("[δ]₂")
-	// [β]₁ and [δ]₁ are in the vk "for compatibility": older keys may lack them
-	case !vk.G1.Beta.IsInfinity() && !vk.G1.Beta.Equal(&pk.G1.Beta):
-		return differs("[β]₁")
-	case !vk.G1.Delta.IsInfinity() && !vk.G1.Delta.Equal(&pk.G1.Delta):
-		return differs("[δ]₁")
-	}
-	for i := range commits {
-		ck, cvk := &pk.CommitmentKeys[i], &vk.CommitmentKeys[i]
-		if len(ck.Basis) == 0 {
-			continue
-		}
-		ok, err := bn254.PairingCheck([]bn254.G1Affine{ck.Basis[0], ck.BasisExpSigma[0]}, []bn254.G2Affine{cvk.GSigmaNeg, cvk.G})
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return differs(fmt.Sprintf("commitment key %d", i))
 		}
 	}
 	return nil
@@ -257,12 +205,14 @@ func sizeOf(f *boundedread.File) string {
 // layout walks a gnark binary encoding in a file of size bytes through r,
 // reading only length fields and one flag byte a slice of points, and
 // checks each count against what the file has left and what the circuit
-// allows. Points are 32 (G1) or 64 (G2) bytes compressed and twice that
-// raw, as the most significant bits of their first byte say
-// (gnark-crypto's bn254 encoder, which writes one encoding a file).
+// allows. Points are fp (G1) or 2·fp (G2) bytes compressed and twice that
+// raw, as the most significant bits of their first byte say (gnark-crypto's
+// encoders, BN254's and BLS12-381's alike, write one encoding a file); fp
+// is the curve's base-field size (32 for BN254, 48 for BLS12-381).
 type layout struct {
 	r         io.ReaderAt
 	size, pos int64
+	fp        int64
 	err       error
 }
 
@@ -298,7 +248,7 @@ func (l *layout) u64(what string) uint64 { return binary.BigEndian.Uint64(l.read
 
 // pointSize is the size of the point starting at the walk's position.
 func (l *layout) pointSize(g2 bool, what string) int64 {
-	size := int64(fp.Bytes)
+	size := l.fp
 	if g2 {
 		size *= 2
 	}
@@ -380,19 +330,23 @@ func checkR1CSLayout(r io.ReaderAt, size int64) error {
 	return nil
 }
 
-// checkPKLayout checks a circuit.pk (groth16/bn254 ProvingKey.writeTo)
+// checkPKLayout checks a circuit.pk (groth16/<curve> ProvingKey.writeTo)
 // against its size before gnark's decoder allocates by its counts: the
 // domain a power of two of at most 2^circuits.MaxLogDomain (its twiddles
 // are precomputed at read), every slice no longer than the file holds (so
 // decoding takes at most twice the file: compressed points double), and
 // nothing after the key. Raw and compressed keys alike. Whether the counts
 // are the r1cs's is checkKeys's to say, once decoded.
-func checkPKLayout(r io.ReaderAt, size int64) error {
-	l := &layout{r: r, size: size}
+func checkPKLayout(fp int) func(r io.ReaderAt, size int64) error {
+	return func(r io.ReaderAt, size int64) error { return checkPKLayoutOf(r, size, fp) }
+}
+
+func checkPKLayoutOf(r io.ReaderAt, size int64, fp int) error {
+	l := &layout{r: r, size: size, fp: int64(fp)}
 	if d := l.u64("domain"); l.err == nil && (d == 0 || d&(d-1) != 0 || d > 1<<circuits.MaxLogDomain) {
 		return fmt.Errorf("proving key's domain of %d is not a power of two up to 2^%d: not a gnark proving key zkpipe can use", d, circuits.MaxLogDomain)
 	}
-	l.skip(5*fr.Bytes+1, "domain")
+	l.skip(5*proofdata.ScalarBytes+1, "domain")
 	for _, name := range []string{"[α]₁", "[β]₁", "[δ]₁"} {
 		l.point(false, name)
 	}
@@ -416,12 +370,13 @@ func checkPKLayout(r io.ReaderAt, size int64) error {
 	return l.end("proving key")
 }
 
-// checkVKLayout checks a circuit.vk (groth16/bn254 VerifyingKey.writeTo)
-// against its size before gnark's decoder allocates by its counts: every
-// slice no longer than the file holds, nothing after the key.
-func checkVKLayout() func(r io.ReaderAt, size int64) error {
+// checkVKLayout checks a circuit.vk (groth16/<curve> VerifyingKey.writeTo,
+// fp the curve's base-field size) against its size before gnark's decoder
+// allocates by its counts: every slice no longer than the file holds,
+// nothing after the key.
+func checkVKLayout(fp int) func(r io.ReaderAt, size int64) error {
 	return func(r io.ReaderAt, size int64) error {
-		l := &layout{r: r, size: size}
+		l := &layout{r: r, size: size, fp: int64(fp)}
 		for _, p := range []struct {
 			g2   bool
 			name string
@@ -442,16 +397,58 @@ func checkVKLayout() func(r io.ReaderAt, size int64) error {
 	}
 }
 
-// checkProofLayout checks a gnark proof (groth16/bn254 Proof.writeTo:
-// [A]₁, [B]₂, [C]₁, the commitments, their proof of knowledge) held in
-// memory before gnark's decoder allocates by its commitment count, and that
-// nothing follows it.
-func checkProofLayout(data []byte) error {
-	l := &layout{r: bytes.NewReader(data), size: int64(len(data))}
+// checkProofLayout checks a gnark proof (groth16/<curve> Proof.writeTo:
+// [A]₁, [B]₂, [C]₁, the commitments, their proof of knowledge; fp the
+// curve's base-field size) held in memory before gnark's decoder allocates
+// by its commitment count, and that nothing follows it.
+func checkProofLayout(data []byte, fp int) error {
+	l := &layout{r: bytes.NewReader(data), size: int64(len(data)), fp: int64(fp)}
 	l.point(false, "[A]₁")
 	l.point(true, "[B]₂")
 	l.point(false, "[C]₁")
 	l.points(false, "commitments")
 	l.point(false, "commitments' proof of knowledge")
 	return l.end("proof")
+}
+
+// r1csCurve is the curve of the gnark circuit.r1cs in r (size bytes, its
+// layout checked by checkR1CSLayout): the scalar field its body records
+// (constraint.System.ScalarField, hex, in the CBOR section that ends the
+// file), which gnark's decoder does not compare with the curve it decodes
+// as. Only that section is read.
+func r1csCurve(r io.ReaderAt, size int64) (curve.ID, error) {
+	var head [32]byte
+	if _, err := r.ReadAt(head[:], 32); err != nil {
+		return 0, err
+	}
+	var off uint64 = 64
+	for i := range 3 {
+		off += binary.LittleEndian.Uint64(head[8*i:])
+	}
+	n := binary.LittleEndian.Uint64(head[24:])
+	if off+n > uint64(size) {
+		return 0, fmt.Errorf("its sections say more than its %d bytes: not a gnark r1cs", size)
+	}
+	body := make([]byte, n)
+	if _, err := r.ReadAt(body, int64(off)); err != nil {
+		return 0, err
+	}
+	dm, err := cbor.DecOptions{MaxArrayElements: 1<<31 - 1, MaxMapPairs: 1<<31 - 1}.DecMode()
+	if err != nil {
+		return 0, err
+	}
+	var sys struct{ ScalarField string }
+	if err := dm.Unmarshal(body, &sys); err != nil {
+		return 0, fmt.Errorf("its body is not gnark's CBOR (%v): not a gnark r1cs", err)
+	}
+	q, ok := new(big.Int).SetString(sys.ScalarField, 16)
+	if !ok {
+		return 0, fmt.Errorf("its scalar field %q is not a number: not a gnark r1cs", sys.ScalarField)
+	}
+	for _, id := range curve.All {
+		if q.Cmp(id.ECC().ScalarField()) == 0 {
+			return id, nil
+		}
+	}
+	return 0, fmt.Errorf("a circuit over the field of modulus 0x%s: zkpipe proves on %s and %s only", q.Text(16), curve.BN254, curve.BLS12_381)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -117,7 +118,9 @@ type tampering struct{ stages.Source }
 
 func (s tampering) Emit(ctx context.Context, j *stages.Job, p *stages.Points, out stages.Output) (stages.Emitted, error) {
 	q := *p
-	q.Krs.Add(&q.Krs, &q.Ar)
+	krs := *p.Krs.(*bn254.G1Affine)
+	krs.Add(&krs, p.Ar.(*bn254.G1Affine))
+	q.Krs = &krs
 	return s.Source.Emit(ctx, j, &q, out)
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/constraint"
 	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stages"
 )
@@ -24,8 +25,15 @@ type SetupInfo struct {
 // square root per point. A size this machine cannot set up (circuits.
 // CheckSetup: over 2^27 constraints, or more memory than the process may
 // use) is refused before anything is compiled, with an error wrapping
-// circuits.ErrTooLarge that names the figures.
+// circuits.ErrTooLarge that names the figures. The circuit is BN254's;
+// SetupOn sets up on another curve.
 func Setup(name string, n int, dir string) (SetupInfo, error) {
+	return SetupOn(curve.BN254, name, n, dir)
+}
+
+// SetupOn is Setup over curve id's scalar field, with id's keys. (The
+// memory bound is BN254's figures: BLS12-381's points are 1.5× larger.)
+func SetupOn(id curve.ID, name string, n int, dir string) (SetupInfo, error) {
 	b, err := circuits.Lookup(name)
 	if err != nil {
 		return SetupInfo{}, err
@@ -36,7 +44,7 @@ func Setup(name string, n int, dir string) (SetupInfo, error) {
 	if err := b.CheckSetup(n, allow); err != nil {
 		return SetupInfo{}, err
 	}
-	ccs, err := b.Compile(n)
+	ccs, err := b.CompileOn(id, n)
 	if err != nil {
 		return SetupInfo{}, err
 	}
@@ -51,7 +59,7 @@ func Setup(name string, n int, dir string) (SetupInfo, error) {
 		return SetupInfo{}, err
 	}
 	out := stages.Dir(dir)
-	meta, _ := json.Marshal(Meta{Builtin: name, Constraints: n, R1CSConstraints: ccs.GetNbConstraints()})
+	meta, _ := json.Marshal(Meta{Builtin: name, Constraints: n, R1CSConstraints: ccs.GetNbConstraints(), Curve: id.String()})
 	for _, f := range []struct {
 		name  string
 		write func(*bytes.Buffer) error

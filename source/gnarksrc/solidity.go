@@ -5,9 +5,28 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark/backend/groth16"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
+	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/evm"
 )
+
+// Solidity verifiers pair on Ethereum's BN254 precompiles (EIP-196/197), so
+// export and calldata are BN254's alone: a BLS12-381 circuit gets an error
+// naming its curve.
+
+// calldataHex is the proof's call of its Solidity verifier (evm.CalldataHex).
+func calldataHex(proof groth16.Proof, public witness.Witness) ([]byte, error) {
+	p, ok := proof.(*groth16bn254.Proof)
+	vec, ok2 := public.Vector().(fr.Vector)
+	if !ok || !ok2 {
+		id, _ := curve.FromECC(proof.CurveID())
+		return nil, fmt.Errorf("calldata: Solidity verifiers are BN254's (Ethereum's precompiles), this proof is %s", id)
+	}
+	return evm.CalldataHex(p, vec), nil
+}
 
 // ExportSolidity writes gnark's Solidity verifier for the circuit directory
 // dir: its circuit.vk, hashing a commitment as the directory's hash-to-field
@@ -19,7 +38,11 @@ func ExportSolidity(dir string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	vk := vkI.(*groth16bn254.VerifyingKey)
+	vk, ok := vkI.(*groth16bn254.VerifyingKey)
+	if !ok {
+		id, _ := curve.FromECC(vkI.CurveID())
+		return fmt.Errorf("circuit %s is %s: a Solidity verifier needs a BN254 circuit (Ethereum's pairing precompiles)", dir, id)
+	}
 	htf, err := ReadHashToField(dir)
 	if err != nil {
 		return err

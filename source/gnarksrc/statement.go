@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -20,10 +19,16 @@ func (s *Source) PublicInputs(ctx context.Context, req stream.Request) (inputs [
 	case req.Wtns != "" || len(req.Input) > 0 || (req.Witness != "" && req.Generate != nil):
 		// not a gnark job: Parse says why
 	case req.Witness != "":
-		in, err := ReadPublicInputs(ctx, req.Witness, boundedread.Options{Timeout: s.opts.ReadTimeout})
+		in, err := boundedread.Read(ctx, req.Witness, boundedread.Options{Timeout: s.opts.ReadTimeout}, func(f *boundedread.File) ([]string, error) {
+			in, err := ParsePublicInputsOf(s.curve, f, f.Size())
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", req.Witness, err)
+			}
+			return in, nil
+		})
 		return in, true, err
 	case req.Generate != nil && s.builtin != nil:
-		w, err := s.builtin.Witness(s.size, req.Generate.Seed)
+		w, err := s.builtin.WitnessOn(s.curve, s.size, req.Generate.Seed)
 		if err != nil {
 			return nil, true, fmt.Errorf("generate: %w", err)
 		}
@@ -31,13 +36,9 @@ func (s *Source) PublicInputs(ctx context.Context, req stream.Request) (inputs [
 		if err != nil {
 			return nil, true, err
 		}
-		vec, ok := pub.Vector().(fr.Vector)
-		if !ok {
-			return nil, true, fmt.Errorf("generate: not a BN254 witness")
-		}
-		in := make([]string, len(vec))
-		for i := range vec {
-			in[i] = decimal(&vec[i])
+		in, err := publicDecimals(pub)
+		if err != nil {
+			return nil, true, fmt.Errorf("generate: %w", err)
 		}
 		return in, true, nil
 	}

@@ -5,21 +5,54 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"io"
+
 	"github.com/consensys/gnark/backend/groth16"
-	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
-// ReadVerifyingKey reads a gnark verifying key file.
+// ReadVerifyingKey reads a gnark verifying key file of any curve of
+// package curve: nothing in the file names it, so the curve is the one
+// whose encoding the file's layout fits (its points' sizes differ: 32 and
+// 64 bytes compressed for BN254, 48 and 96 for BLS12-381), and gnark's
+// decoder of that curve then checks every point. A file that fits no
+// curve gets BN254's layout error.
 func ReadVerifyingKey(path string) (groth16.VerifyingKey, error) {
-	vk := groth16.NewVerifyingKey(ecc.BN254)
-	if err := readFile(path, "verifying key", vkLimit, Options{}, checkVKLayout(), vk.ReadFrom); err != nil {
+	var vk groth16.VerifyingKey
+	check := func(r io.ReaderAt, size int64) error {
+		id, err := vkCurve(r, size)
+		vk = groth16.NewVerifyingKey(id.ECC())
+		return err
+	}
+	read := func(r io.Reader) (int64, error) { return vk.ReadFrom(r) }
+	if err := readFile(path, "verifying key", vkLimit, Options{}, check, read); err != nil {
 		return nil, err
 	}
 	return vk, nil
+}
+
+// vkCurve is the curve whose verifying-key layout the file in r fits
+// (checkVKLayout); BN254 with its error when none does.
+func vkCurve(r io.ReaderAt, size int64) (curve.ID, error) {
+	var first error
+	for _, id := range curve.All {
+		err := checkVKLayout(id.Params().FpBytes)(r, size)
+		if err == nil {
+			return id, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return curve.BN254, first
+}
+
+// proofCurve is vk's curve, for reading a proof and its public witness.
+func proofCurve(vk groth16.VerifyingKey) (curve.ID, error) {
+	return curve.FromECC(vk.CurveID())
 }
 
 // VerifyFiles checks a gnark binary proof against a binary public witness
@@ -46,18 +79,22 @@ func verifyFiles(ctx context.Context, vk groth16.VerifyingKey, h HashToField, pr
 	if err != nil {
 		return nil, nil, err
 	}
-	proof := groth16.NewProof(ecc.BN254)
-	if err := checkProofLayout(proofData); err != nil {
+	id, err := proofCurve(vk)
+	if err != nil {
+		return nil, nil, err
+	}
+	proof := groth16.NewProof(id.ECC())
+	if err := checkProofLayout(proofData, id.Params().FpBytes); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", proofPath, err)
 	}
 	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", proofPath, err)
 	}
-	data, err := readLimited(ctx, publicPath, 12+32*int64(vk.NbPublicWitness()))
+	data, err := readLimited(ctx, publicPath, 12+proofdata.ScalarBytes*int64(vk.NbPublicWitness()))
 	if err != nil {
 		return nil, nil, err
 	}
-	pub, err := witness.New(ecc.BN254.ScalarField())
+	pub, err := witness.New(id.ECC().ScalarField())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -76,12 +113,14 @@ func readLimited(ctx context.Context, path string, limit int64) ([]byte, error) 
 	return boundedread.ReadAll(ctx, path, limit, boundedread.Options{})
 }
 
-// ParseVerifyingKey reads a gnark verifying key (circuit.vk) held in memory.
-func ParseVerifyingKey(data []byte) (*groth16bn254.VerifyingKey, error) {
-	vk := new(groth16bn254.VerifyingKey)
-	if err := checkVKLayout()(bytes.NewReader(data), int64(len(data))); err != nil {
+// ParseVerifyingKey reads a gnark verifying key (circuit.vk) held in
+// memory, of any curve (see ReadVerifyingKey).
+func ParseVerifyingKey(data []byte) (groth16.VerifyingKey, error) {
+	id, err := vkCurve(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
 		return nil, err
 	}
+	vk := groth16.NewVerifyingKey(id.ECC())
 	if _, err := vk.ReadFrom(bytes.NewReader(data)); err != nil {
 		return nil, err
 	}
@@ -90,40 +129,41 @@ func ParseVerifyingKey(data []byte) (*groth16bn254.VerifyingKey, error) {
 
 // VerifyProof checks a gnark binary proof against a binary public witness,
 // both in memory (named for errors), with gnark's groth16.Verify, and
-// returns the proof and the public inputs in decimal.
-func VerifyProof(vk *groth16bn254.VerifyingKey, proofName string, proofData []byte, publicName string, publicData []byte) (*groth16bn254.Proof, []string, error) {
+// returns the proof and the public inputs in decimal. The proof is of vk's
+// curve (*groth16bn254.Proof for BN254).
+func VerifyProof(vk groth16.VerifyingKey, proofName string, proofData []byte, publicName string, publicData []byte) (groth16.Proof, []string, error) {
 	return VerifyProofWith(vk, HashDefault, proofName, proofData, publicName, publicData)
 }
 
 // VerifyProofWith is VerifyProof for a circuit whose commitments hash with h.
-func VerifyProofWith(vk *groth16bn254.VerifyingKey, h HashToField, proofName string, proofData []byte, publicName string, publicData []byte) (*groth16bn254.Proof, []string, error) {
-	if limit := 12 + 32*int64(vk.NbPublicWitness()); int64(len(publicData)) > limit {
+func VerifyProofWith(vk groth16.VerifyingKey, h HashToField, proofName string, proofData []byte, publicName string, publicData []byte) (groth16.Proof, []string, error) {
+	id, err := proofCurve(vk)
+	if err != nil {
+		return nil, nil, err
+	}
+	if limit := 12 + proofdata.ScalarBytes*int64(vk.NbPublicWitness()); int64(len(publicData)) > limit {
 		return nil, nil, fmt.Errorf("public witness %s: %d bytes, more than the %d its key's inputs can be", publicName, len(publicData), limit)
 	}
-	proof := new(groth16bn254.Proof)
-	if err := checkProofLayout(proofData); err != nil {
+	proof := groth16.NewProof(id.ECC())
+	if err := checkProofLayout(proofData, id.Params().FpBytes); err != nil {
 		return nil, nil, fmt.Errorf("proof %s: %w", proofName, err)
 	}
 	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
 		return nil, nil, fmt.Errorf("proof %s: %w", proofName, err)
 	}
-	pub, err := witness.New(ecc.BN254.ScalarField())
+	pub, err := witness.New(id.ECC().ScalarField())
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := pub.UnmarshalBinary(publicData); err != nil {
 		return nil, nil, fmt.Errorf("public witness %s: %w", publicName, err)
 	}
-	vec, ok := pub.Vector().(fr.Vector)
-	if !ok {
-		return nil, nil, fmt.Errorf("public witness %s: not a BN254 witness", publicName)
-	}
-	if err := groth16bn254.Verify(proof, vk, vec, h.VerifierOption()); err != nil {
+	if err := groth16.Verify(proof, vk, pub, h.VerifierOption()); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", proofName, err)
 	}
-	inputs := make([]string, 0, len(vec))
-	for _, v := range vec {
-		inputs = append(inputs, decimal(&v))
+	inputs, err := publicDecimals(pub)
+	if err != nil {
+		return nil, nil, fmt.Errorf("public witness %s: %w", publicName, err)
 	}
 	return proof, inputs, nil
 }

@@ -1,16 +1,17 @@
 package gnarksrc
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math/big"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/zkpipe/zkpipe/blob"
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
@@ -20,21 +21,27 @@ import (
 //	nbPublic   uint32  public values, less the constant one wire
 //	nbSecret   uint32
 //	nbElements uint32  fr.Vector's length: nbPublic + nbSecret
-//	nbElements × 32 bytes, each a canonical element of BN254's r
+//	nbElements × 32 bytes, each a canonical element of the curve's r
 //
 // Its size is therefore fixed by the circuit, and the reader checks the
 // header against the circuit before it allocates a byte for the values.
+// Nothing in it names the curve (BN254's and BLS12-381's Fr are both 32
+// bytes): a value of r or more for the circuit's curve is refused, naming
+// the curve (a BLS12-381 witness for a BN254 circuit, most likely); a
+// witness of the smaller field fits the larger one and fails in
+// synthesize, unsatisfied, the error naming the circuit's curve.
 const witnessHeader = 12
 
 // witnessShape is what a circuit wants of a witness.
 type witnessShape struct {
 	circuit        string
+	curve          curve.ID
 	public, secret int // public excludes the one wire
 }
 
 // size is the exact byte length of a witness of this shape.
 func (w witnessShape) size() int64 {
-	return witnessHeader + fr.Bytes*int64(w.public+w.secret)
+	return witnessHeader + proofdata.ScalarBytes*int64(w.public+w.secret)
 }
 
 // readWitnessFile reads path as a witness of shape want, bounded by ctx and
@@ -111,7 +118,14 @@ func readWitness(r io.Reader, size int64, want witnessShape) (witness.Witness, e
 	} else if err != io.EOF {
 		return nil, err
 	}
-	w, err := witness.New(ecc.BN254.ScalarField())
+	q := want.curve.ECC().ScalarField()
+	for i := witnessHeader; i < len(data); i += proofdata.ScalarBytes {
+		if new(big.Int).SetBytes(data[i:i+proofdata.ScalarBytes]).Cmp(q) >= 0 {
+			return nil, fmt.Errorf("malformed: value %d is not below %s's scalar field modulus: not a witness of circuit %s, which is %s (a witness made for another curve?)",
+				(i-witnessHeader)/proofdata.ScalarBytes, want.curve, want.circuit, want.curve)
+		}
+	}
+	w, err := witness.New(q)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +157,20 @@ func ReadPublicInputs(ctx context.Context, path string, o boundedread.Options) (
 
 // ParsePublicInputs is ReadPublicInputs over r, whose size is known (≥ 0)
 // or not (-1). It reads no more of r than the header and the public values.
+// The witness names no curve: each value must be below the modulus of
+// some curve's field (BLS12-381's r, the larger); ParsePublicInputsOf
+// checks them against one curve's.
 func ParsePublicInputs(r io.Reader, size int64) ([]string, error) {
+	return parsePublicInputs(r, size, curve.BLS12_381.ECC().ScalarField(), "any curve's")
+}
+
+// ParsePublicInputsOf is ParsePublicInputs of a witness over id's field.
+func ParsePublicInputsOf(id curve.ID, r io.Reader, size int64) ([]string, error) {
+	return parsePublicInputs(r, size, id.ECC().ScalarField(), id.String()+"'s")
+}
+
+func parsePublicInputs(r io.Reader, size int64, modulus *big.Int, field string) ([]string, error) {
+	const frBytes = proofdata.ScalarBytes
 	var head [witnessHeader]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
 		return nil, fmt.Errorf("not a gnark witness: no %d-byte header: %w", witnessHeader, err)
@@ -154,22 +181,32 @@ func ParsePublicInputs(r io.Reader, size int64) ([]string, error) {
 	if uint64(nbElems) != uint64(nbPub)+uint64(nbSecret) || nbPub > maxPublicInputs {
 		return nil, fmt.Errorf("not a gnark witness: its header's element count is not its public and secret counts' sum, or is absurd")
 	}
-	if want := witnessHeader + fr.Bytes*int64(nbElems); size >= 0 && size != want {
+	if want := witnessHeader + frBytes*int64(nbElems); size >= 0 && size != want {
 		return nil, fmt.Errorf("%d bytes, not the length its header gives", size)
 	}
-	data := make([]byte, fr.Bytes*int(nbPub))
+	data := make([]byte, frBytes*int(nbPub))
 	if _, err := io.ReadFull(r, data); err != nil {
 		return nil, fmt.Errorf("truncated in its public values: %w", err)
 	}
 	out := make([]string, nbPub)
 	for i := range out {
-		var e fr.Element
-		if err := e.SetBytesCanonical(data[i*fr.Bytes : (i+1)*fr.Bytes]); err != nil {
-			return nil, fmt.Errorf("public value %d: %w", i, err)
+		v := new(big.Int).SetBytes(data[i*frBytes : (i+1)*frBytes])
+		if v.Cmp(modulus) >= 0 {
+			return nil, fmt.Errorf("public value %d: not below %s scalar field modulus", i, field)
 		}
-		out[i] = decimal(&e)
+		out[i] = v.String()
 	}
 	return out, nil
+}
+
+// publicDecimals is the public witness w's values in decimal, as a
+// verified proof's inputs are written (w of any curve).
+func publicDecimals(w witness.Witness) ([]string, error) {
+	data, err := w.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return ParsePublicInputs(bytes.NewReader(data), int64(len(data)))
 }
 
 // decimal is e in canonical decimal, 0 … q−1, as gnark's verifier and

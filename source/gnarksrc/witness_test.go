@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"github.com/zkpipe/zkpipe/curve"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -19,10 +20,10 @@ import (
 )
 
 // chainShape is mulchain's witness: Y public, X secret (76 bytes).
-var chainShape = witnessShape{circuit: "chain", public: 1, secret: 1}
+var chainShape = witnessShape{circuit: "chain", curve: curve.BN254, public: 1, secret: 1}
 
 // wideShape is a larger witness, so that a bound in bytes means something.
-var wideShape = witnessShape{circuit: "wide", public: 3, secret: 100}
+var wideShape = witnessShape{circuit: "wide", curve: curve.BN254, public: 3, secret: 100}
 
 // allocBound is the most a witness read may allocate: the bytes and the
 // vector (twice the witness), plus a little for the reader's goroutine,

@@ -9,7 +9,7 @@ import (
 )
 
 // TestCopiedFromGoModGnark fails when go.mod requires (or replaces to) a
-// gnark other than the release solver.go was copied from: the solver's
+// gnark other than the release the solver template was copied from: the solver's
 // internals (blueprints, hints, levels, the R1CS fields it reads) may have
 // changed under the copy. Test binaries carry no module list
 // (debug.ReadBuildInfo has no Deps), so it reads go.mod itself.
@@ -21,14 +21,14 @@ func TestCopiedFromGoModGnark(t *testing.T) {
 	}
 	if replaced != "" {
 		t.Fatalf("%s replaces github.com/consensys/gnark (%s): check that solver.go matches that gnark's "+
-			"constraint/bn254/solver.go, then teach this test the replacement", gomod, replaced)
+			"constraint/<curve>/solver.go (internal/generator/templates/solver.go.tmpl), then teach this test the replacement", gomod, replaced)
 	}
 	if required != copiedFromGnark {
-		t.Fatalf("%s requires gnark %s but source/gnarksrc/solve/solver.go was copied from gnark %s.\n"+
-			"Copy constraint/bn254/solver.go from gnark %s, reapply the changes its header lists "+
+		t.Fatalf("%s requires gnark %s but the solver template (internal/generator/templates/solver.go.tmpl) was copied from gnark %s.\n"+
+			"Copy constraint/bn254/solver.go from gnark %s into the template, reapply the changes its header lists "+
 			"(newSolver taking Buffers, *cs.R1CS for *system, R1CS only), check that gnark's system.Solve "+
 			"still does what solve.go's Solve repeats (stateful blueprints reset, printLogs), "+
-			"then set copiedFromGnark and run this package's tests.",
+			"then set copiedFromGnark, run go generate ./internal/generator and the solve packages' tests.",
 			gomod, required, copiedFromGnark, required)
 	}
 }
