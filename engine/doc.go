@@ -1,5 +1,7 @@
-// Package engine proves continuous streams of Groth16 proofs (BN254) for
-// gnark and circom circuits through zkpipe's eight-stage pipeline — parse,
+// Package engine proves continuous streams of Groth16 proofs (BN254; and
+// BLS12-381 for gnark circuits, on the CPU backend: the curve is each
+// circuit's, and one stream may mix them) for gnark and circom circuits
+// through zkpipe's eight-stage pipeline — parse,
 // synthesize, pin/transfer, NTT+MSM_H, batch-addition, tail-MSM, B_G2 and
 // assemble — on the CPU or a CUDA GPU, under a memory governor. It is what
 // `zkpipe prove` runs, what the fleet's workers run, and what a Go program

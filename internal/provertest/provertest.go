@@ -13,6 +13,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/constraint"
 	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
@@ -23,6 +24,7 @@ import (
 // Keys are a set-up built-in circuit.
 type Keys struct {
 	Builtin circuits.Builtin
+	Curve   curve.ID
 	N       int
 	CCS     constraint.ConstraintSystem
 	PK      groth16.ProvingKey
@@ -34,12 +36,19 @@ var (
 	cache = map[string]*Keys{}
 )
 
-// Setup compiles and sets up builtin at about n constraints (cached).
+// Setup compiles and sets up builtin over BN254 at about n constraints
+// (cached).
 func Setup(t testing.TB, builtin string, n int) *Keys {
+	t.Helper()
+	return SetupOn(t, curve.BN254, builtin, n)
+}
+
+// SetupOn is Setup over curve id.
+func SetupOn(t testing.TB, id curve.ID, builtin string, n int) *Keys {
 	t.Helper()
 	mu.Lock()
 	defer mu.Unlock()
-	key := fmt.Sprintf("%s/%d", builtin, n)
+	key := fmt.Sprintf("%s/%s/%d", id, builtin, n)
 	if k, ok := cache[key]; ok {
 		return k
 	}
@@ -47,7 +56,7 @@ func Setup(t testing.TB, builtin string, n int) *Keys {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ccs, err := b.Compile(n)
+	ccs, err := b.CompileOn(id, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +64,7 @@ func Setup(t testing.TB, builtin string, n int) *Keys {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &Keys{Builtin: b, N: n, CCS: ccs, PK: pk, VK: vk}
+	k := &Keys{Builtin: b, Curve: id, N: n, CCS: ccs, PK: pk, VK: vk}
 	cache[key] = k
 	return k
 }

@@ -207,7 +207,7 @@ func (g *gnarkBLS12381) synthesize(j *stages.Job, st *state, commits constraint.
 		append([]solver.Option{bsb22}, opts...)...)
 	j.PutFlags(solved)
 	if err != nil {
-		return fmt.Errorf("unsatisfied witness (circuit %s is over BLS12-381's scalar field): %w", j.Circuit.Name, err)
+		return fmt.Errorf("unsatisfied witness (circuit %s is over %s's scalar field): %w", j.Circuit.Name, curve.BLS12_381, err)
 	}
 
 	if len(commits) > 0 {

@@ -207,7 +207,7 @@ func (g *gnarkBN254) synthesize(j *stages.Job, st *state, commits constraint.Gro
 		append([]solver.Option{bsb22}, opts...)...)
 	j.PutFlags(solved)
 	if err != nil {
-		return fmt.Errorf("unsatisfied witness (circuit %s is over BN254's scalar field): %w", j.Circuit.Name, err)
+		return fmt.Errorf("unsatisfied witness (circuit %s is over %s's scalar field): %w", j.Circuit.Name, curve.BN254, err)
 	}
 
 	if len(commits) > 0 {
