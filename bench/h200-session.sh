@@ -54,6 +54,8 @@
 #   bgsetup C:N…     the same in the background (beside a build), waitsetup
 #                    waits for it
 #   setup C:N…       zkpipe setup of built-in circuit C at N constraints
+#                    (C@bls12-381:N: over BLS12-381; the other steps take
+#                    the same spec)
 #   stream C:N P     zkpipe bench of P proofs: default flags (auto shape),
 #                    then the hand-tuned shape, then P/8 proofs one at a time
 #                    for each stage's CPU ms; gnark on 4 proofs
@@ -261,8 +263,9 @@ while [ $# -gt 0 ]; do
 		;;
 	setup)
 		for spec in ${1//,/ }; do
-			c=${spec%%:*} n=${spec##*:}
-			[ -f /tmp/zkc/$c-$n/circuit.json ] || $bin/zkpipe setup --builtin $c --constraints $n --dir /tmp/zkc/$c-$n | tail -1
+			c=${spec%%:*} n=${spec##*:} curve=bn254
+			[[ $c == *@* ]] && curve=${c#*@} # C@bls12-381:N: the built-in on that curve, in /tmp/zkc/C@bls12-381-N
+			[ -f /tmp/zkc/$c-$n/circuit.json ] || $bin/zkpipe setup --builtin ${c%@*} --curve $curve --constraints $n --dir /tmp/zkc/$c-$n | tail -1
 		done
 		shift
 		;;
