@@ -33,6 +33,8 @@ type Curve struct {
 	Pkg    string // gnark-crypto's package name for it: bls12381
 	// Name is how errors and comments name it ("BN254", "BLS12-381").
 	Name string
+	// Snarkjs is snarkjs's name for it, in its JSON's "curve" ("bn128").
+	Snarkjs string
 }
 
 // Import is the import line of gnark-crypto's curve package, aliased when
@@ -46,8 +48,8 @@ func (c Curve) Import() string {
 }
 
 var curves = []Curve{
-	{ID: "BN254", Suffix: "BN254", Dir: "bn254", Path: "bn254", Pkg: "bn254", Name: "BN254"},
-	{ID: "BLS12_381", Suffix: "BLS12381", Dir: "bls12381", Path: "bls12-381", Pkg: "bls12381", Name: "BLS12-381"},
+	{ID: "BN254", Suffix: "BN254", Dir: "bn254", Path: "bn254", Pkg: "bn254", Name: "BN254", Snarkjs: "bn128"},
+	{ID: "BLS12_381", Suffix: "BLS12381", Dir: "bls12381", Path: "bls12-381", Pkg: "bls12381", Name: "BLS12-381", Snarkjs: "bls12381"},
 }
 
 // output is one template and where each curve's file goes ({{.Dir}} is
@@ -59,6 +61,7 @@ var outputs = []output{
 	{"gpu_cpu.go.tmpl", "gpu/cpu_{{.Dir}}.go"},
 	{"gpu_backend_test.go.tmpl", "gpu/backend_{{.Dir}}_test.go"},
 	{"gnarksrc_curve.go.tmpl", "source/gnarksrc/curve_{{.Dir}}.go"},
+	{"circomsrc_curve.go.tmpl", "source/circomsrc/curve_{{.Dir}}.go"},
 	{"solver.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/solver.go"},
 	{"solve.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/solve.go"},
 	{"solve_test.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/solve_test.go"},

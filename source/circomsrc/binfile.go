@@ -8,9 +8,6 @@ import (
 	"math/big"
 	"strconv"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
@@ -267,22 +264,6 @@ func (r *reader) need(count, size, rest uint64, what string) error {
 	return r.err
 }
 
-// prime reads a field size n8 (u32) and a modulus of n8 bytes, and checks it
-// is the modulus want (BN254's r or q).
-func (r *reader) prime(want *big.Int, what string) {
-	n8 := r.u32()
-	if r.err != nil {
-		return
-	}
-	if n8 != 32 {
-		r.err = fmt.Errorf("%s: %s section: %s of %d bytes; only BN254 (32) is supported", r.kind, r.name, what, n8)
-		return
-	}
-	if got := leInt(r.take(32)); r.err == nil && got.Cmp(want) != 0 {
-		r.err = fmt.Errorf("%s: %s section: %s is %s; only BN254 (%s) is supported", r.kind, r.name, what, got, want)
-	}
-}
-
 func leInt(b []byte) *big.Int {
 	be := make([]byte, len(b))
 	for i := range b {
@@ -303,104 +284,4 @@ func (it item) String() string {
 		return it.name
 	}
 	return it.name + " " + strconv.Itoa(it.i)
-}
-
-// fr reads a scalar in standard form, little-endian (a .wtns value). It must
-// be below r.
-func (r *reader) fr(what item) fr.Element {
-	var b [32]byte
-	copy(b[:], r.take(32))
-	e, err := fr.LittleEndian.Element(&b)
-	if err != nil && r.err == nil {
-		r.err = fmt.Errorf("%s: %s section: %s is not below the field modulus", r.kind, r.name, what)
-	}
-	return e
-}
-
-// frMont2 reads a zkey coefficient: snarkjs stores c·R² mod r (R = 2²⁵⁶), so
-// that one Montgomery product with a standard-form witness value gives the
-// Montgomery form of c·w. As gnark's limbs, c·R² is the Montgomery form of
-// c·R; one product with R⁻¹ gives c.
-func (r *reader) frMont2(what item) fr.Element {
-	var e fr.Element
-	b := r.take(32)
-	for i := range e {
-		e[i] = binary.LittleEndian.Uint64(b[8*i:])
-	}
-	if !frCanonical(&e) && r.err == nil {
-		r.err = fmt.Errorf("%s: %s section: %s is not below the field modulus", r.kind, r.name, what)
-	}
-	return *e.Mul(&e, &rInv)
-}
-
-// fp reads a base-field coordinate in Montgomery form, little-endian: the
-// same limbs gnark's fp.Element holds.
-func (r *reader) fp(what item) fp.Element {
-	var e fp.Element
-	b := r.take(32)
-	for i := range e {
-		e[i] = binary.LittleEndian.Uint64(b[8*i:])
-	}
-	if !fpCanonical(&e) && r.err == nil {
-		r.err = fmt.Errorf("%s: %s section: %s: coordinate not below the field modulus", r.kind, r.name, what)
-	}
-	return e
-}
-
-// g1 reads an affine G1 point (x, y); (0, 0) is the point at infinity, as in
-// gnark. A point off the curve is an error. Subgroup membership is not
-// checked (G1 has cofactor 1).
-func (r *reader) g1(what item) bn254.G1Affine {
-	var p bn254.G1Affine
-	p.X = r.fp(what)
-	p.Y = r.fp(what)
-	if r.err == nil && !p.IsInfinity() && !p.IsOnCurve() {
-		r.err = fmt.Errorf("%s: %s section: %s is not on the curve", r.kind, r.name, what)
-	}
-	return p
-}
-
-// g2 reads an affine G2 point (x.c0, x.c1, y.c0, y.c1). A point off the
-// twist is an error; like gnark's UnsafeReadFrom for proving keys, the
-// subgroup is not checked (milliseconds a point): a bad proving key only
-// spoils its own proofs, which verifiers reject.
-func (r *reader) g2(what item) bn254.G2Affine {
-	var p bn254.G2Affine
-	p.X.A0 = r.fp(what)
-	p.X.A1 = r.fp(what)
-	p.Y.A0 = r.fp(what)
-	p.Y.A1 = r.fp(what)
-	if r.err == nil && !p.IsInfinity() && !p.IsOnCurve() {
-		r.err = fmt.Errorf("%s: %s section: %s is not on the curve", r.kind, r.name, what)
-	}
-	return p
-}
-
-// rInv is R⁻¹ mod r, R = 2²⁵⁶ (the Montgomery constant).
-var rInv = func() (e fr.Element) {
-	e.SetBigInt(new(big.Int).Lsh(big.NewInt(1), 256))
-	return *e.Inverse(&e)
-}()
-
-// Limb-wise comparisons with the moduli, most significant limb first.
-var frLimbs, fpLimbs = limbsOf(fr.Modulus()), limbsOf(fp.Modulus())
-
-func frCanonical(e *fr.Element) bool { return below((*[4]uint64)(e), &frLimbs) }
-func fpCanonical(e *fp.Element) bool { return below((*[4]uint64)(e), &fpLimbs) }
-
-func limbsOf(m *big.Int) (l [4]uint64) {
-	b := m.FillBytes(make([]byte, 32))
-	for i := range l {
-		l[i] = binary.BigEndian.Uint64(b[32-8*(i+1):])
-	}
-	return l
-}
-
-func below(x, m *[4]uint64) bool {
-	for i := 3; i >= 0; i-- {
-		if x[i] != m[i] {
-			return x[i] < m[i]
-		}
-	}
-	return false
 }

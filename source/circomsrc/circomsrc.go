@@ -20,9 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
@@ -32,6 +29,7 @@ import (
 
 // Source proves jobs for one circom circuit.
 type Source struct {
+	cc   circomCurve // the zkey's curve's half
 	zkey *Zkey
 	calc *Calculator // nil without a witness calculator: wtns jobs only
 	r1cs *R1CS       // nil without one: unsatisfied witnesses are caught in emit
@@ -42,9 +40,9 @@ type Source struct {
 
 // state is what a job carries from parse to emit.
 type state struct {
-	w      []fr.Element    // from a .wtns; nil for an input job until synthesize
-	input  json.RawMessage // an input job's inputs
-	public []fr.Element    // wires 1 … nPublic, kept for emit (W is dropped after transfer)
+	w      []proofdata.Scalar // from a .wtns; nil for an input job until synthesize
+	input  json.RawMessage    // an input job's inputs
+	public []proofdata.Scalar // wires 1 … nPublic, kept for emit (W is dropped after transfer)
 }
 
 func (s *Source) Kind() string { return "circom" }
@@ -52,6 +50,9 @@ func (s *Source) Kind() string { return "circom" }
 // SerialSynthesis: Synthesize runs on one core a job (the witness
 // calculator, then a and b), so the auto shape gives it more workers.
 func (s *Source) SerialSynthesis() bool { return true }
+
+// Curve is the circuit's curve: its zkey's.
+func (s *Source) Curve() curve.ID { return s.zkey.Curve }
 
 // Zkey is the circuit's proving key without its point sections (they live
 // in the circuit's proofdata.Key, filtered): header, IC and coefficients.
@@ -139,10 +140,17 @@ func LoadFiles(ctx context.Context, f Files) (*stages.Circuit, error) {
 }
 
 // New builds a circuit from a parsed zkey, an optional calculator and an
-// optional constraint system, which must all be of one circuit.
+// optional constraint system, which must all be of one circuit and curve.
 func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, error) {
+	if calc != nil && calc.Curve() != z.Curve {
+		return nil, fmt.Errorf("circuit %s: the wasm computes a %s witness (its prime is %s's r), the zkey is %s's: not of one curve (circom --prime and the powers of tau must agree)",
+			name, calc.Curve(), calc.Curve(), z.Curve)
+	}
 	if calc != nil && calc.WitnessSize() != z.NVars {
 		return nil, fmt.Errorf("circuit %s: the wasm computes %d wires, the zkey has %d: they are not of one circuit", name, calc.WitnessSize(), z.NVars)
+	}
+	if r1cs != nil && r1cs.Curve != z.Curve {
+		return nil, fmt.Errorf("circuit %s: the r1cs is over %s's field, the zkey is %s's: not of one curve", name, r1cs.Curve, z.Curve)
 	}
 	if r1cs != nil {
 		m := len(r1cs.Constraints)
@@ -151,48 +159,21 @@ func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, e
 				name, r1cs.NWires, r1cs.NPublic(), m, z.NVars, z.NPublic, z.NbRows)
 		}
 	}
-	n := uint64(z.DomainSize)
-	// h is evaluated on the coset ω₂ₙ·⟨ωₙ⟩; ωₙ must be snarkjs's, which is
-	// ω₂ₙ² for both: gnark-crypto and snarkjs take powers of one 2²⁸-th root.
-	w2n, err := fft.Generator(2 * n) // not NewDomain(2n): its tables would be twice the key's domain
-	if err != nil {
-		return nil, fmt.Errorf("circuit %s: %w", name, err)
-	}
-	dom := fft.NewDomain(n, fft.WithShift(w2n))
-	var sq fr.Element
-	if sq.Square(&w2n); !sq.Equal(&dom.Generator) {
-		return nil, fmt.Errorf("circuit %s: ω₂ₙ² is not ωₙ in gnark-crypto's domains", name)
-	}
-
-	// The source keeps the zkey less its point sections: Key holds them,
-	// filtered, and the unfiltered ones would double the key's memory.
-	trimmed := *z
-	trimmed.A, trimmed.B1, trimmed.B2, trimmed.C, trimmed.H = nil, nil, nil, nil, nil
-	src := &Source{zkey: &trimmed, calc: calc, r1cs: r1cs, vk: &VerifyingKey{
-		NPublic: z.NPublic, Alpha1: z.Alpha1, Beta2: z.Beta2, Gamma2: z.Gamma2, Delta2: z.Delta2, IC: z.IC,
-	}}
+	cc := curveOf(z.Curve)
 	c := &stages.Circuit{
 		Name:        name,
 		Constraints: z.NbRows,
 		NbWires:     z.NVars,
 		NbPublic:    z.NPublic + 1,
-		Source:      src,
 	}
-	// A, B₁/B₂ and K drop the wires whose bases are infinity (a wire absent
-	// from the matrix): their terms are zero, and the MSMs need not see them.
-	// K is the C section: the private wires nPublic+1 … nVars−1.
-	k := &proofdata.Bases[bn254.G1Affine, bn254.G2Affine, fft.Domain]{Domain: dom, Z: z.H,
-		Alpha1: z.Alpha1, Beta1: z.Beta1, Delta1: z.Delta1, Beta2: z.Beta2, Delta2: z.Delta2}
-	for i := range z.B1 {
-		if z.B1[i].IsInfinity() != z.B2[i].IsInfinity() {
-			return nil, fmt.Errorf("circuit %s: zkey's B1 and B2 disagree on wire %d: one is infinity, the other not", name, i)
-		}
+	if err := cc.build(name, z, c); err != nil {
+		return nil, err
 	}
-	k.A, c.Sel.A = keep(z.A, 0, z.A)
-	k.B1, c.Sel.B = keep(z.B1, 0, z.B1)
-	k.B2, _ = keep(z.B2, 0, z.B1)
-	k.K, c.Sel.K = keep(z.C, uint32(z.NPublic+1), z.C)
-	c.Key = proofdata.NewKey(curve.BN254, proofdata.HOddCoset, int(n), k)
+	// The source keeps the zkey less its point sections: Key holds them,
+	// filtered, and the unfiltered ones would double the key's memory.
+	trimmed := *z
+	cc.trim(&trimmed)
+	c.Source = &Source{cc: cc, zkey: &trimmed, calc: calc, r1cs: r1cs, vk: cc.vk(z)}
 	if calc != nil {
 		c.SynthesisBytes = calc.JobBytes()
 	}
@@ -202,14 +183,14 @@ func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, e
 	return c, nil
 }
 
-// keep returns the points of ps whose twin in mask is not infinity, in a
-// slice of their exact size (ps itself when none is), and their wires,
-// first + index. Filtering by append would leave up to twice the key's
-// memory in spare capacity.
-func keep[P any](ps []P, first uint32, mask []bn254.G1Affine) ([]P, []uint32) {
+// keep returns the points of ps whose twin in mask is not infinity (inf),
+// in a slice of their exact size (ps itself when none is), and their
+// wires, first + index. Filtering by append would leave up to twice the
+// key's memory in spare capacity.
+func keep[P, M any](ps []P, first uint32, mask []M, inf func(*M) bool) ([]P, []uint32) {
 	n := 0
 	for i := range mask {
-		if !mask[i].IsInfinity() {
+		if !inf(&mask[i]) {
 			n++
 		}
 	}
@@ -218,7 +199,7 @@ func keep[P any](ps []P, first uint32, mask []bn254.G1Affine) ([]P, []uint32) {
 		out = make([]P, 0, n)
 	}
 	for i := range mask {
-		if mask[i].IsInfinity() {
+		if inf(&mask[i]) {
 			continue
 		}
 		sel = append(sel, first+uint32(i))
@@ -245,9 +226,9 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 	case j.WitnessValue != nil && (req.Wtns != "" || len(req.Input) > 0):
 		return fmt.Errorf("give a witness value, wtns or input, only one")
 	case j.WitnessValue != nil:
-		w, ok := j.WitnessValue.([]fr.Element)
+		w, ok := s.cc.witnessValue(j.WitnessValue)
 		if !ok {
-			return fmt.Errorf("witness value is a %T, circuit %s wants its wires as []fr.Element (ParseWtns)", j.WitnessValue, name)
+			return fmt.Errorf("witness value is a %T, circuit %s (%s) wants its wires as %s's []fr.Element (ParseWtns)", j.WitnessValue, name, s.zkey.Curve, s.zkey.Curve)
 		}
 		if len(w) != s.zkey.NVars {
 			return fmt.Errorf("witness of %d wires for circuit %s of %d: a witness for another circuit", len(w), name, s.zkey.NVars)
@@ -269,9 +250,13 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 		if err != nil {
 			return fmt.Errorf("wtns: %w", err)
 		}
-		w, err := ParseWtns(data)
+		id, w, err := ParseWtnsOf(data)
 		if err != nil {
 			return fmt.Errorf("%s: %w", req.Wtns, err)
+		}
+		if id != s.zkey.Curve {
+			return fmt.Errorf("job %s: %s is a %s witness (its prime is %s's r), circuit %s is %s's: a witness of another curve",
+				j.ID, req.Wtns, id, id, name, s.zkey.Curve)
 		}
 		if len(w) != s.zkey.NVars {
 			return fmt.Errorf("%s: witness of %d wires for circuit %s of %d: a witness for another circuit", req.Wtns, len(w), name, s.zkey.NVars)
@@ -281,7 +266,7 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 		if s.calc == nil {
 			return fmt.Errorf("an input job needs the circuit's witness calculator: give --wasm for circuit %s", name)
 		}
-		if _, err := flattenInput(req.Input); err != nil {
+		if _, err := flattenInput(req.Input, s.cc.r()); err != nil {
 			return err
 		}
 		j.Source = &state{input: req.Input}
@@ -343,7 +328,7 @@ func (s *Source) Synthesize(ctx context.Context, j *stages.Job) error {
 	// before they are summed into, c is written whole.
 	n := s.zkey.DomainSize
 	j.TakeVectors(s.zkey.NVars, n)
-	w := proofdata.Elements[fr.Element](j.W) // BN254's Fr: circom's zkeys here are BN254's
+	w := j.W // Montgomery form of the zkey's Fr, as the wtns and the calculator give it
 	if st.w != nil {
 		copy(w, st.w) // a .wtns job's, read at parse
 	} else if err := s.calc.CalculateInto(ctx, st.input, w); err != nil {
@@ -355,23 +340,10 @@ func (s *Source) Synthesize(ctx context.Context, j *stages.Job) error {
 			return fmt.Errorf("unsatisfied witness: %w", err)
 		}
 	}
-	a, b, c := proofdata.Elements[fr.Element](j.Vec.A), proofdata.Elements[fr.Element](j.Vec.B), proofdata.Elements[fr.Element](j.Vec.C)
-	var t fr.Element
-	for m, dst := range [2][]fr.Element{a, b} {
-		clear(dst)
-		co := &s.zkey.Coefs[m]
-		for k, row := range co.Row {
-			t.Mul(&co.Value[k], &w[co.Wire[k]])
-			dst[row].Add(&dst[row], &t)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	if err := s.cc.abc(ctx, &s.zkey.Coefs, w, j.Vec.A, j.Vec.B, j.Vec.C); err != nil {
+		return err
 	}
-	for i := range c {
-		c[i].Mul(&a[i], &b[i])
-	}
-	st.public = append([]fr.Element(nil), w[1:1+s.zkey.NPublic]...)
+	st.public = append([]proofdata.Scalar(nil), w[1:1+s.zkey.NPublic]...)
 	return nil
 }
 
@@ -386,14 +358,11 @@ func (s *Source) Synthesize(ctx context.Context, j *stages.Job) error {
 func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out stages.Output) (stages.Emitted, error) {
 	var em stages.Emitted
 	public := j.Source.(*state).public
-	ar, ok1 := p.Ar.(*bn254.G1Affine)
-	bs, ok2 := p.Bs.(*bn254.G2Affine)
-	krs, ok3 := p.Krs.(*bn254.G1Affine)
-	if !ok1 || !ok2 || !ok3 {
-		return em, fmt.Errorf("emit: points %T, %T, %T are not BN254's", p.Ar, p.Bs, p.Krs)
+	proof, err := s.cc.proof(p)
+	if err != nil {
+		return em, err
 	}
-	proof := &Proof{A: *ar, B: *bs, C: *krs}
-	em.PublicInputs = decimals(public)
+	em.PublicInputs = s.cc.decimals(public)
 	pub, err := json.Marshal(em.PublicInputs)
 	if err != nil {
 		return em, err
@@ -417,17 +386,17 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 
 // checkWritten verifies the proof.json and public.json bytes about to be
 // written, read back as ReadProof and ReadPublic (and snarkjs) read them.
-func (s *Source) checkWritten(j *stages.Job, proof *Proof, public []fr.Element, pj, pub []byte) error {
-	back, err := parseProof(j.ID+".proof.json", pj)
+func (s *Source) checkWritten(j *stages.Job, proof *Proof, public []proofdata.Scalar, pj, pub []byte) error {
+	back, err := parseProof(j.ID+".proof.json", pj, s.zkey.Curve)
 	if err != nil {
 		return fmt.Errorf("the proof as written would not read back: %w; nothing written", err)
 	}
-	backPub, err := parsePublic(j.ID+".public.json", pub)
+	backPub, err := parsePublic(j.ID+".public.json", pub, s.zkey.Curve)
 	if err != nil {
 		return fmt.Errorf("the public inputs as written would not read back: %w; nothing written", err)
 	}
 	if err := s.vk.Verify(back, backPub); err != nil {
-		if *back != *proof || !slices.Equal(backPub, public) {
+		if !s.cc.equal(back, proof) || !slices.Equal(backPub, public) {
 			return fmt.Errorf("the proof files as written fail the zkey's verifying key (%v); nothing written", err)
 		}
 		return fmt.Errorf("the witness does not satisfy circuit %s (its proof fails the zkey's verifying key); nothing written", j.Circuit.Name)
@@ -435,10 +404,11 @@ func (s *Source) checkWritten(j *stages.Job, proof *Proof, public []fr.Element, 
 	return nil
 }
 
-// Proof is a Groth16 proof: A = Ar, B = Bs, C = Krs.
+// Proof is a Groth16 proof of a circom circuit: Points is a
+// *ProofPoints[G1, G2] of its curve's types (PointsOf).
 type Proof struct {
-	A, C bn254.G1Affine
-	B    bn254.G2Affine
+	Curve  curve.ID
+	Points any
 }
 
 // Close frees the witness calculator, if any.

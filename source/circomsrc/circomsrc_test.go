@@ -16,6 +16,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -299,10 +300,11 @@ func testCalculator(t *testing.T, mode string) {
 		`{"xs":[1,2,3],"m":[[4,5],[6,7]]}`,
 		`{"m":[["0x1f","-3"],[6,"21888242871839275222246405745257275088548364400416034343698204186575808495618"]],"xs":[9,8,7]}`,
 	} {
-		got, err := calc.Calculate(context.Background(), json.RawMessage(in))
+		gotS, err := calc.Calculate(context.Background(), json.RawMessage(in))
 		if err != nil {
 			t.Fatal(err)
 		}
+		got := proofdata.Elements[fr.Element](gotS)
 		want, err := os.ReadFile(arr.wtns(t, t.TempDir(), "w", in))
 		if err != nil {
 			t.Fatal(err)
@@ -344,12 +346,15 @@ func TestCalculatorReuse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fresh[i], err = c.Calculate(ctx, json.RawMessage(in)); err != nil {
+		w, err := c.Calculate(ctx, json.RawMessage(in))
+		if err != nil {
 			t.Fatal(err)
 		}
+		fresh[i] = proofdata.Elements[fr.Element](w)
 		c.Close(ctx)
 	}
-	same := func(who string, i int, got []fr.Element) error {
+	same := func(who string, i int, gotS []proofdata.Scalar) error {
+		got := proofdata.Elements[fr.Element](gotS)
 		for k := range got {
 			if !got[k].Equal(&fresh[i][k]) {
 				return fmt.Errorf("%s, input %d: wire %d is %s, a fresh calculator's is %s", who, i, k, got[k].String(), fresh[i][k].String())

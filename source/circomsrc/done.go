@@ -21,13 +21,13 @@ func (s *Source) Done(dir, id string) (stages.Emitted, error) {
 	if err != nil {
 		return stages.Emitted{}, err
 	}
-	public, err := ReadPublic(ctx, em.Public, s.vk.NPublic)
+	public, err := ReadPublic(ctx, em.Public, s.vk.Curve, s.vk.NPublic)
 	if err != nil {
 		return stages.Emitted{}, err
 	}
 	if err := s.vk.Verify(proof, public); err != nil {
 		return stages.Emitted{}, fmt.Errorf("%s: %w", em.Proof, err)
 	}
-	em.PublicInputs = decimals(public)
+	em.PublicInputs = curveOf(s.vk.Curve).decimals(public)
 	return em, nil
 }

@@ -3,15 +3,12 @@ package circomsrc
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
 	"strconv"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
@@ -20,7 +17,7 @@ import (
 // Points are decimal strings, affine with a third coordinate "1" (G1) or
 // ["1","0"] (G2); G2 coordinates are [c0, c1] for c0 + c1·u.
 //
-//	proof.json   {"pi_a":G1, "pi_b":G2, "pi_c":G1, "protocol":"groth16", "curve":"bn128"}
+//	proof.json   {"pi_a":G1, "pi_b":G2, "pi_c":G1, "protocol":"groth16", "curve":"bn128"|"bls12381"}
 //	public.json  ["decimal", …]   the public wires 1 … nPublic
 //	verification_key.json  {"protocol","curve","nPublic","vk_alpha_1","vk_beta_2",
 //	             "vk_gamma_2","vk_delta_2","vk_alphabeta_12","IC":[G1, …]}
@@ -34,24 +31,8 @@ type ProofJSON struct {
 	Curve    string       `json:"curve"`
 }
 
-// JSON returns p in snarkjs's layout.
-func (p *Proof) JSON() ProofJSON {
-	return ProofJSON{A: g1JSON(&p.A), B: g2JSON(&p.B), C: g1JSON(&p.C), Protocol: "groth16", Curve: "bn128"}
-}
-
-func g1JSON(p *bn254.G1Affine) [3]string {
-	if p.IsInfinity() {
-		return [3]string{"0", "1", "0"}
-	}
-	return [3]string{decimal(&p.X), decimal(&p.Y), "1"}
-}
-
-func g2JSON(p *bn254.G2Affine) [3][2]string {
-	if p.IsInfinity() {
-		return [3][2]string{{"0", "0"}, {"1", "0"}, {"0", "0"}}
-	}
-	return [3][2]string{{decimal(&p.X.A0), decimal(&p.X.A1)}, {decimal(&p.Y.A0), decimal(&p.Y.A1)}, {"1", "0"}}
-}
+// JSON returns p in snarkjs's layout, "curve" its curve's snarkjs name.
+func (p *Proof) JSON() ProofJSON { return curveOf(p.Curve).proofJSON(p) }
 
 // decimal is e in canonical decimal, 0 … q−1, as snarkjs writes field
 // elements. Not e.String(): gnark-crypto writes q−k as "-k" for k up to
@@ -60,21 +41,12 @@ func decimal[E interface{ BigInt(*big.Int) *big.Int }](e E) string {
 	return e.BigInt(new(big.Int)).String()
 }
 
-// decimals is v in canonical decimal, [] (not nil) when empty.
-func decimals(v []fr.Element) []string {
-	out := make([]string, 0, len(v))
-	for i := range v {
-		out = append(out, decimal(&v[i]))
-	}
-	return out
-}
-
 // VerifyingKey is a Groth16 verifying key: e(A, B) = e(α, β)·e(Σ xᵢ·ICᵢ, γ)·e(C, δ).
+// Its points are Points, a *VKPoints[G1, G2] of the curve's types.
 type VerifyingKey struct {
-	NPublic               int
-	Alpha1                bn254.G1Affine
-	Beta2, Gamma2, Delta2 bn254.G2Affine
-	IC                    []bn254.G1Affine // NPublic+1: the one wire's, then each public input's
+	Curve   curve.ID
+	NPublic int
+	Points  any
 }
 
 type vkeyJSON struct {
@@ -98,23 +70,18 @@ func ReadVerifyingKey(path string) (*VerifyingKey, error) {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if j.Protocol != "groth16" || (j.Curve != "bn128" && j.Curve != "bn254") {
-		return nil, fmt.Errorf("%s: a %q key on %q; only groth16 on bn128 is supported", path, j.Protocol, j.Curve)
+	if j.Protocol != "groth16" {
+		return nil, fmt.Errorf("%s: a %q key; only groth16 is supported", path, j.Protocol)
+	}
+	id, err := curve.Parse(j.Curve)
+	if err != nil {
+		return nil, fmt.Errorf("%s: a key on %q; only %s are supported", path, j.Curve, supported)
 	}
 	if j.NPublic < 0 || len(j.IC) != j.NPublic+1 {
 		return nil, fmt.Errorf("%s: %d IC points for %d public inputs", path, len(j.IC), j.NPublic)
 	}
-	vk := &VerifyingKey{NPublic: j.NPublic, IC: make([]bn254.G1Affine, len(j.IC))}
-	errs := []error{
-		parseG1(&vk.Alpha1, j.Alpha1, "vk_alpha_1"),
-		parseG2(&vk.Beta2, j.Beta2, "vk_beta_2"),
-		parseG2(&vk.Gamma2, j.Gamma2, "vk_gamma_2"),
-		parseG2(&vk.Delta2, j.Delta2, "vk_delta_2"),
-	}
-	for i := range j.IC {
-		errs = append(errs, parseG1(&vk.IC[i], j.IC[i], fmt.Sprintf("IC[%d]", i)))
-	}
-	if err := errors.Join(errs...); err != nil {
+	vk, err := curveOf(id).parseVK(&j)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return vk, nil
@@ -147,16 +114,18 @@ func readJSONFile(ctx context.Context, path string, limit int64, what string) ([
 	return data, nil
 }
 
-// ReadProof reads snarkjs's proof.json, of at most 64 KiB, within ctx.
+// ReadProof reads snarkjs's proof.json, of at most 64 KiB, within ctx; its
+// curve is its "curve" (BN254 when it names none).
 func ReadProof(ctx context.Context, path string) (*Proof, error) {
 	data, err := readJSONFile(ctx, path, proofJSONLimit, "proof")
 	if err != nil {
 		return nil, err
 	}
-	return parseProof(path, data)
+	return parseProof(path, data, 0)
 }
 
-func parseProof(path string, data []byte) (*Proof, error) {
+// parseProof parses a proof.json of curve want (0: the curve it names).
+func parseProof(path string, data []byte, want curve.ID) (*Proof, error) {
 	var j ProofJSON
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, fmt.Errorf("proof %s: %w", path, err)
@@ -164,84 +133,80 @@ func parseProof(path string, data []byte) (*Proof, error) {
 	if j.Protocol != "" && j.Protocol != "groth16" {
 		return nil, fmt.Errorf("proof %s: a %q proof; only groth16 is supported", path, j.Protocol)
 	}
-	p := new(Proof)
-	if err := errors.Join(parseG1(&p.A, j.A, "pi_a"), parseG2(&p.B, j.B, "pi_b"), parseG1(&p.C, j.C, "pi_c")); err != nil {
+	id := want
+	if j.Curve != "" {
+		named, err := curve.Parse(j.Curve)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("proof %s: a proof on %q; only %s are supported", path, j.Curve, supported)
+		case want != 0 && named != want:
+			return nil, fmt.Errorf("proof %s: a %s proof for a %s verifying key", path, named, want)
+		}
+		id = named
+	}
+	if id == 0 {
+		id = curve.BN254 // snarkjs names the curve; a file that does not is of its default
+	}
+	p, err := curveOf(id).parseProof(&j)
+	if err != nil {
 		return nil, fmt.Errorf("proof %s: %w", path, err)
 	}
 	return p, nil
 }
 
-// ReadPublic reads snarkjs's public.json for a key of n public inputs
-// (decimal strings, each below r), within ctx; the file is refused unread
-// when it is longer than n inputs can be. The count itself is checked by
-// Verify.
-func ReadPublic(ctx context.Context, path string, n int) ([]fr.Element, error) {
+// ReadPublic reads snarkjs's public.json for a key of curve id and n public
+// inputs (decimal strings, each below r), within ctx; the file is refused
+// unread when it is longer than n inputs can be. The count itself is
+// checked by Verify.
+func ReadPublic(ctx context.Context, path string, id curve.ID, n int) ([]proofdata.Scalar, error) {
 	data, err := readJSONFile(ctx, path, publicJSONLimit(n), "public inputs")
 	if err != nil {
 		return nil, err
 	}
-	return parsePublic(path, data)
+	return parsePublic(path, data, id)
 }
 
-func parsePublic(path string, data []byte) ([]fr.Element, error) {
+func parsePublic(path string, data []byte, id curve.ID) ([]proofdata.Scalar, error) {
 	var ss []string
 	if err := json.Unmarshal(data, &ss); err != nil {
 		return nil, fmt.Errorf("public inputs %s: %w", path, err)
 	}
-	out := make([]fr.Element, len(ss))
+	cc := curveOf(id)
+	out := make([]proofdata.Scalar, len(ss))
 	for i, s := range ss {
 		v, ok := parseDecimal(s)
-		if !ok || v.Sign() < 0 || v.Cmp(fr.Modulus()) >= 0 {
-			return nil, fmt.Errorf("public inputs %s: input %d (%s) is not a field element", path, i, quoteShort(s))
+		if !ok || v.Sign() < 0 || v.Cmp(cc.r()) >= 0 {
+			return nil, fmt.Errorf("public inputs %s: input %d (%s) is not a field element of %s", path, i, quoteShort(s), id)
 		}
-		out[i].SetBigInt(v)
+		out[i] = cc.fromBig(v)
 	}
 	return out, nil
 }
 
-// Verify checks a proof of public against vk:
+// Verify checks a proof of public (Montgomery form of the key's Fr)
+// against vk:
 //
 //	e(−A, B)·e(α, β)·e(Σ xᵢ·ICᵢ, γ)·e(C, δ) = 1,  x₀ = 1
 //
-// A and C must be on the curve, B on the twist and in the r-torsion subgroup.
-func (vk *VerifyingKey) Verify(p *Proof, public []fr.Element) error {
+// A and C must be in G1, B in G2; the proof must be of the key's curve.
+func (vk *VerifyingKey) Verify(p *Proof, public []proofdata.Scalar) error {
+	if p.Curve != vk.Curve {
+		return fmt.Errorf("a %s proof for a %s verifying key", p.Curve, vk.Curve)
+	}
 	if len(public) != vk.NPublic {
 		return fmt.Errorf("%d public inputs, the key wants %d", len(public), vk.NPublic)
 	}
-	if !p.A.IsOnCurve() || !p.C.IsOnCurve() || !p.B.IsOnCurve() || !p.B.IsInSubGroup() {
-		return fmt.Errorf("proof points are not on the curve or not in its subgroup")
-	}
-	var x bn254.G1Jac
-	x.FromAffine(&vk.IC[0])
-	if vk.NPublic > 0 {
-		var t bn254.G1Jac
-		if _, err := t.MultiExp(vk.IC[1:], public, ecc.MultiExpConfig{NbTasks: 1}); err != nil {
-			return err
-		}
-		x.AddAssign(&t)
-	}
-	var xa, negA bn254.G1Affine
-	xa.FromJacobian(&x)
-	negA.Neg(&p.A)
-	ok, err := bn254.PairingCheck(
-		[]bn254.G1Affine{negA, vk.Alpha1, xa, p.C},
-		[]bn254.G2Affine{p.B, vk.Beta2, vk.Gamma2, vk.Delta2})
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errors.New("invalid proof")
-	}
-	return nil
+	return curveOf(vk.Curve).verify(vk, p, public)
 }
 
 // ─── decimal points ───
 
-// parseDecimal parses a decimal of a field's size: at most 100 characters
-// (77 digits, and room for leading zeros), since Go's decimal parse is
-// quadratic in the length and a verification key may hold megabytes.
+// parseDecimal parses a decimal of a field's size: at most 140 characters
+// (BLS12-381's q has 115 digits, BN254's 77, and room for leading zeros),
+// since Go's decimal parse is quadratic in the length and a verification
+// key may hold megabytes.
 func parseDecimal(s string) (*big.Int, bool) {
-	if len(s) > 100 {
+	if len(s) > 140 {
 		return nil, false
 	}
 	return new(big.Int).SetString(s, 10)
@@ -249,56 +214,10 @@ func parseDecimal(s string) (*big.Int, bool) {
 
 // quoteShort quotes s for an error, or gives its length when it is long.
 func quoteShort(s string) string {
-	if len(s) > 100 {
+	if len(s) > 140 {
 		return fmt.Sprintf("a value of %d characters", len(s))
 	}
 	return strconv.Quote(s)
-}
-
-func parseFp(dst *fp.Element, s, what string) error {
-	v, ok := parseDecimal(s)
-	if !ok || v.Sign() < 0 || v.Cmp(fp.Modulus()) >= 0 {
-		return fmt.Errorf("%s: %s is not a base-field element", what, quoteShort(s))
-	}
-	dst.SetBigInt(v)
-	return nil
-}
-
-func parseG1(p *bn254.G1Affine, c [3]string, what string) error {
-	switch c[2] {
-	case "0":
-		*p = bn254.G1Affine{}
-		return nil
-	case "1":
-	default:
-		return fmt.Errorf("%s: third coordinate %q, want affine (\"1\")", what, c[2])
-	}
-	if err := errors.Join(parseFp(&p.X, c[0], what), parseFp(&p.Y, c[1], what)); err != nil {
-		return err
-	}
-	if !p.IsOnCurve() {
-		return fmt.Errorf("%s: not on the curve", what)
-	}
-	return nil
-}
-
-func parseG2(p *bn254.G2Affine, c [3][2]string, what string) error {
-	switch {
-	case c[2] == [2]string{"0", "0"}:
-		*p = bn254.G2Affine{}
-		return nil
-	case c[2] == [2]string{"1", "0"}:
-	default:
-		return fmt.Errorf("%s: third coordinate %q, want affine ([\"1\",\"0\"])", what, c[2])
-	}
-	if err := errors.Join(parseFp(&p.X.A0, c[0][0], what), parseFp(&p.X.A1, c[0][1], what),
-		parseFp(&p.Y.A0, c[1][0], what), parseFp(&p.Y.A1, c[1][1], what)); err != nil {
-		return err
-	}
-	if !p.IsOnCurve() || !p.IsInSubGroup() {
-		return fmt.Errorf("%s: not in G2", what)
-	}
-	return nil
 }
 
 // VerifyFiles checks a snarkjs proof.json against its public.json, given in
@@ -325,11 +244,11 @@ func VerifyFiles(ctx context.Context, vk *VerifyingKey, proofPath, publicPath st
 	if n, lim := int64(len(publicData)), publicJSONLimit(vk.NPublic); n > lim {
 		return fmt.Errorf("public inputs %s: %d bytes, more than the %d that %d inputs can be", publicPath, n, lim, vk.NPublic)
 	}
-	p, err := parseProof(proofPath, proofData)
+	p, err := parseProof(proofPath, proofData, vk.Curve)
 	if err != nil {
 		return err
 	}
-	pub, err := parsePublic(publicPath, publicData)
+	pub, err := parsePublic(publicPath, publicData, vk.Curve)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkpipe/zkpipe/curve"
 )
 
 // TestVerifyFilesBoundsItsReads: zkpipe verify --vkey reads the files a user
@@ -64,13 +66,13 @@ func TestVerifyFilesBoundsItsReads(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	if _, err := ReadPublic(context.Background(), huge, 2); err == nil || !strings.Contains(err.Error(), huge) {
+	if _, err := ReadPublic(context.Background(), huge, curve.BN254, 2); err == nil || !strings.Contains(err.Error(), huge) {
 		t.Errorf("ReadPublic of a huge file: got %v, want an error naming it", err)
 	}
 	if _, err := ReadProof(ctx, fifo); err == nil || !strings.Contains(err.Error(), fifo) {
 		t.Errorf("ReadProof of a FIFO: got %v, want an error naming it", err)
 	}
-	if _, err := ReadPublic(ctx, fifo, 2); err == nil || !strings.Contains(err.Error(), fifo) {
+	if _, err := ReadPublic(ctx, fifo, curve.BN254, 2); err == nil || !strings.Contains(err.Error(), fifo) {
 		t.Errorf("ReadPublic after ctx ended: got %v, want an error naming the file", err)
 	}
 	// still accepted in either order, still rejected with the wrong inputs
@@ -86,7 +88,7 @@ func TestVerifyFilesBoundsItsReads(t *testing.T) {
 	}
 }
 
-// A coordinate or public input of more than 100 characters is refused, not
+// A coordinate or public input of more than 140 characters is refused, not
 // parsed: Go's decimal parse is quadratic, and a 64 MiB verification key of
 // one number took minutes.
 func TestLongDecimalsRefused(t *testing.T) {
@@ -104,7 +106,7 @@ func TestLongDecimalsRefused(t *testing.T) {
 	}
 	public := filepath.Join(dir, "public.json")
 	os.WriteFile(public, []byte(`["`+strings.Repeat("0", 200)+`1"]`), 0o600)
-	if _, err := ReadPublic(context.Background(), public, 1); err == nil || !strings.Contains(err.Error(), "not a field element") {
+	if _, err := ReadPublic(context.Background(), public, curve.BN254, 1); err == nil || !strings.Contains(err.Error(), "not a field element") {
 		t.Errorf("a 201-character public input: %v", err)
 	}
 }

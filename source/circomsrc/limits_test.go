@@ -101,7 +101,7 @@ func TestCalculatorMemoryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range want {
-		if !got[i].Equal(&want[i]) {
+		if got[i] != want[i] {
 			t.Fatalf("wire %d differs after a grown instance", i)
 		}
 	}

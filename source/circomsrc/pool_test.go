@@ -72,7 +72,7 @@ func TestPooledVectors(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := fmt.Sprint("j", i)
-		want[id] = w[1].String()
+		want[id] = calc.cc.decimals(w[1:2])[0]
 		if i%4 == 3 {
 			jobs = append(jobs, wtnsJob(id, "arr", arr.wtns(t, tmp, id, in)))
 		} else {

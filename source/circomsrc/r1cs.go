@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
@@ -19,6 +20,7 @@ import (
 // Custom-gate sections (PLONK only) are ignored. Wire 0 is the one wire, then
 // the public outputs, the public inputs, the private inputs, the rest.
 type R1CS struct {
+	Curve                           curve.ID // the one whose r is the header's prime
 	NWires, NPubOut, NPubIn, NPrvIn int
 	Constraints                     []Constraint
 }
@@ -26,10 +28,11 @@ type R1CS struct {
 // Constraint is ⟨A,W⟩·⟨B,W⟩ = ⟨C,W⟩.
 type Constraint struct{ A, B, C []Term }
 
-// Term is one coefficient of a linear combination.
+// Term is one coefficient of a linear combination, its value in Montgomery
+// form of the circuit's Fr.
 type Term struct {
 	Wire  uint32
-	Value fr.Element
+	Value proofdata.Scalar
 }
 
 // NPublic counts the public wires past the one wire (outputs and inputs), as
@@ -69,13 +72,14 @@ func parseR1CS(f *binFile) (*R1CS, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.prime(fr.Modulus(), "field")
+	cc := h.field("field", false)
 	c := &R1CS{NWires: int(h.u32()), NPubOut: int(h.u32()), NPubIn: int(h.u32()), NPrvIn: int(h.u32())}
 	h.u64() // labels
 	m := h.u32()
 	if err := h.done(); err != nil {
 		return nil, err
 	}
+	c.Curve = cc.id()
 	if c.NWires < 1 || c.NWires > 1<<31-1 || 1+c.NPubOut+c.NPubIn+c.NPrvIn > c.NWires {
 		return nil, fmt.Errorf("r1cs: %d wires cannot hold 1 + %d outputs + %d public and %d private inputs", c.NWires, c.NPubOut, c.NPubIn, c.NPrvIn)
 	}
@@ -100,7 +104,7 @@ func parseR1CS(f *binFile) (*R1CS, error) {
 		ts := make([]Term, n)
 		for i := range ts {
 			ts[i].Wire = r.u32()
-			ts[i].Value = r.fr(item{"a coefficient of constraint", int(k)})
+			ts[i].Value = cc.scalar(r, item{"a coefficient of constraint", int(k)})
 			if r.err == nil && int(ts[i].Wire) >= c.NWires {
 				r.err = fmt.Errorf("r1cs: constraint %d: wire %d of %d", k, ts[i].Wire, c.NWires)
 			}
@@ -120,27 +124,13 @@ func parseR1CS(f *binFile) (*R1CS, error) {
 	return c, nil
 }
 
-// eval returns ⟨lc, w⟩.
-func eval(lc []Term, w []fr.Element) fr.Element {
-	var s, t fr.Element
-	for i := range lc {
-		t.Mul(&lc[i].Value, &w[lc[i].Wire])
-		s.Add(&s, &t)
-	}
-	return s
-}
-
 // Check returns an error naming the first constraint w does not satisfy.
-func (r *R1CS) Check(w []fr.Element) error {
+func (r *R1CS) Check(w []proofdata.Scalar) error {
 	if len(w) != r.NWires {
 		return fmt.Errorf("witness of %d wires, the r1cs has %d", len(w), r.NWires)
 	}
-	for k := range r.Constraints {
-		c := &r.Constraints[k]
-		a, b, cc := eval(c.A, w), eval(c.B, w), eval(c.C, w)
-		if a.Mul(&a, &b); !a.Equal(&cc) {
-			return fmt.Errorf("the witness does not satisfy constraint %d of %d", k, len(r.Constraints))
-		}
+	if k := curveOf(r.Curve).check(r, w); k >= 0 {
+		return fmt.Errorf("the witness does not satisfy constraint %d of %d", k, len(r.Constraints))
 	}
 	return nil
 }

@@ -5,12 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 const remake = "run scripts/make-circom-testdata.sh (see its header) and commit what it changes"
@@ -26,20 +28,28 @@ const remake = "run scripts/make-circom-testdata.sh (see its header) and commit 
 //   - NAME.vkey.json is the zkey's verifying key;
 //   - the wasm computes a witness of NAME.input.json that satisfies the r1cs.
 func TestCommittedCircuitsMatchTheirSources(t *testing.T) {
-	listed := readSums(t, "testdata/circuits.sha256")
+	// BN254's circuits in testdata, BLS12-381's in testdata/bls12381
+	// (scripts/make-circom-testdata-bls12381.sh)
+	for dir, want := range map[string]curve.ID{"testdata": curve.BN254, "testdata/bls12381": curve.BLS12_381} {
+		t.Run(want.String(), func(t *testing.T) { checkCommitted(t, dir, want) })
+	}
+}
+
+func checkCommitted(t *testing.T, dir string, id curve.ID) {
+	listed := readSums(t, filepath.Join(dir, "circuits.sha256"))
 	for name, sum := range listed {
-		b, err := os.ReadFile(filepath.Join("testdata", name))
+		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Errorf("circuits.sha256 lists %s: %v; %s", name, err, remake)
 			continue
 		}
 		if got := sha256.Sum256(b); hex.EncodeToString(got[:]) != sum {
-			t.Errorf("testdata/%s is not the file circuits.sha256 lists: %s", name, remake)
+			t.Errorf("%s/%s is not the file circuits.sha256 lists: %s", dir, name, remake)
 		}
 	}
-	sources, err := filepath.Glob("testdata/*.circom")
+	sources, err := filepath.Glob(filepath.Join(dir, "*.circom"))
 	if err != nil || len(sources) == 0 {
-		t.Fatalf("no testdata/*.circom: %v", err)
+		t.Fatalf("no %s/*.circom: %v", dir, err)
 	}
 	for _, src := range sources {
 		name := strings.TrimSuffix(filepath.Base(src), ".circom")
@@ -49,7 +59,7 @@ func TestCommittedCircuitsMatchTheirSources(t *testing.T) {
 					t.Errorf("circuits.sha256 does not list %s%s: %s", name, ext, remake)
 				}
 			}
-			checkOneCircuit(t, name)
+			checkOneCircuit(t, dir, name, id)
 		})
 	}
 }
@@ -77,8 +87,8 @@ func readSums(t *testing.T, path string) map[string]string {
 	return sums
 }
 
-func checkOneCircuit(t *testing.T, name string) {
-	td := func(ext string) string { return filepath.Join("testdata", name+ext) }
+func checkOneCircuit(t *testing.T, dir, name string, id curve.ID) {
+	td := func(ext string) string { return filepath.Join(dir, name+ext) }
 	r1cs, err := ReadR1CSFile(td(".r1cs"))
 	if err != nil {
 		t.Fatal(err)
@@ -87,48 +97,57 @@ func checkOneCircuit(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if z.Curve != id || r1cs.Curve != id {
+		t.Fatalf("the zkey is %s's, the r1cs %s's; %s's wanted here: %s", z.Curve, r1cs.Curve, id, remake)
+	}
 	m := len(r1cs.Constraints)
 	if r1cs.NWires != z.NVars || r1cs.NPublic() != z.NPublic || m+z.NPublic+1 != z.NbRows {
 		t.Fatalf("the r1cs (%d wires, %d public, %d constraints) and the zkey (%d wires, %d public, %d rows) are not of one circuit: %s",
 			r1cs.NWires, r1cs.NPublic(), m, z.NVars, z.NPublic, z.NbRows, remake)
 	}
+	// field values as integers below r, summed mod r
+	cc, r := curveOf(id), id.ECC().ScalarField()
+	value := func(s proofdata.Scalar) *big.Int {
+		v, _ := new(big.Int).SetString(cc.decimals([]proofdata.Scalar{s})[0], 10)
+		return v
+	}
 	// snarkjs's coefficient section: A and B of each constraint, then one
 	// row of A per public wire (the one wire included) selecting that wire.
 	for k, lc := range [2]string{"A", "B"} {
-		want := map[[2]uint32]fr.Element{}
+		want := map[[2]uint32]string{}
 		for i, c := range r1cs.Constraints {
 			for _, term := range [2][]Term{c.A, c.B}[k] {
-				if !term.Value.IsZero() {
-					want[[2]uint32{uint32(i), term.Wire}] = term.Value
+				if v := value(term.Value); v.Sign() != 0 {
+					want[[2]uint32{uint32(i), term.Wire}] = v.String()
 				}
 			}
 		}
 		if k == 0 {
 			for w := 0; w <= z.NPublic; w++ {
-				var one fr.Element
-				one.SetOne()
-				want[[2]uint32{uint32(m + w), uint32(w)}] = one
+				want[[2]uint32{uint32(m + w), uint32(w)}] = "1"
 			}
 		}
-		got := map[[2]uint32]fr.Element{}
+		sums := map[[2]uint32]*big.Int{}
 		co := z.Coefs[k]
 		for j := range co.Row {
 			key := [2]uint32{co.Row[j], co.Wire[j]}
-			v := got[key]
-			v.Add(&v, &co.Value[j])
-			got[key] = v
+			if sums[key] == nil {
+				sums[key] = new(big.Int)
+			}
+			sums[key].Add(sums[key], value(co.Value[j])).Mod(sums[key], r)
 		}
-		for key, v := range got {
-			if v.IsZero() {
-				delete(got, key)
+		got := map[[2]uint32]string{}
+		for key, v := range sums {
+			if v.Sign() != 0 {
+				got[key] = v.String()
 			}
 		}
 		if len(got) != len(want) {
 			t.Fatalf("the zkey's %s has %d coefficients, the r1cs's (and the public rows) %d: %s", lc, len(got), len(want), remake)
 		}
 		for key, w := range want {
-			if v, ok := got[key]; !ok || !v.Equal(&w) {
-				t.Fatalf("the zkey's %s at row %d, wire %d is %s, the r1cs's %s: %s", lc, key[0], key[1], v.String(), w.String(), remake)
+			if v, ok := got[key]; !ok || v != w {
+				t.Fatalf("the zkey's %s at row %d, wire %d is %s, the r1cs's %s: %s", lc, key[0], key[1], v, w, remake)
 			}
 		}
 	}
@@ -137,12 +156,7 @@ func checkOneCircuit(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	same := vk.NPublic == z.NPublic && vk.Alpha1.Equal(&z.Alpha1) && vk.Beta2.Equal(&z.Beta2) &&
-		vk.Gamma2.Equal(&z.Gamma2) && vk.Delta2.Equal(&z.Delta2) && len(vk.IC) == len(z.IC)
-	for i := 0; same && i < len(vk.IC); i++ {
-		same = vk.IC[i].Equal(&z.IC[i])
-	}
-	if !same {
+	if !sameVK(z, vk) {
 		t.Fatalf("%s.vkey.json is not %s.zkey's verifying key: %s", name, name, remake)
 	}
 
@@ -160,6 +174,9 @@ func checkOneCircuit(t *testing.T, name string) {
 		t.Fatal(err)
 	}
 	defer calc.Close(ctx)
+	if calc.Curve() != id {
+		t.Fatalf("the wasm is for %s's prime, %s's wanted: %s", calc.Curve(), id, remake)
+	}
 	w, err := calc.Calculate(ctx, input)
 	if err != nil {
 		t.Fatalf("the wasm on %s.input.json: %v", name, err)

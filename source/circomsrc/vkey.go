@@ -7,8 +7,8 @@ import (
 )
 
 // Bounds on the zkey sections a verifier reads: the header is a u32, the
-// Groth16 header two moduli and six points (about 700 bytes), and IC 64
-// bytes a public input: 64 MiB is a million of them.
+// Groth16 header two moduli and six points (under 1 KiB for BLS12-381), and
+// IC 64 bytes a public input (96 for BLS12-381): 64 MiB is 700 000 of them.
 var vkSectionLimit = map[uint32]uint64{1: 64, 2: 4096, 3: 64 << 20}
 
 // ReadZkeyVerifyingKey reads the verifying key from a zkey streamed from r,
@@ -56,7 +56,7 @@ func ReadZkeyVerifyingKey(r io.Reader) (*VerifyingKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &VerifyingKey{NPublic: z.NPublic, Alpha1: z.Alpha1, Beta2: z.Beta2, Gamma2: z.Gamma2, Delta2: z.Delta2, IC: z.IC}, nil
+	return curveOf(z.Curve).vk(z), nil
 }
 
 // VerifyJSON checks a snarkjs proof.json against its public.json, both in
@@ -68,16 +68,16 @@ func (vk *VerifyingKey) VerifyJSON(proofName string, proofData []byte, publicNam
 	if n, lim := int64(len(publicData)), publicJSONLimit(vk.NPublic); n > lim {
 		return nil, fmt.Errorf("public inputs %s: %d bytes, more than the %d that %d inputs can be", publicName, n, lim, vk.NPublic)
 	}
-	p, err := parseProof(proofName, proofData)
+	p, err := parseProof(proofName, proofData, vk.Curve)
 	if err != nil {
 		return nil, err
 	}
-	pub, err := parsePublic(publicName, publicData)
+	pub, err := parsePublic(publicName, publicData, vk.Curve)
 	if err != nil {
 		return nil, err
 	}
 	if err := vk.Verify(p, pub); err != nil {
 		return nil, fmt.Errorf("%s: %w", proofName, err)
 	}
-	return decimals(pub), nil
+	return curveOf(vk.Curve).decimals(pub), nil
 }

@@ -15,9 +15,10 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // Calculator runs circom's witness calculator (the circuit_js/circuit.wasm
@@ -31,7 +32,8 @@ import (
 type Calculator struct {
 	rt          wazero.Runtime
 	code        wazero.CompiledModule
-	n32         int // 32-bit words in a field element
+	n32         int         // 32-bit words in a field element
+	cc          circomCurve // the curve whose r is the module's prime
 	witnessSize int
 	nInputs     int
 
@@ -382,7 +384,7 @@ func NewCalculatorWith(ctx context.Context, wasm []byte, lim Limits) (*Calculato
 		return r
 	}
 	if c.n32 = int(int32(call("getFieldNumLen32"))); err == nil && c.n32 != 8 {
-		return fail(fmt.Errorf("wasm: the witness calculator's field elements are %d 32-bit words; only BN254 (8) is supported", c.n32))
+		return fail(fmt.Errorf("wasm: the witness calculator's field elements are %d 32-bit words; only %s (8) are supported", c.n32, supported))
 	}
 	call("getRawPrime")
 	prime := c.readWords(func(j int) uint64 { return call("readSharedRWMemory", uint64(j)) })
@@ -391,8 +393,9 @@ func NewCalculatorWith(ctx context.Context, wasm []byte, lim Limits) (*Calculato
 	if err != nil {
 		return fail(fmt.Errorf("wasm: %w", err))
 	}
-	if prime.Cmp(fr.Modulus()) != 0 {
-		return fail(fmt.Errorf("wasm: the witness calculator is for the prime %s; only BN254 is supported", prime))
+	var ok bool
+	if c.cc, ok = curveByModulus(prime, false); !ok {
+		return fail(fmt.Errorf("wasm: the witness calculator is for the prime %s; only %s are supported", prime, supported))
 	}
 	if c.timeout == 0 {
 		c.timeout = DefaultWasmTimeout(c.witnessSize)
@@ -431,6 +434,9 @@ func formatBytes(b int64) string {
 
 // WitnessSize is the number of wires the calculator produces.
 func (c *Calculator) WitnessSize() int { return c.witnessSize }
+
+// Curve is the curve whose scalar field is the module's prime.
+func (c *Calculator) Curve() curve.ID { return c.cc.id() }
 
 // Close frees the runtime and every instance.
 func (c *Calculator) Close(ctx context.Context) error { return c.rt.Close(ctx) }
@@ -485,22 +491,22 @@ func (c *Calculator) put(in *instance) {
 // object whose values are numbers, decimal or 0x-hex strings, or (nested)
 // arrays and objects of them, as witness_calculator.js takes them. Inputs the
 // circuit rejects (a failed assert, a missing or unknown signal) are errors.
-func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) ([]fr.Element, error) {
-	w := make([]fr.Element, c.witnessSize)
+func (c *Calculator) Calculate(ctx context.Context, input json.RawMessage) ([]proofdata.Scalar, error) {
+	w := make([]proofdata.Scalar, c.witnessSize)
 	if err := c.CalculateInto(ctx, input, w); err != nil {
 		return nil, err
 	}
 	return w, nil
 }
 
-// CalculateInto is Calculate writing the witness into w, which must hold
-// WitnessSize elements (a vector from the engine's pools: every element is
+// CalculateInto is Calculate writing the witness into w (Montgomery form of
+// the Curve's Fr), which must hold WitnessSize elements (a vector from the engine's pools: every element is
 // written, whatever it held).
-func (c *Calculator) CalculateInto(ctx context.Context, input json.RawMessage, w []fr.Element) (err error) {
+func (c *Calculator) CalculateInto(ctx context.Context, input json.RawMessage, w []proofdata.Scalar) (err error) {
 	if len(w) != c.witnessSize {
 		return fmt.Errorf("wasm: a witness of %d wires into %d elements", c.witnessSize, len(w))
 	}
-	signals, err := flattenInput(input)
+	signals, err := flattenInput(input, c.cc.r())
 	if err != nil {
 		return err
 	}
@@ -584,7 +590,7 @@ func (c *Calculator) CalculateInto(ctx context.Context, input json.RawMessage, w
 		if err := in.readShared(ctx, c.n32, &b); err != nil {
 			return err
 		}
-		if w[i], err = fr.LittleEndian.Element(&b); err != nil {
+		if _, err := c.cc.fromLE(w[i:i+1], b[:]); err != nil {
 			return fmt.Errorf("wasm: witness value %d: %w", i, err)
 		}
 	}
@@ -594,7 +600,7 @@ func (c *Calculator) CalculateInto(ctx context.Context, input json.RawMessage, w
 // readBulk reads the computed witness into w through zkpipeReadWitness, a
 // chunk of readChunk wires a call into the instance's buffer (growChunk):
 // the values come out in normal form, little-endian, 32 bytes each.
-func (c *Calculator) readBulk(ctx context.Context, in *instance, w []fr.Element) error {
+func (c *Calculator) readBulk(ctx context.Context, in *instance, w []proofdata.Scalar) error {
 	mem := in.m.Memory()
 	for from := 0; from < len(w); from += readChunk {
 		to := min(from+readChunk, len(w))
@@ -605,11 +611,8 @@ func (c *Calculator) readBulk(ctx context.Context, in *instance, w []fr.Element)
 		if !ok {
 			return fmt.Errorf("wasm: witness buffer at %d is outside the module's memory", in.chunk)
 		}
-		for i := from; i < to; i++ {
-			var err error
-			if w[i], err = fr.LittleEndian.Element((*[32]byte)(buf[32*(i-from):])); err != nil {
-				return fmt.Errorf("wasm: witness value %d: %w", i, err)
-			}
+		if k, err := c.cc.fromLE(w[from:to], buf); err != nil {
+			return fmt.Errorf("wasm: witness value %d: %w", from+k, err)
 		}
 	}
 	return nil
@@ -624,8 +627,9 @@ type signal struct {
 
 // flattenInput qualifies input as witness_calculator.js's qualify_input does:
 // object keys join with ".", an array of objects gives name[i] prefixes, and
-// an array of numbers (nested or not) is one signal's values, flattened.
-func flattenInput(raw json.RawMessage) ([]signal, error) {
+// an array of numbers (nested or not) is one signal's values, flattened,
+// each reduced modulo the circuit's prime p.
+func flattenInput(raw json.RawMessage, p *big.Int) ([]signal, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -662,7 +666,7 @@ func flattenInput(raw json.RawMessage) ([]signal, error) {
 			}
 		}
 		s := signal{name: prefix}
-		if err := flatValues(prefix, v, &s.values); err != nil {
+		if err := flatValues(prefix, v, p, &s.values); err != nil {
 			return err
 		}
 		out = append(out, s)
@@ -688,13 +692,13 @@ func hasObjects(a []any) bool {
 	return false
 }
 
-func flatValues(name string, v any, out *[]*big.Int) error {
+func flatValues(name string, v any, p *big.Int, out *[]*big.Int) error {
 	var x *big.Int
 	var err error
 	switch v := v.(type) {
 	case []any:
 		for _, e := range v {
-			if err := flatValues(name, e, out); err != nil {
+			if err := flatValues(name, e, p, out); err != nil {
 				return err
 			}
 		}
@@ -715,7 +719,7 @@ func flatValues(name string, v any, out *[]*big.Int) error {
 		return fmt.Errorf("input %s: %w", name, err)
 	}
 	// normalize: BigInt(n) % p, plus p when negative (Go's Mod is Euclidean)
-	*out = append(*out, x.Mod(x, fr.Modulus()))
+	*out = append(*out, x.Mod(x, p))
 	return nil
 }
 

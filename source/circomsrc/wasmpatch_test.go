@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/tetratelabs/wazero"
 	"github.com/zkpipe/zkpipe/internal/wasmbin"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // TestAddWitnessReader: the committed circom module takes the reader, the
@@ -62,8 +62,8 @@ func TestAddWitnessReader(t *testing.T) {
 		t.Fatalf("%d wires in bulk, %d a wire a call", len(bulk), len(wire))
 	}
 	for i := range bulk {
-		if !bulk[i].Equal(&wire[i]) {
-			t.Fatalf("wire %d: %s in bulk, %s a wire a call", i, bulk[i].String(), wire[i].String())
+		if bulk[i] != wire[i] {
+			t.Fatalf("wire %d: %v in bulk, %v a wire a call", i, bulk[i], wire[i])
 		}
 	}
 }
@@ -94,7 +94,7 @@ func TestWitnessReaderWithoutRoom(t *testing.T) {
 	code := testdata(t, "mul.wasm")
 	capped := capMemory(t, code)
 	in := json.RawMessage(`{"a":"3","b":11}`)
-	var ws [2][]fr.Element
+	var ws [2][]proofdata.Scalar
 	for k, c := range [][]byte{code, capped} {
 		calc, err := NewCalculator(ctx, c)
 		if err != nil {
@@ -115,8 +115,8 @@ func TestWitnessReaderWithoutRoom(t *testing.T) {
 		t.Fatalf("%d wires, %d with the memory capped", len(ws[0]), len(ws[1]))
 	}
 	for i := range ws[0] {
-		if !ws[0][i].Equal(&ws[1][i]) {
-			t.Fatalf("wire %d: %s, %s with the memory capped", i, ws[0][i].String(), ws[1][i].String())
+		if ws[0][i] != ws[1][i] {
+			t.Fatalf("wire %d: %v, %v with the memory capped", i, ws[0][i], ws[1][i])
 		}
 	}
 }

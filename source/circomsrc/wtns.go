@@ -4,43 +4,59 @@ import (
 	"fmt"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-// ParseWtns parses a snarkjs witness (.wtns, versions 1 and 2):
+// ParseWtns parses a snarkjs witness (.wtns, versions 1 and 2) of BN254,
+// as engine.ProveWtns takes it; ParseWtnsOf reads one of any curve.
+func ParseWtns(data []byte) ([]fr.Element, error) {
+	id, w, err := ParseWtnsOf(data)
+	if err != nil {
+		return nil, err
+	}
+	if id != curve.BN254 {
+		return nil, fmt.Errorf("wtns: a %s witness; ParseWtns reads BN254's (ParseWtnsOf reads any)", id)
+	}
+	return proofdata.Elements[fr.Element](w), nil
+}
+
+// ParseWtnsOf parses a snarkjs witness (.wtns, versions 1 and 2):
 //
 //	1 header  n8 u32, prime (n8 bytes), nWitness u32
 //	2 values  nWitness × n8 bytes, standard form, little-endian
 //
-// The prime must be BN254's r and every value below it; the first value is
-// the one wire and must be 1.
-func ParseWtns(data []byte) ([]fr.Element, error) {
+// The prime names the curve (BN254's or BLS12-381's r), and every value
+// must be below it; the first value is the one wire and must be 1. The
+// values come back in Montgomery form of that curve's Fr.
+func ParseWtnsOf(data []byte) (curve.ID, []proofdata.Scalar, error) {
 	f, err := parseBinFile(data, "wtns", 2)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	r, err := f.section(1, "header")
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	r.prime(fr.Modulus(), "field")
+	cc := r.field("field", false)
 	n := r.u32()
 	if err := r.done(); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	if r, err = f.section(2, "values"); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	if err := r.need(uint64(n), 32, 0, "values"); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	w := make([]fr.Element, n)
+	w := make([]proofdata.Scalar, n)
 	for i := range w {
-		if w[i] = r.fr(item{"value", i}); r.err != nil {
-			return nil, r.err
+		if w[i] = cc.scalar(r, item{"value", i}); r.err != nil {
+			return 0, nil, r.err
 		}
 	}
-	if n == 0 || !w[0].IsOne() {
-		return nil, fmt.Errorf("wtns: the first value (the one wire) is not 1")
+	if n == 0 || !cc.isOne(w[0]) {
+		return 0, nil, fmt.Errorf("wtns: the first value (the one wire) is not 1")
 	}
-	return w, r.done()
+	return cc.id(), w, r.done()
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
@@ -86,7 +86,7 @@ func publicValues(f *binFile, r io.Reader, size uint64, nPublic int) ([]string, 
 	if err != nil {
 		return nil, fmt.Errorf("%w before the values (snarkjs writes it first)", err)
 	}
-	h.prime(fr.Modulus(), "field")
+	cc := h.field("field", false)
 	n := h.u32()
 	if err := h.done(); err != nil {
 		return nil, err
@@ -100,16 +100,14 @@ func publicValues(f *binFile, r io.Reader, size uint64, nPublic int) ([]string, 
 	}
 	f.sections[2] = b
 	v, _ := f.section(2, "values")
-	if one := v.fr(item{"value", 0}); v.err == nil && !one.IsOne() {
+	if one := cc.scalar(v, item{"value", 0}); v.err == nil && !cc.isOne(one) {
 		return nil, fmt.Errorf("wtns: the first value (the one wire) is not 1")
 	}
-	out := make([]string, nPublic)
-	for i := range out {
-		e := v.fr(item{"value", i + 1})
-		if v.err != nil {
+	pub := make([]proofdata.Scalar, nPublic)
+	for i := range pub {
+		if pub[i] = cc.scalar(v, item{"value", i + 1}); v.err != nil {
 			return nil, v.err
 		}
-		out[i] = decimal(&e)
 	}
-	return out, v.err
+	return cc.decimals(pub), v.err
 }

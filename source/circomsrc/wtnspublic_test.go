@@ -3,7 +3,6 @@ package circomsrc
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -13,32 +12,37 @@ import (
 // ReadWtnsPublic gives the public signals that snarkjs puts in public.json:
 // wires 1 … nPublic of the full witness, read in full by ParseWtns here.
 func TestReadWtnsPublic(t *testing.T) {
-	td := "testdata"
-	vk, err := ReadVerifyingKey(filepath.Join(td, "mul.vkey.json"))
+	for _, base := range []string{"testdata/mul", "testdata/bls12381/blsmul"} {
+		t.Run(base, func(t *testing.T) { checkReadWtnsPublic(t, base) })
+	}
+}
+
+func checkReadWtnsPublic(t *testing.T, base string) {
+	vk, err := ReadVerifyingKey(base + ".vkey.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(td, "mul.wtns"))
+	data, err := os.ReadFile(base + ".wtns")
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := ParseWtns(data)
+	id, full, err := ParseWtnsOf(data)
+	if err != nil || id != vk.Curve {
+		t.Fatalf("a %s wtns for a %s key: %v", id, vk.Curve, err)
+	}
+	got, err := ReadWtnsPublic(context.Background(), base+".wtns", vk.NPublic, boundedread.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadWtnsPublic(context.Background(), filepath.Join(td, "mul.wtns"), vk.NPublic, boundedread.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := decimals(full[1 : 1+vk.NPublic])
+	want := curveOf(id).decimals(full[1 : 1+vk.NPublic])
 	if vk.NPublic == 0 || !slices.Equal(got, want) {
 		t.Fatalf("public signals %v, want %v", got, want)
 	}
 	// more public signals than the witness has wires: an error, not a panic
-	if _, err := ReadWtnsPublic(context.Background(), filepath.Join(td, "mul.wtns"), len(full), boundedread.Options{}); err == nil {
+	if _, err := ReadWtnsPublic(context.Background(), base+".wtns", len(full), boundedread.Options{}); err == nil {
 		t.Error("a wtns read for more public signals than it has wires")
 	}
-	if _, err := ReadWtnsPublic(context.Background(), filepath.Join(td, "mul.vkey.json"), 1, boundedread.Options{}); err == nil {
+	if _, err := ReadWtnsPublic(context.Background(), base+".vkey.json", 1, boundedread.Options{}); err == nil {
 		t.Error("a JSON file read as a wtns")
 	}
 }

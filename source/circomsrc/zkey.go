@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
@@ -26,35 +25,35 @@ import (
 //	9 H               domainSize × G1: [L₂ᵢ₊₁(τ)·Z(τ)/δ]₁ over the 2n domain
 //	10 contributions  (the MPC transcript; not read)
 //
-// Points are affine, coordinates little-endian in Montgomery form, (0, 0) for
-// infinity. The coefficient section lists A and B only: snarkjs computes
+// Points are affine, coordinates little-endian in Montgomery form of q, (0, 0)
+// for infinity: a BN254 G1 point is 64 bytes, a BLS12-381 one 96 (x, y of
+// 48), G2 twice that. The coefficient section lists A and B only: snarkjs computes
 // c = a∘b, and adds to A one row per public wire (nConstraints + i selects
 // wire i) so the public inputs are bound to the proof.
 type Zkey struct {
-	NVars, NPublic, DomainSize int // NPublic excludes the one wire
+	Curve                      curve.ID // from q and r in the Groth16 header
+	NVars, NPublic, DomainSize int      // NPublic excludes the one wire
 
-	Alpha1, Beta1, Delta1 bn254.G1Affine
-	Beta2, Gamma2, Delta2 bn254.G2Affine
+	// Points is a *ZkeyPoints[G1, G2] of the curve's affine types
+	// (PointsOf); after New, the source's copy holds only the header's
+	// points and IC.
+	Points any
 
-	IC     []bn254.G1Affine
 	Coefs  [2]Coefs // A, B
-	A, B1  []bn254.G1Affine
-	B2     []bn254.G2Affine
-	C      []bn254.G1Affine
-	H      []bn254.G1Affine
-	NbRows int // 1 + the highest constraint a coefficient names
+	NbRows int      // 1 + the highest constraint a coefficient names
 }
 
-// Coefs is one matrix in coordinate form: value[k] at (Row[k], Wire[k]).
+// Coefs is one matrix in coordinate form: value[k] at (Row[k], Wire[k]),
+// each value in Montgomery form of the zkey's Fr.
 type Coefs struct {
 	Row, Wire []uint32
-	Value     []fr.Element
+	Value     []proofdata.Scalar
 }
 
-// maxLogDomain: snarkjs evaluates h on the coset ω₂ₙ·⟨ωₙ⟩, and BN254's scalar
-// field has 2-adicity 28, so n ≤ 2²⁷ (snarkjs's own 2²⁸ case uses another
-// shift, which zkpipe does not follow).
-const maxLogDomain = 27
+// maxLogDomain: snarkjs evaluates h on the coset ω₂ₙ·⟨ωₙ⟩, so n is at most
+// half the scalar field's 2-adicity allows: 2²⁷ for BN254 (snarkjs's own 2²⁸
+// case uses another shift, which zkpipe does not follow), 2³¹ for BLS12-381.
+func maxLogDomain(id curve.ID) int { return id.Params().TwoAdicity - 1 }
 
 // ReadZkeyFile reads and checks a .zkey file, bounded as LoadFiles reads it.
 func ReadZkeyFile(path string) (*Zkey, error) {
@@ -112,12 +111,17 @@ func parseZkeyHead(f *binFile) (*Zkey, error) {
 	if r, err = f.section(2, "Groth16 header"); err != nil {
 		return nil, err
 	}
-	r.prime(fp.Modulus(), "base field q")
-	r.prime(fr.Modulus(), "scalar field r")
+	cq := r.field("base field q", true)
+	cr := r.field("scalar field r", false)
+	if r.err == nil && cq != cr {
+		return nil, fmt.Errorf("zkey: Groth16 header: the base field q is %s's, the scalar field r %s's", cq.id(), cr.id())
+	}
 	z := &Zkey{NVars: int(r.u32()), NPublic: int(r.u32()), DomainSize: int(r.u32())}
 	if r.err != nil {
 		return nil, r.err
 	}
+	cc := cq
+	z.Curve = cc.id()
 	switch {
 	case z.NVars < 1 || z.NVars > 1<<31-1:
 		return nil, fmt.Errorf("zkey: %d wires", z.NVars)
@@ -125,80 +129,31 @@ func parseZkeyHead(f *binFile) (*Zkey, error) {
 		return nil, fmt.Errorf("zkey: %d public inputs for %d wires", z.NPublic, z.NVars)
 	case z.DomainSize < 2 || z.DomainSize&(z.DomainSize-1) != 0:
 		return nil, fmt.Errorf("zkey: domain size %d is not a power of two", z.DomainSize)
-	case z.DomainSize > 1<<maxLogDomain:
-		return nil, fmt.Errorf("zkey: domain size %d is over 2^%d", z.DomainSize, maxLogDomain)
+	case z.DomainSize > 1<<maxLogDomain(z.Curve):
+		return nil, fmt.Errorf("zkey: domain size %d is over 2^%d, the most a %s zkey can have", z.DomainSize, maxLogDomain(z.Curve), z.Curve)
 	}
-	z.Alpha1, z.Beta1 = r.g1(item{"[α]₁", -1}), r.g1(item{"[β]₁", -1})
-	z.Beta2, z.Gamma2 = r.g2(item{"[β]₂", -1}), r.g2(item{"[γ]₂", -1})
-	z.Delta1, z.Delta2 = r.g1(item{"[δ]₁", -1}), r.g2(item{"[δ]₂", -1})
+	cc.headPoints(r, z)
 	if err := r.done(); err != nil {
 		return nil, err
 	}
 
 	// ─── point sections ───
-	if z.IC, err = g1s(f, 3, "IC", z.NPublic+1); err != nil {
+	if err := cc.ic(f, z); err != nil {
 		return nil, err
 	}
 	return z, nil
 }
 
-// g1s reads section typ as count G1 points.
-func g1s(f *binFile, typ uint32, name string, count int) ([]bn254.G1Affine, error) {
-	r, err := f.section(typ, name)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.need(uint64(count), 64, 0, "points"); err != nil {
-		return nil, err
-	}
-	out := make([]bn254.G1Affine, count)
-	for i := range out {
-		out[i] = r.g1(item{"point", i})
-		if r.err != nil {
-			return nil, r.err
-		}
-	}
-	// parsed: the raw section (as large as out) is garbage from here, so
-	// a zkey read from a file peaks near its size, not twice it
-	delete(f.sections, typ)
-	return out, r.done()
-}
-
 // parseZkeyBody parses the proving key's point and coefficient sections.
 func parseZkeyBody(f *binFile, z *Zkey) (*Zkey, error) {
-	var err error
-	if z.A, err = g1s(f, 5, "A", z.NVars); err != nil {
+	cc := curveOf(z.Curve)
+	if err := cc.bodyPoints(f, z); err != nil {
 		return nil, err
 	}
-	if z.B1, err = g1s(f, 6, "B1", z.NVars); err != nil {
-		return nil, err
-	}
-	if z.C, err = g1s(f, 8, "C", z.NVars-z.NPublic-1); err != nil {
-		return nil, err
-	}
-	if z.H, err = g1s(f, 9, "H", z.DomainSize); err != nil {
-		return nil, err
-	}
-	r, err := f.section(7, "B2")
-	if err != nil {
-		return nil, err
-	}
-	if err := r.need(uint64(z.NVars), 128, 0, "points"); err != nil {
-		return nil, err
-	}
-	z.B2 = make([]bn254.G2Affine, z.NVars)
-	for i := range z.B2 {
-		if z.B2[i] = r.g2(item{"point", i}); r.err != nil {
-			return nil, r.err
-		}
-	}
-	if err := r.done(); err != nil {
-		return nil, err
-	}
-	delete(f.sections, 7)
 
 	// ─── coefficients ───
-	if r, err = f.section(4, "coefficients"); err != nil {
+	r, err := f.section(4, "coefficients")
+	if err != nil {
 		return nil, err
 	}
 	m := r.u32()
@@ -207,7 +162,7 @@ func parseZkeyBody(f *binFile, z *Zkey) (*Zkey, error) {
 	}
 	for k := uint32(0); k < m; k++ {
 		mat, row, wire := r.u32(), r.u32(), r.u32()
-		v := r.frMont2(item{"coefficient", int(k)})
+		v := cc.coef(r, item{"coefficient", int(k)})
 		if r.err != nil {
 			return nil, r.err
 		}

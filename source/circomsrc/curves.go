@@ -1,0 +1,173 @@
+package circomsrc
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/big"
+
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
+	"github.com/zkpipe/zkpipe/stages"
+)
+
+// A circom circuit's curve is its zkey's: the Groth16 header names the base
+// field q and the scalar field r (`circom --prime bls12381` and a bls12381
+// powers of tau make a BLS12-381 key), and the .wtns and the wasm name
+// their prime, which must be the zkey's r. Scalars are curve-neutral
+// (proofdata.Scalar: both curves' Fr are four words in Montgomery form);
+// points and field arithmetic are the curve's, in curve_<c>.go, generated
+// from internal/generator/templates/circomsrc_curve.go.tmpl, reached once
+// per job and stage (or per item at load) through circomCurve.
+
+// circomCurve is one curve's half of the circom source.
+type circomCurve interface {
+	id() curve.ID
+	snarkjs() string // snarkjs's name ("bn128", "bls12381")
+	r() *big.Int     // the scalar field's modulus
+	q() *big.Int     // the base field's modulus
+
+	// zkey sections
+	headPoints(r *reader, z *Zkey) // [α]₁ [β]₁ [β]₂ [γ]₂ [δ]₁ [δ]₂ into a new z.Points
+	ic(f *binFile, z *Zkey) error
+	bodyPoints(f *binFile, z *Zkey) error
+	coef(r *reader, what item) proofdata.Scalar
+
+	// scalars
+	scalar(r *reader, what item) proofdata.Scalar         // standard form, little-endian
+	fromLE(dst []proofdata.Scalar, b []byte) (int, error) // a witness calculator's output
+	isOne(s proofdata.Scalar) bool
+	fromBig(v *big.Int) proofdata.Scalar // v < r
+	decimals(v []proofdata.Scalar) []string
+	witnessValue(v any) ([]proofdata.Scalar, bool)
+
+	// the circuit
+	build(name string, z *Zkey, c *stages.Circuit) error
+	trim(z *Zkey)
+	vk(z *Zkey) *VerifyingKey
+	abc(ctx context.Context, co *[2]Coefs, w, a, b, c []proofdata.Scalar) error
+	check(r *R1CS, w []proofdata.Scalar) int
+
+	// proofs
+	proof(p *stages.Points) (*Proof, error)
+	equal(a, b *Proof) bool
+	verify(vk *VerifyingKey, p *Proof, public []proofdata.Scalar) error
+	proofJSON(p *Proof) ProofJSON
+	parseProof(j *ProofJSON) (*Proof, error)
+	parseVK(j *vkeyJSON) (*VerifyingKey, error)
+	equalVK(a, b *VerifyingKey) bool
+}
+
+// circomCurves holds each curve's half, by ID (each curve_<c>.go's init).
+var circomCurves [curve.Count]circomCurve
+
+// curveOf is id's half; id is one a reader found (curveByModulus).
+func curveOf(id curve.ID) circomCurve { return circomCurves[id] }
+
+// curveByModulus is the curve whose scalar field (base, when base is set)
+// has modulus m.
+func curveByModulus(m *big.Int, base bool) (circomCurve, bool) {
+	for _, c := range circomCurves {
+		if c == nil {
+			continue
+		}
+		f := c.r()
+		if base {
+			f = c.q()
+		}
+		if f.Cmp(m) == 0 {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+// supported names the curves a circom file may be of, for errors.
+const supported = "BN254 (circom's default, snarkjs's bn128) and BLS12-381 (circom --prime bls12381)"
+
+// field reads a field size n8 (u32) and a modulus of n8 bytes, and returns
+// the curve whose scalar field (base field, when base is set) it is.
+func (r *reader) field(what string, base bool) circomCurve {
+	n8 := r.u32()
+	if r.err != nil {
+		return nil
+	}
+	if n8 == 0 || n8 > 64 {
+		r.err = fmt.Errorf("%s: %s section: %s of %d bytes; only %s are supported", r.kind, r.name, what, n8, supported)
+		return nil
+	}
+	m := leInt(r.take(int(n8)))
+	if r.err != nil {
+		return nil
+	}
+	c, ok := curveByModulus(m, base)
+	if !ok {
+		r.err = fmt.Errorf("%s: %s section: %s is %s; only %s are supported", r.kind, r.name, what, m, supported)
+		return nil
+	}
+	want := 32 // both curves' r: 255 bits or under
+	if base {
+		want = (c.q().BitLen() + 63) / 64 * 8
+	}
+	if int(n8) != want {
+		r.err = fmt.Errorf("%s: %s section: %s of %d bytes; %s's is %d", r.kind, r.name, what, n8, c.id(), want)
+		return nil
+	}
+	return c
+}
+
+// ZkeyPoints are a zkey's points in its curve's affine types (Zkey.Points).
+type ZkeyPoints[G1, G2 any] struct {
+	Alpha1, Beta1, Delta1 G1
+	Beta2, Gamma2, Delta2 G2
+
+	IC    []G1 // nPublic+1: the one wire's, then each public input's
+	A, B1 []G1
+	B2    []G2
+	C     []G1 // the private wires'
+	H     []G1
+}
+
+// VKPoints are a verifying key's points (VerifyingKey.Points).
+type VKPoints[G1, G2 any] struct {
+	Alpha1                G1
+	Beta2, Gamma2, Delta2 G2
+	IC                    []G1 // NPublic+1: the one wire's, then each public input's
+}
+
+// ProofPoints are a Groth16 proof's points (Proof.Points): A = Ar, B = Bs,
+// C = Krs.
+type ProofPoints[G1, G2 any] struct {
+	A, C G1
+	B    G2
+}
+
+// PointsOf is v (a Zkey's, VerifyingKey's or Proof's Points) as *T: an
+// error naming both curves when it is of another curve than want.
+func PointsOf[T any](want, have curve.ID, v any) (*T, error) {
+	p, ok := v.(*T)
+	if have != want || !ok || p == nil {
+		return nil, fmt.Errorf("%s points (%T) where %s's are wanted", have, v, want)
+	}
+	return p, nil
+}
+
+// limbsOf is m as n 64-bit limbs, least significant first.
+func limbsOf(m *big.Int, n int) []uint64 {
+	b := m.FillBytes(make([]byte, 8*n))
+	l := make([]uint64, n)
+	for i := range l {
+		l[i] = binary.BigEndian.Uint64(b[8*(n-1-i):])
+	}
+	return l
+}
+
+// below compares limbs, most significant first: x < m.
+func below(x, m []uint64) bool {
+	for i := len(m) - 1; i >= 0; i-- {
+		if x[i] != m[i] {
+			return x[i] < m[i]
+		}
+	}
+	return false
+}
