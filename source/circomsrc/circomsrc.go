@@ -55,7 +55,9 @@ func (s *Source) SerialSynthesis() bool { return true }
 func (s *Source) Curve() curve.ID { return s.zkey.Curve }
 
 // Zkey is the circuit's proving key without its point sections (they live
-// in the circuit's proofdata.Key, filtered): header, IC and coefficients.
+// in the circuit's proofdata.Key, filtered): header, IC and coefficients,
+// the coefficients' rows in gnark-crypto's domain order (snarkjsPower: for
+// BLS12-381 not the file's).
 func (s *Source) Zkey() *Zkey { return s.zkey }
 
 // VerifyingKey is the verifying key the zkey holds.
@@ -166,13 +168,26 @@ func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, e
 		NbWires:     z.NVars,
 		NbPublic:    z.NPublic + 1,
 	}
-	if err := cc.build(name, z, c); err != nil {
+	rowMul, err := cc.build(name, z, c)
+	if err != nil {
 		return nil, err
 	}
 	// The source keeps the zkey less its point sections: Key holds them,
 	// filtered, and the unfiltered ones would double the key's memory.
 	trimmed := *z
 	cc.trim(&trimmed)
+	if rowMul != 1 {
+		// snarkjs's row i is row K·i of gnark-crypto's domain (snarkjsPower);
+		// new slices: z is the caller's
+		for m := range trimmed.Coefs {
+			co := &trimmed.Coefs[m]
+			rows := make([]uint32, len(co.Row))
+			for k, row := range co.Row {
+				rows[k] = uint32(uint64(row) * rowMul % uint64(z.DomainSize))
+			}
+			co.Row = rows
+		}
+	}
 	c.Source = &Source{cc: cc, zkey: &trimmed, calc: calc, r1cs: r1cs, vk: cc.vk(z)}
 	if calc != nil {
 		c.SynthesisBytes = calc.JobBytes()
@@ -255,8 +270,9 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 			return fmt.Errorf("%s: %w", req.Wtns, err)
 		}
 		if id != s.zkey.Curve {
-			return fmt.Errorf("job %s: %s is a %s witness (its prime is %s's r), circuit %s is %s's: a witness of another curve",
-				j.ID, req.Wtns, id, id, name, s.zkey.Curve)
+			// the stage's error names the job
+			return fmt.Errorf("%s is a %s witness (its prime is %s's r), circuit %s is %s's: a witness of another curve",
+				req.Wtns, id, id, name, s.zkey.Curve)
 		}
 		if len(w) != s.zkey.NVars {
 			return fmt.Errorf("%s: witness of %d wires for circuit %s of %d: a witness for another circuit", req.Wtns, len(w), name, s.zkey.NVars)

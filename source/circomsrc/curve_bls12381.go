@@ -229,27 +229,42 @@ var frLimbsBLS12381, fpLimbsBLS12381 = limbsOf(fr.Modulus(), fr.Limbs), limbsOf(
 // build sets c's key and selections from z's points: A, B₁/B₂ and K drop
 // the wires whose bases are infinity (a wire absent from the matrix): their
 // terms are zero, and the MSMs need not see them. K is the C section: the
-// private wires nPublic+1 … nVars−1.
-func (circomBLS12381) build(name string, z *Zkey, c *stages.Circuit) error {
+// private wires nPublic+1 … nVars−1. It returns K mod n, by which New
+// multiplies the coefficients' rows (snarkjsPower): the H points are moved
+// so here.
+func (circomBLS12381) build(name string, z *Zkey, c *stages.Circuit) (uint64, error) {
 	p := z.Points.(*zkeyPointsBLS12381)
 	n := uint64(z.DomainSize)
-	// h is evaluated on the coset ω₂ₙ·⟨ωₙ⟩; ωₙ must be snarkjs's, which is
-	// ω₂ₙ² for both: gnark-crypto and snarkjs take powers of one 2^s-th root.
-	w2n, err := fft.Generator(2 * n) // not NewDomain(2n): its tables would be twice the key's domain
+	s := curve.BLS12_381.Params().TwoAdicity
+	root, err := fr.Generator(1 << s)
 	if err != nil {
-		return fmt.Errorf("circuit %s: %w", name, err)
+		return 0, fmt.Errorf("circuit %s: %w", name, err)
 	}
+	kx := snarkjsPower(curve.BLS12_381, fr.Modulus(), root.BigInt(new(big.Int)))
+	// h is evaluated on the coset ω₂ₙ·⟨ωₙ⟩, ω₂ₙ snarkjs's: gnark-crypto's to the K
+	g2n, err := fft.Generator(2 * n) // not NewDomain(2n): its tables would be twice the key's domain
+	if err != nil {
+		return 0, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	var w2n, t, one fr.Element
+	w2n.Exp(g2n, new(big.Int).SetUint64(kx%(2*n)))
 	dom := fft.NewDomain(n, fft.WithShift(w2n))
-	var sq fr.Element
-	if sq.Square(&w2n); !sq.Equal(&dom.Generator) {
-		return fmt.Errorf("circuit %s: ω₂ₙ² is not ωₙ in gnark-crypto's domains", name)
+	if one.SetOne(); !t.Exp(w2n, new(big.Int).SetUint64(n)).Add(&t, &one).IsZero() {
+		return 0, fmt.Errorf("circuit %s: snarkjs's ω₂ₙ is not a primitive 2n-th root of unity", name)
 	}
 	for i := range p.B1 {
 		if p.B1[i].IsInfinity() != p.B2[i].IsInfinity() {
-			return fmt.Errorf("circuit %s: zkey's B1 and B2 disagree on wire %d: one is infinity, the other not", name, i)
+			return 0, fmt.Errorf("circuit %s: zkey's B1 and B2 disagree on wire %d: one is infinity, the other not", name, i)
 		}
 	}
-	k := &proofdata.Bases[bls12381.G1Affine, bls12381.G2Affine, fft.Domain]{Domain: dom, Z: p.H,
+	h, rowMul := p.H, kx%n
+	if rowMul != 1 {
+		h = make([]bls12381.G1Affine, n)
+		for i := range p.H {
+			h[(rowMul*uint64(i))%n] = p.H[i]
+		}
+	}
+	k := &proofdata.Bases[bls12381.G1Affine, bls12381.G2Affine, fft.Domain]{Domain: dom, Z: h,
 		Alpha1: p.Alpha1, Beta1: p.Beta1, Delta1: p.Delta1, Beta2: p.Beta2, Delta2: p.Delta2}
 	inf := func(q *bls12381.G1Affine) bool { return q.IsInfinity() }
 	k.A, c.Sel.A = keep(p.A, 0, p.A, inf)
@@ -257,7 +272,7 @@ func (circomBLS12381) build(name string, z *Zkey, c *stages.Circuit) error {
 	k.B2, _ = keep(p.B2, 0, p.B1, inf)
 	k.K, c.Sel.K = keep(p.C, uint32(z.NPublic+1), p.C, inf)
 	c.Key = proofdata.NewKey(curve.BLS12_381, proofdata.HOddCoset, int(n), k)
-	return nil
+	return rowMul, nil
 }
 
 // trim drops z's point sections (the circuit's Key holds them, filtered).

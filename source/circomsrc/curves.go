@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/big"
+	"sync"
 
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
@@ -42,7 +43,7 @@ type circomCurve interface {
 	witnessValue(v any) ([]proofdata.Scalar, bool)
 
 	// the circuit
-	build(name string, z *Zkey, c *stages.Circuit) error
+	build(name string, z *Zkey, c *stages.Circuit) (rowMul uint64, err error)
 	trim(z *Zkey)
 	vk(z *Zkey) *VerifyingKey
 	abc(ctx context.Context, co *[2]Coefs, w, a, b, c []proofdata.Scalar) error
@@ -170,4 +171,58 @@ func below(x, m []uint64) bool {
 		}
 	}
 	return false
+}
+
+// snarkjs's domains: ffjavascript takes its 2^s-th root of unity as nqr^t
+// (r−1 = 2^s·t, nqr the least quadratic non-residue), gnark-crypto its own.
+// Both generate the one cyclic group of order 2^s, so snarkjs's root is
+// gnark-crypto's to an odd power K, and so is each 2^k-th root derived
+// from it: snarkjs's ωₙ is gnark-crypto's ωₙ^K. For BN254 K is 1; for
+// BLS12-381 it is not. A zkey's rows (its coefficients') and its H points
+// are indexed by snarkjs's powers: row i is the point ωₙ^{K·i} of
+// gnark-crypto's domain, so New moves row i to K·i mod n, and H point i
+// (the coset point ω₂ₙ^K·ωₙ^{K·i}) likewise, with the coset shift
+// snarkjs's ω₂ₙ. The backends then see a gnark-crypto domain, unchanged.
+var snarkjsPowers [curve.Count]struct {
+	once sync.Once
+	k    uint64
+}
+
+// snarkjsPower is K for curve id, whose field has modulus r and whose
+// gnark-crypto 2^s-th root is root (s = r−1's 2-adicity).
+func snarkjsPower(id curve.ID, r, root *big.Int) uint64 {
+	p := &snarkjsPowers[id]
+	p.once.Do(func() { p.k = discreteLog2(r, root, snarkjsRoot(r)) })
+	return p.k
+}
+
+// snarkjsRoot is ffjavascript's primitive 2^s-th root of unity mod r.
+func snarkjsRoot(r *big.Int) *big.Int {
+	rm1 := new(big.Int).Sub(r, big.NewInt(1))
+	s := rm1.TrailingZeroBits()
+	t := new(big.Int).Rsh(rm1, s)
+	half := new(big.Int).Rsh(rm1, 1)
+	nqr := big.NewInt(2)
+	for new(big.Int).Exp(nqr, half, r).Cmp(rm1) != 0 {
+		nqr.Add(nqr, big.NewInt(1))
+	}
+	return new(big.Int).Exp(nqr, t, r)
+}
+
+// discreteLog2 is K < 2^s with g^K = h mod r, g a primitive 2^s-th root of
+// unity and h in its group (Pohlig–Hellman, a bit a step).
+func discreteLog2(r, g, h *big.Int) uint64 {
+	s := new(big.Int).Sub(r, big.NewInt(1)).TrailingZeroBits()
+	gInv := new(big.Int).ModInverse(g, r)
+	var k uint64
+	for i := uint(0); i < s; i++ {
+		// h·g^−K has order dividing 2^(s−i); its 2^(s−1−i)-th power is 1
+		// when bit i of K is 0
+		x := new(big.Int).Exp(gInv, new(big.Int).SetUint64(k), r)
+		x.Mul(x, h).Mod(x, r)
+		if x.Exp(x, new(big.Int).Lsh(big.NewInt(1), s-1-i), r).Cmp(big.NewInt(1)) != 0 {
+			k |= 1 << i
+		}
+	}
+	return k
 }

@@ -74,7 +74,19 @@ type fixture struct {
 // powers of tau, so δ is not the generator).
 func circuit(t testing.TB, name string) *fixture {
 	t.Helper()
-	dir, err := filepath.Abs("testdata")
+	return circuitIn(t, "testdata", name)
+}
+
+// blsCircuit is testdata/bls12381's circuit name (BLS12-381's, made by
+// scripts/make-circom-testdata-bls12381.sh).
+func blsCircuit(t testing.TB, name string) *fixture {
+	t.Helper()
+	return circuitIn(t, "testdata/bls12381", name)
+}
+
+func circuitIn(t testing.TB, td, name string) *fixture {
+	t.Helper()
+	dir, err := filepath.Abs(td)
 	if err != nil {
 		t.Fatal(err)
 	}
