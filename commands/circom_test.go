@@ -77,3 +77,76 @@ func TestCircomProveAndVerify(t *testing.T) {
 		t.Errorf("two --wasm for one --zkey: %v", err)
 	}
 }
+
+// zkpipe prove with a BN254 and a BLS12-381 circom circuit in one stream
+// (--device cpu): every proof verifies with its own key, by zkpipe verify
+// and by snarkjs; a witness of the other curve and an input the circuit
+// rejects fail alone. The BLS12-381 circuit is
+// source/circomsrc/testdata/bls12381's blsmul (mul over BLS12-381).
+func TestCircomBothCurvesInOneStream(t *testing.T) {
+	td, err := filepath.Abs("../source/circomsrc/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bls := filepath.Join(td, "bls12381")
+	root := t.TempDir()
+	out := filepath.Join(root, "out")
+	jobs := strings.Join([]string{
+		fmt.Sprintf(`{"id":"bw","circuit":"blsmul","wtns":%q}`, filepath.Join(bls, "blsmul.wtns")),
+		`{"id":"mi","circuit":"mul","input":{"a":"7","b":"2"}}`,
+		`{"id":"bi","circuit":"blsmul","input":{"a":"7","b":"2"}}`,
+		fmt.Sprintf(`{"id":"bn-for-bls","circuit":"blsmul","wtns":%q}`, filepath.Join(td, "mul.wtns")),
+		fmt.Sprintf(`{"id":"bls-for-bn","circuit":"mul","wtns":%q}`, filepath.Join(bls, "blsmul.wtns")),
+		`{"id":"rejected","circuit":"blsmul","input":{"a":"0","b":"2"}}`,
+		fmt.Sprintf(`{"id":"mw","circuit":"mul","wtns":%q}`, filepath.Join(td, "mul.wtns")),
+	}, "\n") + "\n"
+	jobsFile, results := filepath.Join(root, "jobs.jsonl"), filepath.Join(root, "results.jsonl")
+	if err := os.WriteFile(jobsFile, []byte(jobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := runProve(t, results, "zkpipe", "prove", "--device", "cpu",
+		"--zkey", filepath.Join(td, "mul.zkey"), "--wasm", filepath.Join(td, "mul.wasm"),
+		"--zkey", filepath.Join(bls, "blsmul.zkey"), "--wasm", filepath.Join(bls, "blsmul.wasm"),
+		"--jobs", jobsFile, "--out", out, "--results", results)
+	wantErr := map[string]string{
+		"bn-for-bls": "is a bn254 witness (its prime is bn254's r), circuit blsmul is bls12-381's",
+		"bls-for-bn": "is a bls12-381 witness (its prime is bls12-381's r), circuit mul is bn254's",
+		"rejected":   "assert failed",
+	}
+	vkeys := map[string]string{"mul": filepath.Join(td, "mul.vkey.json"), "blsmul": filepath.Join(bls, "blsmul.vkey.json")}
+	proved := 0
+	for _, l := range lines {
+		if want, ok := wantErr[l.ID]; ok {
+			if !strings.Contains(l.Error, want) || !strings.Contains(l.Error, l.ID) {
+				t.Errorf("%s: error %q, want one naming the job and containing %q", l.ID, l.Error, want)
+			}
+			continue
+		}
+		if l.Error != "" {
+			t.Errorf("%s: %s", l.ID, l.Error)
+			continue
+		}
+		proved++
+		vkey := vkeys[l.Circuit]
+		if err := App().Run([]string{"zkpipe", "verify", "--vkey", vkey, l.Proof, l.Public}); err != nil {
+			t.Errorf("%s: zkpipe verify: %v", l.ID, err)
+		}
+		o, err := exec.Command(snarkjs(t), "groth16", "verify", vkey, l.Public, l.Proof).CombinedOutput()
+		if err != nil || !strings.Contains(string(o), "OK!") {
+			t.Errorf("%s: snarkjs rejects the %s proof: %v %s", l.ID, l.Circuit, err, o)
+		}
+	}
+	if len(lines) != 7 || proved != 4 {
+		t.Fatalf("%d results, %d proofs; want 7 and 4", len(lines), proved)
+	}
+	// one curve's key does not verify the other's proof
+	var blsProof, blsPublic string
+	for _, l := range lines {
+		if l.ID == "bw" {
+			blsProof, blsPublic = l.Proof, l.Public
+		}
+	}
+	if err := App().Run([]string{"zkpipe", "verify", "--vkey", vkeys["mul"], blsProof, blsPublic}); err == nil {
+		t.Error("a BN254 key verifies a BLS12-381 proof")
+	}
+}

@@ -64,7 +64,7 @@ func jsonShape(t *testing.T, path string) any {
 				x[i] = shape(x[i])
 			}
 		case string:
-			if k := x; k == "groth16" || k == "bn128" {
+			if k := x; k == "groth16" || k == "bn128" || k == "bls12381" {
 				return k
 			}
 			return "s"
@@ -78,13 +78,20 @@ func jsonShape(t *testing.T, path string) any {
 // zkpipe groth16 fullprove INPUT WASM ZKEY PROOF PUBLIC take snarkjs's
 // arguments and write its files: snarkjs groth16 verify accepts them, their
 // JSON has the shape of snarkjs's own for the same files, and public.json
-// is snarkjs's byte for byte.
+// is snarkjs's byte for byte; for a BN254 circuit ("curve": "bn128") and a
+// BLS12-381 one ("bls12381", circom --prime bls12381).
 func TestGroth16SnarkjsShaped(t *testing.T) {
-	td, err := filepath.Abs("../source/circomsrc/testdata")
+	for _, base := range []string{"../source/circomsrc/testdata/mul", "../source/circomsrc/testdata/bls12381/blsmul"} {
+		t.Run(filepath.Base(base), func(t *testing.T) { checkSnarkjsShaped(t, base) })
+	}
+}
+
+func checkSnarkjsShaped(t *testing.T, base string) {
+	base, err := filepath.Abs(base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	zkey, wtns, wasm, vkey := filepath.Join(td, "mul.zkey"), filepath.Join(td, "mul.wtns"), filepath.Join(td, "mul.wasm"), filepath.Join(td, "mul.vkey.json")
+	zkey, wtns, wasm, vkey := base+".zkey", base+".wtns", base+".wasm", base+".vkey.json"
 	root := t.TempDir()
 	input := filepath.Join(root, "input.json")
 	if err := os.WriteFile(input, []byte(`{"a":"5","b":"6"}`), 0o644); err != nil {
@@ -127,6 +134,12 @@ func TestGroth16SnarkjsShaped(t *testing.T) {
 			if !reflect.DeepEqual(zp, sjp) {
 				t.Errorf("public.json: zkpipe's %v, snarkjs's %v", zp, sjp)
 			}
+			if code, stderr := runBin(t, "verify", "--vkey", vkey, proof, public); code != 0 {
+				t.Errorf("zkpipe verify --vkey rejects zkpipe's files: exit %d: %s", code, stderr)
+			}
+			if code, stderr := runBin(t, "verify", "--vkey", vkey, sp, spub); code != 0 {
+				t.Errorf("zkpipe verify --vkey rejects snarkjs's files: exit %d: %s", code, stderr)
+			}
 		})
 	}
 }
@@ -141,6 +154,7 @@ func TestGroth16Refuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	zkey, wasm := filepath.Join(td, "mul.zkey"), filepath.Join(td, "mul.wasm")
+	blsZkey := filepath.Join(td, "bls12381", "blsmul.zkey")
 	root := t.TempDir()
 	proof, public := filepath.Join(root, "proof.json"), filepath.Join(root, "public.json")
 	for _, p := range []string{proof, public} {
@@ -172,6 +186,9 @@ func TestGroth16Refuses(t *testing.T) {
 		want string
 	}{
 		{"unsatisfied inputs", []string{"groth16", "fullprove", zero, wasm, zkey, proof, public}, ExitRunFailed, "assert failed"},
+		{"BN254 witness, BLS12-381 zkey", []string{"groth16", "prove", blsZkey, filepath.Join(td, "mul.wtns"), proof, public}, ExitRunFailed, "is a bn254 witness (its prime is bn254's r), circuit blsmul is bls12-381's"},
+		{"BLS12-381 witness, BN254 zkey", []string{"groth16", "prove", zkey, filepath.Join(td, "bls12381", "blsmul.wtns"), proof, public}, ExitRunFailed, "is a bls12-381 witness (its prime is bls12-381's r), circuit mul is bn254's"},
+		{"BN254 wasm, BLS12-381 zkey", []string{"groth16", "fullprove", zero, wasm, blsZkey, proof, public}, ExitRunFailed, "the wasm computes a bn254 witness (its prime is bn254's r), the zkey is bls12-381's"},
 		{"input not JSON", []string{"groth16", "fullprove", notJSON, wasm, zkey, proof, public}, ExitRunFailed, "not JSON"},
 		{"not a wtns", []string{"groth16", "prove", zkey, filepath.Join(td, "mul.vkey.json"), proof, public}, ExitRunFailed, "not a wtns file"},
 		{"no such zkey", []string{"groth16", "prove", filepath.Join(root, "none.zkey"), filepath.Join(td, "mul.wtns"), proof, public}, ExitRunFailed, "none.zkey"},
