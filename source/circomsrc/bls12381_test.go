@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -46,6 +49,14 @@ func TestBLS12381Testdata(t *testing.T) {
 	}
 	if vk.Curve != curve.BLS12_381 || !sameVK(z, vk) {
 		t.Fatalf("the zkey's verifying key (%s) is not verification_key.json's (%s)", z.Curve, vk.Curve)
+	}
+	zf, err := os.Open(f.zkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zf.Close()
+	if zvk, err := ReadZkeyVerifyingKey(zf); err != nil || !sameVK(z, zvk) {
+		t.Fatalf("ReadZkeyVerifyingKey: not the zkey's key (%v)", err)
 	}
 	proof, public := filepath.Join(f.dir, "blsmul.proof.json"), filepath.Join(f.dir, "blsmul.public.json")
 	if err := VerifyFiles(context.Background(), vk, proof, public); err != nil {
@@ -114,6 +125,21 @@ func TestBLS12381Stream(t *testing.T) {
 	}
 	t.Cleanup(func() { calc2.Close(ctx) })
 	circuits := []*stages.Circuit{load(t, bls, true), withR1CS, otherWasm, load(t, mul, true)}
+	// witnesses as values: BLS12-381's []fr.Element for blsmul; BN254's is refused
+	data, err := os.ReadFile(blsW)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, blsWires, err := ParseWtnsOf(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	valueJob := func(id string, v any) *stages.Job {
+		j := job(id, "blsmul")
+		j.WitnessValue = v
+		return j
+	}
+	bnWires := make([]bnfr.Element, len(blsWires))
 
 	jobs := []*stages.Job{
 		wtnsJob("b-w1", "blsmul", blsW),
@@ -129,6 +155,8 @@ func TestBLS12381Stream(t *testing.T) {
 		wtnsJob("r-w1", "blsmul-r1cs", blsW),
 		wtnsJob("bad-unsat-r1cs", "blsmul-r1cs", bls2W),
 		inputJob("b-i3", "blsmul", `{"a":"5","b":"6"}`),
+		valueJob("b-v1", proofdata.Elements[blsfr.Element](blsWires)),
+		valueJob("bad-bn-value", bnWires),
 	}
 	wantErr := map[string][]string{
 		"bad-unsat-input": {"the witness does not satisfy circuit blsmul-otherwasm"},
@@ -137,11 +165,12 @@ func TestBLS12381Stream(t *testing.T) {
 		"bad-bls-for-bn":  {"job bad-bls-for-bn", blsW, "is a bls12-381 witness", "circuit mul is bn254's"},
 		"bad-unsat":       {"does not satisfy circuit blsmul"},
 		"bad-unsat-r1cs":  {"unsatisfied witness: the witness does not satisfy constraint 0 of 21"},
+		"bad-bn-value":    {"circuit blsmul (bls12-381) wants its wires as bls12-381's []fr.Element"},
 	}
 	want := map[string][]string{
 		"b-w1": mulPublic(curve.BLS12_381, 3, 11), "b-i1": mulPublic(curve.BLS12_381, 3, 11),
 		"b-i2": mulPublic(curve.BLS12_381, 16, -5), "b-i3": mulPublic(curve.BLS12_381, 5, 6),
-		"r-w1": mulPublic(curve.BLS12_381, 3, 11),
+		"r-w1": mulPublic(curve.BLS12_381, 3, 11), "b-v1": mulPublic(curve.BLS12_381, 3, 11),
 		"m-w1": mulPublic(curve.BN254, 3, 11), "m-i1": mulPublic(curve.BN254, 3, 11),
 	}
 
@@ -150,6 +179,9 @@ func TestBLS12381Stream(t *testing.T) {
 		t.Fatalf("%d results for %d jobs", len(res), len(jobs))
 	}
 	vkeys := map[string]string{"blsmul": bls.vkey, "blsmul-r1cs": bls.vkey, "mul": mul.vkey}
+	if proved := len(res) - len(wantErr); proved != len(want) {
+		t.Errorf("%d jobs proved or not failing as expected; want %d proofs", proved, len(want))
+	}
 	for _, r := range res {
 		if subs, bad := wantErr[r.ID]; bad {
 			for _, s := range subs {
