@@ -50,10 +50,8 @@ func ParseWtnsOf(data []byte) (curve.ID, []proofdata.Scalar, error) {
 		return 0, nil, err
 	}
 	w := make([]proofdata.Scalar, n)
-	for i := range w {
-		if w[i] = cc.scalar(r, item{"value", i}); r.err != nil {
-			return 0, nil, r.err
-		}
+	if i, err := cc.fromLE(w, r.take(32*int(n))); err != nil {
+		return 0, nil, fmt.Errorf("wtns: values section: value %d is not below the field modulus", i)
 	}
 	if n == 0 || !cc.isOne(w[0]) {
 		return 0, nil, fmt.Errorf("wtns: the first value (the one wire) is not 1")
