@@ -80,6 +80,17 @@ func TestBLS12381Testdata(t *testing.T) {
 	if err != nil || id != curve.BLS12_381 || len(w) != 24 {
 		t.Fatalf("wtns: %s, %d values, %v", id, len(w), err)
 	}
+	// a value ≥ r (all ones) is refused, naming it: values start after the
+	// container header, the header section (n8, prime, count) and its own
+	// section header
+	high := testdata(t, "bls12381/blsmul.wtns")
+	off := 12 + (12 + 4 + 32 + 4) + 12 + 32*5
+	for i := range 32 {
+		high[off+i] = 0xff
+	}
+	if _, _, err := ParseWtnsOf(high); err == nil || !strings.Contains(err.Error(), "value 5 is not below the field modulus") {
+		t.Fatalf("a value ≥ r: %v", err)
+	}
 	if _, err := ParseWtns(testdata(t, "bls12381/blsmul.wtns")); err == nil || !strings.Contains(err.Error(), "a bls12-381 witness") {
 		t.Fatalf("ParseWtns (BN254's) of a BLS12-381 wtns: %v", err)
 	}
