@@ -283,3 +283,31 @@ func TestSnarkjsRootsOfUnity(t *testing.T) {
 		}
 	}
 }
+
+// TestZkeyFieldsOfOneCurve: a zkey whose q is BN254's and r BLS12-381's
+// is refused, naming both; so is a prime of neither curve.
+func TestZkeyFieldsOfOneCurve(t *testing.T) {
+	le := func(m *big.Int) []byte {
+		b := m.FillBytes(make([]byte, 32))
+		for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+			b[i], b[j] = b[j], b[i]
+		}
+		return b
+	}
+	data := testdata(t, "mul.zkey")
+	bnR := le(curve.BN254.ECC().ScalarField())
+	at := strings.Index(string(data), string(bnR)) // the Groth16 header's r
+	if at < 0 {
+		t.Fatal("no BN254 r in mul.zkey")
+	}
+	mixed := append([]byte(nil), data...)
+	copy(mixed[at:], le(curve.BLS12_381.ECC().ScalarField()))
+	if _, err := ParseZkey(mixed); err == nil || !strings.Contains(err.Error(), "the base field q is bn254's, the scalar field r bls12-381's") {
+		t.Errorf("BN254's q with BLS12-381's r: %v", err)
+	}
+	other := append([]byte(nil), data...)
+	other[at] ^= 2 // r+2 or r−2: no curve's
+	if _, err := ParseZkey(other); err == nil || !strings.Contains(err.Error(), "scalar field r is") || !strings.Contains(err.Error(), "only BN254") {
+		t.Errorf("a prime of no curve: %v", err)
+	}
+}
