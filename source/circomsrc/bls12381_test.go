@@ -176,7 +176,7 @@ func TestBLS12381Stream(t *testing.T) {
 		"bad-bls-for-bn":  {"job bad-bls-for-bn", blsW, "is a bls12-381 witness", "circuit mul is bn254's"},
 		"bad-unsat":       {"does not satisfy circuit blsmul"},
 		"bad-unsat-r1cs":  {"unsatisfied witness: the witness does not satisfy constraint 0 of 21"},
-		"bad-bn-value":    {"circuit blsmul (bls12-381) wants its wires as bls12-381's []fr.Element"},
+		"bad-bn-value":    {"witness value is a []github.com/consensys/gnark-crypto/ecc/bn254/fr.Element, circuit blsmul (bls12-381) wants its wires as bls12-381's []fr.Element"},
 	}
 	want := map[string][]string{
 		"b-w1": mulPublic(curve.BLS12_381, 3, 11), "b-i1": mulPublic(curve.BLS12_381, 3, 11),

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -243,7 +244,7 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 	case j.WitnessValue != nil:
 		w, ok := s.cc.witnessValue(j.WitnessValue)
 		if !ok {
-			return fmt.Errorf("witness value is a %T, circuit %s (%s) wants its wires as %s's []fr.Element (ParseWtns)", j.WitnessValue, name, s.zkey.Curve, s.zkey.Curve)
+			return fmt.Errorf("witness value is a %s, circuit %s (%s) wants its wires as %s's []fr.Element (ParseWtnsOf)", typeName(j.WitnessValue), name, s.zkey.Curve, s.zkey.Curve)
 		}
 		if len(w) != s.zkey.NVars {
 			return fmt.Errorf("witness of %d wires for circuit %s of %d: a witness for another circuit", len(w), name, s.zkey.NVars)
@@ -290,6 +291,19 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 		return fmt.Errorf("job has neither wtns nor input")
 	}
 	return nil
+}
+
+// typeName is v's type with its package's path (a []fr.Element of which
+// curve's fr).
+func typeName(v any) string {
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return "nil"
+	}
+	if t.Kind() == reflect.Slice && t.Elem().PkgPath() != "" {
+		return "[]" + t.Elem().PkgPath() + "." + t.Elem().Name()
+	}
+	return t.String()
 }
 
 // wtnsSize is the size of a .wtns of n values: the container header, the
