@@ -47,6 +47,16 @@ func (c Curve) Import() string {
 	return p
 }
 
+// Group is one of a curve's two groups, for templates that write the
+// same code for G1 and G2 ({{range .Groups}}).
+type Group struct {
+	G   string // G1 or G2: gnark-crypto's G1Affine, BatchScalarMultiplicationG1
+	Pkg string // the curve's gnark-crypto package name
+}
+
+// Groups are c's G1 and G2.
+func (c Curve) Groups() []Group { return []Group{{"G1", c.Pkg}, {"G2", c.Pkg}} }
+
 var curves = []Curve{
 	{ID: "BN254", Suffix: "BN254", Dir: "bn254", Path: "bn254", Pkg: "bn254", Name: "BN254", Snarkjs: "bn128"},
 	{ID: "BLS12_381", Suffix: "BLS12381", Dir: "bls12381", Path: "bls12-381", Pkg: "bls12381", Name: "BLS12-381", Snarkjs: "bls12381"},
@@ -65,6 +75,8 @@ var outputs = []output{
 	{"solver.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/solver.go"},
 	{"solve.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/solve.go"},
 	{"solve_test.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/solve_test.go"},
+	{"keygen_setup.go.tmpl", "keygen/setup_{{.Dir}}.go"},
+	{"keygen_fixed.go.tmpl", "keygen/fixed_{{.Dir}}.go"},
 }
 
 //go:embed templates

@@ -1,0 +1,60 @@
+// Package keygen computes Groth16 proving and verifying keys in memory, in
+// gnark's own types, the same keys gnark's groth16.Setup makes (every
+// query in its order and length, the infinity flags, the BSB22
+// commitment keys) but over all cores and without gnark's per-point
+// doublings:
+//
+//  1. The QAP at τ: L_i(τ) = ωⁱ(τⁿ − 1)/(n(τ − ωⁱ)) for every row, one
+//     batch inversion a chunk of rows, no FFT; A_j(τ), B_j(τ), C_j(τ)
+//     summed over the R1CS's coefficients, the terms bucketed by wire so
+//     that each core owns a range of wires (terms.go).
+//  2. Every scalar of a query folded with what multiplies it (1/δ, 1/γ,
+//     Z(τ) = τⁿ − 1, the Pedersen σ), so each query is one batch of
+//     fixed-base products.
+//  3. The fixed-base products by a comb: for each 16-bit window w and
+//     signed digit d a table entry d·2^(16w)·g, so a product is 16 mixed
+//     additions and no doublings (gnark-crypto's BatchScalarMultiplication
+//     doubles 256 times a point: the bulk of gnark's 9 min 20 s at 2^24).
+//
+// The toxic waste (τ, α, β, γ, δ, σ) comes from crypto/rand and is zeroed
+// when Setup returns, as are the scalar buffers derived from it; it is
+// never logged or stored. Go may have copied a value on the stack, so the
+// zeroing is best effort: keys from Setup are for tests and benchmarks,
+// and a production key comes from a ceremony.
+package keygen
+
+import (
+	"fmt"
+
+	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/constraint"
+	"github.com/zkpipe/zkpipe/curve"
+)
+
+// setupFunc is one curve's Setup: ok is false when ccs is not that curve's
+// R1CS.
+type setupFunc func(ccs constraint.ConstraintSystem) (pk groth16.ProvingKey, vk groth16.VerifyingKey, ok bool, err error)
+
+// setups holds each curve's Setup, registered by its generated file.
+var setups = map[curve.ID]setupFunc{}
+
+// Setup returns fresh Groth16 keys for ccs, an R1CS of a curve of package
+// curve (BN254 or BLS12-381), as gnark's typed keys of that curve
+// (*groth16bn254.ProvingKey, …): gnark's groth16.Prove and Verify accept
+// them, and WriteRawTo/WriteTo write gnark's files. It uses every core
+// (GOMAXPROCS); its memory is about gnark's Setup's.
+func Setup(ccs constraint.ConstraintSystem) (groth16.ProvingKey, groth16.VerifyingKey, error) {
+	if ccs == nil {
+		return nil, nil, fmt.Errorf("keygen: no constraint system")
+	}
+	for _, s := range setups {
+		pk, vk, ok, err := s(ccs)
+		if ok {
+			if err != nil {
+				return nil, nil, fmt.Errorf("keygen: %w", err)
+			}
+			return pk, vk, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("keygen: a %T is not an R1CS of %s or %s (Groth16 needs an R1CS of a supported curve)", ccs, curve.BN254, curve.BLS12_381)
+}
