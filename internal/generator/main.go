@@ -77,6 +77,7 @@ var outputs = []output{
 	{"solve_test.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/solve_test.go"},
 	{"keygen_setup.go.tmpl", "keygen/setup_{{.Dir}}.go"},
 	{"keygen_fixed.go.tmpl", "keygen/fixed_{{.Dir}}.go"},
+	{"keygen_setup_test.go.tmpl", "keygen/setup_{{.Dir}}_test.go"},
 }
 
 //go:embed templates
