@@ -98,4 +98,3 @@ func Public(t *testing.T, w witness.Witness) witness.Witness {
 	}
 	return p
 }
-
