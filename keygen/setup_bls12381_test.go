@@ -239,3 +239,85 @@ func edgeScalarsBLS12381(t *testing.T) []fr.Element {
 	}
 	return out
 }
+
+// addWindow's cases apart from the affine formula: an accumulator equal
+// to the point added doubles, one equal to its negation becomes infinity,
+// one at infinity takes the point, a zero digit leaves it; the others
+// (the batch) sum as Jacobian addition does.
+func TestAddWindowDoublesAndCancelsBLS12381(t *testing.T) {
+	{
+		_, _, g1, g2 := bls12381.Generators()
+		_, _ = g1, g2
+		f := newFixedG1BLS12381(&g1, 1)
+		const windows, w, d = 1, 0, 2
+		e := f.table[w][d-1]
+		var negE, other bls12381.G1Affine
+		negE.Neg(&e)
+		other = f.table[w+1][0]
+		b := &blockG1BLS12381{
+			digits: []int32{d, d, d, 0, -d},
+			inf:    []bool{false, false, true, false, false},
+			idx:    make([]int32, 5), q: make([]bls12381.G1Affine, 5), den: make([]bls12381.G1Affine, 5),
+		}
+		acc := []bls12381.G1Affine{e, negE, {}, other, other}
+		f.addWindow(acc, b, w, windows)
+		var twoE, otherMinusE bls12381.G1Jac
+		twoE.FromAffine(&e)
+		twoE.DoubleAssign()
+		otherMinusE.FromAffine(&other)
+		otherMinusE.AddMixed(&negE)
+		var want0, want4 bls12381.G1Affine
+		want0.FromJacobian(&twoE)
+		want4.FromJacobian(&otherMinusE)
+		switch {
+		case !acc[0].Equal(&want0) || b.inf[0]:
+			t.Error("G1: P + P is not 2P")
+		case !b.inf[1]:
+			t.Error("G1: P + (−P) is not infinity")
+		case !acc[2].Equal(&e) || b.inf[2]:
+			t.Error("G1: infinity + P is not P")
+		case !acc[3].Equal(&other) || b.inf[3]:
+			t.Error("G1: a zero digit changed the accumulator")
+		case !acc[4].Equal(&want4) || b.inf[4]:
+			t.Error("G1: the batched P − Q is not Jacobian's")
+		}
+	}
+	{
+		_, _, g1, g2 := bls12381.Generators()
+		_, _ = g1, g2
+		f := newFixedG2BLS12381(&g2, 1)
+		const windows, w, d = 1, 0, 2
+		e := f.table[w][d-1]
+		var negE, other bls12381.G2Affine
+		negE.Neg(&e)
+		other = f.table[w+1][0]
+		b := &blockG2BLS12381{
+			digits: []int32{d, d, d, 0, -d},
+			inf:    []bool{false, false, true, false, false},
+			idx:    make([]int32, 5), q: make([]bls12381.G2Affine, 5), den: make([]bls12381.G2Affine, 5),
+		}
+		acc := []bls12381.G2Affine{e, negE, {}, other, other}
+		f.addWindow(acc, b, w, windows)
+		var twoE, otherMinusE bls12381.G2Jac
+		twoE.FromAffine(&e)
+		twoE.DoubleAssign()
+		otherMinusE.FromAffine(&other)
+		otherMinusE.AddMixed(&negE)
+		var want0, want4 bls12381.G2Affine
+		want0.FromJacobian(&twoE)
+		want4.FromJacobian(&otherMinusE)
+		switch {
+		case !acc[0].Equal(&want0) || b.inf[0]:
+			t.Error("G2: P + P is not 2P")
+		case !b.inf[1]:
+			t.Error("G2: P + (−P) is not infinity")
+		case !acc[2].Equal(&e) || b.inf[2]:
+			t.Error("G2: infinity + P is not P")
+		case !acc[3].Equal(&other) || b.inf[3]:
+			t.Error("G2: a zero digit changed the accumulator")
+		case !acc[4].Equal(&want4) || b.inf[4]:
+			t.Error("G2: the batched P − Q is not Jacobian's")
+		}
+	}
+
+}
