@@ -26,8 +26,8 @@ var (
 
 // BenchmarkSetup times keygen.Setup, and gnark's groth16.Setup on the same
 // compiled circuit, per circuit, curve and size (compilation untimed):
-// compare the ns/op of .../keygen and .../gnark. Each reports the peak of
-// the Go heap it reached (heap-MiB) beside the time.
+// compare the ns/op of .../keygen and .../gnark. Peak memory is
+// bench/keygen-setup.sh's (/usr/bin/time -v of zkpipe setup).
 func BenchmarkSetup(b *testing.B) {
 	for _, cv := range strings.Split(*benchCurves, ",") {
 		id, err := curve.Parse(cv)
