@@ -1,7 +1,9 @@
 package stages
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +24,16 @@ type Dir string
 // renames it into place: a reader sees the whole file or none, even if the
 // disk fills or the process dies mid-write.
 func (d Dir) Write(name string, data []byte) (string, error) {
+	return d.WriteStream(name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteStream is Write for a file too large to hold twice: write streams
+// it (buffered) into the temporary file, which is synced and renamed into
+// place as Write's is. A 2^26 circuit's proving key is 24 GiB.
+func (d Dir) WriteStream(name string, write func(io.Writer) error) (string, error) {
 	final := filepath.Join(string(d), name)
 	f, err := os.CreateTemp(string(d), "."+name+tempMark+"*")
 	if err != nil {
@@ -33,7 +45,11 @@ func (d Dir) Write(name string, data []byte) (string, error) {
 		os.Remove(tmp)
 		return "", fmt.Errorf("write %s: %w", final, err)
 	}
-	if _, err := f.Write(data); err != nil {
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := write(bw); err != nil {
+		return fail(err)
+	}
+	if err := bw.Flush(); err != nil {
 		return fail(err)
 	}
 	if err := f.Sync(); err != nil {

@@ -1,9 +1,9 @@
 package gnarksrc
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/consensys/gnark/constraint"
@@ -62,21 +62,19 @@ func SetupOn(id curve.ID, name string, n int, dir string) (SetupInfo, error) {
 	}
 	out := stages.Dir(dir)
 	meta, _ := json.Marshal(Meta{Builtin: name, Constraints: n, R1CSConstraints: ccs.GetNbConstraints(), Curve: id.String()})
+	// streamed into each file, not encoded in memory first: the proving
+	// key is most of the setup's memory (24 GiB at 2^26)
 	for _, f := range []struct {
 		name  string
-		write func(*bytes.Buffer) error
+		write func(io.Writer) error
 	}{
-		{R1CSFile, func(w *bytes.Buffer) error { _, err := ccs.WriteTo(w); return err }},
-		{PKFile, func(w *bytes.Buffer) error { _, err := pk.WriteRawTo(w); return err }},
-		{VKFile, func(w *bytes.Buffer) error { _, err := vk.WriteTo(w); return err }},
-		{MetaFile, func(w *bytes.Buffer) error { _, err := w.Write(meta); return err }},
+		{R1CSFile, func(w io.Writer) error { _, err := ccs.WriteTo(w); return err }},
+		{PKFile, func(w io.Writer) error { _, err := pk.WriteRawTo(w); return err }},
+		{VKFile, func(w io.Writer) error { _, err := vk.WriteTo(w); return err }},
+		{MetaFile, func(w io.Writer) error { _, err := w.Write(meta); return err }},
 	} {
-		var buf bytes.Buffer
-		if err := f.write(&buf); err != nil {
+		if _, err := out.WriteStream(f.name, f.write); err != nil {
 			return SetupInfo{}, fmt.Errorf("encode %s: %w", f.name, err)
-		}
-		if _, err := out.Write(f.name, buf.Bytes()); err != nil {
-			return SetupInfo{}, err
 		}
 	}
 	nbWires := ccs.GetNbInternalVariables() + ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables()
