@@ -5,6 +5,7 @@ package keygen
 import (
 	"fmt"
 	"math/big"
+	"math/bits"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -106,7 +107,7 @@ func setupBLS12381(r1cs *cs.R1CS) (*groth16bls12381.ProvingKey, *groth16bls12381
 		}
 		z.SetZero()
 	})
-	fft.BitReverse(Z)
+	bitReverseBLS12381(Z)
 
 	// InfinityA/B: the wires with A_j(τ) = 0 (B_j(τ) = 0) have no point in
 	// pk.G1.A (pk.G1.B and pk.G2.B), in wire order.
@@ -346,6 +347,23 @@ func dropZerosBLS12381(s []fr.Element) ([]bool, []fr.Element) {
 	}
 	zeroBLS12381(s[k:])
 	return infinity, s[:k]
+}
+
+// bitReverseBLS12381 is fft.BitReverse over all cores: each pair (i, rev(i))
+// is swapped by the goroutine that holds the smaller index, so no two
+// touch one element. len(s) is a power of two.
+func bitReverseBLS12381(s []fr.Element) {
+	if len(s) < 2 {
+		return
+	}
+	shift := 64 - uint(bits.TrailingZeros(uint(len(s))))
+	parallelFor(len(s), 1<<14, func(start, end int) {
+		for i := start; i < end; i++ {
+			if j := int(bits.Reverse64(uint64(i)) >> shift); j > i {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	})
 }
 
 // zeroBLS12381 overwrites secret-derived scalars before they are dropped.

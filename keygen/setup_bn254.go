@@ -5,6 +5,7 @@ package keygen
 import (
 	"fmt"
 	"math/big"
+	"math/bits"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
@@ -106,7 +107,7 @@ func setupBN254(r1cs *cs.R1CS) (*groth16bn254.ProvingKey, *groth16bn254.Verifyin
 		}
 		z.SetZero()
 	})
-	fft.BitReverse(Z)
+	bitReverseBN254(Z)
 
 	// InfinityA/B: the wires with A_j(τ) = 0 (B_j(τ) = 0) have no point in
 	// pk.G1.A (pk.G1.B and pk.G2.B), in wire order.
@@ -346,6 +347,23 @@ func dropZerosBN254(s []fr.Element) ([]bool, []fr.Element) {
 	}
 	zeroBN254(s[k:])
 	return infinity, s[:k]
+}
+
+// bitReverseBN254 is fft.BitReverse over all cores: each pair (i, rev(i))
+// is swapped by the goroutine that holds the smaller index, so no two
+// touch one element. len(s) is a power of two.
+func bitReverseBN254(s []fr.Element) {
+	if len(s) < 2 {
+		return
+	}
+	shift := 64 - uint(bits.TrailingZeros(uint(len(s))))
+	parallelFor(len(s), 1<<14, func(start, end int) {
+		for i := start; i < end; i++ {
+			if j := int(bits.Reverse64(uint64(i)) >> shift); j > i {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	})
 }
 
 // zeroBN254 overwrites secret-derived scalars before they are dropped.
