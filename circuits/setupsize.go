@@ -20,8 +20,10 @@ var ErrTooLarge = errors.New("too large")
 // zkpipe stops one power earlier, for both sources.
 const MaxLogDomain = 27
 
-// The memory model of zkpipe's setup (gnarksrc.Setup: compile, gnark's
-// groth16.Setup, the files encoded in memory), from gnark v0.16.3's
+// The memory model of zkpipe's setup, fitted when it ran gnark's
+// groth16.Setup and encoded the files in memory (gnarksrc.Setup now runs
+// keygen.Setup and streams the files, which peak lower: 597 MB for
+// mulchain 2¹⁸ where this says 669), from gnark v0.16.3's
 // backend/groth16/bn254/setup.go with W wires, n constraints and the
 // domain d = n rounded up to a power of two:
 //

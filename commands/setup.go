@@ -14,7 +14,7 @@ import (
 func setupCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "setup",
-		Usage:       "compile a built-in circuit and run gnark's Groth16 setup into a circuit directory",
+		Usage:       "compile a built-in circuit and compute its Groth16 keys (gnark's files, package keygen) into a circuit directory",
 		UsageText:   "zkpipe setup --builtin NAME [--constraints N] --dir DIR [--curve bn254|bls12-381] [--hash-to-field default|sha256|keccak256]",
 		Description: setupCeremonyNote,
 		Flags: []cli.Flag{

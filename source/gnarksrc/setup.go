@@ -20,9 +20,9 @@ type SetupInfo struct {
 }
 
 // Setup compiles the built-in circuit name at about n constraints, computes
-// its keys with keygen.Setup (gnark's keys, over all cores: 2^24 in under
-// a minute on 16 cores where gnark's groth16.Setup took 9 min 20 s) and
-// writes dir/circuit.{r1cs,pk,vk,json}. The proving
+// its keys with keygen.Setup (gnark's keys, over all cores; 8–19× gnark's
+// groth16.Setup on 2 cores at 2^12–2^18, notes/keygen.md) and writes
+// dir/circuit.{r1cs,pk,vk,json}. The proving
 // key is written uncompressed (gnark's WriteRawTo) so it loads without a
 // square root per point. A size this machine cannot set up (circuits.
 // CheckSetup: over 2^27 constraints, or more memory than the process may
