@@ -128,7 +128,9 @@ func setupBLS12381(r1cs *cs.R1CS) (*groth16bls12381.ProvingKey, *groth16bls12381
 	}
 	fixed1 := newFixedG1BLS12381(&g1, nbG1)
 	var abd [3]bls12381.G1Affine
-	fixed1.mul(abd[:], []fr.Element{tw.alpha, tw.beta, tw.delta})
+	secrets := []fr.Element{tw.alpha, tw.beta, tw.delta}
+	fixed1.mul(abd[:], secrets)
+	zeroBLS12381(secrets)
 	pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta = abd[0], abd[1], abd[2]
 	pk.G1.A = make([]bls12381.G1Affine, len(A))
 	fixed1.mul(pk.G1.A, A)
@@ -198,7 +200,9 @@ func setupBLS12381(r1cs *cs.R1CS) (*groth16bls12381.ProvingKey, *groth16bls12381
 	zeroBLS12381(B)
 	B = nil
 	var bdg [3]bls12381.G2Affine
-	fixed2.mul(bdg[:], []fr.Element{tw.beta, tw.delta, tw.gamma})
+	secrets = []fr.Element{tw.beta, tw.delta, tw.gamma}
+	fixed2.mul(bdg[:], secrets)
+	zeroBLS12381(secrets)
 	pk.G2.Beta, pk.G2.Delta = bdg[0], bdg[1]
 	vk.G2.Beta, vk.G2.Delta, vk.G2.Gamma = bdg[0], bdg[1], bdg[2]
 

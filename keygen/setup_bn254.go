@@ -128,7 +128,9 @@ func setupBN254(r1cs *cs.R1CS) (*groth16bn254.ProvingKey, *groth16bn254.Verifyin
 	}
 	fixed1 := newFixedG1BN254(&g1, nbG1)
 	var abd [3]bn254.G1Affine
-	fixed1.mul(abd[:], []fr.Element{tw.alpha, tw.beta, tw.delta})
+	secrets := []fr.Element{tw.alpha, tw.beta, tw.delta}
+	fixed1.mul(abd[:], secrets)
+	zeroBN254(secrets)
 	pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta = abd[0], abd[1], abd[2]
 	pk.G1.A = make([]bn254.G1Affine, len(A))
 	fixed1.mul(pk.G1.A, A)
@@ -198,7 +200,9 @@ func setupBN254(r1cs *cs.R1CS) (*groth16bn254.ProvingKey, *groth16bn254.Verifyin
 	zeroBN254(B)
 	B = nil
 	var bdg [3]bn254.G2Affine
-	fixed2.mul(bdg[:], []fr.Element{tw.beta, tw.delta, tw.gamma})
+	secrets = []fr.Element{tw.beta, tw.delta, tw.gamma}
+	fixed2.mul(bdg[:], secrets)
+	zeroBN254(secrets)
 	pk.G2.Beta, pk.G2.Delta = bdg[0], bdg[1]
 	vk.G2.Beta, vk.G2.Delta, vk.G2.Gamma = bdg[0], bdg[1], bdg[2]
 
