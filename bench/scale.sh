@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The seed's-scale table (issue 26) for one circuit on the H200 machine: setup
+# time and peak RSS, key load time, a stream of P proofs (proofs/s from the
+# result lines' clock), the first proof's latency, peak host RSS against what
+# the governor reserved, peak device memory, minor faults per proof (the
+# first against the median of the rest), every proof through gnark's
+# verifier; with GNARK=1, gnark's groth16.Prove on one proof (zkpipe bench).
+#
+# Usage (with a zkpipe binary built elsewhere):
+#   bench/scale.sh ZKPIPE OUTDIR SPEC [P=8] [-- EXTRA PROVE FLAGS]
+# SPEC is CIRCUIT:LOG2 or CIRCUIT@CURVE:LOG2 (bits:24, mulchain@bls12-381:20).
+# The circuit directory /tmp/zkc/CIRCUIT-LOG2 is kept for later calls on the
+# same (warm) machine, and removed with KEEP=0.
+set -uo pipefail
+bin=$1 out=$2 spec=$3 p=${4:-8}
+shift $(($# < 4 ? $# : 4))
+[ "${1:-}" = "--" ] && shift
+extra=("$@")
+c=${spec%%:*} lg=${spec##*:} curve=bn254
+[[ $c == *@* ]] && curve=${c#*@}
+name=${c%@*}
+dir=/tmp/zkc/$c-$lg
+tag=$c-$lg
+mkdir -p "$out" /tmp/zkc
+echo "== $name on $curve, 2^$lg constraints, $p proofs"
+
+if [ ! -f "$dir/circuit.pk" ]; then
+	/usr/bin/time -v "$bin" setup --builtin "$name" --curve "$curve" --constraints $((1 << lg)) --dir "$dir" \
+		>"$out/setup-$tag.log" 2>"$out/setup-$tag.time"
+	grep -v "ceremony" "$out/setup-$tag.log" | tail -1
+	echo "setup: $(grep -oE 'Elapsed .*: .*' "$out/setup-$tag.time" | sed 's/.*: //') wall, peak RSS $(awk '/Maximum resident/ {printf "%.2f GiB", $NF/1048576}' "$out/setup-$tag.time")"
+fi
+ls -l "$dir" | awk '/circuit.pk/ {printf "proving key: %.2f GiB\n", $5/2^30}'
+
+: >"$out/jobs-$tag.jsonl"
+for i in $(seq 1 "$p"); do
+	echo "{\"id\":\"j$i\",\"circuit\":\"$(basename "$dir")\",\"generate\":{\"seed\":$i}}" >>"$out/jobs-$tag.jsonl"
+done
+# peak device memory: nvidia-smi every 200 ms while the stream runs
+(while :; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null; sleep 0.2; done) >"$out/devmem-$tag.log" &
+poll=$!
+t0=$(date +%s.%N)
+/usr/bin/time -v "$bin" prove --circuit "$dir" --jobs "$out/jobs-$tag.jsonl" --out "$out/proofs-$tag" \
+	--results "$out/results-$tag.jsonl" --mem-status 1s "${extra[@]}" 2>&1 >/dev/null |
+	while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done >"$out/prove-$tag.log"
+kill $poll 2>/dev/null
+# key load: from the command's start to its start line (the budget line comes once the keys are resident)
+awk -v t0="$t0" '/memory budget/ && !done {printf "key load (start to the budget line): %.1f s\n", $1-t0; done=1}' "$out/prove-$tag.log"
+grep -m1 "memory budget" "$out/prove-$tag.log" | cut -d' ' -f2-
+awk '{ s=$0
+	while (match(s, /"queued_at_ms":[0-9.]+/)) { v=substr(s, RSTART+15, RLENGTH-15)+0; if (!seen || v<lo) lo=v; seen=1; s=substr(s, RSTART+RLENGTH) }
+	s=$0
+	while (match(s, /"ended_at_ms":[0-9.]+/)) { v=substr(s, RSTART+14, RLENGTH-14)+0; if (v>hi) hi=v; s=substr(s, RSTART+RLENGTH) }
+	if ($0 ~ /"error":/) err++; n++
+	if ($0 ~ /"id":"j1"/ && match($0, /"total_ms":[0-9.]+/)) first=substr($0, RSTART+11, RLENGTH-11)
+} END { printf "stream: %d proofs in %.2f s, %.3f proofs/s (first arrival to last end), %d with an error; first proof %.0f ms\n", n, (hi-lo)/1000, n*1000/(hi-lo), err, first }' "$out/results-$tag.jsonl"
+# faults per proof in stream order: the first against the median of the rest
+awk '{ id=$0; sub(/.*"id":"j/, "", id); sub(/".*/, "", id)
+	f=0; if (match($0, /"minor_faults":[0-9]+/)) f=substr($0, RSTART+15, RLENGTH-15)
+	print id, f }' "$out/results-$tag.jsonl" | sort -n | awk '{ f[NR]=$2; line=line " " $2 }
+	END { m=NR-1; for (i=2;i<=NR;i++) r[i-1]=f[i]; asort_n=m
+		for (i=1;i<=m;i++) for (j=i+1;j<=m;j++) if (r[j]<r[i]) { t=r[i]; r[i]=r[j]; r[j]=t }
+		med = m ? (m%2 ? r[(m+1)/2] : (r[m/2]+r[m/2+1])/2) : 0
+		printf "minor faults per proof:%s\nfirst %d, median of the rest %d (%.1f%% of the first)\n", line, f[1], med, f[1] ? 100*med/f[1] : 0 }'
+# host peak RSS against the governor's resident + most reserved at once (the status lines)
+peak=$(awk '/Maximum resident/ {print $NF*1024}' "$out/prove-$tag.log")
+awk -v peak="$peak" 'function b(v, u) { return v * (u=="KiB" ? 2^10 : u=="MiB" ? 2^20 : u=="GiB" ? 2^30 : u=="TiB" ? 2^40 : 1) }
+	/resident [0-9.]+ [KMGT]?i?B, [0-9]+ jobs in \(/ {
+		s=$0; sub(/.*resident /, "", s); split(s, a, /[ ,()]+/); res=b(a[1], a[2])
+		s=$0; sub(/.* jobs in \(/, "", s); split(s, c, /[ )]+/); inflight=b(c[1], c[2])
+		if (res+inflight > most) { most=res+inflight; rr=res; ii=inflight } }
+	END { printf "peak host RSS %.2f GiB; governor: resident %.2f GiB + at most %.2f GiB reserved at once = %.2f GiB (peak/reserved %.2f)\n", peak/2^30, rr/2^30, ii/2^30, most/2^30, most ? peak/most : 0 }' "$out/prove-$tag.log"
+sort -n "$out/devmem-$tag.log" | tail -1 | awk '{printf "peak device memory (nvidia-smi): %.2f GiB\n", $1/1024}'
+grep "admitted" "$out/prove-$tag.log" | tail -1 | sed 's/.*| admitted/admitted/'
+if "$bin" verify --circuit "$dir" "$out/proofs-$tag"/*.proof >"$out/verify-$tag.log" 2>&1; then
+	echo "verify: $(ls "$out/proofs-$tag"/*.proof | wc -l) proofs accepted by gnark"
+else
+	echo "verify: FAILED ($(tail -1 "$out/verify-$tag.log"))"
+fi
+rm -rf "$out/proofs-$tag"
+if [ "${GNARK:-0}" = 1 ]; then
+	"$bin" bench --circuit "$dir" -n 1 --mem-status 0 "${extra[@]}" 2>&1 | tee "$out/gnark-$tag.log" | grep -E "gnark|zkpipe stream|ratio"
+fi
+[ "${KEEP:-1}" = 0 ] && rm -rf "$dir"
+exit 0
