@@ -79,17 +79,24 @@ var outputSuffixes = []string{".proof", ".public", ".proof.json", ".public.json"
 // writes (or locks) in the output directory out: its parent is out and its
 // name is an output's (ID.proof, ID.public, ID.proof.json, ID.public.json,
 // ID.calldata),
-// a temporary file's, or the lock. Such a file is replaced while the run
-// goes, so it can be no input of it.
+// a temporary file's, or the lock, or it is a partition's output in the
+// subdirectory of its request (REQUEST/INDEX.proof, …; its temporary files
+// too). Such a file is replaced while the run goes, so it can be no input
+// of it.
 func InOutDir(out, path string) bool {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		real = path // not there (yet): its name is all there is
 	}
-	if !sameDir(out, filepath.Dir(real)) {
-		return false
-	}
 	base := filepath.Base(real)
+	if parent := filepath.Dir(real); !sameDir(out, parent) {
+		// a partition's: out/REQUEST/INDEX.suffix
+		request := filepath.Base(parent)
+		if !sameDir(out, filepath.Dir(parent)) || !stream.ValidID(request) {
+			return false
+		}
+		return stages.IsTempName(base) || stream.IsPartitionName(request, base, outputSuffixes)
+	}
 	if base == LockFile || stages.IsTempName(base) {
 		return true
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
 )
 
 // LockFile is the file in an output directory whose lock marks it as in use.
@@ -51,6 +52,18 @@ func OpenOutDir(dir string) (*OutDir, error) {
 	for _, e := range entries {
 		if stages.IsTempName(e.Name()) {
 			os.Remove(filepath.Join(dir, e.Name()))
+		}
+		// a request of partitions writes in a subdirectory named by its id
+		if e.IsDir() && stream.ValidID(e.Name()) {
+			sub, err := os.ReadDir(filepath.Join(dir, e.Name()))
+			if err != nil {
+				continue
+			}
+			for _, f := range sub {
+				if stages.IsTempName(f.Name()) {
+					os.Remove(filepath.Join(dir, e.Name(), f.Name()))
+				}
+			}
 		}
 	}
 	return &OutDir{dir: stages.Dir(dir), unlock: unlock}, nil

@@ -22,7 +22,9 @@ type Dir string
 
 // Write writes data to a temporary file in the directory, syncs it, and
 // renames it into place: a reader sees the whole file or none, even if the
-// disk fills or the process dies mid-write.
+// disk fills or the process dies mid-write. A name with a directory part (a
+// partition's "porep-1/0.proof") is written in that subdirectory, made if
+// needed, its temporary file beside it.
 func (d Dir) Write(name string, data []byte) (string, error) {
 	return d.WriteStream(name, func(w io.Writer) error {
 		_, err := w.Write(data)
@@ -35,7 +37,13 @@ func (d Dir) Write(name string, data []byte) (string, error) {
 // place as Write's is. A 2^26 circuit's proving key is 24 GiB.
 func (d Dir) WriteStream(name string, write func(io.Writer) error) (string, error) {
 	final := filepath.Join(string(d), name)
-	f, err := os.CreateTemp(string(d), "."+name+tempMark+"*")
+	dir := filepath.Dir(final)
+	if dir != filepath.Clean(string(d)) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("write %s: %w", final, err)
+		}
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(final)+tempMark+"*")
 	if err != nil {
 		return "", fmt.Errorf("write %s: %w", final, err)
 	}

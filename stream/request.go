@@ -19,6 +19,11 @@ import (
 //	{"id":"j2","generate":{"seed":7}}
 //	{"id":"j3","wtns":"w/j3.wtns"}            (circom, with --zkey)
 //	{"id":"j4","input":{"a":"3","b":"11"}}    (circom, with --wasm)
+//	{"id":"r1","circuit":"bits","partitions":[{"witness":"w0"},{"generate":{"seed":3}}]}
+//
+// A request of partitions (Partitions set) is k proofs of one circuit,
+// each of its own witness, answered by one result line; it has no witness
+// field of its own (see partition.go).
 type Request struct {
 	ID       string          `json:"id"`
 	Circuit  string          `json:"circuit,omitempty"`  // a loaded circuit's name; optional with one loaded
@@ -26,6 +31,9 @@ type Request struct {
 	Generate *Generate       `json:"generate,omitempty"` // built-in circuits: make the witness
 	Wtns     string          `json:"wtns,omitempty"`     // circom: snarkjs .wtns witness
 	Input    json.RawMessage `json:"input,omitempty"`    // circom: circuit inputs, for --wasm
+	// Partitions, when set (even to []), make this a request of several
+	// proofs, one per entry; CheckPartitions says what a valid one is.
+	Partitions []Partition `json:"partitions,omitempty"`
 }
 
 // Generate asks a built-in circuit for a satisfying witness drawn from Seed.

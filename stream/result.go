@@ -43,14 +43,36 @@ type Result struct {
 	Shape        string   `json:"shape,omitempty"`
 	ShapeChanges []string `json:"shape_changes,omitempty"`
 
+	// Partitions are a request of partitions' proofs, one entry per
+	// partition in the request's order; the line is ok (no Error) only
+	// when every one proved, and Error names the indexes that failed.
+	// Stages is then empty: each partition's entry has its own.
+	Partitions []PartitionResult `json:"partitions,omitempty"`
+
 	Stages  []StageTime `json:"stages"`
-	TotalMS float64     `json:"total_ms"` // from entering parse to leaving the last stage reached
+	TotalMS float64     `json:"total_ms"` // from entering parse to leaving the last stage reached (a request: its first partition's entry to its last's leaving)
 
 	// Memory (package mem): the job's peak process RSS while it ran, what the
 	// governor reserved for it, and minor page faults attributed to it.
 	RSSPeakBytes  int64 `json:"rss_peak_bytes,omitempty"`
 	ReservedBytes int64 `json:"reserved_bytes,omitempty"`
 	MinorFaults   int64 `json:"minor_faults,omitempty"`
+}
+
+// PartitionResult is one partition of a request's result line: the
+// fields of a single job's line that are its own.
+type PartitionResult struct {
+	Index        int         `json:"index"`
+	ID           string      `json:"id"` // the partition's job id, "REQUEST/INDEX" (PartitionID)
+	Proof        string      `json:"proof,omitempty"`
+	Public       string      `json:"public,omitempty"`
+	PublicInputs []string    `json:"public_inputs,omitempty"`
+	Calldata     string      `json:"calldata,omitempty"`
+	Error        string      `json:"error,omitempty"`
+	FailedStage  string      `json:"failed_stage,omitempty"`
+	Device       string      `json:"device,omitempty"`
+	Stages       []StageTime `json:"stages,omitempty"`
+	TotalMS      float64     `json:"total_ms,omitempty"`
 }
 
 // StageTime is one stage of one job. Times ending in _at_ms are milliseconds

@@ -333,3 +333,77 @@ func BenchmarkRecord(b *testing.B) {
 		tr.Close(context.Background())
 	})
 }
+
+// A request of partitions is one trace: a "request" span over its
+// partitions' time, parent of each partition's job span (whose stage spans
+// stay under it); a failed partition marks the request failed.
+func TestRequestSpanParentsItsPartitions(t *testing.T) {
+	tr, exp := start(t, Config{})
+	t0 := time.Now()
+	var parts []Job
+	for i := range 3 {
+		parts = append(parts, fakeJob(fmt.Sprintf("r1/%d", i), t0, time.Duration(i)*time.Millisecond, time.Millisecond, 2*time.Millisecond))
+	}
+	parts[1].Timings = parts[1].Timings[:2]
+	parts[1].Err, parts[1].FailedStage = errors.New("synthesize: unsatisfied"), "synthesize"
+	single := fakeJob("j1", t0, 0, 0, time.Millisecond)
+	tr.Record(Job{ID: "r1", Circuit: "mulchain", Partitions: parts, Err: errors.New("partition 1 of 3 failed")})
+	tr.Record(single)
+	if err := tr.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := exp.GetSpans()
+	var request *tracetest.SpanStub
+	jobs := map[string]tracetest.SpanStub{}
+	for i, s := range spans {
+		switch s.Name {
+		case "request":
+			if request != nil {
+				t.Fatal("two request spans")
+			}
+			request = &spans[i]
+		case "job":
+			id, _ := attr(s, "zkpipe.job.id")
+			jobs[id.AsString()] = s
+		}
+	}
+	if request == nil {
+		t.Fatal("no request span")
+	}
+	if request.Parent.IsValid() {
+		t.Error("the request span has a parent")
+	}
+	if v, _ := attr(*request, "zkpipe.request.id"); v.AsString() != "r1" {
+		t.Errorf("request id %v", v)
+	}
+	if v, _ := attr(*request, "zkpipe.partitions"); v.AsInt64() != 3 {
+		t.Errorf("partitions %v", v)
+	}
+	if v, _ := attr(*request, "zkpipe.failed_partitions"); v.AsInt64() != 1 {
+		t.Errorf("failed partitions %v", v)
+	}
+	if request.Status.Code != codes.Error {
+		t.Errorf("request status %v, want an error", request.Status)
+	}
+	last := parts[2].Timings[7].Finished
+	if !request.StartTime.Equal(parts[0].Timings[0].Queued) || !request.EndTime.Equal(last) {
+		t.Errorf("request span %v..%v, want %v..%v", request.StartTime, request.EndTime, parts[0].Timings[0].Queued, last)
+	}
+	for i := range 3 {
+		id := fmt.Sprintf("r1/%d", i)
+		j, ok := jobs[id]
+		if !ok {
+			t.Fatalf("no job span for %s", id)
+		}
+		if j.Parent.SpanID() != request.SpanContext.SpanID() || j.SpanContext.TraceID() != request.SpanContext.TraceID() {
+			t.Errorf("job %s: parent %v, want the request span %v", id, j.Parent.SpanID(), request.SpanContext.SpanID())
+		}
+	}
+	if jobs["j1"].Parent.IsValid() || jobs["j1"].SpanContext.TraceID() == request.SpanContext.TraceID() {
+		t.Error("a single job's span is under the request")
+	}
+	// 1 request + 3 jobs (8 + 2 + 8 stages) + 1 job (8 stages)
+	if len(spans) != 1+3+18+1+8 {
+		t.Errorf("%d spans, want %d", len(spans), 1+3+18+1+8)
+	}
+}
