@@ -390,18 +390,16 @@ func (e *Engine) run(ctx, streamIntake context.Context, feed func(in *jobIntake)
 		} else {
 			e.failed.Add(1)
 		}
-		if e.tracer != nil {
-			constraints := 0
-			if r.Job.Circuit != nil {
-				constraints = r.Job.Circuit.Constraints
-			}
-			e.tracer.Record(tracing.Job{
-				ID: line.ID, Circuit: line.Circuit, Constraints: constraints,
-				ReservedBytes: line.ReservedBytes,
-				Timings:       r.Timings, Err: r.Err, FailedStage: r.Stage, Device: line.Device,
-			})
-		}
 		observe(line)
+		if part, ok := in.parts.LoadAndDelete(r.Job); ok {
+			// a partition: its request's line comes with its last one
+			pt := part.(partOf)
+			if line, trace, last := pt.req.add(pt.index, line, traceOf(r)); last {
+				in.finishRequest(line, trace)
+			}
+			return
+		}
+		e.tracer.Record(traceOf(r))
 		e.notes.note(&line, e.shapeNow)
 		send(line)
 	})
@@ -421,6 +419,19 @@ func (e *Engine) run(ctx, streamIntake context.Context, feed func(in *jobIntake)
 	return nil
 }
 
+// traceOf is what tracing needs of a finished job.
+func traceOf(r core.Result) tracing.Job {
+	constraints := 0
+	if r.Job.Circuit != nil {
+		constraints = r.Job.Circuit.Constraints
+	}
+	return tracing.Job{
+		ID: r.Line.ID, Circuit: r.Line.Circuit, Constraints: constraints,
+		ReservedBytes: r.Line.ReservedBytes,
+		Timings:       r.Timings, Err: r.Err, FailedStage: r.Stage, Device: r.Line.Device,
+	}
+}
+
 // jobIntake is where job lines become jobs for stage 1, in the goroutine that
 // feeds them: each line's id is checked (unless its reader has), a second
 // job of an id in flight is refused (two jobs of one id would write each
@@ -434,7 +445,8 @@ type jobIntake struct {
 	hard  context.Context  // the run's
 	send  func(stream.Result)
 
-	inFlight sync.Map // ids of the jobs taken and not yet answered
+	inFlight sync.Map // ids of the jobs (and requests) taken and not yet answered
+	parts    sync.Map // *stages.Job of a request's partition → partOf
 
 	// mu is held by a take under way and by close: close waits for the
 	// take, and no take sends after close.
@@ -449,6 +461,9 @@ func (t *jobIntake) take(l stream.Line) bool {
 	defer t.mu.Unlock()
 	if t.closed {
 		return false
+	}
+	if l.Err == nil && l.Request.IsPartitioned() {
+		return t.takeRequest(l)
 	}
 	e := t.e
 	j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err, Reads: t.reads, WitnessInput: l.Witness, Out: l.Out}
@@ -474,6 +489,11 @@ func (t *jobIntake) take(l stream.Line) bool {
 			return true
 		}
 	}
+	return t.enter(j)
+}
+
+// enter hands j to stage 1 (t.mu held); false when intake ends first.
+func (t *jobIntake) enter(j *stages.Job) bool {
 	select {
 	case t.in <- j:
 		return true
@@ -511,6 +531,16 @@ func hostFault(err error) bool {
 // atomically). A job whose public inputs are known only once proven (a
 // circom input job) is always proven again.
 func (e *Engine) resume(ctx context.Context, j *stages.Job) (stream.Result, bool) {
+	r, done := e.finished(ctx, j)
+	if done {
+		e.resumed.Add(1)
+	}
+	return r, done
+}
+
+// finished is resume without counting: the result line of j's earlier
+// outputs when they verify and bind to j's witness, and true.
+func (e *Engine) finished(ctx context.Context, j *stages.Job) (stream.Result, bool) {
 	c, err := e.core.Circuit(j.Request.Circuit)
 	if err != nil {
 		return stream.Result{}, false // parse will say why
@@ -540,7 +570,6 @@ func (e *Engine) resume(ctx context.Context, j *stages.Job) (stream.Result, bool
 		fmt.Fprintf(e.log, "zkpipe: job %s: the earlier run's %s: %v; proving it again\n", j.ID, em.Proof, err)
 		return stream.Result{}, false
 	}
-	e.resumed.Add(1)
 	return stream.Result{ID: j.ID, Circuit: c.Name, Proof: em.Proof, Public: em.Public,
 		PublicInputs: em.PublicInputs, Calldata: em.Calldata, Resumed: true, Stages: []stream.StageTime{}}, true
 }

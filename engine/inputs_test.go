@@ -24,6 +24,21 @@ func TestInOutDirKnowsEveryOutput(t *testing.T) {
 			t.Errorf("%s: an output, want not", name)
 		}
 	}
+	// a request of partitions writes REQUEST/INDEX.suffix, and temporary
+	// files beside them; nothing else in such a subdirectory is an output
+	for _, name := range []string{"porep-1/0.proof", "porep-1/0.public", "porep-1/12.proof.json", "porep-1/3.public.json", "porep-1/63.calldata", "porep-1/.0.proof.tmp-123"} {
+		if !InOutDir(out, filepath.Join(out, name)) {
+			t.Errorf("%s in the output directory: not an output", name)
+		}
+		if InOutDir(out, filepath.Join(other, name)) {
+			t.Errorf("%s in another directory: an output", name)
+		}
+	}
+	for _, name := range []string{"porep-1/a.proof", "porep-1/01.proof", "porep-1/-1.proof", "porep-1/0.wtns", ".r/0.proof", "a/b/0.proof", "porep-1/0"} {
+		if InOutDir(out, filepath.Join(out, name)) {
+			t.Errorf("%s: an output, want not", name)
+		}
+	}
 	// a symlink elsewhere to an output is that output
 	link := filepath.Join(other, "w")
 	if err := os.Symlink(filepath.Join(out, "j2.calldata"), link); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
 	"github.com/zkpipe/zkpipe/tracing"
 )
 
@@ -70,6 +71,10 @@ type Options struct {
 	// goes on, unlike with a directory (see Run). A job of Run's whose
 	// stream.Line has its own Out writes there instead, either way.
 	Output stages.Output
+	// MaxPartitions is the most partitions a request of partitions
+	// (stream.Request.Partitions) may have; 0: stream.DefaultMaxPartitions
+	// (64), at most MaxPartitionsLimit.
+	MaxPartitions int
 	// SkipDone answers a job whose output files already exist and verify
 	// from those files (its result line says "resumed") instead of proving
 	// it again.
@@ -175,6 +180,9 @@ func (o *Options) check() error {
 		if s.Queue < 0 || s.Queue > MaxQueue {
 			return fmt.Errorf("engine.Options.Shapes[%s].Queue %d: want 0 to %d", name, s.Queue, MaxQueue)
 		}
+	}
+	if o.MaxPartitions < 0 || o.MaxPartitions > MaxPartitionsLimit {
+		return fmt.Errorf("engine.Options.MaxPartitions %d: want 1 to %d (0: %d)", o.MaxPartitions, MaxPartitionsLimit, stream.DefaultMaxPartitions)
 	}
 	if o.TailMSMBatch < 0 || o.TailMSMBatch > gpu.MaxMSMBatch {
 		return fmt.Errorf("engine.Options.TailMSMBatch %d: want 1 to %d (0: 1)", o.TailMSMBatch, gpu.MaxMSMBatch)
