@@ -65,6 +65,8 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 		s := Submitted{ID: l.Request.ID, Line: l.Number}
 		if l.Err != nil {
 			s.Err = l.Err
+		} else if l.Request.IsPartitioned() {
+			s.Err = fmt.Errorf("line %d: %w", l.Number, partitionsRefused(l.Request))
 		} else {
 			req := l.Request
 			if req.Circuit == "" && o.Circuit != "" {
@@ -99,6 +101,16 @@ func Submit(ctx context.Context, q *Queue, in io.Reader, o SubmitOptions, report
 		return refused, fmt.Errorf("read jobs: %w", err)
 	}
 	return refused, nil
+}
+
+// partitionsRefused is why the fleet takes no request of partitions: a
+// worker answers a job with one stored result under one id, and a request's
+// k proofs would each need the handling a job gets (witness objects, done
+// checks, hand-backs) under the request's one message. Its partitions can
+// be submitted as jobs of their own; zkpipe prove proves the request.
+func partitionsRefused(req stream.Request) error {
+	return fmt.Errorf("job %s: a request of partitions (%d): the fleet proves single jobs only; submit its partitions as jobs of their own (ids such as %s-0, %s-1, …), or prove the request with zkpipe prove",
+		req.ID, len(req.Partitions), req.ID, req.ID)
 }
 
 // submitOne queues one valid request. Its error is the queue's; the job's

@@ -518,6 +518,11 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	h.id = req.ID
+	if req.IsPartitioned() {
+		// published past submit's check: answered, never proven
+		w.fail(ctx, h, req.Circuit, partitionsRefused(req))
+		return
+	}
 	// The witness objects are the job's from here on: whichever way it is
 	// answered (even a dead letter), they are removed before the ack.
 	for _, p := range []string{req.Witness, req.Wtns} {
