@@ -30,6 +30,7 @@ var optionFlags = func() map[string]string {
 		"engine.Options.FFTTasks":            "--fft-tasks",
 		"engine.Options.ShareCores":          "--share-cores",
 		"engine.Options.TailMSMBatch":        "--tail-msm-batch",
+		"engine.Options.MaxPartitions":       "--max-partitions",
 		"engine.Options.FixedShape":          "--adapt-shape=false",
 		"engine.Options.AdaptEvery":          "--adapt-every",
 		"engine.Options.Out":                 "--out",

@@ -36,6 +36,7 @@ func proveFlags() []cli.Flag {
 		calldataFlag(""),
 		&cli.BoolFlag{Name: "skip-done", Usage: "answer a job whose proof is already in --out, verifies, and has the public inputs of the job's own witness (or seed) from those files (its result line says \"resumed\") instead of proving it again; " +
 			"circom input jobs are always proven again (their public inputs are known only once the wasm computes the witness)", EnvVars: env("skip-done")},
+		&cli.IntFlag{Name: "max-partitions", Value: stream.DefaultMaxPartitions, Usage: "the most partitions a request of partitions (a job line with \"partitions\") may have; a request of more is refused", EnvVars: env("max-partitions")},
 		&cli.StringSliceFlag{Name: "zkey", Usage: "circom circuit: snarkjs Groth16 proving key (repeatable); the circuit is named after the file, less .zkey", EnvVars: env("zkey"), Category: "circom"},
 		&cli.StringSliceFlag{Name: "wasm", Usage: "circom witness calculator (circuit_js/circuit.wasm) of the --zkey in the same position, for input jobs", EnvVars: env("wasm"), Category: "circom"},
 		&cli.StringSliceFlag{Name: "r1cs", Usage: "circom constraint system of the --zkey in the same position: unsatisfied witnesses fail in synthesize", EnvVars: env("r1cs"), Category: "circom"},
@@ -65,6 +66,10 @@ func prove(c *cli.Context) error {
 	opts, err := engineOptions(c, proofsOut(c))
 	if err != nil {
 		return err
+	}
+	opts.MaxPartitions = c.Int("max-partitions")
+	if opts.MaxPartitions < 1 || opts.MaxPartitions > engine.MaxPartitionsLimit {
+		return usageErrorf(c, "--max-partitions %d: want 1 to %d", opts.MaxPartitions, engine.MaxPartitionsLimit)
 	}
 	if err := checkOutputs(runInputs(c), opts.Out, "--results", c.String("results")); err != nil {
 		return err
