@@ -77,6 +77,10 @@ func ReadJobs(ctx context.Context, path string) (*Jobs, error) {
 			drain()
 			return nil, fmt.Errorf("--jobs %s: %w", path, l.Err)
 		}
+		if l.Request.IsPartitioned() {
+			drain()
+			return nil, fmt.Errorf("--jobs %s: line %d: job %q is a request of partitions: bench --jobs times single jobs (bench/partitions.sh times a request against its partitions as single jobs)", path, l.Number, l.Request.ID)
+		}
 		if j.Count == MaxProofs {
 			drain()
 			return nil, fmt.Errorf("--jobs %s: line %d: more than %d jobs, bench's bound (that of -n): give a shorter file", path, l.Number, MaxProofs)

@@ -62,11 +62,12 @@ func TestReadJobs(t *testing.T) {
 func TestReadJobsErrors(t *testing.T) {
 	dir := t.TempDir()
 	cases := map[string]string{
-		writeLines(t, filepath.Join(dir, "bad.jsonl"), `{"id":"a","generate":{"seed":1}}`, `{"id":"b" oops`): "bad.jsonl: line 2: malformed job",
-		writeLines(t, filepath.Join(dir, "dup.jsonl"), `{"id":"a"}`, ``, `{"id":"a"}`):                       `dup.jsonl: line 3: duplicate id "a"`,
-		writeLines(t, filepath.Join(dir, "id.jsonl"), `{"id":"../x"}`):                                       "id.jsonl: line 1: invalid id",
-		writeLines(t, filepath.Join(dir, "field.jsonl"), `{"id":"a","witnes":"w"}`):                          `field.jsonl: line 1: malformed job: json: unknown field "witnes"`,
-		writeLines(t, filepath.Join(dir, "blank.jsonl"), ``, ``):                                             "blank.jsonl: no jobs in it",
+		writeLines(t, filepath.Join(dir, "bad.jsonl"), `{"id":"a","generate":{"seed":1}}`, `{"id":"b" oops`):                                      "bad.jsonl: line 2: malformed job",
+		writeLines(t, filepath.Join(dir, "dup.jsonl"), `{"id":"a"}`, ``, `{"id":"a"}`):                                                            `dup.jsonl: line 3: duplicate id "a"`,
+		writeLines(t, filepath.Join(dir, "id.jsonl"), `{"id":"../x"}`):                                                                            "id.jsonl: line 1: invalid id",
+		writeLines(t, filepath.Join(dir, "field.jsonl"), `{"id":"a","witnes":"w"}`):                                                               `field.jsonl: line 1: malformed job: json: unknown field "witnes"`,
+		writeLines(t, filepath.Join(dir, "blank.jsonl"), ``, ``):                                                                                  "blank.jsonl: no jobs in it",
+		writeLines(t, filepath.Join(dir, "parts.jsonl"), `{"id":"a","generate":{"seed":1}}`, `{"id":"r","partitions":[{"generate":{"seed":1}}]}`): `parts.jsonl: line 2: job "r" is a request of partitions: bench --jobs times single jobs`,
 		"-":                                "--jobs -: bench reads the jobs twice",
 		dir:                                "not a regular file",
 		filepath.Join(dir, "absent.jsonl"): "no such file",

@@ -119,7 +119,11 @@ func requestLine(id, circuit string, parts []stream.Result) stream.Result {
 		if len(failed) > 1 {
 			what = "partitions " + strings.Join(failed, ", ")
 		}
-		out.Error = fmt.Sprintf("job %s: %s of %d failed (the others' proofs are written); first: %s", id, what, len(parts), firstErr)
+		written := ""
+		if len(failed) < len(parts) {
+			written = " (the others' proofs are written)"
+		}
+		out.Error = fmt.Sprintf("job %s: %s of %d failed%s; first: %s", id, what, len(parts), written, firstErr)
 		out.Retryable = retryable
 	}
 	return out
