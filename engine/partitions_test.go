@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 	"github.com/zkpipe/zkpipe/tracing"
@@ -354,5 +357,130 @@ func TestStalePartitionTempFilesGo(t *testing.T) {
 	}
 	if _, err := os.Stat(keep); err != nil {
 		t.Errorf("r1/0.proof removed: %v", err)
+	}
+}
+
+// A request's partitions are jobs to the governor: each admitted with its
+// own reservation, never more at once than the budget holds; and they
+// overlap in the stages as single jobs do (a partition enters parse before
+// the one before it has left the last stage). Every proof verifies.
+func TestPartitionsAdmittedEachUnderTheBudget(t *testing.T) {
+	const k = 8
+	o := cpuOptions(filepath.Join(t.TempDir(), "out"))
+	o.Shapes = map[string]stages.Shape{stages.Synthesize: {Workers: 3, Queue: 1}}
+	var e *Engine
+	for try := 0; ; try++ {
+		c := loadChain(t)
+		debug.FreeOSMemory() // what the engine holds at rest follows RSS: steady it
+		var err error
+		if e, err = New(context.Background(), o, c); err != nil {
+			t.Fatal(err)
+		}
+		m, fp := e.gov.Stats(), c.Footprint()
+		if fits := (m.Budget - m.Charged) / fp; o.Memory.Budget != "off" && fits >= 1 && fits <= 6 {
+			break
+		}
+		if e.Close(); try == 10 {
+			t.Fatalf("no budget leaves room for 2 jobs: %+v", m)
+		}
+		o.Memory.Budget = fmt.Sprint(m.Charged + 2*fp + fp/2)
+	}
+	defer e.Close()
+	var parts []string
+	for i := range k {
+		parts = append(parts, fmt.Sprintf(`{"generate":{"seed":%d}}`, i+1))
+	}
+	var line stream.Result
+	err := e.Stream(context.Background(), context.Background(),
+		strings.NewReader(`{"id":"r1","partitions":[`+strings.Join(parts, ",")+`]}`+"\n"),
+		func(r stream.Result) error { line = r; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.Circuits()[0]
+	m := e.gov.Stats()
+	if line.Error != "" || len(line.Partitions) != k {
+		t.Fatalf("request line: %+v", line)
+	}
+	fits := (m.Budget - m.Charged) / c.Footprint()
+	if m.Granted != k || m.PeakAdmitted < 1 || int64(m.PeakAdmitted) > fits || m.Charged+m.PeakReserved > m.Budget {
+		t.Errorf("%d admissions for %d partitions, %d at once (%d fit), %s reserved at peak over %s resident: budget %s",
+			m.Granted, k, m.PeakAdmitted, fits, mem.FormatBytes(m.PeakReserved), mem.FormatBytes(m.Charged), mem.FormatBytes(m.Budget))
+	}
+	if line.ReservedBytes != k*c.Footprint() {
+		t.Errorf("the request reserved %d in all, want %d partitions × %d", line.ReservedBytes, k, c.Footprint())
+	}
+	overlap := false
+	for i, p := range line.Partitions {
+		acceptedFromFiles(t, c, p.Proof, p.Public)
+		if i > 0 {
+			prev := line.Partitions[i-1].Stages
+			overlap = overlap || p.Stages[0].StartedAtMS < prev[len(prev)-1].EndedAtMS
+		}
+	}
+	if !overlap {
+		t.Error("no partition entered parse before the one before it left assemble: they ran one at a time")
+	}
+	if m.Waits == 0 {
+		t.Errorf("no partition waited for memory: the budget did not bind, the test says nothing (%+v)", m)
+	}
+	t.Logf("budget %s, resident %s, footprint %s: %d fit, %d at once, %d waited", mem.FormatBytes(m.Budget),
+		mem.FormatBytes(m.Charged), mem.FormatBytes(c.Footprint()), fits, m.PeakAdmitted, m.Waits)
+}
+
+// A request whose intake stops (a first Ctrl-C) after some partitions
+// entered is still answered, once those in flight end: the partitions that
+// never entered fail, saying so, and the request's line names them.
+func TestRequestCutByIntakeStopIsAnswered(t *testing.T) {
+	c := loadChain(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "w0.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	o := cpuOptions(filepath.Join(t.TempDir(), "out"))
+	o.FixedShape = true
+	o.Shapes = map[string]stages.Shape{stages.Parse: {Workers: 1, Queue: 0}}
+	e, err := New(context.Background(), o, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	intake, stop := context.WithCancel(context.Background())
+	defer stop()
+	opened := make(chan *os.File, 1)
+	go func() {
+		// opens once partition 0's parse opens the FIFO to read it; never writes
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- w
+	}()
+	writer := make(chan *os.File, 1)
+	go func() {
+		w := <-opened
+		stop() // partition 0 is in parse, reading: the rest wait to enter
+		writer <- w
+	}()
+	var lines []stream.Result
+	err = e.Stream(context.Background(), intake, strings.NewReader(fmt.Sprintf(
+		`{"id":"r1","partitions":[{"witness":%q},{"generate":{"seed":2}},{"generate":{"seed":3}}]}`+"\n", fifo)),
+		func(r stream.Result) error { lines = append(lines, r); return nil })
+	if w := <-writer; w != nil {
+		w.Close()
+	}
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	if len(lines) != 1 || lines[0].ID != "r1" || len(lines[0].Partitions) != 3 {
+		t.Fatalf("lines: %+v", lines)
+	}
+	r := lines[0]
+	if !strings.Contains(r.Error, "job r1: partitions 0, 1, 2 of 3 failed") {
+		t.Errorf("request error %q", r.Error)
+	}
+	if !strings.Contains(r.Partitions[2].Error, "job r1/2: intake stopped before this partition entered the pipeline") {
+		t.Errorf("partition 2: %q", r.Partitions[2].Error)
 	}
 }
