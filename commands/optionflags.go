@@ -157,6 +157,15 @@ func withFlagNames(cmds []*cli.Command) []*cli.Command {
 // memory governor says to raise --mem-budget).
 func flagNamedResult(r stream.Result) stream.Result {
 	r.Error = flagNames(r.Error)
+	if r.Partitions != nil {
+		// a request's: its partitions' own errors too, in a copy
+		parts := make([]stream.PartitionResult, len(r.Partitions))
+		for i, p := range r.Partitions {
+			p.Error = flagNames(p.Error)
+			parts[i] = p
+		}
+		r.Partitions = parts
+	}
 	return r
 }
 

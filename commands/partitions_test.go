@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
+	"github.com/zkpipe/zkpipe/stream"
 )
 
 // zkpipe prove answers a request of three bits partitions with one line
@@ -47,5 +48,18 @@ func TestProveRequestOfPartitions(t *testing.T) {
 	}
 	if e := lines[byID["porep-2"]].Error; !strings.Contains(e, "job porep-2: parse: partitions: 4 of them, more than the 3") || !strings.Contains(e, "--max-partitions is 3") {
 		t.Errorf("porep-2: %q, want refused naming --max-partitions", e)
+	}
+}
+
+// A request's line names flags in its partitions' errors as in its own.
+func TestFlagNamedResultNamesFlagsInPartitions(t *testing.T) {
+	r := stream.Result{ID: "r1", Error: "job r1: partition 1 of 2 failed; first: raise engine.Options.Memory.Budget",
+		Partitions: []stream.PartitionResult{{Index: 0}, {Index: 1, Error: "job r1/1: raise engine.Options.Memory.Budget"}}}
+	got := flagNamedResult(r)
+	if !strings.Contains(got.Error, "raise --mem-budget") || got.Partitions[1].Error != "job r1/1: raise --mem-budget" {
+		t.Errorf("flag names: %q, %q", got.Error, got.Partitions[1].Error)
+	}
+	if r.Partitions[1].Error != "job r1/1: raise engine.Options.Memory.Budget" {
+		t.Error("the caller's line was changed")
 	}
 }

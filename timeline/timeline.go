@@ -53,7 +53,8 @@ const (
 )
 
 // Write draws results (in any order) as one SVG document on w. Rows are
-// ordered by when each job entered the pipeline.
+// ordered by when each job entered the pipeline; a request of partitions
+// has a row per partition.
 func Write(w io.Writer, results []stream.Result, opt Options) error {
 	width := opt.Width
 	if width <= 0 {
@@ -63,6 +64,13 @@ func Write(w io.Writer, results []stream.Result, opt Options) error {
 	for _, r := range results {
 		if len(r.Stages) > 0 {
 			rows = append(rows, r)
+		}
+		// a request of partitions: a row per partition, named REQUEST/INDEX
+		for _, p := range r.Partitions {
+			if len(p.Stages) > 0 {
+				rows = append(rows, stream.Result{ID: p.ID, Circuit: r.Circuit, Device: p.Device, Error: p.Error,
+					FailedStage: p.FailedStage, Stages: p.Stages, TotalMS: p.TotalMS})
+			}
 		}
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Stages[0].QueuedAtMS < rows[j].Stages[0].QueuedAtMS })

@@ -205,3 +205,25 @@ func TestManyJobsAndEmpty(t *testing.T) {
 		t.Fatalf("no results: %d rows", len(rows))
 	}
 }
+
+// A request of partitions draws a row per partition, by the partition's
+// id, among the single jobs in arrival order.
+func TestPartitionsHaveRows(t *testing.T) {
+	in := results(3) // job-2, job-1, job-0: arriving at 80, 40, 0 ms
+	req := stream.Result{ID: "r1", Stages: []stream.StageTime{}}
+	for i, j := range []stream.Result{in[2], in[1]} { // r1/0 arrives at 0 ms, r1/1 at 40
+		req.Partitions = append(req.Partitions, stream.PartitionResult{Index: i, ID: fmt.Sprintf("r1/%d", i), Stages: j.Stages, TotalMS: j.TotalMS})
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, []stream.Result{in[0], req}, Options{Width: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := parse(t, buf.Bytes())
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.job)
+	}
+	if fmt.Sprint(got) != "[r1/0 r1/1 job-2]" {
+		t.Errorf("rows %v, want [r1/0 r1/1 job-2]", got)
+	}
+}
