@@ -45,7 +45,10 @@
 // in hand instead (stream.Line.Witness, read with the file's bounds) and a
 // writer of its own for its outputs (stream.Line.Out): a fleet worker's
 // jobs touch no disk. A bad job fails alone with an error naming it; the
-// stream goes on.
+// stream goes on. A request of partitions (stream.Request.Partitions: k
+// witnesses of one circuit) is k jobs "ID/0" … "ID/k−1", each admitted and
+// failing alone, answered by one result line holding k proofs
+// (partitions.go).
 //
 // The example below defines a circuit with a hint of its own, sets it up,
 // and proves a stream of four witnesses, each proof verified by gnark;

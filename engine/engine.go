@@ -395,7 +395,7 @@ func (e *Engine) run(ctx, streamIntake context.Context, feed func(in *jobIntake)
 			// a partition: its request's line comes with its last one
 			pt := part.(partOf)
 			if line, trace, last := pt.req.add(pt.index, line, traceOf(r)); last {
-				in.finishRequest(line, trace)
+				in.finishRequest(line, trace, false)
 			}
 			return
 		}

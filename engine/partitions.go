@@ -186,7 +186,7 @@ func (t *jobIntake) takeRequest(l stream.Line) bool {
 			line := stream.Result{ID: pid, Circuit: req.Circuit, Stages: []stream.StageTime{},
 				Error: fmt.Sprintf("job %s: intake stopped before this partition entered the pipeline", pid)}
 			if line, trace, last := r.add(k, line, tracing.Job{ID: pid}); last {
-				t.finishRequest(line, trace)
+				t.finishRequest(line, trace, true)
 			}
 		}
 		return true
@@ -194,12 +194,14 @@ func (t *jobIntake) takeRequest(l stream.Line) bool {
 	return true
 }
 
-// finishRequest writes a request's line once its last partition is in.
-func (t *jobIntake) finishRequest(line stream.Result, trace tracing.Job) {
+// finishRequest writes a request's line once its last partition is in:
+// from the run's sink as a single job's line is written, or from take
+// (partitions that never entered) only while the run goes on.
+func (t *jobIntake) finishRequest(line stream.Result, trace tracing.Job, fromTake bool) {
 	t.inFlight.Delete(line.ID)
 	t.e.tracer.Record(trace)
 	t.e.notes.note(&line, t.e.shapeNow)
-	if t.hard.Err() == nil {
+	if !fromTake || t.hard.Err() == nil {
 		t.send(line)
 	}
 }
