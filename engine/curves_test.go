@@ -2,11 +2,9 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -37,9 +35,24 @@ func blsCircuit(t *testing.T, builtin, name string) *stages.Circuit {
 // circuit's curve's gnark proof, which gnark's verifier accepts, and a Run
 // of generate jobs for both circuits beside it proves every job.
 func TestProveBothCurvesOnOneEngine(t *testing.T) {
+	proveBothCurves(t, cpuOptions(t.TempDir()))
+}
+
+// The same on the CUDA backend (over the host stand-in in scripts/test):
+// its BLS12-381 kernels beside BN254's in one engine, one stream.
+func TestCUDAProvesBothCurvesOnOneEngine(t *testing.T) {
+	lib := os.Getenv("ZKPIPE_CUDA_LIB")
+	if lib == "" {
+		t.Skip("SKIPPED: ZKPIPE_CUDA_LIB names no CUDA library (scripts/test runs this over the host stand-in)")
+	}
+	proveBothCurves(t, Options{Device: "cuda", CUDA: CUDAOptions{Lib: lib, PinnedMiB: 16},
+		Out: t.TempDir(), Log: io.Discard, Memory: MemoryOptions{Budget: "off"}})
+}
+
+func proveBothCurves(t *testing.T, opts Options) {
 	bn := loadChain(t)
 	bls := blsCircuit(t, "commit", "blscommit")
-	e, err := New(context.Background(), cpuOptions(t.TempDir()), bn, bls)
+	e, err := New(context.Background(), opts, bn, bls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,22 +103,5 @@ func TestProveBothCurvesOnOneEngine(t *testing.T) {
 		} else if err := gnarksrc.VerifyFiles(c.Source.(*gnarksrc.Source).VerifyingKey(), r.Proof, r.Public); err != nil {
 			t.Errorf("job %s (%s): %v", r.ID, c.Curve(), err)
 		}
-	}
-}
-
-// The CUDA backend proves BN254 only: an engine on it refuses a BLS12-381
-// circuit at load, naming the curve and the CPU backend, and
-// errors.ErrUnsupported is in the chain.
-func TestCUDARefusesBLS12381AtLoad(t *testing.T) {
-	lib := os.Getenv("ZKPIPE_CUDA_LIB")
-	if lib == "" {
-		t.Skip("SKIPPED: ZKPIPE_CUDA_LIB names no CUDA library (scripts/test runs this over the host stand-in)")
-	}
-	bls := blsCircuit(t, "mulchain", "bls")
-	_, err := New(context.Background(), Options{Device: "cuda", CUDA: CUDAOptions{Lib: lib, PinnedMiB: 16},
-		Out: t.TempDir(), Log: io.Discard, Memory: MemoryOptions{Budget: "off"}}, bls)
-	if err == nil || !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "bls12-381") ||
-		!strings.Contains(err.Error(), "engine.Options.Device cpu") {
-		t.Fatalf("a BLS12-381 circuit on the CUDA backend: %v", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
@@ -17,21 +16,6 @@ import (
 // its own, one sort takes every job's digits, and each level, segment and
 // reduce step is one launch for all. A short tail leaves most of the GPU
 // idle in each of those launches; k tails fill it k times better.
-
-// msmBatchG1 runs the G1 MSMs of vecs (at most MaxMSMBatch) against the
-// same bases, or their table when t.ptr is set, in one library call on
-// compute stream s, and combines each one's window sums as msm does.
-func msmBatchG1(f *cudaFns, t msmTable, op string, bases uintptr, vecs []msmVec, s uintptr) ([]bn254.G1Jac, error) {
-	win, w, nw, err := msmRun[xyzzG1](f, t, op, false, bases, vecs, s)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]bn254.G1Jac, len(vecs))
-	for j := range out {
-		out[j] = combine[xyzzG1, bn254.G1Jac](win[j*int(nw):(j+1)*int(nw)], w)
-	}
-	return out, nil
-}
 
 // g1Query is the sum of the i-th G1 query: A, B₁, K.
 func g1Query(s *proofdata.G1Sums, i int) *proofdata.Point {
@@ -55,20 +39,18 @@ func (c *CUDA) tails(ctx context.Context, r *cudaResident, sts []*cudaStaged) ([
 				return err
 			}
 			tab, _ := r.table(bases[i])
-			if len(sts) == 1 {
-				q := &sts[0].q[i]
-				p, err := msm[xyzzG1](c.fn, tab, "msm g1", bases[i], q.vals, q.idx, q.nvals, cs)
-				*g1Query(&out[0], i) = &p
-				return err
-			}
 			vecs := make([]msmVec, len(sts))
 			for j, st := range sts {
 				q := &st.q[i]
 				vecs[j] = msmVec{scalars: q.vals, idx: q.idx, n: q.nvals}
 			}
-			ps, err := msmBatchG1(c.fn, tab, "msm batch g1", bases[i], vecs, cs)
+			op := "msm g1"
+			if len(sts) > 1 {
+				op = "msm batch g1"
+			}
+			ps, err := r.cv.msmG1(c.fn, tab, op, bases[i], vecs, cs)
 			for j, p := range ps {
-				*g1Query(&out[j], i) = &p
+				*g1Query(&out[j], i) = p
 			}
 			return err
 		})

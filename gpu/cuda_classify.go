@@ -70,7 +70,7 @@ func (c *CUDA) TransferClassify(ctx context.Context, res proofdata.Resident, v *
 	} else {
 		qs = append(qs, pinnedQuery{selB, &st.q[1], &v.QB})
 	}
-	if err := c.classifyQueries(ctx, st, w, qs); err != nil {
+	if err := c.classifyQueries(ctx, st, r.one, w, qs); err != nil {
 		c.freeStaged(st)
 		return nil, err
 	}
@@ -90,9 +90,9 @@ type pinnedQuery struct {
 
 // classifyQueries allocates each query's device buffers at their largest
 // (bitmap, len values, len indexes: JobBytes counts them so) and classifies
-// the queries at once, one lane each. The buffers join st.bufs as they are
+// the queries at once, one lane each (one: 1 in the key's Fr). The buffers join st.bufs as they are
 // allocated, so that freeing st frees them whatever failed.
-func (c *CUDA) classifyQueries(ctx context.Context, st *cudaStaged, w []proofdata.Scalar, qs []pinnedQuery) error {
+func (c *CUDA) classifyQueries(ctx context.Context, st *cudaStaged, one proofdata.Scalar, w []proofdata.Scalar, qs []pinnedQuery) error {
 	var e cerr
 	for _, q := range qs {
 		n := len(q.sel)
@@ -126,7 +126,7 @@ func (c *CUDA) classifyQueries(ctx context.Context, st *cudaStaged, w []proofdat
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := c.classifyInto(ctx, l, w, q)
+			err := c.classifyInto(ctx, l, one, w, q)
 			c.lanes <- l
 			if err != nil {
 				mu.Lock()
@@ -139,12 +139,12 @@ func (c *CUDA) classifyQueries(ctx context.Context, st *cudaStaged, w []proofdat
 	return first
 }
 
-// classifyInto classifies q a chunk at a time into l's two pinned buffers
+// classifyInto classifies q (one: 1 in the key's Fr) a chunk at a time into l's two pinned buffers
 // in turn, each laid out as [bitmap words | values | indexes], and queues
 // the chunk's copies on l's stream. Before it queues chunk i it waits for
 // chunk i−1's copies, whose buffer chunk i+1 fills next: classifying chunk
 // i overlaps the copies of chunk i−1.
-func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, w []proofdata.Scalar, q pinnedQuery) error {
+func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, one proofdata.Scalar, w []proofdata.Scalar, q pinnedQuery) error {
 	n := len(q.sel)
 	// scalars a chunk: a multiple of 64 (whole bitmap words), 36⅛ B each
 	per := c.pinBytes * 8 / (8*(proofdata.ScalarBytes+4) + 1) / 64 * 64
@@ -163,7 +163,7 @@ func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, w []proofdata.Scal
 		bits := unsafe.Slice((*uint64)(pin), (hi-lo+63)/64)
 		vals := unsafe.Slice((*proofdata.Scalar)(unsafe.Add(pin, per/8)), hi-lo)
 		idx := unsafe.Slice((*uint32)(unsafe.Add(pin, per/8+proofdata.ScalarBytes*per)), hi-lo)
-		kc, oc := proofdata.ClassifyRange(bn254One, w, q.sel, lo, hi, bits, idx, vals)
+		kc, oc := proofdata.ClassifyRange(one, w, q.sel, lo, hi, bits, idx, vals)
 		if err := wait(); err != nil {
 			return err
 		}

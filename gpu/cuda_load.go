@@ -11,9 +11,12 @@ import (
 	"sync"
 	"unsafe"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/ebitengine/purego"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // CUDALibraryName is the file name of the CUDA backend's library
@@ -23,10 +26,17 @@ const CUDALibraryName = "libzkpipe_cuda.so"
 // The C ABI this package is built for: gpu/cuda/zkpipe.h. A library whose
 // zk_abi_version returns another version, or other struct sizes, is refused.
 const (
-	cudaABIVersion = 9
+	cudaABIVersion = 10
 	zkErrBytes     = 512 // ZK_ERR_BYTES: each call's error buffer
 	maxWindows     = 64  // ZK_MAX_WINDOWS: window sums an MSM returns at most
 	MaxMSMBatch    = 64  // ZK_MAX_BATCH: scalar vectors one batched MSM takes at most
+)
+
+// The library's curve ids (ZK_CURVE_*, ABI 10): every curve-dependent
+// entry point takes one.
+const (
+	zkCurveBN254    int32 = 0
+	zkCurveBLS12381 int32 = 1
 )
 
 // zkABI mirrors zk_abi (zkpipe.h): the sizes both sides share.
@@ -34,6 +44,8 @@ type zkABI struct {
 	ABIBytes, FrBytes, G1AffineBytes, G2AffineBytes, G1XYZZBytes, G2XYZZBytes uint32
 	ErrBytes, MaxWindows, PointerBytes, CountBytes                            uint32
 	ConfigBytes, MSMArgsBytes                                                 uint32
+	// BLS12-381's (ABI 10); the sizes above are BN254's
+	BLSFrBytes, BLSG1AffineBytes, BLSG2AffineBytes, BLSG1XYZZBytes, BLSG2XYZZBytes uint32
 }
 
 // wantABI is zkABI as this package lays the shared types out.
@@ -42,14 +54,20 @@ var wantABI = zkABI{
 	FrBytes:       uint32(unsafe.Sizeof(fr.Element{})),
 	G1AffineBytes: uint32(unsafe.Sizeof(bn254.G1Affine{})),
 	G2AffineBytes: uint32(unsafe.Sizeof(bn254.G2Affine{})),
-	G1XYZZBytes:   uint32(unsafe.Sizeof(xyzzG1{})),
-	G2XYZZBytes:   uint32(unsafe.Sizeof(xyzzG2{})),
+	G1XYZZBytes:   uint32(unsafe.Sizeof(xyzz1BN254{})),
+	G2XYZZBytes:   uint32(unsafe.Sizeof(xyzz2BN254{})),
 	ErrBytes:      zkErrBytes,
 	MaxWindows:    maxWindows,
 	PointerBytes:  uint32(unsafe.Sizeof(uintptr(0))),
 	CountBytes:    8,
 	ConfigBytes:   uint32(unsafe.Sizeof(zkConfig{})),
 	MSMArgsBytes:  uint32(unsafe.Sizeof(zkMSMArgs{})),
+
+	BLSFrBytes:       uint32(unsafe.Sizeof(blsfr.Element{})),
+	BLSG1AffineBytes: uint32(unsafe.Sizeof(bls12381.G1Affine{})),
+	BLSG2AffineBytes: uint32(unsafe.Sizeof(bls12381.G2Affine{})),
+	BLSG1XYZZBytes:   uint32(unsafe.Sizeof(xyzz1BLS12381{})),
+	BLSG2XYZZBytes:   uint32(unsafe.Sizeof(xyzz2BLS12381{})),
 }
 
 // zkConfig mirrors zk_config (zkpipe.h): CUDAConfig as the library takes it
@@ -73,6 +91,8 @@ type zkMSMArgs struct {
 	Scalars   unsafe.Pointer
 	Idx       unsafe.Pointer
 	N         unsafe.Pointer
+	Curve     int32 // ZK_CURVE_* (ABI 10)
+	_         uint32
 }
 
 // ErrNoCUDA wraps every reason OpenCUDA cannot give a backend.
@@ -257,20 +277,20 @@ type cudaFns struct {
 	upload        func(dst uintptr, src unsafe.Pointer, bytes uint64, pin0, pin1 unsafe.Pointer, pinBytes uint64, s uintptr, e *byte) int32
 	download      func(dst unsafe.Pointer, src uintptr, bytes uint64, s uintptr, e *byte) int32
 	h2dAsync      func(dst uintptr, src unsafe.Pointer, bytes uint64, s uintptr, e *byte) int32
-	domainTables  func(tw, twinv, gn, ginvn uintptr, logn int32, consts *fr.Element, s uintptr, e *byte) int32
-	computeH      func(a, b, c uintptr, logn int32, tw, twinv, gn, ginvn uintptr, conv int32, zinv *fr.Element, s, side0, side1 uintptr, e *byte) int32
-	benchNTT      func(x uintptr, logn int32, tw uintptr, reps int32, ms *float32, s uintptr, e *byte) int32
+	domainTables  func(curve int32, tw, twinv, gn, ginvn uintptr, logn int32, consts *proofdata.Scalar, s uintptr, e *byte) int32
+	computeH      func(curve int32, a, b, c uintptr, logn int32, tw, twinv, gn, ginvn uintptr, conv int32, zinv *proofdata.Scalar, s, side0, side1 uintptr, e *byte) int32
+	benchNTT      func(curve int32, x uintptr, logn int32, tw uintptr, reps int32, ms *float32, s uintptr, e *byte) int32
 	msm           func(a *zkMSMArgs, out unsafe.Pointer, c, nw *int32, s uintptr, e *byte) int32
 	onesG1        onesFn
 	onesG2        onesFn
 
-	msmTableLayout func(ctx uintptr, nbase uint64, c, nw *int32, e *byte) int32
-	msmScratch     func(ctx uintptr, n uint64, g2 int32, out *uint64, e *byte) int32
+	msmTableLayout func(ctx uintptr, curve int32, nbase uint64, c, nw *int32, e *byte) int32
+	msmScratch     func(ctx uintptr, curve int32, n uint64, g2 int32, out *uint64, e *byte) int32
 	precomputeG1   precomputeFn
 	precomputeG2   precomputeFn
 }
 
-type onesFn func(bases, bitmap uintptr, n uint64, out unsafe.Pointer, s uintptr, e *byte) int32
+type onesFn func(curve int32, bases, bitmap uintptr, n uint64, out unsafe.Pointer, s uintptr, e *byte) int32
 
 // cudaLib is one loaded library. The loader keeps a library mapped once
 // loaded (zkpipe never unloads it: the CUDA runtime inside does not expect

@@ -5,38 +5,54 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
 	"unsafe"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-// The CUDA library proves on BN254 only (gpu/cuda: its kernels name BN254's
-// Fp, Fr and Fp2; the curve traits for BLS12-381 are there, its kernels are
-// issue 25's): Load refuses a key of another curve, and everything after
-// it reads BN254's types.
+// The CUDA library proves on BN254 and BLS12-381 (gpu/cuda: its kernels
+// are templates over the curve, each entry point takes the curve's id).
+// Everything curve-specific on this side is a curve's cudaCurveOps,
+// generated per curve (internal/generator/templates/gpu_cuda.go.tmpl:
+// gpu/cuda_bn254.go, gpu/cuda_bls12381.go); the rest reads device pointers,
+// scalars (four words on both curves) and proofdata.Points.
 
-// cudaBases are a BN254 key's points, as Load uploads them.
-type cudaBases = proofdata.Bases[bn254.G1Affine, bn254.G2Affine, fft.Domain]
+// cudaCurveOps is one curve's half of the CUDA backend.
+type cudaCurveOps interface {
+	id() int32                                   // the library's id, ZK_CURVE_*
+	load(k *proofdata.Key) (cudaKeyParts, error) // k's bases and domain constants
+	// msmG1 runs the G1 MSMs of vecs (1 to MaxMSMBatch) against the same
+	// bases (or table) in one library call; msmG2 one G2 MSM.
+	msmG1(f *cudaFns, t msmTable, op string, bases uintptr, vecs []msmVec, s uintptr) ([]proofdata.Point, error)
+	msmG2(f *cudaFns, t msmTable, op string, bases uintptr, v msmVec, s uintptr) (proofdata.Point, error)
+	onesG1(f *cudaFns, bases uintptr, q *cudaQuery, s uintptr) (proofdata.Point, error)
+	onesG2(f *cudaFns, bases uintptr, q *cudaQuery, s uintptr) (proofdata.Point, error)
+}
 
-// bn254One is 1 in BN254's Fr (Montgomery form), for classification.
-var bn254One = proofdata.One(curve.BN254)
+// cudaKeyParts is what Load uploads of a key: its bases (A, B₁, K, Z, B₂),
+// its domain's constants for zk_domain_tables, and 1/Z on the coset.
+type cudaKeyParts struct {
+	bases  [5]hostBuf
+	consts [6]proofdata.Scalar
+	zinv   proofdata.Scalar
+}
 
-// cudaCurve checks that the library proves on k's curve.
-func cudaCurve(k *proofdata.Key) (*cudaBases, error) {
-	if k.Curve != curve.BN254 {
-		return nil, fmt.Errorf("cuda: no %s kernels yet (BN254 only; the CPU backend proves %s): %w", k.Curve, k.Curve, errors.ErrUnsupported)
+// cudaCurves are the curves the library proves on, by curve (each
+// generated file registers its own).
+var cudaCurves = map[curve.ID]cudaCurveOps{}
+
+// cudaCurve is k's curve's half, or errors.ErrUnsupported naming it.
+func cudaCurve(k *proofdata.Key) (cudaCurveOps, error) {
+	cv, ok := cudaCurves[k.Curve]
+	if !ok {
+		return nil, fmt.Errorf("cuda: no %s kernels (the CPU backend proves %s): %w", k.Curve, k.Curve, errors.ErrUnsupported)
 	}
-	return proofdata.BasesOf[bn254.G1Affine, bn254.G2Affine, fft.Domain](curve.BN254, k)
+	return cv, nil
 }
 
 // ─── Load ────────────────────────────────────────────────────────────────────
@@ -44,11 +60,13 @@ func cudaCurve(k *proofdata.Key) (*cudaBases, error) {
 type cudaResident struct {
 	c   *CUDA
 	key *proofdata.Key
+	cv  cudaCurveOps     // the key's curve
+	one proofdata.Scalar // 1 in its Fr, for classification
 
 	a, b1, k, z, b2      uintptr // bases
 	tw, twinv, gn, ginvn uintptr // NTT tables
 	logn                 int
-	zinv                 fr.Element
+	zinv                 proofdata.Scalar
 	tables               map[uintptr]msmTable // by base set (cuda_table.go)
 	freeOnce             sync.Once
 	freeErr              error
@@ -96,7 +114,7 @@ func (c *CUDA) ResidentBytes(k *proofdata.Key) int64 {
 	g1, g2 := int64(p.G1AffineBytes), int64(p.G2AffineBytes)
 	n := int64(k.N())
 	bases := g1*int64(k.Size.A+k.Size.B+k.Size.K+k.Size.Z) + g2*int64(k.Size.B2)
-	return bases + fr.Bytes*(2*max(n/2, 1)+2*n) + c.keyTableBytes(k)
+	return bases + proofdata.ScalarBytes*(2*max(n/2, 1)+2*n) + c.keyTableBytes(k)
 }
 
 // JobBytes is the most device memory one job of k holds at once: its staged
@@ -106,17 +124,18 @@ func (c *CUDA) ResidentBytes(k *proofdata.Key) int64 {
 // compute streams (the largest of them, then).
 func (c *CUDA) JobBytes(k *proofdata.Key) int64 {
 	n := int64(k.N())
-	staged := 3 * n * fr.Bytes
+	staged := 3 * n * proofdata.ScalarBytes
 	for _, q := range []int{k.Size.A, k.Size.B, k.Size.K} {
-		staged += 8*int64((q+63)/64) + int64(q)*(fr.Bytes+4)
+		staged += 8*int64((q+63)/64) + int64(q)*(proofdata.ScalarBytes+4)
 	}
-	tails := []int64{c.msmScratchBytes(k.Size.A, false), c.msmScratchBytes(k.Size.B, false), c.msmScratchBytes(k.Size.K, false)}
+	id := k.Curve
+	tails := []int64{c.msmScratchBytes(id, k.Size.A, false), c.msmScratchBytes(id, k.Size.B, false), c.msmScratchBytes(id, k.Size.K, false)}
 	slices.Sort(tails)
 	var tail int64
 	for _, t := range tails[len(tails)-c.tailStreams():] {
 		tail += t
 	}
-	scratch := max(c.msmScratchBytes(k.HLen(), false), tail, c.msmScratchBytes(k.Size.B, true))
+	scratch := max(c.msmScratchBytes(id, k.HLen(), false), tail, c.msmScratchBytes(id, k.Size.B, true))
 	return staged + scratch
 }
 
@@ -129,17 +148,22 @@ func (c *CUDA) tailStreams() int {
 }
 
 // msmScratchBytes is the library's bound on what msm_run_batch (gpu/cuda/driver.cuh,
-// msm_scratch_bytes) holds at once for n scalars over G1 or G2 bases, as
-// its knobs plan the MSM. The bound cannot fail; should a library say
-// otherwise, the job is counted as too large for any budget (the governor
-// then refuses it at once, naming the sizes) rather than as small.
-func (c *CUDA) msmScratchBytes(n int, g2 bool) int64 {
+// msm_scratch_bytes) holds at once for n scalars over G1 or G2 bases of
+// curve id, as its knobs plan the MSM. The bound cannot fail; should a
+// library say otherwise (or the curve be one it has no kernels for), the
+// job is counted as too large for any budget (the governor then refuses it
+// at once, naming the sizes) rather than as small.
+func (c *CUDA) msmScratchBytes(id curve.ID, n int, g2 bool) int64 {
 	if n == 0 {
 		return 0
 	}
+	cv, ok := cudaCurves[id]
+	if !ok {
+		return math.MaxInt64 / 4
+	}
 	var out uint64
 	var e cerr
-	if e.err("msm scratch", c.fn.msmScratch(c.ctx, uint64(n), g2Flag(g2), &out, e.p())) != nil || out > math.MaxInt64/4 {
+	if e.err("msm scratch", c.fn.msmScratch(c.ctx, cv.id(), uint64(n), g2Flag(g2), &out, e.p())) != nil || out > math.MaxInt64/4 {
 		return math.MaxInt64 / 4
 	}
 	return int64(out)
@@ -153,14 +177,16 @@ func g2Flag(g2 bool) int32 {
 }
 
 // Load uploads the key's bases and builds the NTT tables on the device.
-// A key of a curve other than BN254 is errors.ErrUnsupported, naming it.
+// A key of a curve the library has no kernels for is
+// errors.ErrUnsupported, naming it.
 func (c *CUDA) Load(k *proofdata.Key) (proofdata.Resident, error) {
-	b, err := cudaCurve(k)
+	cv, err := cudaCurve(k)
 	if err != nil {
 		return nil, err
 	}
-	if b.Domain == nil {
-		return nil, fmt.Errorf("cuda: key has no domain")
+	parts, err := cv.load(k)
+	if err != nil {
+		return nil, err
 	}
 	n := k.N()
 	if n&(n-1) != 0 || n == 0 || n > 1<<30 {
@@ -170,9 +196,9 @@ func (c *CUDA) Load(k *proofdata.Key) (proofdata.Resident, error) {
 		return nil, err
 	}
 	defer c.exit()
-	r := &cudaResident{c: c, key: k, logn: bits.TrailingZeros(uint(n))}
+	r := &cudaResident{c: c, key: k, cv: cv, one: proofdata.One(k.Curve), logn: bits.TrailingZeros(uint(n)), zinv: parts.zinv}
 	err = func() error {
-		p, err := c.stage([]hostBuf{bufOf(b.A, len(b.A)), bufOf(b.B1, len(b.B1)), bufOf(b.K, len(b.K)), bufOf(b.Z, len(b.Z)), bufOf(b.B2, len(b.B2))})
+		p, err := c.stage(parts.bases[:])
 		if err != nil {
 			return err
 		}
@@ -181,18 +207,12 @@ func (c *CUDA) Load(k *proofdata.Key) (proofdata.Resident, error) {
 			p *uintptr
 			n int
 		}{{&r.tw, max(n/2, 1)}, {&r.twinv, max(n/2, 1)}, {&r.gn, n}, {&r.ginvn, n}} {
-			if *t.p, err = c.alloc(t.n*fr.Bytes, c.xfer); err != nil {
+			if *t.p, err = c.alloc(t.n*proofdata.ScalarBytes, c.xfer); err != nil {
 				return err
 			}
 		}
-		d := b.Domain
-		var consts [6]fr.Element
-		consts[0], consts[1] = d.Generator, d.GeneratorInv
-		consts[2], consts[3] = d.FrMultiplicativeGen, d.FrMultiplicativeGenInv
-		consts[4] = d.CardinalityInv
-		consts[5].SetOne()
 		var e cerr
-		if err := e.err("domain", c.fn.domainTables(r.tw, r.twinv, r.gn, r.ginvn, int32(r.logn), &consts[0], c.xfer, e.p())); err != nil {
+		if err := e.err("domain", c.fn.domainTables(cv.id(), r.tw, r.twinv, r.gn, r.ginvn, int32(r.logn), &parts.consts[0], c.xfer, e.p())); err != nil {
 			return err
 		}
 		return r.buildTables()
@@ -200,11 +220,6 @@ func (c *CUDA) Load(k *proofdata.Key) (proofdata.Resident, error) {
 	if err != nil {
 		return nil, errors.Join(err, r.free())
 	}
-	// 1/Z on the coset: Z(g·ω^i) = gⁿ − 1 for every i.
-	var one fr.Element
-	one.SetOne()
-	r.zinv.Exp(b.Domain.FrMultiplicativeGen, big.NewInt(int64(n)))
-	r.zinv.Sub(&r.zinv, &one).Inverse(&r.zinv)
 	c.liveMu.Lock()
 	c.residents[r] = struct{}{}
 	c.liveMu.Unlock()
@@ -363,7 +378,7 @@ func (c *CUDA) computeH(r *cudaResident, st *cudaStaged, s uintptr) error {
 		}
 	}
 	var e cerr
-	err := e.err("compute h", c.fn.computeH(st.a, st.b, st.c, int32(r.logn), r.tw, r.twinv, r.gn, r.ginvn, conv, &r.zinv, s, side[0], side[1], e.p()))
+	err := e.err("compute h", c.fn.computeH(r.cv.id(), st.a, st.b, st.c, int32(r.logn), r.tw, r.twinv, r.gn, r.ginvn, conv, &r.zinv, s, side[0], side[1], e.p()))
 	if err != nil {
 		// A failure may leave b's and c's NTTs unjoined to s: wait for them here.
 		for _, sd := range side {
@@ -383,7 +398,7 @@ func (c *CUDA) MSMH(ctx context.Context, s *proofdata.Staged) (proofdata.Point, 
 		return nil, err
 	}
 	defer done()
-	var h bn254.G1Jac
+	var h proofdata.Point
 	err = c.onCompute(func(cs uintptr) error {
 		// H's NTTs and its MSM in one stream's order: no wait between them.
 		if err := c.computeH(r, st, cs); err != nil {
@@ -392,62 +407,27 @@ func (c *CUDA) MSMH(ctx context.Context, s *proofdata.Staged) (proofdata.Point, 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var err error
 		t, _ := r.table(r.z)
-		h, err = msm[xyzzG1](c.fn, t, "msm g1", r.z, st.a, 0, r.key.HLen(), cs)
+		hs, err := r.cv.msmG1(c.fn, t, "msm g1", r.z, []msmVec{{st.a, 0, r.key.HLen()}}, cs)
+		if err == nil {
+			h = hs[0]
+		}
 		return err
 	})
-	return &h, err
+	return h, err
 }
 
 // ─── MSM ─────────────────────────────────────────────────────────────────────
 
-type xyzzG1 struct{ X, Y, ZZ, ZZZ fp.Element }
-type xyzzG2 struct{ X, Y, ZZ, ZZZ bn254.E2 }
-
-// xyzz is an XYZZ point of G1 or G2 (x = X/ZZ, y = Y/ZZZ) as the library
-// returns it, and J its Jacobian form.
+// xyzz is an XYZZ point of G1 or G2 as the library returns it (a curve's
+// generated types: xyzz1BN254, xyzz2BLS12381, …), and J its Jacobian form.
 type xyzz[J any] interface {
-	xyzzG1 | xyzzG2
 	jac() J
+	g2() bool // a G2 point
 }
 
-// jac converts XYZZ to Jacobian without an inversion:
-// Z' = ZZ·ZZZ, X' = X·ZZ·ZZZ², Y' = Y·ZZ³·ZZZ².
-func (p xyzzG1) jac() bn254.G1Jac {
-	var r bn254.G1Jac
-	if p.ZZ.IsZero() {
-		r.X.SetOne()
-		r.Y.SetOne()
-		return r
-	}
-	var zzz2, zz2 fp.Element
-	zzz2.Square(&p.ZZZ)
-	zz2.Square(&p.ZZ)
-	r.Z.Mul(&p.ZZ, &p.ZZZ)
-	r.X.Mul(&p.X, &p.ZZ).Mul(&r.X, &zzz2)
-	r.Y.Mul(&p.Y, &zz2).Mul(&r.Y, &p.ZZ).Mul(&r.Y, &zzz2)
-	return r
-}
-
-func (p xyzzG2) jac() bn254.G2Jac {
-	var r bn254.G2Jac
-	if p.ZZ.IsZero() {
-		r.X.SetOne()
-		r.Y.SetOne()
-		return r
-	}
-	var zzz2, zz2 bn254.E2
-	zzz2.Square(&p.ZZZ)
-	zz2.Square(&p.ZZ)
-	r.Z.Mul(&p.ZZ, &p.ZZZ)
-	r.X.Mul(&p.X, &p.ZZ).Mul(&r.X, &zzz2)
-	r.Y.Mul(&p.Y, &zz2).Mul(&r.Y, &p.ZZ).Mul(&r.Y, &zzz2)
-	return r
-}
-
-// jacobian is the group operations the window combination needs, of
-// bn254.G1Jac or bn254.G2Jac.
+// jacobian is the group operations the window combination needs, of a
+// curve's G1Jac or G2Jac.
 type jacobian[J any] interface {
 	*J
 	DoubleAssign() *J
@@ -462,10 +442,11 @@ type msmVec struct {
 }
 
 // msmRun is one zk_msm call: the MSMs of vecs (1 to MaxMSMBatch) against
-// bases, or their table when t.ptr is set, in G1 or G2 by X, on compute
-// stream s. It returns each vector's window sums, nw a vector at win[j·nw
-// …], w bits a window (over a table: one sum a vector).
-func msmRun[X any](f *cudaFns, t msmTable, op string, g2 bool, bases uintptr, vecs []msmVec, s uintptr) (win []X, w, nw int32, err error) {
+// bases, or their table when t.ptr is set, in G1 or G2 by X, of the
+// library's curve id cid, on compute stream s. It returns each vector's
+// window sums, nw a vector at win[j·nw …], w bits a window (over a table:
+// one sum a vector).
+func msmRun[X interface{ g2() bool }](f *cudaFns, t msmTable, cid int32, op string, bases uintptr, vecs []msmVec, s uintptr) (win []X, w, nw int32, err error) {
 	k := len(vecs)
 	if k == 0 || k > MaxMSMBatch {
 		return nil, 0, 0, fmt.Errorf("cuda %s: %d vectors, want 1 to %d", op, k, MaxMSMBatch)
@@ -476,7 +457,8 @@ func msmRun[X any](f *cudaFns, t msmTable, op string, g2 bool, bases uintptr, ve
 	for j, v := range vecs {
 		scalars[j], idx[j], n[j] = v.scalars, v.idx, uint64(v.n)
 	}
-	a := &zkMSMArgs{ArgsBytes: uint32(unsafe.Sizeof(zkMSMArgs{})), G2: g2Flag(g2), Bases: bases, K: uint32(k),
+	var x X
+	a := &zkMSMArgs{ArgsBytes: uint32(unsafe.Sizeof(zkMSMArgs{})), G2: g2Flag(x.g2()), Curve: cid, Bases: bases, K: uint32(k),
 		Scalars: unsafe.Pointer(&scalars[0]), Idx: unsafe.Pointer(&idx[0]), N: unsafe.Pointer(&n[0])}
 	if t.ptr != 0 {
 		a.Bases, a.NBase, a.Table = t.ptr, uint64(t.nbase), 1
@@ -511,34 +493,27 @@ func combine[X xyzz[J], J any, PJ jacobian[J]](win []X, w int32) J {
 	return res
 }
 
-// msm runs one MSM of n scalars (device, Montgomery) against bases (through
-// idx when nonzero), or their table when t.ptr is set, in G1 or G2 by X,
-// and combines its window sums. s is the caller's compute stream.
-func msm[X xyzz[J], J any, PJ jacobian[J]](f *cudaFns, t msmTable, op string, bases, scalars, idx uintptr, n int, s uintptr) (J, error) {
+// msm runs one MSM of v's scalars (device, Montgomery) against bases
+// (through v.idx when nonzero), or their table when t.ptr is set, in G1 or
+// G2 by X, and combines its window sums. s is the caller's compute stream.
+func msm[X xyzz[J], J any, PJ jacobian[J]](f *cudaFns, t msmTable, cid int32, op string, bases uintptr, v msmVec, s uintptr) (J, error) {
 	var inf X
-	if n == 0 {
+	if v.n == 0 {
 		return inf.jac(), nil
 	}
-	win, w, nw, err := msmRun[X](f, t, op, isG2[X](), bases, []msmVec{{scalars, idx, n}}, s)
+	win, w, nw, err := msmRun[X](f, t, cid, op, bases, []msmVec{v}, s)
 	if err != nil {
 		return inf.jac(), err
 	}
 	return combine[X, J, PJ](win[:nw], w), nil
 }
 
-// isG2 says whether X is a G2 point.
-func isG2[X any]() bool {
-	var x X
-	_, ok := any(x).(xyzzG2)
-	return ok
-}
-
 // ones sums the bases whose bit is set in the device bitmap, in G1 or G2 by
-// X, on compute stream s.
-func ones[X xyzz[J], J any](f onesFn, op string, bases uintptr, q *cudaQuery, s uintptr) (J, error) {
+// X, of the library's curve cid, on compute stream s.
+func ones[X xyzz[J], J any](f onesFn, cid int32, op string, bases uintptr, q *cudaQuery, s uintptr) (J, error) {
 	var p X
 	var e cerr
-	if err := e.err(op, f(bases, q.ones, uint64(q.len), unsafe.Pointer(&p), s, e.p())); err != nil {
+	if err := e.err(op, f(cid, bases, q.ones, uint64(q.len), unsafe.Pointer(&p), s, e.p())); err != nil {
 		var inf X
 		return inf.jac(), err
 	}
@@ -561,11 +536,11 @@ func (c *CUDA) BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G
 			dst   *proofdata.Point
 			bases uintptr
 		}{{&out.A, r.a}, {&out.B1, r.b1}, {&out.K, r.k}} {
-			p, err := ones[xyzzG1](c.fn.onesG1, "ones g1", t.bases, &st.q[i], cs)
+			p, err := r.cv.onesG1(c.fn, t.bases, &st.q[i], cs)
 			if err != nil {
 				return err
 			}
-			*t.dst = &p
+			*t.dst = p
 		}
 		return nil
 	})
@@ -582,15 +557,15 @@ func (c *CUDA) BatchAddG2(ctx context.Context, s *proofdata.Staged) (proofdata.P
 		return nil, err
 	}
 	defer done()
-	var p bn254.G2Jac
+	var p proofdata.Point
 	err = c.onCompute(func(cs uintptr) (err error) {
-		p, err = ones[xyzzG2](c.fn.onesG2, "ones g2", r.b2, &st.q[1], cs)
+		p, err = r.cv.onesG2(c.fn, r.b2, &st.q[1], cs)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &p, ctx.Err()
+	return p, ctx.Err()
 }
 
 // ─── tail-MSM ────────────────────────────────────────────────────────────────
@@ -618,14 +593,14 @@ func (c *CUDA) MSMG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point,
 	}
 	defer done()
 	q := &st.q[1]
-	var res bn254.G2Jac
+	var res proofdata.Point
 	err = c.onCompute(func(cs uintptr) (err error) {
 		t, _ := r.table(r.b2)
-		res, err = msm[xyzzG2](c.fn, t, "msm g2", r.b2, q.vals, q.idx, q.nvals, cs)
+		res, err = r.cv.msmG2(c.fn, t, "msm g2", r.b2, msmVec{q.vals, q.idx, q.nvals}, cs)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &res, ctx.Err()
+	return res, ctx.Err()
 }

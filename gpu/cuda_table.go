@@ -3,9 +3,8 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"unsafe"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
@@ -47,7 +46,7 @@ type msmTable struct {
 	nbase int
 }
 
-type precomputeFn func(bases uintptr, nbase uint64, table uintptr, s uintptr, e *byte) int32
+type precomputeFn func(curve int32, bases uintptr, nbase uint64, table uintptr, s uintptr, e *byte) int32
 
 // baseSet is one of a key's base arrays: where it is on the device, how
 // many points it has and which group they are in.
@@ -63,20 +62,21 @@ func (r *cudaResident) baseSets() []baseSet {
 		{r.z, k.Size.Z, false}, {r.b2, k.Size.B2, true}}
 }
 
-// tableBytes is what the tables of n bases take (0 when the library cannot
-// lay such a table out).
-func (c *CUDA) tableBytes(n int, g2 bool) int64 {
-	if n == 0 {
+// tableBytes is what the tables of n bases of curve id take (0 when the
+// library cannot lay such a table out).
+func (c *CUDA) tableBytes(id curve.ID, n int, g2 bool) int64 {
+	cv, ok := cudaCurves[id]
+	if n == 0 || !ok {
 		return 0
 	}
 	var w, nw int32
 	var e cerr
-	if e.err("msm table", c.fn.msmTableLayout(c.ctx, uint64(n), &w, &nw, e.p())) != nil {
+	if e.err("msm table", c.fn.msmTableLayout(c.ctx, cv.id(), uint64(n), &w, &nw, e.p())) != nil {
 		return 0
 	}
-	size := int64(unsafe.Sizeof(bn254.G1Affine{}))
+	size := int64(id.Params().G1AffineBytes)
 	if g2 {
-		size = int64(unsafe.Sizeof(bn254.G2Affine{}))
+		size = int64(id.Params().G2AffineBytes)
 	}
 	return int64(nw) * int64(n) * size
 }
@@ -96,7 +96,7 @@ func (c *CUDA) keyTableBytes(k *proofdata.Key) int64 {
 		if !c.tabled(s.n) {
 			continue
 		}
-		b := c.tableBytes(s.n, s.g2)
+		b := c.tableBytes(k.Curve, s.n, s.g2)
 		if b == 0 {
 			return 0 // a set the library cannot table: none at all, so ResidentBytes stays exact
 		}
@@ -120,7 +120,7 @@ func (r *cudaResident) buildTables() error {
 		if !c.tabled(s.n) {
 			continue
 		}
-		p, err := c.alloc(int(c.tableBytes(s.n, s.g2)), c.xfer)
+		p, err := c.alloc(int(c.tableBytes(r.key.Curve, s.n, s.g2)), c.xfer)
 		if err != nil {
 			return fmt.Errorf("msm table: %w", err)
 		}
@@ -130,7 +130,7 @@ func (r *cudaResident) buildTables() error {
 			f = c.fn.precomputeG2
 		}
 		var e cerr
-		if err := e.err("msm table", f(s.ptr, uint64(s.n), p, c.xfer, e.p())); err != nil {
+		if err := e.err("msm table", f(r.cv.id(), s.ptr, uint64(s.n), p, c.xfer, e.p())); err != nil {
 			return err
 		}
 	}

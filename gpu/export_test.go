@@ -15,26 +15,34 @@ import (
 // its tests alone, so they are not part of its API).
 
 // ComputeH returns h as MSMH computes it (n terms, by the key's convention),
-// for tests against the CPU backend. a, b and c are consumed.
+// for tests against the CPU backend, as BN254's Fr (see ComputeHScalars).
+// a, b and c are consumed.
 func (c *CUDA) ComputeH(ctx context.Context, s *proofdata.Staged) ([]fr.Element, error) {
+	h, err := c.ComputeHScalars(ctx, s)
+	return proofdata.Elements[fr.Element](h), err
+}
+
+// ComputeHScalars is ComputeH for a key of any curve.
+func (c *CUDA) ComputeHScalars(ctx context.Context, s *proofdata.Staged) ([]proofdata.Scalar, error) {
 	r, st, done, err := c.compute(s)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	h := make([]fr.Element, r.key.N())
+	h := make([]proofdata.Scalar, r.key.N())
 	return h, c.onCompute(func(cs uintptr) error {
 		if err := c.computeH(r, st, cs); err != nil {
 			return err
 		}
 		var e cerr
-		return e.err("download", c.fn.download(unsafe.Pointer(&h[0]), st.a, uint64(len(h)*fr.Bytes), cs, e.p()))
+		return e.err("download", c.fn.download(unsafe.Pointer(&h[0]), st.a, uint64(len(h)*proofdata.ScalarBytes), cs, e.p()))
 	})
 }
 
-// TimeNTT uploads x (length n of r's domain) and returns the mean device
-// time of one forward NTT over reps runs (CUDA events).
-func (c *CUDA) TimeNTT(res proofdata.Resident, x []fr.Element, reps int) (time.Duration, error) {
+// TimeNTT uploads x (length n of r's domain, scalars of its key's curve:
+// any [4]uint64 element type) and returns the mean device time of one
+// forward NTT over reps runs (CUDA events).
+func TimeNTT[E ~[4]uint64](c *CUDA, res proofdata.Resident, x []E, reps int) (time.Duration, error) {
 	r, ok := res.(*cudaResident)
 	if !ok || len(x) != r.key.N() {
 		return 0, fmt.Errorf("cuda: TimeNTT wants a CUDA resident and n elements")
@@ -52,7 +60,7 @@ func (c *CUDA) TimeNTT(res proofdata.Resident, x []fr.Element, reps int) (time.D
 	defer c.fn.devFree(p, c.xfer, e.p()) // after the bench waited for its kernels
 	var ms float32
 	err = c.onCompute(func(cs uintptr) error {
-		return e.err("bench ntt", c.fn.benchNTT(p, int32(r.logn), r.tw, int32(reps), &ms, cs, e.p()))
+		return e.err("bench ntt", c.fn.benchNTT(r.cv.id(), p, int32(r.logn), r.tw, int32(reps), &ms, cs, e.p()))
 	})
 	if err != nil {
 		return 0, err

@@ -153,7 +153,7 @@ func (r *multiResident) Close() error {
 func (m *Multi) Load(k *proofdata.Key) (proofdata.Resident, error) {
 	r := &multiResident{key: k, per: make([]proofdata.Resident, len(m.devs))}
 	var errs []string
-	unsupported := true // by every device: the key's curve, say (gpu.CUDA is BN254 only)
+	unsupported := true // by every device: the key's curve, say (one gpu.CUDA has no kernels for)
 	for i, d := range m.devs {
 		if err := d.err(); err != nil {
 			errs = append(errs, fmt.Sprintf("%s: out of rotation (%v)", d.label, err))

@@ -20,6 +20,11 @@ extern "C" uint32_t zk_abi_version(zk_abi *out) {
         out->count_bytes = sizeof(uint64_t);
         out->config_bytes = sizeof(zk_config);
         out->msm_args_bytes = sizeof(zk_msm_args);
+        out->bls_fr_bytes = sizeof(Bls12381Fr);
+        out->bls_g1_affine_bytes = sizeof(Affine<Bls12381Fp>);
+        out->bls_g2_affine_bytes = sizeof(Affine<Bls12381Fp2>);
+        out->bls_g1_xyzz_bytes = sizeof(XYZZ<Bls12381Fp>);
+        out->bls_g2_xyzz_bytes = sizeof(XYZZ<Bls12381Fp2>);
     }
     return ZK_ABI_VERSION;
 }

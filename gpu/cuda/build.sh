@@ -5,10 +5,10 @@
 # the default one; ARCH=sm_90 for an nvcc without sm_90a, e.g. 11.8's, to
 # check that the sources compile and read ptxas's report)
 #
-# The library is four translation units of zkpipe.cu (ZK_PART: the device
-# and NTT, the G1 MSMs, the G2 MSMs, the G2 tables and ones), compiled at
-# once and linked: on one core the whole file takes nvcc about 4 minutes,
-# the longest part about 2.
+# The library is seven translation units of zkpipe.cu (ZK_PART: the device
+# and the NTTs; per curve, BN254 then BLS12-381: the G1 MSMs, the G2 MSMs,
+# the G2 tables and ones), compiled at once and linked: on one core BN254's
+# parts take nvcc about 4 minutes, the longest part about 2.
 set -e
 cd "$(dirname "$0")"
 NVCC=${NVCC:-nvcc}
@@ -21,7 +21,7 @@ esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pids=""
-for part in 1 2 3 4; do
+for part in 1 2 3 4 5 6 7; do
 	$NVCC -O3 -std=c++17 -c -Xcompiler -fPIC $gencode -Xptxas -warn-spills -DZK_PART=$part \
 		"$@" -o "$tmp/part$part.o" zkpipe.cu >"$tmp/part$part.log" 2>&1 &
 	pids="$pids $!"
@@ -30,5 +30,6 @@ rc=0
 for p in $pids; do wait "$p" || rc=1; done
 cat "$tmp"/part*.log
 [ "$rc" = 0 ] || { echo "nvcc failed" >&2; exit 1; }
-$NVCC -shared $gencode -o "$LIB" "$tmp"/part1.o "$tmp"/part2.o "$tmp"/part3.o "$tmp"/part4.o
+$NVCC -shared $gencode -o "$LIB" "$tmp"/part1.o "$tmp"/part2.o "$tmp"/part3.o "$tmp"/part4.o \
+	"$tmp"/part5.o "$tmp"/part6.o "$tmp"/part7.o
 echo "built $(pwd)/$LIB"

@@ -22,6 +22,13 @@ template <class F> HD F mul_sub(const F &a, const F &b, const F &c, const F &d) 
 template <> HD Fp mul_sub<Fp>(const Fp &a, const Fp &b, const Fp &c, const Fp &d) {
     return Fp::dot32(a, b, Fp::zero() - c, d);
 }
+// BLS12-381's Fp has dot32's room too (DOT32_OK): 12-limb rows, one
+// reduction for both products.
+template <>
+HD Bls12381Fp mul_sub<Bls12381Fp>(const Bls12381Fp &a, const Bls12381Fp &b, const Bls12381Fp &c,
+                                  const Bls12381Fp &d) {
+    return Bls12381Fp::dot32(a, b, Bls12381Fp::zero() - c, d);
+}
 #endif
 
 // XYZZ: x = X/ZZ, y = Y/ZZZ, ZZ³ = ZZZ²; ZZ = 0 is the point at infinity.
@@ -180,13 +187,21 @@ template <> HD Fp2 field_one<Fp2>() {
     r.a1 = Fp::zero();
     return r;
 }
+template <> HD Bls12381Fp field_one<Bls12381Fp>() { return Bls12381Fp::one(); }
+template <> HD Bls12381Fp2 field_one<Bls12381Fp2>() {
+    Bls12381Fp2 r;
+    r.a0 = Bls12381Fp::one();
+    r.a1 = Bls12381Fp::zero();
+    return r;
+}
 
 // ─── curve traits: a curve's fields and coefficients, one struct a curve ───
 //
 // G1: y² = x³ + b over Fp; G2 (the twist): y² = x³ + b′ over Fp2; Fr the
-// scalars. The kernels use BN254's types directly today; BLS12-381 is here
-// for hosttest's check of the formulas over its fields, not yet wired into
-// the MSM/NTT entries (notes/cuda-curve-seam.md).
+// scalars. The MSM kernels are templates over a group's base field F (Fp or
+// Fp2 of a curve), the NTT's over a scalar field; GroupOf<F> gives the
+// curve of F, so that an MSM over F digs its digits out of that curve's Fr
+// (ScalarOf<F>). The C API picks the curve by its id (zkpipe.h, ZK_CURVE_*).
 template <class F, class... L> HD F field_from_limbs(L... limbs) {
     static_assert(sizeof...(L) == F::N, "one limb a 64-bit word of the field");
     const u64 l[] = {(u64)limbs...};
@@ -229,3 +244,24 @@ struct Bls12381 {
         return r;
     }
 };
+
+// GroupOf<F>: the curve whose G1 (G2 = false) or G2 (true) has base field F.
+template <class F> struct GroupOf;
+template <> struct GroupOf<Fp> {
+    typedef Bn254 C;
+    static constexpr bool G2 = false;
+};
+template <> struct GroupOf<Fp2> {
+    typedef Bn254 C;
+    static constexpr bool G2 = true;
+};
+template <> struct GroupOf<Bls12381Fp> {
+    typedef Bls12381 C;
+    static constexpr bool G2 = false;
+};
+template <> struct GroupOf<Bls12381Fp2> {
+    typedef Bls12381 C;
+    static constexpr bool G2 = true;
+};
+// ScalarOf<F>: the scalars of an MSM over F.
+template <class F> using ScalarOf = typename GroupOf<F>::C::Fr;

@@ -91,7 +91,14 @@ inline int context_config_of(const zk_config *cfg, ContextConfig *out) {
 // (44 bytes) and G2 2^20 ran 12.4 ms without it against 12.9 with (run 1 of
 // notes/h200-2026-12-01e); one body less is also a quarter less of the G2
 // part's compile time. Over G1 it is 0.2–0.5 ms faster at 2^20–2^24.
+//
+// BLS12-381's G1 (48-byte limbs, twice BN254's registers a product) does
+// not prefetch by default: -DZK_BLS_G1_PREFETCH=1 builds it to measure.
+#ifndef ZK_BLS_G1_PREFETCH
+#define ZK_BLS_G1_PREFETCH 0
+#endif
 template <class F> constexpr bool LEVEL0_PREFETCHES = sizeof(F) == sizeof(Fp);
+template <> constexpr bool LEVEL0_PREFETCHES<Bls12381Fp> = ZK_BLS_G1_PREFETCH != 0;
 
 // msm_segment: buckets a segment thread reduces, for half buckets a set:
 // the knob if set, else 8, widened past 2^18 buckets to keep about 2^15
@@ -218,11 +225,11 @@ inline int msm_plan_batch(const size_t *n, int k, int c, int nw, bool table, u32
 
 // msm_plan fills p for n points (n ≥ 1) as t plans them, or fails naming
 // the limit.
-inline int msm_plan(size_t n, const MsmTuning &t, MsmPlan *p) {
+template <class S = Fr> int msm_plan(size_t n, const MsmTuning &t, MsmPlan *p) {
     if (n == 0) return FAILF("msm: no points");
     if (n >= ((size_t)1 << 31)) return FAILF("msm: %zu points, the limit is 2^31 − 1", n);
     int c = msm_window(n, t.window);
-    return msm_plan_batch(&n, 1, c, msm_windows(c), false, t.chunk, p);
+    return msm_plan_batch(&n, 1, c, msm_windows<S>(c), false, t.chunk, p);
 }
 
 // MsmTable is a precomputed table (msm.cuh): nbase bases' multiples for
@@ -235,11 +242,12 @@ template <class F> struct MsmTable {
 
 // msm_table_layout gives the window and windows of a table of nbase bases
 // (msm_table_window, or t's window), or fails if the table cannot be
-// addressed: every point's index must fit in 31 bits.
-inline int msm_table_layout(size_t nbase, const MsmTuning &t, int *c, int *nw) {
+// addressed: every point's index must fit in 31 bits. S: the curve's scalars
+// (their bits give the windows).
+template <class S = Fr> int msm_table_layout(size_t nbase, const MsmTuning &t, int *c, int *nw) {
     if (nbase == 0) return FAILF("msm table: no bases");
     *c = msm_table_window(nbase, t.window);
-    *nw = msm_windows(*c);
+    *nw = msm_windows<S>(*c);
     if (*nw > ZK_MAX_WINDOWS) return FAILF("msm table: %d windows, the limit is %d", *nw, ZK_MAX_WINDOWS);
     if ((size_t)*nw * nbase >= ((size_t)1 << 31))
         return FAILF("msm table: %d windows × %zu bases is 2^31 points or more", *nw, nbase);
@@ -248,9 +256,9 @@ inline int msm_table_layout(size_t nbase, const MsmTuning &t, int *c, int *nw) {
 
 // msm_table_layout_raw is zk_msm_table_layout's: msm_table_layout into
 // the ABI's integers.
-inline int msm_table_layout_raw(const MsmTuning &t, uint64_t nbase, int32_t *c, int32_t *nw) {
+template <class S> int msm_table_layout_raw(const MsmTuning &t, uint64_t nbase, int32_t *c, int32_t *nw) {
     int ci = 0, nwi = 0;
-    TRY(msm_table_layout(nbase, t, &ci, &nwi));
+    TRY(msm_table_layout<S>(nbase, t, &ci, &nwi));
     *c = ci;
     *nw = nwi;
     return 0;
@@ -275,7 +283,7 @@ template <class F, class D> int msm_precompute(D &d, const Affine<F> *bases, con
 template <class F, class D>
 int msm_precompute_raw(D &d, const MsmTuning &tu, const void *bases, uint64_t nbase, void *table) {
     MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
-    TRY(msm_table_layout(nbase, tu, &t.c, &t.nw));
+    TRY(msm_table_layout<ScalarOf<F>>(nbase, tu, &t.c, &t.nw));
     return msm_precompute<F>(d, (const Affine<F> *)bases, t, (Affine<F> *)table);
 }
 
@@ -378,7 +386,7 @@ template <class D> int chunk_runs(D &d, Scratch<D> &sc, const u32 *cnt, u32 nb, 
 // gpu.CUDA.JobBytes reserves it (zk_msm_scratch_bytes) for the governor.
 template <class F> size_t msm_scratch_bytes(size_t n, const MsmTuning &t) {
     if (n == 0) return 0;
-    int c = msm_window(n, t.window), nw = msm_windows(c);
+    int c = msm_window(n, t.window), nw = msm_windows<ScalarOf<F>>(c);
     size_t m = n * (size_t)nw, nb = (size_t)nw << (c - 1), L = t.chunk;
     size_t xyzz = sizeof(XYZZ<F>);
     size_t t0 = m / L + nb, t1 = t0 / L + nb;
@@ -407,7 +415,7 @@ template <class F> size_t msm_scratch_bytes(size_t n, const MsmTuning &t) {
 // Over a table (tab non-null; bases unused), the digits of every window of
 // a vector key one set of buckets and read the table's points directly.
 template <class F, class D>
-int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *const *idx, MsmPlan &pl,
+int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, const u32 *const *idx, MsmPlan &pl,
              u32 segment, XYZZ<F> *host_out, const MsmTable<F> *tab) {
     const size_t m = pl.m;
     const u32 nb = pl.nb, half = pl.half;
@@ -529,7 +537,7 @@ int msm_core(D &d, const Affine<F> *bases, const Fr *const *scalars, const u32 *
 // (by the largest vector, or the table's). A batch whose digits would pass
 // one run's limits (MsmPlan) is run as several runs of consecutive vectors.
 template <class F, class D>
-int msm_run_batch(D &d, const MsmTuning &t, const Affine<F> *bases, const Fr *const *scalars, const u32 *const *idx,
+int msm_run_batch(D &d, const MsmTuning &t, const Affine<F> *bases, const ScalarOf<F> *const *scalars, const u32 *const *idx,
                   const size_t *n, int k, XYZZ<F> *host_out, int *c_out, int *nw_out, const MsmTable<F> *tab = nullptr) {
     *c_out = 0;
     *nw_out = 0;
@@ -539,7 +547,7 @@ int msm_run_batch(D &d, const MsmTuning &t, const Affine<F> *bases, const Fr *co
     if (most == 0) return 0;
     if (most >= ((size_t)1 << 31)) return FAILF("msm: %zu points, the limit is 2^31 − 1", most);
     int c = tab ? tab->c : msm_window(most, t.window);
-    int nw = tab ? tab->nw : msm_windows(c);
+    int nw = tab ? tab->nw : msm_windows<ScalarOf<F>>(c);
     int per = tab ? 1 : nw; // sums a vector
     MsmPlan pl{};
     for (int j0 = 0; j0 < k;) {
@@ -573,11 +581,11 @@ int msm_raw(D &d, const MsmTuning &t, const zk_msm_args &a, void *out, int32_t *
         return FAILF("msm: %u vectors in a batch, want 1 to %d", a.k, MSM_MAX_BATCH);
     if (!a.scalars || !a.n) return FAILF("msm: no scalars or counts");
     MsmTable<F> tab{(const Affine<F> *)a.bases, a.nbase, 0, 0};
-    if (a.table) TRY(msm_table_layout(a.nbase, t, &tab.c, &tab.nw));
+    if (a.table) TRY(msm_table_layout<ScalarOf<F>>(a.nbase, t, &tab.c, &tab.nw));
     size_t ns[MSM_MAX_BATCH];
     for (uint32_t j = 0; j < a.k; j++) ns[j] = a.n[j];
     int ci = 0, nwi = 0;
-    TRY(msm_run_batch<F>(d, t, a.table ? nullptr : (const Affine<F> *)a.bases, (const Fr *const *)a.scalars, a.idx, ns,
+    TRY(msm_run_batch<F>(d, t, a.table ? nullptr : (const Affine<F> *)a.bases, (const ScalarOf<F> *const *)a.scalars, a.idx, ns,
                          (int)a.k, (XYZZ<F> *)out, &ci, &nwi, a.table ? &tab : nullptr));
     *c = ci;
     *nw = nwi;
@@ -624,7 +632,7 @@ const u32 NTT_PASS_THREADS = 512; // threads a pass block
 
 // ntt_passes runs an NTT as passes of up to NTT_PASS stages (see
 // group_pos): DIF from the top stage down, or DIT from the bottom up.
-template <class D> int ntt_passes(D &d, Fr *x, int logn, const Fr *tw, bool difp) {
+template <class S, class D> int ntt_passes(D &d, S *x, int logn, const S *tw, bool difp) {
     u32 n = 1u << logn;
     int rem = logn;
     u32 mtop = n / 2, mlow = 1;
@@ -670,7 +678,7 @@ static_assert((1u << (NTT_LGBLOCK - 3)) <= NTT_REGS_THREADS, "ZK_NTT_LGBLOCK: k_
 // order on its way out, which saves scale_rev's pass over memory. The last
 // pass is told so (`last`): with lazy reduction it writes canonical
 // elements, the passes before it elements below 2q.
-template <class D> int ntt_regs(D &d, Fr *x, int logn, const Fr *tw, bool difp, const Fr *scale) {
+template <class S, class D> int ntt_regs(D &d, S *x, int logn, const S *tw, bool difp, const S *scale) {
     RegsPass ps[10];
     int np = regs_plan(logn, NTT_STAGES, NTT_LGBLOCK, difp, ps);
     for (int p = 0; p < np; p++) {
@@ -683,20 +691,20 @@ template <class D> int ntt_regs(D &d, Fr *x, int logn, const Fr *tw, bool difp, 
 // dif: natural → bit-reversed order, then (scale non-null) position p
 // multiplied by scale[bitrev(p)]; dit: bit-reversed → natural. The regs
 // kernels need eight elements: smaller NTTs take the passes.
-template <class D> int dif(D &d, Fr *x, int logn, const Fr *tw, const Fr *scale = nullptr) {
-    if (logn >= 3) return ntt_regs(d, x, logn, tw, true, scale);
+template <class S, class D> int dif(D &d, S *x, int logn, const S *tw, const S *scale = nullptr) {
+    if (logn >= 3) return ntt_regs<S>(d, x, logn, tw, true, scale);
     TRY(ntt_passes(d, x, logn, tw, true));
     if (scale) TRY(d.scale_rev(x, 1u << logn, logn, scale));
     return 0;
 }
 
-template <class D> int dit(D &d, Fr *x, int logn, const Fr *tw) {
-    if (logn >= 3) return ntt_regs(d, x, logn, tw, false, nullptr);
+template <class S, class D> int dit(D &d, S *x, int logn, const S *tw) {
+    if (logn >= 3) return ntt_regs<S>(d, x, logn, tw, false, nullptr);
     return ntt_passes(d, x, logn, tw, false);
 }
 
 // domain_tables_run: see zk_domain_tables.
-template <class D> int domain_tables_run(D &d, Fr *tw, Fr *twinv, Fr *gn, Fr *ginvn, int logn, const Fr *k) {
+template <class S, class D> int domain_tables_run(D &d, S *tw, S *twinv, S *gn, S *ginvn, int logn, const S *k) {
     if (logn < 0 || logn > 30) return FAILF("domain: 2^%d elements, the limit is 2^30", logn);
     size_t n = (size_t)1 << logn, h = n / 2;
     if (h) {
@@ -718,13 +726,13 @@ template <class D> int domain_tables_run(D &d, Fr *tw, Fr *twinv, Fr *gn, Fr *gi
 // device-side waits, so that NTTs too small to fill the GPU overlap. The
 // result is in d's stream order: the caller's next work on d (the MSM)
 // follows without a host round trip, and nothing here waits for the GPU.
-template <class D>
-int compute_h_run(D &d, D *side0, D *side1, Fr *a, Fr *b, Fr *c, int logn, const Fr *tw, const Fr *twinv,
-                  const Fr *gn, const Fr *ginvn, int conv, Fr zinv) {
+template <class S, class D>
+int compute_h_run(D &d, D *side0, D *side1, S *a, S *b, S *c, int logn, const S *tw, const S *twinv,
+                  const S *gn, const S *ginvn, int conv, S zinv) {
     if (logn < 0 || logn > 30) return FAILF("compute h: 2^%d elements, the limit is 2^30", logn);
     if (conv != 0 && conv != 1) return FAILF("compute h: unknown convention %d", conv);
     u32 n = 1u << logn;
-    Fr *x[3] = {a, b, c};
+    S *x[3] = {a, b, c};
     D *on[3] = {&d, side0 ? side0 : &d, side1 ? side1 : &d};
     for (int i = 1; i < 3; i++)
         if (on[i] != &d) TRY(on[i]->after(d)); // fork: after whatever d did to b, c

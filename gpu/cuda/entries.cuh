@@ -4,11 +4,13 @@
 // each opening the caller's error buffer (ErrScope) the same way. What a
 // library supplies before including it:
 //
-//   ZK_PART_1(…) … ZK_PART_4(…)  its arguments where this translation unit
+//   ZK_PART_1(…) … ZK_PART_7(…)  its arguments where this translation unit
 //                builds that part (zkpipe.cu's ZK_PART, build.sh), else
 //                nothing; the stand-in builds every part in one unit
 //   dev_<name>(…) for each ZK_DEVICE entry: the entry without its err
-//                argument, the library's own (CUDA calls, or host memory)
+//                argument, the library's own (CUDA calls, or host memory);
+//                dev_compute_h<S> and dev_bench_ntt<S>, over the scalars S
+//                of the curve the entry's id names
 //   ZK_OPEN(s, busy)  statements that open a call on stream s: declare d,
 //                the driver's device on s (CudaDev, HostDev), and t, the
 //                MsmTuning of s's context; busy: the call runs kernels
@@ -44,6 +46,28 @@
         return __VA_ARGS__;                                                                                            \
     })
 
+// ZK_HALF(part, name, params, s, busy, body): a C++ function of the part
+// that builds it, declared in every part: one curve's and group's half of
+// an entry (the kernels of each live in one part), over d and t of stream s.
+#define ZK_HALF(part, name, params, s, busy, ...)                                                                      \
+    int name params;                                                                                                   \
+    ZK_IN_PART(part, int name params {                                                                                 \
+        ZK_OPEN(s, busy);                                                                                              \
+        return __VA_ARGS__;                                                                                            \
+    })
+
+// ZK_BY_CURVE(what, curve, bn254, bls12381): returns the expression of the
+// curve named by id curve (zkpipe.h, ZK_CURVE_*), or fails naming it.
+#define ZK_BY_CURVE(what, curve, bn254, bls12381)                                                                      \
+    switch (curve) {                                                                                                   \
+    case ZK_CURVE_BN254:                                                                                               \
+        return bn254;                                                                                                  \
+    case ZK_CURVE_BLS12_381:                                                                                           \
+        return bls12381;                                                                                               \
+    }                                                                                                                  \
+    return FAILF("%s: curve %d, want %d (BN254) or %d (BLS12-381)", what, (int)(curve), ZK_CURVE_BN254,              \
+                 ZK_CURVE_BLS12_381)
+
 // ZK_CONFIG(part, name, params, ctx, body): as ZK_DRIVER, for an entry that
 // only plans by context ctx's config (no stream, no device work).
 #define ZK_CONFIG(part, name, params, ctx, ...)                                                                        \
@@ -75,51 +99,99 @@ ZK_DEVICE(1, zk_upload,
 ZK_DEVICE(1, zk_download, (void *dst, const void *src, uint64_t bytes, void *s), (dst, src, bytes, s))
 ZK_DEVICE(1, zk_h2d_async, (void *dst, const void *src, uint64_t bytes, void *s), (dst, src, bytes, s))
 
-// the NTT: H forks side streams, and the bench times with the GPU's events
-ZK_DEVICE(1, zk_compute_h,
-          (void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
-           const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0, void *side1),
-          (a, b, c, logn, tw, twinv, gn, ginvn, conv, zinv, s, side0, side1))
-ZK_DEVICE(1, zk_bench_ntt, (void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *s),
-          (x, logn, tw, reps, ms, s))
-ZK_DRIVER(1, zk_domain_tables,
-          (void *tw, void *twinv, void *gn, void *ginvn, int32_t logn, const uint64_t *consts, void *s), s, false,
-          domain_tables_run(d, (Fr *)tw, (Fr *)twinv, (Fr *)gn, (Fr *)ginvn, logn, (const Fr *)consts))
+// the NTT over the curve's Fr: H forks side streams, and the bench times
+// with the GPU's events
+ZK_PART_1(extern "C" int zk_compute_h(int32_t curve, void *a, void *b, void *c, int32_t logn, const void *tw,
+                                      const void *twinv, const void *gn, const void *ginvn, int32_t conv,
+                                      const uint64_t *zinv, void *s, void *side0, void *side1, char *err) {
+    ErrScope es_(err);
+    ZK_BY_CURVE("compute h", curve,
+                dev_compute_h<Fr>(a, b, c, logn, tw, twinv, gn, ginvn, conv, zinv, s, side0, side1),
+                dev_compute_h<Bls12381Fr>(a, b, c, logn, tw, twinv, gn, ginvn, conv, zinv, s, side0, side1));
+})
+ZK_PART_1(extern "C" int zk_bench_ntt(int32_t curve, void *x, int32_t logn, const void *tw, int32_t reps, float *ms,
+                                      void *s, char *err) {
+    ErrScope es_(err);
+    ZK_BY_CURVE("bench ntt", curve, dev_bench_ntt<Fr>(x, logn, tw, reps, ms, s),
+                dev_bench_ntt<Bls12381Fr>(x, logn, tw, reps, ms, s));
+})
+ZK_PART_1(extern "C" int zk_domain_tables(int32_t curve, void *tw, void *twinv, void *gn, void *ginvn, int32_t logn,
+                                          const uint64_t *consts, void *s, char *err) {
+    ErrScope es_(err);
+    ZK_OPEN(s, false);
+    ZK_BY_CURVE("domain", curve,
+                domain_tables_run(d, (Fr *)tw, (Fr *)twinv, (Fr *)gn, (Fr *)ginvn, logn, (const Fr *)consts),
+                domain_tables_run(d, (Bls12381Fr *)tw, (Bls12381Fr *)twinv, (Bls12381Fr *)gn, (Bls12381Fr *)ginvn,
+                                  logn, (const Bls12381Fr *)consts));
+})
 
 // MSM planning by the context's config
-ZK_CONFIG(1, zk_msm_table_layout, (void *ctx, uint64_t nbase, int32_t *c, int32_t *nw), ctx,
-          msm_table_layout_raw(t, nbase, c, nw))
-ZK_CONFIG(1, zk_msm_scratch_bytes, (void *ctx, uint64_t n, int32_t g2, uint64_t *out), ctx,
-          (*out = g2 ? msm_scratch_bytes<Fp2>(n, t) : msm_scratch_bytes<Fp>(n, t), 0))
-
-// tables and ones: G1 in part 2, G2 in part 4
-ZK_DRIVER(2, zk_precompute_g1, (const void *bases, uint64_t nbase, void *table, void *s), s, false,
-          msm_precompute_raw<Fp>(d, t, bases, nbase, table))
-ZK_DRIVER(4, zk_precompute_g2, (const void *bases, uint64_t nbase, void *table, void *s), s, false,
-          msm_precompute_raw<Fp2>(d, t, bases, nbase, table))
-ZK_DRIVER(2, zk_ones_g1, (const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s), s, true,
-          ones_run<Fp>(d, (const Affine<Fp> *)bases, bitmap, n, (XYZZ<Fp> *)out))
-ZK_DRIVER(4, zk_ones_g2, (const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s), s, true,
-          ones_run<Fp2>(d, (const Affine<Fp2> *)bases, bitmap, n, (XYZZ<Fp2> *)out))
-
-// ─── zk_msm: one entry, its G1 half in part 2 and its G2 half in part 3 ─────
-
-// msm_g1_half and msm_g2_half run inside zk_msm's error scope; C++ names,
-// not part of zkpipe.h.
-int msm_g1_half(const zk_msm_args *a, void *out, int32_t *c, int32_t *nw, void *s);
-int msm_g2_half(const zk_msm_args *a, void *out, int32_t *c, int32_t *nw, void *s);
-ZK_PART_2(int msm_g1_half(const zk_msm_args *a, void *out, int32_t *c, int32_t *nw, void *s) {
-    ZK_OPEN(s, true);
-    return msm_raw<Fp>(d, t, *a, out, c, nw);
+ZK_PART_1(extern "C" int zk_msm_table_layout(void *ctx, int32_t curve, uint64_t nbase, int32_t *c, int32_t *nw,
+                                             char *err) {
+    ErrScope es_(err);
+    ZK_OPEN_CTX(ctx);
+    ZK_BY_CURVE("msm table", curve, msm_table_layout_raw<Fr>(t, nbase, c, nw),
+                msm_table_layout_raw<Bls12381Fr>(t, nbase, c, nw));
 })
-ZK_PART_3(int msm_g2_half(const zk_msm_args *a, void *out, int32_t *c, int32_t *nw, void *s) {
-    ZK_OPEN(s, true);
-    return msm_raw<Fp2>(d, t, *a, out, c, nw);
+ZK_PART_1(extern "C" int zk_msm_scratch_bytes(void *ctx, int32_t curve, uint64_t n, int32_t g2, uint64_t *out,
+                                              char *err) {
+    ErrScope es_(err);
+    ZK_OPEN_CTX(ctx);
+    ZK_BY_CURVE("msm scratch", curve,
+                (*out = g2 ? msm_scratch_bytes<Fp2>(n, t) : msm_scratch_bytes<Fp>(n, t), 0),
+                (*out = g2 ? msm_scratch_bytes<Bls12381Fp2>(n, t) : msm_scratch_bytes<Bls12381Fp>(n, t), 0));
+})
+
+// ─── the group kernels' halves, a part each: BN254's G1 in part 2, its G2
+// MSM in 3, its G2 tables and ones in 4; BLS12-381's G1 in 5, its G2 MSM in
+// 6, its G2 tables and ones in 7 (C++ names, not part of zkpipe.h) ────────
+
+#define ZK_PRECOMPUTE_PARAMS (const void *bases, uint64_t nbase, void *table, void *s)
+#define ZK_ONES_PARAMS (const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s)
+#define ZK_MSM_PARAMS (const zk_msm_args *a, void *out, int32_t *c, int32_t *nw, void *s)
+#define ZK_GROUP_HALVES(F, g1part, g2part, g2tabpart, curve)                                                         \
+    ZK_HALF(g1part, precompute_##curve##_g1, ZK_PRECOMPUTE_PARAMS, s, false,                                          \
+            msm_precompute_raw<F>(d, t, bases, nbase, table))                                                          \
+    ZK_HALF(g2tabpart, precompute_##curve##_g2, ZK_PRECOMPUTE_PARAMS, s, false,                                       \
+            msm_precompute_raw<Fp2T<F>>(d, t, bases, nbase, table))                                                    \
+    ZK_HALF(g1part, ones_##curve##_g1, ZK_ONES_PARAMS, s, true,                                                        \
+            ones_run<F>(d, (const Affine<F> *)bases, bitmap, n, (XYZZ<F> *)out))                                      \
+    ZK_HALF(g2tabpart, ones_##curve##_g2, ZK_ONES_PARAMS, s, true,                                                     \
+            ones_run<Fp2T<F>>(d, (const Affine<Fp2T<F>> *)bases, bitmap, n, (XYZZ<Fp2T<F>> *)out))                    \
+    ZK_HALF(g1part, msm_##curve##_g1, ZK_MSM_PARAMS, s, true, msm_raw<F>(d, t, *a, out, c, nw))                       \
+    ZK_HALF(g2part, msm_##curve##_g2, ZK_MSM_PARAMS, s, true, msm_raw<Fp2T<F>>(d, t, *a, out, c, nw))
+ZK_GROUP_HALVES(Fp, 2, 3, 4, bn254)
+ZK_GROUP_HALVES(Bls12381Fp, 5, 6, 7, bls12381)
+
+// ─── the group entries: by curve and group, to the halves ───────────────────
+
+ZK_PART_1(extern "C" int zk_precompute_g1(int32_t curve, const void *bases, uint64_t nbase, void *table, void *s,
+                                          char *err) {
+    ErrScope es_(err);
+    ZK_BY_CURVE("precompute g1", curve, precompute_bn254_g1(bases, nbase, table, s),
+                precompute_bls12381_g1(bases, nbase, table, s));
+})
+ZK_PART_1(extern "C" int zk_precompute_g2(int32_t curve, const void *bases, uint64_t nbase, void *table, void *s,
+                                          char *err) {
+    ErrScope es_(err);
+    ZK_BY_CURVE("precompute g2", curve, precompute_bn254_g2(bases, nbase, table, s),
+                precompute_bls12381_g2(bases, nbase, table, s));
+})
+ZK_PART_1(extern "C" int zk_ones_g1(int32_t curve, const void *bases, const uint64_t *bitmap, uint64_t n, void *out,
+                                    void *s, char *err) {
+    ErrScope es_(err);
+    ZK_BY_CURVE("ones g1", curve, ones_bn254_g1(bases, bitmap, n, out, s), ones_bls12381_g1(bases, bitmap, n, out, s));
+})
+ZK_PART_1(extern "C" int zk_ones_g2(int32_t curve, const void *bases, const uint64_t *bitmap, uint64_t n, void *out,
+                                    void *s, char *err) {
+    ErrScope es_(err);
+    ZK_BY_CURVE("ones g2", curve, ones_bn254_g2(bases, bitmap, n, out, s), ones_bls12381_g2(bases, bitmap, n, out, s));
 })
 ZK_PART_1(extern "C" int zk_msm(const zk_msm_args *a, void *out, int32_t *c, int32_t *nw, void *s, char *err) {
     ErrScope es_(err);
     if (!a || a->args_bytes != sizeof(zk_msm_args))
         return FAILF("msm: args of %u bytes, this library's are %zu", a ? a->args_bytes : 0, sizeof(zk_msm_args));
     if (a->g2 != 0 && a->g2 != 1) return FAILF("msm: group %d, want 0 (G1) or 1 (G2)", a->g2);
-    return a->g2 ? msm_g2_half(a, out, c, nw, s) : msm_g1_half(a, out, c, nw, s);
+    ZK_BY_CURVE("msm", a->curve, a->g2 ? msm_bn254_g2(a, out, c, nw, s) : msm_bn254_g1(a, out, c, nw, s),
+                a->g2 ? msm_bls12381_g2(a, out, c, nw, s) : msm_bls12381_g1(a, out, c, nw, s));
 })

@@ -271,20 +271,22 @@ struct HostDev {
     }
 
     // MSM: the launches of CudaDev (zkpipe.cu), same grids and blocks.
-    int digits(const Fr *scalars, const u32 *idx, size_t n, int c, int nw, u32 key0, u32 sentinel, u32 *keys,
+    template <class S>
+    int digits(const S *scalars, const u32 *idx, size_t n, int c, int nw, u32 key0, u32 sentinel, u32 *keys,
                u32 *vals) {
         TRY(injected(KERNEL));
         issue([=] {
-            cuda_host::launch(blocks(n), TPB, 0, [=] { k_digits(scalars, idx, n, c, nw, key0, sentinel, keys, vals); });
+            cuda_host::launch(blocks(n), TPB, 0, [=] { k_digits<S>(scalars, idx, n, c, nw, key0, sentinel, keys, vals); });
         });
         return 0;
     }
-    int digits_table(const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 key0, u32 sentinel,
+    template <class S>
+    int digits_table(const S *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 key0, u32 sentinel,
                      u32 *keys, u32 *vals) {
         TRY(injected(KERNEL));
         issue([=] {
             cuda_host::launch(blocks(n), TPB, 0,
-                              [=] { k_digits_table(scalars, idx, n, nbase, c, nw, key0, sentinel, keys, vals); });
+                              [=] { k_digits_table<S>(scalars, idx, n, nbase, c, nw, key0, sentinel, keys, vals); });
         });
         return 0;
     }
@@ -389,7 +391,8 @@ struct HostDev {
     }
 
     // NTT
-    int ntt_regs(Fr *x, int lgn, int lgm, int st, int lgG, const Fr *tw, bool difp, const Fr *scale, bool last) {
+    template <class S>
+    int ntt_regs(S *x, int lgn, int lgm, int st, int lgG, const S *tw, bool difp, const S *scale, bool last) {
         TRY(injected(KERNEL));
         unsigned grid = 1u << (lgn - st - lgG), threads = 1u << (lgG + st - 3);
         size_t smem = regs_smem_bytes(1u << (lgG + st));
@@ -397,37 +400,37 @@ struct HostDev {
         issue([=] {
             cuda_host::launch(grid, threads, smem, [=] {
                 if (difp)
-                    k_ntt_regs<true>(x, lgn, lgm, st, lgG, tw, scale, canon);
+                    k_ntt_regs<S, true>(x, lgn, lgm, st, lgG, tw, scale, canon);
                 else
-                    k_ntt_regs<false>(x, lgn, lgm, st, lgG, tw, scale, canon);
+                    k_ntt_regs<S, false>(x, lgn, lgm, st, lgG, tw, scale, canon);
             }, true);
         });
         return 0;
     }
-    int ntt_pass(Fr *x, u32 n, u32 mlow, int st, u32 ngroups, const Fr *tw, bool difp) {
+    template <class S> int ntt_pass(S *x, u32 n, u32 mlow, int st, u32 ngroups, const S *tw, bool difp) {
         TRY(injected(KERNEL));
         u32 G = NTT_PASS_THREADS >> (st - 1);
         unsigned grid = (ngroups + G - 1) / G;
-        size_t smem = (size_t)G * (1u << st) * sizeof(Fr);
+        size_t smem = (size_t)G * (1u << st) * sizeof(S);
         if (difp)
-            issue([=] { cuda_host::launch(grid, NTT_PASS_THREADS, smem, [=] { k_ntt_pass<true>(x, n, mlow, st, ngroups, tw); }, true); });
+            issue([=] { cuda_host::launch(grid, NTT_PASS_THREADS, smem, [=] { k_ntt_pass<S, true>(x, n, mlow, st, ngroups, tw); }, true); });
         else
-            issue([=] { cuda_host::launch(grid, NTT_PASS_THREADS, smem, [=] { k_ntt_pass<false>(x, n, mlow, st, ngroups, tw); }, true); });
+            issue([=] { cuda_host::launch(grid, NTT_PASS_THREADS, smem, [=] { k_ntt_pass<S, false>(x, n, mlow, st, ngroups, tw); }, true); });
         return 0;
     }
-    int scale_rev(Fr *x, u32 n, int logn, const Fr *tab) {
+    template <class S> int scale_rev(S *x, u32 n, int logn, const S *tab) {
         TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(blocks(n), TPB, 0, [=] { k_scale_rev(x, n, logn, tab); }); });
+        issue([=] { cuda_host::launch(blocks(n), TPB, 0, [=] { k_scale_rev<S>(x, n, logn, tab); }); });
         return 0;
     }
-    int pointwise(Fr *a, const Fr *b, const Fr *c, u32 n, Fr zinv, bool divide) {
+    template <class S> int pointwise(S *a, const S *b, const S *c, u32 n, S zinv, bool divide) {
         TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(blocks(n), TPB, 0, [=] { k_pointwise(a, b, c, n, zinv, divide ? 1 : 0); }); });
+        issue([=] { cuda_host::launch(blocks(n), TPB, 0, [=] { k_pointwise<S>(a, b, c, n, zinv, divide ? 1 : 0); }); });
         return 0;
     }
-    int powers(Fr *out, size_t count, Fr base, Fr f) {
+    template <class S> int powers(S *out, size_t count, S base, S f) {
         TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(blocks(count), TPB, 0, [=] { k_powers(out, count, base, f); }); });
+        issue([=] { cuda_host::launch(blocks(count), TPB, 0, [=] { k_powers<S>(out, count, base, f); }); });
         return 0;
     }
 };
@@ -476,6 +479,9 @@ int zk_host_calls_peak(int reset) { return reset ? calls_peak.exchange(calls_now
 #define ZK_PART_2(...) __VA_ARGS__
 #define ZK_PART_3(...) __VA_ARGS__
 #define ZK_PART_4(...) __VA_ARGS__
+#define ZK_PART_5(...) __VA_ARGS__
+#define ZK_PART_6(...) __VA_ARGS__
+#define ZK_PART_7(...) __VA_ARGS__
 
 // ZK_OPEN: the call's stream is its device's (for injected failures); a
 // kernel call marks it busy (KernelCall). s may be NULL in the stand-in
@@ -599,8 +605,9 @@ int dev_zk_download(void *dst, const void *src, uint64_t bytes, void *s) {
     return 0;
 }
 
-int dev_zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
-                     const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0, void *side1) {
+template <class S>
+int dev_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
+                  const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0, void *side1) {
     KERNEL_CALL(s);
     // The side streams are the call's too: a second call may not use them.
     for (void *side : {side0, side1})
@@ -611,16 +618,15 @@ int dev_zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, co
     TRY(k0.rc);
     TRY(k1.rc);
     HostDev d, d0, d1;
-    TRY(compute_h_run(d, side0 ? &d0 : nullptr, side1 ? &d1 : nullptr, (Fr *)a, (Fr *)b, (Fr *)c, logn,
-                      (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn, (const Fr *)ginvn, conv,
-                      *(const Fr *)zinv));
+    TRY(compute_h_run(d, side0 ? &d0 : nullptr, side1 ? &d1 : nullptr, (S *)a, (S *)b, (S *)c, logn,
+                      (const S *)tw, (const S *)twinv, (const S *)gn, (const S *)ginvn, conv, *(const S *)zinv));
     return d.sync(); // the GPU's H runs on; here the wait is the device time
 }
 
-int dev_zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *s) {
+template <class S> int dev_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *s) {
     KERNEL_CALL(s);
     HostDev d;
-    for (int i = 0; i < reps; i++) TRY(dit(d, (Fr *)x, logn, (const Fr *)tw));
+    for (int i = 0; i < reps; i++) TRY(dit(d, (S *)x, logn, (const S *)tw));
     *ms = 0;
     return 0;
 }

@@ -96,10 +96,13 @@ P1 naive_mul(const A1 &a, const Fr &k_mont) {
     return r;
 }
 
-// msm_emul mirrors msm() in zkpipe.cu.
-P1 msm_emul(const std::vector<A1> &bases, const std::vector<Fr> &sc, const u32 *idx, u32 L) {
+// msm_emul mirrors msm() in zkpipe.cu (driver.cuh's msm_core), over any
+// group's base field F.
+template <class F>
+XYZZ<F> msm_emul(const std::vector<Affine<F>> &bases, const std::vector<ScalarOf<F>> &sc, const u32 *idx, u32 L) {
+    typedef XYZZ<F> P1;
     size_t n = sc.size();
-    int c = msm_window(n), nw = msm_windows(c);
+    int c = msm_window(n), nw = msm_windows<ScalarOf<F>>(c);
     u32 half = 1u << (c - 1), nb = (u32)nw * half;
     size_t m = n * nw;
     std::vector<u32> keys(m), vals(m);
@@ -987,11 +990,11 @@ Dom make_dom(int logn, Fr g) {
     return d;
 }
 
-void dif(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw) {
+template <class S, class DM> void dif(std::vector<S> &x, const DM &d, const std::vector<S> &tw) {
     for (u32 m = d.n / 2; m >= 1; m >>= 1)
         for (u32 t = 0; t < d.n / 2; t++) dif_body(t, x.data(), d.n, m, tw.data());
 }
-void dit(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw) {
+template <class S, class DM> void dit(std::vector<S> &x, const DM &d, const std::vector<S> &tw) {
     for (u32 m = 1; m <= d.n / 2; m <<= 1)
         for (u32 t = 0; t < d.n / 2; t++) dit_body(t, x.data(), d.n, m, tw.data());
 }
@@ -1057,9 +1060,9 @@ void scale_rev(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tab) {
 // regs_pass_blocks: one pass of regs_passes, every block in turn: copied in
 // and out by regs_elem/regs_slot_of, its threads' rounds in turn (threads
 // of one round touch disjoint elements).
-template <bool DIF, bool LAZY, bool GL>
-void regs_pass_blocks(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, const RegsPass &P, bool lastp,
-                      const Fr *scale) {
+template <bool DIF, bool LAZY, bool GL, class S, class DM>
+void regs_pass_blocks(std::vector<S> &x, const DM &d, const std::vector<S> &tw, const RegsPass &P, bool lastp,
+                      const S *scale) {
     u32 E = 1u << (P.lgG + P.s), mlow = 1u << P.lgm, threads = E / 8;
     std::vector<Half> sh(regs_smem_bytes(E) / sizeof(Half));
     Half *gx = reinterpret_cast<Half *>(x.data());
@@ -1083,9 +1086,9 @@ void regs_pass_blocks(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &t
         }
     }
 }
-template <bool DIF, bool LAZY>
-void regs_pass_gl(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, const RegsPass &P, bool lastp,
-                  const Fr *scale, bool gl) {
+template <bool DIF, bool LAZY, class S, class DM>
+void regs_pass_gl(std::vector<S> &x, const DM &d, const std::vector<S> &tw, const RegsPass &P, bool lastp,
+                  const S *scale, bool gl) {
     if (gl)
         regs_pass_blocks<DIF, LAZY, true>(x, d, tw, P, lastp, scale);
     else
@@ -1097,9 +1100,14 @@ void regs_pass_gl(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, c
 // groups across lanes where regs_lanes_ok (ntt.cuh's GL). trace
 // (non-null): x after each pass; lanes_used (non-null): how many passes
 // took groups across lanes.
-void regs_passes(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, bool difp, int stages, int lgblock,
-                 const Fr *scale = nullptr, bool lazy = false, std::vector<std::vector<Fr>> *trace = nullptr,
-                 bool lanes = false, int *lanes_used = nullptr) {
+// Over a field without lazy room (NTT_LAZY false: BLS12-381's Fr) lazy is
+// refused (a failed check), as the kernels never take it there.
+template <class T> struct same_type { typedef T type; }; // a parameter that takes no part in deduction
+template <class S, class DM>
+void regs_passes(std::vector<S> &x, const DM &d, const std::vector<S> &tw, bool difp, int stages, int lgblock,
+                 const typename same_type<S>::type *scale = nullptr, bool lazy = false,
+                 typename same_type<std::vector<std::vector<S>>>::type *trace = nullptr, bool lanes = false,
+                 int *lanes_used = nullptr) {
     RegsPass ps[10];
     int np = regs_plan(d.logn, stages, lgblock, difp, ps);
     for (int p = 0; p < np; p++) {
@@ -1108,14 +1116,22 @@ void regs_passes(std::vector<Fr> &x, const Dom &d, const std::vector<Fr> &tw, bo
               d.logn, p, P.s, P.lgG);
         const bool lastp = p == np - 1, gl = lanes && regs_lanes_ok(P.s, P.lgG, P.lgm);
         if (gl && lanes_used) ++*lanes_used;
-        if (difp && lazy)
-            regs_pass_gl<true, true>(x, d, tw, P, lastp, scale, gl);
-        else if (difp)
-            regs_pass_gl<true, false>(x, d, tw, P, lastp, scale, gl);
-        else if (lazy)
-            regs_pass_gl<false, true>(x, d, tw, P, lastp, nullptr, gl);
-        else
-            regs_pass_gl<false, false>(x, d, tw, P, lastp, nullptr, gl);
+        if constexpr (NTT_LAZY<S>) {
+            if (difp && lazy)
+                regs_pass_gl<true, true>(x, d, tw, P, lastp, scale, gl);
+            else if (difp)
+                regs_pass_gl<true, false>(x, d, tw, P, lastp, scale, gl);
+            else if (lazy)
+                regs_pass_gl<false, true>(x, d, tw, P, lastp, (const S *)nullptr, gl);
+            else
+                regs_pass_gl<false, false>(x, d, tw, P, lastp, (const S *)nullptr, gl);
+        } else {
+            CHECK(!lazy, "regs passes: lazy over a field without 4q < R");
+            if (difp)
+                regs_pass_gl<true, false>(x, d, tw, P, lastp, scale, gl);
+            else
+                regs_pass_gl<false, false>(x, d, tw, P, lastp, (const S *)nullptr, gl);
+        }
         if (trace) trace->push_back(x);
     }
 }
@@ -1205,6 +1221,235 @@ void test_regs_lanes(int logn, int stages, int lgblock, int want) {
     regs_case("dif scaled", x, a, d, d.twinv, true, stages, lgblock, d.gn.data(), &used);
     CHECK(used == 3 * want, "regs lanes logn=%d stages=%d block=2^%d: %d passes took groups across lanes, want %d", logn,
           stages, lgblock, used, 3 * want);
+}
+
+// ─── BLS12-381: the MSM over G1 and G2 and the NTT over its Fr ──────────────
+//
+// The same bodies the kernels run, instantiated over BLS12-381's types
+// (the curve's generators from gnark-crypto: curve_vectors.h), against
+// double-and-add and a naive DFT. What is BLS12-381's own here: 255-bit
+// scalars (msm_windows<S>: ⌈256/c⌉ windows, r − 1's top window), 6-limb Fp
+// and Fp2 over it in the buckets, and the NTT's eager butterflies (no 4q < R).
+
+template <class S> S scalar_rnd() {
+    S r;
+    for (int k = 0; k < 4; k++) r.v[k] = rng();
+    r.v[3] %= S::q(3); // below q's top limb: any value < q
+    return r;
+}
+
+template <class F> XYZZ<F> double_and_add(const Affine<F> &a, const ScalarOf<F> &k_mont) {
+    ScalarOf<F> k = k_mont.from_mont();
+    XYZZ<F> r = XYZZ<F>::inf(), base = XYZZ<F>::inf();
+    if (!a.is_inf()) base.add_affine(a.x, a.y, field_one<F>());
+    for (int i = 255; i >= 0; i--) {
+        r.dbl_assign();
+        if ((k.v[i / 64] >> (i % 64)) & 1) r.add(base);
+    }
+    return r;
+}
+
+// bases_from: n points k·G for random small steps, a repeat and an infinity.
+template <class F> std::vector<Affine<F>> bases_from(const Affine<F> &G, size_t n) {
+    std::vector<Affine<F>> out;
+    XYZZ<F> acc = XYZZ<F>::inf();
+    for (size_t i = 0; i < n; i++) {
+        int step = 1 + (int)(rng() % 5);
+        for (int k = 0; k < step; k++) acc.add_affine(G.x, G.y, field_one<F>());
+        out.push_back(acc.to_affine());
+    }
+    if (n > 3) out[2] = out[1];
+    if (n > 5) out[4] = Affine<F>{F::zero(), F::zero()};
+    return out;
+}
+
+// test_msm_over: msm_emul (digits, sort, levels, segments, windows) against
+// Σ double-and-add; mode 0: random scalars with 0, 1 and r − 1 among them,
+// 1: every scalar r − 1 (the top window's digit on every point).
+template <class F> void test_msm_over(const char *name, const Affine<F> &G, size_t n, u32 L, bool use_idx, int mode) {
+    typedef ScalarOf<F> S;
+    std::vector<Affine<F>> bases = bases_from(G, n + 7);
+    std::vector<S> sc(n);
+    S one = S::one();
+    for (size_t i = 0; i < n; i++) {
+        sc[i] = mode == 1 ? one.neg() : scalar_rnd<S>();
+        if (mode == 0 && i % 7 == 3) sc[i] = S::zero();
+        if (mode == 0 && i % 11 == 5) sc[i] = one;
+        if (mode == 0 && i % 13 == 1) sc[i] = one.neg();
+    }
+    std::vector<u32> idx(n);
+    for (size_t i = 0; i < n; i++) idx[i] = (u32)((i * 3 + 1) % (n + 7));
+    XYZZ<F> want = XYZZ<F>::inf();
+    for (size_t i = 0; i < n; i++) {
+        const Affine<F> &b = bases[use_idx ? idx[i] : i];
+        if (!b.is_inf()) want.add(double_and_add(b, sc[i]));
+    }
+    XYZZ<F> got = msm_emul(bases, sc, use_idx ? idx.data() : nullptr, L);
+    CHECK(affine_eq(want.to_affine(), got.to_affine()), "%s msm n=%zu L=%u idx=%d mode=%d", name, n, L, use_idx, mode);
+}
+
+void test_bls12381_msm() {
+    typedef Bls12381::Fp F;
+    typedef Bls12381::Fp2 E;
+    const CurveVector &g = bls12381_vectors[0];
+    Affine<F> g1{field_of_words<F>(g.g1x), field_of_words<F>(g.g1y)};
+    Affine<E> g2{fp2_of_words<F>(g.g2x0, g.g2x1), fp2_of_words<F>(g.g2y0, g.g2y1)};
+    // the windows: one more bit than BN254's scalars
+    CHECK(msm_windows<Bls12381Fr>(16) == 16 && msm_windows<Fr>(16) == 16 && msm_windows<Bls12381Fr>(15) == 18 &&
+              msm_windows<Fr>(15) == 17 && msm_windows<Bls12381Fr>(17) == 16 && msm_windows<Fr>(17) == 15 &&
+              msm_windows<Bls12381Fr>(4) == 64,
+          "bls12-381 windows");
+    int c = 0, nw = 0;
+    MsmTuning T;
+    CHECK(msm_table_layout<Bls12381Fr>((size_t)1 << 22, T, &c, &nw) == 0 && c == 20 && nw == 13, "bls table 2^22: %d %d", c, nw);
+    CHECK(msm_table_layout<Bls12381Fr>((size_t)1 << 21, T, &c, &nw) == 0 && c == 19 && nw == 14, "bls table 2^21: %d %d", c, nw);
+    for (size_t n : {1, 2, 17, 300})
+        for (u32 L : {2u, 32u}) test_msm_over<F>("bls12-381 G1", g1, n, L, false, 0);
+    test_msm_over<F>("bls12-381 G1", g1, 150, 4, true, 0);
+    test_msm_over<F>("bls12-381 G1", g1, 200, 32, true, 1);
+    test_msm_over<F>("bls12-381 G1", g1, 600, 32, false, 0); // c = 5: ⌈256/5⌉ = 52 windows
+    test_msm_over<F>("bls12-381 G1", g1, 2100, 32, true, 0); // c = 7
+    for (size_t n : {1, 3, 100})
+        for (u32 L : {2u, 32u}) test_msm_over<E>("bls12-381 G2", g2, n, L, n == 100, 0);
+    test_msm_over<E>("bls12-381 G2", g2, 64, 3, false, 1);
+    test_msm_over<E>("bls12-381 G2", g2, 600, 32, true, 0);
+    // ones_body over G1 and G2
+    size_t n = 200;
+    std::vector<Affine<F>> b1 = bases_from(g1, n);
+    std::vector<Affine<E>> b2 = bases_from(g2, n);
+    std::vector<u64> bm((n + 63) / 64, 0);
+    XYZZ<F> w1 = XYZZ<F>::inf();
+    XYZZ<E> w2 = XYZZ<E>::inf();
+    for (size_t j = 0; j < n; j++)
+        if (rng() % 3 == 0 || j == 1 || j == 2 || j == 4) {
+            bm[j / 64] |= 1ULL << (j % 64);
+            if (!b1[j].is_inf()) w1.add_affine(b1[j].x, b1[j].y, field_one<F>());
+            if (!b2[j].is_inf()) w2.add_affine(b2[j].x, b2[j].y, field_one<E>());
+        }
+    std::vector<XYZZ<F>> p1(bm.size());
+    std::vector<XYZZ<E>> p2(bm.size());
+    XYZZ<F> s1 = XYZZ<F>::inf();
+    XYZZ<E> s2 = XYZZ<E>::inf();
+    for (size_t t = 0; t < bm.size(); t++) {
+        ones_body(t, b1.data(), bm.data(), n, p1.data());
+        ones_body(t, b2.data(), bm.data(), n, p2.data());
+        s1.add(p1[t]);
+        s2.add(p2[t]);
+    }
+    CHECK(affine_eq(w1.to_affine(), s1.to_affine()) && affine_eq(w2.to_affine(), s2.to_affine()), "bls12-381 ones");
+    // a table's column (precompute_body): 2^(c·w)·P by doublings
+    std::vector<Affine<F>> tab(3 * 5);
+    for (size_t i = 0; i < 5; i++) precompute_body(i, b1.data(), 5, 7, 3, tab.data());
+    XYZZ<F> t = XYZZ<F>::inf();
+    t.add_affine(b1[3].x, b1[3].y, field_one<F>());
+    for (int k = 0; k < 14; k++) t.dbl_assign();
+    CHECK(affine_eq(tab[2 * 5 + 3], t.to_affine()), "bls12-381 table column");
+}
+
+// NttDom: a domain of n over S, ω = gen^((q−1)/n), coset generator gen.
+template <class S> struct NttDom {
+    int logn;
+    u32 n;
+    S w, g;
+    std::vector<S> tw, twinv, gn, ginvn;
+};
+template <class S> NttDom<S> ntt_dom(int logn, u64 gen) {
+    NttDom<S> d;
+    d.logn = logn;
+    d.n = 1u << logn;
+    u64 e[4] = {S::q(0) - 1, S::q(1), S::q(2), S::q(3)};
+    for (int i = 0; i < logn; i++)
+        for (int k = 0; k < 4; k++) e[k] = (e[k] >> 1) | (k < 3 ? e[k + 1] << 63 : 0);
+    d.g = mont<S>(gen);
+    d.w = pow(d.g, e);
+    S winv = inv(d.w), ninv = inv(mont<S>(d.n));
+    size_t h = d.n / 2 ? d.n / 2 : 1;
+    d.tw.resize(h);
+    d.twinv.resize(h);
+    d.gn.resize(d.n);
+    for (size_t i = 0; i < h; i++) powers_body(i, d.w, S::one(), d.tw.data()), powers_body(i, winv, S::one(), d.twinv.data());
+    d.ginvn.resize(d.n);
+    S ginv = inv(d.g);
+    for (size_t i = 0; i < d.n; i++) powers_body(i, d.g, ninv, d.gn.data()), powers_body(i, ginv, ninv, d.ginvn.data());
+    return d;
+}
+
+// test_bls12381_ntt: over BLS12-381's Fr (generator 7, two-adicity 32): ω
+// has order n exactly; the radix-2 DIF is the DFT in bit-reversed order;
+// the regs passes (eager: NTT_LAZY is false here) match it at several plans,
+// DIT and the scaled DIF of compute_h included; DIT after the inverse DIF
+// with 1/n is the identity.
+void test_bls12381_ntt(int logn) {
+    typedef Bls12381Fr S;
+    static_assert(!NTT_LAZY<S> && NTT_LAZY<Fr>, "BLS12-381's Fr has no lazy room, BN254's has");
+    NttDom<S> d = ntt_dom<S>(logn, 7);
+    {
+        S p = d.w;
+        for (int i = 0; i < logn; i++) {
+            CHECK(!p.eq(S::one()) || d.n == 1, "bls ω^(2^%d) = 1 before n = 2^%d", i, logn);
+            p = p.sqr();
+        }
+        CHECK(p.eq(S::one()), "bls ω^n ≠ 1 (logn=%d)", logn);
+    }
+    std::vector<S> x(d.n);
+    for (auto &v : x) v = scalar_rnd<S>();
+    x[0] = S::zero() - S::one();
+    std::vector<S> want(d.n);
+    for (u32 k = 0; k < d.n; k++) {
+        S acc = S::zero(), wk = S::one(), step = S::one();
+        for (u32 i = 0; i < k; i++) step = step * d.w;
+        for (u32 j = 0; j < d.n; j++) acc = acc + x[j] * wk, wk = wk * step;
+        want[bitrev(k, logn)] = acc;
+    }
+    std::vector<S> a = x;
+    dif(a, d, d.tw);
+    bool ok = true;
+    for (u32 i = 0; i < d.n; i++) ok = ok && a[i].eq(want[i]);
+    CHECK(ok, "bls dif = DFT (logn=%d)", logn);
+    if (logn < 3) return;
+    for (int stages : {3, 5, 8})
+        for (int lgblock : {8, 10}) {
+            std::vector<S> e = x;
+            regs_passes(e, d, d.tw, true, stages, lgblock);
+            ok = true;
+            for (u32 i = 0; i < d.n; i++) ok = ok && e[i].eq(want[i]) && below(e[i], 1);
+            CHECK(ok, "bls regs dif logn=%d stages=%d block=2^%d", logn, stages, lgblock);
+            std::vector<S> r = x, b = x;
+            dit(r, d, d.twinv);
+            regs_passes(b, d, d.twinv, false, stages, lgblock, (const S *)nullptr, false, nullptr, true);
+            ok = true;
+            for (u32 i = 0; i < d.n; i++) ok = ok && r[i].eq(b[i]);
+            CHECK(ok, "bls regs dit logn=%d stages=%d block=2^%d (groups across lanes where they fit)", logn, stages, lgblock);
+            // compute_h's coset step: the inverse DIF scaled by g^j/n, then
+            // DIT: x's interpolant P on the coset, y_k = P(g·ω^k) (naive
+            // below 2^7); and back by the inverse coset step (g^−j/n)
+            std::vector<S> y = x;
+            regs_passes(y, d, d.twinv, true, stages, lgblock, d.gn.data());
+            regs_passes(y, d, d.tw, false, stages, lgblock);
+            if (logn <= 6) {
+                S winv = inv(d.w), ninv = inv(mont<S>(d.n));
+                std::vector<S> coef(d.n);
+                for (u32 j = 0; j < d.n; j++) {
+                    S acc = S::zero(), wj = S::one(), st = S::one();
+                    for (u32 i = 0; i < j; i++) st = st * winv;
+                    for (u32 i = 0; i < d.n; i++) acc = acc + x[i] * wj, wj = wj * st;
+                    coef[j] = acc * ninv;
+                }
+                ok = true;
+                S pt = d.g; // g·ω^k
+                for (u32 k = 0; k < d.n; k++, pt = pt * d.w) {
+                    S acc = S::zero(), pj = S::one();
+                    for (u32 j = 0; j < d.n; j++) acc = acc + coef[j] * pj, pj = pj * pt;
+                    ok = ok && y[k].eq(acc);
+                }
+                CHECK(ok, "bls coset evaluation logn=%d stages=%d block=2^%d", logn, stages, lgblock);
+            }
+            regs_passes(y, d, d.twinv, true, stages, lgblock, d.ginvn.data());
+            regs_passes(y, d, d.tw, false, stages, lgblock);
+            ok = true;
+            for (u32 j = 0; j < d.n; j++) ok = ok && y[j].eq(x[j]);
+            CHECK(ok, "bls coset round trip logn=%d stages=%d block=2^%d", logn, stages, lgblock);
+        }
 }
 
 // test_regs_banks: in every round of every pass size, the eight threads of
@@ -1522,6 +1767,8 @@ int main() {
     test_regs_lanes(18, 6, 8, 2);
     test_regs_banks();
     test_regs_copy_banks();
+    test_bls12381_msm();
+    for (int logn : {1, 2, 3, 4, 6, 9, 11}) test_bls12381_ntt(logn);
     if (failures) {
         printf("%d failures\n", failures);
         return 1;

@@ -16,13 +16,15 @@
 const int TPB = 256;
 inline unsigned blocks(size_t n, int tpb = TPB) { return (unsigned)((n + tpb - 1) / tpb); }
 
-__global__ void k_digits(const Fr *scalars, const u32 *idx, size_t n, int c, int nw, u32 key0, u32 sentinel,
+template <class S>
+__global__ void k_digits(const S *scalars, const u32 *idx, size_t n, int c, int nw, u32 key0, u32 sentinel,
                          u32 *keys, u32 *vals) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) digits_body(i, scalars, idx, n, c, nw, key0, sentinel, keys, vals);
 }
 
-__global__ void k_digits_table(const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 key0,
+template <class S>
+__global__ void k_digits_table(const S *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 key0,
                                u32 sentinel, u32 *keys, u32 *vals) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) digits_table_body(i, scalars, idx, n, nbase, c, nw, key0, sentinel, keys, vals);
@@ -100,9 +102,9 @@ template <class F> __global__ void k_reduce(const XYZZ<F> *in, size_t m, size_t 
 // k_ntt_pass: one pass of s stages (see group_pos), G = blockDim/2^(s−1)
 // consecutive groups a block, loaded so that consecutive threads read
 // consecutive residues (contiguous addresses when mlow ≥ G).
-template <bool DIF>
-__global__ void __launch_bounds__(512) k_ntt_pass(Fr *x, u32 n, u32 mlow, int s, u32 ngroups, const Fr *tw) {
-    ZK_DYN_SHARED(Fr, sh);
+template <class S, bool DIF>
+__global__ void __launch_bounds__(512) k_ntt_pass(S *x, u32 n, u32 mlow, int s, u32 ngroups, const S *tw) {
+    ZK_DYN_SHARED(S, sh);
     u32 size = 1u << s;
     u32 G = blockDim.x >> (s - 1);
     u32 g0 = blockIdx.x * G;
@@ -142,10 +144,11 @@ __global__ void __launch_bounds__(512) k_ntt_pass(Fr *x, u32 n, u32 mlow, int s,
 // copy-in variants, the eager reduction and the groups across lanes that
 // were measured against this kernel are in notes/cuda-variants.md; ntt.cuh
 // keeps LAZY and GL as template parameters of the bodies (hosttest.cpp
-// checks them).
-template <bool DIF>
+// checks them). A field without the room for lazy elements (BLS12-381's Fr:
+// no 4q < 2^256) runs the same kernel with eager butterflies (NTT_LAZY).
+template <class S, bool DIF>
 __global__ void __launch_bounds__(128, 5)
-    k_ntt_regs(Fr *x, int lgn, int lgm, int s, int lgG, const Fr *tw, const Fr *scale, int canon) {
+    k_ntt_regs(S *x, int lgn, int lgm, int s, int lgG, const S *tw, const S *scale, int canon) {
     ZK_DYN_SHARED(Half, halves);
     const u32 E = 1u << (lgG + s), g0 = blockIdx.x << lgG, mlow = 1u << lgm;
     Half *gx = reinterpret_cast<Half *>(x);
@@ -165,7 +168,7 @@ __global__ void __launch_bounds__(128, 5)
     __syncthreads();
     for (int ri = 0; ri < regs_rounds(s); ri++) {
         const bool lastr = ri == regs_rounds(s) - 1;
-        regs_round<DIF, true, false>(halves, E, threadIdx.x, ri, s, g0, lgm, lgn, tw, lastr ? scale : nullptr, lastr && canon);
+        regs_round<DIF, NTT_LAZY<S>, false>(halves, E, threadIdx.x, ri, s, g0, lgm, lgn, tw, lastr ? scale : nullptr, lastr && canon);
         __syncthreads();
     }
     for (u32 q = threadIdx.x; q < 2 * E; q += blockDim.x) {
@@ -175,21 +178,21 @@ __global__ void __launch_bounds__(128, 5)
     }
 }
 
-__global__ void k_scale_rev(Fr *x, u32 n, int logn, const Fr *tab) {
+template <class S> __global__ void k_scale_rev(S *x, u32 n, int logn, const S *tab) {
     u32 p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p < n) x[p] = x[p] * tab[bitrev(p, logn)];
 }
 
-__global__ void k_pointwise(Fr *a, const Fr *b, const Fr *c, u32 n, Fr zinv, int divide) {
+template <class S> __global__ void k_pointwise(S *a, const S *b, const S *c, u32 n, S zinv, int divide) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
-        Fr r = a[i] * b[i] - c[i];
+        S r = a[i] * b[i] - c[i];
         if (divide) r = r * zinv;
         a[i] = r;
     }
 }
 
-__global__ void k_powers(Fr *out, size_t count, Fr base, Fr f) {
+template <class S> __global__ void k_powers(S *out, size_t count, S base, S f) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < count) powers_body(i, base, f, out);
 }

@@ -21,7 +21,7 @@ HD u32 bits_at(const u64 k[4], int s, int c) {
 // vector of a batch in its own bucket sets (driver.cuh, MsmPlan).
 // signed_digit: window w's digit of k in [0, 2^(c−1)] and its sign, from
 // the c bits there plus the carry out of the window below (updated).
-HD u32 signed_digit(const Fr &k, int w, int c, u32 &carry, u32 &sign) {
+template <class S> HD u32 signed_digit(const S &k, int w, int c, u32 &carry, u32 &sign) {
     u32 half = 1u << (c - 1);
     u32 d = bits_at(k.v, w * c, c) + carry;
     sign = d > half;
@@ -29,9 +29,11 @@ HD u32 signed_digit(const Fr &k, int w, int c, u32 &carry, u32 &sign) {
     return sign ? (1u << c) - d : d;
 }
 
-HD void digits_body(size_t i, const Fr *scalars, const u32 *idx, size_t n, int c, int nw, u32 key0, u32 sentinel,
+template <class S>
+HD void digits_body(size_t i, const S *scalars, const u32 *idx, size_t n, int c, int nw, u32 key0, u32 sentinel,
                     u32 *keys, u32 *vals) {
-    Fr k = scalars[i].from_mont();
+    static_assert(S::N == 4, "bits_at reads four 64-bit limbs");
+    S k = scalars[i].from_mont();
     u32 half = 1u << (c - 1);
     u32 bi = idx ? idx[i] : (u32)i;
     u32 carry = 0;
@@ -74,9 +76,11 @@ HD void precompute_body(size_t i, const Affine<F> *bases, size_t nbase, int c, i
 
 // digits_table_body: as digits_body, for a table: key key0 + |d| − 1
 // (the sentinel for d = 0), val = (w·nbase + base index) | sign<<31.
-HD void digits_table_body(size_t i, const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw,
+template <class S>
+HD void digits_table_body(size_t i, const S *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw,
                           u32 key0, u32 sentinel, u32 *keys, u32 *vals) {
-    Fr k = scalars[i].from_mont();
+    static_assert(S::N == 4, "bits_at reads four 64-bit limbs");
+    S k = scalars[i].from_mont();
     u32 bi = idx ? idx[i] : (u32)i;
     u32 carry = 0;
     for (int w = 0; w < nw; w++) {
@@ -285,7 +289,11 @@ HD int msm_window(size_t n, int override = 0) {
     if (c > 16) c = 16;
     return c;
 }
-HD int msm_windows(int c) { return (255 + c - 1) / c; }
+// msm_windows: the c-bit windows of a scalar of S: its S::BITS bits and one
+// more for the signed digits' last carry (BN254's 254 bits: ⌈255/c⌉, as
+// before the curve seam; BLS12-381's 255: ⌈256/c⌉). The top window's raw
+// value is then below 2^(c−1), so its digit, carry in, takes no carry out.
+template <class S = Fr> HD int msm_windows(int c) { return (S::BITS + 1 + c - 1) / c; }
 
 // msm_table_window: the window of a table over nbase bases. Over a table
 // every window's digits share one set of 2^(c−1) buckets, so a wider window

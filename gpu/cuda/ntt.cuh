@@ -1,4 +1,5 @@
-// ntt.cuh — the per-thread bodies of the NTT kernels over Fr: radix-2
+// ntt.cuh — the per-thread bodies of the NTT kernels over a scalar field S
+// (BN254's Fr, BLS12-381's: both four 64-bit limbs): radix-2
 // butterflies, bit reversal, powers, and passes of several stages.
 #pragma once
 
@@ -18,24 +19,24 @@ HD u32 bitrev(u32 x, int logn) {
 // One radix-2 stage; t < n/2; half = m (the butterfly span); tw[k] = ω^k for
 // k < n/2. DIF (natural → bit-reversed): m = n/2 … 1. DIT (bit-reversed →
 // natural): m = 1 … n/2.
-HD void dif_body(u32 t, Fr *x, u32 n, u32 m, const Fr *tw) {
+template <class S> HD void dif_body(u32 t, S *x, u32 n, u32 m, const S *tw) {
     u32 blk = t / m, j = t % m;
     u32 i0 = blk * 2 * m + j, i1 = i0 + m;
-    Fr u = x[i0], v = x[i1];
+    S u = x[i0], v = x[i1];
     x[i0] = u + v;
     x[i1] = (u - v) * tw[(size_t)j * (n / (2 * m))];
 }
-HD void dit_body(u32 t, Fr *x, u32 n, u32 m, const Fr *tw) {
+template <class S> HD void dit_body(u32 t, S *x, u32 n, u32 m, const S *tw) {
     u32 blk = t / m, j = t % m;
     u32 i0 = blk * 2 * m + j, i1 = i0 + m;
-    Fr u = x[i0], v = x[i1] * tw[(size_t)j * (n / (2 * m))];
+    S u = x[i0], v = x[i1] * tw[(size_t)j * (n / (2 * m))];
     x[i0] = u + v;
     x[i1] = u - v;
 }
 
 // powers_body: out[i] = f·base^i.
-HD void powers_body(size_t i, Fr base, Fr f, Fr *out) {
-    Fr r = f, p = base;
+template <class S> HD void powers_body(size_t i, S base, S f, S *out) {
+    S r = f, p = base;
     size_t e = i;
     while (e) {
         if (e & 1) r = r * p;
@@ -60,13 +61,13 @@ HD size_t group_pos(u32 g, u32 k, u32 mlow, int s) {
 
 // group_bfly: butterfly u (< 2^(s−1)) of stage tt (m = mlow·2^tt) on the
 // group's elements sh[0 … 2^s), for group residue r.
-HD void group_bfly(Fr *sh, u32 u, int tt, u32 r, u32 mlow, u32 n, const Fr *tw, bool dif) {
+template <class S> HD void group_bfly(S *sh, u32 u, int tt, u32 r, u32 mlow, u32 n, const S *tw, bool dif) {
     u32 half = 1u << tt;
     u32 k0 = (u >> tt) * 2 * half + (u & (half - 1)), k1 = k0 + half;
     u32 m = mlow << tt;
     u32 j = r + (u & (half - 1)) * mlow;
-    Fr w = tw[(size_t)j * (n / (2 * m))];
-    Fr a = sh[k0], b = sh[k1];
+    S w = tw[(size_t)j * (n / (2 * m))];
+    S a = sh[k0], b = sh[k1];
     if (dif) {
         sh[k0] = a + b;
         sh[k1] = (a - b) * w;
@@ -98,7 +99,7 @@ HD void group_bfly(Fr *sh, u32 u, int tt, u32 r, u32 mlow, u32 n, const Fr *tw, 
 // of the DIT's first stage and DIF's last, half of the next, …: about
 // 2·n/2 of the (n/2)·log n products).
 
-// Half is half an Fr: shared memory holds a block's elements in two planes
+// Half is half a scalar (four limbs): shared memory holds a block's elements in two planes
 // of 16-byte halves, so that a thread's accesses are single 16-byte ones.
 struct alignas(16) Half {
     u64 lo, hi;
@@ -156,23 +157,25 @@ template <bool GL> HD void regs_thread(u32 t, int s, u32 &gi, u32 &tau) {
 const u32 REGS_PLANE1 = 4;
 HD size_t regs_smem_bytes(u32 E) { return (2 * (size_t)E + REGS_PLANE1) * sizeof(Half); }
 
-HD Fr regs_get(const Half *sh, u32 E, u32 c) {
+template <class S> HD S regs_get(const Half *sh, u32 E, u32 c) {
+    static_assert(S::N == 4, "regs: two 16-byte halves an element");
     Half a = sh[c], b = sh[E + REGS_PLANE1 + c];
-    Fr r;
+    S r;
     r.v[0] = a.lo;
     r.v[1] = a.hi;
     r.v[2] = b.lo;
     r.v[3] = b.hi;
     return r;
 }
-HD void regs_put(Half *sh, u32 E, u32 c, const Fr &x) {
+template <class S> HD void regs_put(Half *sh, u32 E, u32 c, const S &x) {
     sh[c] = Half{x.v[0], x.v[1]};
     sh[E + REGS_PLANE1 + c] = Half{x.v[2], x.v[3]};
 }
 
 // tw_load reads a twiddle through the read-only data cache.
-HD Fr tw_load(const Fr *tw, u32 e) {
-    Fr r;
+template <class S> HD S tw_load(const S *tw, u32 e) {
+    static_assert(S::N == 4, "tw_load: two 16-byte loads an element");
+    S r;
 #ifdef __CUDA_ARCH__
     const ulonglong2 *p = reinterpret_cast<const ulonglong2 *>(tw + e);
     ulonglong2 a = __ldg(p), b = __ldg(p + 1);
@@ -211,18 +214,23 @@ HD void regs_elem(u32 q, int lgG, int lgm, int s, u32 &gi, u32 &k) {
 // pass (`canon`): reduce_2q, or the fused scaling's mul32 (canonical from
 // a lazy input: field.cuh). Without LAZY the butterflies are canonical
 // throughout and canon changes nothing.
-template <bool LAZY> HD Fr bf_add(const Fr &a, const Fr &b) {
-    if constexpr (LAZY) return Fr::add_lazy2q(a, b);
+template <bool LAZY, class S> HD S bf_add(const S &a, const S &b) {
+    if constexpr (LAZY) return S::add_lazy2q(a, b);
     else return a + b;
 }
-template <bool LAZY> HD Fr bf_sub(const Fr &a, const Fr &b) {
-    if constexpr (LAZY) return Fr::sub_lazy2q(a, b);
+template <bool LAZY, class S> HD S bf_sub(const S &a, const S &b) {
+    if constexpr (LAZY) return S::sub_lazy2q(a, b);
     else return a - b;
 }
-template <bool LAZY> HD Fr bf_mul(const Fr &a, const Fr &w) {
-    if constexpr (LAZY) return Fr::mul_lazy(a, w);
+template <bool LAZY, class S> HD S bf_mul(const S &a, const S &w) {
+    if constexpr (LAZY) return S::mul_lazy(a, w);
     else return a * w;
 }
+
+// NTT_LAZY<S>: whether the NTT kernels over S keep lazy [0, 2q) elements
+// (BN254's Fr), or need eager butterflies (BLS12-381's Fr, 255 bits: 4q
+// passes 2^256).
+template <class S> constexpr bool NTT_LAZY = S::HEADROOM_4Q;
 
 // regs_rounds is how many rounds a pass of s stages takes.
 HD int regs_rounds(int s) { return (s + 2) / 3; }
@@ -237,9 +245,9 @@ HD int regs_rounds(int s) { return (s + 2) / 3; }
 // only; the last round of an NTT's last pass): the elements written are
 // canonical, in [0, q), not only below 2q. GL: groups across lanes
 // (regs_thread, regs_slot_of; only where regs_lanes_ok).
-template <bool DIF, bool LAZY = false, bool GL = false>
-HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int lgn, const Fr *tw,
-                   const Fr *scale = nullptr, bool canon = false) {
+template <bool DIF, bool LAZY = false, bool GL = false, class S>
+HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int lgn, const S *tw,
+                   const S *scale = nullptr, bool canon = false) {
     int tt0, tt1;
     if (DIF) {
         tt1 = s - 3 * ri;
@@ -254,9 +262,9 @@ HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int l
     const u32 lo = tau & ((1u << b0) - 1), hi = tau >> b0;
     const u32 kb = (gi << s) | (hi << (b0 + 3)) | lo;
     const u32 r = (g0 + gi) & ((1u << lgm) - 1);
-    Fr x[8];
+    S x[8];
 #pragma unroll
-    for (int i = 0; i < 8; i++) x[i] = regs_get(sh, E, regs_slot_of<GL>(kb | ((u32)i << b0), s));
+    for (int i = 0; i < 8; i++) x[i] = regs_get<S>(sh, E, regs_slot_of<GL>(kb | ((u32)i << b0), s));
 #pragma unroll
     for (int pi = 0; pi < 3; pi++) {
         const int p = DIF ? 2 - pi : pi, tt = b0 + p;
@@ -268,7 +276,7 @@ HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int l
             const int i0 = ((j >> p) << (p + 1)) | low, i1 = i0 | (1 << p);
             u32 u = ((u32)low << b0) | lo; // k(i0) mod 2^tt
             u32 e = (r + (u << lgm)) << sh_tw;
-            Fr a = x[i0], b = x[i1];
+            S a = x[i0], b = x[i1];
             if (DIF) {
                 x[i0] = bf_add<LAZY>(a, b);
                 b = bf_sub<LAZY>(a, b);
@@ -283,12 +291,15 @@ HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int l
     if (scale) { // LAZY: mul32, canonical from lazy elements too
 #pragma unroll
         for (int i = 0; i < 8; i++) {
-            Fr f = tw_load(scale, bitrev((g0 << s) + (kb | ((u32)i << b0)), lgn));
-            x[i] = LAZY ? Fr::mul32(x[i], f) : x[i] * f;
+            S f = tw_load(scale, bitrev((g0 << s) + (kb | ((u32)i << b0)), lgn));
+            if constexpr (LAZY) x[i] = S::mul32(x[i], f);
+            else x[i] = x[i] * f;
         }
-    } else if (LAZY && canon) {
+    } else if constexpr (LAZY) {
+        if (canon) {
 #pragma unroll
-        for (int i = 0; i < 8; i++) x[i] = Fr::reduce_2q(x[i]);
+            for (int i = 0; i < 8; i++) x[i] = S::reduce_2q(x[i]);
+        }
     }
 #pragma unroll
     for (int i = 0; i < 8; i++) regs_put(sh, E, regs_slot_of<GL>(kb | ((u32)i << b0), s), x[i]);

@@ -26,11 +26,12 @@
 #include <string.h>
 #include <unordered_map>
 
-// ZK_PART (build.sh): the library is compiled as four translation units
+// ZK_PART (build.sh): the library is compiled as seven translation units
 // in parallel, each with one part of the C API and so only its kernels:
-// 1 the device, streams, memory and the NTT; 2 the G1 MSMs, tables and
-// ones; 3 the G2 MSMs; 4 the G2 tables and ones (nvcc takes ~4 minutes over
-// the whole file on one core, most of it on the G2 kernels). Unset: all of it,
+// 1 the device, streams, memory and the NTTs of both curves; BN254's: 2 the
+// G1 MSMs, tables and ones; 3 the G2 MSMs; 4 the G2 tables and ones;
+// BLS12-381's: 5, 6 and 7 the same (nvcc takes ~4 minutes over BN254's
+// kernels on one core, most of it on the G2 kernels). Unset: all of it,
 // one unit. The host state below is shared by the parts, hence inline (one
 // definition across units); the rest of this file is per unit.
 #ifndef ZK_PART
@@ -177,15 +178,17 @@ struct CudaDev {
     }
 
     // MSM
-    int digits(const Fr *scalars, const u32 *idx, size_t n, int c, int nw, u32 key0, u32 sentinel, u32 *keys,
+    template <class S>
+    int digits(const S *scalars, const u32 *idx, size_t n, int c, int nw, u32 key0, u32 sentinel, u32 *keys,
                u32 *vals) {
-        k_digits<<<blocks(n), TPB, 0, s>>>(scalars, idx, n, c, nw, key0, sentinel, keys, vals);
+        k_digits<S><<<blocks(n), TPB, 0, s>>>(scalars, idx, n, c, nw, key0, sentinel, keys, vals);
         CKL();
         return 0;
     }
-    int digits_table(const Fr *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 key0, u32 sentinel,
+    template <class S>
+    int digits_table(const S *scalars, const u32 *idx, size_t n, size_t nbase, int c, int nw, u32 key0, u32 sentinel,
                      u32 *keys, u32 *vals) {
-        k_digits_table<<<blocks(n), TPB, 0, s>>>(scalars, idx, n, nbase, c, nw, key0, sentinel, keys, vals);
+        k_digits_table<S><<<blocks(n), TPB, 0, s>>>(scalars, idx, n, nbase, c, nw, key0, sentinel, keys, vals);
         CKL();
         return 0;
     }
@@ -257,7 +260,8 @@ struct CudaDev {
     }
 
     // NTT
-    int ntt_regs(Fr *x, int lgn, int lgm, int st, int lgG, const Fr *tw, bool difp, const Fr *scale, bool last) {
+    template <class S>
+    int ntt_regs(S *x, int lgn, int lgm, int st, int lgG, const S *tw, bool difp, const S *scale, bool last) {
         unsigned grid = 1u << (lgn - st - lgG), threads = 1u << (lgG + st - 3);
         size_t smem = regs_smem_bytes(1u << (lgG + st));
         if ((long long)smem > cx->ntt_smem_max)
@@ -265,35 +269,35 @@ struct CudaDev {
                          "(build with a smaller ZK_NTT_LGBLOCK)",
                          lgG + st, smem, cx->ntt_smem_max);
         if (difp)
-            k_ntt_regs<true><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale, last ? 1 : 0);
+            k_ntt_regs<S, true><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale, last ? 1 : 0);
         else
-            k_ntt_regs<false><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale, last ? 1 : 0);
+            k_ntt_regs<S, false><<<grid, threads, smem, s>>>(x, lgn, lgm, st, lgG, tw, scale, last ? 1 : 0);
         CKL();
         return 0;
     }
-    int ntt_pass(Fr *x, u32 n, u32 mlow, int st, u32 ngroups, const Fr *tw, bool difp) {
+    template <class S> int ntt_pass(S *x, u32 n, u32 mlow, int st, u32 ngroups, const S *tw, bool difp) {
         u32 G = NTT_PASS_THREADS >> (st - 1);
         unsigned grid = (ngroups + G - 1) / G;
-        size_t smem = (size_t)G * (1u << st) * sizeof(Fr);
+        size_t smem = (size_t)G * (1u << st) * sizeof(S);
         if (difp)
-            k_ntt_pass<true><<<grid, NTT_PASS_THREADS, smem, s>>>(x, n, mlow, st, ngroups, tw);
+            k_ntt_pass<S, true><<<grid, NTT_PASS_THREADS, smem, s>>>(x, n, mlow, st, ngroups, tw);
         else
-            k_ntt_pass<false><<<grid, NTT_PASS_THREADS, smem, s>>>(x, n, mlow, st, ngroups, tw);
+            k_ntt_pass<S, false><<<grid, NTT_PASS_THREADS, smem, s>>>(x, n, mlow, st, ngroups, tw);
         CKL();
         return 0;
     }
-    int scale_rev(Fr *x, u32 n, int logn, const Fr *tab) {
-        k_scale_rev<<<blocks(n), TPB, 0, s>>>(x, n, logn, tab);
+    template <class S> int scale_rev(S *x, u32 n, int logn, const S *tab) {
+        k_scale_rev<S><<<blocks(n), TPB, 0, s>>>(x, n, logn, tab);
         CKL();
         return 0;
     }
-    int pointwise(Fr *a, const Fr *b, const Fr *c, u32 n, Fr zinv, bool divide) {
-        k_pointwise<<<blocks(n), TPB, 0, s>>>(a, b, c, n, zinv, divide ? 1 : 0);
+    template <class S> int pointwise(S *a, const S *b, const S *c, u32 n, S zinv, bool divide) {
+        k_pointwise<S><<<blocks(n), TPB, 0, s>>>(a, b, c, n, zinv, divide ? 1 : 0);
         CKL();
         return 0;
     }
-    int powers(Fr *out, size_t count, Fr base, Fr f) {
-        k_powers<<<blocks(count), TPB, 0, s>>>(out, count, base, f);
+    template <class S> int powers(S *out, size_t count, S base, S f) {
+        k_powers<S><<<blocks(count), TPB, 0, s>>>(out, count, base, f);
         CKL();
         return 0;
     }
@@ -323,6 +327,21 @@ struct CudaDev {
 #define ZK_PART_4(...) __VA_ARGS__
 #else
 #define ZK_PART_4(...)
+#endif
+#if ZK_PART_HAS(5)
+#define ZK_PART_5(...) __VA_ARGS__
+#else
+#define ZK_PART_5(...)
+#endif
+#if ZK_PART_HAS(6)
+#define ZK_PART_6(...) __VA_ARGS__
+#else
+#define ZK_PART_6(...)
+#endif
+#if ZK_PART_HAS(7)
+#define ZK_PART_7(...) __VA_ARGS__
+#else
+#define ZK_PART_7(...)
 #endif
 
 #define ZK_OPEN(sv, busy)                                                                                              \
@@ -356,7 +375,11 @@ int dev_zk_init(int32_t dev, const zk_config *cfg, void **ctx, char *name, int32
     CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     int regs_smem = (int)regs_smem_bytes(1u << 12);
     if (optin < regs_smem) regs_smem = optin;
-    for (auto k : {k_ntt_regs<true>, k_ntt_regs<false>}) {
+    for (auto k : {k_ntt_regs<Fr, true>, k_ntt_regs<Fr, false>}) {
+        CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
+        CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+    }
+    for (auto k : {k_ntt_regs<Bls12381Fr, true>, k_ntt_regs<Bls12381Fr, false>}) { // BLS12-381's Fr: its own kernels
         CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
         CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
     }
@@ -509,30 +532,30 @@ int dev_zk_download(void *dst, const void *src, uint64_t bytes, void *s) {
     return 0;
 }
 
-int dev_zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
-                     const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0, void *side1) {
+template <class S>
+int dev_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
+                  const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0, void *side1) {
     const ZkContext *cx[3];
     TRY(same_device(s, side0, side1, cx));
     CK(cudaSetDevice(cx[0]->dev));
     CudaDev d{(cudaStream_t)s, cx[0]}, d0{(cudaStream_t)side0, cx[1]}, d1{(cudaStream_t)side1, cx[2]};
-    return compute_h_run(d, side0 ? &d0 : nullptr, side1 ? &d1 : nullptr, (Fr *)a, (Fr *)b, (Fr *)c, logn,
-                         (const Fr *)tw, (const Fr *)twinv, (const Fr *)gn, (const Fr *)ginvn, conv,
-                         *(const Fr *)zinv);
+    return compute_h_run(d, side0 ? &d0 : nullptr, side1 ? &d1 : nullptr, (S *)a, (S *)b, (S *)c, logn,
+                         (const S *)tw, (const S *)twinv, (const S *)gn, (const S *)ginvn, conv, *(const S *)zinv);
 }
 
 // zk_bench_ntt times reps forward NTTs (DIT) of x in place; *ms is the
 // mean per NTT, from CUDA events.
-int dev_zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *sv) {
+template <class S> int dev_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *sv) {
     ON(sv);
     cudaStream_t s = (cudaStream_t)sv;
     CudaDev d{s, cx_};
     if (reps < 1) return FAILF("bench ntt: %d repetitions", reps);
-    TRY(dit(d, (Fr *)x, logn, (const Fr *)tw)); // warm-up
+    TRY(dit(d, (S *)x, logn, (const S *)tw)); // warm-up
     Event e0, e1;
     TRY(e0.create(cudaEventDefault));
     TRY(e1.create(cudaEventDefault));
     CK(cudaEventRecord(e0.e, s));
-    for (int i = 0; i < reps; i++) TRY(dit(d, (Fr *)x, logn, (const Fr *)tw));
+    for (int i = 0; i < reps; i++) TRY(dit(d, (S *)x, logn, (const S *)tw));
     CK(cudaEventRecord(e1.e, s));
     CK(cudaEventSynchronize(e1.e));
     float ms_all = 0;

@@ -16,8 +16,12 @@
  *     call on a stream runs on that device, whichever host thread makes it
  *     (one process may drive several GPUs; Go moves goroutines between
  *     threads, and CUDA's current device is per thread);
- *   - field elements are 4×64-bit Montgomery limbs (gnark-crypto's layout),
- *     points are affine (x, y) as gnark lays them out, results are XYZZ.
+ *   - a curve-dependent entry takes the curve's id (ZK_CURVE_*: an argument,
+ *     or zk_msm_args.curve): the scalars are its Fr, the points its G1 or G2,
+ *     the sizes zk_abi's for that curve; one context serves both curves;
+ *   - field elements are Montgomery limbs in gnark-crypto's layout (Fr: 4×64
+ *     bits on both curves; Fp: 4 on BN254, 6 on BLS12-381), points are
+ *     affine (x, y) as gnark lays them out, results are XYZZ.
  */
 #ifndef ZKPIPE_H
 #define ZKPIPE_H
@@ -28,10 +32,14 @@
 extern "C" {
 #endif
 
-#define ZK_ABI_VERSION 9 /* 9: zk_config at zk_init, contexts, one zk_msm */
+#define ZK_ABI_VERSION 10 /* 10: curve ids (BLS12-381); 9: zk_config at zk_init, contexts, one zk_msm */
 #define ZK_ERR_BYTES 512
 #define ZK_MAX_WINDOWS 64 /* an MSM returns at most this many window sums */
 #define ZK_MAX_BATCH 64   /* scalar vectors one batched MSM takes at most (ABI 7) */
+
+/* The curves (ABI 10). */
+#define ZK_CURVE_BN254 0
+#define ZK_CURVE_BLS12_381 1
 
 /* zk_abi: the sizes both sides share, each in bytes (max_windows excepted). */
 typedef struct {
@@ -47,6 +55,12 @@ typedef struct {
     uint32_t count_bytes;     /* sizeof(uint64_t): counts are 64-bit */
     uint32_t config_bytes;    /* sizeof(zk_config) (ABI 9) */
     uint32_t msm_args_bytes;  /* sizeof(zk_msm_args) (ABI 9) */
+    /* BLS12-381's (ABI 10); the fields above are BN254's */
+    uint32_t bls_fr_bytes;        /* 32 */
+    uint32_t bls_g1_affine_bytes; /* 96 */
+    uint32_t bls_g2_affine_bytes; /* 192 */
+    uint32_t bls_g1_xyzz_bytes;   /* 192 */
+    uint32_t bls_g2_xyzz_bytes;   /* 384 */
 } zk_abi;
 
 /* zk_abi_version fills *out (when not NULL) and returns ZK_ABI_VERSION. */
@@ -106,19 +120,19 @@ int zk_h2d_async(void *dst, const void *src, uint64_t bytes, void *s, char *err)
 
 /* zk_domain_tables: tw[k] = ω^k and twinv[k] = ω^−k for k < n/2; gn[j] = g^j/n
  * and ginvn[j] = g^−j/n for j < n. consts: ω, ω⁻¹, g, g⁻¹, 1/n, 1. */
-int zk_domain_tables(void *tw, void *twinv, void *gn, void *ginvn, int32_t logn, const uint64_t *consts, void *s,
-                     char *err);
+int zk_domain_tables(int32_t curve, void *tw, void *twinv, void *gn, void *ginvn, int32_t logn,
+                     const uint64_t *consts, void *s, char *err);
 /* zk_compute_h: h from a, b, c into a. conv 0: gnark's (a·b − c)/Z on the
  * coset, h bit-reversed; conv 1: snarkjs's a·b − c on the odd coset. It
  * only issues the work: h is ready in s's stream order (the next call on s,
  * an MSM or a download, reads it); it does not wait for the GPU. side0 and
  * side1 (NULL, or streams of s's device that the caller holds) run b's and
  * c's NTTs beside a's, forked from and joined back to s by events. (ABI 4.) */
-int zk_compute_h(void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv, const void *gn,
-                 const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0, void *side1,
-                 char *err);
+int zk_compute_h(int32_t curve, void *a, void *b, void *c, int32_t logn, const void *tw, const void *twinv,
+                 const void *gn, const void *ginvn, int32_t conv, const uint64_t *zinv, void *s, void *side0,
+                 void *side1, char *err);
 /* zk_bench_ntt: mean device time of one forward NTT of x over reps runs. */
-int zk_bench_ntt(void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *s, char *err);
+int zk_bench_ntt(int32_t curve, void *x, int32_t logn, const void *tw, int32_t reps, float *ms, void *s, char *err);
 
 /* zk_msm_args: one MSM call, k ≤ ZK_MAX_BATCH MSMs over the same bases in
  * one run (k = 1: one MSM; more: cross-proof batching of a circuit's tail
@@ -137,6 +151,8 @@ typedef struct {
     const void *const *scalars;   /* k device pointers */
     const uint32_t *const *idx;   /* k device pointers (NULL entries: dense), or NULL */
     const uint64_t *n;            /* k counts */
+    int32_t curve;                /* ZK_CURVE_* (ABI 10) */
+    uint32_t pad;
 } zk_msm_args;
 
 /* zk_msm: the window sums of a's MSMs: vector j's at out[j·(*nw) + w],
@@ -149,19 +165,19 @@ int zk_msm(const zk_msm_args *a, void *out, int32_t *c, int32_t *nw, void *s, ch
  * precomputed table of nbase bases under ctx's config, which holds
  * *nw·nbase affine points; fails when the table cannot be addressed
  * (nw·nbase ≥ 2^31). */
-int zk_msm_table_layout(void *ctx, uint64_t nbase, int32_t *c, int32_t *nw, char *err);
+int zk_msm_table_layout(void *ctx, int32_t curve, uint64_t nbase, int32_t *c, int32_t *nw, char *err);
 /* zk_msm_scratch_bytes: *out = a bound on the device bytes an MSM of n
  * scalars holds at once over G1 (g2 = 0) or G2 bases, as ctx's config
  * plans it. */
-int zk_msm_scratch_bytes(void *ctx, uint64_t n, int32_t g2, uint64_t *out, char *err);
+int zk_msm_scratch_bytes(void *ctx, int32_t curve, uint64_t n, int32_t g2, uint64_t *out, char *err);
 /* zk_precompute_g1/g2: table[w·nbase + i] = 2^(c·w)·bases[i] (the layout's c
  * and nw under s's context), into table (allocated by the caller); returns
  * when done. */
-int zk_precompute_g1(const void *bases, uint64_t nbase, void *table, void *s, char *err);
-int zk_precompute_g2(const void *bases, uint64_t nbase, void *table, void *s, char *err);
+int zk_precompute_g1(int32_t curve, const void *bases, uint64_t nbase, void *table, void *s, char *err);
+int zk_precompute_g2(int32_t curve, const void *bases, uint64_t nbase, void *table, void *s, char *err);
 /* zk_ones_g1/g2: the sum of bases[j] for the set bits j < n of bitmap. */
-int zk_ones_g1(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);
-int zk_ones_g2(const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);
+int zk_ones_g1(int32_t curve, const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);
+int zk_ones_g2(int32_t curve, const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);
 
 #ifdef __cplusplus
 }

@@ -70,6 +70,7 @@ var outputs = []output{
 	{"stages_assemble.go.tmpl", "stages/assemble_{{.Dir}}.go"},
 	{"gpu_cpu.go.tmpl", "gpu/cpu_{{.Dir}}.go"},
 	{"gpu_backend_test.go.tmpl", "gpu/backend_{{.Dir}}_test.go"},
+	{"gpu_cuda.go.tmpl", "gpu/cuda_{{.Dir}}.go"},
 	{"gnarksrc_curve.go.tmpl", "source/gnarksrc/curve_{{.Dir}}.go"},
 	{"circomsrc_curve.go.tmpl", "source/circomsrc/curve_{{.Dir}}.go"},
 	{"solver.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/solver.go"},
