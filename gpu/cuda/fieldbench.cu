@@ -1,7 +1,9 @@
 // fieldbench.cu — the field arithmetic's throughput on the GPU, against the
 // issue's model of the chip (a 254-bit Montgomery product ≈ 264 32-bit
 // multiply-adds; 64 a clock per SM → about 63·10⁹ products/s on an H200),
-// and a device-side check of the 32-bit chains against the 64-bit reference.
+// and a device-side check of the 32-bit chains against the 64-bit reference,
+// for BN254's fields and BLS12-381's (a 381-bit product ≈ (12/8)² = 2.25
+// BN254 products: its rows count each as 2.25 against the same model).
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a fieldbench.cu -o fieldbench
 //   ./fieldbench            (add -DZK_FIELD_MUL=64 to build the curve and Fp2
@@ -49,17 +51,17 @@ template <class F, int OP> __global__ void k_chain(const F *in, F *out, int iter
     out[i] = F::add64(F::add64(x0, x1), x2);
 }
 
-template <bool DOT> __device__ __forceinline__ Fp2 fp2mul(const Fp2 &a, const Fp2 &b) {
-    return DOT ? Fp2::mul_dot(a, b) : Fp2::mul_karatsuba(a, b);
+template <class E, bool DOT> __device__ __forceinline__ E fp2mul(const E &a, const E &b) {
+    return DOT ? E::mul_dot(a, b) : E::mul_karatsuba(a, b);
 }
 
-template <bool DOT> __global__ void k_fp2(const Fp2 *in, Fp2 *out, int iters) {
+template <class E, bool DOT> __global__ void k_fp2(const E *in, E *out, int iters) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    Fp2 x0 = in[4 * i], x1 = in[4 * i + 1], x2 = in[4 * i + 2], y = in[4 * i + 3];
+    E x0 = in[4 * i], x1 = in[4 * i + 1], x2 = in[4 * i + 2], y = in[4 * i + 3];
     for (int k = 0; k < iters; k++) {
-        x0 = fp2mul<DOT>(x0, y);
-        x1 = fp2mul<DOT>(x1, y);
-        x2 = fp2mul<DOT>(x2, y);
+        x0 = fp2mul<E, DOT>(x0, y);
+        x1 = fp2mul<E, DOT>(x1, y);
+        x2 = fp2mul<E, DOT>(x2, y);
     }
     out[i] = x0 + x1 + x2;
 }
@@ -91,7 +93,7 @@ template <class F> __global__ void k_check(const F *a, const F *b, size_t n, u32
     e |= (!F::add32(x, y).eq(F::add64(x, y))) << 2;
     e |= (!F::sub32(x, y).eq(F::sub64(x, y))) << 3;
     e |= (!F::sub32(y, x).eq(F::sub64(y, x))) << 4;
-    e |= (!F::dot32(x, y, y, x).eq(F::add64(F::mul64(x, y), F::mul64(y, x)))) << 5;
+    if constexpr (F::DOT32_OK) e |= (!F::dot32(x, y, y, x).eq(F::add64(F::mul64(x, y), F::mul64(y, x)))) << 5;
     if (e) atomicOr(bad, e);
 }
 
@@ -100,12 +102,12 @@ static std::mt19937_64 rng(7);
 template <class F> std::vector<F> random_elems(size_t n) {
     std::vector<F> v(n);
     for (auto &x : v) {
-        for (int k = 0; k < 4; k++) x.v[k] = rng();
-        x.v[3] %= F::q(3);
+        for (int k = 0; k < F::N; k++) x.v[k] = rng();
+        x.v[F::N - 1] %= F::q(F::N - 1);
     }
     // edges: q − 1, 0, 1
     v[0] = F::zero();
-    for (int k = 0; k < 4; k++) v[1].v[k] = F::q(k);
+    for (int k = 0; k < F::N; k++) v[1].v[k] = F::q(k);
     v[1].v[0] -= 1;
     v[2] = F::zero();
     v[2].v[0] = 1;
@@ -181,7 +183,8 @@ int main(int argc, char **argv) {
            "ZK_FIELD_MUL=%d for the Fp2 and madd rows\n",
            prop.name, prop.multiProcessorCount, clock_khz / 1e6, model / 1e9, ZK_FIELD_MUL);
 
-    u32 bad = check<Fp>("fp", 1 << 20) | check<Fr>("fr", 1 << 20);
+    u32 bad = check<Fp>("fp", 1 << 20) | check<Fr>("fr", 1 << 20) | check<Bls12381Fp>("bls12-381 fp", 1 << 20) |
+              check<Bls12381Fr>("bls12-381 fr", 1 << 20);
 
     // threads: enough to fill every SM several times over
     size_t threads = (size_t)prop.multiProcessorCount * 2048;
@@ -214,14 +217,48 @@ int main(int argc, char **argv) {
     row("fp add, 64-bit limbs", k_chain<Fp, ADD64>, dfp, ofp, blocks, iters, ops, 1);
     row("fp add, 32-bit chains", k_chain<Fp, ADD32>, dfp, ofp, blocks, iters, ops, 1);
     // an Fp2 product counts as 3 Fp products; a madd as 10
-    row("fp2 mul karatsuba (as fp)", k_fp2<false>, dfp2, ofp2, blocks, iters, ops, 3);
-    row("fp2 mul dot (as fp)", k_fp2<true>, dfp2, ofp2, blocks, iters, ops, 3);
+    row("fp2 mul karatsuba (as fp)", k_fp2<Fp2, false>, dfp2, ofp2, blocks, iters, ops, 3);
+    row("fp2 mul dot (as fp)", k_fp2<Fp2, true>, dfp2, ofp2, blocks, iters, ops, 3);
     {
         double ms = timed([&] { k_madd<Fp><<<blocks, BLOCK>>>(dfp, ofp, iters); });
         CK(cudaGetLastError());
         double rate = iters * (double)threads / (ms * 1e-3);
         printf("%-28s %8.3f ms  %7.2f·10⁹ madds/s = %.2f·10⁹ products/s\n", "g1 madd (xyzz)", ms, rate / 1e9,
                10 * rate / 1e9);
+    }
+    // BLS12-381: a 6-limb product counts 2.25 of the model's
+    {
+        typedef Bls12381Fp BF;
+        typedef Bls12381Fr BR;
+        typedef Bls12381Fp2 BE;
+        auto bf = random_elems<BF>(4 * threads);
+        auto br = random_elems<BR>(4 * threads);
+        auto be = random_elems<BF>(8 * threads); // 4·threads Fp2
+        BF *dbf, *obf;
+        BR *dbr, *obr;
+        BE *dbe, *obe;
+        CK(cudaMalloc(&dbf, bf.size() * sizeof(BF)));
+        CK(cudaMalloc(&obf, threads * sizeof(BF)));
+        CK(cudaMalloc(&dbr, br.size() * sizeof(BR)));
+        CK(cudaMalloc(&obr, threads * sizeof(BR)));
+        CK(cudaMalloc(&dbe, 4 * threads * sizeof(BE)));
+        CK(cudaMalloc(&obe, threads * sizeof(BE)));
+        CK(cudaMemcpy(dbf, bf.data(), bf.size() * sizeof(BF), cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(dbr, br.data(), br.size() * sizeof(BR), cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(dbe, be.data(), be.size() * sizeof(BF), cudaMemcpyHostToDevice));
+        row("bls fp mul, 64-bit limbs", k_chain<BF, MUL64>, dbf, obf, blocks, iters, ops, 2.25);
+        row("bls fp mul, 32-bit chains", k_chain<BF, MUL32>, dbf, obf, blocks, iters, ops, 2.25);
+        row("bls fp sqr, 32-bit chains", k_chain<BF, SQR32>, dbf, obf, blocks, iters, ops, 2.25);
+        row("bls fr mul, 32-bit chains", k_chain<BR, MUL32>, dbr, obr, blocks, iters, ops, 1);
+        row("bls fp add, 32-bit chains", k_chain<BF, ADD32>, dbf, obf, blocks, iters, ops, 2.25);
+        row("bls fp2 mul karatsuba", k_fp2<BE, false>, dbe, obe, blocks, iters, ops, 3 * 2.25);
+        row("bls fp2 mul dot", k_fp2<BE, true>, dbe, obe, blocks, iters, ops, 3 * 2.25);
+        double ms = timed([&] { k_madd<BF><<<blocks, BLOCK>>>(dbf, obf, iters); });
+        CK(cudaGetLastError());
+        double rate = iters * (double)threads / (ms * 1e-3);
+        printf("%-28s %8.3f ms  %7.2f·10⁹ madds/s = %.2f·10⁹ 6-limb products/s\n", "bls g1 madd (xyzz)", ms,
+               rate / 1e9, 10 * rate / 1e9);
+        for (void *p : {(void *)dbf, (void *)obf, (void *)dbr, (void *)obr, (void *)dbe, (void *)obe}) CK(cudaFree(p));
     }
     CK(cudaDeviceSynchronize());
     return bad ? 1 : 0;
