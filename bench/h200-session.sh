@@ -21,7 +21,9 @@
 #   tables on|off    MSM tables (--cuda-msm-tables) for later steps: the
 #                    default, or off (gpu tests and zkpipe alike)
 #   test             the gpu package's CUDA tests against the library
-#   measure SIZES    kernel timings, G1 MSMs at the log2 sizes (20,22,24,27)
+#   measure SIZES    kernel timings, G1 MSMs at the log2 sizes (20,22,24,27),
+#                    BN254's then BLS12-381's (BenchmarkCUDAMeasureBLS12381:
+#                    its G1 at SIZES too, G2 2^20, NTT 2^20 and 2^24)
 #   before SIZES     kernel timings (as measure) of another build: the
 #                    gpu.test and library carried as $bin/gpu-before.test(.gz)
 #                    and $bin/lib-before.so, e.g. main's before a change, for

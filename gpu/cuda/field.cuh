@@ -2,8 +2,8 @@
 // over a parameter struct (limb count, modulus, −q⁻¹, R², R, headroom):
 // BN254's Fr, Fp (4×64-bit limbs, the same layout and Montgomery form as
 // gnark-crypto's fr.Element and fp.Element) and Fp2 (gnark's E2), and
-// BLS12-381's Fr (4 limbs) and Fp (6 limbs), which nothing but hosttest
-// instantiates yet (notes/cuda-curve-seam.md).
+// BLS12-381's Fr (4 limbs) and Fp (6 limbs), and its Fp2
+// (notes/cuda-curve-seam.md).
 //
 // Host+device code: hosttest.cpp and the host stand-in (hostlib.cpp) build it
 // with g++; zkpipe.cu with nvcc.
