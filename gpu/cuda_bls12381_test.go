@@ -2,6 +2,7 @@ package gpu_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -448,5 +449,42 @@ func BenchmarkCUDAMeasureBLS12381(b *testing.B) {
 		}
 		fmt.Println(line)
 		res.Close()
+	}
+}
+
+// A key of a curve the library has no kernels for is refused at Load with
+// errors.ErrUnsupported naming it, on one device and through gpu.Multi;
+// every curve zkpipe knows loads (curve.All: the CUDA backend covers them).
+func TestCUDALoadRefusesCurveWithoutKernels(t *testing.T) {
+	dev0 := openOwn(t)
+	defer dev0.Close()
+	dev1 := openOwn(t)
+	defer dev1.Close()
+	m, err := gpu.NewMulti([]gpu.Device{dev0, dev1}, []string{"cuda:0", "cuda:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &proofdata.Key{Curve: curve.ID(200)}
+	for name, be := range map[string]interface {
+		Load(*proofdata.Key) (proofdata.Resident, error)
+	}{"cuda": dev0, "multi": m} {
+		r, err := be.Load(k)
+		if err == nil {
+			r.Close()
+			t.Errorf("%s loaded a key of curve(200)", name)
+		} else if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "curve(200)") {
+			t.Errorf("%s: %v, want errors.ErrUnsupported naming curve(200)", name, err)
+		}
+	}
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, f := range []fixture{newFixture(r, 8, mixed, proofdata.HDivideByZ, false), newFixtureBLS(r, 8, mixed, proofdata.HDivideByZ, false)} {
+		res, err := dev0.Load(f.key)
+		if err != nil {
+			t.Fatalf("%s: %v", f.key.Curve, err)
+		}
+		res.Close()
+	}
+	if len(curve.All) != 2 {
+		t.Errorf("curve.All has %d curves: give the CUDA backend the new one's kernels and tests", len(curve.All))
 	}
 }
