@@ -784,6 +784,14 @@ typedef Field<Bls12381FrParams> Bls12381Fr;
 
 // Fp2T<F> = F[u]/(u² + 1), gnark's E2 {A0, A1}: over BN254's Fp (Fp2) and
 // BLS12-381's (both have −1 a non-square: q ≡ 3 mod 4).
+// ZK_BLS_FP2_KARATSUBA=1 builds BLS12-381's Fp2 product as Karatsuba's three
+// 6-limb products instead of mul_dot's two 12-limb dot products (both
+// correct; which is faster on the H200 is fieldbench's and the G2 MSM's to
+// say: bench/h200-session.sh, notes/cuda-curve-seam.md).
+#ifndef ZK_BLS_FP2_KARATSUBA
+#define ZK_BLS_FP2_KARATSUBA 0
+#endif
+
 template <class F> struct Fp2T {
     F a0, a1;
     HD static Fp2T zero() {
@@ -835,7 +843,7 @@ template <class F> struct Fp2T {
     HD friend Fp2T operator*(const Fp2T &a, const Fp2T &b) { return mul_karatsuba(a, b); }
 #else
     HD friend Fp2T operator*(const Fp2T &a, const Fp2T &b) {
-        if constexpr (F::DOT32_OK)
+        if constexpr (F::DOT32_OK && !(ZK_BLS_FP2_KARATSUBA && F::N == 6))
             return mul_dot(a, b);
         else
             return mul_karatsuba(a, b);
