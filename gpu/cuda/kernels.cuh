@@ -8,9 +8,14 @@
 // and hostlib.cpp (g++ with cuda_host.h).
 #pragma once
 
-// ZK_DYN_SHARED declares the launch's dynamic shared memory as an array.
+// ZK_DYN_SHARED declares the launch's dynamic shared memory as an array of
+// T. One untyped extern array viewed as T: an `extern __shared__ T name[]`
+// per T is a redeclaration nvcc refuses once a kernel template is
+// instantiated for two types (the NTT over BN254's and BLS12-381's Fr).
 #ifndef ZK_DYN_SHARED
-#define ZK_DYN_SHARED(T, name) extern __shared__ T name[]
+#define ZK_DYN_SHARED(T, name)                                    \
+    extern __shared__ __align__(16) unsigned char zk_dyn_smem_[]; \
+    T *name = reinterpret_cast<T *>(zk_dyn_smem_)
 #endif
 
 const int TPB = 256;
