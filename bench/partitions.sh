@@ -10,10 +10,11 @@
 #
 # Usage (with a zkpipe binary built elsewhere):
 #   bench/partitions.sh ZKPIPE OUTDIR [K=10] [CONSTRAINTS=1048576] [MODE=all] [-- EXTRA PROVE FLAGS]
-# MODE: setup, request, singles, summary, or all. Setup is gnark's own at
-# this size (`zkpipe setup`: about 9 min at 2^24 on the H200 host, about
-# 50 min at 2^26), so run it alone first at 2^24 and above, and reuse its
-# directory (/tmp/zkc/bits-CONSTRAINTS/bits) afterwards.
+# MODE: setup, request, singles, summary, or all. Setup is `zkpipe setup`
+# (keygen: 2 min 24 s at 16.8M constraints on the H200 host, 2026-12-03), so
+# at 2^24 and above run it once and reuse its directory
+# (/tmp/zkc/bits-CONSTRAINTS/bits; a link to bench/scale.sh's directory of the
+# same circuit does).
 set -euo pipefail
 bin=$1 out=$2 k=${3:-10} size=${4:-1048576} mode=${5:-all}
 shift $(( $# < 5 ? $# : 5 ))
