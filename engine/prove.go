@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	bls12381fr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
@@ -69,6 +70,21 @@ func (e *Engine) Prove(ctx context.Context, circuit string, w witness.Witness) (
 // has passed the check against the zkey's verifying key, as a stream's do;
 // the rest is as for Prove.
 func (e *Engine) ProveWtns(ctx context.Context, circuit string, wtns []fr.Element) (proof *circomsrc.Proof, public []string, err error) {
+	return ProveWtnsOf(ctx, e, circuit, wtns)
+}
+
+// Wire is one value of a circom witness in the Fr of either curve, in
+// Montgomery form (as gnark-crypto keeps it).
+type Wire interface {
+	fr.Element | bls12381fr.Element
+}
+
+// ProveWtnsOf is ProveWtns for a circom circuit of either curve: wtns is its
+// full witness in that curve's Fr (circomsrc.ParseWtnsOf reads a .wtns of
+// any curve; proofdata.Elements turns its values into the curve's
+// elements). A witness of the other curve's Fr is refused, naming both.
+// (A function, since Go's methods take no type parameters.)
+func ProveWtnsOf[W Wire](ctx context.Context, e *Engine, circuit string, wtns []W) (proof *circomsrc.Proof, public []string, err error) {
 	if wtns == nil {
 		return nil, nil, errors.New("engine: ProveWtns: no witness")
 	}

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	bls12381fr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 )
 
@@ -105,5 +108,79 @@ func TestProveWtnsGivesWhatSnarkjsVerifies(t *testing.T) {
 	}
 	if _, _, err := e.ProveWtns(ctx, "mul", wtns); err != nil {
 		t.Errorf("ProveWtns after the failures: %v", err)
+	}
+}
+
+// A BLS12-381 zkey's witness goes through ProveWtnsOf, snarkjs verifies the
+// proof, and each curve's witness is refused by the other's circuit.
+func TestProveWtnsOfBLS12381GivesWhatSnarkjsVerifies(t *testing.T) {
+	ctx := context.Background()
+	blsDir := filepath.Join(mulDir, "bls12381")
+	bls, err := circomsrc.LoadFiles(ctx, circomsrc.Files{Zkey: filepath.Join(blsDir, "blsmul.zkey")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bn, err := circomsrc.LoadFiles(ctx, circomsrc.Files{Zkey: filepath.Join(mulDir, "mul.zkey")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(ctx, cpuOptions(t.TempDir()), bls, bn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	data, err := os.ReadFile(filepath.Join(blsDir, "blsmul.wtns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, w, err := circomsrc.ParseWtnsOf(data)
+	if err != nil || id != curve.BLS12_381 {
+		t.Fatalf("ParseWtnsOf: %v, %v", id, err)
+	}
+	wtns := proofdata.Elements[bls12381fr.Element](w)
+	proof, public, err := ProveWtnsOf(ctx, e, "blsmul", wtns)
+	if err != nil {
+		t.Fatalf("ProveWtnsOf: %v", err)
+	}
+	dir := t.TempDir()
+	pj, err := json.Marshal(proof.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := json.Marshal(public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"proof.json": pj, "public.json": pub} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vkey, err := filepath.Abs(filepath.Join(blsDir, "blsmul.vkey.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(snarkjs(t), "groth16", "verify", vkey, "public.json", "proof.json")
+	cmd.Dir = dir
+	if msg, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(msg), "OK") {
+		t.Errorf("snarkjs groth16 verify of the BLS12-381 proof: %v: %s", err, msg)
+	}
+
+	bnData, err := os.ReadFile(filepath.Join(mulDir, "mul.wtns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bnWtns, err := circomsrc.ParseWtns(bnData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ProveWtnsOf(ctx, e, "blsmul", bnWtns); err == nil || !strings.Contains(err.Error(), "bls12-381") || !strings.Contains(err.Error(), "bn254") {
+		t.Errorf("a BN254 witness for the BLS12-381 circuit: %v, want a refusal naming both curves", err)
+	}
+	if _, _, err := ProveWtnsOf(ctx, e, "mul", wtns); err == nil || !strings.Contains(err.Error(), "bls12-381") || !strings.Contains(err.Error(), "bn254") {
+		t.Errorf("a BLS12-381 witness for the BN254 circuit: %v, want a refusal naming both curves", err)
+	}
+	if _, _, err := e.ProveWtns(ctx, "mul", bnWtns); err != nil {
+		t.Errorf("the BN254 circuit after the refusals: %v", err)
 	}
 }
