@@ -15,7 +15,7 @@ func setupCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "setup",
 		Usage:       "compile a built-in circuit and compute its Groth16 keys (gnark's files, package keygen) into a circuit directory",
-		UsageText:   "zkpipe setup --builtin NAME [--constraints N] --dir DIR [--curve bn254|bls12-381] [--hash-to-field default|sha256|keccak256]",
+		UsageText:   "zkpipe setup --builtin NAME [--constraints N] --dir DIR [--curve bn254|bls12-381] [--hash-to-field default|sha256|keccak256] [--verbose]",
 		Description: setupCeremonyNote,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "builtin", Usage: fmt.Sprintf("built-in circuit: %v", circuits.Names()), Value: "mulchain", EnvVars: env("builtin")},
@@ -23,6 +23,7 @@ func setupCommand() *cli.Command {
 			&cli.StringFlag{Name: "dir", Usage: "circuit directory to write (its base name is the circuit's name; required)", EnvVars: env("setup-dir")},
 			&cli.StringFlag{Name: "curve", Value: curve.BN254.String(), Usage: fmt.Sprintf("the circuit's curve: %s or %s (prove and verify read it from the files)", curve.BN254, curve.BLS12_381), EnvVars: env("curve")},
 			&cli.StringFlag{Name: "hash-to-field", Value: string(gnarksrc.HashDefault), Usage: "how commitments hash to their challenge, recorded in the directory for prove and verify: default (gnark's), sha256 (what gnark's Solidity verifier computes) or keccak256", EnvVars: env("hash-to-field")},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr how long each phase took (compile, each query's products, each file)", EnvVars: env("setup-verbose")},
 			// ZKPIPE_CIRCUIT and ZKPIPE_OUT are prove's (directories): not read here
 			oldString("circuit", "builtin"), oldString("out", "dir"), oldInt("n", "constraints"),
 		},
@@ -41,7 +42,13 @@ func setupCommand() *cli.Command {
 			}
 			fmt.Fprintln(logOut(c), "zkpipe setup: "+setupCeremonyNote)
 			start := time.Now()
-			info, err := gnarksrc.SetupOn(id, cfg.builtin, cfg.constraints, cfg.dir)
+			var phaseLog func(string, time.Duration)
+			if c.Bool("verbose") {
+				phaseLog = func(phase string, elapsed time.Duration) {
+					fmt.Fprintf(logOut(c), "zkpipe setup: %-16s %s\n", phase, elapsed.Round(time.Millisecond))
+				}
+			}
+			info, err := gnarksrc.SetupLogged(id, cfg.builtin, cfg.constraints, cfg.dir, phaseLog)
 			if errors.Is(err, circuits.ErrTooLarge) {
 				return refusedError{err}
 			}
@@ -51,6 +58,7 @@ func setupCommand() *cli.Command {
 			if err := gnarksrc.WriteHashToField(cfg.dir, htf); err != nil {
 				return err
 			}
+			// the time is the whole command's: compile, keys and files
 			fmt.Printf("%s: %s on %s, %d constraints (domain %d), %d wires, in %s\n",
 				cfg.dir, cfg.builtin, id, info.Constraints, info.Domain, info.Wires, time.Since(start).Round(time.Millisecond))
 			return nil

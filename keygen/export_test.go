@@ -98,3 +98,12 @@ func Public(t *testing.T, w witness.Witness) witness.Witness {
 	}
 	return p
 }
+
+// SetRawRoundBytes sets how much of a slice WriteRawProvingKey encodes
+// between writes, so a test's small key takes many rounds; the returned
+// func restores it.
+func SetRawRoundBytes(n int) (restore func()) {
+	old := rawRoundBytes
+	rawRoundBytes = n
+	return func() { rawRoundBytes = old }
+}

@@ -25,6 +25,7 @@ package keygen
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/constraint"
@@ -33,7 +34,7 @@ import (
 
 // setupFunc is one curve's Setup: ok is false when ccs is not that curve's
 // R1CS.
-type setupFunc func(ccs constraint.ConstraintSystem) (pk groth16.ProvingKey, vk groth16.VerifyingKey, ok bool, err error)
+type setupFunc func(ccs constraint.ConstraintSystem, clock *phaseClock) (pk groth16.ProvingKey, vk groth16.VerifyingKey, ok bool, err error)
 
 // setups holds each curve's Setup, registered by its generated file.
 var setups = map[curve.ID]setupFunc{}
@@ -43,12 +44,17 @@ var setups = map[curve.ID]setupFunc{}
 // (*groth16bn254.ProvingKey, …): gnark's groth16.Prove and Verify accept
 // them, and WriteRawTo/WriteTo write gnark's files. It uses every core
 // (GOMAXPROCS); its memory is about gnark's Setup's.
-func Setup(ccs constraint.ConstraintSystem) (groth16.ProvingKey, groth16.VerifyingKey, error) {
+func Setup(ccs constraint.ConstraintSystem, opts ...Option) (groth16.ProvingKey, groth16.VerifyingKey, error) {
 	if ccs == nil {
 		return nil, nil, fmt.Errorf("keygen: no constraint system")
 	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	clock := &phaseClock{log: o.phaseLog, last: time.Now()}
 	for _, s := range setups {
-		pk, vk, ok, err := s(ccs)
+		pk, vk, ok, err := s(ccs, clock)
 		if ok {
 			if err != nil {
 				return nil, nil, fmt.Errorf("keygen: %w", err)
@@ -57,4 +63,36 @@ func Setup(ccs constraint.ConstraintSystem) (groth16.ProvingKey, groth16.Verifyi
 		}
 	}
 	return nil, nil, fmt.Errorf("keygen: a %T is not an R1CS of %s or %s (Groth16 needs an R1CS of a supported curve)", ccs, curve.BN254, curve.BLS12_381)
+}
+
+// Option configures Setup.
+type Option func(*options)
+
+type options struct {
+	phaseLog func(phase string, elapsed time.Duration)
+}
+
+// WithPhaseLog has Setup call log as each of its phases ends (the QAP's
+// terms, the Lagrange values, each query's fixed-base products, …) with
+// the phase's name and wall time, in order: where a setup's time goes.
+// The names are for people, not a stable interface.
+func WithPhaseLog(log func(phase string, elapsed time.Duration)) Option {
+	return func(o *options) { o.phaseLog = log }
+}
+
+// phaseClock times Setup's phases for WithPhaseLog; with no log it only
+// reads the clock.
+type phaseClock struct {
+	log  func(phase string, elapsed time.Duration)
+	last time.Time
+}
+
+// done ends the phase named phase, begun when the last one ended.
+func (c *phaseClock) done(phase string) {
+	if c.log == nil {
+		return
+	}
+	now := time.Now()
+	c.log(phase, now.Sub(c.last))
+	c.last = now
 }

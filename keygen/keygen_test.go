@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/frontend"
@@ -107,5 +108,63 @@ func TestRefusesNonR1CS(t *testing.T) {
 		t.Fatal("keygen set up a SparseR1CS")
 	} else {
 		t.Log(err)
+	}
+}
+
+// WriteRawProvingKey writes gnark's pk.WriteRawTo bytes exactly, on both
+// curves, for every kind of circuit (commitment keys included), whether
+// a slice fits one round of its parallel encoding or takes many (rounds
+// of 1000 bytes: 15 G1 points, 7 G2 points, a partial round last).
+func TestWriteRawProvingKeyIsGnarks(t *testing.T) {
+	for _, id := range bothCurves {
+		for _, c := range keygen.Cases(t, id) {
+			pk, _, err := keygen.Setup(c.CCS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want bytes.Buffer
+			if _, err := pk.WriteRawTo(&want); err != nil {
+				t.Fatal(err)
+			}
+			for _, round := range []int{16 << 20, 1000} {
+				restore := keygen.SetRawRoundBytes(round)
+				var got bytes.Buffer
+				n, err := keygen.WriteRawProvingKey(&got, pk)
+				restore()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n != int64(got.Len()) || !bytes.Equal(got.Bytes(), want.Bytes()) {
+					t.Fatalf("%s/%s, rounds of %d bytes: wrote %d bytes (said %d), gnark's WriteRawTo %d; equal: %v",
+						id, c.Name, round, got.Len(), n, want.Len(), bytes.Equal(got.Bytes(), want.Bytes()))
+				}
+			}
+		}
+	}
+	if _, err := keygen.WriteRawProvingKey(&bytes.Buffer{}, nil); err == nil {
+		t.Fatal("wrote a nil proving key")
+	}
+}
+
+// WithPhaseLog is told of every phase, in order, each once, and the
+// phases' times add up to no more than the setup's.
+func TestPhaseLog(t *testing.T) {
+	c := keygen.Cases(t, curve.BN254)[2] // commit
+	var phases []string
+	var sum time.Duration
+	start := time.Now()
+	if _, _, err := keygen.Setup(c.CCS, keygen.WithPhaseLog(func(p string, d time.Duration) {
+		phases = append(phases, p)
+		sum += d
+	})); err != nil {
+		t.Fatal(err)
+	}
+	total := time.Since(start)
+	want := []string{"layout", "terms", "lagrange", "qap", "K and Z scalars", "infinity", "G1 table", "G1 A", "G1 B", "G1 Z", "G1 K", "commitments", "G2 table", "G2 B", "verifying key"}
+	if fmt.Sprint(phases) != fmt.Sprint(want) {
+		t.Fatalf("phases %q, want %q", phases, want)
+	}
+	if sum > total {
+		t.Fatalf("phases add up to %s, the setup took %s", sum, total)
 	}
 }

@@ -19,12 +19,12 @@ import (
 )
 
 func init() {
-	setups[curve.BN254] = func(ccsI constraint.ConstraintSystem) (groth16.ProvingKey, groth16.VerifyingKey, bool, error) {
+	setups[curve.BN254] = func(ccsI constraint.ConstraintSystem, clock *phaseClock) (groth16.ProvingKey, groth16.VerifyingKey, bool, error) {
 		r1cs, ok := ccsI.(*cs.R1CS)
 		if !ok {
 			return nil, nil, false, nil
 		}
-		pk, vk, err := setupBN254(r1cs)
+		pk, vk, err := setupBN254(r1cs, clock)
 		if err != nil {
 			return nil, nil, true, err
 		}
@@ -35,8 +35,8 @@ func init() {
 // setupBN254 is gnark v0.16.3's backend/groth16/bn254/setup.go, the same keys
 // in the same layout, computed over all cores (package doc). Its sections
 // follow gnark's: the QAP at τ, the G1 queries, the commitments, the G2
-// queries, the verifying key.
-func setupBN254(r1cs *cs.R1CS) (*groth16bn254.ProvingKey, *groth16bn254.VerifyingKey, error) {
+// queries, the verifying key. clock is told as each phase ends.
+func setupBN254(r1cs *cs.R1CS, clock *phaseClock) (*groth16bn254.ProvingKey, *groth16bn254.VerifyingKey, error) {
 	nbPublicVars := r1cs.GetNbPublicVariables()
 	nbWires := r1cs.NbInternalVariables + nbPublicVars + r1cs.GetNbSecretVariables()
 	commitmentInfo, ok := r1cs.CommitmentInfo.(constraint.Groth16Commitments)
@@ -48,7 +48,12 @@ func setupBN254(r1cs *cs.R1CS) (*groth16bn254.ProvingKey, *groth16bn254.Verifyin
 		return nil, nil, err
 	}
 	nbConstraints := r1cs.GetNbConstraints()
-	domain := fft.NewDomain(uint64(nbConstraints))
+	// The domain's values now; its FFT tables (4n elements: what gnark's
+	// Setup puts in pk.Domain, and its file's flag says) are built beside
+	// the keys, where they cost no wall time.
+	domain := fft.NewDomain(uint64(nbConstraints), fft.WithoutPrecompute())
+	fullDomain := make(chan *fft.Domain, 1)
+	go func() { fullDomain <- fft.NewDomain(uint64(nbConstraints)) }()
 	n := int(domain.Cardinality)
 
 	tw, err := sampleToxicWasteBN254(n)
@@ -56,6 +61,7 @@ func setupBN254(r1cs *cs.R1CS) (*groth16bn254.ProvingKey, *groth16bn254.Verifyin
 		return nil, nil, err
 	}
 	defer tw.zero()
+	clock.done("layout")
 
 	// ---------------------------------------------------------------------
 	// The QAP at τ: A_j(τ), B_j(τ), C_j(τ) for every wire j.
@@ -67,8 +73,11 @@ func setupBN254(r1cs *cs.R1CS) (*groth16bn254.ProvingKey, *groth16bn254.Verifyin
 	if tm.rows != nbConstraints {
 		return nil, nil, fmt.Errorf("%d R1C instructions for %d constraints", tm.rows, nbConstraints)
 	}
+	clock.done("terms")
 	L := lagrangeBN254(&tw.t, domain, nbConstraints)
+	clock.done("lagrange")
 	A, B, C := qapBN254(r1cs.Coefficients, tm, L, nbWires)
+	clock.done("qap")
 	zeroBN254(L)
 	L, tm = nil, nil
 
@@ -108,6 +117,7 @@ func setupBN254(r1cs *cs.R1CS) (*groth16bn254.ProvingKey, *groth16bn254.Verifyin
 		z.SetZero()
 	})
 	bitReverseBN254(Z)
+	clock.done("K and Z scalars")
 
 	// InfinityA/B: the wires with A_j(τ) = 0 (B_j(τ) = 0) have no point in
 	// pk.G1.A (pk.G1.B and pk.G2.B), in wire order.
@@ -117,6 +127,7 @@ func setupBN254(r1cs *cs.R1CS) (*groth16bn254.ProvingKey, *groth16bn254.Verifyin
 	pk.InfinityB, B = dropZerosBN254(B)
 	pk.NbInfinityA = uint64(nbWires - len(A))
 	pk.NbInfinityB = uint64(nbWires - len(B))
+	clock.done("infinity")
 
 	// ---------------------------------------------------------------------
 	// G1: [α]₁ [β]₁ [δ]₁, [A_j(τ)]₁, [B_j(τ)]₁, [Z]₁, vk's and pk's [K]₁
@@ -127,6 +138,7 @@ func setupBN254(r1cs *cs.R1CS) (*groth16bn254.ProvingKey, *groth16bn254.Verifyin
 		nbG1 += size
 	}
 	fixed1 := newFixedG1BN254(&g1, nbG1)
+	clock.done("G1 table")
 	var abd [3]bn254.G1Affine
 	secrets := []fr.Element{tw.alpha, tw.beta, tw.delta}
 	fixed1.mul(abd[:], secrets)
@@ -134,18 +146,22 @@ func setupBN254(r1cs *cs.R1CS) (*groth16bn254.ProvingKey, *groth16bn254.Verifyin
 	pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta = abd[0], abd[1], abd[2]
 	pk.G1.A = make([]bn254.G1Affine, len(A))
 	fixed1.mul(pk.G1.A, A)
+	clock.done("G1 A")
 	zeroBN254(A)
 	A = nil
 	pk.G1.B = make([]bn254.G1Affine, len(B))
 	fixed1.mul(pk.G1.B, B)
+	clock.done("G1 B")
 	pk.G1.Z = make([]bn254.G1Affine, n-1)
 	fixed1.mul(pk.G1.Z, Z[:n-1])
+	clock.done("G1 Z")
 	zeroBN254(Z)
 	Z = nil
 	vk.G1.K = make([]bn254.G1Affine, layout.nbVK)
 	fixed1.mul(vk.G1.K, K[:layout.nbVK])
 	pk.G1.K = make([]bn254.G1Affine, layout.nbPK)
 	fixed1.mul(pk.G1.K, K[layout.nbVK:layout.nbVK+layout.nbPK])
+	clock.done("G1 K")
 
 	// ---------------------------------------------------------------------
 	// Commitments: pedersen.Setup's keys, its σ folded into the scalars:
@@ -190,13 +206,16 @@ func setupBN254(r1cs *cs.R1CS) (*groth16bn254.ProvingKey, *groth16bn254.Verifyin
 	zeroBN254(K)
 	K = nil
 	fixed1 = nil
+	clock.done("commitments")
 
 	// ---------------------------------------------------------------------
 	// G2: [B_j(τ)]₂, [β]₂ [δ]₂ [γ]₂
 
 	fixed2 := newFixedG2BN254(&g2, len(B)+3)
+	clock.done("G2 table")
 	pk.G2.B = make([]bn254.G2Affine, len(B))
 	fixed2.mul(pk.G2.B, B)
+	clock.done("G2 B")
 	zeroBN254(B)
 	B = nil
 	var bdg [3]bn254.G2Affine
@@ -216,7 +235,8 @@ func setupBN254(r1cs *cs.R1CS) (*groth16bn254.ProvingKey, *groth16bn254.Verifyin
 	if err := vk.Precompute(); err != nil {
 		return nil, nil, err
 	}
-	pk.Domain = *domain
+	pk.Domain = *<-fullDomain
+	clock.done("verifying key")
 	return pk, vk, nil
 }
 

@@ -79,6 +79,7 @@ var outputs = []output{
 	{"keygen_setup.go.tmpl", "keygen/setup_{{.Dir}}.go"},
 	{"keygen_fixed.go.tmpl", "keygen/fixed_{{.Dir}}.go"},
 	{"keygen_setup_test.go.tmpl", "keygen/setup_{{.Dir}}_test.go"},
+	{"keygen_write.go.tmpl", "keygen/write_{{.Dir}}.go"},
 }
 
 //go:embed templates

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/consensys/gnark/constraint"
 	"github.com/zkpipe/zkpipe/circuits"
@@ -36,6 +37,16 @@ func Setup(name string, n int, dir string) (SetupInfo, error) {
 // SetupOn is Setup over curve id's scalar field, with id's keys. (The
 // memory bound is BN254's figures: BLS12-381's points are 1.5× larger.)
 func SetupOn(id curve.ID, name string, n int, dir string) (SetupInfo, error) {
+	return SetupLogged(id, name, n, dir, nil)
+}
+
+// SetupLogged is SetupOn telling log, when not nil, as each phase ends:
+// "compile", keygen.Setup's phases (keygen.WithPhaseLog), then "write"
+// and each file's name, always from the calling goroutine.
+func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase string, elapsed time.Duration)) (SetupInfo, error) {
+	if log == nil {
+		log = func(string, time.Duration) {}
+	}
 	b, err := circuits.Lookup(name)
 	if err != nil {
 		return SetupInfo{}, err
@@ -46,36 +57,63 @@ func SetupOn(id curve.ID, name string, n int, dir string) (SetupInfo, error) {
 	if err := b.CheckSetup(n, allow); err != nil {
 		return SetupInfo{}, err
 	}
+	start := time.Now()
 	ccs, err := b.CompileOn(id, n)
 	if err != nil {
 		return SetupInfo{}, err
 	}
+	log("compile", time.Since(start))
 	if err := circuits.CheckSetupOf(ccs, allow); err != nil {
 		return SetupInfo{}, fmt.Errorf("%s at --constraints %d: %w", name, n, err)
-	}
-	pk, vk, err := keygen.Setup(ccs)
-	if err != nil {
-		return SetupInfo{}, fmt.Errorf("setup %s: %w", name, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return SetupInfo{}, err
 	}
 	out := stages.Dir(dir)
+	// circuit.r1cs is encoded (gnark's CBOR, one core) while keygen
+	// computes the keys on the others: both only read ccs. Its file is
+	// removed if the keys fail.
+	type written struct {
+		path    string
+		err     error
+		elapsed time.Duration
+	}
+	r1csDone := make(chan written, 1)
+	go func() {
+		start := time.Now()
+		path, err := out.WriteStream(R1CSFile, func(w io.Writer) error { _, err := ccs.WriteTo(w); return err })
+		r1csDone <- written{path, err, time.Since(start)}
+	}()
+	pk, vk, err := keygen.Setup(ccs, keygen.WithPhaseLog(log))
+	r1cs := <-r1csDone
+	if err != nil {
+		if r1cs.err == nil {
+			os.Remove(r1cs.path)
+		}
+		return SetupInfo{}, fmt.Errorf("setup %s: %w", name, err)
+	}
+	if r1cs.err != nil {
+		return SetupInfo{}, fmt.Errorf("encode %s: %w", R1CSFile, r1cs.err)
+	}
+	log("write "+R1CSFile+" (beside the keys)", r1cs.elapsed)
 	meta, _ := json.Marshal(Meta{Builtin: name, Constraints: n, R1CSConstraints: ccs.GetNbConstraints(), Curve: id.String()})
 	// streamed into each file, not encoded in memory first: the proving
-	// key is most of the setup's memory (24 GiB at 2^26)
+	// key is most of the setup's memory (24 GiB at 2^26); its points are
+	// encoded over all cores (keygen.WriteRawProvingKey, gnark's
+	// WriteRawTo's bytes)
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer) error
 	}{
-		{R1CSFile, func(w io.Writer) error { _, err := ccs.WriteTo(w); return err }},
-		{PKFile, func(w io.Writer) error { _, err := pk.WriteRawTo(w); return err }},
+		{PKFile, func(w io.Writer) error { _, err := keygen.WriteRawProvingKey(w, pk); return err }},
 		{VKFile, func(w io.Writer) error { _, err := vk.WriteTo(w); return err }},
 		{MetaFile, func(w io.Writer) error { _, err := w.Write(meta); return err }},
 	} {
+		start := time.Now()
 		if _, err := out.WriteStream(f.name, f.write); err != nil {
 			return SetupInfo{}, fmt.Errorf("encode %s: %w", f.name, err)
 		}
+		log("write "+f.name, time.Since(start))
 	}
 	nbWires := ccs.GetNbInternalVariables() + ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables()
 	domain := 1
