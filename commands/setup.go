@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
@@ -44,8 +45,13 @@ func setupCommand() *cli.Command {
 			start := time.Now()
 			var phaseLog func(string, time.Duration)
 			if c.Bool("verbose") {
+				// the process's CPU time beside each phase's wall time: a
+				// phase whose CPU is about its wall ran on one core
+				lastCPU := core.ProcessCPU()
 				phaseLog = func(phase string, elapsed time.Duration) {
-					fmt.Fprintf(logOut(c), "zkpipe setup: %-16s %s\n", phase, elapsed.Round(time.Millisecond))
+					cpu := core.ProcessCPU()
+					fmt.Fprintf(logOut(c), "zkpipe setup: %-36s %9s wall %9s cpu\n", phase, elapsed.Round(time.Millisecond), (cpu - lastCPU).Round(time.Millisecond))
+					lastCPU = cpu
 				}
 			}
 			info, err := gnarksrc.SetupLogged(id, cfg.builtin, cfg.constraints, cfg.dir, phaseLog)

@@ -1,8 +1,12 @@
 package keygen_test
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -69,6 +73,60 @@ func BenchmarkSetup(b *testing.B) {
 					})
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkWriteRawProvingKey times writing a bits key of 2^(-keygen.logs'
+// first) constraints to a file (as zkpipe setup does, less its sync): gnark's pk.WriteRawTo (one core)
+// against keygen.WriteRawProvingKey (the same bytes, over all cores).
+func BenchmarkWriteRawProvingKey(b *testing.B) {
+	lg, err := strconv.Atoi(strings.Split(*benchLogs, ",")[0])
+	if err != nil {
+		b.Fatalf("-keygen.logs: %v", err)
+	}
+	for _, cv := range strings.Split(*benchCurves, ",") {
+		id, err := curve.Parse(cv)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bi, _ := circuits.Lookup("bits")
+		ccs, err := bi.CompileOn(id, 1<<lg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pk, _, err := keygen.Setup(ccs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, w := range []struct {
+			name  string
+			write func(io.Writer) (int64, error)
+		}{
+			{"gnark", pk.WriteRawTo},
+			{"keygen", func(w io.Writer) (int64, error) { return keygen.WriteRawProvingKey(w, pk) }},
+		} {
+			b.Run(fmt.Sprintf("%s/bits/2^%d/%s", id, lg, w.name), func(b *testing.B) {
+				f, err := os.Create(filepath.Join(b.TempDir(), "pk"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
+				for b.Loop() {
+					if _, err := f.Seek(0, io.SeekStart); err != nil {
+						b.Fatal(err)
+					}
+					bw := bufio.NewWriterSize(f, 1<<20) // stages.Dir.WriteStream's
+					n, err := w.write(bw)
+					if err == nil {
+						err = bw.Flush()
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.SetBytes(n)
+				}
+			})
 		}
 	}
 }

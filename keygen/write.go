@@ -41,7 +41,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // rawRoundBytes is how much of a slice rawSlice encodes between writes:
 // two such buffers, one written while the other is filled.
-var rawRoundBytes = 16 << 20
+var rawRoundBytes = 2 << 20
 
 // rawSlice writes a slice of n elements as gnark-crypto's encoder does
 // (its length as a big-endian uint32, then each element's size bytes),
