@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +147,29 @@ func TestSetupSaysItsKeysAreNotForProduction(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "zkpipe setup: the keys it writes come from toxic waste") || !strings.Contains(stderr.String(), "ceremony") {
 		t.Errorf("setup's stderr does not say its keys are not for production:\n%s", stderr.String())
+	}
+}
+
+// setup --verbose says on stderr each phase's wall and CPU time, from the
+// compile through keygen's products to the last file; without it, none.
+func TestSetupVerboseSaysThePhases(t *testing.T) {
+	for _, verbose := range []bool{true, false} {
+		var stderr bytes.Buffer
+		app := App()
+		app.ErrWriter = &stderr
+		app.Writer = &bytes.Buffer{}
+		args := []string{"zkpipe", "setup", "--builtin", "bits", "--constraints", "256", "--dir", filepath.Join(t.TempDir(), "bits")}
+		if verbose {
+			args = append(args, "-v")
+		}
+		if err := app.Run(args); err != nil {
+			t.Fatal(err)
+		}
+		for _, phase := range []string{"compile", "lagrange", "G1 Z", "G2 B", "write circuit.r1cs", "write circuit.pk"} {
+			said := regexp.MustCompile(`zkpipe setup: ` + regexp.QuoteMeta(phase) + `[^\n]*? [0-9.]+[mµn]?s wall +[0-9.]+[mµn]?s cpu`).MatchString(stderr.String())
+			if said != verbose {
+				t.Errorf("verbose %v: phase %q said: %v\n%s", verbose, phase, said, stderr.String())
+			}
+		}
 	}
 }
