@@ -1,38 +1,72 @@
 #!/usr/bin/env bash
-# Times zkpipe's setup (keygen.Setup, issue 26 item 1) on the H200 machine
-# (16 cores). Targets: 2^24 ≤ 60 s, 2^26 ≤ 4 min; gnark's groth16.Setup took
-# 178 s at 2^22 and 9 min 20 s at 2^24 there.
+# Times zkpipe's setup (compile + keygen.Setup + files, issue 26 item 1) on
+# the H200 machine (16 cores). Targets: 2^24 ≤ 60 s, 2^26 ≤ 4 min; gnark's
+# groth16.Setup took 178 s at 2^22 and 9 min 20 s at 2^24 there.
 # Usage (on that machine, with binaries built elsewhere):
 #   go build -o zkpipe . && go test -c -o keygen.test ./keygen     (here)
-#   bench/keygen-setup.sh ZKPIPE_BINARY KEYGEN_TEST_BINARY OUTDIR [LOG2 ...]
-# For each size (default 20 22 24) and circuit (bits, mulchain): `zkpipe
-# setup` under /usr/bin/time -v (wall time, peak RSS; it also prints its own
-# time), the files in /tmp/zkks, removed after each (a 2^24 key is ~6 GB);
-# then keygen.test's in-memory BenchmarkSetup (no files, no gnark) at the
-# same sizes. CURVES=bn254,bls12-381 runs both curves (default bn254).
-# Look for: "Elapsed (wall clock)" and "Maximum resident set size" in
-# OUTDIR/setup-*.time; ns/op in OUTDIR/bench.txt.
+#   bench/keygen-setup.sh ZKPIPE_BINARY KEYGEN_TEST_BINARY OUTDIR [SPEC ...]
+# A SPEC is LOG2 (bits and mulchain at --constraints 2^LOG2; note bits at
+# 2^k has a little more than 2^k constraints, so a domain of 2^(k+1)) or
+# NAME:CONSTRAINTS (one built-in at that --constraints). Default: 20 22.
+# For each: `zkpipe setup -v` under /usr/bin/time -v (wall time, peak RSS,
+# and setup's own phase lines: wall and CPU time of the compile, each of
+# keygen's phases, each file), the files in /tmp/zkks, removed after each
+# (a 2^24 key is ~6 GB). CURVES=bn254,bls12-381 runs both curves (default
+# bn254). PROCS="4 16" repeats each at those GOMAXPROCS (default: all
+# cores only): a phase whose wall time does not fall with more cores is
+# serial. BENCH=1 also runs keygen.test's in-memory BenchmarkSetup (no
+# files, no compile timed, no gnark) and BenchmarkWriteRawProvingKey at
+# the LOG2 sizes.
+#
+# The lead's run at 2^24 (bits with 15,728,640 constraints keeps the domain
+# at 2^24; ~6 GB of keys under /tmp, ~1.5 min):
+#   bench/keygen-setup.sh ./zkpipe ./keygen.test /tmp/ks24 bits:15728640 mulchain:16777216
+# Look for, in OUTDIR/summary.txt: the "in Xs" of setup's line (the whole
+# command: compile, keys, files), "Maximum resident set size" (the model in
+# circuits/setupsize.go should be 1–1.6× it: for bits 15.7M it says 22.6 GB; expect ~15 GB),
+# and the phase lines: "compile" is gnark's frontend, one core (wall ≈
+# cpu); "G1 Z", "G1 K", "G1 A", "G2 B" should show cpu ≈ 16× wall; "write
+# circuit.pk" is the disk (5 GB and an fsync).
 set -euo pipefail
 bin=$1 kt=$2 out=$3
 shift 3
-logs=("$@")
-[ ${#logs[@]} -gt 0 ] || logs=(20 22 24)
+specs=("$@")
+[ ${#specs[@]} -gt 0 ] || specs=(20 22)
 mkdir -p "$out"
-nproc | sed 's/^/cores: /' | tee "$out/bench.txt"
+sum=$out/summary.txt
+nproc | sed 's/^/cores: /' | tee "$sum"
 curves=${CURVES:-bn254}
+procs=${PROCS:-$(nproc)}
+logs=()
 for cv in ${curves//,/ }; do
-  for lg in "${logs[@]}"; do
-    for name in bits mulchain; do
-      dir=/tmp/zkks/$cv-$name-$lg
-      rm -rf "$dir"
-      /usr/bin/time -v "$bin" setup --builtin "$name" --constraints $((1 << lg)) --curve "$cv" --dir "$dir" \
-        >"$out/setup-$cv-$name-$lg.log" 2>"$out/setup-$cv-$name-$lg.time"
-      cat "$out/setup-$cv-$name-$lg.log"
-      grep -E "Elapsed|Maximum resident" "$out/setup-$cv-$name-$lg.time"
-      rm -rf "$dir"
+  for spec in "${specs[@]}"; do
+    if [[ $spec == *:* ]]; then
+      runs=("$spec")
+    else
+      logs+=("$spec")
+      runs=("bits:$((1 << spec))" "mulchain:$((1 << spec))")
+    fi
+    for run in "${runs[@]}"; do
+      name=${run%%:*} c=${run#*:}
+      for p in $procs; do
+        tag=$cv-$name-$c-p$p
+        dir=/tmp/zkks/$tag
+        rm -rf "$dir"
+        GOMAXPROCS=$p /usr/bin/time -v "$bin" setup -v --builtin "$name" --constraints "$c" --curve "$cv" --dir "$dir" \
+          >"$out/setup-$tag.log" 2>"$out/setup-$tag.time" || echo "FAILED: $tag" | tee -a "$sum"
+        {
+          echo "== $cv $name --constraints $c GOMAXPROCS=$p"
+          cat "$out/setup-$tag.log"
+          grep -E "^zkpipe setup: .* wall" "$out/setup-$tag.time" || true
+          grep -E "Elapsed|Maximum resident" "$out/setup-$tag.time"
+        } | tee -a "$sum"
+        rm -rf "$dir"
+      done
     done
   done
 done
-csv=$(IFS=,; echo "${logs[*]}")
-"$kt" -test.run '^$' -test.bench Setup -test.benchtime 1x -test.timeout 2h \
-  -keygen.logs "$csv" -keygen.circuits bits,mulchain -keygen.curves "$curves" -keygen.gnark=false | tee -a "$out/bench.txt"
+if [ "${BENCH:-0}" = 1 ] && [ ${#logs[@]} -gt 0 ]; then
+  csv=$(IFS=,; echo "${logs[*]}")
+  "$kt" -test.run '^$' -test.bench 'Setup|WriteRawProvingKey' -test.benchtime 1x -test.timeout 2h \
+    -keygen.logs "$csv" -keygen.circuits bits,mulchain -keygen.curves "$curves" -keygen.gnark=false | tee -a "$sum"
+fi
