@@ -35,7 +35,8 @@ func Setup(name string, n int, dir string) (SetupInfo, error) {
 }
 
 // SetupOn is Setup over curve id's scalar field, with id's keys. (The
-// memory bound is BN254's figures: BLS12-381's points are 1.5× larger.)
+// memory bound before compiling is BN254's; the compiled circuit's is its
+// curve's: circuits.SetupMemoryOn.)
 func SetupOn(id curve.ID, name string, n int, dir string) (SetupInfo, error) {
 	return SetupLogged(id, name, n, dir, nil)
 }
