@@ -43,7 +43,9 @@ var setups = map[curve.ID]setupFunc{}
 // curve (BN254 or BLS12-381), as gnark's typed keys of that curve
 // (*groth16bn254.ProvingKey, …): gnark's groth16.Prove and Verify accept
 // them, and WriteRawTo/WriteTo write gnark's files. It uses every core
-// (GOMAXPROCS); its memory is about gnark's Setup's.
+// (GOMAXPROCS); its peak memory, with the compile and files of zkpipe
+// setup, is modelled by circuits.SetupMemoryOn. WithPhaseLog says where
+// its time goes.
 func Setup(ccs constraint.ConstraintSystem, opts ...Option) (groth16.ProvingKey, groth16.VerifyingKey, error) {
 	if ccs == nil {
 		return nil, nil, fmt.Errorf("keygen: no constraint system")
