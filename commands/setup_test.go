@@ -165,7 +165,7 @@ func TestSetupVerboseSaysThePhases(t *testing.T) {
 		if err := app.Run(args); err != nil {
 			t.Fatal(err)
 		}
-		for _, phase := range []string{"compile", "lagrange", "G1 Z", "G2 B", "write circuit.r1cs", "write circuit.pk"} {
+		for _, phase := range []string{"compile", "lagrange", "G1 Z", "G2 B", "write circuit.pk", "write circuit.r1cs"} {
 			said := regexp.MustCompile(`zkpipe setup: ` + regexp.QuoteMeta(phase) + `[^\n]*? [0-9.]+[mµn]?s wall +[0-9.]+[mµn]?s cpu`).MatchString(stderr.String())
 			if said != verbose {
 				t.Errorf("verbose %v: phase %q said: %v\n%s", verbose, phase, said, stderr.String())

@@ -67,41 +67,33 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 	if err := circuits.CheckSetupOf(ccs, allow); err != nil {
 		return SetupInfo{}, fmt.Errorf("%s at --constraints %d: %w", name, n, err)
 	}
+	pk, vk, err := keygen.Setup(ccs, keygen.WithPhaseLog(log))
+	if err != nil {
+		return SetupInfo{}, fmt.Errorf("setup %s: %w", name, err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return SetupInfo{}, err
 	}
 	out := stages.Dir(dir)
-	// circuit.r1cs is encoded (gnark's CBOR, one core) while keygen
-	// computes the keys on the others: both only read ccs. Its file is
-	// removed if the keys fail.
+	// circuit.r1cs is encoded (gnark's CBOR, one core, the whole file in
+	// memory first) while the proving key is written: after keygen's peak,
+	// not on top of it, and beside a write the disk bounds.
 	type written struct {
-		path    string
 		err     error
 		elapsed time.Duration
 	}
 	r1csDone := make(chan written, 1)
 	go func() {
 		start := time.Now()
-		path, err := out.WriteStream(R1CSFile, func(w io.Writer) error { _, err := ccs.WriteTo(w); return err })
-		r1csDone <- written{path, err, time.Since(start)}
+		_, err := out.WriteStream(R1CSFile, func(w io.Writer) error { _, err := ccs.WriteTo(w); return err })
+		r1csDone <- written{err, time.Since(start)}
 	}()
-	pk, vk, err := keygen.Setup(ccs, keygen.WithPhaseLog(log))
-	r1cs := <-r1csDone
-	if err != nil {
-		if r1cs.err == nil {
-			os.Remove(r1cs.path)
-		}
-		return SetupInfo{}, fmt.Errorf("setup %s: %w", name, err)
-	}
-	if r1cs.err != nil {
-		return SetupInfo{}, fmt.Errorf("encode %s: %w", R1CSFile, r1cs.err)
-	}
-	log("write "+R1CSFile+" (beside the keys)", r1cs.elapsed)
 	meta, _ := json.Marshal(Meta{Builtin: name, Constraints: n, R1CSConstraints: ccs.GetNbConstraints(), Curve: id.String()})
 	// streamed into each file, not encoded in memory first: the proving
 	// key is most of the setup's memory (24 GiB at 2^26); its points are
 	// encoded over all cores (keygen.WriteRawProvingKey, gnark's
 	// WriteRawTo's bytes)
+	var werr error
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer) error
@@ -112,10 +104,19 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 	} {
 		start := time.Now()
 		if _, err := out.WriteStream(f.name, f.write); err != nil {
-			return SetupInfo{}, fmt.Errorf("encode %s: %w", f.name, err)
+			werr = fmt.Errorf("encode %s: %w", f.name, err)
+			break
 		}
 		log("write "+f.name, time.Since(start))
 	}
+	r1cs := <-r1csDone
+	if werr != nil {
+		return SetupInfo{}, werr
+	}
+	if r1cs.err != nil {
+		return SetupInfo{}, fmt.Errorf("encode %s: %w", R1CSFile, r1cs.err)
+	}
+	log("write "+R1CSFile+" (beside circuit.pk)", r1cs.elapsed)
 	nbWires := ccs.GetNbInternalVariables() + ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables()
 	domain := 1
 	for domain < ccs.GetNbConstraints() {
