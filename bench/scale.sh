@@ -28,10 +28,11 @@ nc=$(((1 << lg) - (1 << lg) / 16))
 echo "== $name on $curve, $nc constraints (domain 2^$lg), $p proofs"
 
 if [ ! -f "$dir/circuit.pk" ]; then
-	/usr/bin/time -v "$bin" setup --builtin "$name" --curve "$curve" --constraints $nc --dir "$dir" \
+	/usr/bin/time -v "$bin" setup --builtin "$name" --curve "$curve" --constraints $nc --dir "$dir" -v \
 		>"$out/setup-$tag.log" 2>"$out/setup-$tag.time"
 	grep -v "ceremony" "$out/setup-$tag.log" | tail -1
 	echo "setup: $(grep -oE 'Elapsed .*: .*' "$out/setup-$tag.time" | sed 's/.*: //') wall, peak RSS $(awk '/Maximum resident/ {printf "%.2f GiB", $NF/1048576}' "$out/setup-$tag.time")"
+	grep -E " wall .* cpu$" "$out/setup-$tag.time" | sed 's/^zkpipe setup: /  setup phase /' # setup -v
 fi
 ls -l "$dir" | awk '/circuit.pk/ {printf "proving key: %.2f GiB\n", $5/2^30}'
 
