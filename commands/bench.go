@@ -429,6 +429,9 @@ func benchStreamOf(c *cli.Context, cfg benchConfig, out string, circs []*stages.
 		closeCircuits(circs)
 		return nil, 0, 0, err
 	}
+	// --serial-cpu proves the same circuit again afterwards, on a second
+	// engine that loads its key afresh: keep the host copy for it
+	opts.Memory.KeepHostKeys = cfg.serial > 0
 	stop, err := bench.StartProfile(cfg.cpuprofile, "zkpipe")
 	if err != nil {
 		closeCircuits(circs)

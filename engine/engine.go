@@ -159,7 +159,8 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 	}
 	e.maxWorkers = growable(&e.opts, e.autoStages, e.cores)
 	e.core, err = core.New(core.Config{Shapes: e.opts.Shapes, MaxWorkers: e.maxWorkers,
-		Backend: e.backend, G2: e.g2, Governor: e.gov, Out: output, TailBatch: opts.TailMSMBatch, HostFault: hostFault}, circuits...)
+		Backend: e.backend, G2: e.g2, Governor: e.gov, Out: output, TailBatch: opts.TailMSMBatch, HostFault: hostFault,
+		KeepHostKeys: opts.Memory.KeepHostKeys}, circuits...)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"runtime/debug"
 
 	"github.com/zkpipe/zkpipe/mem"
-	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -145,13 +144,9 @@ func (e *Engine) warnTooLarge(circuits []*stages.Circuit) {
 	}
 }
 
-// keyBytes estimates the host memory of a circuit's resident key: its G1
-// bases (A, B₁, K, H: 64 B each on BN254, 96 on BLS12-381), G2 bases (B₂:
-// 128 B, 192), the selections (4 B a scalar) and the domain's twiddles and
-// coset tables (about 4n elements of 32 B).
+// keyBytes is the host memory of a circuit's resident key: the parts of
+// its host copy still held (proofdata.Key.HostBytes: none of the bases on
+// a GPU, which holds them) and the selections (4 B a scalar).
 func keyBytes(c *stages.Circuit) int64 {
-	k := c.Key
-	p := k.Curve.Params()
-	return int64(k.Size.A+k.Size.B+k.Size.K+k.Size.Z)*int64(p.G1AffineBytes) + int64(k.Size.B2)*int64(p.G2AffineBytes) +
-		int64(len(c.Sel.A)+len(c.Sel.B)+len(c.Sel.K))*4 + 4*int64(k.N())*proofdata.ScalarBytes
+	return c.Key.HostBytes() + int64(len(c.Sel.A)+len(c.Sel.B)+len(c.Sel.K))*4
 }

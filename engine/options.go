@@ -139,6 +139,13 @@ type MemoryOptions struct {
 	// Status prints a status line to Log this often (at least a second);
 	// 0 means never.
 	Status time.Duration
+	// KeepHostKeys keeps the circuits' keys whole in host memory once
+	// resident on a GPU (core.Config.KeepHostKeys): for a caller that
+	// proves with the same circuits after, on the CPU or with gnark's own
+	// prover. Without it the host keeps only what the stages read there
+	// (nothing on a GPU; B₂ with B_G2 on the CPU), and a circuit given to
+	// this engine cannot be loaded on a CPU backend again.
+	KeepHostKeys bool
 
 	// The Go runtime's memory limit and GOGC are the whole process's, so
 	// the engine leaves them to its program unless asked; the zkpipe

@@ -273,6 +273,17 @@ func (c *CPU) TransferClassify(context.Context, proofdata.Resident, *proofdata.V
 // On is "": the CPU is one device.
 func (c *CPU) On(*proofdata.Staged) string { return "" }
 
+// HostKey is every part: host memory is the CPU's device memory, and its
+// stages read the bases and domain there.
+func (c *CPU) HostKey(*proofdata.Key) proofdata.KeyParts { return proofdata.AllParts }
+
+// HostKeyG2 is B₂: the CPU's B_G2 reads those bases from the host copy.
+func (c *CPU) HostKeyG2(*proofdata.Key) proofdata.KeyParts { return proofdata.PartB2 }
+
+// StagesOnDevice is false: the stages read a, b, c and the queries where
+// they are, in host memory.
+func (c *CPU) StagesOnDevice() bool { return false }
+
 // ResidentBytes is 0: a key stays in host memory, counted there.
 func (c *CPU) ResidentBytes(*proofdata.Key) int64 { return 0 }
 

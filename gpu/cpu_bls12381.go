@@ -36,23 +36,32 @@ type cpuBLS12381 struct {
 	gather2 mem.Pool[bls12381.G2Affine]
 }
 
-func (h *cpuBLS12381) bases(k *proofdata.Key) (*proofdata.Bases[bls12381.G1Affine, bls12381.G2Affine, fft.Domain], error) {
+// bases is k's points, of which the caller reads need: an error when k's
+// host copy has released one of them (proofdata.Key.Drop) or has no domain
+// where the FFTs need it.
+func (h *cpuBLS12381) bases(k *proofdata.Key, need proofdata.KeyParts) (*proofdata.Bases[bls12381.G1Affine, bls12381.G2Affine, fft.Domain], error) {
 	b, err := proofdata.BasesOf[bls12381.G1Affine, bls12381.G2Affine, fft.Domain](curve.BLS12_381, k)
-	if err == nil && b.Domain == nil {
-		err = fmt.Errorf("cpu: key has no domain")
+	if err == nil {
+		err = k.Need(need)
 	}
-	return b, err
+	if err == nil && need&proofdata.PartDomain != 0 && b.Domain == nil {
+		err = fmt.Errorf("key has no domain")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
+	return b, nil
 }
 
 func (h *cpuBLS12381) load(k *proofdata.Key) error {
-	_, err := h.bases(k)
+	_, err := h.bases(k, proofdata.AllParts)
 	return err
 }
 
 // ─── NTT + MSM_H ─────────────────────────────────────────────────────────────
 
 func (h *cpuBLS12381) msmH(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.Point, error) {
-	b, err := h.bases(k)
+	b, err := h.bases(k, proofdata.PartZ)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +82,7 @@ func (h *cpuBLS12381) msmH(ctx context.Context, k *proofdata.Key, v *proofdata.V
 
 // computeH is CPU.ComputeH over BLS12-381's scalar field.
 func (h *cpuBLS12381) computeH(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) ([]proofdata.Scalar, error) {
-	bs, err := h.bases(k)
+	bs, err := h.bases(k, proofdata.PartDomain)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +147,7 @@ func (h *cpuBLS12381) computeH(ctx context.Context, k *proofdata.Key, v *proofda
 // ─── batch-addition ──────────────────────────────────────────────────────────
 
 func (h *cpuBLS12381) batchAddG1(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.G1Sums, error) {
-	b, err := h.bases(k)
+	b, err := h.bases(k, proofdata.PartA|proofdata.PartB1|proofdata.PartK)
 	if err != nil {
 		return proofdata.G1Sums{}, err
 	}
@@ -157,7 +166,7 @@ func (h *cpuBLS12381) batchAddG1(ctx context.Context, k *proofdata.Key, v *proof
 }
 
 func (h *cpuBLS12381) batchAddG2(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.Point, error) {
-	b, err := h.bases(k)
+	b, err := h.bases(k, proofdata.PartB2)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +210,7 @@ func sumOnesG2BLS12381(bases []bls12381.G2Affine, q *proofdata.Query, tasks int)
 // ─── tail-MSM ────────────────────────────────────────────────────────────────
 
 func (h *cpuBLS12381) tailMSMG1(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.G1Sums, error) {
-	b, err := h.bases(k)
+	b, err := h.bases(k, proofdata.PartA|proofdata.PartB1|proofdata.PartK)
 	if err != nil {
 		return proofdata.G1Sums{}, err
 	}
@@ -251,7 +260,7 @@ func (h *cpuBLS12381) tailG1(bases []bls12381.G1Affine, q *proofdata.Query) (*bl
 // ─── B_G2 ────────────────────────────────────────────────────────────────────
 
 func (h *cpuBLS12381) msmG2(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.Point, error) {
-	b, err := h.bases(k)
+	b, err := h.bases(k, proofdata.PartB2)
 	if err != nil {
 		return nil, err
 	}

@@ -36,23 +36,32 @@ type cpuBN254 struct {
 	gather2 mem.Pool[bn254.G2Affine]
 }
 
-func (h *cpuBN254) bases(k *proofdata.Key) (*proofdata.Bases[bn254.G1Affine, bn254.G2Affine, fft.Domain], error) {
+// bases is k's points, of which the caller reads need: an error when k's
+// host copy has released one of them (proofdata.Key.Drop) or has no domain
+// where the FFTs need it.
+func (h *cpuBN254) bases(k *proofdata.Key, need proofdata.KeyParts) (*proofdata.Bases[bn254.G1Affine, bn254.G2Affine, fft.Domain], error) {
 	b, err := proofdata.BasesOf[bn254.G1Affine, bn254.G2Affine, fft.Domain](curve.BN254, k)
-	if err == nil && b.Domain == nil {
-		err = fmt.Errorf("cpu: key has no domain")
+	if err == nil {
+		err = k.Need(need)
 	}
-	return b, err
+	if err == nil && need&proofdata.PartDomain != 0 && b.Domain == nil {
+		err = fmt.Errorf("key has no domain")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
+	return b, nil
 }
 
 func (h *cpuBN254) load(k *proofdata.Key) error {
-	_, err := h.bases(k)
+	_, err := h.bases(k, proofdata.AllParts)
 	return err
 }
 
 // ─── NTT + MSM_H ─────────────────────────────────────────────────────────────
 
 func (h *cpuBN254) msmH(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.Point, error) {
-	b, err := h.bases(k)
+	b, err := h.bases(k, proofdata.PartZ)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +82,7 @@ func (h *cpuBN254) msmH(ctx context.Context, k *proofdata.Key, v *proofdata.Vect
 
 // computeH is CPU.ComputeH over BN254's scalar field.
 func (h *cpuBN254) computeH(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) ([]proofdata.Scalar, error) {
-	bs, err := h.bases(k)
+	bs, err := h.bases(k, proofdata.PartDomain)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +147,7 @@ func (h *cpuBN254) computeH(ctx context.Context, k *proofdata.Key, v *proofdata.
 // ─── batch-addition ──────────────────────────────────────────────────────────
 
 func (h *cpuBN254) batchAddG1(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.G1Sums, error) {
-	b, err := h.bases(k)
+	b, err := h.bases(k, proofdata.PartA|proofdata.PartB1|proofdata.PartK)
 	if err != nil {
 		return proofdata.G1Sums{}, err
 	}
@@ -157,7 +166,7 @@ func (h *cpuBN254) batchAddG1(ctx context.Context, k *proofdata.Key, v *proofdat
 }
 
 func (h *cpuBN254) batchAddG2(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.Point, error) {
-	b, err := h.bases(k)
+	b, err := h.bases(k, proofdata.PartB2)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +210,7 @@ func sumOnesG2BN254(bases []bn254.G2Affine, q *proofdata.Query, tasks int) *bn25
 // ─── tail-MSM ────────────────────────────────────────────────────────────────
 
 func (h *cpuBN254) tailMSMG1(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.G1Sums, error) {
-	b, err := h.bases(k)
+	b, err := h.bases(k, proofdata.PartA|proofdata.PartB1|proofdata.PartK)
 	if err != nil {
 		return proofdata.G1Sums{}, err
 	}
@@ -251,7 +260,7 @@ func (h *cpuBN254) tailG1(bases []bn254.G1Affine, q *proofdata.Query) (*bn254.G1
 // ─── B_G2 ────────────────────────────────────────────────────────────────────
 
 func (h *cpuBN254) msmG2(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.Point, error) {
-	b, err := h.bases(k)
+	b, err := h.bases(k, proofdata.PartB2)
 	if err != nil {
 		return nil, err
 	}

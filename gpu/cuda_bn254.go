@@ -74,6 +74,9 @@ func (cudaBN254) load(k *proofdata.Key) (cudaKeyParts, error) {
 	if err != nil {
 		return p, err
 	}
+	if err := k.Need(proofdata.AllParts); err != nil {
+		return p, fmt.Errorf("cuda: %w", err)
+	}
 	if b.Domain == nil {
 		return p, fmt.Errorf("cuda: key has no domain")
 	}

@@ -16,6 +16,18 @@ import (
 // pinned buffers the upload reads.
 func (c *CUDA) ClassifiesOnTransfer() bool { return true }
 
+// HostKey is none: Load uploads the bases and builds the domain's tables on
+// the device, and nothing reads the host copy after.
+func (c *CUDA) HostKey(*proofdata.Key) proofdata.KeyParts { return 0 }
+
+// HostKeyG2 is none: B_G2 here reads B₂ on the device.
+func (c *CUDA) HostKeyG2(*proofdata.Key) proofdata.KeyParts { return 0 }
+
+// StagesOnDevice is true: TransferClassify uploads a, b, c and the queries
+// before it returns (a, b, c may be reused then), and the G1 stages read
+// them on the device.
+func (c *CUDA) StagesOnDevice() bool { return true }
+
 // On is "": one CUDA backend is one device.
 func (c *CUDA) On(*proofdata.Staged) string { return "" }
 

@@ -20,6 +20,9 @@ type Device interface {
 	Load(k *proofdata.Key) (proofdata.Resident, error)
 	Transfer(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors) (*proofdata.Staged, error)
 	ClassifiesOnTransfer() bool
+	StagesOnDevice() bool
+	HostKey(k *proofdata.Key) proofdata.KeyParts
+	HostKeyG2(k *proofdata.Key) proofdata.KeyParts
 	TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []proofdata.Scalar, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error)
 	MSMH(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error)
 	BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G1Sums, error)
@@ -419,6 +422,36 @@ func (m *Multi) JobBytes(k *proofdata.Key) int64 {
 // ClassifiesOnTransfer is true: TransferClassify classifies on the device
 // where it can, and on the host for a device that cannot.
 func (m *Multi) ClassifiesOnTransfer() bool { return true }
+
+// HostKey is what any of the devices reads of k's host copy: a job may
+// land on any of them.
+func (m *Multi) HostKey(k *proofdata.Key) proofdata.KeyParts {
+	var p proofdata.KeyParts
+	for _, d := range m.devs {
+		p |= d.HostKey(k)
+	}
+	return p
+}
+
+// HostKeyG2 is what any device's B_G2 reads of k's host copy.
+func (m *Multi) HostKeyG2(k *proofdata.Key) proofdata.KeyParts {
+	var p proofdata.KeyParts
+	for _, d := range m.devs {
+		p |= d.HostKeyG2(k)
+	}
+	return p
+}
+
+// StagesOnDevice is true when every device stages a job's vectors on
+// itself: a device that does not (a CPU) reads a, b, c on the host.
+func (m *Multi) StagesOnDevice() bool {
+	for _, d := range m.devs {
+		if !d.StagesOnDevice() {
+			return false
+		}
+	}
+	return true
+}
 
 // PinnedSlots is 0, 0: each device stages through pinned buffers of its own.
 func (m *Multi) PinnedSlots() (slot, slots int) { return 0, 0 }

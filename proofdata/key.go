@@ -2,6 +2,7 @@ package proofdata
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/zkpipe/zkpipe/curve"
 )
@@ -18,6 +19,86 @@ type Key struct {
 	// Bases is a *Bases[G1, G2, D] of the curve's gnark-crypto types
 	// (G1Affine, G2Affine, fft.Domain); see NewKey.
 	Bases any
+	// OnDrop, when set, is told which parts Drop released, so that the
+	// key's source lets go of its own references to them too (gnarksrc's
+	// gnark ProvingKey aliases the same slices).
+	OnDrop func(dropped KeyParts)
+
+	dropped KeyParts
+}
+
+// KeyParts names parts of a key's host copy: its bases by query, and the
+// evaluation domain's precomputed tables. The fixed points assemble adds
+// ([α]₁, [β]₁, [δ]₁, [β]₂, [δ]₂) are always kept.
+type KeyParts uint8
+
+const (
+	PartA      KeyParts = 1 << iota // [A_j(τ)]₁
+	PartB1                          // [B_j(τ)]₁
+	PartK                           // the private wires' K query
+	PartZ                           // the H query
+	PartB2                          // [B_j(τ)]₂
+	PartDomain                      // the domain's twiddles and coset tables (the CPU's FFTs)
+
+	AllParts = PartA | PartB1 | PartK | PartZ | PartB2 | PartDomain
+)
+
+// Drop releases every part of k's host copy not in keep (a backend that
+// holds them on its device reads them no more), tells OnDrop, and returns
+// what it released now. A part once dropped stays dropped: a backend that
+// reads it (Load on the CPU, say) gets nil slices, so the engine loads a
+// circuit once per key and drops only after every Load it needs.
+func (k *Key) Drop(keep KeyParts) KeyParts {
+	drop := AllParts &^ keep &^ k.dropped
+	if drop == 0 {
+		return 0
+	}
+	if b, ok := k.Bases.(interface{ dropParts(KeyParts) }); ok {
+		b.dropParts(drop)
+	}
+	k.dropped |= drop
+	if k.OnDrop != nil {
+		k.OnDrop(drop)
+	}
+	return drop
+}
+
+// Need is an error naming the parts of need that Drop has released, for a
+// reader that would find them gone; nil when all are there.
+func (k *Key) Need(need KeyParts) error {
+	gone := need & k.dropped
+	if gone == 0 {
+		return nil
+	}
+	var names []string
+	for i, name := range []string{"A", "B1", "K", "Z", "B2", "domain"} {
+		if gone&(1<<i) != 0 {
+			names = append(names, name)
+		}
+	}
+	return fmt.Errorf("the key's host %s released once resident on a device (load the circuit afresh for this backend)", strings.Join(names, ", "))
+}
+
+// Dropped is what Drop has released of k so far.
+func (k *Key) Dropped() KeyParts { return k.dropped }
+
+// HostBytes is the host memory k's parts take now: the bases not dropped
+// (G1 and G2 affine points at the curve's sizes) and, unless dropped, the
+// domain's tables (twiddles and coset tables, about 4n scalars).
+func (k *Key) HostBytes() int64 {
+	p := k.Curve.Params()
+	g1, g2 := int64(p.G1AffineBytes), int64(p.G2AffineBytes)
+	var n int64
+	for _, q := range []struct {
+		part  KeyParts
+		count int
+		size  int64
+	}{{PartA, k.Size.A, g1}, {PartB1, k.Size.B, g1}, {PartK, k.Size.K, g1}, {PartZ, k.Size.Z, g1}, {PartB2, k.Size.B2, g2}, {PartDomain, 4 * k.Size.N, ScalarBytes}} {
+		if k.dropped&q.part == 0 {
+			n += int64(q.count) * q.size
+		}
+	}
+	return n
 }
 
 // KeySize is how many points each query of a Key has: the domain's size n,
@@ -49,6 +130,24 @@ type Bases[G1, G2, D any] struct {
 	// [α]₁, [β]₁, [δ]₁, [β]₂, [δ]₂
 	Alpha1, Beta1, Delta1 G1
 	Beta2, Delta2         G2
+}
+
+// dropParts releases the parts named (Key.Drop).
+func (b *Bases[G1, G2, D]) dropParts(drop KeyParts) {
+	for _, q := range []struct {
+		part KeyParts
+		s    *[]G1
+	}{{PartA, &b.A}, {PartB1, &b.B1}, {PartK, &b.K}, {PartZ, &b.Z}} {
+		if drop&q.part != 0 {
+			*q.s = nil
+		}
+	}
+	if drop&PartB2 != 0 {
+		b.B2 = nil
+	}
+	if drop&PartDomain != 0 {
+		b.Domain = nil
+	}
 }
 
 // NewKey wraps b, of curve id, as a Key of domain size n.

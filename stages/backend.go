@@ -62,6 +62,22 @@ type Backend interface {
 
 	// ─── memory the engine budgets ───────────────────────────────────────
 
+	// HostKey is what the G1 stages read of k's host copy once Load has
+	// returned (gpu.CPU: every part; gpu.CUDA: none, its bases and domain
+	// tables live on the device; gpu.Multi: what its devices read
+	// together). The engine drops the rest (proofdata.Key.Drop), keeping
+	// also what B_G2 reads (G2Backend.HostKeyG2).
+	HostKey(k *proofdata.Key) proofdata.KeyParts
+	// StagesOnDevice tells whether pin/transfer copies a, b, c and every
+	// query it classifies to the device, where the G1 stages read them:
+	// then a job holds none of them on the host past pin/transfer (a, b, c
+	// go back to the engine's pool as TransferClassify returns), nor
+	// padded NTT copies or MSM scratch; only B's query when B_G2 runs on
+	// another backend (Circuit.Host, the footprint). gpu.CUDA; gpu.Multi
+	// when every device does; false for gpu.CPU, which reads them all in
+	// place.
+	StagesOnDevice() bool
+
 	// ResidentBytes is what Load keeps on the device for k, and JobBytes
 	// the most one job of k holds there: the engine charges them to the
 	// governor's device budget (a circuit that does not fit is refused; a
@@ -100,6 +116,9 @@ type Backend interface {
 // Backend is one.
 type G2Backend interface {
 	Name() string
+	// HostKeyG2 is what B_G2 reads of a key's host copy (gpu.CPU: B₂; a
+	// GPU: none).
+	HostKeyG2(k *proofdata.Key) proofdata.KeyParts
 	BatchAddG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error)
 	MSMG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error)
 }

@@ -20,6 +20,12 @@ type Circuit struct {
 	// linear memory at its limit (the user's wasm may grow it that far).
 	SynthesisBytes int64
 
+	// Host is what a job of the circuit holds in host memory on the
+	// backends it is loaded on (Steps.HostUse; the engine sets it at
+	// load): the footprint counts only that. The zero value is the CPU
+	// backend's, which holds everything there.
+	Host HostUse
+
 	// Key holds the bases of every MSM; Resident is the device's copy.
 	Key      *proofdata.Key
 	Resident proofdata.Resident
@@ -29,6 +35,22 @@ type Circuit struct {
 	// infinity are left out (gnark's pk.InfinityA/B), and K covers only the
 	// private wires that are neither committed nor commitments.
 	Sel struct{ A, B, K []uint32 }
+}
+
+// HostUse says which of a job's buffers live on a device rather than on the
+// host past pin/transfer. Whatever the backend, a job holds W, the
+// solver's flags, a, b, c and what its Synthesize needs (SynthesisBytes)
+// on the host until pin/transfer.
+type HostUse struct {
+	// DeviceG1: the G1 backend stages a, b, c and the A, B and K queries
+	// on its device and computes there (Backend.StagesOnDevice): a, b, c
+	// go back to the pool at pin/transfer, and no classified A or K
+	// query, padded NTT copy or MSM scratch is the host's.
+	DeviceG1 bool
+	// DeviceG2: B_G2 runs on that device too. Without it B's query is
+	// classified on the host and held to the end, and so are B_G2's
+	// gathered G2 bases and MSM scratch (the CPU's G2 MSM).
+	DeviceG2 bool
 }
 
 // Curve is the circuit's curve: its key's.

@@ -15,11 +15,12 @@ func (c *Circuit) Footprint() int64 {
 	return max(f.synth, f.ntt, f.tail)
 }
 
-// footprint is what one job of c holds on the host in each phase, as the CPU
-// backend allocates it (a device backend holds less on the host, so this
-// errs on the safe side there). Pooled buffers count at their capacity class
+// footprint is what one job of c holds on the host in each phase, on the
+// backends c.Host describes. Pooled buffers count at their capacity class
 // (the next power of two), n is the domain size, fr = 32 bytes (both
 // curves), points the circuit's curve's (curve.Params).
+//
+// On the CPU backend (c.Host's zero value), which holds everything there:
 //
 //	synth (synthesize, pin/transfer): W and the solver's flags (33 B a wire,
 //	      pooled), a, b, c (pooled: capacity n), the classified queries, and
@@ -28,6 +29,12 @@ func (c *Circuit) Footprint() int64 {
 //	      work on (h is one of them), and the scratch of h's MSM
 //	tail  (batch-add to assemble): the queries, and the largest of one tail
 //	      MSM's gathered bases and scratch (G1, or G2 for B)
+//
+// On a backend that stages on its device (Host.DeviceG1: gpu.CUDA), the
+// host holds W, the flags, a, b, c and SynthesisBytes until pin/transfer,
+// and nothing of the job after, but for B's query and the CPU's G2 MSM
+// (its gathered bases and scratch) when B_G2 runs on the CPU
+// (!Host.DeviceG2). The device's share is the backend's JobBytes.
 type footprint struct{ synth, ntt, tail int64 }
 
 func (c *Circuit) footprint() footprint {
@@ -36,15 +43,27 @@ func (c *Circuit) footprint() footprint {
 	const fr = int64(proofdata.ScalarBytes)
 	n := c.Key.N()
 	abc := 3 * int64(n) * fr
+	query := func(q int) int64 {
+		return mem.ClassBytes[proofdata.Scalar](q) + mem.ClassBytes[uint32](q) + mem.ClassBytes[uint64]((q+63)/64)
+	}
+	wires := mem.ClassBytes[proofdata.Scalar](c.NbWires) + mem.ClassBytes[bool](c.NbWires) + c.SynthesisBytes
+	nb := len(c.Sel.B)
+	g2Tail := classBytes(nb, g2) + msmScratch(nb, g2, bits)
+	if c.Host.DeviceG1 {
+		if c.Host.DeviceG2 {
+			return footprint{synth: wires + abc}
+		}
+		qb := query(nb)
+		return footprint{synth: wires + abc + qb, ntt: qb, tail: qb + g2Tail}
+	}
 	var queries int64
 	for _, sel := range [][]uint32{c.Sel.A, c.Sel.B, c.Sel.K} {
-		q := len(sel)
-		queries += mem.ClassBytes[proofdata.Scalar](q) + mem.ClassBytes[uint32](q) + mem.ClassBytes[uint64]((q+63)/64)
+		queries += query(len(sel))
 	}
-	nb, ng1 := len(c.Sel.B), max(len(c.Sel.A), len(c.Sel.B), len(c.Sel.K))
-	tail := max(classBytes(ng1, g1)+msmScratch(ng1, g1, bits), classBytes(nb, g2)+msmScratch(nb, g2, bits))
+	ng1 := max(len(c.Sel.A), len(c.Sel.B), len(c.Sel.K))
+	tail := max(classBytes(ng1, g1)+msmScratch(ng1, g1, bits), g2Tail)
 	return footprint{
-		synth: mem.ClassBytes[proofdata.Scalar](c.NbWires) + mem.ClassBytes[bool](c.NbWires) + abc + queries + c.SynthesisBytes,
+		synth: wires + abc + queries,
 		ntt:   abc + queries + 3*int64(n)*fr + msmScratch(n, g1, bits),
 		tail:  queries + tail,
 	}
@@ -85,8 +104,9 @@ func msmScratch(n int, affine int64, scalarBits int) int64 {
 }
 
 // Sizes the stages hand back as they finish, against Footprint: after
-// pin/transfer (W is dead) the job needs only its later phases' peak, and
-// after NTT+MSM_H (a, b, c and the padded copies are dead) only the tail's.
+// pin/transfer (W is dead, and a, b, c too where the device holds them)
+// the job needs only its later phases' peak, and after NTT+MSM_H (a, b, c
+// and the padded copies are dead) only the tail's.
 func (c *Circuit) wireBytes() int64 {
 	f := c.footprint()
 	return max(f.synth, f.ntt, f.tail) - max(f.ntt, f.tail)

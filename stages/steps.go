@@ -52,6 +52,22 @@ func (s *Steps) g2OnDevice() bool {
 	return reflect.TypeOf(b).Comparable() && reflect.TypeOf(g2).Comparable() && b == g2
 }
 
+// HostKey is what the stages read of k's host copy once it is resident:
+// the G1 backend's parts, and B_G2's where that runs elsewhere.
+func (s *Steps) HostKey(k *proofdata.Key) proofdata.KeyParts {
+	keep := s.Backend.HostKey(k)
+	if !s.g2OnDevice() {
+		keep |= s.g2().HostKeyG2(k)
+	}
+	return keep
+}
+
+// HostUse is what a job of these stages holds on the host (Circuit.Host).
+func (s *Steps) HostUse() HostUse {
+	dev := s.Backend.StagesOnDevice()
+	return HostUse{DeviceG1: dev, DeviceG2: dev && s.g2OnDevice()}
+}
+
 // classify splits the scalars w[sel[j]] of one query into zero, one (the
 // curve's) and significant (proofdata.Classify), in buffers from s.Buffers
 // that go back in putQuery.

@@ -8,7 +8,8 @@ import (
 
 // Transfer (pin/transfer) classifies every scalar of the A, B and K queries as
 // zero, one or significant, then stages the job's vectors on the device. W is
-// dead afterwards.
+// dead afterwards, and so are a, b, c on a backend that holds them on its
+// device (Circuit.Host.DeviceG1).
 func (st *Steps) Transfer(ctx context.Context, j *Job) error {
 	c := j.Circuit
 	one := proofdata.One(c.Key.Curve)
@@ -22,6 +23,11 @@ func (st *Steps) Transfer(ctx context.Context, j *Job) error {
 		s, err := b.TransferClassify(ctx, c.Resident, &j.Vec, j.W, c.Sel.A, c.Sel.B, c.Sel.K, hostB)
 		j.putW()
 		j.W = nil
+		if c.Host.DeviceG1 && b.StagesOnDevice() {
+			// on the device now (Backend.StagesOnDevice): the host's
+			// copies go back to the pool, for the next job's synthesize
+			j.putABC()
+		}
 		j.releaseBytes(c.wireBytes())
 		if err != nil {
 			return err

@@ -44,6 +44,13 @@ type Config struct {
 	// HostFault tells a failure of the host (its disk, its GPU) from one of
 	// the job, for the result line's retryable; nil: none is.
 	HostFault func(error) bool
+	// KeepHostKeys keeps every part of a loaded key's host copy. Without
+	// it, once a circuit's key is resident, the parts no stage reads there
+	// any more are dropped (stages.Steps.HostKey, proofdata.Key.Drop): on
+	// a GPU, all the bases and the domain's tables; with B_G2 on the CPU,
+	// all but B₂. Set it when something reads the key after, such as
+	// gnark's own prover or a second engine on the CPU.
+	KeepHostKeys bool
 }
 
 // Prover proves streams of jobs for a set of loaded circuits.
@@ -126,10 +133,17 @@ func (p *Prover) AddCircuit(c *stages.Circuit) error {
 		}
 		c.Resident = r
 		p.loaded = append(p.loaded, r)
+		if !p.cfg.KeepHostKeys {
+			// the device holds them now: a second copy on the host would
+			// double the key's memory (a 2^25 key's 5.5 GiB of bases and
+			// 4 GiB of domain tables on the H200)
+			c.Key.Drop(p.steps.HostKey(c.Key))
+		}
 		if charge != nil {
 			p.deviceKeys = append(p.deviceKeys, charge)
 		}
 	}
+	c.Host = p.steps.HostUse()
 	p.circuits[c.Name] = c
 	return nil
 }

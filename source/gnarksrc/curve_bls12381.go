@@ -65,16 +65,44 @@ func fromBLS12381(ccsI constraint.ConstraintSystem, pkI groth16.ProvingKey, vkI 
 
 func (g *gnarkBLS12381) curve() curve.ID { return curve.BLS12_381 }
 
-// key is the proving key's points as the stages read them.
+// key is the proving key's points as the stages read them. They alias
+// pk's: the key's OnDrop lets pk go of the parts the engine drops, so that
+// a key resident on a GPU leaves no copy on the host (Source.ProvingKey).
 func (g *gnarkBLS12381) key() *proofdata.Key {
 	pk := g.pk
-	return proofdata.NewKey(curve.BLS12_381, proofdata.HDivideByZ, int(pk.Domain.Cardinality), &proofdata.Bases[bls12381.G1Affine, bls12381.G2Affine, fft.Domain]{
+	k := proofdata.NewKey(curve.BLS12_381, proofdata.HDivideByZ, int(pk.Domain.Cardinality), &proofdata.Bases[bls12381.G1Affine, bls12381.G2Affine, fft.Domain]{
 		Domain: &pk.Domain,
 		A:      pk.G1.A, B1: pk.G1.B, K: pk.G1.K, Z: pk.G1.Z,
 		B2:     pk.G2.B,
 		Alpha1: pk.G1.Alpha, Beta1: pk.G1.Beta, Delta1: pk.G1.Delta,
 		Beta2: pk.G2.Beta, Delta2: pk.G2.Delta,
 	})
+	k.OnDrop = g.drop
+	return k
+}
+
+// drop releases pk's parts that the circuit's key dropped (proofdata.Key.Drop).
+func (g *gnarkBLS12381) drop(parts proofdata.KeyParts) {
+	pk := g.pk
+	for _, q := range []struct {
+		part proofdata.KeyParts
+		s    *[]bls12381.G1Affine
+	}{{proofdata.PartA, &pk.G1.A}, {proofdata.PartB1, &pk.G1.B}, {proofdata.PartK, &pk.G1.K}, {proofdata.PartZ, &pk.G1.Z}} {
+		if parts&q.part != 0 {
+			*q.s = nil
+		}
+	}
+	if parts&proofdata.PartB2 != 0 {
+		pk.G2.B = nil
+	}
+	if parts&proofdata.PartDomain != 0 {
+		// the same domain without its precomputed tables (n/2 twiddles of
+		// each direction per stage, and the two coset tables: about 4n
+		// scalars); its exported constants stay for whoever reads them
+		d := pk.Domain
+		pk.Domain = fft.Domain{Cardinality: d.Cardinality, CardinalityInv: d.CardinalityInv, Generator: d.Generator,
+			GeneratorInv: d.GeneratorInv, FrMultiplicativeGen: d.FrMultiplicativeGen, FrMultiplicativeGenInv: d.FrMultiplicativeGenInv}
+	}
 }
 
 func (g *gnarkBLS12381) infinity() (a, b []bool) { return g.pk.InfinityA, g.pk.InfinityB }

@@ -530,7 +530,10 @@ func snarkjsCurve(id curve.ID) string {
 // R1CS is the circuit's constraint system, for gnark's own prover in benchmarks.
 func (s *Source) R1CS() constraint.ConstraintSystem { return s.ccs }
 
-// ProvingKey is the circuit's gnark proving key.
+// ProvingKey is the circuit's gnark proving key. Its points are the
+// circuit's key's: once an engine has made them resident on a GPU it drops
+// the host copy (engine.MemoryOptions.KeepHostKeys keeps it), and gnark's
+// prover then has none to read; prove with gnark before, or keep them.
 func (s *Source) ProvingKey() groth16.ProvingKey { return s.pk }
 
 // Witness generates a built-in circuit's full witness from seed.
