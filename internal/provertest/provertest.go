@@ -76,7 +76,9 @@ func SetupOn(t testing.TB, id curve.ID, builtin string, n int) *Keys {
 // witnesses.
 func (k *Keys) Circuit(t testing.TB, name string) *stages.Circuit {
 	t.Helper()
-	c, err := gnarksrc.New(name, k.CCS, k.PK, k.VK, &gnarksrc.Meta{Builtin: k.Builtin.Name, Constraints: k.N})
+	// k.PK is cached for every test: a GPU backend's engine must not take
+	// its points from the others (gnarksrc.Options.KeepProvingKey)
+	c, err := gnarksrc.NewWith(name, k.CCS, k.PK, k.VK, &gnarksrc.Meta{Builtin: k.Builtin.Name, Constraints: k.N}, gnarksrc.Options{KeepProvingKey: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,6 +100,13 @@ type Options struct {
 	// decompression, which should not look like a hang.
 	Progress      io.Writer
 	ProgressEvery time.Duration
+	// KeepProvingKey keeps pk's points whole when the engine drops the
+	// circuit's host copy of its key once resident on a GPU
+	// (proofdata.Key.Drop). Without it pk lets go of them too, so that no
+	// second copy stays on the host (New's pk is then the circuit's: gnark's
+	// prover can no longer prove with it). For a pk shared beyond this
+	// circuit (tests' cached keys) or proven with after.
+	KeepProvingKey bool
 }
 
 // state is what a job carries between this source's steps.
@@ -295,6 +302,9 @@ func NewWith(name string, ccs constraint.ConstraintSystem, pk groth16.ProvingKey
 		NbPublic:    ccs.GetNbPublicVariables(),
 		Source:      src,
 		Key:         g.key(),
+	}
+	if o.KeepProvingKey {
+		c.Key.OnDrop = nil // the key's own references go; pk's stay
 	}
 	// A and B skip the wires whose bases are infinity, as gnark's prover does.
 	infA, infB := g.infinity()
@@ -532,8 +542,9 @@ func (s *Source) R1CS() constraint.ConstraintSystem { return s.ccs }
 
 // ProvingKey is the circuit's gnark proving key. Its points are the
 // circuit's key's: once an engine has made them resident on a GPU it drops
-// the host copy (engine.MemoryOptions.KeepHostKeys keeps it), and gnark's
-// prover then has none to read; prove with gnark before, or keep them.
+// the host copy (engine.MemoryOptions.KeepHostKeys or
+// Options.KeepProvingKey keep it), and gnark's prover then has none to
+// read; prove with gnark before, or keep them.
 func (s *Source) ProvingKey() groth16.ProvingKey { return s.pk }
 
 // Witness generates a built-in circuit's full witness from seed.
