@@ -318,3 +318,29 @@ func TestCUDAFootprintIsTheHostsShare(t *testing.T) {
 		})
 	}
 }
+
+// The CUDA backend's pinned staging buffers are charged to the pinned
+// budget when the engine opens (lanes × 2 × their size), and a budget that
+// cannot hold them is refused then, naming both sizes.
+func TestCUDAPinnedStagingWithinItsBudget(t *testing.T) {
+	lib := cudaLib(t)
+	o := cudaOptions(lib, "", t.TempDir())
+	o.CUDA.PinnedMiB, o.CUDA.Lanes = 1, 4
+	o.Memory.Budget, o.Memory.Pinned = "4GiB", "8MiB"
+	e, err := New(context.Background(), o, loadChain(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.gov.Stats().Pinned; got != 8<<20 {
+		t.Errorf("pinned %s charged, want the 8 MiB of 4 lanes' two 1 MiB buffers", mem.FormatBytes(got))
+	}
+	runVerified(t, e, e.Circuits()[0], "p", 2)
+	if got := e.gov.Stats().Pinned; got != 8<<20 {
+		t.Errorf("after a stream %s pinned, want 8 MiB: staging is allocated once", mem.FormatBytes(got))
+	}
+	e.Close()
+	o.Memory.Pinned = "7MiB"
+	if _, err := New(context.Background(), o, loadChain(t)); err == nil || !containsAll(err.Error(), "8.00 MiB", "7.00 MiB", "pinned budget") {
+		t.Errorf("8 MiB of staging under a 7 MiB pinned budget: %v", err)
+	}
+}

@@ -76,6 +76,7 @@ type HostStandIn struct {
 	SetMemory func(total uint64)                            // zk_host_set_memory
 	Allocated func() uint64                                 // zk_host_allocated
 	Live      func() int64                                  // zk_host_live
+	Pinned    func(live int32) uint64                       // zk_host_pinned
 	Peak      func(reset int32) uint64                      // zk_host_peak
 	SetDelay  func(us uint64)                               // zk_host_set_delay
 	CallsPeak func(reset int32) int32                       // zk_host_calls_peak
@@ -106,7 +107,7 @@ func (c *CUDA) HostStandIn() *HostStandIn {
 	for _, s := range []struct {
 		name string
 		ptr  any
-	}{{"zk_host_fail", &h.Fail}, {"zk_host_fail_on", &h.FailOn}, {"zk_host_set_memory", &h.SetMemory}, {"zk_host_allocated", &h.Allocated}, {"zk_host_live", &h.Live}, {"zk_host_peak", &h.Peak},
+	}{{"zk_host_fail", &h.Fail}, {"zk_host_fail_on", &h.FailOn}, {"zk_host_set_memory", &h.SetMemory}, {"zk_host_allocated", &h.Allocated}, {"zk_host_live", &h.Live}, {"zk_host_pinned", &h.Pinned}, {"zk_host_peak", &h.Peak},
 		{"zk_host_set_delay", &h.SetDelay}, {"zk_host_calls_peak", &h.CallsPeak},
 		{"zk_host_set_devices", &h.SetDevices}, {"zk_host_context_config", &h.contextConfig}} {
 		sym, err := c.lib.sym(s.name)

@@ -27,6 +27,9 @@
 //	zk_host_peak(reset)      the most allocated at once (since the last reset;
 //	                         reset ≠ 0 starts a new period at the bytes held now)
 //	zk_host_live()           device allocations live now
+//	zk_host_pinned(live)     pinned host allocations (zk_host_alloc) made
+//	                         since the library loaded; live ≠ 0: the
+//	                         bytes held now instead
 //	zk_host_set_delay(us)    a stream's queued work takes us to run (device
 //	                         time, its memory held), so that calls on several
 //	                         streams overlap visibly
@@ -437,6 +440,9 @@ struct HostDev {
 
 } // namespace
 
+// pinned allocations, counted for zk_host_pinned (the size ahead of each block)
+static std::atomic<uint64_t> pinned_allocs{0}, pinned_bytes{0};
+
 extern "C" {
 
 // ─── test controls ───────────────────────────────────────────────────────────
@@ -457,6 +463,7 @@ void zk_host_set_memory(uint64_t total) { dev_total.store(total); }
 uint64_t zk_host_allocated(void) { return dev_used.load(); }
 uint64_t zk_host_peak(int reset) { return reset ? dev_peak.exchange(dev_used.load()) : dev_peak.load(); }
 long zk_host_live(void) { return dev_live.load(); }
+uint64_t zk_host_pinned(int live) { return live ? pinned_bytes.load() : pinned_allocs.load(); }
 void zk_host_set_delay(uint64_t us) { delay_us.store(us); }
 int zk_host_set_devices(int n) {
     if (n < 1 || n > MAX_DEVS) return -1;
@@ -539,11 +546,19 @@ int dev_zk_mem_info(int32_t dev, uint64_t *free_bytes, uint64_t *total) {
 }
 
 int dev_zk_host_alloc(void **p, uint64_t bytes) {
-    *p = calloc(1, bytes);
-    return *p ? 0 : FAILF("pinned alloc of %llu bytes failed", (unsigned long long)bytes);
+    uint64_t *b = (uint64_t *)calloc(1, bytes + 16);
+    if (!b) return FAILF("pinned alloc of %llu bytes failed", (unsigned long long)bytes);
+    b[0] = bytes;
+    pinned_allocs.fetch_add(1);
+    pinned_bytes.fetch_add(bytes);
+    *p = b + 2; // 16-byte aligned, as calloc's
+    return 0;
 }
 int dev_zk_host_free(void *p) {
-    free(p);
+    if (!p) return 0;
+    uint64_t *b = (uint64_t *)p - 2;
+    pinned_bytes.fetch_sub(b[0]);
+    free(b);
     return 0;
 }
 int dev_zk_stream_create(void *ctx, void **s) {
