@@ -132,6 +132,7 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 	o := engine.Options{
 		Device: c.String("device"), BG2Device: c.String("bg2-device"),
 		MSMTasks: c.Int("msm-tasks"), FFTTasks: c.Int("fft-tasks"), ShareCores: c.Bool("share-cores"),
+		CPUHeavyOps: c.Int("cpu-heavy-ops"),
 		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Config: cudaConfigFromEnv(), Devices: devices, AllDevices: all,
 			PinnedMiB: pinned, Lanes: c.Int("cuda-lanes"), MSMTableMiB: tables,
 			ComputeStreams: c.Int("cuda-compute-streams")},
@@ -218,6 +219,8 @@ func computeFlags() []cli.Flag {
 		&cli.IntFlag{Name: "fft-tasks", DefaultText: "auto", Usage: "goroutines one CPU NTT may use (0: one per core)", EnvVars: env("fft-tasks"), Category: "compute"},
 		&cli.BoolFlag{Name: "share-cores", EnvVars: env("share-cores"), Category: "compute",
 			Usage: "each CPU MSM and NTT starts with the cores divided among those running at once, instead of every one taking all of them (with --msm-tasks and --fft-tasks unset)"},
+		&cli.IntFlag{Name: "cpu-heavy-ops", DefaultText: "2", EnvVars: env("cpu-heavy-ops"), Category: "compute",
+			Usage: "CPU MSMs and NTTs that run at once, all stages' together (H's three NTTs count as one); the others wait (0: 2; at most 1024)"},
 	}
 }
 

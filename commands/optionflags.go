@@ -29,6 +29,7 @@ var optionFlags = func() map[string]string {
 		"engine.Options.MSMTasks":            "--msm-tasks",
 		"engine.Options.FFTTasks":            "--fft-tasks",
 		"engine.Options.ShareCores":          "--share-cores",
+		"engine.Options.CPUHeavyOps":         "--cpu-heavy-ops",
 		"engine.Options.TailMSMBatch":        "--tail-msm-batch",
 		"engine.Options.MaxPartitions":       "--max-partitions",
 		"engine.Options.FixedShape":          "--adapt-shape=false",

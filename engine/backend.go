@@ -12,6 +12,9 @@ import (
 func (e *Engine) openBackends() (stages.Backend, stages.G2Backend, error) {
 	o := &e.opts
 	cpu := gpu.NewCPU(o.MSMTasks, o.FFTTasks)
+	if o.CPUHeavyOps > 0 {
+		cpu.LimitHeavy(o.CPUHeavyOps)
+	}
 	if o.ShareCores {
 		cpu.ShareCores(o.Cores)
 	}

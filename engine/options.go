@@ -32,7 +32,11 @@ type Options struct {
 	// oversubscribing them. It sizes the tasks itself, so MSMTasks and
 	// FFTTasks must be 0.
 	ShareCores bool
-	CUDA       CUDAOptions
+	// CPUHeavyOps bounds the CPU MSMs and NTTs (H's three counting as one)
+	// that run at once, all stages' together; the others wait
+	// (gpu.CPU.LimitHeavy). 0: gpu.DefaultHeavyOps.
+	CPUHeavyOps int
+	CUDA        CUDAOptions
 
 	// Shapes sets workers and queue depth per stage (stages.Names); a stage
 	// left out gets a shape zkpipe chooses from the cores and where the
@@ -199,6 +203,9 @@ func (o *Options) check() error {
 	}
 	if o.FFTTasks < 0 || o.FFTTasks > MaxMSMTasks {
 		return fmt.Errorf("engine.Options.FFTTasks %d: want 0 (one per core) to %d", o.FFTTasks, MaxMSMTasks)
+	}
+	if o.CPUHeavyOps < 0 || o.CPUHeavyOps > MaxMSMTasks {
+		return fmt.Errorf("engine.Options.CPUHeavyOps %d: want 1 to %d (0: %d)", o.CPUHeavyOps, MaxMSMTasks, gpu.DefaultHeavyOps)
 	}
 	if o.ShareCores && (o.MSMTasks != 0 || o.FFTTasks != 0) {
 		return fmt.Errorf("engine.Options.ShareCores sizes each MSM and NTT itself: leave engine.Options.MSMTasks (%d) and engine.Options.FFTTasks (%d) unset", o.MSMTasks, o.FFTTasks)

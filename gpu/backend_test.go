@@ -2,7 +2,9 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/zkpipe/zkpipe/proofdata"
 )
@@ -21,8 +23,18 @@ type backend interface {
 }
 
 func TestShareCoresDividesTheCoresAmongRunningOperations(t *testing.T) {
+	ctx := context.Background()
 	c := NewCPU(5, 7)
-	if n, done := c.heavy(c.MSMTasks); n != 5 {
+	c.LimitHeavy(0) // 17 at once below
+	heavy := func(fixed int) (int, func()) {
+		t.Helper()
+		n, done, err := c.heavy(ctx, fixed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, done
+	}
+	if n, done := heavy(c.MSMTasks); n != 5 {
 		t.Fatalf("without a share: %d tasks, want MSMTasks 5", n)
 	} else {
 		done()
@@ -30,7 +42,7 @@ func TestShareCoresDividesTheCoresAmongRunningOperations(t *testing.T) {
 	c.ShareCores(16)
 	var dones []func()
 	for i, want := range []int{16, 8, 5, 4, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1} {
-		n, done := c.heavy(c.MSMTasks)
+		n, done := heavy(c.MSMTasks)
 		if n != want {
 			t.Fatalf("operation %d running at once: %d tasks, want %d", i+1, n, want)
 		}
@@ -39,7 +51,7 @@ func TestShareCoresDividesTheCoresAmongRunningOperations(t *testing.T) {
 	for _, done := range dones[1:] {
 		done()
 	}
-	if n, done := c.heavy(c.FFTTasks); n != 8 {
+	if n, done := heavy(c.FFTTasks); n != 8 {
 		t.Fatalf("beside one running operation: %d tasks, want 8", n)
 	} else {
 		done()
@@ -50,8 +62,56 @@ func TestShareCoresDividesTheCoresAmongRunningOperations(t *testing.T) {
 	}
 }
 
-// A panic in one chunk of a parallel loop must reach the caller's goroutine
-// (where the pipeline turns it into the job's error), not crash the process.
+// A new CPU backend runs DefaultHeavyOps heavy operations at once: the
+// next waits until one ends, or gives up with its context.
+func TestHeavyOperationsWaitForASlot(t *testing.T) {
+	c := NewCPU(4, 4)
+	ctx := context.Background()
+	var dones []func()
+	for i := range DefaultHeavyOps {
+		n, done, err := c.heavy(ctx, c.MSMTasks)
+		if err != nil || n != 4 {
+			t.Fatalf("operation %d of %d: %d tasks, %v; want 4 tasks at once", i+1, DefaultHeavyOps, n, err)
+		}
+		dones = append(dones, done)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, err := c.heavy(cancelled, c.MSMTasks); !errors.Is(err, context.Canceled) {
+		t.Fatalf("one more with every slot taken, context cancelled: %v, want context.Canceled", err)
+	}
+	got := make(chan error)
+	go func() {
+		_, done, err := c.heavy(ctx, c.MSMTasks)
+		if err == nil {
+			done()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("one more started with every slot taken (err %v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	dones[0]()
+	if err := <-got; err != nil {
+		t.Fatalf("after one ended: %v", err)
+	}
+	for _, done := range dones[1:] {
+		done()
+	}
+	if len(c.gate) != 0 {
+		t.Fatalf("%d slots held after every operation ended", len(c.gate))
+	}
+
+	c.LimitHeavy(0)
+	for i := range 3 * DefaultHeavyOps {
+		if _, _, err := c.heavy(cancelled, c.MSMTasks); err != nil {
+			t.Fatalf("unbounded, operation %d: %v", i+1, err)
+		}
+	}
+}
+
 func TestAPanicInAChunkReachesTheCaller(t *testing.T) {
 	defer func() {
 		if recover() == nil {

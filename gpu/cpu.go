@@ -26,11 +26,28 @@ type CPU struct {
 	// running then.
 	share *coreShare
 
+	// gate holds a slot for each heavy operation running (LimitHeavy);
+	// nil: no bound.
+	gate chan struct{}
+
 	pad    mem.Pool[proofdata.Scalar] // a, b, c padded to n, any curve
 	curves [curve.Count]cpuCurve      // by curve.ID: its gathered bases' pools and arithmetic
 }
 
-// NewCPU returns a CPU backend; tasks ≤ 0 means one per core.
+// DefaultHeavyOps is how many heavy operations (an MSM; H's NTTs) a CPU
+// backend runs at once unless LimitHeavy says otherwise: two, so that one's
+// last windows overlap the next one's first and the cores stay busy. Each
+// gnark-crypto MSM runs a goroutine a window, each with its own buckets
+// (2^15 of them at 2^20 points: 9.4 MiB for BLS12-381's G1, 19 MiB for its
+// G2, two thirds of that for BN254); six stage workers' MSMs at once (the
+// stream's msm-h, tail-msm and b-g2 at two workers each) ran 6 × 16
+// goroutines on 16 cores, whose buckets no cache holds: on the H200 host
+// that cost BLS12-381 23% more CPU a proof than one proof at a time, BN254
+// 8% (notes/bench.md).
+const DefaultHeavyOps = 2
+
+// NewCPU returns a CPU backend that runs DefaultHeavyOps heavy operations
+// at once; tasks ≤ 0 means one per core.
 func NewCPU(msmTasks, fftTasks int) *CPU {
 	if msmTasks <= 0 {
 		msmTasks = runtime.NumCPU()
@@ -44,6 +61,7 @@ func NewCPU(msmTasks, fftTasks int) *CPU {
 	// drops them as soon as two jobs run at once, and the next job faults
 	// them in again.
 	c.pad.Limit = 16
+	c.LimitHeavy(DefaultHeavyOps)
 	for id, mk := range cpuCurves {
 		if mk != nil {
 			c.curves[id] = mk(c)
@@ -67,21 +85,42 @@ func (c *CPU) ShareCores(cores int) {
 	c.share = &coreShare{cores: cores}
 }
 
+// LimitHeavy has at most n heavy operations (an MSM; H's NTTs, the three
+// at once counting as one) run at once; the others wait for a slot, in
+// the order they asked. n ≤ 0: no bound, every one starts at once. Call it
+// before the backend is used.
+func (c *CPU) LimitHeavy(n int) {
+	c.gate = nil
+	if n > 0 {
+		c.gate = make(chan struct{}, n)
+	}
+}
+
 // coreShare counts the heavy operations running on a CPU backend.
 type coreShare struct {
 	cores   int
 	running atomic.Int64
 }
 
-// heavy returns the goroutines the heavy operation starting now may use
-// (fixed without a share) and the func to call when it ends.
-func (c *CPU) heavy(fixed int) (int, func()) {
+// heavy waits for a slot of the gate (LimitHeavy), then returns the
+// goroutines the heavy operation starting now may use (fixed without a
+// share) and the func to call when it ends; ctx's error if it ends first.
+func (c *CPU) heavy(ctx context.Context, fixed int) (int, func(), error) {
+	release := func() {}
+	if c.gate != nil {
+		select {
+		case c.gate <- struct{}{}:
+		case <-ctx.Done():
+			return 0, nil, ctx.Err()
+		}
+		release = func() { <-c.gate }
+	}
 	s := c.share
 	if s == nil {
-		return fixed, func() {}
+		return fixed, release, nil
 	}
 	r := s.running.Add(1)
-	return max(1, s.cores/int(r)), func() { s.running.Add(-1) }
+	return max(1, s.cores/int(r)), func() { s.running.Add(-1); release() }, nil
 }
 
 func (c *CPU) Name() string { return "cpu" }

@@ -73,7 +73,10 @@ func (h *cpuBN254) msmH(ctx context.Context, k *proofdata.Key, v *proofdata.Vect
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	tasks, done := h.c.heavy(h.c.MSMTasks)
+	tasks, done, err := h.c.heavy(ctx, h.c.MSMTasks)
+	if err != nil {
+		return nil, err
+	}
 	defer done()
 	res := new(bn254.G1Jac)
 	_, err = res.MultiExp(b.Z, proofdata.Elements[fr.Element](hs[:k.HLen()]), ecc.MultiExpConfig{NbTasks: msmNbTasks(k.HLen(), tasks, runtime.NumCPU(), fr.Bits)})
@@ -92,7 +95,10 @@ func (h *cpuBN254) computeH(ctx context.Context, k *proofdata.Key, v *proofdata.
 	}
 	d := bs.Domain
 	c := h.c
-	nb, done := c.heavy(c.FFTTasks)
+	nb, done, err := c.heavy(ctx, c.FFTTasks)
+	if err != nil {
+		return nil, err
+	}
 	defer done()
 	tasks := fft.WithNbTasks(nb)
 	as, bsc, cs := c.padded(v.A, n), c.padded(v.B, n), c.padded(v.C, n)
@@ -223,14 +229,14 @@ func (h *cpuBN254) tailMSMG1(ctx context.Context, k *proofdata.Key, v *proofdata
 		if err := ctx.Err(); err != nil {
 			return proofdata.G1Sums{}, err
 		}
-		if out[i], err = h.tailG1(t.bases, t.q); err != nil {
+		if out[i], err = h.tailG1(ctx, t.bases, t.q); err != nil {
 			return proofdata.G1Sums{}, fmt.Errorf("tail msm %s: %w", t.name, err)
 		}
 	}
 	return proofdata.G1Sums{A: out[0], B1: out[1], K: out[2]}, nil
 }
 
-func (h *cpuBN254) tailG1(bases []bn254.G1Affine, q *proofdata.Query) (*bn254.G1Jac, error) {
+func (h *cpuBN254) tailG1(ctx context.Context, bases []bn254.G1Affine, q *proofdata.Query) (*bn254.G1Jac, error) {
 	if err := checkQuery("", q, len(bases)); err != nil {
 		return nil, err
 	}
@@ -238,22 +244,25 @@ func (h *cpuBN254) tailG1(bases []bn254.G1Affine, q *proofdata.Query) (*bn254.G1
 	if len(q.Vals) == 0 {
 		return dst, nil // Z = 0: the point at infinity, as gnark-crypto's Jacobian code reads it
 	}
-	tasks, done := h.c.heavy(h.c.MSMTasks)
-	defer done()
-	cfg := ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)}
 	vals := proofdata.Elements[fr.Element](q.Vals)
-	if q.Dense {
-		_, err := dst.MultiExp(bases, vals, cfg)
-		return dst, err
+	points := bases
+	if !q.Dense {
+		// gathered before the MSM's slot is taken: copying is no heavy work
+		g := h.gather1.Get(len(q.Idx))
+		defer h.gather1.Put(g)
+		parallel(len(q.Idx), h.c.MSMTasks, func(_, lo, hi int) {
+			for k := lo; k < hi; k++ {
+				g[k] = bases[q.Idx[k]]
+			}
+		})
+		points = g
 	}
-	g := h.gather1.Get(len(q.Idx))
-	defer h.gather1.Put(g)
-	parallel(len(q.Idx), h.c.MSMTasks, func(_, lo, hi int) {
-		for k := lo; k < hi; k++ {
-			g[k] = bases[q.Idx[k]]
-		}
-	})
-	_, err := dst.MultiExp(g, vals, cfg)
+	tasks, done, err := h.c.heavy(ctx, h.c.MSMTasks)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	_, err = dst.MultiExp(points, vals, ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)})
 	return dst, err
 }
 
@@ -272,22 +281,24 @@ func (h *cpuBN254) msmG2(ctx context.Context, k *proofdata.Key, v *proofdata.Vec
 	if len(q.Vals) == 0 {
 		return res, nil // zero value: Z = 0, the point at infinity
 	}
-	tasks, done := h.c.heavy(h.c.MSMTasks)
-	defer done()
-	cfg := ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)}
 	vals := proofdata.Elements[fr.Element](q.Vals)
-	if q.Dense {
-		_, err := res.MultiExp(b.B2, vals, cfg)
-		return res, err
+	points := b.B2
+	if !q.Dense {
+		g := h.gather2.Get(len(q.Idx))
+		defer h.gather2.Put(g)
+		parallel(len(q.Idx), h.c.MSMTasks, func(_, lo, hi int) {
+			for j := lo; j < hi; j++ {
+				g[j] = b.B2[q.Idx[j]]
+			}
+		})
+		points = g
 	}
-	g := h.gather2.Get(len(q.Idx))
-	defer h.gather2.Put(g)
-	parallel(len(q.Idx), h.c.MSMTasks, func(_, lo, hi int) {
-		for j := lo; j < hi; j++ {
-			g[j] = b.B2[q.Idx[j]]
-		}
-	})
-	if _, err := res.MultiExp(g, vals, cfg); err != nil {
+	tasks, done, err := h.c.heavy(ctx, h.c.MSMTasks)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if _, err := res.MultiExp(points, vals, ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)}); err != nil {
 		return res, err
 	}
 	return res, ctx.Err()

@@ -15,6 +15,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
@@ -86,6 +87,39 @@ func TestProofsVerifyWithCoresShared(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With one CPU MSM or NTT at a time (gpu.CPU.LimitHeavy) and three workers
+// a stage, the stages' MSMs queue for the one slot: on both curves every
+// proof must still come out, and verify.
+func TestProofsVerifyWithOneHeavyOperationAtATime(t *testing.T) {
+	for _, id := range []curve.ID{curve.BN254, curve.BLS12_381} {
+		for _, name := range []string{"mulchain", "commit"} {
+			t.Run(fmt.Sprintf("%s/%s", id, name), func(t *testing.T) {
+				keys := provertest.SetupOn(t, id, name, 300)
+				cfg := provertest.Config(t.TempDir(), 3, 2)
+				cpu := gpu.NewCPU(0, 0)
+				cpu.LimitHeavy(1)
+				cfg.Backend, cfg.G2 = cpu, cpu
+				var jobs []*stages.Job
+				for i := range 6 {
+					jobs = append(jobs, &stages.Job{Request: stream.Request{ID: fmt.Sprintf("h%d", i), Generate: &stream.Generate{Seed: int64(i)}}})
+				}
+				res := provertest.Run(t, cfg, []*stages.Circuit{keys.Circuit(t, name)}, jobs, 5*time.Minute)
+				if len(res) != len(jobs) {
+					t.Fatalf("%d results for %d jobs", len(res), len(jobs))
+				}
+				for _, r := range res {
+					if r.Error != "" {
+						t.Fatalf("job %s: %s", r.ID, r.Error)
+					}
+					if err := verify(t, keys.VK, r); err != nil {
+						t.Fatalf("job %s: gnark rejects the proof: %v", r.ID, err)
+					}
+				}
+			})
+		}
 	}
 }
 
