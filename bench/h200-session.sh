@@ -86,6 +86,11 @@
 #                    --share-cores, and 8 tasks a CPU MSM/NTT), without gnark;
 #                    with $CPU_BEFORE (another zkpipe binary, e.g. main's),
 #                    first that binary on the same proofs, default flags
+#   cpuheavy         the CPU backend's tail and G2 MSMs of 1 and 6 jobs at
+#                    once under each bound on its heavy operations
+#                    (--cpu-heavy-ops) and MSM task count: gpu.test
+#                    BenchmarkCPUHeavyOps at 2^$CPUHEAVY_LG (default 20), both
+#                    curves; CPU ms and wall ms a job (about 5 minutes at 2^20)
 #   devmem C:N P     a stream under a device budget of the keys and ~1.5
 #                    jobs, to show jobs waiting for GPU memory
 #   fleet C:N P      P generate jobs through `zkpipe prove`, then through
@@ -352,6 +357,10 @@ while [ $# -gt 0 ]; do
 			$bin/zkpipe bench --circuit $d -n $p --device cpu --mem-status 0 --skip-gnark $v 2>&1 |
 				tee "$OUT/cpu-$c-$n-$(echo $v | tr -c 'a-z0-9\n' _).log" | grep -E "proofs/s|^shape"
 		done
+		;;
+	cpuheavy)
+		$bin/gpu.test -test.run '^$' -test.bench "CPUHeavyOps/.*/2\\^${CPUHEAVY_LG:-20}/" -test.benchtime 1x -test.timeout 590s 2>&1 |
+			grep -E "^Benchmark|^ok|FAIL|panic" | tee "$OUT/cpuheavy.log"
 		;;
 	devmem)
 		spec=$1 p=$2
