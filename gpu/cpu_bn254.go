@@ -106,11 +106,10 @@ func (h *cpuBN254) computeH(ctx context.Context, k *proofdata.Key, v *proofdata.
 	defer c.pad.Put(cs)
 	a, b, cc := proofdata.Elements[fr.Element](as), proofdata.Elements[fr.Element](bsc), proofdata.Elements[fr.Element](cs)
 
-	// The three run at once; under a share they split its goroutines.
-	each := tasks
-	if c.share != nil {
-		each = fft.WithNbTasks(max(1, (nb+2)/3))
-	}
+	// The three run at once and split its goroutines: each with all of
+	// them ran three times the cores' goroutines (four beside the other
+	// heavy operation), whose vectors evict each other from the caches.
+	each := fft.WithNbTasks(max(1, (nb+2)/3))
 	var wg conc.WaitGroup // re-panics in this goroutine: the stage turns it into the job's error
 	for _, x := range [][]fr.Element{a, b, cc} {
 		wg.Go(func() {
