@@ -1025,6 +1025,7 @@ func (w *Worker) answerFailed(ctx context.Context, h *held, res stream.Result) {
 	if err := h.msg.TermWithReason("zkpipe: " + res.Error); err != nil {
 		w.logf("terminate %s: %v", h.id, err)
 	}
+	w.flushAnswer(h, "terminate")
 	w.observe("failed")
 	w.release(h)
 }
@@ -1085,6 +1086,7 @@ func (w *Worker) finish(ctx context.Context, h *held, res stream.Result) {
 	if err := h.msg.Ack(); err != nil {
 		w.logf("ack %s: %v", h.id, err)
 	}
+	w.flushAnswer(h, "ack")
 	w.observe("proved")
 	w.release(h)
 }
@@ -1195,5 +1197,16 @@ func (w *Worker) heartbeat(ctx context.Context) {
 			w.timeOut(ctx, h)
 		}
 		w.abandonIfStuck()
+	}
+}
+
+// flushAnswer waits until the server has the ack or terminate just sent
+// (they are published without a reply): a worker stopped right after
+// answering would otherwise exit with it unsent, and the job, answered,
+// would be delivered again. Not the job's context: a stopping worker must
+// still flush.
+func (w *Worker) flushAnswer(h *held, what string) {
+	if err := w.q.Conn.NC.FlushTimeout(5 * time.Second); err != nil {
+		w.logf("%s %s: flush: %v", what, h.id, err)
 	}
 }
