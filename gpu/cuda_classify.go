@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -117,6 +118,12 @@ func (c *CUDA) classifyQueries(ctx context.Context, st *cudaStaged, one proofdat
 		mu    sync.Mutex
 		first error
 	)
+	// the classifying goroutines shared out among the queries at once
+	workers := c.classifyWorkers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	each := max(1, (workers+len(qs)-1)/len(qs))
 	for _, q := range qs {
 		l, err := c.takeLane()
 		if err != nil {
@@ -126,7 +133,7 @@ func (c *CUDA) classifyQueries(ctx context.Context, st *cudaStaged, one proofdat
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := c.classifyInto(ctx, l, one, w, q)
+			err := c.classifyInto(ctx, l, one, w, q, each)
 			c.lanes <- l
 			if err != nil {
 				mu.Lock()
@@ -143,16 +150,23 @@ func (c *CUDA) classifyQueries(ctx context.Context, st *cudaStaged, one proofdat
 // in turn, each laid out as [bitmap words | values | indexes], and queues
 // the chunk's copies on l's stream. Before it queues chunk i it waits for
 // chunk i−1's copies, whose buffer chunk i+1 fills next: classifying chunk
-// i overlaps the copies of chunk i−1.
-func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, one proofdata.Scalar, w []proofdata.Scalar, q pinnedQuery) error {
+// i overlaps the copies of chunk i−1. Up to workers goroutines classify a
+// chunk, in parts (proofdata.ClassifyParts) each copied to its place
+// after the parts before it: the device gets what one goroutine would
+// have put there.
+func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, one proofdata.Scalar, w []proofdata.Scalar, q pinnedQuery, workers int) error {
 	n := len(q.sel)
 	// scalars a chunk: a multiple of 64 (whole bitmap words), 36⅛ B each
 	per := c.pinBytes * 8 / (8*(proofdata.ScalarBytes+4) + 1) / 64 * 64
 	var e cerr
 	wait := func() error { return e.err("upload sync", c.fn.streamSync(l.stream, e.p())) }
 	h2d := func(dst uintptr, src unsafe.Pointer, bytes int) error {
+		if bytes == 0 {
+			return nil
+		}
 		return e.err("upload", c.fn.h2dAsync(dst, src, uint64(bytes), l.stream, e.p()))
 	}
+	var parts []proofdata.ClassifyPart
 	k, ones := 0, 0
 	for i, lo := 0, 0; lo < n; i, lo = i+1, lo+per {
 		if err := ctx.Err(); err != nil {
@@ -163,18 +177,21 @@ func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, one proofdata.Scal
 		bits := unsafe.Slice((*uint64)(pin), (hi-lo+63)/64)
 		vals := unsafe.Slice((*proofdata.Scalar)(unsafe.Add(pin, per/8)), hi-lo)
 		idx := unsafe.Slice((*uint32)(unsafe.Add(pin, per/8+proofdata.ScalarBytes*per)), hi-lo)
-		kc, oc := proofdata.ClassifyRange(one, w, q.sel, lo, hi, bits, idx, vals)
+		parts = proofdata.ClassifyParts(one, w, q.sel, lo, hi, bits, idx, vals, workers, parts)
 		if err := wait(); err != nil {
 			return err
 		}
-		if err := errors.Join(
-			h2d(q.dev.ones+uintptr(lo/8), unsafe.Pointer(&bits[0]), 8*len(bits)),
-			h2d(q.dev.vals+uintptr(proofdata.ScalarBytes*k), unsafe.Pointer(unsafe.SliceData(vals)), proofdata.ScalarBytes*kc),
-			h2d(q.dev.idx+uintptr(4*k), unsafe.Pointer(unsafe.SliceData(idx)), 4*kc),
-		); err != nil {
+		err := h2d(q.dev.ones+uintptr(lo/8), unsafe.Pointer(&bits[0]), 8*len(bits))
+		for _, p := range parts {
+			off := p.Lo - lo
+			err = errors.Join(err,
+				h2d(q.dev.vals+uintptr(proofdata.ScalarBytes*k), unsafe.Pointer(&vals[off]), proofdata.ScalarBytes*p.K),
+				h2d(q.dev.idx+uintptr(4*k), unsafe.Pointer(&idx[off]), 4*p.K))
+			k, ones = k+p.K, ones+p.NumOnes
+		}
+		if err != nil {
 			return errors.Join(err, wait())
 		}
-		k, ones = k+kc, ones+oc
 	}
 	if err := wait(); err != nil {
 		return err

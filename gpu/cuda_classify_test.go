@@ -2,6 +2,7 @@ package gpu_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -20,20 +21,44 @@ func TestCUDATransferClassifyMatchesClassify(t *testing.T) {
 	// 1 MiB pinned buffers, 2 lanes; no MSM tables (Load would build them)
 	cuda := openOwn(t, gpu.WithMSMTables(0))
 	defer cuda.Close()
+	checkTransferClassify(t, cuda, 70_001, 17) // > 2 chunks of 28,992 scalars
+}
+
+// TransferClassify with several goroutines a query gives the device the
+// same as Classify: 8 MiB pinned buffers hold chunks of 232,192 scalars,
+// split in parts of at least 2^16 among 4 goroutines a query (12 shared by
+// 3 queries; 6 each with B from the host). Sizes put the last chunk on
+// each side of the parts' bounds: a whole chunk then one short part,
+// exactly one whole chunk, and an odd length of several whole parts.
+// (About a minute on the stand-in, whose Load of the keys is the most.)
+func TestCUDATransferClassifyInPartsMatchesClassify(t *testing.T) {
+	cuda := openOwn(t, gpu.WithMSMTables(0), gpu.WithPinnedBytes(8<<20), gpu.WithClassifyWorkers(12))
+	defer cuda.Close()
+	const per = 232_192
+	for _, size := range []int{per + 70_001, per, 3*proofdata.MinClassifyPart + 101} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) { checkTransferClassify(t, cuda, size, 19) })
+	}
+}
+
+// checkTransferClassify runs TransferClassify on queries of about size
+// scalars (A size, B size−1000, K size−100) in a domain of 2^logn, mixed,
+// dense (B from the host) and all zero, and wants on the device what
+// Classify gives.
+func checkTransferClassify(t *testing.T, cuda *gpu.CUDA, size, logn int) {
 	r := rand.New(rand.NewPCG(1, 2))
-	const size = 70_001 // > 2 chunks of 28,992 scalars
+	// one key for the three modes: the stand-in's Load is most of the time
+	key := key254(proofdata.HDivideByZ, &bases254{Domain: domain(1<<logn, proofdata.HDivideByZ),
+		A: tileG1(size, false), B1: tileG1(size-1000, false), K: tileG1(size-100, false), Z: tileG1(1, false), B2: tileG2(size-1000, false)})
+	res, err := cuda.Load(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
 	for _, mode := range []struct {
 		name string
 		mode int
 	}{{"mixed", mixed}, {"dense", dense}, {"zeros", zeros}} {
 		t.Run(mode.name, func(t *testing.T) {
-			key := key254(proofdata.HDivideByZ, &bases254{Domain: domain(1<<17, proofdata.HDivideByZ),
-				A: tileG1(size, false), B1: tileG1(size-1000, false), K: tileG1(size-100, false), Z: tileG1(1, false), B2: tileG2(size-1000, false)})
-			res, err := cuda.Load(key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Close()
 			// W: the scalars of the mode, shuffled into a wire order by sel
 			w := scalars(r, size+7, mode.mode)
 			selA := make([]uint32, size)

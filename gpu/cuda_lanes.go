@@ -37,12 +37,13 @@ type CUDA struct {
 	device   string
 	memTotal uint64
 
-	pinBytes    int
-	tableBudget int64          // device bytes one key's MSM tables may take (cuda_table.go)
-	tableMin    int            // the fewest bases a set needs for a table
-	lanes       chan *cudaLane // transfer lanes, each taken by one upload at a time
-	all         []*cudaLane
-	done        chan struct{} // closed by Close: no lane or compute stream is handed out after it
+	pinBytes        int
+	classifyWorkers int            // goroutines classifying one job's queries (WithClassifyWorkers; 0: GOMAXPROCS)
+	tableBudget     int64          // device bytes one key's MSM tables may take (cuda_table.go)
+	tableMin        int            // the fewest bases a set needs for a table
+	lanes           chan *cudaLane // transfer lanes, each taken by one upload at a time
+	all             []*cudaLane
+	done            chan struct{} // closed by Close: no lane or compute stream is handed out after it
 
 	xfer      uintptr           // allocations, zero-fills and frees of staged and resident buffers
 	computes  chan *cudaCompute // compute streams, each taken by one operation at a time
@@ -90,6 +91,7 @@ type cudaConfig struct {
 	tailSplit  bool
 	tableBytes int64
 	tableMin   int
+	classify   int
 }
 
 // MaxComputeStreams bounds WithComputeStreams: past a few, streams only add
@@ -122,6 +124,13 @@ func WithTailSplit(on bool) CUDAOption {
 	}
 }
 
+// WithClassifyWorkers bounds the goroutines that classify one job's
+// queries in TransferClassify, shared out among its queries (default 0:
+// GOMAXPROCS when the job starts). A query's pinned chunk is split among
+// its share in parts of at least proofdata.MinClassifyPart scalars, so a
+// small job stays on one goroutine a query; 1 classifies each query on one.
+func WithClassifyWorkers(n int) CUDAOption { return func(c *cudaConfig) { c.classify = n } }
+
 // ErrClosed is the error of an operation on a closed CUDA backend.
 var ErrClosed = errors.New("cuda: backend closed")
 
@@ -138,6 +147,9 @@ func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
 	if cfg.pinBytes < 1<<20 || cfg.lanes < 1 {
 		return nil, fmt.Errorf("cuda: %d pinned bytes a buffer and %d lanes: want ≥ 1 MiB and ≥ 1", cfg.pinBytes, cfg.lanes)
 	}
+	if cfg.classify < 0 {
+		return nil, fmt.Errorf("cuda: %d classify workers: want ≥ 1, or 0 for GOMAXPROCS", cfg.classify)
+	}
 	if cfg.streams < 1 || cfg.streams > MaxComputeStreams {
 		return nil, fmt.Errorf("cuda: %d compute streams: want 1 to %d", cfg.streams, MaxComputeStreams)
 	}
@@ -149,7 +161,7 @@ func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &CUDA{lib: l, fn: &l.fn, cfg: cfg.lib, pinBytes: cfg.pinBytes, tableBudget: cfg.tableBytes, tableMin: cfg.tableMin, lanes: make(chan *cudaLane, cfg.lanes),
+	c := &CUDA{lib: l, fn: &l.fn, cfg: cfg.lib, pinBytes: cfg.pinBytes, classifyWorkers: cfg.classify, tableBudget: cfg.tableBytes, tableMin: cfg.tableMin, lanes: make(chan *cudaLane, cfg.lanes),
 		computes: make(chan *cudaCompute, cfg.streams), tailSplit: cfg.tailSplit,
 		done: make(chan struct{}), residents: map[*cudaResident]struct{}{}, staged: map[*cudaStaged]struct{}{}}
 	c.opDone = sync.NewCond(&c.opMu)
