@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -225,7 +226,7 @@ func (m *Multi) TransferClassify(ctx context.Context, res proofdata.Resident, v 
 		one := proofdata.One(r.Key().Curve)
 		for _, q := range qs {
 			n := len(q.sel)
-			proofdata.Classify(q.q, one, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]proofdata.Scalar, n))
+			proofdata.ClassifyWith(q.q, one, w, q.sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]proofdata.Scalar, n), runtime.GOMAXPROCS(0))
 		}
 		return d.Transfer(ctx, r, v)
 	})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -235,5 +237,35 @@ func TestDirWritesWholeFilesOrNone(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("directory holds %d entries, want only a.proof (no temporaries)", len(entries))
+	}
+}
+
+// A circuit whose queries exceed two parts of proofdata.MinClassifyPart
+// has them classified by several goroutines (Steps.classify, on the CPU
+// backend): its proofs verify. bits is the case that compacts (its queries
+// are mostly zeros and ones); the dense one moves nothing
+// (proofdata.TestClassifyWithMatchesClassify).
+func TestQueriesClassifiedInPartsProveAndVerify(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // 4 parts a query whatever the host
+	for _, name := range []string{"bits"} {
+		t.Run(name, func(t *testing.T) {
+			keys := provertest.Setup(t, name, 3*proofdata.MinClassifyPart+77)
+			var jobs []*stages.Job
+			for i := range 2 {
+				jobs = append(jobs, &stages.Job{Request: stream.Request{ID: fmt.Sprintf("p%d", i), Generate: &stream.Generate{Seed: int64(i)}}})
+			}
+			res := provertest.Run(t, provertest.Config(t.TempDir(), 1, 2), []*stages.Circuit{keys.Circuit(t, name)}, jobs, 5*time.Minute)
+			if len(res) != len(jobs) {
+				t.Fatalf("%d results for %d jobs", len(res), len(jobs))
+			}
+			for _, r := range res {
+				if r.Error != "" {
+					t.Fatalf("job %s: %s", r.ID, r.Error)
+				}
+				if err := verify(t, keys.VK, r); err != nil {
+					t.Fatalf("job %s: gnark rejects the proof: %v", r.ID, err)
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"reflect"
+	"runtime"
 
 	"github.com/zkpipe/zkpipe/proofdata"
 )
@@ -70,15 +71,18 @@ func (s *Steps) HostUse() HostUse {
 
 // classify splits the scalars w[sel[j]] of one query into zero, one (the
 // curve's) and significant (proofdata.Classify), in buffers from s.Buffers
-// that go back in putQuery.
+// that go back in putQuery. A big query is split over up to GOMAXPROCS
+// goroutines (proofdata.ClassifyWith): one proof of a wide circuit is not
+// one core's work.
 func (s *Steps) classify(q *proofdata.Query, one proofdata.Scalar, w []proofdata.Scalar, sel []uint32) {
 	n := len(sel)
+	workers := runtime.GOMAXPROCS(0)
 	if s.Buffers == nil {
-		proofdata.Classify(q, one, w, sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]proofdata.Scalar, n))
+		proofdata.ClassifyWith(q, one, w, sel, make([]uint64, (n+63)/64), make([]uint32, n), make([]proofdata.Scalar, n), workers)
 		return
 	}
 	idx := s.Buffers.Indexes(n)
-	proofdata.Classify(q, one, w, sel, s.Buffers.Bitmap((n+63)/64), idx, s.Buffers.Scalars(n))
+	proofdata.ClassifyWith(q, one, w, sel, s.Buffers.Bitmap((n+63)/64), idx, s.Buffers.Scalars(n), workers)
 	if q.Dense {
 		s.Buffers.PutIndexes(idx)
 	}
