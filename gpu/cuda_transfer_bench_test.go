@@ -31,7 +31,9 @@ func processCPU() time.Duration {
 // main's way), TransferClassify with B classified on the host (for a CPU
 // B_G2), and TransferClassify of all three straight into the pinned
 // buffers (--bg2-device cuda). It reports the CPU time of each per proof,
-// beside the wall time.
+// beside the wall time; TransferClassify's ways twice, its queries' chunks
+// classified by one goroutine a query (serial) and split among GOMAXPROCS
+// (parts: compare -cpu 2,16 on the H200).
 //
 //	ZKPIPE_CUDA_LIB=… go test -run '^$' -bench CUDATransfer -benchtime 20x ./gpu
 func BenchmarkCUDATransfer(b *testing.B) {
@@ -40,12 +42,27 @@ func BenchmarkCUDATransfer(b *testing.B) {
 	if lib == "" {
 		lib, _ = filepath.Abs("cuda/libzkpipe_cuda.so")
 	}
-	// no MSM tables: Load would build them, and only the transfer counts here
-	cuda, err := gpu.OpenCUDA(lib, gpu.WithMSMTables(0))
-	if err != nil {
-		b.Fatal(err)
+	// serial: one goroutine a query (the transfer before it split its
+	// chunks); parts: GOMAXPROCS goroutines shared by the queries
+	for _, c := range []struct {
+		name    string
+		workers int
+	}{{"serial", 1}, {"parts", 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			// no MSM tables: Load would build them, and only the transfer counts here
+			cuda, err := gpu.OpenCUDA(lib, gpu.WithMSMTables(0), gpu.WithClassifyWorkers(c.workers))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cuda.Close()
+			benchTransfer(b, cuda, c.workers == 1)
+		})
 	}
-	defer cuda.Close()
+}
+
+// benchTransfer is BenchmarkCUDATransfer on one backend; main adds the
+// classify+transfer way (no TransferClassify: its workers do not count).
+func benchTransfer(b *testing.B, cuda *gpu.CUDA, main bool) {
 	const n = 1 << 20
 	r := rand.New(rand.NewPCG(3, 4))
 	key := key254(proofdata.HDivideByZ, &bases254{Domain: domain(n, proofdata.HDivideByZ),
@@ -68,7 +85,11 @@ func BenchmarkCUDATransfer(b *testing.B) {
 		idx  []uint32
 		vals []proofdata.Scalar
 	}{make([]uint64, n/64), make([]uint32, n), make([]proofdata.Scalar, n)}
-	for _, way := range []string{"classify+transfer", "transfer-classify-hostB", "transfer-classify"} {
+	ways := []string{"transfer-classify-hostB", "transfer-classify"}
+	if main {
+		ways = append([]string{"classify+transfer"}, ways...)
+	}
+	for _, way := range ways {
 		b.Run(way, func(b *testing.B) {
 			cpu0 := processCPU()
 			for range b.N {

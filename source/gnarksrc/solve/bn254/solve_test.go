@@ -3,6 +3,7 @@
 package solve_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -84,5 +85,45 @@ func TestSolveMatchesGnarkInReusedBuffers(t *testing.T) {
 				t.Fatalf("short buffers: got %v", err)
 			}
 		})
+	}
+}
+
+// BenchmarkSolve solves bits (one level 2^k wide, the hints' level and a
+// chain of the count's compressions, about 2^k/600 links) and mulchain
+// (2^k levels of one constraint each) at 2^20 to 2^22 constraints, as
+// the synthesize stage does. gnark's solver splits a level wider than 50
+// constraints over NbTasks (runtime.NumCPU) goroutines: compare -cpu 1,2
+// (GOMAXPROCS); bits should gain from the second core, mulchain cannot.
+//
+//	go test -run '^$' -bench 'Solve/bits/2\^20' -cpu 1,2 -benchtime 5x ./source/gnarksrc/solve/...
+func BenchmarkSolve(b *testing.B) {
+	for _, name := range []string{"bits", "mulchain"} {
+		for _, logn := range []int{20, 21, 22} {
+			b.Run(fmt.Sprintf("%s/2^%d", name, logn), func(b *testing.B) {
+				c, err := circuits.Lookup(name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 1 << logn
+				ccsI, err := c.CompileOn(curve.BN254, n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sys := ccsI.(*cs.R1CS)
+				w, err := c.WitnessOn(curve.BN254, n, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				wires, m := solve.Lengths(sys)
+				bufs := solve.Buffers{W: make([]fr.Element, wires), Solved: make([]bool, wires),
+					A: make([]fr.Element, m), B: make([]fr.Element, m), C: make([]fr.Element, m)}
+				b.ResetTimer()
+				for range b.N {
+					if err := solve.Solve(sys, w.Vector().(fr.Vector), bufs); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
