@@ -132,7 +132,8 @@ func openCUDA(o CUDAOptions) (*gpu.CUDA, string, error) {
 		lanes = 4
 	}
 	opts := []gpu.CUDAOption{gpu.WithConfig(o.Config), gpu.WithCUDADevice(o.Device), gpu.WithPinnedBytes(mib << 20), gpu.WithTransferLanes(lanes),
-		gpu.WithMSMTables(max(int64(o.MSMTableMiB), 0) << 20)} // openGPUs resolved auto (0)
+		gpu.WithMSMTables(max(int64(o.MSMTableMiB), 0) << 20), // openGPUs resolved auto (0)
+		gpu.WithClassifyWorkers(o.ClassifyWorkers)}
 	if o.ComputeStreams > 0 {
 		opts = append(opts, gpu.WithComputeStreams(o.ComputeStreams))
 	}

@@ -115,6 +115,10 @@ type CUDAOptions struct {
 	PinnedMiB int
 	// Lanes is how many uploads run at once; 0 means 4.
 	Lanes int
+	// ClassifyWorkers bounds the goroutines that classify one job's
+	// queries on transfer (gpu.WithClassifyWorkers); 0 means GOMAXPROCS,
+	// 1 one goroutine a query.
+	ClassifyWorkers int
 	// MSMTableMiB is the device memory one circuit's precomputed MSM tables
 	// may take (gpu.WithMSMTables); negative turns them off; 0 means auto:
 	// gpu.DefaultMSMTableBytes, or off under a device budget (Memory.Device),
@@ -215,8 +219,9 @@ func (o *Options) check() error {
 			return fmt.Errorf("engine.Options.CUDA.Devices %d: want a GPU index, a list, or all", d)
 		}
 	}
-	if o.CUDA.PinnedMiB < 0 || o.CUDA.Lanes < 0 || o.CUDA.Device < 0 {
-		return fmt.Errorf("engine.Options.CUDA.PinnedMiB %d, engine.Options.CUDA.Lanes %d, engine.Options.CUDA.Device %d: none may be negative", o.CUDA.PinnedMiB, o.CUDA.Lanes, o.CUDA.Device)
+	if o.CUDA.PinnedMiB < 0 || o.CUDA.Lanes < 0 || o.CUDA.Device < 0 || o.CUDA.ClassifyWorkers < 0 {
+		return fmt.Errorf("engine.Options.CUDA.PinnedMiB %d, engine.Options.CUDA.Lanes %d, engine.Options.CUDA.Device %d, engine.Options.CUDA.ClassifyWorkers %d: none may be negative",
+			o.CUDA.PinnedMiB, o.CUDA.Lanes, o.CUDA.Device, o.CUDA.ClassifyWorkers)
 	}
 	if o.CUDA.ComputeStreams < 0 || o.CUDA.ComputeStreams > gpu.MaxComputeStreams {
 		return fmt.Errorf("engine.Options.CUDA.ComputeStreams %d: want 1 to %d (0: the default, 2)", o.CUDA.ComputeStreams, gpu.MaxComputeStreams)
