@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	cs "github.com/consensys/gnark/constraint/bn254"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/source/gnarksrc/solve/bn254"
 )
 
@@ -94,6 +96,8 @@ func TestSolveMatchesGnarkInReusedBuffers(t *testing.T) {
 // the synthesize stage does. gnark's solver splits a level wider than 50
 // constraints over NbTasks (runtime.NumCPU) goroutines: compare -cpu 1,2
 // (GOMAXPROCS); bits should gain from the second core, mulchain cannot.
+// cores is the process's CPU time over the wall time: above 1 when a
+// proof's levels spread (on a quiet host).
 //
 //	go test -run '^$' -bench 'Solve/bits/2\^20' -cpu 1,2 -benchtime 5x ./source/gnarksrc/solve/...
 func BenchmarkSolve(b *testing.B) {
@@ -118,11 +122,14 @@ func BenchmarkSolve(b *testing.B) {
 				bufs := solve.Buffers{W: make([]fr.Element, wires), Solved: make([]bool, wires),
 					A: make([]fr.Element, m), B: make([]fr.Element, m), C: make([]fr.Element, m)}
 				b.ResetTimer()
+				cpu0, t0 := core.ProcessCPU(), time.Now()
 				for range b.N {
 					if err := solve.Solve(sys, w.Vector().(fr.Vector), bufs); err != nil {
 						b.Fatal(err)
 					}
 				}
+				// cores busy while one proof is solved: above 1 when the levels spread
+				b.ReportMetric(float64(core.ProcessCPU()-cpu0)/float64(time.Since(t0)), "cores")
 			})
 		}
 	}
