@@ -8,7 +8,8 @@
 // B fresh pages each time; a stream of proofs takes them from pools instead
 // (stages.Job.TakeVectors), so steady-state proofs do not fault them in.
 //
-// This package is what the copies share: the gnark release they follow.
+// This package is what the copies share: the gnark release they follow,
+// and Clear, which zeroes their pooled buffers over the solver's tasks.
 package solve
 
 // copiedFromGnark is the gnark release the solver template was copied

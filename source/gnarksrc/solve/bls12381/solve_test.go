@@ -10,6 +10,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+	csolver "github.com/consensys/gnark/constraint/solver"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/engine/core"
@@ -19,15 +20,20 @@ import (
 // TestSolveMatchesGnarkInReusedBuffers solves built-in circuits with gnark's
 // ccs.Solve and with Solve into buffers that hold garbage (as pooled ones
 // do after another proof), and wants the same W, a, b, c; an unsatisfied
-// witness is an error.
+// witness is an error. bits at 2^18 has a, b, c big enough to be cleared
+// by several goroutines (solve.Clear) and its wide level split over 4 tasks.
 func TestSolveMatchesGnarkInReusedBuffers(t *testing.T) {
-	for _, name := range []string{"mulchain", "bits"} {
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		logn int
+	}{{"mulchain", 10}, {"bits", 10}, {"bits", 18}} {
+		name, n := c.name, 1<<c.logn
+		opts := []csolver.Option{csolver.WithNbTasks(4)}
+		t.Run(fmt.Sprintf("%s/2^%d", name, c.logn), func(t *testing.T) {
 			b, err := circuits.Lookup(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			const n = 1 << 10
 			ccsI, err := b.CompileOn(curve.BLS12_381, n)
 			if err != nil {
 				t.Fatal(err)
@@ -55,7 +61,7 @@ func TestSolveMatchesGnarkInReusedBuffers(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := sol.(*cs.R1CSSolution)
-				if err := solve.Solve(sys, w.Vector().(fr.Vector), bufs); err != nil {
+				if err := solve.Solve(sys, w.Vector().(fr.Vector), bufs, opts...); err != nil {
 					t.Fatal(err)
 				}
 				for _, v := range []struct {
