@@ -83,6 +83,7 @@ func TestOptionsOutOfRangeFailBeforeAnything(t *testing.T) {
 		{func(o *Options) { o.TailMSMBatch = 65 }, "engine.Options.TailMSMBatch 65: want 1 to 64"},
 		{func(o *Options) { o.TailMSMBatch = -1 }, "engine.Options.TailMSMBatch -1"},
 		{func(o *Options) { o.CUDA.ComputeStreams = 17 }, "engine.Options.CUDA.ComputeStreams 17: want 1 to 16"},
+		{func(o *Options) { o.CUDA.ClassifyWorkers = -2 }, "engine.Options.CUDA.ClassifyWorkers -2: none may be negative"},
 		{func(o *Options) { o.Device = "tpu" }, `engine.Options.Device "tpu"`},
 		{func(o *Options) { o.Memory.Budget = "lots" }, "engine.Options.Memory.Budget"},
 	} {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -194,6 +195,19 @@ func TestCUDAComputeStreamsRange(t *testing.T) {
 			c.Close()
 			t.Errorf("OpenCUDA with %d compute streams succeeded", n)
 		}
+	}
+}
+
+// TestCUDAClassifyWorkersRange: OpenCUDA refuses a negative count of
+// classifying goroutines, naming it, before it looks for a library.
+func TestCUDAClassifyWorkersRange(t *testing.T) {
+	c, err := gpu.OpenCUDA("/nonexistent/libzkpipe_cuda.so", gpu.WithClassifyWorkers(-1))
+	if err == nil {
+		c.Close()
+		t.Fatal("OpenCUDA with -1 classify workers succeeded")
+	}
+	if !strings.Contains(err.Error(), "-1 classify workers") {
+		t.Fatalf("err = %v, want it to name the classify workers", err)
 	}
 }
 
