@@ -686,3 +686,25 @@ func sameH(t *testing.T, hC, hG []fr.Element, hl int) {
 		}
 	}
 }
+
+// A bits circuit of about 196,000 wires on a backend whose TransferClassify
+// splits its chunks (5 MiB buffers: chunks of 145,088 scalars, two parts
+// each, then a last chunk of one; 6 goroutines, 2 a query): its proof
+// verifies with gnark. (About a minute of CPU on the stand-in; B from the
+// host in parts is TestCUDATransferClassifyInPartsMatchesClassify's dense
+// case.)
+func TestCUDAProofsVerifyWithQueriesInParts(t *testing.T) {
+	cuda := openOwn(t, gpu.WithMSMTables(0), gpu.WithPinnedBytes(5<<20), gpu.WithClassifyWorkers(6))
+	defer cuda.Close()
+	keys := provertest.Setup(t, "bits", 3*proofdata.MinClassifyPart+77)
+	cfg := provertest.Config(t.TempDir(), 1, 2)
+	cfg.Backend, cfg.G2 = cuda, cuda
+	jobs := []*stages.Job{{Request: stream.Request{ID: "p0", Generate: &stream.Generate{Seed: 3}}}}
+	res := provertest.Run(t, cfg, []*stages.Circuit{keys.Circuit(t, "bits")}, jobs, 5*time.Minute)
+	if len(res) != 1 || res[0].Error != "" {
+		t.Fatalf("results %+v", res)
+	}
+	if err := verify(keys.VK, res[0]); err != nil {
+		t.Fatalf("gnark rejects the CUDA proof: %v", err)
+	}
+}
