@@ -219,7 +219,7 @@ func computeFlags() []cli.Flag {
 		&cli.IntFlag{Name: "fft-tasks", DefaultText: "auto", Usage: "goroutines one CPU NTT may use (0: one per core)", EnvVars: env("fft-tasks"), Category: "compute"},
 		&cli.BoolFlag{Name: "share-cores", EnvVars: env("share-cores"), Category: "compute",
 			Usage: "each CPU MSM and NTT starts with the cores divided among those running at once, instead of every one taking all of them (with --msm-tasks and --fft-tasks unset)"},
-		&cli.IntFlag{Name: "cpu-heavy-ops", DefaultText: "2", EnvVars: env("cpu-heavy-ops"), Category: "compute",
+		&cli.IntFlag{Name: "cpu-heavy-ops", DefaultText: "0 (no bound)", EnvVars: env("cpu-heavy-ops"), Category: "compute",
 			Usage: "CPU MSMs and NTTs that run at once, all stages' together (H's three NTTs count as one); the others wait (0: 2; at most 1024)"},
 	}
 }

@@ -34,7 +34,7 @@ type Options struct {
 	ShareCores bool
 	// CPUHeavyOps bounds the CPU MSMs and NTTs (H's three counting as one)
 	// that run at once, all stages' together; the others wait
-	// (gpu.CPU.LimitHeavy). 0: gpu.DefaultHeavyOps.
+	// (gpu.CPU.LimitHeavy). 0: gpu.DefaultHeavyOps, no bound.
 	CPUHeavyOps int
 	CUDA        CUDAOptions
 
@@ -209,7 +209,7 @@ func (o *Options) check() error {
 		return fmt.Errorf("engine.Options.FFTTasks %d: want 0 (one per core) to %d", o.FFTTasks, MaxMSMTasks)
 	}
 	if o.CPUHeavyOps < 0 || o.CPUHeavyOps > MaxMSMTasks {
-		return fmt.Errorf("engine.Options.CPUHeavyOps %d: want 1 to %d (0: %d)", o.CPUHeavyOps, MaxMSMTasks, gpu.DefaultHeavyOps)
+		return fmt.Errorf("engine.Options.CPUHeavyOps %d: want 1 to %d (0: no bound)", o.CPUHeavyOps, MaxMSMTasks)
 	}
 	if o.ShareCores && (o.MSMTasks != 0 || o.FFTTasks != 0) {
 		return fmt.Errorf("engine.Options.ShareCores sizes each MSM and NTT itself: leave engine.Options.MSMTasks (%d) and engine.Options.FFTTasks (%d) unset", o.MSMTasks, o.FFTTasks)

@@ -62,16 +62,18 @@ func TestShareCoresDividesTheCoresAmongRunningOperations(t *testing.T) {
 	}
 }
 
-// A new CPU backend runs DefaultHeavyOps heavy operations at once: the
-// next waits until one ends, or gives up with its context.
+// A CPU backend bounded to k heavy operations at once runs k: the next
+// waits until one ends, or gives up with its context.
 func TestHeavyOperationsWaitForASlot(t *testing.T) {
+	const k = 2
 	c := NewCPU(4, 4)
+	c.LimitHeavy(k)
 	ctx := context.Background()
 	var dones []func()
-	for i := range DefaultHeavyOps {
+	for i := range k {
 		n, done, err := c.heavy(ctx, c.MSMTasks)
 		if err != nil || n != 4 {
-			t.Fatalf("operation %d of %d: %d tasks, %v; want 4 tasks at once", i+1, DefaultHeavyOps, n, err)
+			t.Fatalf("operation %d of %d: %d tasks, %v; want 4 tasks at once", i+1, k, n, err)
 		}
 		dones = append(dones, done)
 	}
@@ -105,7 +107,7 @@ func TestHeavyOperationsWaitForASlot(t *testing.T) {
 	}
 
 	c.LimitHeavy(0)
-	for i := range 3 * DefaultHeavyOps {
+	for i := range 3 * k {
 		if _, _, err := c.heavy(cancelled, c.MSMTasks); err != nil {
 			t.Fatalf("unbounded, operation %d: %v", i+1, err)
 		}

@@ -35,8 +35,11 @@ type CPU struct {
 }
 
 // DefaultHeavyOps is how many heavy operations (an MSM; H's NTTs) a CPU
-// backend runs at once unless LimitHeavy says otherwise: two, so that one's
-// last windows overlap the next one's first and the cores stay busy. Each
+// backend runs at once unless LimitHeavy says otherwise: 0, no bound. A
+// bound of two was meant to keep the MSMs' buckets in cache, but on the
+// H200 host (2026-12-03, BLS12-381 mulchain 2^20, 8 proofs in one call) two
+// gave 0.243 proofs/s and 64.2 s of CPU a proof against 0.250 and 63.2 s
+// with no bound: it did not earn its place (notes/h200-2026-12-03b). Each
 // gnark-crypto MSM runs a goroutine a window, each with its own buckets
 // (2^15 of them at 2^20 points: 9.4 MiB for BLS12-381's G1, 19 MiB for its
 // G2, two thirds of that for BN254); six stage workers' MSMs at once (the
@@ -44,10 +47,10 @@ type CPU struct {
 // goroutines on 16 cores, whose buckets no cache holds: on the H200 host
 // that cost BLS12-381 23% more CPU a proof than one proof at a time, BN254
 // 8% (notes/bench.md).
-const DefaultHeavyOps = 2
+const DefaultHeavyOps = 0
 
 // NewCPU returns a CPU backend that runs DefaultHeavyOps heavy operations
-// at once; tasks ≤ 0 means one per core.
+// at once (0: no bound); tasks ≤ 0 means one per core.
 func NewCPU(msmTasks, fftTasks int) *CPU {
 	if msmTasks <= 0 {
 		msmTasks = runtime.NumCPU()
