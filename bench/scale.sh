@@ -79,7 +79,16 @@ awk -v peak="$peak" 'function b(v, u) { return v * (u=="KiB" ? 2^10 : u=="MiB" ?
 		s=$0; sub(/.*resident /, "", s); split(s, a, /[ ,()]+/); res=b(a[1], a[2])
 		s=$0; sub(/.* jobs in \(/, "", s); split(s, c, /[ )]+/); inflight=b(c[1], c[2])
 		if (res+inflight > most) { most=res+inflight; rr=res; ii=inflight } }
-	END { printf "peak host RSS %.2f GiB; governor: resident %.2f GiB + at most %.2f GiB reserved at once = %.2f GiB (peak/reserved %.2f)\n", peak/2^30, rr/2^30, ii/2^30, most/2^30, most ? peak/most : 0 }' "$out/prove-$tag.log"
+	/ rss [0-9.]+ [KMGT]?i?B\// {
+		# each status line: rss less what the governor counts reusable (idle pooled
+		# buffers, free heap) against resident + reserved at that moment
+		s=$0; sub(/.* rss /, "", s); split(s, r, /[ \/]+/); now=b(r[1], r[2]); reuse=0
+		if (match($0, /, [0-9.]+ [KMGT]?i?B reusable/)) { split(substr($0, RSTART+2, RLENGTH-2), u, / /); reuse=b(u[1], u[2]) }
+		s=$0; sub(/.*resident /, "", s); split(s, a2, /[ ,()]+/); res2=b(a2[1], a2[2])
+		s=$0; sub(/.* jobs in \(/, "", s); split(s, c2, /[ )]+/); cov=res2+b(c2[1], c2[2])
+		if (cov > 0 && (now-reuse)/cov > worst) { worst=(now-reuse)/cov; wn=now; wu=reuse; wc=cov } }
+	END { printf "peak host RSS %.2f GiB; governor: resident %.2f GiB + at most %.2f GiB reserved at once = %.2f GiB (peak/reserved %.2f)\n", peak/2^30, rr/2^30, ii/2^30, most/2^30, most ? peak/most : 0
+		if (wc) printf "worst status line: rss %.2f GiB − reusable %.2f GiB against resident + reserved %.2f GiB (%.2f)\n", wn/2^30, wu/2^30, wc/2^30, worst }' "$out/prove-$tag.log"
 sort -n "$out/devmem-$tag.log" | tail -1 | awk '{printf "peak device memory (nvidia-smi): %.2f GiB\n", $1/1024}'
 grep "admitted" "$out/prove-$tag.log" | tail -1 | sed 's/.*| admitted/admitted/'
 if "$bin" verify --circuit "$dir" "$out/proofs-$tag"/*.proof >"$out/verify-$tag.log" 2>&1; then

@@ -60,7 +60,7 @@ func (t *statusTicker) stop() {
 
 // statusLine is, for example:
 //
-//	zkpipe: 37 proofs (1 failed) in 15s, 2.47/s | parse 0+1/2 synthesize 1+6/7 … assemble 0+0/2 | rss 3.20 GiB/12.0 GiB (peak 3.51 GiB), resident 1.20 GiB, 2 jobs in (2.10 GiB), 1 waiting | pinned 128 MiB/4.00 GiB
+//	zkpipe: 37 proofs (1 failed) in 15s, 2.47/s | parse 0+1/2 synthesize 1+6/7 … assemble 0+0/2 | rss 3.20 GiB/12.0 GiB (peak 3.51 GiB), 512 MiB reusable, resident 1.20 GiB, 2 jobs in (2.10 GiB), 1 waiting | pinned 128 MiB/4.00 GiB
 //
 // where each stage shows its queued+running jobs and its workers now (the
 // shape controller may change them).
@@ -81,8 +81,14 @@ func statusLine(proved, failed int64, elapsed time.Duration, stages []pipeline.S
 			fmt.Fprintf(&b, "/%d", st.Workers)
 		}
 	}
-	fmt.Fprintf(&b, " | rss %s/%s (peak %s), resident %s, %d jobs in (%s)", mem.FormatBytes(m.RSS), mem.FormatBytes(m.Budget),
-		mem.FormatBytes(m.PeakRSS), mem.FormatBytes(m.Charged), m.Admitted, mem.FormatBytes(m.Reserved))
+	fmt.Fprintf(&b, " | rss %s/%s (peak %s)", mem.FormatBytes(m.RSS), mem.FormatBytes(m.Budget), mem.FormatBytes(m.PeakRSS))
+	if m.Reusable > 0 {
+		// of rss: idle pooled buffers and free Go heap, which the governor
+		// lets the next jobs draw on; rss − reusable is what resident and
+		// the jobs' reservations must cover
+		fmt.Fprintf(&b, ", %s reusable", mem.FormatBytes(m.Reusable))
+	}
+	fmt.Fprintf(&b, ", resident %s, %d jobs in (%s)", mem.FormatBytes(m.Charged), m.Admitted, mem.FormatBytes(m.Reserved))
 	if m.Waiting > 0 {
 		fmt.Fprintf(&b, ", %d waiting", m.Waiting)
 	}

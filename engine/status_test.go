@@ -12,9 +12,9 @@ import (
 
 func TestStatusLine(t *testing.T) {
 	got := statusLine(37, 1, 15*time.Second, []pipeline.StageCount{{Name: "parse", Queued: 0, Running: 1}, {Name: "msm-h", Queued: 2, Running: 1}},
-		mem.Stats{Budget: 12 << 30, PinnedBudget: 4 << 30, RSS: 3 << 30, PeakRSS: 7 << 29, Charged: 1 << 30, Pinned: 128 << 20,
+		mem.Stats{Budget: 12 << 30, PinnedBudget: 4 << 30, RSS: 3 << 30, PeakRSS: 7 << 29, Reusable: 512 << 20, Charged: 1 << 30, Pinned: 128 << 20,
 			Admitted: 2, Reserved: 2 << 30, Waiting: 1, Granted: 40, PeakAdmitted: 3, Waits: 12, WaitTime: 3200 * time.Millisecond, Forced: 2})
-	want := "zkpipe: 37 proofs (1 failed) in 15s, 2.47/s | parse 0+1 msm-h 2+1 | rss 3.00 GiB/12.0 GiB (peak 3.50 GiB), resident 1.00 GiB, " +
+	want := "zkpipe: 37 proofs (1 failed) in 15s, 2.47/s | parse 0+1 msm-h 2+1 | rss 3.00 GiB/12.0 GiB (peak 3.50 GiB), 512 MiB reusable, resident 1.00 GiB, " +
 		"2 jobs in (2.00 GiB), 1 waiting | pinned 128 MiB/4.00 GiB | admitted 40, at most 3 at once; 12 waited (3.2s), 2 let in over measured RSS"
 	if got != want {
 		t.Errorf("status line\n got %s\nwant %s", got, want)
