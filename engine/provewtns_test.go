@@ -63,12 +63,6 @@ func TestProveWtnsGivesWhatSnarkjsVerifies(t *testing.T) {
 		t.Errorf("ProveWtns wrote into the output directory: %v", after)
 	}
 
-	// snarkjs, the independent verifier, on the values as JSON files
-	dir := t.TempDir()
-	pj, err := json.Marshal(proof.JSON())
-	if err != nil {
-		t.Fatal(err)
-	}
 	pub, err := json.Marshal(public)
 	if err != nil {
 		t.Fatal(err)
@@ -76,20 +70,7 @@ func TestProveWtnsGivesWhatSnarkjsVerifies(t *testing.T) {
 	if want, _ := os.ReadFile(filepath.Join(mulDir, "mul.public.json")); !bytes.Equal(bytes.Join(bytes.Fields(want), nil), pub) {
 		t.Errorf("public inputs %s, snarkjs wrote %s", pub, want)
 	}
-	for name, b := range map[string][]byte{"proof.json": pj, "public.json": pub} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	vkey, err := filepath.Abs(filepath.Join(mulDir, "mul.vkey.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(snarkjs(t), "groth16", "verify", vkey, "public.json", "proof.json")
-	cmd.Dir = dir
-	if msg, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(msg), "OK") {
-		t.Errorf("snarkjs groth16 verify: %v: %s", err, msg)
-	}
+	snarkjsVerifies(t, filepath.Join(mulDir, "mul.vkey.json"), proof, public)
 
 	// bad witnesses fail alone, with errors that say what is wrong
 	bad := append(wtns[:0:0], wtns...)
@@ -142,29 +123,7 @@ func TestProveWtnsOfBLS12381GivesWhatSnarkjsVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ProveWtnsOf: %v", err)
 	}
-	dir := t.TempDir()
-	pj, err := json.Marshal(proof.JSON())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := json.Marshal(public)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range map[string][]byte{"proof.json": pj, "public.json": pub} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	vkey, err := filepath.Abs(filepath.Join(blsDir, "blsmul.vkey.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(snarkjs(t), "groth16", "verify", vkey, "public.json", "proof.json")
-	cmd.Dir = dir
-	if msg, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(msg), "OK") {
-		t.Errorf("snarkjs groth16 verify of the BLS12-381 proof: %v: %s", err, msg)
-	}
+	snarkjsVerifies(t, filepath.Join(blsDir, "blsmul.vkey.json"), proof, public)
 
 	bnData, err := os.ReadFile(filepath.Join(mulDir, "mul.wtns"))
 	if err != nil {
@@ -182,5 +141,34 @@ func TestProveWtnsOfBLS12381GivesWhatSnarkjsVerifies(t *testing.T) {
 	}
 	if _, _, err := e.ProveWtns(ctx, "mul", bnWtns); err != nil {
 		t.Errorf("the BN254 circuit after the refusals: %v", err)
+	}
+}
+
+// snarkjsVerifies runs snarkjs groth16 verify, the independent verifier, on
+// the proof and public inputs written as JSON files.
+func snarkjsVerifies(t *testing.T, vkeyPath string, proof *circomsrc.Proof, public []string) {
+	t.Helper()
+	dir := t.TempDir()
+	pj, err := json.Marshal(proof.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := json.Marshal(public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"proof.json": pj, "public.json": pub} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vkey, err := filepath.Abs(vkeyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(snarkjs(t), "groth16", "verify", vkey, "public.json", "proof.json")
+	cmd.Dir = dir
+	if msg, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(msg), "OK") {
+		t.Errorf("snarkjs groth16 verify %s: %v: %s", vkeyPath, err, msg)
 	}
 }

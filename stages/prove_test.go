@@ -67,27 +67,9 @@ func TestEveryBuiltinProvesAtConcurrencyOneAndMore(t *testing.T) {
 func TestProofsVerifyWithCoresShared(t *testing.T) {
 	for _, name := range []string{"mulchain", "bits", "commit"} {
 		t.Run(name, func(t *testing.T) {
-			keys := provertest.Setup(t, name, 300)
-			cfg := provertest.Config(t.TempDir(), 3, 2)
 			cpu := gpu.NewCPU(0, 0)
 			cpu.ShareCores(4)
-			cfg.Backend, cfg.G2 = cpu, cpu
-			var jobs []*stages.Job
-			for i := range 6 {
-				jobs = append(jobs, &stages.Job{Request: stream.Request{ID: fmt.Sprintf("s%d", i), Generate: &stream.Generate{Seed: int64(i)}}})
-			}
-			res := provertest.Run(t, cfg, []*stages.Circuit{keys.Circuit(t, name)}, jobs, 5*time.Minute)
-			if len(res) != len(jobs) {
-				t.Fatalf("%d results for %d jobs", len(res), len(jobs))
-			}
-			for _, r := range res {
-				if r.Error != "" {
-					t.Fatalf("job %s: %s", r.ID, r.Error)
-				}
-				if err := verify(t, keys.VK, r); err != nil {
-					t.Fatalf("job %s: gnark rejects the proof: %v", r.ID, err)
-				}
-			}
+			proveSixAndVerify(t, provertest.Setup(t, name, 300), name, cpu)
 		})
 	}
 }
@@ -99,28 +81,34 @@ func TestProofsVerifyWithOneHeavyOperationAtATime(t *testing.T) {
 	for _, id := range []curve.ID{curve.BN254, curve.BLS12_381} {
 		for _, name := range []string{"mulchain", "commit"} {
 			t.Run(fmt.Sprintf("%s/%s", id, name), func(t *testing.T) {
-				keys := provertest.SetupOn(t, id, name, 300)
-				cfg := provertest.Config(t.TempDir(), 3, 2)
 				cpu := gpu.NewCPU(0, 0)
 				cpu.LimitHeavy(1)
-				cfg.Backend, cfg.G2 = cpu, cpu
-				var jobs []*stages.Job
-				for i := range 6 {
-					jobs = append(jobs, &stages.Job{Request: stream.Request{ID: fmt.Sprintf("h%d", i), Generate: &stream.Generate{Seed: int64(i)}}})
-				}
-				res := provertest.Run(t, cfg, []*stages.Circuit{keys.Circuit(t, name)}, jobs, 5*time.Minute)
-				if len(res) != len(jobs) {
-					t.Fatalf("%d results for %d jobs", len(res), len(jobs))
-				}
-				for _, r := range res {
-					if r.Error != "" {
-						t.Fatalf("job %s: %s", r.ID, r.Error)
-					}
-					if err := verify(t, keys.VK, r); err != nil {
-						t.Fatalf("job %s: gnark rejects the proof: %v", r.ID, err)
-					}
-				}
+				proveSixAndVerify(t, provertest.SetupOn(t, id, name, 300), name, cpu)
 			})
+		}
+	}
+}
+
+// proveSixAndVerify proves six generated witnesses of the circuit on cpu,
+// three workers a stage, and checks each proof with gnark's verifier.
+func proveSixAndVerify(t *testing.T, keys *provertest.Keys, name string, cpu *gpu.CPU) {
+	t.Helper()
+	cfg := provertest.Config(t.TempDir(), 3, 2)
+	cfg.Backend, cfg.G2 = cpu, cpu
+	var jobs []*stages.Job
+	for i := range 6 {
+		jobs = append(jobs, &stages.Job{Request: stream.Request{ID: fmt.Sprintf("j%d", i), Generate: &stream.Generate{Seed: int64(i)}}})
+	}
+	res := provertest.Run(t, cfg, []*stages.Circuit{keys.Circuit(t, name)}, jobs, 5*time.Minute)
+	if len(res) != len(jobs) {
+		t.Fatalf("%d results for %d jobs", len(res), len(jobs))
+	}
+	for _, r := range res {
+		if r.Error != "" {
+			t.Fatalf("job %s: %s", r.ID, r.Error)
+		}
+		if err := verify(t, keys.VK, r); err != nil {
+			t.Fatalf("job %s: gnark rejects the proof: %v", r.ID, err)
 		}
 	}
 }
