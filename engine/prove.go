@@ -142,14 +142,16 @@ func (e *Engine) startProvers() *provers {
 		// Its error is ctx's: the pipeline stops only when Close cancels it.
 		_ = e.core.Run(ctx, p, pr.in, func(cr core.Result) {
 			r := cr.Result
-			if ch, ok := pr.reply.LoadAndDelete(r.Job); ok {
-				ch.(chan pipeline.Result[*stages.Job]) <- r // buffered: never blocks
-			}
+			// counted before the reply: a caller's Snapshot after its
+			// Prove returns must include its proof
 			switch {
 			case r.Err == nil:
 				e.proved.Add(1)
 			case r.Job.Ctx.Err() == nil: // a caller that gave up is no failure
 				e.failed.Add(1)
+			}
+			if ch, ok := pr.reply.LoadAndDelete(r.Job); ok {
+				ch.(chan pipeline.Result[*stages.Job]) <- r // buffered: never blocks
 			}
 		})
 	}()
