@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"math/rand"
 
+	"github.com/consensys/gnark/constraint"
 	"github.com/consensys/gnark/frontend"
 	gbits "github.com/consensys/gnark/std/math/bits"
 	"github.com/zkpipe/zkpipe/curve"
@@ -64,4 +65,7 @@ var bitsCircuit = Builtin{
 	// a word: 64 bits each asserted boolean, 63 ANDs and the recomposition
 	floor: func(n int) (int, int) { return bitsPerWord * bitsWords(n), bitsPerWord * bitsWords(n) },
 	shape: func(n int) Shape { return Shape{Public: 1, Secret: bitsWords(n)} },
+	direct: func(id curve.ID, n int) (constraint.ConstraintSystem, error) {
+		return buildBits(id, bitsWords(n))
+	},
 }

@@ -40,6 +40,9 @@ type Builtin struct {
 	// shape is what Compile(n) has, without compiling (seconds and GiBs
 	// at 2²⁰); see Shape.
 	shape func(n int) Shape
+	// direct, where set, builds circuit(n)'s R1CS without gnark's
+	// frontend, byte for byte the same (direct.go); nil compiles circuit(n).
+	direct func(id curve.ID, n int) (constraint.ConstraintSystem, error)
 }
 
 // Shape is what a built-in's R1CS at a size has: its public inputs (less
@@ -96,6 +99,15 @@ func (b Builtin) CompileOn(id curve.ID, n int) (constraint.ConstraintSystem, err
 	if c, _ := b.floor(n); checkDomain(c) != nil {
 		return nil, fmt.Errorf("%s at %d: %w", b.Name, n, checkDomain(c))
 	}
+	if b.direct != nil {
+		return b.direct(id, n)
+	}
+	return b.compileWithFrontend(id, n)
+}
+
+// compileWithFrontend is gnark's compile of circuit(n): the built-ins with
+// a direct build are checked against it.
+func (b Builtin) compileWithFrontend(id curve.ID, n int) (constraint.ConstraintSystem, error) {
 	return frontend.Compile(id.ECC().ScalarField(), r1cs.NewBuilder, b.circuit(n))
 }
 

@@ -6,6 +6,7 @@ import (
 
 	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark/constraint"
 	"github.com/consensys/gnark/frontend"
 	"github.com/zkpipe/zkpipe/curve"
 )
@@ -48,6 +49,9 @@ var mulchain = Builtin{
 	},
 	floor: func(n int) (int, int) { return n, n + 2 }, // the one wire, X, then a wire a product
 	shape: func(n int) Shape { return Shape{Public: 1, Secret: 1, Constraints: n} },
+	direct: func(id curve.ID, n int) (constraint.ConstraintSystem, error) {
+		return buildMulChain(id, n-1)
+	},
 }
 
 // mulchainEnd is x_steps of the chain from x0 over BN254's Fr, and
