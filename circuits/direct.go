@@ -44,6 +44,9 @@ type size struct {
 type r1csBuilder struct {
 	cs      constraint.R1CS[constraint.U64]
 	generic constraint.BlueprintID
+	// appendCoeff appends c to the coefficient table without looking
+	// it up: for a coefficient known to be new (see buildMulChain)
+	appendCoeff func(c constraint.U64) uint32
 	// reused for each constraint: AddR1C copies the terms into calldata
 	l, r, o constraint.LinearExpression
 }
@@ -54,15 +57,24 @@ type r1csBuilder struct {
 func newR1CSBuilder(id curve.ID, sz size) (*r1csBuilder, error) {
 	var cs constraint.R1CS[constraint.U64]
 	var sys *constraint.System
+	var appendCoeff func(constraint.U64) uint32
 	switch id {
 	case curve.BN254:
 		c := bncs.NewR1CS(0)
 		c.Coefficients = append(make([]fr.Element, 0, sz.coefficients), c.Coefficients...)
 		cs, sys = c, &c.System
+		appendCoeff = func(k constraint.U64) uint32 {
+			c.Coefficients = append(c.Coefficients, fr.Element(k[:fr.Limbs]))
+			return uint32(len(c.Coefficients) - 1)
+		}
 	case curve.BLS12_381:
 		c := blscs.NewR1CS(0)
 		c.Coefficients = append(make([]blsfr.Element, 0, sz.coefficients), c.Coefficients...)
 		cs, sys = c, &c.System
+		appendCoeff = func(k constraint.U64) uint32 {
+			c.Coefficients = append(c.Coefficients, blsfr.Element(k[:blsfr.Limbs]))
+			return uint32(len(c.Coefficients) - 1)
+		}
 	default:
 		return nil, fmt.Errorf("no direct R1CS for curve %s", id)
 	}
@@ -70,7 +82,7 @@ func newR1CSBuilder(id curve.ID, sz size) (*r1csBuilder, error) {
 	sys.CallData = make([]uint32, 0, sz.calldata)
 	sys.Levels = make([][]uint32, 0, sz.levels)
 	cs.AddPublicVariable("1")
-	b := &r1csBuilder{cs: cs}
+	b := &r1csBuilder{cs: cs, appendCoeff: appendCoeff}
 	b.generic = cs.AddBlueprint(&constraint.BlueprintGenericR1C{})
 	cs.AddBlueprint(&constraint.BlueprintBatchInverse[constraint.U64]{})
 	return b, nil
@@ -112,11 +124,22 @@ func buildMulChain(id curve.ID, steps int) (constraint.ConstraintSystem, error) 
 	x := cs.AddSecretVariable("X")
 	var k constraint.U64 // i + 1, counted up by additions
 	unit := cs.One()
-	for range steps {
+	for i := range steps {
 		k = cs.Add(k, unit)
 		next := cs.AddInternalVariable()
-		// Add(x, i+1) is sorted by wire: the constant's wire 0 first
-		b.l = append(b.l[:0], cs.MakeTerm(k, 0), one(x))
+		// Add(x, i+1) is sorted by wire: the constant's wire 0 first.
+		// 1 and 2 have gnark's fixed ids; every later i+1 is new, so it
+		// is appended without gnark's lookup map (half the build at 2^20
+		// went on it). The map is left without them, as a system read
+		// from a file has it: a later AddCoeff of one would only add a
+		// duplicate.
+		var term constraint.Term
+		if i < 2 {
+			term = cs.MakeTerm(k, 0)
+		} else {
+			term = constraint.Term{VID: 0, CID: b.appendCoeff(k)}
+		}
+		b.l = append(b.l[:0], term, one(x))
 		b.r = append(b.r[:0], one(x))
 		b.o = append(b.o[:0], one(next))
 		b.add(b.l, b.r, b.o)
