@@ -737,7 +737,54 @@ template <class F> void test_fp2_over(const char *name) {
     }
 }
 
+// test_sqr: every square of field.cuh (sqr32 as built, sqr32_8 where N32 =
+// 8, sqr32_n_raw for every field, N32 = 8 too, and sqr_lazy where the field
+// has HEADROOM_4Q) against mul32(x, x) and the schoolbook reference, on
+// 0, 1, 2^k for every k below q's bit length, q − 2^k, q − 1 … q − 5,
+// values with every limb all ones under q's top limb, and random ones; the
+// lazy square also on each of those plus q (so up to 2q − 1).
+template <class F> void test_sqr(const char *name) {
+    FieldRef<F> ref;
+    const Nat &q = ref.q;
+    std::vector<F> xs = param_values<F>(400);
+    for (int k = 0; k < F::BITS; k++) {
+        xs.push_back(field_of_nat<F>(ref.mod(nat_bit(k))));
+        xs.push_back(field_of_nat<F>(nat_sub(q, nat_bit(k < F::BITS - 1 ? k : 0))));
+    }
+    for (u32 d = 1; d <= 5; d++) xs.push_back(field_of_nat<F>(nat_sub(q, Nat{d})));
+    for (size_t i = 0; i < xs.size(); i++) {
+        const F &x = xs[i];
+        Nat xn = nat_of(x);
+        CHECK(nat_cmp(xn, q) < 0, "%s test_sqr value %zu not below q", name, i);
+        F m = F::mul32(x, x);
+        CHECK(ref.is_mont_product(m, xn, xn), "%s mul32(x, x) %zu", name, i);
+        CHECK(F::sqr32(x).eq(m), "%s sqr32 vs mul32 %zu", name, i);
+        CHECK(x.sqr().eq(m), "%s sqr vs mul32 %zu", name, i);
+        CHECK(F::join(F::sqr32_n_raw(x)).eq(m), "%s sqr32_n vs mul32 %zu", name, i);
+        if constexpr (F::N32 == 8) CHECK(F::sqr32_8(x).eq(m), "%s sqr32_8 vs mul32 %zu", name, i);
+        if constexpr (F::HEADROOM_4Q) {
+            Nat q2 = nat_add(q, q);
+            for (int up = 0; up < 2; up++) {
+                F a = up ? field_of_nat<F>(nat_add(xn, q)) : x; // a < 2q, a ≡ x
+                Nat an = nat_of(a);
+                F l = F::sqr_lazy(a), raw = F::join(F::sqr32_n_raw(a, false));
+                CHECK(nat_cmp(nat_of(l), q2) < 0 && nat_cmp(nat_of(raw), q2) < 0, "%s sqr_lazy not below 2q %zu/%d",
+                      name, i, up);
+                CHECK(nat_cmp(ref.mod(nat_of(l)), nat_of(m)) == 0 && nat_cmp(ref.mod(nat_of(raw)), nat_of(m)) == 0,
+                      "%s sqr_lazy ≢ x² %zu/%d", name, i, up);
+                CHECK(F::reduce_2q(l).eq(m) && F::join(F::sqr32_n_raw(a)).eq(m), "%s sqr of lazy %zu/%d", name, i,
+                      up);
+                (void)an;
+            }
+        }
+    }
+}
+
 void test_fields_by_params() {
+    test_sqr<Fp>("bn254 fp");
+    test_sqr<Fr>("bn254 fr");
+    test_sqr<Bls12381Fp>("bls12-381 fp");
+    test_sqr<Bls12381Fr>("bls12-381 fr");
     test_params<Fp>("bn254 fp", true, true);
     test_params<Fr>("bn254 fr", true, true);
     test_params<Bls12381Fp>("bls12-381 fp", true, true);
