@@ -146,6 +146,14 @@ template <class P> struct Field {
     // 2^32 for canonical inputs (BN254: 0x912ceb5e; BLS12-381 Fp too; not
     // BLS12-381's Fr, whose top limb is 0x73eda753).
     static constexpr bool DOT32_OK = 3 * TOP32 + 8 <= 0x100000000ULL && HEADROOM_4Q;
+    // The lazy curve formulas (curve.cuh, XYZZ::add_affine_lazy and
+    // add_lazy): dot32 of lazy operands (a, c < 2q: its odd chain's top then
+    // takes 2·(2·q_top + 1) + q_top + 8 ≤ 2^32) whose sum a·b + c·d < 8q²
+    // still comes out below 2q before its subtraction (needs 8q < R):
+    // BLS12-381's Fp (q < 2^381, R = 2^384; 5·0x1a0111ea + 10 < 2^32), not
+    // BN254's (q ≈ 2^254: 8q > 2^256).
+    static constexpr bool HEADROOM_8Q = (TOP >> 61) == 0;
+    static constexpr bool LAZY_DOT_OK = HEADROOM_8Q && 5 * TOP32 + 10 <= 0x100000000ULL;
     static_assert(HEADROOM_2Q && NO_CARRY_CIOS && MONT32_OK, "field.cuh needs 2q < R and q's top limb below 2^63 - 1");
     static_assert(P::Q[0] > 2, "inv's exponent q - 2 takes 2 from the low limb alone");
 
@@ -433,9 +441,13 @@ template <class P> struct Field {
 
     // ---- lazy reduction: elements in [0, 2q) (the regs NTT; eager left in ABI 9: notes/cuda-variants.md) ----
     //
-    // (Written for BN254's N32 = 8: for other limb counts read R for 2^256,
-    // R·2^32 for 2^288 and R/2^32 for 2^224. Only fields with HEADROOM_4Q
-    // have these routines: not BLS12-381's Fr.)
+    // (Written for BN254's N32 = 8: for other limb counts n read R for 2^256,
+    // R·2^32 for 2^288, R/2^32 for 2^224, limb n − 1 for limb 7 and the top
+    // 32-bit limbs of a and q for a_7, q_7. Only fields with HEADROOM_4Q
+    // have these routines: not BLS12-381's Fr. BLS12-381's Fp, n = 12:
+    // q < 2^381 so 4q < 2^384 = R, q_11 = 0x1a0111ea, a < 2q gives a_11 ≤
+    // 0x340223d5, and a_11 + q_11 + 5 = 0x4e0335c4 < 2^32: (1) and (2) hold
+    // as they are written, with room to spare.)
     //
     // Both BN254 fields have q < 2^254, so 4q < 2^256 = R: a sum of two elements
     // below 2q fits eight limbs, and a Montgomery product of two of them
@@ -530,6 +542,16 @@ template <class P> struct Field {
         x[N32 - 1] = addc(x[N32 - 1], q2_32(N32 - 1) & mask, cc);
         return join(x);
     }
+
+    // is_zero_2q: a lazy value (< 2q) is 0 mod q: it is 0 or q.
+    HD bool is_zero_2q() const {
+        u64 z = v[0], d = v[0] ^ q(0);
+#pragma unroll
+        for (int i = 1; i < N; i++) z |= v[i], d |= v[i] ^ q(i);
+        return z == 0 || d == 0;
+    }
+    // neg_lazy2q: 2q − a for lazy a in (0, 2q), 0 for 0: in [0, 2q), ≡ −a.
+    HD static Field neg_lazy2q(const Field &a) { return sub_lazy2q(zero(), a); }
 
     // reduce_2q: the canonical value of a lazy one (x < 2q → x mod q).
     HD static Field reduce_2q(const Field &a) {

@@ -1335,6 +1335,64 @@ template <class F> void test_msm_over(const char *name, const Affine<F> &G, size
     CHECK(affine_eq(want.to_affine(), got.to_affine()), "%s msm n=%zu L=%u idx=%d mode=%d", name, n, L, use_idx, mode);
 }
 
+// test_lazy_curve: BLS12-381 G1's lazy additions (add_affine_lazy,
+// add_lazy: curve.cuh) against the canonical ones (add_affine_eager,
+// add_eager), whichever ZK_BLS_LAZY builds into add/add_affine: the same
+// limbs out (both canonical), over sums of multiples of G that reach every
+// branch: P ≢ 0, the doubling (a point plus itself), the inverse (plus its
+// negation), infinity on either side.
+void test_lazy_curve() {
+    typedef Bls12381::Fp F;
+    static_assert(F::LAZY_DOT_OK && !Fp::LAZY_DOT_OK, "LAZY_DOT_OK: BLS12-381's Fp only");
+    const CurveVector &g = bls12381_vectors[0];
+    Affine<F> g1{field_of_words<F>(g.g1x), field_of_words<F>(g.g1y)};
+    std::vector<Affine<F>> as = bases_from(g1, 60);
+    const F one = F::one();
+    FieldRef<F> ref;
+    auto canonical = [&](const XYZZ<F> &p) {
+        return nat_cmp(nat_of(p.X), ref.q) < 0 && nat_cmp(nat_of(p.Y), ref.q) < 0 &&
+               nat_cmp(nat_of(p.ZZ), ref.q) < 0 && nat_cmp(nat_of(p.ZZZ), ref.q) < 0;
+    };
+    auto same = [](const XYZZ<F> &a, const XYZZ<F> &b) {
+        return a.X.eq(b.X) && a.Y.eq(b.Y) && a.ZZ.eq(b.ZZ) && a.ZZZ.eq(b.ZZZ);
+    };
+    std::vector<XYZZ<F>> ps = {XYZZ<F>::inf()};
+    XYZZ<F> acc = XYZZ<F>::inf();
+    for (size_t i = 0; i < as.size(); i++) {
+        if (as[i].is_inf()) continue;
+        XYZZ<F> e = acc, l = acc;
+        e.add_affine_eager(as[i].x, as[i].y, one);
+        l.add_affine_lazy(as[i].x, as[i].y, one);
+        CHECK(same(e, l) && canonical(l), "bls12-381 add_affine_lazy %zu", i);
+        acc = e;
+        ps.push_back(e);
+        XYZZ<F> a1 = XYZZ<F>::inf();
+        a1.add_affine_eager(as[i].x, as[i].y, one);
+        ps.push_back(a1);
+        ps.push_back(a1.neg());
+        // the doubling and the inverse branches of the mixed addition
+        XYZZ<F> d = a1, dl = a1;
+        d.add_affine_eager(as[i].x, as[i].y, one);
+        dl.add_affine_lazy(as[i].x, as[i].y, one);
+        CHECK(same(d, dl) && !dl.is_inf(), "bls12-381 add_affine_lazy doubling %zu", i);
+        XYZZ<F> z = a1;
+        z.add_affine_lazy(as[i].x, as[i].y.neg(), one);
+        CHECK(z.is_inf(), "bls12-381 add_affine_lazy inverse %zu", i);
+    }
+    int n = 0;
+    for (size_t i = 0; i < ps.size(); i++)
+        for (size_t j = 0; j < ps.size(); j += 1 + (i % 3), n++) {
+            XYZZ<F> e = ps[i], l = ps[i];
+            e.add_eager(ps[j]);
+            l.add_lazy(ps[j]);
+            CHECK(same(e, l) && canonical(l), "bls12-381 add_lazy %zu,%zu", i, j);
+        }
+    // a sum of points and the same sum's negation: infinity
+    XYZZ<F> s = acc;
+    s.add_lazy(acc.neg());
+    CHECK(s.is_inf() && n > 1000, "bls12-381 add_lazy of a point and its negation");
+}
+
 void test_bls12381_msm() {
     typedef Bls12381::Fp F;
     typedef Bls12381::Fp2 E;
@@ -1797,6 +1855,7 @@ int main() {
     test_fields_by_params();
     test_curve();
     test_curves_by_traits();
+    test_lazy_curve();
     test_ones();
     for (size_t n : {1, 2, 3, 17, 100, 300})
         for (u32 L : {2u, 32u}) test_msm(n, L, false, 0);
