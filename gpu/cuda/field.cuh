@@ -759,6 +759,11 @@ template <class P> struct Field {
         if (canonical) sub_q_if_ge(r.l);
         return r;
     }
+    // sqr32_8 serves BLS12-381's Fr too (q ≈ 2^254.9, no HEADROOM_4Q):
+    // canonical x < q gives x² < 2^510 (the 16 limbs, no carry out of the
+    // doubling), reduce_row's odd top takes q_7 + 4 = 0x73eda757 < 2^32, and
+    // T = (x² + M·q)/R < q·(q/R) + q < 2q (q/R < 1/2) < R: one subtraction.
+    // (hosttest's test_sqr checks it on q − 1, q − 2^k, 2^k and random x.)
     HD static Field sqr32_8(const Field &x) {
         static_assert(N32 == 8, "sqr32_8's rows are for eight 32-bit limbs");
         u32 a[8], w[16], odd[14], cc = 0;
