@@ -31,6 +31,24 @@ HD Bls12381Fp mul_sub<Bls12381Fp>(const Bls12381Fp &a, const Bls12381Fp &b, cons
 }
 #endif
 
+// ZK_BLS_LAZY=1 builds BLS12-381's G1 additions (XYZZ<Bls12381Fp>::add_affine
+// and add, the MSM's hot loop) on lazy intermediates (add_affine_lazy,
+// add_lazy: no final subtraction in the products, values in [0, 2q)); 0,
+// the default until the H200 has measured it, keeps the canonical
+// formulas. Both are correct (hosttest checks the lazy ones against the
+// canonical ones whatever the flag); points in and out are canonical either way.
+#ifndef ZK_BLS_LAZY
+#define ZK_BLS_LAZY 0
+#endif
+template <class F> struct LazyCurve {
+    static constexpr bool ON = false;
+};
+#if ZK_BLS_LAZY && ZK_FIELD_MUL != 64
+template <> struct LazyCurve<Bls12381Fp> {
+    static constexpr bool ON = true;
+};
+#endif
+
 // XYZZ: x = X/ZZ, y = Y/ZZZ, ZZ³ = ZZZ²; ZZ = 0 is the point at infinity.
 template <class F> struct XYZZ {
     F X, Y, ZZ, ZZZ;
@@ -83,6 +101,12 @@ template <class F> struct XYZZ {
 
     // mixed addition with an affine point (madd-2008-s); (x, y) is not infinity.
     HD void add_affine(const F &x, const F &y, const F &one) {
+        if constexpr (LazyCurve<F>::ON)
+            add_affine_lazy(x, y, one);
+        else
+            add_affine_eager(x, y, one);
+    }
+    HD void add_affine_eager(const F &x, const F &y, const F &one) {
         if (is_inf()) {
             X = x;
             Y = y;
@@ -110,8 +134,90 @@ template <class F> struct XYZZ {
         ZZZ = ZZZ * PPP;
     }
 
+    // add_affine_lazy: add_affine with its intermediates lazy, for a field
+    // with LAZY_DOT_OK (BLS12-381's Fp). Inputs canonical (X, Y, ZZ, ZZZ, x,
+    // y < q); every line's bound, with "< 2q" for a lazy value:
+    //   mul_lazy, sqr_lazy of operands < 2q: < 2q (field.cuh, mul_lazy (1));
+    //   sub_lazy2q, add_lazy2q, neg_lazy2q of operands < 2q: < 2q;
+    //   P, R: ≡ 0 exactly when 0 or q (is_zero_2q), the branches see what
+    //   the canonical formula sees;
+    //   X3: reduced once (reduce_2q), canonical, as stored and as Y reads it;
+    //   Y: dot32 of operands < 2q (LAZY_DOT_OK), canonical after its own
+    //   subtraction; ZZ, ZZZ: mul32 (< 2q operands, canonical out).
+    // So the point out is canonical, and is_inf (ZZ = 0) reads it as before.
+    HD void add_affine_lazy(const F &x, const F &y, const F &one) {
+        static_assert(F::LAZY_DOT_OK, "the lazy formulas need 8q < R and dot32's room for lazy operands");
+        if (is_inf()) {
+            X = x;
+            Y = y;
+            ZZ = one;
+            ZZZ = one;
+            return;
+        }
+        F P = F::sub_lazy2q(F::mul_lazy(x, ZZ), X);
+        F R = F::sub_lazy2q(F::mul_lazy(y, ZZZ), Y);
+        if (P.is_zero_2q()) {
+            if (R.is_zero_2q()) {
+                set_dbl_affine(x, y);
+            } else {
+                *this = inf();
+            }
+            return;
+        }
+        finish_lazy(P, R, X, Y);
+    }
+    // finish_lazy: the tail both lazy additions share: PP = P², PPP = P·PP,
+    // Q = U1·PP, X3 = R² − PPP − 2Q, Y3 = R·(Q − X3) − S1·PPP, ZZ·PP,
+    // ZZZ·PPP (the caller has put ZZ·ZZ₂ and ZZZ·ZZZ₂ in ZZ, ZZZ for add).
+    // P, R, U1, S1 < 2q; P ≢ 0.
+    HD void finish_lazy(const F &P, const F &R, const F &U1, const F &S1) {
+        F PP = F::sqr_lazy(P);
+        F PPP = F::mul_lazy(P, PP);
+        F Q = F::mul_lazy(U1, PP);
+        F X3 = F::sub_lazy2q(F::sub_lazy2q(F::sqr_lazy(R), PPP), F::add_lazy2q(Q, Q));
+        X3 = F::reduce_2q(X3);
+        Y = F::dot32(R, F::sub_lazy2q(Q, X3), S1, F::neg_lazy2q(PPP));
+        X = X3;
+        ZZ = F::mul32(ZZ, PP);
+        ZZZ = F::mul32(ZZZ, PPP);
+    }
+
+    // add_lazy: add with its intermediates lazy (add_affine_lazy's bounds;
+    // U1, U2, S1, S2 and the two partial products ZZ·ZZ₂, ZZZ·ZZZ₂ < 2q).
+    HD void add_lazy(const XYZZ &o) {
+        static_assert(F::LAZY_DOT_OK, "the lazy formulas need 8q < R and dot32's room for lazy operands");
+        if (o.is_inf()) return;
+        if (is_inf()) {
+            *this = o;
+            return;
+        }
+        F U1 = F::mul_lazy(X, o.ZZ);
+        F U2 = F::mul_lazy(o.X, ZZ);
+        F S1 = F::mul_lazy(Y, o.ZZZ);
+        F S2 = F::mul_lazy(o.Y, ZZZ);
+        F P = F::sub_lazy2q(U2, U1);
+        F R = F::sub_lazy2q(S2, S1);
+        if (P.is_zero_2q()) {
+            if (R.is_zero_2q()) {
+                dbl_assign();
+            } else {
+                *this = inf();
+            }
+            return;
+        }
+        ZZ = F::mul_lazy(ZZ, o.ZZ);
+        ZZZ = F::mul_lazy(ZZZ, o.ZZZ);
+        finish_lazy(P, R, U1, S1);
+    }
+
     // add-2008-s.
     HD void add(const XYZZ &o) {
+        if constexpr (LazyCurve<F>::ON)
+            add_lazy(o);
+        else
+            add_eager(o);
+    }
+    HD void add_eager(const XYZZ &o) {
         if (o.is_inf()) return;
         if (is_inf()) {
             *this = o;

@@ -146,6 +146,14 @@ template <class P> struct Field {
     // 2^32 for canonical inputs (BN254: 0x912ceb5e; BLS12-381 Fp too; not
     // BLS12-381's Fr, whose top limb is 0x73eda753).
     static constexpr bool DOT32_OK = 3 * TOP32 + 8 <= 0x100000000ULL && HEADROOM_4Q;
+    // The lazy curve formulas (curve.cuh, XYZZ::add_affine_lazy and
+    // add_lazy): dot32 of lazy operands (a, c < 2q: its odd chain's top then
+    // takes 2·(2·q_top + 1) + q_top + 8 ≤ 2^32) whose sum a·b + c·d < 8q²
+    // still comes out below 2q before its subtraction (needs 8q < R):
+    // BLS12-381's Fp (q < 2^381, R = 2^384; 5·0x1a0111ea + 10 < 2^32), not
+    // BN254's (q ≈ 2^254: 8q > 2^256).
+    static constexpr bool HEADROOM_8Q = (TOP >> 61) == 0;
+    static constexpr bool LAZY_DOT_OK = HEADROOM_8Q && 5 * TOP32 + 10 <= 0x100000000ULL;
     static_assert(HEADROOM_2Q && NO_CARRY_CIOS && MONT32_OK, "field.cuh needs 2q < R and q's top limb below 2^63 - 1");
     static_assert(P::Q[0] > 2, "inv's exponent q - 2 takes 2 from the low limb alone");
 
@@ -433,9 +441,13 @@ template <class P> struct Field {
 
     // ---- lazy reduction: elements in [0, 2q) (the regs NTT; eager left in ABI 9: notes/cuda-variants.md) ----
     //
-    // (Written for BN254's N32 = 8: for other limb counts read R for 2^256,
-    // R·2^32 for 2^288 and R/2^32 for 2^224. Only fields with HEADROOM_4Q
-    // have these routines: not BLS12-381's Fr.)
+    // (Written for BN254's N32 = 8: for other limb counts n read R for 2^256,
+    // R·2^32 for 2^288, R/2^32 for 2^224, limb n − 1 for limb 7 and the top
+    // 32-bit limbs of a and q for a_7, q_7. Only fields with HEADROOM_4Q
+    // have these routines: not BLS12-381's Fr. BLS12-381's Fp, n = 12:
+    // q < 2^381 so 4q < 2^384 = R, q_11 = 0x1a0111ea, a < 2q gives a_11 ≤
+    // 0x340223d5, and a_11 + q_11 + 5 = 0x4e0335c4 < 2^32: (1) and (2) hold
+    // as they are written, with room to spare.)
     //
     // Both BN254 fields have q < 2^254, so 4q < 2^256 = R: a sum of two elements
     // below 2q fits eight limbs, and a Montgomery product of two of them
@@ -531,6 +543,16 @@ template <class P> struct Field {
         return join(x);
     }
 
+    // is_zero_2q: a lazy value (< 2q) is 0 mod q: it is 0 or q.
+    HD bool is_zero_2q() const {
+        u64 z = v[0], d = v[0] ^ q(0);
+#pragma unroll
+        for (int i = 1; i < N; i++) z |= v[i], d |= v[i] ^ q(i);
+        return z == 0 || d == 0;
+    }
+    // neg_lazy2q: 2q − a for lazy a in (0, 2q), 0 for 0: in [0, 2q), ≡ −a.
+    HD static Field neg_lazy2q(const Field &a) { return sub_lazy2q(zero(), a); }
+
     // reduce_2q: the canonical value of a lazy one (x < 2q → x mod q).
     HD static Field reduce_2q(const Field &a) {
         static_assert(HEADROOM_4Q, "lazy reduction needs 4q < R");
@@ -612,15 +634,136 @@ template <class P> struct Field {
         odd[N32 - 1] = addc(odd[N32 - 1], 0, cc);
     }
 
-    // The rows below are written out for N32 = 8 (BN254, both fields); other
-    // limb counts square with mont32 (mul32(x, x)) until a generic squaring
-    // is written and measured.
+    // sqr32: sqr32_8's rows, written out for N32 = 8 (BN254's fields and
+    // BLS12-381's Fr), and sqr32_n's for any other even N32 (BLS12-381's Fp,
+    // 12). ZK_SQR_VIA_MUL=1 builds every square as mul32(x, x) instead (the
+    // product before sqr32_n, for fieldbench's and the MSMs' before/after).
     HD static Field sqr32(const Field &x) {
+#if defined(ZK_SQR_VIA_MUL) && ZK_SQR_VIA_MUL
+        return mul32(x, x);
+#else
         if constexpr (N32 == 8)
             return sqr32_8(x);
         else
-            return mul32(x, x);
+            return join(sqr32_n_raw(x));
+#endif
     }
+    // sqr_lazy: x² R⁻¹ in [0, 2q) for x in [0, 2q), no final subtraction
+    // (sqr32_n_raw's comment: the bounds; mul_lazy's for mul32(x, x)).
+    HD static Field sqr_lazy(const Field &x) {
+        static_assert(HEADROOM_4Q, "lazy reduction needs 4q < R");
+#if defined(ZK_SQR_VIA_MUL) && ZK_SQR_VIA_MUL
+        return mul_lazy(x, x);
+#else
+        if constexpr (N32 == 8)
+            return mul_lazy(x, x); // sqr32_8 ends in its subtraction; BN254 keeps mont32 here
+        else
+            return join(sqr32_n_raw(x, false));
+#endif
+    }
+    struct Limbs32 {
+        u32 l[N32];
+    };
+    HD static Field join(const Limbs32 &x) { return join(x.l); }
+
+    // sqr32_n: the square of x for any even N32 = n, as sqr32_8 computes it:
+    // the cross products a_i·a_j (i < j) once, n(n−1)/2 of them, doubled,
+    // plus the diagonal a_i², then one Montgomery reduction of the 2n-limb
+    // square (n reduce_rows over its low half, plus its high half): for
+    // n = 12, 66 + 12 limb products and 144 reduction ones where mont32
+    // takes 144 + 144.
+    //
+    // The cross products go into two 2n-limb arrays by the parity of a
+    // pair's position i + j: E (pairs (lo, hi) at even positions, j − i
+    // even) and O (odd positions, j − i odd), so every row's pairs for one
+    // array are adjacent and its chain is unbroken. Both start at zero (the
+    // mad's addend then is a zero register: the same instruction). Each
+    // chain's carry goes into the limb above its top pair; with n even that
+    // limb is either fresh (0) or holds only an earlier row's carry (≤ 1):
+    // row i's top pairs are (i+n−2, i+n−1) and (i+n−1, i+n), and the array
+    // whose top pair is the lower one this row had its top pair one higher
+    // in row i−1, which put its carry (≤ 1) exactly where this row's carry
+    // goes: ≤ 2, no carry out of it. So E and O are exact, and so are
+    // their sum and its double, all < a² < 2^(64n) (a < 2q < R), no carry
+    // dropped at the top.
+    //
+    // The reduction: n reduce_rows over the low half L (a mul_by_1: only
+    // q·m_i rows; its odd chain's top takes q's top limb, q_top + 4 < 2^32)
+    // give (L + M·q)/R ≤ q, then the high half H < a²/R: T = (a² + M·q)/R <
+    // a²/R + q. For a < q, T < q·(q/R) + q < 2q; for lazy a < 2q (where
+    // HEADROOM_4Q), T < 4q²/R + q < 2q since 4q < R. T < 2q < R, so the
+    // last addition drops no carry; `canonical` subtracts q once if T ≥ q.
+    HD static Limbs32 sqr32_n_raw(const Field &x, bool canonical = true) {
+        static_assert(N32 % 2 == 0 && N32 >= 4, "sqr32_n's rows are for an even limb count");
+        constexpr int n = N32;
+        u32 a[n], E[2 * n], O[2 * n], cc = 0;
+        x.split(a);
+#pragma unroll
+        for (int k = 0; k < 2 * n; k++) E[k] = 0, O[k] = 0;
+        // cross products, row i: a_i·a_j at position i + j
+#pragma unroll
+        for (int i = 0; i < n - 1; i++) {
+            // j − i odd → O; j − i even → E (j ≥ i + 2)
+#pragma unroll
+            for (int par = 1; par <= 2; par++) {
+                u32 *X = par == 1 ? O : E;
+                const int j0 = i + par;
+                if (j0 > n - 1) continue;
+                int top = j0;
+                X[i + j0] = mad_lo_cc(a[i], a[j0], X[i + j0], cc);
+                X[i + j0 + 1] = madc_hi_cc(a[i], a[j0], X[i + j0 + 1], cc);
+#pragma unroll
+                for (int j = j0 + 2; j < n; j += 2) {
+                    X[i + j] = madc_lo_cc(a[i], a[j], X[i + j], cc);
+                    X[i + j + 1] = madc_hi_cc(a[i], a[j], X[i + j + 1], cc);
+                    top = j;
+                }
+                X[i + top + 2] = addc(X[i + top + 2], 0, cc); // i + top + 2 ≤ 2n − 1
+            }
+        }
+        // W = 2·(E + O), in E
+        E[0] = add_cc(E[0], O[0], cc);
+#pragma unroll
+        for (int k = 1; k < 2 * n - 1; k++) E[k] = addc_cc(E[k], O[k], cc);
+        E[2 * n - 1] = addc(E[2 * n - 1], O[2 * n - 1], cc);
+        E[0] = add_cc(E[0], E[0], cc);
+#pragma unroll
+        for (int k = 1; k < 2 * n - 1; k++) E[k] = addc_cc(E[k], E[k], cc);
+        E[2 * n - 1] = addc(E[2 * n - 1], E[2 * n - 1], cc);
+        // plus the diagonal
+        E[0] = mad_lo_cc(a[0], a[0], E[0], cc);
+        E[1] = madc_hi_cc(a[0], a[0], E[1], cc);
+#pragma unroll
+        for (int i = 1; i < n - 1; i++) {
+            E[2 * i] = madc_lo_cc(a[i], a[i], E[2 * i], cc);
+            E[2 * i + 1] = madc_hi_cc(a[i], a[i], E[2 * i + 1], cc);
+        }
+        E[2 * n - 2] = madc_lo_cc(a[n - 1], a[n - 1], E[2 * n - 2], cc);
+        E[2 * n - 1] = madc_hi(a[n - 1], a[n - 1], E[2 * n - 1], cc);
+        // low half · R⁻¹ (mul_by_1), plus the high half
+        u32 *even = E, red[n];
+#pragma unroll
+        for (int i = 0; i < n; i += 2) {
+            reduce_row(even, red, i == 0);
+            reduce_row(red, even, false);
+        }
+        even[0] = add_cc(even[0], red[1], cc);
+#pragma unroll
+        for (int j = 1; j < n - 1; j++) even[j] = addc_cc(even[j], red[j + 1], cc);
+        even[n - 1] = addc(even[n - 1], 0, cc);
+        Limbs32 r;
+        r.l[0] = add_cc(even[0], E[n], cc);
+#pragma unroll
+        for (int j = 1; j < n - 1; j++) r.l[j] = addc_cc(even[j], E[n + j], cc);
+        r.l[n - 1] = addc(even[n - 1], E[2 * n - 1], cc);
+        if (canonical) sub_q_if_ge(r.l);
+        return r;
+    }
+    // sqr32_8 serves BLS12-381's Fr too (q ≈ 2^254.9, no HEADROOM_4Q):
+    // canonical x < q gives x² < 2^510 (the 16 limbs, no carry out of the
+    // doubling), reduce_row's odd top takes q_7 + 4 = 0x73eda757 < 2^32, and
+    // T = (x² + M·q)/R < q·(q/R) + q < 2q (q/R < 1/2) < R: one subtraction.
+    // (hosttest's test_sqr checks it on q − 1, q − 2^k, 2^k and random x.)
     HD static Field sqr32_8(const Field &x) {
         static_assert(N32 == 8, "sqr32_8's rows are for eight 32-bit limbs");
         u32 a[8], w[16], odd[14], cc = 0;

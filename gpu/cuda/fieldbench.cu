@@ -27,15 +27,22 @@
         }                                                                                                              \
     } while (0)
 
-enum Op { MUL64, MUL32, SQR64, SQR32, ADD32, ADD64 };
+// SQRMUL: the square as mul32(x, x) (what BLS12-381's Fp squared with
+// before sqr32_n); SQRN: sqr32_n's rows (the generic square, any even N32);
+// MULLAZY, SQRLAZY: without the final subtraction (values stay < 2q).
+enum Op { MUL64, MUL32, SQR64, SQR32, ADD32, ADD64, SQRMUL, SQRN, MULLAZY, SQRLAZY };
 
 template <class F, int OP> __device__ __forceinline__ F apply(const F &x, const F &y) {
-    if (OP == MUL64) return F::mul64(x, y);
-    if (OP == MUL32) return F::mul32(x, y);
-    if (OP == SQR64) return F::mul64(x, x);
-    if (OP == SQR32) return F::sqr32(x);
-    if (OP == ADD64) return F::add64(x, y);
-    return F::add32(x, y);
+    if constexpr (OP == MUL64) return F::mul64(x, y);
+    else if constexpr (OP == MUL32) return F::mul32(x, y);
+    else if constexpr (OP == SQR64) return F::mul64(x, x);
+    else if constexpr (OP == SQR32) return F::sqr32(x);
+    else if constexpr (OP == ADD64) return F::add64(x, y);
+    else if constexpr (OP == SQRMUL) return F::mul32(x, x);
+    else if constexpr (OP == SQRN) return F::join(F::sqr32_n_raw(x));
+    else if constexpr (OP == MULLAZY) return F::mul_lazy(x, y);
+    else if constexpr (OP == SQRLAZY) return F::sqr_lazy(x);
+    else return F::add32(x, y);
 }
 
 // Three independent chains a thread, so the scheduler has work while a
@@ -82,6 +89,24 @@ template <class F> __global__ void k_madd(const F *in, F *out, int iters) {
     out[i] = acc.X + acc.ZZZ;
 }
 
+// k_madd_form: k_madd on the canonical formula (add_affine_eager) or the
+// lazy one (add_affine_lazy), whichever ZK_BLS_LAZY builds into add_affine.
+template <class F, bool LAZY> __global__ void k_madd_form(const F *in, F *out, int iters) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    F px = in[4 * i], py = in[4 * i + 1];
+    XYZZ<F> acc;
+    acc.X = in[4 * i + 2];
+    acc.Y = in[4 * i + 3];
+    acc.ZZ = field_one<F>();
+    acc.ZZZ = field_one<F>();
+    F one = field_one<F>();
+    for (int k = 0; k < iters; k++) {
+        if constexpr (LAZY) acc.add_affine_lazy(px, py, one);
+        else acc.add_affine_eager(px, py, one);
+    }
+    out[i] = acc.X + acc.ZZZ;
+}
+
 // k_check: out[i] = 1 where a 32-bit result differs from the reference.
 template <class F> __global__ void k_check(const F *a, const F *b, size_t n, u32 *bad) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -94,6 +119,11 @@ template <class F> __global__ void k_check(const F *a, const F *b, size_t n, u32
     e |= (!F::sub32(x, y).eq(F::sub64(x, y))) << 3;
     e |= (!F::sub32(y, x).eq(F::sub64(y, x))) << 4;
     if constexpr (F::DOT32_OK) e |= (!F::dot32(x, y, y, x).eq(F::add64(F::mul64(x, y), F::mul64(y, x)))) << 5;
+    e |= (!F::join(F::sqr32_n_raw(x)).eq(F::mul64(x, x))) << 6;
+    if constexpr (F::HEADROOM_4Q) {
+        e |= (!F::reduce_2q(F::sqr_lazy(x)).eq(F::mul64(x, x))) << 7;
+        e |= (!F::reduce_2q(F::mul_lazy(x, y)).eq(F::mul64(x, y))) << 8;
+    }
     if (e) atomicOr(bad, e);
 }
 
@@ -164,7 +194,7 @@ template <class F> u32 check(const char *name, size_t n) {
     k_check<F><<<(n + BLOCK - 1) / BLOCK, BLOCK>>>(da, db, n, bad);
     CK(cudaGetLastError());
     CK(cudaMemcpy(&hbad, bad, 4, cudaMemcpyDeviceToHost));
-    printf("check %s: %zu pairs, 32-bit mul/sqr/add/sub/dot vs 64-bit reference: %s (mask %#x)\n", name, n,
+    printf("check %s: %zu pairs, 32-bit mul/sqr/add/sub/dot/sqr32_n/lazy vs 64-bit reference: %s (mask %#x)\n", name, n,
            hbad ? "DIFFER" : "equal", hbad);
     cudaFree(da);
     cudaFree(db);
@@ -214,6 +244,7 @@ int main(int argc, char **argv) {
     row("fp sqr, 32-bit chains", k_chain<Fp, SQR32>, dfp, ofp, blocks, iters, ops, 1);
     row("fr mul, 64-bit limbs", k_chain<Fr, MUL64>, dfr, ofr, blocks, iters, ops, 1);
     row("fr mul, 32-bit chains", k_chain<Fr, MUL32>, dfr, ofr, blocks, iters, ops, 1);
+    row("fp sqr32_n (generic rows)", k_chain<Fp, SQRN>, dfp, ofp, blocks, iters, ops, 1);
     row("fp add, 64-bit limbs", k_chain<Fp, ADD64>, dfp, ofp, blocks, iters, ops, 1);
     row("fp add, 32-bit chains", k_chain<Fp, ADD32>, dfp, ofp, blocks, iters, ops, 1);
     // an Fp2 product counts as 3 Fp products; a madd as 10
@@ -249,6 +280,11 @@ int main(int argc, char **argv) {
         row("bls fp mul, 64-bit limbs", k_chain<BF, MUL64>, dbf, obf, blocks, iters, ops, 2.25);
         row("bls fp mul, 32-bit chains", k_chain<BF, MUL32>, dbf, obf, blocks, iters, ops, 2.25);
         row("bls fp sqr, 32-bit chains", k_chain<BF, SQR32>, dbf, obf, blocks, iters, ops, 2.25);
+        row("bls fp sqr as mul32(x, x)", k_chain<BF, SQRMUL>, dbf, obf, blocks, iters, ops, 2.25);
+        row("bls fp sqr32_n", k_chain<BF, SQRN>, dbf, obf, blocks, iters, ops, 2.25);
+        row("bls fp mul_lazy", k_chain<BF, MULLAZY>, dbf, obf, blocks, iters, ops, 2.25);
+        row("bls fp sqr_lazy", k_chain<BF, SQRLAZY>, dbf, obf, blocks, iters, ops, 2.25);
+        row("bls fr sqr, 32-bit chains", k_chain<BR, SQR32>, dbr, obr, blocks, iters, ops, 1);
         row("bls fr mul, 32-bit chains", k_chain<BR, MUL32>, dbr, obr, blocks, iters, ops, 1);
         row("bls fp add, 32-bit chains", k_chain<BF, ADD32>, dbf, obf, blocks, iters, ops, 2.25);
         row("bls fp2 mul karatsuba", k_fp2<BE, false>, dbe, obe, blocks, iters, ops, 3 * 2.25);
@@ -258,6 +294,16 @@ int main(int argc, char **argv) {
         double rate = iters * (double)threads / (ms * 1e-3);
         printf("%-28s %8.3f ms  %7.2f·10⁹ madds/s = %.2f·10⁹ 6-limb products/s\n", "bls g1 madd (xyzz)", ms,
                rate / 1e9, 10 * rate / 1e9);
+        for (int lazy = 0; lazy < 2; lazy++) {
+            ms = timed([&] {
+                if (lazy) k_madd_form<BF, true><<<blocks, BLOCK>>>(dbf, obf, iters);
+                else k_madd_form<BF, false><<<blocks, BLOCK>>>(dbf, obf, iters);
+            });
+            CK(cudaGetLastError());
+            rate = iters * (double)threads / (ms * 1e-3);
+            printf("%-28s %8.3f ms  %7.2f·10⁹ madds/s = %.2f·10⁹ 6-limb products/s\n",
+                   lazy ? "bls g1 madd, lazy" : "bls g1 madd, eager", ms, rate / 1e9, 10 * rate / 1e9);
+        }
         for (void *p : {(void *)dbf, (void *)obf, (void *)dbr, (void *)obr, (void *)dbe, (void *)obe}) CK(cudaFree(p));
     }
     CK(cudaDeviceSynchronize());

@@ -737,7 +737,54 @@ template <class F> void test_fp2_over(const char *name) {
     }
 }
 
+// test_sqr: every square of field.cuh (sqr32 as built, sqr32_8 where N32 =
+// 8, sqr32_n_raw for every field, N32 = 8 too, and sqr_lazy where the field
+// has HEADROOM_4Q) against mul32(x, x) and the schoolbook reference, on
+// 0, 1, 2^k for every k below q's bit length, q − 2^k, q − 1 … q − 5,
+// values with every limb all ones under q's top limb, and random ones; the
+// lazy square also on each of those plus q (so up to 2q − 1).
+template <class F> void test_sqr(const char *name) {
+    FieldRef<F> ref;
+    const Nat &q = ref.q;
+    std::vector<F> xs = param_values<F>(400);
+    for (int k = 0; k < F::BITS; k++) {
+        xs.push_back(field_of_nat<F>(ref.mod(nat_bit(k))));
+        xs.push_back(field_of_nat<F>(nat_sub(q, nat_bit(k < F::BITS - 1 ? k : 0))));
+    }
+    for (u32 d = 1; d <= 5; d++) xs.push_back(field_of_nat<F>(nat_sub(q, Nat{d})));
+    for (size_t i = 0; i < xs.size(); i++) {
+        const F &x = xs[i];
+        Nat xn = nat_of(x);
+        CHECK(nat_cmp(xn, q) < 0, "%s test_sqr value %zu not below q", name, i);
+        F m = F::mul32(x, x);
+        CHECK(ref.is_mont_product(m, xn, xn), "%s mul32(x, x) %zu", name, i);
+        CHECK(F::sqr32(x).eq(m), "%s sqr32 vs mul32 %zu", name, i);
+        CHECK(x.sqr().eq(m), "%s sqr vs mul32 %zu", name, i);
+        CHECK(F::join(F::sqr32_n_raw(x)).eq(m), "%s sqr32_n vs mul32 %zu", name, i);
+        if constexpr (F::N32 == 8) CHECK(F::sqr32_8(x).eq(m), "%s sqr32_8 vs mul32 %zu", name, i);
+        if constexpr (F::HEADROOM_4Q) {
+            Nat q2 = nat_add(q, q);
+            for (int up = 0; up < 2; up++) {
+                F a = up ? field_of_nat<F>(nat_add(xn, q)) : x; // a < 2q, a ≡ x
+                Nat an = nat_of(a);
+                F l = F::sqr_lazy(a), raw = F::join(F::sqr32_n_raw(a, false));
+                CHECK(nat_cmp(nat_of(l), q2) < 0 && nat_cmp(nat_of(raw), q2) < 0, "%s sqr_lazy not below 2q %zu/%d",
+                      name, i, up);
+                CHECK(nat_cmp(ref.mod(nat_of(l)), nat_of(m)) == 0 && nat_cmp(ref.mod(nat_of(raw)), nat_of(m)) == 0,
+                      "%s sqr_lazy ≢ x² %zu/%d", name, i, up);
+                CHECK(F::reduce_2q(l).eq(m) && F::join(F::sqr32_n_raw(a)).eq(m), "%s sqr of lazy %zu/%d", name, i,
+                      up);
+                (void)an;
+            }
+        }
+    }
+}
+
 void test_fields_by_params() {
+    test_sqr<Fp>("bn254 fp");
+    test_sqr<Fr>("bn254 fr");
+    test_sqr<Bls12381Fp>("bls12-381 fp");
+    test_sqr<Bls12381Fr>("bls12-381 fr");
     test_params<Fp>("bn254 fp", true, true);
     test_params<Fr>("bn254 fr", true, true);
     test_params<Bls12381Fp>("bls12-381 fp", true, true);
@@ -1288,6 +1335,64 @@ template <class F> void test_msm_over(const char *name, const Affine<F> &G, size
     CHECK(affine_eq(want.to_affine(), got.to_affine()), "%s msm n=%zu L=%u idx=%d mode=%d", name, n, L, use_idx, mode);
 }
 
+// test_lazy_curve: BLS12-381 G1's lazy additions (add_affine_lazy,
+// add_lazy: curve.cuh) against the canonical ones (add_affine_eager,
+// add_eager), whichever ZK_BLS_LAZY builds into add/add_affine: the same
+// limbs out (both canonical), over sums of multiples of G that reach every
+// branch: P ≢ 0, the doubling (a point plus itself), the inverse (plus its
+// negation), infinity on either side.
+void test_lazy_curve() {
+    typedef Bls12381::Fp F;
+    static_assert(F::LAZY_DOT_OK && !Fp::LAZY_DOT_OK, "LAZY_DOT_OK: BLS12-381's Fp only");
+    const CurveVector &g = bls12381_vectors[0];
+    Affine<F> g1{field_of_words<F>(g.g1x), field_of_words<F>(g.g1y)};
+    std::vector<Affine<F>> as = bases_from(g1, 60);
+    const F one = F::one();
+    FieldRef<F> ref;
+    auto canonical = [&](const XYZZ<F> &p) {
+        return nat_cmp(nat_of(p.X), ref.q) < 0 && nat_cmp(nat_of(p.Y), ref.q) < 0 &&
+               nat_cmp(nat_of(p.ZZ), ref.q) < 0 && nat_cmp(nat_of(p.ZZZ), ref.q) < 0;
+    };
+    auto same = [](const XYZZ<F> &a, const XYZZ<F> &b) {
+        return a.X.eq(b.X) && a.Y.eq(b.Y) && a.ZZ.eq(b.ZZ) && a.ZZZ.eq(b.ZZZ);
+    };
+    std::vector<XYZZ<F>> ps = {XYZZ<F>::inf()};
+    XYZZ<F> acc = XYZZ<F>::inf();
+    for (size_t i = 0; i < as.size(); i++) {
+        if (as[i].is_inf()) continue;
+        XYZZ<F> e = acc, l = acc;
+        e.add_affine_eager(as[i].x, as[i].y, one);
+        l.add_affine_lazy(as[i].x, as[i].y, one);
+        CHECK(same(e, l) && canonical(l), "bls12-381 add_affine_lazy %zu", i);
+        acc = e;
+        ps.push_back(e);
+        XYZZ<F> a1 = XYZZ<F>::inf();
+        a1.add_affine_eager(as[i].x, as[i].y, one);
+        ps.push_back(a1);
+        ps.push_back(a1.neg());
+        // the doubling and the inverse branches of the mixed addition
+        XYZZ<F> d = a1, dl = a1;
+        d.add_affine_eager(as[i].x, as[i].y, one);
+        dl.add_affine_lazy(as[i].x, as[i].y, one);
+        CHECK(same(d, dl) && !dl.is_inf(), "bls12-381 add_affine_lazy doubling %zu", i);
+        XYZZ<F> z = a1;
+        z.add_affine_lazy(as[i].x, as[i].y.neg(), one);
+        CHECK(z.is_inf(), "bls12-381 add_affine_lazy inverse %zu", i);
+    }
+    int n = 0;
+    for (size_t i = 0; i < ps.size(); i++)
+        for (size_t j = 0; j < ps.size(); j += 1 + (i % 3), n++) {
+            XYZZ<F> e = ps[i], l = ps[i];
+            e.add_eager(ps[j]);
+            l.add_lazy(ps[j]);
+            CHECK(same(e, l) && canonical(l), "bls12-381 add_lazy %zu,%zu", i, j);
+        }
+    // a sum of points and the same sum's negation: infinity
+    XYZZ<F> s = acc;
+    s.add_lazy(acc.neg());
+    CHECK(s.is_inf() && n > 1000, "bls12-381 add_lazy of a point and its negation");
+}
+
 void test_bls12381_msm() {
     typedef Bls12381::Fp F;
     typedef Bls12381::Fp2 E;
@@ -1750,6 +1855,7 @@ int main() {
     test_fields_by_params();
     test_curve();
     test_curves_by_traits();
+    test_lazy_curve();
     test_ones();
     for (size_t n : {1, 2, 3, 17, 100, 300})
         for (u32 L : {2u, 32u}) test_msm(n, L, false, 0);

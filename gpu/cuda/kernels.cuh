@@ -63,15 +63,38 @@ __global__ void __launch_bounds__(TPB, sizeof(F) == 32 ? 2 : 1) k_level0(const A
     if (t < tiles) level0_body<F, PF>(t, bases, idx, keys, vals, m, nb, start, off, L, out);
 }
 
+// ZK_BLS_G2_MINB=k (unset: no bounds, the build as it was) puts
+// __launch_bounds__(block, k) on the MSM's point kernels (k_levelN,
+// k_segment, k_reduce) over BLS12-381's Fp2, whose k_segment spills 8.6 KB
+// (notes/h200-2026-12-03b/build.log), and (block, 1) on the others, which
+// leaves their register cap at 255 as before. ptxas's cap is
+// min(255, 65536/(block·k)): k = 1 lets the G2 kernels take all 255, as
+// today; k = 2 caps k_levelN (256 threads) at 128 and k_segment and
+// k_reduce (128) at 255; k = 3, 4 at about 168, 128 for those two: more
+// occupancy for more spills. Which wins is the H200's to say (-Xptxas
+// -warn-spills prints each build's spills).
+template <class F> struct MsmMinBlocks {
+    static constexpr int value = 1;
+};
+#ifdef ZK_BLS_G2_MINB
+template <> struct MsmMinBlocks<Bls12381Fp2> {
+    static constexpr int value = ZK_BLS_G2_MINB;
+};
+#define ZK_MSM_BOUNDS(threads, F) __launch_bounds__(threads, MsmMinBlocks<F>::value)
+#else
+#define ZK_MSM_BOUNDS(threads, F)
+#endif
+const int SEGMENT_TPB = 128; // k_segment's block (zkpipe.cu launches it with 128)
+
 template <class F>
-__global__ void k_levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks,
+__global__ void ZK_MSM_BOUNDS(TPB, F) k_levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks,
                          u32 nb, u32 L, u32 total, XYZZ<F> *out) {
     u32 t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < total) levelN_body(t, in, start, cnt, off, chunks, nb, L, out);
 }
 
 template <class F>
-__global__ void k_segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg,
+__global__ void ZK_MSM_BOUNDS(SEGMENT_TPB, F) k_segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg,
                           XYZZ<F> *out) {
     u32 s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s < nseg) segment_body(s, P, start, cnt, half, S, out);
@@ -85,7 +108,7 @@ template <class F> __global__ void k_ones(const Affine<F> *bases, const u64 *bit
 const int RED = 128; // threads of a reduction block
 
 // k_reduce: block b sums in[b·per, min(m, (b+1)·per)) into out[b].
-template <class F> __global__ void k_reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out) {
+template <class F> __global__ void ZK_MSM_BOUNDS(RED, F) k_reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out) {
     __shared__ XYZZ<F> sh[RED];
     size_t lo = (size_t)blockIdx.x * per;
     size_t hi = lo + per < m ? lo + per : m;
