@@ -158,3 +158,38 @@ func TestCUDAFixedBaseEdges(t *testing.T) {
 		t.Error("3 outputs for 4 scalars: no error")
 	}
 }
+
+// TestCUDAFixedBaseFailures: a failed allocation, kernel or copy of
+// zk_fixed_base is the call's error, its device memory all given back, and
+// the next call succeeds.
+func TestCUDAFixedBaseFailures(t *testing.T) {
+	c := openOwn(t)
+	defer c.Close()
+	h := standIn(t, c)
+	_, _, g1, _ := bn254.Generators()
+	s := fixedBaseScalars[fr.Element](fr.Modulus(), 130, rand.New(rand.NewPCG(26, 3)))
+	out := make([]bn254.G1Affine, len(s))
+	live := h.Live()
+	for _, what := range []string{"cudaMalloc", "kernel", "copy"} {
+		for _, nth := range []int64{1, 3, 6} {
+			h.Fail(what, nth)
+			err := c.FixedBaseG1BN254(out, &g1, s)
+			h.Fail(what, 0)
+			if err == nil {
+				t.Errorf("%s failing at call %d: no error", what, nth)
+			}
+			if got := h.Live(); got != live {
+				t.Errorf("%s failing at call %d: %d device allocations left, want %d", what, nth, got, live)
+			}
+		}
+	}
+	if err := c.FixedBaseG1BN254(out, &g1, s); err != nil {
+		t.Fatalf("after the failures: %v", err)
+	}
+	var k big.Int
+	var want bn254.G1Affine
+	s[129].BigInt(&k)
+	if want.ScalarMultiplication(&g1, &k); out[129] != want {
+		t.Errorf("after the failures, the last product is wrong")
+	}
+}
