@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -191,5 +194,75 @@ func TestCUDAFixedBaseFailures(t *testing.T) {
 	s[129].BigInt(&k)
 	if want.ScalarMultiplication(&g1, &k); out[129] != want {
 		t.Errorf("after the failures, the last product is wrong")
+	}
+}
+
+// BenchmarkCUDAFixedBase times zk_fixed_base (a setup's products, copies
+// of scalars and points included) at 2^20 and 2^24 scalars, or the log2
+// sizes of ZKPIPE_CUDA_FB_SIZES (e.g. 20,22,24), over G1 and G2 of both
+// curves, on a GPU (the stand-in would take hours: skipped there). The CPU
+// comb's figures at 2^24 on the H200 host: G1 3.6–4.8 s a query, G2 B
+// 5.3–8.3 s (issue 26). Run on the H200:
+//
+//	ZKPIPE_CUDA_LIB=$PWD/gpu/cuda/libzkpipe_cuda.so go test -run '^$' -bench CUDAFixedBase -benchtime 3x ./gpu
+func BenchmarkCUDAFixedBase(b *testing.B) {
+	c := openCUDA(b)
+	if c.HostStandIn() != nil {
+		b.Skip("the host stand-in: too slow to time")
+	}
+	sizes := []int{20, 24}
+	if v := os.Getenv("ZKPIPE_CUDA_FB_SIZES"); v != "" {
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			k, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || k < 1 || k > 27 {
+				b.Fatalf("ZKPIPE_CUDA_FB_SIZES: %q", f)
+			}
+			sizes = append(sizes, k)
+		}
+	}
+	r := rand.New(rand.NewPCG(26, 4))
+	for _, lg := range sizes {
+		n := 1 << lg
+		bn := make([]fr.Element, n)
+		bls := make([]blsfr.Element, n)
+		for i := range bn {
+			bn[i] = fr.Element{r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64() >> 3} // < 2^253 < r
+			bls[i] = blsfr.Element{r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64() >> 3}
+		}
+		_, _, g1, g2 := bn254.Generators()
+		_, _, h1, h2 := bls12381.Generators()
+		b.Run(fmt.Sprintf("bn254/G1/2^%d", lg), func(b *testing.B) {
+			out := make([]bn254.G1Affine, n)
+			for range b.N {
+				if err := c.FixedBaseG1BN254(out, &g1, bn); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("bn254/G2/2^%d", lg), func(b *testing.B) {
+			out := make([]bn254.G2Affine, n)
+			for range b.N {
+				if err := c.FixedBaseG2BN254(out, &g2, bn); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("bls12-381/G1/2^%d", lg), func(b *testing.B) {
+			out := make([]bls12381.G1Affine, n)
+			for range b.N {
+				if err := c.FixedBaseG1BLS12381(out, &h1, bls); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("bls12-381/G2/2^%d", lg), func(b *testing.B) {
+			out := make([]bls12381.G2Affine, n)
+			for range b.N {
+				if err := c.FixedBaseG2BLS12381(out, &h2, bls); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
