@@ -16,7 +16,11 @@
 # cores only): a phase whose wall time does not fall with more cores is
 # serial. BENCH=1 also runs keygen.test's in-memory BenchmarkSetup (no
 # files, no compile timed, no gnark) and BenchmarkWriteRawProvingKey at
-# the LOG2 sizes.
+# the LOG2 sizes. DEVICES="cpu cuda" runs each setup with each --device
+# (default: cpu; cuda puts the fixed-base products on the GPU, zk_fixed_base,
+# with CUDA_LIB=path/libzkpipe_cuda.so as --cuda-lib when set): the phases
+# "G1 A", "G1 B", "G1 Z", "G1 K", "G2 B" are the products, and "open GPU 0"
+# the device's start-up.
 #
 # The lead's run at 2^24 (bits with 15,728,640 constraints keeps the domain
 # at 2^24; ~6 GB of keys under /tmp, ~1.5 min):
@@ -50,18 +54,22 @@ for cv in ${curves//,/ }; do
     for run in "${runs[@]}"; do
       name=${run%%:*} c=${run#*:}
       for p in $procs; do
-        tag=$cv-$name-$c-p$p
+      for dev in ${DEVICES:-cpu}; do
+        tag=$cv-$name-$c-p$p-$dev
         dir=/tmp/zkks/$tag
         rm -rf "$dir"
-        GOMAXPROCS=$p /usr/bin/time -v "$bin" setup -v --builtin "$name" --constraints "$c" --curve "$cv" --dir "$dir" \
+        devflags=(--device "$dev")
+        [ -n "${CUDA_LIB:-}" ] && devflags+=(--cuda-lib "$CUDA_LIB")
+        GOMAXPROCS=$p /usr/bin/time -v "$bin" setup -v --builtin "$name" --constraints "$c" --curve "$cv" --dir "$dir" "${devflags[@]}" \
           >"$out/setup-$tag.log" 2>"$out/setup-$tag.time" || echo "FAILED: $tag" | tee -a "$sum"
         {
-          echo "== $cv $name --constraints $c GOMAXPROCS=$p"
+          echo "== $cv $name --constraints $c GOMAXPROCS=$p --device $dev"
           cat "$out/setup-$tag.log"
           grep -E "^zkpipe setup: .* wall" "$out/setup-$tag.time" || true
           grep -E "Elapsed|Maximum resident" "$out/setup-$tag.time"
         } | tee -a "$sum"
         rm -rf "$dir"
+      done
       done
     done
   done

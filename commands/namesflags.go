@@ -28,6 +28,9 @@ var flagMeanings = map[string]string{
 	"zkey":        "circom circuit: snarkjs Groth16 proving key",
 	"wasm":        "circom witness calculator",
 	"vkey":        "snarkjs verification_key.json",
+	"device":      "compute backend: auto, cpu or cuda",
+	"cuda-lib":    "path of libzkpipe_cuda.so",
+	"cuda-device": "GPUs for --device cuda",
 }
 
 // deprecatedPrefix starts the usage of an old spelling's hidden flag.

@@ -9,6 +9,8 @@ import (
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/engine/core"
+	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/keygen"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
@@ -16,7 +18,7 @@ func setupCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "setup",
 		Usage:       "compile a built-in circuit and compute its Groth16 keys (gnark's files, package keygen) into a circuit directory",
-		UsageText:   "zkpipe setup --builtin NAME [--constraints N] --dir DIR [--curve bn254|bls12-381] [--hash-to-field default|sha256|keccak256] [--verbose]",
+		UsageText:   "zkpipe setup --builtin NAME [--constraints N] --dir DIR [--curve bn254|bls12-381] [--hash-to-field default|sha256|keccak256] [--device auto|cpu|cuda] [--verbose]",
 		Description: setupCeremonyNote,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "builtin", Usage: fmt.Sprintf("built-in circuit: %v", circuits.Names()), Value: "mulchain", EnvVars: env("builtin")},
@@ -25,6 +27,11 @@ func setupCommand() *cli.Command {
 			&cli.StringFlag{Name: "curve", Value: curve.BN254.String(), Usage: fmt.Sprintf("the circuit's curve: %s or %s (prove and verify read it from the files)", curve.BN254, curve.BLS12_381), EnvVars: env("curve")},
 			&cli.StringFlag{Name: "hash-to-field", Value: string(gnarksrc.HashDefault), Usage: "how commitments hash to their challenge, recorded in the directory for prove and verify: default (gnark's), sha256 (what gnark's Solidity verifier computes) or keccak256", EnvVars: env("hash-to-field")},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr how long each phase took (compile, each query's products, each file)", EnvVars: env("setup-verbose")},
+			&cli.StringFlag{Name: "device", Value: "auto", EnvVars: env("device"),
+				Usage: "compute backend: auto, cpu or cuda, of the keys' fixed-base products (auto: a GPU when the CUDA library opens one, not the host stand-in; else the CPU)"},
+			&cli.StringFlag{Name: "cuda-lib", EnvVars: env("cuda-lib"),
+				Usage: "path of " + gpu.CUDALibraryName + " for --device cuda or auto (default: where prove finds it)"},
+			&cli.StringFlag{Name: "cuda-device", Value: "0", EnvVars: env("cuda-device"), Usage: "GPUs for --device cuda: setup takes one index (0)"},
 			// ZKPIPE_CIRCUIT and ZKPIPE_OUT are prove's (directories): not read here
 			oldString("circuit", "builtin"), oldString("out", "dir"), oldInt("n", "constraints"),
 		},
@@ -54,7 +61,20 @@ func setupCommand() *cli.Command {
 					lastCPU = cpu
 				}
 			}
-			info, err := gnarksrc.SetupLogged(id, cfg.builtin, cfg.constraints, cfg.dir, phaseLog)
+			opened := time.Now()
+			fb, err := setupDevice(c)
+			if err != nil {
+				return err
+			}
+			var kopts []keygen.Option
+			if fb != nil {
+				defer fb.Close()
+				kopts = append(kopts, keygen.WithFixedBase(fb))
+				if phaseLog != nil {
+					phaseLog(fmt.Sprintf("open GPU %d (%s)", fb.Index(), fb.Device()), time.Since(opened))
+				}
+			}
+			info, err := gnarksrc.SetupLogged(id, cfg.builtin, cfg.constraints, cfg.dir, phaseLog, kopts...)
 			if errors.Is(err, circuits.ErrTooLarge) {
 				return refusedError{err}
 			}
@@ -115,3 +135,40 @@ type refusedError struct{ error }
 func (refusedError) exitCode() int { return ExitUsage }
 
 func (e refusedError) Unwrap() error { return e.error }
+
+// setupDevice opens the GPU of --device for keygen's fixed-base products
+// (nil: they run on the CPU). cuda must open one; auto takes one when the
+// library opens a GPU (not the host stand-in, which is for tests) and
+// otherwise sets up on the CPU, saying why with --verbose; cpu opens none.
+// The backend is opened small: setup uses one compute stream and no
+// transfer lane.
+func setupDevice(c *cli.Context) (*gpu.CUDA, error) {
+	d := c.String("device")
+	switch d {
+	case "cpu":
+		return nil, nil
+	case "auto", "cuda":
+	default:
+		return nil, usageErrorf(c, "--device %q: want auto, cpu or cuda", d)
+	}
+	devices, all, err := parseDevices(c.String("cuda-device"))
+	if err != nil || all || len(devices) != 1 {
+		return nil, usageErrorf(c, "--cuda-device %q: setup takes one GPU's index", c.String("cuda-device"))
+	}
+	fb, err := gpu.OpenCUDA(c.String("cuda-lib"), gpu.WithConfig(cudaConfigFromEnv()), gpu.WithCUDADevice(devices[0]),
+		gpu.WithMSMTables(0), gpu.WithTransferLanes(1), gpu.WithPinnedBytes(1<<20), gpu.WithComputeStreams(1))
+	if err == nil && d == "auto" && fb.Emulated() {
+		fb.Close()
+		err = fmt.Errorf("%s is the host stand-in, not a GPU (--device cuda uses it)", fb.Library())
+	}
+	if err != nil {
+		if d == "cuda" {
+			return nil, fmt.Errorf("--device cuda: %w", err)
+		}
+		if c.Bool("verbose") {
+			fmt.Fprintf(logOut(c), "zkpipe setup: fixed-base products on the CPU (no GPU: %v)\n", err)
+		}
+		return nil, nil
+	}
+	return fb, nil
+}

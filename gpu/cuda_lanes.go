@@ -41,6 +41,7 @@ type CUDA struct {
 	classifyWorkers int            // goroutines classifying one job's queries (WithClassifyWorkers; 0: GOMAXPROCS)
 	tableBudget     int64          // device bytes one key's MSM tables may take (cuda_table.go)
 	tableMin        int            // the fewest bases a set needs for a table
+	fixedBaseWindow int32          // zk_fixed_base's window bits (0: the library's choice by size; tests set others)
 	lanes           chan *cudaLane // transfer lanes, each taken by one upload at a time
 	all             []*cudaLane
 	done            chan struct{} // closed by Close: no lane or compute stream is handed out after it

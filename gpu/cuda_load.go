@@ -26,7 +26,7 @@ const CUDALibraryName = "libzkpipe_cuda.so"
 // The C ABI this package is built for: gpu/cuda/zkpipe.h. A library whose
 // zk_abi_version returns another version, or other struct sizes, is refused.
 const (
-	cudaABIVersion = 10
+	cudaABIVersion = 11  // 11: zk_fixed_base
 	zkErrBytes     = 512 // ZK_ERR_BYTES: each call's error buffer
 	maxWindows     = 64  // ZK_MAX_WINDOWS: window sums an MSM returns at most
 	MaxMSMBatch    = 64  // ZK_MAX_BATCH: scalar vectors one batched MSM takes at most
@@ -288,6 +288,8 @@ type cudaFns struct {
 	msmScratch     func(ctx uintptr, curve int32, n uint64, g2 int32, out *uint64, e *byte) int32
 	precomputeG1   precomputeFn
 	precomputeG2   precomputeFn
+
+	fixedBase func(curve, g2, c int32, base, scalars unsafe.Pointer, n uint64, out unsafe.Pointer, s uintptr, e *byte) int32 // ABI 11
 }
 
 type onesFn func(curve int32, bases, bitmap uintptr, n uint64, out unsafe.Pointer, s uintptr, e *byte) int32
@@ -342,6 +344,7 @@ func loadCUDALibrary(path, ldPath string) (*cudaLib, error) {
 		{"zk_msm", &f.msm}, {"zk_ones_g1", &f.onesG1}, {"zk_ones_g2", &f.onesG2},
 		{"zk_msm_table_layout", &f.msmTableLayout}, {"zk_msm_scratch_bytes", &f.msmScratch},
 		{"zk_precompute_g1", &f.precomputeG1}, {"zk_precompute_g2", &f.precomputeG2},
+		{"zk_fixed_base", &f.fixedBase},
 	} {
 		sym, err := l.sym(s.name)
 		if err != nil {

@@ -152,3 +152,8 @@ func (c *CUDA) StagedQuery(s *proofdata.Staged, i int) (ones []uint64, vals []pr
 
 // CUDAABIVersion is the C ABI this package needs (zkpipe.h ZK_ABI_VERSION).
 const CUDAABIVersion = cudaABIVersion
+
+// SetFixedBaseWindow sets the window bits of c's fixed-base products (0:
+// the library's choice by size), so a test runs several windows, the top
+// window's carry included, at sizes the stand-in computes quickly.
+func (c *CUDA) SetFixedBaseWindow(bits int) { c.fixedBaseWindow = int32(bits) }

@@ -3,6 +3,7 @@ package keygen
 // Circuits for the tests of both test packages (keygen and keygen_test).
 
 import (
+	"io"
 	"testing"
 
 	"github.com/consensys/gnark/backend/witness"
@@ -106,4 +107,13 @@ func SetRawRoundBytes(n int) (restore func()) {
 	old := rawRoundBytes
 	rawRoundBytes = n
 	return func() { rawRoundBytes = old }
+}
+
+// SetToxicWaste has every Setup until restore draw its toxic waste from r
+// instead of crypto/rand (testToxicWaste): two setups from one seed get one
+// secret, so their keys can be compared. Not concurrent with other Setups.
+func SetToxicWaste(r io.Reader) (restore func()) {
+	old := testToxicWaste
+	testToxicWaste = r
+	return func() { testToxicWaste = old }
 }

@@ -3,6 +3,8 @@
 package keygen
 
 import (
+	"fmt"
+
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -11,6 +13,38 @@ import (
 // signed digit); with at most 256 bits read from a scalar's four words
 // this fails to compile for a field of 256 bits or more.
 var _ = [1]struct{}{}[fr.Bits/256]
+
+// productsG1BLS12381 are one setup's G1 products of the generator g:
+// on the FixedBase device when there is one, else on the CPU's comb
+// (built here, for about nbScalars products).
+type productsG1BLS12381 struct {
+	fb   FixedBase
+	g    bls12381.G1Affine
+	comb *fixedG1BLS12381
+}
+
+func newProductsG1BLS12381(fb FixedBase, g *bls12381.G1Affine, nbScalars int) *productsG1BLS12381 {
+	p := &productsG1BLS12381{fb: fb, g: *g}
+	if fb == nil {
+		p.comb = newFixedG1BLS12381(g, nbScalars)
+	}
+	return p
+}
+
+// mul sets out[i] = scalars[i]·g; out and scalars have one length.
+func (p *productsG1BLS12381) mul(out []bls12381.G1Affine, scalars []fr.Element) error {
+	if len(out) != len(scalars) {
+		return fmt.Errorf("fixed-base G1 products: %d outputs for %d scalars", len(out), len(scalars))
+	}
+	if p.fb == nil {
+		p.comb.mul(out, scalars)
+		return nil
+	}
+	if err := p.fb.FixedBaseG1BLS12381(out, &p.g, scalars); err != nil {
+		return fmt.Errorf("fixed-base G1 products on the device: %w", err)
+	}
+	return nil
+}
 
 // fixedG1BLS12381 multiplies BLS12-381's G1 generator g by many scalars with a
 // comb of c-bit windows: table[w][d−1] = d·2^(c·w)·g for every window w
@@ -207,6 +241,38 @@ func toAffineG1BLS12381(out []bls12381.G1Affine, jac []bls12381.G1Jac) {
 		out[i].X.Mul(&jac[i].X, &zInv2)
 		out[i].Y.Mul(&jac[i].Y, &zInv2).Mul(&out[i].Y, &zInv)
 	}
+}
+
+// productsG2BLS12381 are one setup's G2 products of the generator g:
+// on the FixedBase device when there is one, else on the CPU's comb
+// (built here, for about nbScalars products).
+type productsG2BLS12381 struct {
+	fb   FixedBase
+	g    bls12381.G2Affine
+	comb *fixedG2BLS12381
+}
+
+func newProductsG2BLS12381(fb FixedBase, g *bls12381.G2Affine, nbScalars int) *productsG2BLS12381 {
+	p := &productsG2BLS12381{fb: fb, g: *g}
+	if fb == nil {
+		p.comb = newFixedG2BLS12381(g, nbScalars)
+	}
+	return p
+}
+
+// mul sets out[i] = scalars[i]·g; out and scalars have one length.
+func (p *productsG2BLS12381) mul(out []bls12381.G2Affine, scalars []fr.Element) error {
+	if len(out) != len(scalars) {
+		return fmt.Errorf("fixed-base G2 products: %d outputs for %d scalars", len(out), len(scalars))
+	}
+	if p.fb == nil {
+		p.comb.mul(out, scalars)
+		return nil
+	}
+	if err := p.fb.FixedBaseG2BLS12381(out, &p.g, scalars); err != nil {
+		return fmt.Errorf("fixed-base G2 products on the device: %w", err)
+	}
+	return nil
 }
 
 // fixedG2BLS12381 multiplies BLS12-381's G2 generator g by many scalars with a

@@ -3,6 +3,8 @@
 package keygen
 
 import (
+	"fmt"
+
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
@@ -11,6 +13,38 @@ import (
 // signed digit); with at most 256 bits read from a scalar's four words
 // this fails to compile for a field of 256 bits or more.
 var _ = [1]struct{}{}[fr.Bits/256]
+
+// productsG1BN254 are one setup's G1 products of the generator g:
+// on the FixedBase device when there is one, else on the CPU's comb
+// (built here, for about nbScalars products).
+type productsG1BN254 struct {
+	fb   FixedBase
+	g    bn254.G1Affine
+	comb *fixedG1BN254
+}
+
+func newProductsG1BN254(fb FixedBase, g *bn254.G1Affine, nbScalars int) *productsG1BN254 {
+	p := &productsG1BN254{fb: fb, g: *g}
+	if fb == nil {
+		p.comb = newFixedG1BN254(g, nbScalars)
+	}
+	return p
+}
+
+// mul sets out[i] = scalars[i]·g; out and scalars have one length.
+func (p *productsG1BN254) mul(out []bn254.G1Affine, scalars []fr.Element) error {
+	if len(out) != len(scalars) {
+		return fmt.Errorf("fixed-base G1 products: %d outputs for %d scalars", len(out), len(scalars))
+	}
+	if p.fb == nil {
+		p.comb.mul(out, scalars)
+		return nil
+	}
+	if err := p.fb.FixedBaseG1BN254(out, &p.g, scalars); err != nil {
+		return fmt.Errorf("fixed-base G1 products on the device: %w", err)
+	}
+	return nil
+}
 
 // fixedG1BN254 multiplies BN254's G1 generator g by many scalars with a
 // comb of c-bit windows: table[w][d−1] = d·2^(c·w)·g for every window w
@@ -207,6 +241,38 @@ func toAffineG1BN254(out []bn254.G1Affine, jac []bn254.G1Jac) {
 		out[i].X.Mul(&jac[i].X, &zInv2)
 		out[i].Y.Mul(&jac[i].Y, &zInv2).Mul(&out[i].Y, &zInv)
 	}
+}
+
+// productsG2BN254 are one setup's G2 products of the generator g:
+// on the FixedBase device when there is one, else on the CPU's comb
+// (built here, for about nbScalars products).
+type productsG2BN254 struct {
+	fb   FixedBase
+	g    bn254.G2Affine
+	comb *fixedG2BN254
+}
+
+func newProductsG2BN254(fb FixedBase, g *bn254.G2Affine, nbScalars int) *productsG2BN254 {
+	p := &productsG2BN254{fb: fb, g: *g}
+	if fb == nil {
+		p.comb = newFixedG2BN254(g, nbScalars)
+	}
+	return p
+}
+
+// mul sets out[i] = scalars[i]·g; out and scalars have one length.
+func (p *productsG2BN254) mul(out []bn254.G2Affine, scalars []fr.Element) error {
+	if len(out) != len(scalars) {
+		return fmt.Errorf("fixed-base G2 products: %d outputs for %d scalars", len(out), len(scalars))
+	}
+	if p.fb == nil {
+		p.comb.mul(out, scalars)
+		return nil
+	}
+	if err := p.fb.FixedBaseG2BN254(out, &p.g, scalars); err != nil {
+		return fmt.Errorf("fixed-base G2 products on the device: %w", err)
+	}
+	return nil
 }
 
 // fixedG2BN254 multiplies BN254's G2 generator g by many scalars with a

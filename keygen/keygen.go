@@ -25,8 +25,13 @@ package keygen
 
 import (
 	"fmt"
+	"io"
 	"time"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/constraint"
 	"github.com/zkpipe/zkpipe/curve"
@@ -34,7 +39,7 @@ import (
 
 // setupFunc is one curve's Setup: ok is false when ccs is not that curve's
 // R1CS.
-type setupFunc func(ccs constraint.ConstraintSystem, clock *phaseClock) (pk groth16.ProvingKey, vk groth16.VerifyingKey, ok bool, err error)
+type setupFunc func(ccs constraint.ConstraintSystem, clock *phaseClock, fb FixedBase) (pk groth16.ProvingKey, vk groth16.VerifyingKey, ok bool, err error)
 
 // setups holds each curve's Setup, registered by its generated file.
 var setups = map[curve.ID]setupFunc{}
@@ -56,7 +61,7 @@ func Setup(ccs constraint.ConstraintSystem, opts ...Option) (groth16.ProvingKey,
 	}
 	clock := &phaseClock{log: o.phaseLog, last: time.Now()}
 	for _, s := range setups {
-		pk, vk, ok, err := s(ccs, clock)
+		pk, vk, ok, err := s(ccs, clock, o.fixedBase)
 		if ok {
 			if err != nil {
 				return nil, nil, fmt.Errorf("keygen: %w", err)
@@ -67,11 +72,38 @@ func Setup(ccs constraint.ConstraintSystem, opts ...Option) (groth16.ProvingKey,
 	return nil, nil, fmt.Errorf("keygen: a %T is not an R1CS of %s or %s (Groth16 needs an R1CS of a supported curve)", ccs, curve.BN254, curve.BLS12_381)
 }
 
+// testToxicWaste, when not nil, replaces crypto/rand as the source of the
+// toxic waste, so that a test can set one circuit up twice with one secret
+// (the GPU's products against the CPU's) and compare the keys. Only
+// export_test.go sets it: a key from a known secret is no key at all.
+var testToxicWaste io.Reader
+
 // Option configures Setup.
 type Option func(*options)
 
 type options struct {
-	phaseLog func(phase string, elapsed time.Duration)
+	phaseLog  func(phase string, elapsed time.Duration)
+	fixedBase FixedBase
+}
+
+// FixedBase computes a setup's fixed-base products on a device: out[i] =
+// scalars[i]·base for every i, one base (the curve's generator of G1 or
+// G2) and many scalars (gnark's Fr, Montgomery form), out in gnark's
+// affine form with (0, 0) for a zero scalar; out and scalars have one
+// length. gpu.CUDA is one (the library's zk_fixed_base). It must give
+// exactly the points the CPU comb gives: the keys are the same either way.
+type FixedBase interface {
+	FixedBaseG1BN254(out []bn254.G1Affine, base *bn254.G1Affine, scalars []fr.Element) error
+	FixedBaseG2BN254(out []bn254.G2Affine, base *bn254.G2Affine, scalars []fr.Element) error
+	FixedBaseG1BLS12381(out []bls12381.G1Affine, base *bls12381.G1Affine, scalars []blsfr.Element) error
+	FixedBaseG2BLS12381(out []bls12381.G2Affine, base *bls12381.G2Affine, scalars []blsfr.Element) error
+}
+
+// WithFixedBase has Setup compute every query's fixed-base products on fb
+// (a GPU) instead of the CPU's comb; nil is the comb. The rest of Setup
+// (the QAP at τ, the scalars, the verifying key) stays on the CPU.
+func WithFixedBase(fb FixedBase) Option {
+	return func(o *options) { o.fixedBase = fb }
 }
 
 // WithPhaseLog has Setup call log as each of its phases ends (the QAP's

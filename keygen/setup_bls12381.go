@@ -4,6 +4,7 @@ package keygen
 
 import (
 	"fmt"
+	"io"
 	"math/big"
 	"math/bits"
 
@@ -19,12 +20,12 @@ import (
 )
 
 func init() {
-	setups[curve.BLS12_381] = func(ccsI constraint.ConstraintSystem, clock *phaseClock) (groth16.ProvingKey, groth16.VerifyingKey, bool, error) {
+	setups[curve.BLS12_381] = func(ccsI constraint.ConstraintSystem, clock *phaseClock, fb FixedBase) (groth16.ProvingKey, groth16.VerifyingKey, bool, error) {
 		r1cs, ok := ccsI.(*cs.R1CS)
 		if !ok {
 			return nil, nil, false, nil
 		}
-		pk, vk, err := setupBLS12381(r1cs, clock)
+		pk, vk, err := setupBLS12381(r1cs, clock, fb)
 		if err != nil {
 			return nil, nil, true, err
 		}
@@ -36,7 +37,7 @@ func init() {
 // in the same layout, computed over all cores (package doc). Its sections
 // follow gnark's: the QAP at τ, the G1 queries, the commitments, the G2
 // queries, the verifying key. clock is told as each phase ends.
-func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock) (*groth16bls12381.ProvingKey, *groth16bls12381.VerifyingKey, error) {
+func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, fb FixedBase) (*groth16bls12381.ProvingKey, *groth16bls12381.VerifyingKey, error) {
 	nbPublicVars := r1cs.GetNbPublicVariables()
 	nbWires := r1cs.NbInternalVariables + nbPublicVars + r1cs.GetNbSecretVariables()
 	commitmentInfo, ok := r1cs.CommitmentInfo.(constraint.Groth16Commitments)
@@ -137,30 +138,43 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock) (*groth16bls12381.ProvingKe
 	for _, size := range layout.ck {
 		nbG1 += size
 	}
-	fixed1 := newFixedG1BLS12381(&g1, nbG1)
+	fixed1 := newProductsG1BLS12381(fb, &g1, nbG1)
 	clock.done("G1 table")
 	var abd [3]bls12381.G1Affine
 	secrets := []fr.Element{tw.alpha, tw.beta, tw.delta}
-	fixed1.mul(abd[:], secrets)
+	err = fixed1.mul(abd[:], secrets)
 	zeroBLS12381(secrets)
+	if err != nil {
+		return nil, nil, err
+	}
 	pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta = abd[0], abd[1], abd[2]
 	pk.G1.A = make([]bls12381.G1Affine, len(A))
-	fixed1.mul(pk.G1.A, A)
+	if err := fixed1.mul(pk.G1.A, A); err != nil {
+		return nil, nil, err
+	}
 	clock.done("G1 A")
 	zeroBLS12381(A)
 	A = nil
 	pk.G1.B = make([]bls12381.G1Affine, len(B))
-	fixed1.mul(pk.G1.B, B)
+	if err := fixed1.mul(pk.G1.B, B); err != nil {
+		return nil, nil, err
+	}
 	clock.done("G1 B")
 	pk.G1.Z = make([]bls12381.G1Affine, n-1)
-	fixed1.mul(pk.G1.Z, Z[:n-1])
+	if err := fixed1.mul(pk.G1.Z, Z[:n-1]); err != nil {
+		return nil, nil, err
+	}
 	clock.done("G1 Z")
 	zeroBLS12381(Z)
 	Z = nil
 	vk.G1.K = make([]bls12381.G1Affine, layout.nbVK)
-	fixed1.mul(vk.G1.K, K[:layout.nbVK])
+	if err := fixed1.mul(vk.G1.K, K[:layout.nbVK]); err != nil {
+		return nil, nil, err
+	}
 	pk.G1.K = make([]bls12381.G1Affine, layout.nbPK)
-	fixed1.mul(pk.G1.K, K[layout.nbVK:layout.nbVK+layout.nbPK])
+	if err := fixed1.mul(pk.G1.K, K[layout.nbVK:layout.nbVK+layout.nbPK]); err != nil {
+		return nil, nil, err
+	}
 	clock.done("G1 K")
 
 	// ---------------------------------------------------------------------
@@ -184,14 +198,18 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock) (*groth16bls12381.ProvingKe
 				return nil, nil, err
 			}
 			basis := make([]bls12381.G1Affine, size)
-			fixed1.mul(basis, ck)
+			if err := fixed1.mul(basis, ck); err != nil {
+				return nil, nil, err
+			}
 			parallelFor(size, 1<<12, func(start, end int) {
 				for j := start; j < end; j++ {
 					ck[j].Mul(&ck[j], &sigma)
 				}
 			})
 			basisExpSigma := make([]bls12381.G1Affine, size)
-			fixed1.mul(basisExpSigma, ck)
+			if err := fixed1.mul(basisExpSigma, ck); err != nil {
+				return nil, nil, err
+			}
 			pk.CommitmentKeys[i] = pedersen.ProvingKey{Basis: basis, BasisExpSigma: basisExpSigma}
 
 			var sigmaNeg big.Int
@@ -211,17 +229,22 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock) (*groth16bls12381.ProvingKe
 	// ---------------------------------------------------------------------
 	// G2: [B_j(τ)]₂, [β]₂ [δ]₂ [γ]₂
 
-	fixed2 := newFixedG2BLS12381(&g2, len(B)+3)
+	fixed2 := newProductsG2BLS12381(fb, &g2, len(B)+3)
 	clock.done("G2 table")
 	pk.G2.B = make([]bls12381.G2Affine, len(B))
-	fixed2.mul(pk.G2.B, B)
+	if err := fixed2.mul(pk.G2.B, B); err != nil {
+		return nil, nil, err
+	}
 	clock.done("G2 B")
 	zeroBLS12381(B)
 	B = nil
 	var bdg [3]bls12381.G2Affine
 	secrets = []fr.Element{tw.beta, tw.delta, tw.gamma}
-	fixed2.mul(bdg[:], secrets)
+	err = fixed2.mul(bdg[:], secrets)
 	zeroBLS12381(secrets)
+	if err != nil {
+		return nil, nil, err
+	}
 	pk.G2.Beta, pk.G2.Delta = bdg[0], bdg[1]
 	vk.G2.Beta, vk.G2.Delta, vk.G2.Gamma = bdg[0], bdg[1], bdg[2]
 
@@ -283,6 +306,14 @@ func (tw *toxicWasteBLS12381) zero() { *tw = toxicWasteBLS12381{} }
 func randomNonZeroBLS12381() (fr.Element, error) {
 	var e fr.Element
 	for e.IsZero() {
+		if testToxicWaste != nil { // tests alone (keygen.go)
+			var b [64]byte
+			if _, err := io.ReadFull(testToxicWaste, b[:]); err != nil {
+				return fr.Element{}, err
+			}
+			e.SetBytes(b[:])
+			continue
+		}
 		if _, err := e.SetRandom(); err != nil {
 			return fr.Element{}, fmt.Errorf("toxic waste from crypto/rand: %w", err)
 		}

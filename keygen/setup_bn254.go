@@ -4,6 +4,7 @@ package keygen
 
 import (
 	"fmt"
+	"io"
 	"math/big"
 	"math/bits"
 
@@ -19,12 +20,12 @@ import (
 )
 
 func init() {
-	setups[curve.BN254] = func(ccsI constraint.ConstraintSystem, clock *phaseClock) (groth16.ProvingKey, groth16.VerifyingKey, bool, error) {
+	setups[curve.BN254] = func(ccsI constraint.ConstraintSystem, clock *phaseClock, fb FixedBase) (groth16.ProvingKey, groth16.VerifyingKey, bool, error) {
 		r1cs, ok := ccsI.(*cs.R1CS)
 		if !ok {
 			return nil, nil, false, nil
 		}
-		pk, vk, err := setupBN254(r1cs, clock)
+		pk, vk, err := setupBN254(r1cs, clock, fb)
 		if err != nil {
 			return nil, nil, true, err
 		}
@@ -36,7 +37,7 @@ func init() {
 // in the same layout, computed over all cores (package doc). Its sections
 // follow gnark's: the QAP at τ, the G1 queries, the commitments, the G2
 // queries, the verifying key. clock is told as each phase ends.
-func setupBN254(r1cs *cs.R1CS, clock *phaseClock) (*groth16bn254.ProvingKey, *groth16bn254.VerifyingKey, error) {
+func setupBN254(r1cs *cs.R1CS, clock *phaseClock, fb FixedBase) (*groth16bn254.ProvingKey, *groth16bn254.VerifyingKey, error) {
 	nbPublicVars := r1cs.GetNbPublicVariables()
 	nbWires := r1cs.NbInternalVariables + nbPublicVars + r1cs.GetNbSecretVariables()
 	commitmentInfo, ok := r1cs.CommitmentInfo.(constraint.Groth16Commitments)
@@ -137,30 +138,43 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock) (*groth16bn254.ProvingKey, *gr
 	for _, size := range layout.ck {
 		nbG1 += size
 	}
-	fixed1 := newFixedG1BN254(&g1, nbG1)
+	fixed1 := newProductsG1BN254(fb, &g1, nbG1)
 	clock.done("G1 table")
 	var abd [3]bn254.G1Affine
 	secrets := []fr.Element{tw.alpha, tw.beta, tw.delta}
-	fixed1.mul(abd[:], secrets)
+	err = fixed1.mul(abd[:], secrets)
 	zeroBN254(secrets)
+	if err != nil {
+		return nil, nil, err
+	}
 	pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta = abd[0], abd[1], abd[2]
 	pk.G1.A = make([]bn254.G1Affine, len(A))
-	fixed1.mul(pk.G1.A, A)
+	if err := fixed1.mul(pk.G1.A, A); err != nil {
+		return nil, nil, err
+	}
 	clock.done("G1 A")
 	zeroBN254(A)
 	A = nil
 	pk.G1.B = make([]bn254.G1Affine, len(B))
-	fixed1.mul(pk.G1.B, B)
+	if err := fixed1.mul(pk.G1.B, B); err != nil {
+		return nil, nil, err
+	}
 	clock.done("G1 B")
 	pk.G1.Z = make([]bn254.G1Affine, n-1)
-	fixed1.mul(pk.G1.Z, Z[:n-1])
+	if err := fixed1.mul(pk.G1.Z, Z[:n-1]); err != nil {
+		return nil, nil, err
+	}
 	clock.done("G1 Z")
 	zeroBN254(Z)
 	Z = nil
 	vk.G1.K = make([]bn254.G1Affine, layout.nbVK)
-	fixed1.mul(vk.G1.K, K[:layout.nbVK])
+	if err := fixed1.mul(vk.G1.K, K[:layout.nbVK]); err != nil {
+		return nil, nil, err
+	}
 	pk.G1.K = make([]bn254.G1Affine, layout.nbPK)
-	fixed1.mul(pk.G1.K, K[layout.nbVK:layout.nbVK+layout.nbPK])
+	if err := fixed1.mul(pk.G1.K, K[layout.nbVK:layout.nbVK+layout.nbPK]); err != nil {
+		return nil, nil, err
+	}
 	clock.done("G1 K")
 
 	// ---------------------------------------------------------------------
@@ -184,14 +198,18 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock) (*groth16bn254.ProvingKey, *gr
 				return nil, nil, err
 			}
 			basis := make([]bn254.G1Affine, size)
-			fixed1.mul(basis, ck)
+			if err := fixed1.mul(basis, ck); err != nil {
+				return nil, nil, err
+			}
 			parallelFor(size, 1<<12, func(start, end int) {
 				for j := start; j < end; j++ {
 					ck[j].Mul(&ck[j], &sigma)
 				}
 			})
 			basisExpSigma := make([]bn254.G1Affine, size)
-			fixed1.mul(basisExpSigma, ck)
+			if err := fixed1.mul(basisExpSigma, ck); err != nil {
+				return nil, nil, err
+			}
 			pk.CommitmentKeys[i] = pedersen.ProvingKey{Basis: basis, BasisExpSigma: basisExpSigma}
 
 			var sigmaNeg big.Int
@@ -211,17 +229,22 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock) (*groth16bn254.ProvingKey, *gr
 	// ---------------------------------------------------------------------
 	// G2: [B_j(τ)]₂, [β]₂ [δ]₂ [γ]₂
 
-	fixed2 := newFixedG2BN254(&g2, len(B)+3)
+	fixed2 := newProductsG2BN254(fb, &g2, len(B)+3)
 	clock.done("G2 table")
 	pk.G2.B = make([]bn254.G2Affine, len(B))
-	fixed2.mul(pk.G2.B, B)
+	if err := fixed2.mul(pk.G2.B, B); err != nil {
+		return nil, nil, err
+	}
 	clock.done("G2 B")
 	zeroBN254(B)
 	B = nil
 	var bdg [3]bn254.G2Affine
 	secrets = []fr.Element{tw.beta, tw.delta, tw.gamma}
-	fixed2.mul(bdg[:], secrets)
+	err = fixed2.mul(bdg[:], secrets)
 	zeroBN254(secrets)
+	if err != nil {
+		return nil, nil, err
+	}
 	pk.G2.Beta, pk.G2.Delta = bdg[0], bdg[1]
 	vk.G2.Beta, vk.G2.Delta, vk.G2.Gamma = bdg[0], bdg[1], bdg[2]
 
@@ -283,6 +306,14 @@ func (tw *toxicWasteBN254) zero() { *tw = toxicWasteBN254{} }
 func randomNonZeroBN254() (fr.Element, error) {
 	var e fr.Element
 	for e.IsZero() {
+		if testToxicWaste != nil { // tests alone (keygen.go)
+			var b [64]byte
+			if _, err := io.ReadFull(testToxicWaste, b[:]); err != nil {
+				return fr.Element{}, err
+			}
+			e.SetBytes(b[:])
+			continue
+		}
 		if _, err := e.SetRandom(); err != nil {
 			return fr.Element{}, fmt.Errorf("toxic waste from crypto/rand: %w", err)
 		}

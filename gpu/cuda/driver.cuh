@@ -16,12 +16,16 @@
 //   digits, sort_pairs, runs, max_of, tiles, chunks, exclusive_sum,
 //   level0<F>, levelN<F>, segment<F>, reduce<F>, ones<F>      (MSM, ones)
 //   ntt_regs, ntt_pass, scale_rev, pointwise, powers          (NTT)
+//   to_dev(dst, src, bytes): a copy of host memory to the device in the
+//   stream's order; fb_powers<F>, fb_table<F>, fb_mul<F>, fb_affine<F>
+//   (the fixed-base products, fixed.cuh)
 //
 // The knobs come in as values (MsmTuning, from the zk_config a library
 // context was made with: zkpipe.h), never from the environment.
 #pragma once
 
 #include "errors.cuh"
+#include "fixed.cuh"
 #include "msm.cuh"
 #include "ntt.cuh"
 
@@ -622,6 +626,62 @@ template <class F, class D> int ones_run(D &d, const Affine<F> *bases, const u64
     TRY(reduce_all<F>(d, part, nw, one, sc));
     TRY(d.to_host(host_out, one, sizeof(XYZZ<F>)));
     TRY(d.sync());
+    return 0;
+}
+
+// ─── fixed-base products ────────────────────────────────────────────────────
+
+// FIXED_BASE_CHUNK: the scalars one pass of fixed_base_run takes, so that
+// its device memory is bounded whatever n (at 2^22: 128 MiB of scalars,
+// their XYZZ sums and affine points, 1.5 GiB and 768 MiB over BLS12-381's G2).
+// The stand-in (hostlib.cpp) builds with chunks of 64, so that its tests
+// run the loop over several chunks and a short last one.
+#ifndef ZK_FIXED_BASE_CHUNK
+#define ZK_FIXED_BASE_CHUNK ((size_t)1 << 22)
+#endif
+const size_t FIXED_BASE_CHUNK = ZK_FIXED_BASE_CHUNK;
+
+// fixed_base_run: out[i] = scalars[i]·base for i < n, every pointer host
+// memory (base one affine point, scalars Montgomery Fr, out affine, (0, 0)
+// for infinity); c is the window (0: fixed_base_window's). The table is
+// built on the device, then each chunk of scalars goes up, is multiplied,
+// made affine and comes back. Returns when out is written.
+template <class F, class D>
+int fixed_base_run(D &d, int c, const Affine<F> *base, const ScalarOf<F> *scalars, size_t n, Affine<F> *out) {
+    typedef ScalarOf<F> S;
+    if (n == 0) return 0;
+    if (!base || !scalars || !out) return FAILF("fixed base: no base, scalars or output");
+    if (c == 0) c = fixed_base_window<S>(n);
+    if (c < 2 || c > 20) return FAILF("fixed base: window of %d bits, want 2 to 20 (0: by size)", c);
+    if (base->is_inf()) { // every product is infinity
+        memset((void *)out, 0, n * sizeof(Affine<F>));
+        return 0;
+    }
+    const int nw = msm_windows<S>(c);
+    const size_t entries = (size_t)nw << (c - 1);
+    Scratch<D> sc(d);
+    Affine<F> *dbase, *table, *aff;
+    XYZZ<F> *pw, *acc;
+    S *ds;
+    const size_t chunk = n < FIXED_BASE_CHUNK ? n : FIXED_BASE_CHUNK;
+    TRY(sc.get(&dbase, 1));
+    TRY(sc.get(&pw, (size_t)nw));
+    TRY(sc.get(&table, entries));
+    TRY(sc.get(&ds, chunk));
+    TRY(sc.get(&acc, chunk));
+    TRY(sc.get(&aff, chunk));
+    TRY(d.to_dev(dbase, base, sizeof(Affine<F>)));
+    TRY(d.template fb_powers<F>(dbase, c, nw, pw));
+    TRY(d.template fb_table<F>(pw, c, entries, table));
+    for (size_t off = 0; off < n; off += chunk) {
+        size_t m = n - off < chunk ? n - off : chunk;
+        size_t g = (m + FB_INV_BATCH - 1) / FB_INV_BATCH;
+        TRY(d.to_dev(ds, scalars + off, m * sizeof(S)));
+        TRY(d.template fb_mul<F>(ds, m, table, c, nw, acc));
+        TRY(d.template fb_affine<F>(acc, m, g, aff));
+        TRY(d.to_host(out + off, aff, m * sizeof(Affine<F>)));
+        TRY(d.sync());
+    }
     return 0;
 }
 

@@ -149,6 +149,7 @@ ZK_PART_1(extern "C" int zk_msm_scratch_bytes(void *ctx, int32_t curve, uint64_t
 #define ZK_PRECOMPUTE_PARAMS (const void *bases, uint64_t nbase, void *table, void *s)
 #define ZK_ONES_PARAMS (const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s)
 #define ZK_MSM_PARAMS (const zk_msm_args *a, void *out, int32_t *c, int32_t *nw, void *s)
+#define ZK_FIXED_BASE_PARAMS (int32_t c, const void *base, const void *scalars, uint64_t n, void *out, void *s)
 #define ZK_GROUP_HALVES(F, g1part, g2part, g2tabpart, curve)                                                         \
     ZK_HALF(g1part, precompute_##curve##_g1, ZK_PRECOMPUTE_PARAMS, s, false,                                          \
             msm_precompute_raw<F>(d, t, bases, nbase, table))                                                          \
@@ -159,7 +160,12 @@ ZK_PART_1(extern "C" int zk_msm_scratch_bytes(void *ctx, int32_t curve, uint64_t
     ZK_HALF(g2tabpart, ones_##curve##_g2, ZK_ONES_PARAMS, s, true,                                                     \
             ones_run<Fp2T<F>>(d, (const Affine<Fp2T<F>> *)bases, bitmap, n, (XYZZ<Fp2T<F>> *)out))                    \
     ZK_HALF(g1part, msm_##curve##_g1, ZK_MSM_PARAMS, s, true, msm_raw<F>(d, t, *a, out, c, nw))                       \
-    ZK_HALF(g2part, msm_##curve##_g2, ZK_MSM_PARAMS, s, true, msm_raw<Fp2T<F>>(d, t, *a, out, c, nw))
+    ZK_HALF(g2part, msm_##curve##_g2, ZK_MSM_PARAMS, s, true, msm_raw<Fp2T<F>>(d, t, *a, out, c, nw))              \
+    ZK_HALF(g1part, fixed_base_##curve##_g1, ZK_FIXED_BASE_PARAMS, s, true,                                          \
+            fixed_base_run<F>(d, c, (const Affine<F> *)base, (const ScalarOf<F> *)scalars, n, (Affine<F> *)out))      \
+    ZK_HALF(g2tabpart, fixed_base_##curve##_g2, ZK_FIXED_BASE_PARAMS, s, true,                                       \
+            fixed_base_run<Fp2T<F>>(d, c, (const Affine<Fp2T<F>> *)base, (const ScalarOf<Fp2T<F>> *)scalars, n,     \
+                                    (Affine<Fp2T<F>> *)out))
 ZK_GROUP_HALVES(Fp, 2, 3, 4, bn254)
 ZK_GROUP_HALVES(Bls12381Fp, 5, 6, 7, bls12381)
 
@@ -194,4 +200,13 @@ ZK_PART_1(extern "C" int zk_msm(const zk_msm_args *a, void *out, int32_t *c, int
     if (a->g2 != 0 && a->g2 != 1) return FAILF("msm: group %d, want 0 (G1) or 1 (G2)", a->g2);
     ZK_BY_CURVE("msm", a->curve, a->g2 ? msm_bn254_g2(a, out, c, nw, s) : msm_bn254_g1(a, out, c, nw, s),
                 a->g2 ? msm_bls12381_g2(a, out, c, nw, s) : msm_bls12381_g1(a, out, c, nw, s));
+})
+ZK_PART_1(extern "C" int zk_fixed_base(int32_t curve, int32_t g2, int32_t c, const void *base, const void *scalars,
+                                       uint64_t n, void *out, void *s, char *err) {
+    ErrScope es_(err);
+    if (g2 != 0 && g2 != 1) return FAILF("fixed base: group %d, want 0 (G1) or 1 (G2)", g2);
+    ZK_BY_CURVE("fixed base", curve,
+                g2 ? fixed_base_bn254_g2(c, base, scalars, n, out, s) : fixed_base_bn254_g1(c, base, scalars, n, out, s),
+                g2 ? fixed_base_bls12381_g2(c, base, scalars, n, out, s)
+                   : fixed_base_bls12381_g1(c, base, scalars, n, out, s));
 })

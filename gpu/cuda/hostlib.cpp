@@ -52,6 +52,7 @@
 // Streams: a call's work on a stream is queued and runs only when something
 // waits for it (HostDev), so work on two streams with no event between them
 // runs in the worst order, and a missing wait gives wrong results.
+#define ZK_FIXED_BASE_CHUNK 64 // zk_fixed_base's chunks: several at a test's sizes (driver.cuh)
 #include "cuda_host.h" // before the kernels: CUDA's execution model on the CPU
 #include "abi.cuh" // zk_abi_version, zk_default_config
 #include "driver.cuh"
@@ -266,6 +267,11 @@ struct HostDev {
         flush();
         return 0;
     }
+    int to_dev(void *dst, const void *src, size_t bytes) {
+        TRY(injected(COPY));
+        issue([=] { memcpy(dst, src, bytes); });
+        return 0;
+    }
     // after: this stream's later work waits for o's so far: o's queue runs
     // now, before anything this one issues next.
     int after(HostDev &o) {
@@ -390,6 +396,29 @@ struct HostDev {
     template <class F> int ones(const Affine<F> *bases, const u64 *bitmap, size_t n, size_t nw, XYZZ<F> *part) {
         TRY(injected(KERNEL));
         issue([=] { cuda_host::launch(blocks(nw, 128), 128, 0, [=] { k_ones<F>(bases, bitmap, n, nw, part); }); });
+        return 0;
+    }
+
+    // fixed-base products: zkpipe.cu's launches
+    template <class F> int fb_powers(const Affine<F> *base, int c, int nw, XYZZ<F> *pw) {
+        TRY(injected(KERNEL));
+        issue([=] { cuda_host::launch(1, 1, 0, [=] { k_fb_powers<F>(base, c, nw, pw); }); });
+        return 0;
+    }
+    template <class F> int fb_table(const XYZZ<F> *pw, int c, size_t entries, Affine<F> *table) {
+        TRY(injected(KERNEL));
+        issue([=] { cuda_host::launch(blocks(entries, 128), 128, 0, [=] { k_fb_table<F>(pw, c, entries, table); }); });
+        return 0;
+    }
+    template <class F>
+    int fb_mul(const ScalarOf<F> *scalars, size_t m, const Affine<F> *table, int c, int nw, XYZZ<F> *out) {
+        TRY(injected(KERNEL));
+        issue([=] { cuda_host::launch(blocks(m, 128), 128, 0, [=] { k_fb_mul<F>(scalars, m, table, c, nw, out); }); });
+        return 0;
+    }
+    template <class F> int fb_affine(const XYZZ<F> *in, size_t m, size_t g, Affine<F> *out) {
+        TRY(injected(KERNEL));
+        issue([=] { cuda_host::launch(blocks(g, 128), 128, 0, [=] { k_fb_affine<F>(in, m, g, out); }); });
         return 0;
     }
 

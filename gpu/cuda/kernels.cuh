@@ -105,6 +105,26 @@ template <class F> __global__ void k_ones(const Affine<F> *bases, const u64 *bit
     if (t < nw) ones_body(t, bases, bitmap, n, out);
 }
 
+// The fixed-base products (fixed.cuh): the powers of the base (one
+// thread: nw·c doublings), the table (a thread an entry), the products (a
+// thread a scalar) and their affine form (a thread FB_INV_BATCH points).
+template <class F> __global__ void k_fb_powers(const Affine<F> *base, int c, int nw, XYZZ<F> *pw) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) fb_powers_body(base, c, nw, pw);
+}
+template <class F> __global__ void k_fb_table(const XYZZ<F> *pw, int c, size_t entries, Affine<F> *table) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < entries) fb_table_body(i, pw, c, table);
+}
+template <class F>
+__global__ void k_fb_mul(const ScalarOf<F> *scalars, size_t m, const Affine<F> *table, int c, int nw, XYZZ<F> *out) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m) fb_mul_body(i, scalars, table, c, nw, out);
+}
+template <class F> __global__ void k_fb_affine(const XYZZ<F> *in, size_t m, size_t g, Affine<F> *out) {
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < g) fb_affine_body(t, in, m, g, out);
+}
+
 const int RED = 128; // threads of a reduction block
 
 // k_reduce: block b sums in[b·per, min(m, (b+1)·per)) into out[b].

@@ -165,6 +165,10 @@ struct CudaDev {
         CK(cudaStreamSynchronize(s));
         return 0;
     }
+    int to_dev(void *dst, const void *src, size_t bytes) {
+        CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
+        return 0;
+    }
     // after: an event recorded on o's stream, waited for by this one on the
     // device. Destroying the event once the wait is enqueued is allowed:
     // CUDA keeps it until the device is done with it.
@@ -255,6 +259,29 @@ struct CudaDev {
     }
     template <class F> int ones(const Affine<F> *bases, const u64 *bitmap, size_t n, size_t nw, XYZZ<F> *part) {
         k_ones<F><<<blocks(nw, 128), 128, 0, s>>>(bases, bitmap, n, nw, part);
+        CKL();
+        return 0;
+    }
+
+    // fixed-base products (fixed.cuh)
+    template <class F> int fb_powers(const Affine<F> *base, int c, int nw, XYZZ<F> *pw) {
+        k_fb_powers<F><<<1, 1, 0, s>>>(base, c, nw, pw);
+        CKL();
+        return 0;
+    }
+    template <class F> int fb_table(const XYZZ<F> *pw, int c, size_t entries, Affine<F> *table) {
+        k_fb_table<F><<<blocks(entries, 128), 128, 0, s>>>(pw, c, entries, table);
+        CKL();
+        return 0;
+    }
+    template <class F>
+    int fb_mul(const ScalarOf<F> *scalars, size_t m, const Affine<F> *table, int c, int nw, XYZZ<F> *out) {
+        k_fb_mul<F><<<blocks(m, 128), 128, 0, s>>>(scalars, m, table, c, nw, out);
+        CKL();
+        return 0;
+    }
+    template <class F> int fb_affine(const XYZZ<F> *in, size_t m, size_t g, Affine<F> *out) {
+        k_fb_affine<F><<<blocks(g, 128), 128, 0, s>>>(in, m, g, out);
         CKL();
         return 0;
     }

@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define ZK_ABI_VERSION 10 /* 10: curve ids (BLS12-381); 9: zk_config at zk_init, contexts, one zk_msm */
+#define ZK_ABI_VERSION 11 /* 11: zk_fixed_base; 10: curve ids (BLS12-381); 9: zk_config at zk_init, contexts, one zk_msm */
 #define ZK_ERR_BYTES 512
 #define ZK_MAX_WINDOWS 64 /* an MSM returns at most this many window sums */
 #define ZK_MAX_BATCH 64   /* scalar vectors one batched MSM takes at most (ABI 7) */
@@ -178,6 +178,17 @@ int zk_precompute_g2(int32_t curve, const void *bases, uint64_t nbase, void *tab
 /* zk_ones_g1/g2: the sum of bases[j] for the set bits j < n of bitmap. */
 int zk_ones_g1(int32_t curve, const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);
 int zk_ones_g2(int32_t curve, const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s, char *err);
+
+/* zk_fixed_base: out[i] = scalars[i]·base for i < n in G1 (g2 = 0) or G2
+ * of curve (ABI 11): a Groth16 setup's fixed-base products. base (one
+ * affine point), scalars (n Montgomery Fr) and out (n affine points, (0, 0)
+ * for infinity) are HOST memory, as gnark lays them out; the library
+ * builds a table of the base's signed c-bit window multiples on the device
+ * (c = 0: chosen by n; 2 to 20 otherwise), takes the scalars in chunks of
+ * at most 2^22 (bounded device memory) on stream s and returns when out is
+ * written. */
+int zk_fixed_base(int32_t curve, int32_t g2, int32_t c, const void *base, const void *scalars, uint64_t n, void *out,
+                  void *s, char *err);
 
 #ifdef __cplusplus
 }

@@ -44,7 +44,10 @@ func SetupOn(id curve.ID, name string, n int, dir string) (SetupInfo, error) {
 // SetupLogged is SetupOn telling log, when not nil, as each phase ends:
 // "compile", keygen.Setup's phases (keygen.WithPhaseLog), then "write"
 // and each file's name, always from the calling goroutine.
-func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase string, elapsed time.Duration)) (SetupInfo, error) {
+//
+// opts go to keygen.Setup after its phase log: keygen.WithFixedBase puts
+// the fixed-base products on a GPU.
+func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase string, elapsed time.Duration), opts ...keygen.Option) (SetupInfo, error) {
 	if log == nil {
 		log = func(string, time.Duration) {}
 	}
@@ -67,7 +70,7 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 	if err := circuits.CheckSetupOf(ccs, allow); err != nil {
 		return SetupInfo{}, fmt.Errorf("%s at --constraints %d: %w", name, n, err)
 	}
-	pk, vk, err := keygen.Setup(ccs, keygen.WithPhaseLog(log))
+	pk, vk, err := keygen.Setup(ccs, append([]keygen.Option{keygen.WithPhaseLog(log)}, opts...)...)
 	if err != nil {
 		return SetupInfo{}, fmt.Errorf("setup %s: %w", name, err)
 	}
