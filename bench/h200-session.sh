@@ -10,7 +10,10 @@
 #   prebuilt         use .carry-lead/libzkpipe_cuda.so from an earlier build
 #   faults C:N P     bench/mem-note.sh: minor faults per proof, first against
 #                    the median of the rest, unbounded and under a budget for
-#                    three jobs, P generate jobs of mulchain N
+#                    three jobs, P generate jobs of mulchain N; $FAULTS_FLAGS
+#                    are extra prove flags (--device cpu: the CPU backend's
+#                    faults, notes/cpu-faults.md), $FAULTS_TAG a suffix of
+#                    its log folder
 #   fieldbench       nvcc gpu/cuda/fieldbench.cu (FIELDBENCH_MODES="32 64" for both field
 #                    products for the curve rows) and run both: products/s
 #                    against the chip's model, and the device-side check
@@ -144,7 +147,8 @@ while [ $# -gt 0 ]; do
 		# for three jobs (bench/mem-note.sh), mulchain only
 		spec=$1 p=$2
 		shift 2
-		bash bench/mem-note.sh "$PWD/$bin/zkpipe" "$OUT/faults-${spec##*:}" "$p" "${spec##*:}" all 2>&1 |
+		# shellcheck disable=SC2086 # $FAULTS_FLAGS is a set of prove flags (--device cpu)
+		bash bench/mem-note.sh "$PWD/$bin/zkpipe" "$OUT/faults-${spec##*:}${FAULTS_TAG:-}" "$p" "${spec##*:}" all -- ${FAULTS_FLAGS:-} 2>&1 |
 			grep -vE "^zkpipe: (shape|status)" | tail -30
 		;;
 	fieldbench)
