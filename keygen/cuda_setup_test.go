@@ -12,7 +12,6 @@ import (
 	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/constraint"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/keygen"
@@ -54,16 +53,7 @@ func TestCUDASetupProvesAndVerifiesWithGnark(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				proof, err := groth16.Prove(c.CCS, pk, c.W1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := groth16.Verify(proof, vk, keygen.Public(t, c.W1)); err != nil {
-					t.Fatalf("gnark rejects the proof: %v", err)
-				}
-				if err := groth16.Verify(proof, vk, keygen.Public(t, c.W2)); err == nil {
-					t.Fatal("gnark accepts the proof for another witness's public inputs")
-				}
+				proveWithGnark(t, c, pk, vk)
 			})
 		}
 	}

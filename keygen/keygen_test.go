@@ -33,16 +33,7 @@ func TestKeysProveAndVerifyWithGnark(t *testing.T) {
 				if pk.CurveID() != id.ECC() || vk.CurveID() != id.ECC() {
 					t.Fatalf("keys of %s, %s for a %s circuit", pk.CurveID(), vk.CurveID(), id)
 				}
-				proof, err := groth16.Prove(c.CCS, pk, c.W1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := groth16.Verify(proof, vk, keygen.Public(t, c.W1)); err != nil {
-					t.Fatalf("gnark rejects the proof: %v", err)
-				}
-				if err := groth16.Verify(proof, vk, keygen.Public(t, c.W2)); err == nil {
-					t.Fatal("gnark accepts the proof for another witness's public inputs")
-				}
+				proveWithGnark(t, c, pk, vk)
 				var buf bytes.Buffer
 				if _, err := vk.WriteTo(&buf); err != nil {
 					t.Fatal(err)
@@ -166,5 +157,22 @@ func TestPhaseLog(t *testing.T) {
 	}
 	if sum > total {
 		t.Fatalf("phases add up to %s, the setup took %s", sum, total)
+	}
+}
+
+// proveWithGnark proves c's first witness with gnark's own prover and keys
+// pk, vk, checks that gnark's verifier accepts it and refuses it against the
+// second witness's public inputs.
+func proveWithGnark(t *testing.T, c keygen.Case, pk groth16.ProvingKey, vk groth16.VerifyingKey) {
+	t.Helper()
+	proof, err := groth16.Prove(c.CCS, pk, c.W1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := groth16.Verify(proof, vk, keygen.Public(t, c.W1)); err != nil {
+		t.Fatalf("gnark rejects the proof: %v", err)
+	}
+	if err := groth16.Verify(proof, vk, keygen.Public(t, c.W2)); err == nil {
+		t.Fatal("gnark accepts the proof for another witness's public inputs")
 	}
 }
