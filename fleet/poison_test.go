@@ -251,8 +251,13 @@ func TestKillerJobDiesAloneInnocentLives(t *testing.T) {
 	if r := res["innocent"]; r.Error != "" {
 		t.Errorf("innocent: %s", r.Error)
 	}
-	if r := res["killer"]; !strings.Contains(r.Error, "job killer: delivered 4 times; 2 of them it ran alone") || kills != 3 {
-		t.Errorf("killer after %d kills (want 3: one shared, two alone): %+v", kills, r)
+	// one or more deliveries shared a worker (how many depends on which
+	// worker took which job first), then two ran alone; every delivery but
+	// the last, which refused it, cost a worker
+	r := res["killer"]
+	var delivered int
+	if _, err := fmt.Sscanf(r.Error, "job killer: delivered %d times; 2 of them it ran alone", &delivered); err != nil || delivered < 4 || kills != delivered-1 {
+		t.Errorf("killer after %d kills (want at least 3, one a delivery but the last: shared ones, then two alone): %+v", kills, r)
 	}
 	settled(t, q)
 	noneLeft(t, q)
