@@ -740,8 +740,16 @@ template <class P> struct Field {
         }
         E[2 * n - 2] = madc_lo_cc(a[n - 1], a[n - 1], E[2 * n - 2], cc);
         E[2 * n - 1] = madc_hi(a[n - 1], a[n - 1], E[2 * n - 1], cc);
-        // low half · R⁻¹ (mul_by_1), plus the high half
-        u32 *even = E, red[n];
+        return redc_wide(E, canonical);
+    }
+    // redc_wide: W·R⁻¹ mod q from a 2n-limb W < q·R (sqr32_n_raw's
+    // reduction, shared): n reduce_rows over the low half L (a mul_by_1:
+    // only q·m_i rows) give (L + M·q)/R ≤ q, then the high half H is added:
+    // T = (W + M·q)/R < W/R + q < 2q < R, so the last addition drops no
+    // carry; `canonical` subtracts q once if T ≥ q. W is overwritten.
+    HD static Limbs32 redc_wide(u32 W[2 * N32], bool canonical = true) {
+        constexpr int n = N32;
+        u32 *even = W, red[n], cc = 0;
 #pragma unroll
         for (int i = 0; i < n; i += 2) {
             reduce_row(even, red, i == 0);
@@ -752,13 +760,128 @@ template <class P> struct Field {
         for (int j = 1; j < n - 1; j++) even[j] = addc_cc(even[j], red[j + 1], cc);
         even[n - 1] = addc(even[n - 1], 0, cc);
         Limbs32 r;
-        r.l[0] = add_cc(even[0], E[n], cc);
+        r.l[0] = add_cc(even[0], W[n], cc);
 #pragma unroll
-        for (int j = 1; j < n - 1; j++) r.l[j] = addc_cc(even[j], E[n + j], cc);
-        r.l[n - 1] = addc(even[n - 1], E[2 * n - 1], cc);
+        for (int j = 1; j < n - 1; j++) r.l[j] = addc_cc(even[j], W[n + j], cc);
+        r.l[n - 1] = addc(even[n - 1], W[2 * n - 1], cc);
         if (canonical) sub_q_if_ge(r.l);
         return r;
     }
+
+    // mul_wide: the exact 2n-limb product W = a·b, no reduction: n rows of
+    // n limb products, each row's pairs (lo, hi) split by the parity of
+    // their position i + j into two arrays E and O (as sqr32_n_raw's cross
+    // products: every chain unbroken), then W = E + O. Row i's chain for j
+    // of parity par lands in the array of parity i + par and puts its carry
+    // in the limb above its top pair, i + n + par: that limb is fresh or
+    // holds one earlier row's carry (≤ 1), so it takes the carry without
+    // one of its own. The last row's odd chain tops out at limb 2n − 1:
+    // E and O are each a sum of some of a·b's non-negative partial products,
+    // so each is < a·b < 2^(64n) and that chain has no carry out.
+    HD static void mul_wide(const u32 a[N32], const u32 b[N32], u32 W[2 * N32]) {
+        constexpr int n = N32;
+        u32 O[2 * n], cc = 0;
+        u32 *E = W;
+#pragma unroll
+        for (int k = 0; k < 2 * n; k++) E[k] = 0, O[k] = 0;
+#pragma unroll
+        for (int i = 0; i < n; i++) {
+#pragma unroll
+            for (int par = 0; par < 2; par++) {
+                u32 *X = ((i + par) & 1) ? O : E;
+                X[i + par] = mad_lo_cc(a[par], b[i], X[i + par], cc);
+                if (i == n - 1 && par == 1 && n == 2) {
+                    X[i + par + 1] = madc_hi(a[par], b[i], X[i + par + 1], cc);
+                    continue;
+                }
+                X[i + par + 1] = madc_hi_cc(a[par], b[i], X[i + par + 1], cc);
+#pragma unroll
+                for (int j = par + 2; j < n; j += 2) {
+                    X[i + j] = madc_lo_cc(a[j], b[i], X[i + j], cc);
+                    if (i == n - 1 && par == 1 && j == n - 1)
+                        X[i + j + 1] = madc_hi(a[j], b[i], X[i + j + 1], cc);
+                    else
+                        X[i + j + 1] = madc_hi_cc(a[j], b[i], X[i + j + 1], cc);
+                }
+                if (!(i == n - 1 && par == 1)) X[i + n + par] = addc(X[i + n + par], 0, cc);
+            }
+        }
+        E[0] = add_cc(E[0], O[0], cc);
+#pragma unroll
+        for (int k = 1; k < 2 * n - 1; k++) E[k] = addc_cc(E[k], O[k], cc);
+        E[2 * n - 1] = addc(E[2 * n - 1], O[2 * n - 1], cc);
+    }
+
+    // cq2h32: limb k of C = q·2^(32n − 1) = q·R/2, the multiple of q that
+    // fp2_mul_wide adds to make a0·b0 − a1·b1 non-negative.
+    HD static u32 cq2h32(int k) {
+        const int m = k - (N32 - 1); // C's limb k takes q's limbs m and m − 1
+        if (m < 0) return 0;
+        u32 lo = m >= 1 ? q32(m - 1) >> 1 : 0, hi = m < N32 ? q32(m) << 31 : 0;
+        return hi | lo;
+    }
+
+    // fp2_mul_wide: the F[u]/(u² + 1) product (a0 + a1·u)(b0 + b1·u) by
+    // Karatsuba with the reduction deferred: three exact 2n-limb products
+    // V0 = a0·b0, V1 = a1·b1, S = (a0 + a1)(b0 + b1) and two reductions,
+    // r0 = redc(V0 − V1 + C), r1 = redc(S − V0 − V1), where mul_dot takes two
+    // dot products of two products and one reduction each (3n² + 2n² limb
+    // products against 4n² + 2n²: 720 against 864 for n = 12).
+    // Bounds, for inputs below 2q with 8q < R (BLS12-381's Fp: q < 2^381,
+    // R = 2^384): a0 + a1 < 4q < R fits n limbs; C = q·R/2 > 4q² > V1, so
+    // V0 − V1 + C is in (0, 4q² + qR/2) ⊂ [0, qR); S − V0 − V1 = a0·b1 +
+    // a1·b0 < 8q² < qR. redc_wide then gives each part below 2q, and
+    // canonical below q. C ≡ 0 mod q leaves r0 ≡ (V0 − V1)·R⁻¹.
+    HD static void fp2_mul_wide(const Field &a0, const Field &a1, const Field &b0, const Field &b1, Field &r0,
+                                Field &r1) {
+        static_assert(HEADROOM_4Q, "fp2_mul_wide's sums need 4q < R");
+        constexpr int n = N32;
+        u32 x[n], y[n], V0[2 * n], V1[2 * n], cc = 0;
+        a0.split(x);
+        b0.split(y);
+        mul_wide(x, y, V0);
+        a1.split(x);
+        b1.split(y);
+        mul_wide(x, y, V1);
+        // V1 ← V0 + V1 (< 8q² < R², no carry out); V0 ← V0 + C − V1
+        u32 t[2 * n];
+#pragma unroll
+        for (int k = 0; k < n - 1; k++) t[k] = V0[k];
+        t[n - 1] = add_cc(V0[n - 1], cq2h32(n - 1), cc);
+#pragma unroll
+        for (int k = n; k < 2 * n - 1; k++) t[k] = addc_cc(V0[k], cq2h32(k), cc);
+        t[2 * n - 1] = addc(V0[2 * n - 1], cq2h32(2 * n - 1), cc);
+        t[0] = sub_cc(t[0], V1[0], cc);
+#pragma unroll
+        for (int k = 1; k < 2 * n - 1; k++) t[k] = subc_cc(t[k], V1[k], cc);
+        t[2 * n - 1] = subc(t[2 * n - 1], V1[2 * n - 1], cc);
+        V1[0] = add_cc(V1[0], V0[0], cc);
+#pragma unroll
+        for (int k = 1; k < 2 * n - 1; k++) V1[k] = addc_cc(V1[k], V0[k], cc);
+        V1[2 * n - 1] = addc(V1[2 * n - 1], V0[2 * n - 1], cc);
+        r0 = join(redc_wide(t));
+        // S = (a0 + a1)(b0 + b1), then S − (V0 + V1)
+        u32 s[n], v[n];
+        a0.split(x);
+        a1.split(s);
+        x[0] = add_cc(x[0], s[0], cc);
+#pragma unroll
+        for (int k = 1; k < n - 1; k++) x[k] = addc_cc(x[k], s[k], cc);
+        x[n - 1] = addc(x[n - 1], s[n - 1], cc);
+        b0.split(y);
+        b1.split(v);
+        y[0] = add_cc(y[0], v[0], cc);
+#pragma unroll
+        for (int k = 1; k < n - 1; k++) y[k] = addc_cc(y[k], v[k], cc);
+        y[n - 1] = addc(y[n - 1], v[n - 1], cc);
+        mul_wide(x, y, V0);
+        V0[0] = sub_cc(V0[0], V1[0], cc);
+#pragma unroll
+        for (int k = 1; k < 2 * n - 1; k++) V0[k] = subc_cc(V0[k], V1[k], cc);
+        V0[2 * n - 1] = subc(V0[2 * n - 1], V1[2 * n - 1], cc);
+        r1 = join(redc_wide(V0));
+    }
+
     // sqr32_8 serves BLS12-381's Fr too (q ≈ 2^254.9, no HEADROOM_4Q):
     // canonical x < q gives x² < 2^510 (the 16 limbs, no carry out of the
     // doubling), reduce_row's odd top takes q_7 + 4 = 0x73eda757 < 2^32, and
@@ -934,6 +1057,12 @@ typedef Field<Bls12381FrParams> Bls12381Fr;
 #ifndef ZK_BLS_FP2_KARATSUBA
 #define ZK_BLS_FP2_KARATSUBA 0
 #endif
+// ZK_BLS_FP2_WIDE=1 builds it as Karatsuba with the reductions deferred
+// (Field::fp2_mul_wide: three exact products, two reductions; ahead of
+// ZK_BLS_FP2_KARATSUBA where both are set).
+#ifndef ZK_BLS_FP2_WIDE
+#define ZK_BLS_FP2_WIDE 0
+#endif
 
 template <class F> struct Fp2T {
     F a0, a1;
@@ -976,6 +1105,11 @@ template <class F> struct Fp2T {
         r.a1 = s - v0 - v1;
         return r;
     }
+    HD static Fp2T mul_wide(const Fp2T &a, const Fp2T &b) {
+        Fp2T r;
+        F::fp2_mul_wide(a.a0, a.a1, b.a0, b.a1, r.a0, r.a1);
+        return r;
+    }
     HD static Fp2T mul_dot(const Fp2T &a, const Fp2T &b) {
         Fp2T r;
         r.a0 = F::dot32(a.a0, b.a0, a.a1, F::sub32(F::zero(), b.a1));
@@ -986,7 +1120,9 @@ template <class F> struct Fp2T {
     HD friend Fp2T operator*(const Fp2T &a, const Fp2T &b) { return mul_karatsuba(a, b); }
 #else
     HD friend Fp2T operator*(const Fp2T &a, const Fp2T &b) {
-        if constexpr (F::DOT32_OK && !(ZK_BLS_FP2_KARATSUBA && F::N == 6))
+        if constexpr (ZK_BLS_FP2_WIDE && F::N == 6)
+            return mul_wide(a, b);
+        else if constexpr (F::DOT32_OK && !(ZK_BLS_FP2_KARATSUBA && F::N == 6))
             return mul_dot(a, b);
         else
             return mul_karatsuba(a, b);

@@ -730,10 +730,54 @@ template <class F> void test_fp2_over(const char *name) {
         CHECK(k.a0.eq(x.a0 * z.a0 - x.a1 * z.a1) && k.a1.eq(x.a0 * z.a1 + x.a1 * z.a0), "%s fp2 karatsuba %zu", name,
               i);
         if constexpr (F::DOT32_OK) CHECK(E::mul_dot(x, z).eq(k), "%s fp2 dot vs karatsuba %zu", name, i);
+        CHECK(E::mul_wide(x, z).eq(k), "%s fp2 wide vs karatsuba %zu", name, i);
         CHECK((x * z).eq(k) && x.sqr().eq(x * x), "%s fp2 mul/sqr %zu", name, i);
         E one = E::zero();
         one.a0 = F::one();
         CHECK(x.is_zero() || (x * x.inv()).eq(one), "%s fp2 inv %zu", name, i);
+    }
+}
+
+// test_mul_wide: Field::mul_wide's 2n limbs equal the schoolbook product
+// exactly on the edges and random values (and on all-ones limbs, above q:
+// the chains' carries at their widest), and fp2_mul_wide's parts are the
+// Montgomery forms of a0·b0 − a1·b1 and a0·b1 + a1·b0 for canonical inputs
+// and, where 8q < R (BLS12-381's Fp), lazy ones in [q, 2q).
+template <class F> void test_mul_wide(const char *name, bool lazy_inputs) {
+    FieldRef<F> ref;
+    constexpr int n = F::N32;
+    std::vector<F> xs = param_values<F>(60);
+    u32 ones[n];
+    for (int k = 0; k < n; k++) ones[k] = ~0u;
+    for (size_t i = 0; i + 1 < xs.size(); i++) {
+        u32 a[n], b[n], w[2 * n];
+        xs[i].split(a);
+        xs[i + 1].split(b);
+        if (i == 0) std::copy(ones, ones + n, a), std::copy(ones, ones + n, b);
+        F::mul_wide(a, b, w);
+        Nat wn(w, w + 2 * n), an(a, a + n), bn(b, b + n);
+        nat_trim(wn), nat_trim(an), nat_trim(bn);
+        CHECK(nat_cmp(wn, nat_mul(an, bn)) == 0, "%s mul_wide %zu", name, i);
+    }
+    Nat q = ref.q;
+    for (size_t i = 0; i + 3 < xs.size(); i++) {
+        for (int up = 0; up < (lazy_inputs ? 2 : 1); up++) {
+            F v[4];
+            Nat vn[4];
+            for (int k = 0; k < 4; k++) {
+                vn[k] = nat_of(xs[i + k]);
+                if (up && ((i + k) % 3 != 0)) vn[k] = nat_add(vn[k], q); // some in [q, 2q)
+                v[k] = field_of_nat<F>(vn[k]);
+            }
+            F r0, r1;
+            F::fp2_mul_wide(v[0], v[1], v[2], v[3], r0, r1);
+            Nat re = nat_add(nat_mul(vn[0], vn[2]), nat_sub(nat_mul(q, q), ref.mod(nat_mul(vn[1], vn[3]))));
+            Nat im = nat_add(nat_mul(vn[0], vn[3]), nat_mul(vn[1], vn[2]));
+            CHECK(nat_cmp(nat_of(r0), q) < 0 && nat_cmp(ref.mod(nat_shl(nat_of(r0), ref.R32)), ref.mod(re)) == 0,
+                  "%s fp2_mul_wide real part %zu/%d", name, i, up);
+            CHECK(nat_cmp(nat_of(r1), q) < 0 && nat_cmp(ref.mod(nat_shl(nat_of(r1), ref.R32)), ref.mod(im)) == 0,
+                  "%s fp2_mul_wide imaginary part %zu/%d", name, i, up);
+        }
     }
 }
 
@@ -789,6 +833,9 @@ void test_fields_by_params() {
     test_params<Fr>("bn254 fr", true, true);
     test_params<Bls12381Fp>("bls12-381 fp", true, true);
     test_params<Bls12381Fr>("bls12-381 fr", false, false);
+    test_mul_wide<Fp>("bn254 fp", false);
+    test_mul_wide<Fr>("bn254 fr", false);
+    test_mul_wide<Bls12381Fp>("bls12-381 fp", true);
     test_fp2_over<Fp>("bn254");
     test_fp2_over<Bls12381Fp>("bls12-381");
 }
