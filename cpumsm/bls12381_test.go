@@ -152,10 +152,10 @@ func TestMultiExpG1BLS12381Allocates(t *testing.T) {
 }
 
 // BenchmarkMSMG1BLS12381 is MultiExpG1 against gnark-crypto's
-// MultiExp at 2^16 and 2^20 points (random scalars, 2^12 distinct points)
-// on the cores' count of tasks: BenchmarkMSM/ours or gnark/G1 BN254/2^16.
+// MultiExp at 2^16, 2^18 and 2^20 points (random scalars, 2^12 distinct points)
+// on the cores' count of tasks: BenchmarkMSMG1BN254/ours/16.
 func BenchmarkMSMG1BLS12381(b *testing.B) {
-	benchMSMG1BLS12381(b, []int{16, 20})
+	benchMSMG1BLS12381(b, []int{16, 18, 20})
 }
 
 func benchMSMG1BLS12381(b *testing.B, logs []int) {
@@ -284,10 +284,10 @@ func TestMultiExpG2BLS12381Allocates(t *testing.T) {
 }
 
 // BenchmarkMSMG2BLS12381 is MultiExpG2 against gnark-crypto's
-// MultiExp at 2^16 and 2^20 points (random scalars, 2^12 distinct points)
-// on the cores' count of tasks: BenchmarkMSM/ours or gnark/G1 BN254/2^16.
+// MultiExp at 2^16, 2^18 and 2^20 points (random scalars, 2^12 distinct points)
+// on the cores' count of tasks: BenchmarkMSMG1BN254/ours/16.
 func BenchmarkMSMG2BLS12381(b *testing.B) {
-	benchMSMG2BLS12381(b, []int{16, 20})
+	benchMSMG2BLS12381(b, []int{16, 18, 20})
 }
 
 func benchMSMG2BLS12381(b *testing.B, logs []int) {
