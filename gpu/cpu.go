@@ -73,6 +73,33 @@ func NewCPU(msmTasks, fftTasks int) *CPU {
 	return c
 }
 
+// The MSMs' scratch each curve's half keeps (cpumsm.Scratch…): window
+// sets of each group and digit buffers. An MSM runs a set a window at once
+// (up to 20 at 2^16 points, 16 at 2^20, with msmNbTasks); the stream's
+// stages run an MSM each, a tail's three one after another, so 64 sets a
+// group cover three workers' MSMs at once and then some. A set is what
+// gnark-crypto's MultiExp allocated for a window each call, 2^(c−1)
+// buckets of 4 affine sizes (c = 16, 2^20 points: 6 MiB in BN254's G1,
+// 9 MiB in BLS12-381's, twice that in G2), kept only up to what was once
+// in use at the same time; a digit buffer is 2 bytes a window of a scalar
+// (32 MiB at 2^20 points). MSMScratchBytes says what is kept.
+const (
+	msmScratchSets   = 64
+	msmScratchDigits = 8
+)
+
+// MSMScratchBytes is the bytes the MSMs' scratch keeps between MSMs, all
+// curves: resident, in no job's reservation.
+func (c *CPU) MSMScratchBytes() int64 {
+	var n int64
+	for _, h := range c.curves {
+		if h != nil {
+			n += h.scratchBytes()
+		}
+	}
+	return n
+}
+
 // ShareCores makes each heavy operation (an MSM; H's NTTs) take
 // max(1, cores ÷ heavy operations running, itself included) goroutines
 // when it starts, instead of MSMTasks or FFTTasks each: stage workers that
@@ -161,6 +188,7 @@ func (c *CPU) Free(*proofdata.Staged) {}
 // bases in the curve's own types. One interface call a job and stage.
 type cpuCurve interface {
 	load(k *proofdata.Key) error
+	scratchBytes() int64
 	msmH(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.Point, error)
 	computeH(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) ([]proofdata.Scalar, error)
 	batchAddG1(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.G1Sums, error)
