@@ -32,7 +32,7 @@ type ScratchBLS12381 struct {
 
 // NewScratchBLS12381 keeps up to sets window sets in each group and up to
 // digits digit buffers. An MSM of t tasks runs min(t, its windows) sets at
-// once; a steady stream of MSMs allocates nothing when sets covers the
+// once (all its windows where t ≥ the cores, as gnark-crypto); a steady stream of MSMs allocates nothing when sets covers the
 // windows of the MSMs that run at once, and digits the MSMs.
 func NewScratchBLS12381(sets, digits int) *ScratchBLS12381 {
 	return &ScratchBLS12381{
@@ -70,9 +70,11 @@ func partitionBLS12381(digits []uint16, scalars []fr.Element, c, tasks int) {
 
 // ─── G1 ──────────────────────────────────────────────────────────────────────
 
-// MultiExpG1 sets p to Σ scalars[i]·points[i] on up to tasks goroutines
-// (0: twice the cores, as gnark-crypto's NbTasks) and returns p: gnark-crypto's
-// G1Jac.MultiExp, with the scratch from s. Points at infinity add nothing.
+// MultiExpG1 sets p to Σ scalars[i]·points[i] and returns p:
+// gnark-crypto's G1Jac.MultiExp, with the scratch from s. tasks is its
+// NbTasks (0: twice the cores): the goroutines that sum windows at once, or
+// every window at once where tasks ≥ the cores. Points at infinity add
+// nothing.
 func (s *ScratchBLS12381) MultiExpG1(p *bls12381.G1Jac, points []bls12381.G1Affine, scalars []fr.Element, tasks int) (*bls12381.G1Jac, error) {
 	if len(points) != len(scalars) {
 		return nil, errors.New("cpumsm: len(points) != len(scalars)")
@@ -119,9 +121,9 @@ func (s *ScratchBLS12381) MultiExpG1(p *bls12381.G1Jac, points []bls12381.G1Affi
 			}
 		}
 	}
-	run(partitionTasks(tasks), len(sts), func(next func() (int, bool)) {
-		set := s.takeG1(widest)
-		defer s.listG1.put(set)
+	sets := s.takeG1(partitionTasks(tasks), len(sts), widest)
+	run(len(sets), len(sts), func(w int, next func() (int, bool)) {
+		set := sets[w]
 		for t, ok := next(); ok; t, ok = next() {
 			pt := parts[sts[t].part]
 			n := pt.hi - pt.lo
@@ -132,9 +134,18 @@ func (s *ScratchBLS12381) MultiExpG1(p *bls12381.G1Jac, points []bls12381.G1Affi
 	// the windows' bucket sums
 	ts := windowTasks(parts, stats, fr.Bits)
 	sums := make([]extG1BLS12381, len(ts))
-	run(tasks, len(ts), func(next func() (int, bool)) {
-		set := s.takeG1(widest)
-		defer s.listG1.put(set)
+	workers := tasks
+	if tasks >= runtime.NumCPU() {
+		// gnark-crypto runs every window at once then (its semaphore is
+		// only for fewer tasks than cores): on idle cores a last round of
+		// a few windows would leave the others waiting
+		workers = len(ts)
+	}
+	s.giveG1(sets)
+	sets = s.takeG1(workers, len(ts), widest)
+	defer s.giveG1(sets)
+	run(len(sets), len(ts), func(w int, next func() (int, bool)) {
+		set := sets[w]
 		for t, ok := next(); ok; t, ok = next() {
 			tk := ts[t]
 			pt := parts[tk.part]
@@ -174,15 +185,26 @@ func (s *ScratchBLS12381) MultiExpG1(p *bls12381.G1Jac, points []bls12381.G1Affi
 	return p, nil
 }
 
-// takeG1 returns a kept set, or a new one, with buckets for windows of up
-// to c bits.
-func (s *ScratchBLS12381) takeG1(c int) *setG1BLS12381 {
-	set := s.listG1.get()
-	if set == nil {
-		set = new(setG1BLS12381)
+// takeG1 returns a set for each of min(workers, n) goroutines: kept
+// ones, or new ones, with buckets for windows of up to c bits. Taking them
+// all before the goroutines start makes the count of sets an MSM holds
+// its workers', whatever their timing.
+func (s *ScratchBLS12381) takeG1(workers, n, c int) []*setG1BLS12381 {
+	sets := make([]*setG1BLS12381, min(workers, n))
+	for i := range sets {
+		if sets[i] = s.listG1.get(); sets[i] == nil {
+			sets[i] = new(setG1BLS12381)
+		}
+		sets[i].grow(c)
 	}
-	set.grow(c)
-	return set
+	return sets
+}
+
+// giveG1 hands sets back to the free list.
+func (s *ScratchBLS12381) giveG1(sets []*setG1BLS12381) {
+	for _, set := range sets {
+		s.listG1.put(set)
+	}
 }
 
 // setG1BLS12381 is one running window's scratch.
@@ -592,9 +614,11 @@ func (p *extG1BLS12381) doubleMixed(x, y *fp.Element) {
 
 // ─── G2 ──────────────────────────────────────────────────────────────────────
 
-// MultiExpG2 sets p to Σ scalars[i]·points[i] on up to tasks goroutines
-// (0: twice the cores, as gnark-crypto's NbTasks) and returns p: gnark-crypto's
-// G2Jac.MultiExp, with the scratch from s. Points at infinity add nothing.
+// MultiExpG2 sets p to Σ scalars[i]·points[i] and returns p:
+// gnark-crypto's G2Jac.MultiExp, with the scratch from s. tasks is its
+// NbTasks (0: twice the cores): the goroutines that sum windows at once, or
+// every window at once where tasks ≥ the cores. Points at infinity add
+// nothing.
 func (s *ScratchBLS12381) MultiExpG2(p *bls12381.G2Jac, points []bls12381.G2Affine, scalars []fr.Element, tasks int) (*bls12381.G2Jac, error) {
 	if len(points) != len(scalars) {
 		return nil, errors.New("cpumsm: len(points) != len(scalars)")
@@ -641,9 +665,9 @@ func (s *ScratchBLS12381) MultiExpG2(p *bls12381.G2Jac, points []bls12381.G2Affi
 			}
 		}
 	}
-	run(partitionTasks(tasks), len(sts), func(next func() (int, bool)) {
-		set := s.takeG2(widest)
-		defer s.listG2.put(set)
+	sets := s.takeG2(partitionTasks(tasks), len(sts), widest)
+	run(len(sets), len(sts), func(w int, next func() (int, bool)) {
+		set := sets[w]
 		for t, ok := next(); ok; t, ok = next() {
 			pt := parts[sts[t].part]
 			n := pt.hi - pt.lo
@@ -654,9 +678,18 @@ func (s *ScratchBLS12381) MultiExpG2(p *bls12381.G2Jac, points []bls12381.G2Affi
 	// the windows' bucket sums
 	ts := windowTasks(parts, stats, fr.Bits)
 	sums := make([]extG2BLS12381, len(ts))
-	run(tasks, len(ts), func(next func() (int, bool)) {
-		set := s.takeG2(widest)
-		defer s.listG2.put(set)
+	workers := tasks
+	if tasks >= runtime.NumCPU() {
+		// gnark-crypto runs every window at once then (its semaphore is
+		// only for fewer tasks than cores): on idle cores a last round of
+		// a few windows would leave the others waiting
+		workers = len(ts)
+	}
+	s.giveG2(sets)
+	sets = s.takeG2(workers, len(ts), widest)
+	defer s.giveG2(sets)
+	run(len(sets), len(ts), func(w int, next func() (int, bool)) {
+		set := sets[w]
 		for t, ok := next(); ok; t, ok = next() {
 			tk := ts[t]
 			pt := parts[tk.part]
@@ -696,15 +729,26 @@ func (s *ScratchBLS12381) MultiExpG2(p *bls12381.G2Jac, points []bls12381.G2Affi
 	return p, nil
 }
 
-// takeG2 returns a kept set, or a new one, with buckets for windows of up
-// to c bits.
-func (s *ScratchBLS12381) takeG2(c int) *setG2BLS12381 {
-	set := s.listG2.get()
-	if set == nil {
-		set = new(setG2BLS12381)
+// takeG2 returns a set for each of min(workers, n) goroutines: kept
+// ones, or new ones, with buckets for windows of up to c bits. Taking them
+// all before the goroutines start makes the count of sets an MSM holds
+// its workers', whatever their timing.
+func (s *ScratchBLS12381) takeG2(workers, n, c int) []*setG2BLS12381 {
+	sets := make([]*setG2BLS12381, min(workers, n))
+	for i := range sets {
+		if sets[i] = s.listG2.get(); sets[i] == nil {
+			sets[i] = new(setG2BLS12381)
+		}
+		sets[i].grow(c)
 	}
-	set.grow(c)
-	return set
+	return sets
+}
+
+// giveG2 hands sets back to the free list.
+func (s *ScratchBLS12381) giveG2(sets []*setG2BLS12381) {
+	for _, set := range sets {
+		s.listG2.put(set)
+	}
 }
 
 // setG2BLS12381 is one running window's scratch.

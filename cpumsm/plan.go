@@ -92,13 +92,17 @@ func plan(parts []part, lo, hi, tasks, bits int) []part {
 	return append(parts, part{lo: lo, hi: hi, c: c})
 }
 
-// run calls work(t) for t = 0…n−1 on up to workers goroutines, each taking
-// the next t as it finishes one, and returns when all have.
-func run(workers, n int, work func(next func() (int, bool))) {
+// run calls work(w, t) for t = 0…n−1 on min(workers, n) goroutines
+// w = 0, 1, …, each taking the next t as it finishes one, and returns when
+// all have.
+func run(workers, n int, work func(w int, next func() (int, bool))) {
 	workers = min(workers, n)
-	if workers <= 1 {
+	if workers <= 0 {
+		return
+	}
+	if workers == 1 {
 		i := 0
-		work(func() (int, bool) { i++; return i - 1, i <= n })
+		work(0, func() (int, bool) { i++; return i - 1, i <= n })
 		return
 	}
 	var t atomic.Int64
@@ -108,10 +112,10 @@ func run(workers, n int, work func(next func() (int, bool))) {
 	}
 	var wg sync.WaitGroup
 	wg.Add(workers)
-	for range workers {
+	for w := range workers {
 		go func() {
 			defer wg.Done()
-			work(next)
+			work(w, next)
 		}()
 	}
 	wg.Wait()
@@ -181,7 +185,7 @@ func digitsFor(l *freeList[[]uint16], n int) *[]uint16 {
 func spread(n, tasks int, f func(lo, hi int)) {
 	tasks = max(1, min(tasks, n))
 	each := (n + tasks - 1) / tasks
-	run(tasks, tasks, func(next func() (int, bool)) {
+	run(tasks, tasks, func(_ int, next func() (int, bool)) {
 		for t, ok := next(); ok; t, ok = next() {
 			if lo := t * each; lo < n {
 				f(lo, min(n, lo+each))
