@@ -13,7 +13,8 @@ import (
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-// CPU is the reference backend, on gnark-crypto, for every curve (each
+// CPU is the reference backend, on gnark-crypto (and cpumsm, its MSM with
+// the scratch kept), for every curve (each
 // curve's half in cpu_<curve>.go). Its "device" is host memory, so Transfer
 // stages nothing. Safe for concurrent use by many stage workers.
 type CPU struct {
@@ -40,7 +41,8 @@ type CPU struct {
 // H200 host (2026-12-03, BLS12-381 mulchain 2^20, 8 proofs in one call) two
 // gave 0.243 proofs/s and 64.2 s of CPU a proof against 0.250 and 63.2 s
 // with no bound: it did not earn its place (notes/h200-2026-12-03b). Each
-// gnark-crypto MSM runs a goroutine a window, each with its own buckets
+// MSM (gnark-crypto's then, cpumsm's now, which runs alike) runs a
+// goroutine a window, each with its own buckets
 // (2^15 of them at 2^20 points: 9.4 MiB for BLS12-381's G1, 19 MiB for its
 // G2, two thirds of that for BN254); six stage workers' MSMs at once (the
 // stream's msm-h, tail-msm and b-g2 at two workers each) ran 6 × 16
