@@ -14,9 +14,9 @@ import (
 )
 
 // CPU is the reference backend, on gnark-crypto (and cpumsm, its MSM with
-// the scratch kept), for every curve (each
-// curve's half in cpu_<curve>.go). Its "device" is host memory, so Transfer
-// stages nothing. Safe for concurrent use by many stage workers.
+// the scratch kept), for every curve (each curve's half in cpu_<curve>.go).
+// Its "device" is host memory, so Transfer stages nothing. Safe for
+// concurrent use by many stage workers.
 type CPU struct {
 	// Tasks bounds the goroutines one MSM, FFT or batch-addition may use, so
 	// that stage workers × Tasks can be fitted to the machine's cores.
