@@ -20,7 +20,7 @@ import (
 // and leave it to the collector.
 //
 // A set holds 2^(c−1) buckets of the widest window it has run at
-// (4 affine sizes a bucket, 3 of them the extended Jacobian copy): in G1
+// (3 affine sizes a bucket, 2 of them the extended Jacobian copy): in G1
 // 6 MiB at c = 16 (2^20 points), 768 KiB at c = 13 (2^16); twice that in G2. A
 // digit buffer holds 2 bytes a window of each scalar: 32 MiB for 2^20
 // points. Kept says what the lists hold now.
@@ -31,9 +31,10 @@ type ScratchBN254 struct {
 }
 
 // NewScratchBN254 keeps up to sets window sets in each group and up to
-// digits digit buffers. An MSM of t tasks runs min(t, its windows) sets at
-// once (all its windows where t ≥ the cores, as gnark-crypto); a steady stream of MSMs allocates nothing when sets covers the
-// windows of the MSMs that run at once, and digits the MSMs.
+// digits digit buffers. An MSM of t tasks runs min(t, its windows) sets
+// at once (all its windows where t ≥ the cores, as gnark-crypto); a steady
+// stream of MSMs allocates nothing when sets covers the windows of the
+// MSMs that run at once, and digits the MSMs.
 func NewScratchBN254(sets, digits int) *ScratchBN254 {
 	return &ScratchBN254{
 		listG1: &freeList[setG1BN254]{max: sets, size: (*setG1BN254).bytes},
@@ -236,6 +237,7 @@ func (s *setG1BN254) grow(c int) {
 		s.buckets = make([]bn254.G1Affine, nb)
 		s.ext = make([]extG1BN254, nb)
 		s.busy = make([]bool, nb)
+		clear(s.R) // its pointers into the old buckets would keep them alive
 	}
 	if s.R == nil {
 		const most = 640 // batchSize(16)
@@ -780,6 +782,7 @@ func (s *setG2BN254) grow(c int) {
 		s.buckets = make([]bn254.G2Affine, nb)
 		s.ext = make([]extG2BN254, nb)
 		s.busy = make([]bool, nb)
+		clear(s.R) // its pointers into the old buckets would keep them alive
 	}
 	if s.R == nil {
 		const most = 640 // batchSize(16)

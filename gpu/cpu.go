@@ -81,7 +81,7 @@ func NewCPU(msmTasks, fftTasks int) *CPU {
 // stages run an MSM each, a tail's three one after another, so 64 sets a
 // group cover three workers' MSMs at once and then some. A set is what
 // gnark-crypto's MultiExp allocated for a window each call, 2^(c−1)
-// buckets of 4 affine sizes (c = 16, 2^20 points: 6 MiB in BN254's G1,
+// buckets of 3 affine sizes (c = 16, 2^20 points: 6 MiB in BN254's G1,
 // 9 MiB in BLS12-381's, twice that in G2), kept only up to what was once
 // in use at the same time; a digit buffer is 2 bytes a window of a scalar
 // (32 MiB at 2^20 points). MSMScratchBytes says what is kept.
