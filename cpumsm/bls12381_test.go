@@ -116,6 +116,46 @@ func TestMultiExpG1BLS12381(t *testing.T) {
 	}
 }
 
+// TestMultiExpG1BLS12381Concurrent runs MSMs at once on one
+// Scratch whose bound (2 sets) is below what they hold together: each
+// must still equal gnark-crypto's (run it with -race).
+func TestMultiExpG1BLS12381Concurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const n, msms = 1 << 10, 4
+	points := pointsG1BLS12381(rng, n, 0, 0)
+	var sc [msms][]fr.Element
+	var want [msms]bls12381.G1Jac
+	for i := range sc {
+		sc[i] = scalarsBLS12381(rng, n, "random")
+		if _, err := want[i].MultiExp(points, sc[i], ecc.MultiExpConfig{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := NewScratchBLS12381(2, 1)
+	errs := make(chan error, msms)
+	for i := range msms {
+		go func() {
+			for range 2 {
+				var got bls12381.G1Jac
+				if _, err := s.MultiExpG1(&got, points, sc[i], 1+i); err != nil {
+					errs <- err
+					return
+				}
+				if !got.Equal(&want[i]) {
+					errs <- fmt.Errorf("MSM %d: got %s, gnark-crypto %s", i, got.String(), want[i].String())
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range msms {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // TestMultiExpG1BLS12381Allocates checks that a warm call takes its
 // scratch from the free lists: gnark-crypto's MultiExp allocates its
 // buckets and digits, MiBs at 2^14 points, on every call.
@@ -245,6 +285,46 @@ func TestMultiExpG2BLS12381(t *testing.T) {
 	var zero bls12381.G2Jac
 	if _, err := s.MultiExpG2(&zero, nil, nil, 1); err != nil || !zero.Z.IsZero() {
 		t.Errorf("no points: %s, %v; want the infinity", zero.String(), err)
+	}
+}
+
+// TestMultiExpG2BLS12381Concurrent runs MSMs at once on one
+// Scratch whose bound (2 sets) is below what they hold together: each
+// must still equal gnark-crypto's (run it with -race).
+func TestMultiExpG2BLS12381Concurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const n, msms = 1 << 10, 4
+	points := pointsG2BLS12381(rng, n, 0, 0)
+	var sc [msms][]fr.Element
+	var want [msms]bls12381.G2Jac
+	for i := range sc {
+		sc[i] = scalarsBLS12381(rng, n, "random")
+		if _, err := want[i].MultiExp(points, sc[i], ecc.MultiExpConfig{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := NewScratchBLS12381(2, 1)
+	errs := make(chan error, msms)
+	for i := range msms {
+		go func() {
+			for range 2 {
+				var got bls12381.G2Jac
+				if _, err := s.MultiExpG2(&got, points, sc[i], 1+i); err != nil {
+					errs <- err
+					return
+				}
+				if !got.Equal(&want[i]) {
+					errs <- fmt.Errorf("MSM %d: got %s, gnark-crypto %s", i, got.String(), want[i].String())
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range msms {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
 
