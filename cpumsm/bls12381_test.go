@@ -191,13 +191,10 @@ func TestMultiExpG1BLS12381Allocates(t *testing.T) {
 	}
 }
 
-// BenchmarkMSMG1BLS12381 is MultiExpG1 against gnark-crypto's
-// MultiExp at 2^16, 2^18 and 2^20 points (random scalars, 2^12 distinct points)
-// on the cores' count of tasks: BenchmarkMSMG1BN254/ours/16.
-func BenchmarkMSMG1BLS12381(b *testing.B) {
-	benchMSMG1BLS12381(b, []int{16, 18, 20})
-}
-
+// benchMSMG1BLS12381 is BenchmarkMSM's G1 BLS12-381: MultiExpG1
+// ("ours") against gnark-crypto's MultiExp ("gnark") at 2^lg points for lg
+// of logs (random scalars, 2^12 distinct points) on the cores' count of
+// tasks.
 func benchMSMG1BLS12381(b *testing.B, logs []int) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	tasks := runtime.NumCPU()
@@ -363,13 +360,10 @@ func TestMultiExpG2BLS12381Allocates(t *testing.T) {
 	}
 }
 
-// BenchmarkMSMG2BLS12381 is MultiExpG2 against gnark-crypto's
-// MultiExp at 2^16, 2^18 and 2^20 points (random scalars, 2^12 distinct points)
-// on the cores' count of tasks: BenchmarkMSMG1BN254/ours/16.
-func BenchmarkMSMG2BLS12381(b *testing.B) {
-	benchMSMG2BLS12381(b, []int{16, 18, 20})
-}
-
+// benchMSMG2BLS12381 is BenchmarkMSM's G2 BLS12-381: MultiExpG2
+// ("ours") against gnark-crypto's MultiExp ("gnark") at 2^lg points for lg
+// of logs (random scalars, 2^12 distinct points) on the cores' count of
+// tasks.
 func benchMSMG2BLS12381(b *testing.B, logs []int) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	tasks := runtime.NumCPU()
