@@ -13,9 +13,10 @@ import (
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-// CPU is the reference backend, on gnark-crypto, for every curve (each
-// curve's half in cpu_<curve>.go). Its "device" is host memory, so Transfer
-// stages nothing. Safe for concurrent use by many stage workers.
+// CPU is the reference backend, on gnark-crypto (and cpumsm, its MSM with
+// the scratch kept), for every curve (each curve's half in cpu_<curve>.go).
+// Its "device" is host memory, so Transfer stages nothing. Safe for
+// concurrent use by many stage workers.
 type CPU struct {
 	// Tasks bounds the goroutines one MSM, FFT or batch-addition may use, so
 	// that stage workers × Tasks can be fitted to the machine's cores.
@@ -40,7 +41,8 @@ type CPU struct {
 // H200 host (2026-12-03, BLS12-381 mulchain 2^20, 8 proofs in one call) two
 // gave 0.243 proofs/s and 64.2 s of CPU a proof against 0.250 and 63.2 s
 // with no bound: it did not earn its place (notes/h200-2026-12-03b). Each
-// gnark-crypto MSM runs a goroutine a window, each with its own buckets
+// MSM (gnark-crypto's then, cpumsm's now, which runs alike) runs a
+// goroutine a window, each with its own buckets
 // (2^15 of them at 2^20 points: 9.4 MiB for BLS12-381's G1, 19 MiB for its
 // G2, two thirds of that for BN254); six stage workers' MSMs at once (the
 // stream's msm-h, tail-msm and b-g2 at two workers each) ran 6 × 16
@@ -71,6 +73,33 @@ func NewCPU(msmTasks, fftTasks int) *CPU {
 		}
 	}
 	return c
+}
+
+// The MSMs' scratch each curve's half keeps (cpumsm.Scratch…): window
+// sets of each group and digit buffers. An MSM runs a set a window at once
+// (up to 20 at 2^16 points, 16 at 2^20, with msmNbTasks); the stream's
+// stages run an MSM each, a tail's three one after another, so 64 sets a
+// group cover three workers' MSMs at once and then some. A set is what
+// gnark-crypto's MultiExp allocated for a window each call, 2^(c−1)
+// buckets of 3 affine sizes (c = 16, 2^20 points: 6 MiB in BN254's G1,
+// 9 MiB in BLS12-381's, twice that in G2), kept only up to what was once
+// in use at the same time; a digit buffer is 2 bytes a window of a scalar
+// (32 MiB at 2^20 points). MSMScratchBytes says what is kept.
+const (
+	msmScratchSets   = 64
+	msmScratchDigits = 8
+)
+
+// MSMScratchBytes is the bytes the MSMs' scratch keeps between MSMs, all
+// curves: resident, in no job's reservation.
+func (c *CPU) MSMScratchBytes() int64 {
+	var n int64
+	for _, h := range c.curves {
+		if h != nil {
+			n += h.scratchBytes()
+		}
+	}
+	return n
 }
 
 // ShareCores makes each heavy operation (an MSM; H's NTTs) take
@@ -161,6 +190,7 @@ func (c *CPU) Free(*proofdata.Staged) {}
 // bases in the curve's own types. One interface call a job and stage.
 type cpuCurve interface {
 	load(k *proofdata.Key) error
+	scratchBytes() int64
 	msmH(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.Point, error)
 	computeH(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) ([]proofdata.Scalar, error)
 	batchAddG1(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.G1Sums, error)

@@ -8,11 +8,11 @@ import (
 	"math/big"
 	"runtime"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	"github.com/sourcegraph/conc"
+	"github.com/zkpipe/zkpipe/cpumsm"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/proofdata"
@@ -20,7 +20,7 @@ import (
 
 func init() {
 	cpuCurves[curve.BLS12_381] = func(c *CPU) cpuCurve {
-		h := &cpuBLS12381{c: c}
+		h := &cpuBLS12381{c: c, msm: cpumsm.NewScratchBLS12381(msmScratchSets, msmScratchDigits)}
 		// gathered bases a tail MSM: mem.Pool's default of 4 a size drops
 		// them as soon as two jobs run at once (see NewCPU)
 		h.gather1.Limit, h.gather2.Limit = 8, 8
@@ -28,10 +28,12 @@ func init() {
 	}
 }
 
-// cpuBLS12381 is the CPU backend's BLS12-381 half: gnark-crypto's
-// ecc/bls12-381 MSMs, FFTs and additions over the key's bases.
+// cpuBLS12381 is the CPU backend's BLS12-381 half: MSMs (cpumsm, with
+// their scratch kept in msm), and gnark-crypto's ecc/bls12-381 FFTs and
+// additions over the key's bases.
 type cpuBLS12381 struct {
 	c       *CPU
+	msm     *cpumsm.ScratchBLS12381
 	gather1 mem.Pool[bls12381.G1Affine]
 	gather2 mem.Pool[bls12381.G2Affine]
 }
@@ -52,6 +54,9 @@ func (h *cpuBLS12381) bases(k *proofdata.Key, need proofdata.KeyParts) (*proofda
 	}
 	return b, nil
 }
+
+// scratchBytes is what h's MSM scratch keeps between MSMs.
+func (h *cpuBLS12381) scratchBytes() int64 { return h.msm.Kept() }
 
 func (h *cpuBLS12381) load(k *proofdata.Key) error {
 	_, err := h.bases(k, proofdata.AllParts)
@@ -78,9 +83,11 @@ func (h *cpuBLS12381) msmH(ctx context.Context, k *proofdata.Key, v *proofdata.V
 		return nil, err
 	}
 	defer done()
-	res := new(bls12381.G1Jac)
-	_, err = res.MultiExp(b.Z, proofdata.Elements[fr.Element](hs[:k.HLen()]), ecc.MultiExpConfig{NbTasks: msmNbTasks(k.HLen(), tasks, runtime.NumCPU(), fr.Bits)})
-	return res, err
+	res, err := h.msm.MultiExpG1(new(bls12381.G1Jac), b.Z, proofdata.Elements[fr.Element](hs[:k.HLen()]), msmNbTasks(k.HLen(), tasks, runtime.NumCPU(), fr.Bits))
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // computeH is CPU.ComputeH over BLS12-381's scalar field.
@@ -261,8 +268,7 @@ func (h *cpuBLS12381) tailG1(ctx context.Context, bases []bls12381.G1Affine, q *
 		return nil, err
 	}
 	defer done()
-	_, err = dst.MultiExp(points, vals, ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)})
-	return dst, err
+	return h.msm.MultiExpG1(dst, points, vals, msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits))
 }
 
 // ─── B_G2 ────────────────────────────────────────────────────────────────────
@@ -297,7 +303,7 @@ func (h *cpuBLS12381) msmG2(ctx context.Context, k *proofdata.Key, v *proofdata.
 		return nil, err
 	}
 	defer done()
-	if _, err := res.MultiExp(points, vals, ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)}); err != nil {
+	if _, err := h.msm.MultiExpG2(res, points, vals, msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)); err != nil {
 		return res, err
 	}
 	return res, ctx.Err()

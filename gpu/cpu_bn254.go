@@ -8,11 +8,11 @@ import (
 	"math/big"
 	"runtime"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/sourcegraph/conc"
+	"github.com/zkpipe/zkpipe/cpumsm"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/proofdata"
@@ -20,7 +20,7 @@ import (
 
 func init() {
 	cpuCurves[curve.BN254] = func(c *CPU) cpuCurve {
-		h := &cpuBN254{c: c}
+		h := &cpuBN254{c: c, msm: cpumsm.NewScratchBN254(msmScratchSets, msmScratchDigits)}
 		// gathered bases a tail MSM: mem.Pool's default of 4 a size drops
 		// them as soon as two jobs run at once (see NewCPU)
 		h.gather1.Limit, h.gather2.Limit = 8, 8
@@ -28,10 +28,12 @@ func init() {
 	}
 }
 
-// cpuBN254 is the CPU backend's BN254 half: gnark-crypto's
-// ecc/bn254 MSMs, FFTs and additions over the key's bases.
+// cpuBN254 is the CPU backend's BN254 half: MSMs (cpumsm, with
+// their scratch kept in msm), and gnark-crypto's ecc/bn254 FFTs and
+// additions over the key's bases.
 type cpuBN254 struct {
 	c       *CPU
+	msm     *cpumsm.ScratchBN254
 	gather1 mem.Pool[bn254.G1Affine]
 	gather2 mem.Pool[bn254.G2Affine]
 }
@@ -52,6 +54,9 @@ func (h *cpuBN254) bases(k *proofdata.Key, need proofdata.KeyParts) (*proofdata.
 	}
 	return b, nil
 }
+
+// scratchBytes is what h's MSM scratch keeps between MSMs.
+func (h *cpuBN254) scratchBytes() int64 { return h.msm.Kept() }
 
 func (h *cpuBN254) load(k *proofdata.Key) error {
 	_, err := h.bases(k, proofdata.AllParts)
@@ -78,9 +83,11 @@ func (h *cpuBN254) msmH(ctx context.Context, k *proofdata.Key, v *proofdata.Vect
 		return nil, err
 	}
 	defer done()
-	res := new(bn254.G1Jac)
-	_, err = res.MultiExp(b.Z, proofdata.Elements[fr.Element](hs[:k.HLen()]), ecc.MultiExpConfig{NbTasks: msmNbTasks(k.HLen(), tasks, runtime.NumCPU(), fr.Bits)})
-	return res, err
+	res, err := h.msm.MultiExpG1(new(bn254.G1Jac), b.Z, proofdata.Elements[fr.Element](hs[:k.HLen()]), msmNbTasks(k.HLen(), tasks, runtime.NumCPU(), fr.Bits))
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // computeH is CPU.ComputeH over BN254's scalar field.
@@ -261,8 +268,7 @@ func (h *cpuBN254) tailG1(ctx context.Context, bases []bn254.G1Affine, q *proofd
 		return nil, err
 	}
 	defer done()
-	_, err = dst.MultiExp(points, vals, ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)})
-	return dst, err
+	return h.msm.MultiExpG1(dst, points, vals, msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits))
 }
 
 // ─── B_G2 ────────────────────────────────────────────────────────────────────
@@ -297,7 +303,7 @@ func (h *cpuBN254) msmG2(ctx context.Context, k *proofdata.Key, v *proofdata.Vec
 		return nil, err
 	}
 	defer done()
-	if _, err := res.MultiExp(points, vals, ecc.MultiExpConfig{NbTasks: msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)}); err != nil {
+	if _, err := h.msm.MultiExpG2(res, points, vals, msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)); err != nil {
 		return res, err
 	}
 	return res, ctx.Err()

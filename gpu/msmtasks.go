@@ -2,9 +2,10 @@ package gpu
 
 import "math"
 
-// msmNbTasks is the NbTasks to hand gnark-crypto's MultiExp for an MSM of n
-// scalars of bits (the curve's fr.Bits) that may use up to want goroutines
-// on a machine of cpus.
+// msmNbTasks is the NbTasks to hand an MSM of n scalars of bits (the
+// curve's fr.Bits) that may use up to want goroutines on a machine of cpus:
+// cpumsm's, which follows gnark-crypto's MultiExp in what follows (its
+// window, its halving, all windows at once from as many tasks as cores).
 //
 // gnark-crypto (v0.21, ecc/bn254/multiexp.go) halves an MSM, and recurses,
 // whenever its cost model says two halves would finish sooner on NbTasks

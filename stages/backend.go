@@ -26,8 +26,6 @@ type Backend interface {
 	// (pin/transfer).
 	Transfer(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors) (*proofdata.Staged, error)
 	// ClassifiesOnTransfer tells whether TransferClassify does the work.
-	// The engine also pools the solver's vectors only then: such a backend
-	// keeps its NTT and MSM scratch off the host (see engine's pools).
 	ClassifiesOnTransfer() bool
 	// TransferClassify is Transfer for vectors whose queries are not
 	// classified yet: the backend classifies them itself, straight into

@@ -78,16 +78,25 @@ func classBytes(n int, size int64) int64 {
 	return size << bits.Len(uint(n-1))
 }
 
-// msmScratch is what gnark-crypto's MultiExp allocates for n scalars of
-// scalarBits over points of the given affine size, with its window c
-// chosen as it does (cost (scalarBits+1)(n+2^c)/c over c = 4…16):
+// msmScratch is the scratch an MSM of n scalars of scalarBits over points
+// of the given affine size uses (gnark-crypto's MultiExp, and the CPU
+// backend's cpumsm, which follows it), with its window c chosen as they do
+// (cost (scalarBits+1)(n+2^c)/c over c = 4…16):
 //
 //   - digits: a 16-bit signed digit per window of each scalar, 32 B a scalar
 //     at 2^22 points (c = 16), about 74 at 2^10;
-//   - buckets: each window's goroutine keeps 2^(c−1) buckets in affine and in
-//     extended Jacobian coordinates (3× the affine size) on its stack, which
-//     grows in powers of two: 8 MiB a window in G1 at c = 16, 128 MiB for the
-//     16 windows if all run at once (they may, with enough tasks).
+//   - buckets: each window keeps 2^(c−1) buckets in affine and in extended
+//     Jacobian coordinates (3× the affine size), counted here as
+//     gnark-crypto's goroutine stacks that grow in powers of two: 8 MiB a
+//     window in G1 at c = 16, 128 MiB for the 16 windows if all run at once
+//     (they may, with enough tasks).
+//
+// cpumsm keeps these between MSMs (gpu.CPU.MSMScratchBytes): a warm job's
+// MSM reuses them, and then they are in the measured RSS and in this
+// reservation at once; the governor takes the larger of the measured and
+// the promised bytes, not their sum, so they are not added twice. A job
+// still reserves them because a cold MSM, or one beyond the kept bound,
+// allocates its own.
 func msmScratch(n int, affine int64, scalarBits int) int64 {
 	if n == 0 {
 		return 0

@@ -67,17 +67,14 @@ type Prover struct {
 	deviceKeys []*mem.Reservation   // their charges on the device budget
 
 	// Reused buffers for the classified queries (pin/transfer), and for
-	// the solver's vectors (Job.TakeVectors).
+	// the solver's vectors (Job.TakeVectors), on every backend. The CPU
+	// backend left the vectors unpooled while gnark-crypto's MSM scratch
+	// was allocated afresh every proof and needed the room W, a, b, c free
+	// once dead; its MSMs keep their scratch now (cpumsm), and pooled
+	// vectors take BN254 mulchain 2^16's steady faults a proof (serial, 16
+	// proofs) from 835 to 66 by the median, 1,243 to 258 by the mean
+	// (notes/cpu-faults.md).
 	queries, vectors pools
-	// poolVectors: jobs take the solver's vectors from p.vectors. Only
-	// with a backend that stages everything on a device (one that
-	// ClassifiesOnTransfer): on the CPU backend gnark-crypto's NTT and MSM
-	// scratch is allocated afresh every proof, and under a budget it needs
-	// the room that W, a, b, c free once dead. Pooled, they stay out of its
-	// reach: mulchain 2^16, three jobs' budget, 16 proofs on the CPU
-	// backend, the process took 138–173 thousand minor faults with pooled
-	// vectors against 77–110 thousand without (bench/mem-note.sh).
-	poolVectors bool
 }
 
 // New checks the circuits and makes their keys resident on the backend.
@@ -92,7 +89,6 @@ func New(cfg Config, circuits ...*stages.Circuit) (*Prover, error) {
 	p.queries.setLimit(poolLimit)
 	p.vectors.setLimit(poolLimit)
 	p.steps = stages.Steps{Backend: cfg.Backend, G2: cfg.G2, Out: cfg.Out, Buffers: &p.queries}
-	p.poolVectors = cfg.Backend.ClassifiesOnTransfer()
 	for _, c := range circuits {
 		if err := p.AddCircuit(c); err != nil {
 			p.Close()
@@ -285,12 +281,10 @@ func (p *Prover) Pipeline() *pipeline.Pipeline[*stages.Job] {
 }
 
 // parse resolves the job's circuit in the registry, lends it the vector
-// pools where the backend stages on a device, and runs the parse step.
+// pools, and runs the parse step.
 func (p *Prover) parse(ctx context.Context, j *stages.Job) error {
 	if j.Err == nil {
-		if p.poolVectors {
-			j.Buffers = &p.vectors
-		}
+		j.Buffers = &p.vectors
 		if j.Circuit == nil {
 			c, err := p.Circuit(j.Request.Circuit)
 			if err != nil {

@@ -54,6 +54,15 @@ type Group struct {
 	Pkg string // the curve's gnark-crypto package name
 }
 
+// Field is the type of g's coordinates: fp.Element for G1, the curve's
+// exported E2 for G2.
+func (g Group) Field() string {
+	if g.G == "G1" {
+		return "fp.Element"
+	}
+	return g.Pkg + ".E2"
+}
+
 // Groups are c's G1 and G2.
 func (c Curve) Groups() []Group { return []Group{{"G1", c.Pkg}, {"G2", c.Pkg}} }
 
@@ -80,6 +89,8 @@ var outputs = []output{
 	{"keygen_fixed.go.tmpl", "keygen/fixed_{{.Dir}}.go"},
 	{"keygen_setup_test.go.tmpl", "keygen/setup_{{.Dir}}_test.go"},
 	{"keygen_write.go.tmpl", "keygen/write_{{.Dir}}.go"},
+	{"cpumsm.go.tmpl", "cpumsm/{{.Dir}}.go"},
+	{"cpumsm_test.go.tmpl", "cpumsm/{{.Dir}}_test.go"},
 }
 
 //go:embed templates
