@@ -31,6 +31,7 @@ func init() {
 		from:      fromBLS12381,
 		proofJSON: proofJSONBLS12381,
 		nbPublic:  nbPublicBLS12381,
+		readPK:    readPKBLS12381,
 		// gnark's default hash-to-field over BLS12-381's Fr (its prover's and verifier's)
 		defaultHash: func() hash.Hash { return hash_to_field.New([]byte(constraint.CommitmentDst)) },
 	}

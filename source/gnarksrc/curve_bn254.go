@@ -31,6 +31,7 @@ func init() {
 		from:      fromBN254,
 		proofJSON: proofJSONBN254,
 		nbPublic:  nbPublicBN254,
+		readPK:    readPKBN254,
 		// gnark's default hash-to-field over BN254's Fr (its prover's and verifier's)
 		defaultHash: func() hash.Hash { return hash_to_field.New([]byte(constraint.CommitmentDst)) },
 	}

@@ -136,6 +136,9 @@ type gnarkCurveFuncs struct {
 	proofJSON   func(groth16.Proof) (JSONProof, bool)
 	nbPublic    func(groth16.VerifyingKey) (int, bool)
 	defaultHash func() hash.Hash // gnark's default hash-to-field over the curve's Fr
+	// readPK decodes a proving key of the curve into pk, a fresh one
+	// (readProvingKey, pkload.go).
+	readPK func(r io.Reader, pk groth16.ProvingKey) (int64, error)
 }
 
 var gnarkCurves [curve.Count]gnarkCurveFuncs
@@ -182,10 +185,12 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	}
 	fp := id.Params().FpBytes
 	pk := groth16.NewProvingKey(id.ECC())
-	// UnsafeReadFrom skips the subgroup checks (minutes for large keys): a bad
-	// proving key can only spoil its owner's proofs, which Emit's check
-	// against the verifying key rejects before anything is written.
-	if err := readFile(filepath.Join(dir, PKFile), "proving key of this r1cs", pkLimit(ccs, fp), o, checkPKLayout(fp), pk.UnsafeReadFrom); err != nil {
+	// readProvingKey decodes what gnark's UnsafeReadFrom decodes, the raw
+	// point slices over all cores (pkload.go). Like UnsafeReadFrom it skips
+	// the subgroup checks (minutes for large keys): a bad proving key can
+	// only spoil its owner's proofs, which Emit's check against the
+	// verifying key rejects before anything is written.
+	if err := readFile(filepath.Join(dir, PKFile), "proving key of this r1cs", pkLimit(ccs, fp), o, checkPKLayout(fp), readProvingKey(id, pk)); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	vk := groth16.NewVerifyingKey(id.ECC())

@@ -138,7 +138,7 @@ func readFile(path, what string, limit int64, o Options, check func(r io.ReaderA
 			return struct{}{}, fmt.Errorf("read %s: %w", path, err)
 		}
 		if k, err := br.Read(make([]byte, 1)); k > 0 || err != io.EOF {
-			return struct{}{}, fmt.Errorf("%s: trailing bytes after the %s (gnark's decoder stopped at byte %d of %s)", path, what, n, sizeOf(f))
+			return struct{}{}, fmt.Errorf("%s: trailing bytes after the %s (the decoder stopped at byte %d of %s)", path, what, n, sizeOf(f))
 		}
 		return struct{}{}, nil
 	})
