@@ -22,7 +22,8 @@ import (
 // SetBytesCanonical each), which held a 2^26 BN254 key's 17.2 GiB to
 // ~350 MB/s on the H200 host, 72 s. The layout, in order:
 //
-//	domain         fft.Domain.ReadFrom (its twiddles precomputed at read)
+//	domain         fft.Domain.ReadFrom (its twiddles precomputed at read:
+//	               here, beside the reading of the rest)
 //	[α]₁ [β]₁ [δ]₁ one point each
 //	A B Z K        G1 slices: a big-endian u32 count, then the points
 //	[β]₂ [δ]₂      one point each
@@ -32,7 +33,8 @@ import (
 //	commitments    a u32 count, then per commitment its Pedersen key: two
 //	               G1 slices (Basis, BasisExpSigma), of one length
 //
-// Everything but the point slices goes through gnark-crypto's own decoder.
+// Everything but the point slices and the infinity flags goes through
+// gnark-crypto's own decoder.
 // Each slice's encoding is that of its first point, by the metadata bits of
 // its first byte as gnark-crypto reads them: a compressed slice (gnark's
 // default pk.WriteTo) goes to gnark-crypto's decoder too, which computes
@@ -210,11 +212,24 @@ func truncated(err error, what string) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// fullReader reads as io.ReadFull does: fft.Domain.ReadFrom takes its
-// scalars with a bare Read, which a short read would leave half filled.
-type fullReader struct{ r io.Reader }
-
-func (f fullReader) Read(p []byte) (int, error) { return io.ReadFull(f.r, p) }
+// flags reads len(f) flags, a byte each, true when not zero, as
+// gnark-crypto's decoder reads a []bool (encoding/binary) but without its
+// reflection: some 13 ns a flag, two flags a wire, 1.7 s on one core for
+// 2^26 wires.
+func (l *keyLoader) flags(f []bool) error {
+	buf := make([]byte, min(len(f), 1<<20))
+	for done := 0; done < len(f); {
+		b := buf[:min(len(buf), len(f)-done)]
+		if m, err := io.ReadFull(l, b); err != nil {
+			return truncated(err, fmt.Sprintf("flag %d of %d", done+m, len(f)))
+		}
+		for i, x := range b {
+			f[done+i] = x != 0
+		}
+		done += len(b)
+	}
+	return nil
+}
 
 // zeroed reports whether first and every byte of rest are zero: a point
 // at infinity's encoding once its metadata bits are masked off.

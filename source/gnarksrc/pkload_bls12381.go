@@ -10,6 +10,7 @@ import (
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/pedersen"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
@@ -30,9 +31,32 @@ func readPKBLS12381(r io.Reader, pkI groth16.ProvingKey) (int64, error) {
 // converted over all cores. It returns the bytes read.
 func readProvingKeyBLS12381(r io.Reader, pk *groth16bls12381.ProvingKey) (int64, error) {
 	l := newKeyLoader(r)
-	if _, err := pk.Domain.ReadFrom(fullReader{l}); err != nil {
-		return l.n, fmt.Errorf("domain: %w", truncated(err, "the domain"))
+	// The domain's twiddles and coset tables (some 4n scalars, seconds at
+	// 2^26) are computed while the points are read: its bytes first, its
+	// ReadFrom beside the rest. Every return waits for it, so that nothing
+	// writes pk once this returns.
+	var dom [domainBytesBLS12381]byte
+	if _, err := io.ReadFull(l, dom[:]); err != nil {
+		return l.n, fmt.Errorf("proving key's domain: %w", truncated(err, "it"))
 	}
+	domErr := make(chan error, 1)
+	go func() {
+		_, err := pk.Domain.ReadFrom(bytes.NewReader(dom[:]))
+		domErr <- err
+	}()
+	n, err := readPointsBLS12381(l, pk)
+	if derr := <-domErr; derr != nil && err == nil {
+		err = fmt.Errorf("proving key's domain: %w", derr)
+	}
+	return n, err
+}
+
+// domainBytesBLS12381 is the size of fft.Domain's encoding: its cardinality
+// (u64), five scalars, its precompute flag.
+const domainBytesBLS12381 = 8 + 5*fr.Bytes + 1
+
+// readPointsBLS12381 is readProvingKeyBLS12381 after the domain.
+func readPointsBLS12381(l *keyLoader, pk *groth16bls12381.ProvingKey) (int64, error) {
 	dec := bls12381.NewDecoder(l, bls12381.NoSubgroupChecks())
 	value := func(v any) func() error {
 		return func() error {
@@ -56,8 +80,8 @@ func readProvingKeyBLS12381(r io.Reader, pk *groth16bls12381.ProvingKey) (int64,
 		{"wire count", value(&nbWires)}, {"NbInfinityA", value(&pk.NbInfinityA)}, {"NbInfinityB", value(&pk.NbInfinityB)},
 		// gnark sizes the flags by the wire count, which the layout check
 		// has bounded by the file's size
-		{"InfinityA", func() error { pk.InfinityA = make([]bool, nbWires); return value(&pk.InfinityA)() }},
-		{"InfinityB", func() error { pk.InfinityB = make([]bool, nbWires); return value(&pk.InfinityB)() }},
+		{"InfinityA", func() error { pk.InfinityA = make([]bool, nbWires); return l.flags(pk.InfinityA) }},
+		{"InfinityB", func() error { pk.InfinityB = make([]bool, nbWires); return l.flags(pk.InfinityB) }},
 		{"commitment count", value(&nbCommitments)},
 	} {
 		if err := f.read(); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/pedersen"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
@@ -30,9 +31,32 @@ func readPKBN254(r io.Reader, pkI groth16.ProvingKey) (int64, error) {
 // converted over all cores. It returns the bytes read.
 func readProvingKeyBN254(r io.Reader, pk *groth16bn254.ProvingKey) (int64, error) {
 	l := newKeyLoader(r)
-	if _, err := pk.Domain.ReadFrom(fullReader{l}); err != nil {
-		return l.n, fmt.Errorf("domain: %w", truncated(err, "the domain"))
+	// The domain's twiddles and coset tables (some 4n scalars, seconds at
+	// 2^26) are computed while the points are read: its bytes first, its
+	// ReadFrom beside the rest. Every return waits for it, so that nothing
+	// writes pk once this returns.
+	var dom [domainBytesBN254]byte
+	if _, err := io.ReadFull(l, dom[:]); err != nil {
+		return l.n, fmt.Errorf("proving key's domain: %w", truncated(err, "it"))
 	}
+	domErr := make(chan error, 1)
+	go func() {
+		_, err := pk.Domain.ReadFrom(bytes.NewReader(dom[:]))
+		domErr <- err
+	}()
+	n, err := readPointsBN254(l, pk)
+	if derr := <-domErr; derr != nil && err == nil {
+		err = fmt.Errorf("proving key's domain: %w", derr)
+	}
+	return n, err
+}
+
+// domainBytesBN254 is the size of fft.Domain's encoding: its cardinality
+// (u64), five scalars, its precompute flag.
+const domainBytesBN254 = 8 + 5*fr.Bytes + 1
+
+// readPointsBN254 is readProvingKeyBN254 after the domain.
+func readPointsBN254(l *keyLoader, pk *groth16bn254.ProvingKey) (int64, error) {
 	dec := bn254.NewDecoder(l, bn254.NoSubgroupChecks())
 	value := func(v any) func() error {
 		return func() error {
@@ -56,8 +80,8 @@ func readProvingKeyBN254(r io.Reader, pk *groth16bn254.ProvingKey) (int64, error
 		{"wire count", value(&nbWires)}, {"NbInfinityA", value(&pk.NbInfinityA)}, {"NbInfinityB", value(&pk.NbInfinityB)},
 		// gnark sizes the flags by the wire count, which the layout check
 		// has bounded by the file's size
-		{"InfinityA", func() error { pk.InfinityA = make([]bool, nbWires); return value(&pk.InfinityA)() }},
-		{"InfinityB", func() error { pk.InfinityB = make([]bool, nbWires); return value(&pk.InfinityB)() }},
+		{"InfinityA", func() error { pk.InfinityA = make([]bool, nbWires); return l.flags(pk.InfinityA) }},
+		{"InfinityB", func() error { pk.InfinityB = make([]bool, nbWires); return l.flags(pk.InfinityB) }},
 		{"commitment count", value(&nbCommitments)},
 	} {
 		if err := f.read(); err != nil {

@@ -234,7 +234,10 @@ func TestProvingKeyCorruptionsFail(t *testing.T) {
 			for _, s := range slices {
 				cuts = append(cuts, s.off-2, s.off+1, s.off+s.n/2*s.size+s.size/2)
 			}
-			cuts = append(cuts, slices["B₂"].off+slices["B₂"].n*slices["B₂"].size+20, len(raw)-1)
+			b2 := slices["B₂"]
+			flags := b2.off + b2.n*b2.size // the wire count, NbInfinityA and B, then the flags
+			wires := int(binary.BigEndian.Uint64(raw[flags:]))
+			cuts = append(cuts, flags+20, flags+24+wires/2, flags+24+wires+wires/2, len(raw)-1)
 			for _, k := range cuts {
 				fails(fmt.Sprintf("cut at byte %d of %d", k, len(raw)), raw[:k], "truncated")
 				if _, err := gnarkKey(id, raw[:k]); err == nil {
