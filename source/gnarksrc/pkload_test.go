@@ -312,3 +312,35 @@ func TestLoadDirNamesTheBadPoint(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadDirTakesRawSlicesOpeningWithInfinity: a raw key whose slices
+// open with a point at infinity loads through LoadDir, into gnark's
+// decoding of the file. BLS12-381 gives a raw infinity metadata bits of
+// its own (0b010), which the layout check read as a compressed point's
+// until it took the curve's reading: it sized the slice at half and
+// refused the key.
+func TestLoadDirTakesRawSlicesOpeningWithInfinity(t *testing.T) {
+	for _, id := range curve.All {
+		dir := keyDir(t, id, "mulchain", 300)
+		raw := readKeyFile(t, dir)
+		for name, s := range rawSlices(t, raw, id.Params().FpBytes) {
+			if s.n > 0 && name != "A" && name != "B" && name != "B₂" { // A and B's infinity is the flags'
+				rawInfinity(id, s.point(raw, 0))
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, PKFile), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := LoadDir(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		want, err := gnarkKey(id, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Source.(*Source).ProvingKey(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: LoadDir's key differs from gnark's decoding of the file", id)
+		}
+	}
+}
