@@ -21,8 +21,8 @@ import (
 //	zkpipe        the whole load (LoadDirWith: the r1cs and vk too, the
 //	              layout checks, the key with readProvingKey, the checks
 //	              of the files against each other)
-//	zkpipe-reader the key alone with readProvingKey (raw point slices
-//	              converted over all cores)
+//	zkpipe-reader the key alone with readProvingKey (point slices
+//	              converted or decompressed over all cores)
 //	gnark-…       the key alone with gnark's ReadFrom and UnsafeReadFrom
 //	              (LoadDirWith's reader before readProvingKey)
 //

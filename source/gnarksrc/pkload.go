@@ -17,7 +17,8 @@ import (
 // readProvingKey decodes gnark v0.16.3's proving-key encoding
 // (backend/groth16/<curve>/marshal.go, readFrom) into gnark's own
 // ProvingKey, as pk.UnsafeReadFrom does and into the same values, but with
-// the raw point slices converted over all cores: gnark-crypto's decoder
+// the point slices converted (raw) or decompressed over all cores as they
+// are read: gnark-crypto's decoder
 // converts a raw point at a time on one core as it reads it (two
 // SetBytesCanonical each), which held a 2^26 BN254 key's 17.2 GiB to
 // ~350 MB/s on the H200 host, 72 s. The layout, in order:
@@ -34,21 +35,26 @@ import (
 //	               G1 slices (Basis, BasisExpSigma), of one length
 //
 // Everything but the point slices and the infinity flags goes through
-// gnark-crypto's own decoder.
-// Each slice's encoding is that of its first point, by the metadata bits of
-// its first byte as gnark-crypto reads them: a compressed slice (gnark's
-// default pk.WriteTo) goes to gnark-crypto's decoder too, which computes
-// the square roots in parallel already; a raw one (pk.WriteRawTo, zkpipe's
-// setup) is read in chunks of loadChunkBytes, sequentially, each chunk's
-// points converted in place into the slice by one of GOMAXPROCS workers
-// while the next chunks are read: 2·GOMAXPROCS chunk buffers at most, the
-// key itself never twice in memory. A raw slice must hold raw points only
-// (gnark writes one encoding a key; the layout check sizes every point of a
-// slice by its first too).
+// gnark-crypto's own decoder. A slice's encoding is that of its first
+// point, by the metadata bits of its first byte as gnark-crypto reads them:
+// raw (pk.WriteRawTo, zkpipe's setup) or compressed (gnark's default
+// pk.WriteTo). Either way it is read in chunks of loadChunkBytes,
+// sequentially, each chunk's points converted in place into the slice by
+// one of GOMAXPROCS workers while the next chunks are read: 2·GOMAXPROCS
+// chunk buffers at most, the key itself never twice in memory. A raw point
+// is two (G2: four) SetBytesCanonical; a compressed one gnark-crypto's
+// one-point decode, a square root (gnark-crypto's slice decoder takes the
+// X coordinates on one core first, then the roots in parallel). A slice
+// must hold points of one encoding (gnark writes one encoding a key; the
+// layout check sizes every point of a slice by its first too).
 //
 // The checks are UnsafeReadFrom's: coordinates below the base field's
-// modulus, infinity well encoded, valid metadata bits; no on-curve or
-// subgroup check on the key's own points. The commitment keys are read as
+// modulus, infinity well encoded, valid metadata bits, a compressed
+// point's X on the curve (its square root exists); no on-curve or subgroup
+// check on the key's own raw points. Stricter only in refusing
+// BLS12-381's invalid metadata bits (0b001, 0b011, 0b111) in a compressed
+// slice, which gnark-crypto's slice decoder lets through (its one-point
+// decode refuses them). The commitment keys are read as
 // gnark reads them even there, with pedersen's ReadFrom, so with subgroup
 // checks: done in the workers too.
 func readProvingKey(id curve.ID, pk groth16.ProvingKey) func(r io.Reader) (int64, error) {
@@ -61,17 +67,17 @@ func readProvingKey(id curve.ID, pk groth16.ProvingKey) func(r io.Reader) (int64
 	}
 }
 
-// loadChunkBytes is how much of a raw slice one worker converts at a time
+// loadChunkBytes is how much of a slice one worker converts at a time
 // (16384 BN254 G1 points): large enough that a chunk's hand-over (~1 µs)
 // is nothing beside its conversion (~1 ms), small enough that 2·GOMAXPROCS
 // of them are a few tens of MiB.
 var loadChunkBytes = 1 << 20
 
-// errMixedEncoding is a compressed point inside a raw slice.
-var errMixedEncoding = errors.New("a compressed point among raw ones: not a key as gnark writes it")
+// errMixedEncoding is a point not of its slice's encoding.
+var errMixedEncoding = errors.New("a point not of its slice's first's encoding (raw, compressed): not a key as gnark writes it")
 
 // keyLoader is the reader a proving key is decoded through: it counts the
-// bytes read, and holds the chunk buffers its raw slices reuse.
+// bytes read, and holds the chunk buffers its slices reuse.
 type keyLoader struct {
 	r       io.Reader
 	n       int64
@@ -109,7 +115,7 @@ func (l *keyLoader) sliceHead(first int) (head []byte, n int, err error) {
 	return head, n, nil
 }
 
-// rawPoints reads n raw points of size bytes each, the first len(pre) of
+// points reads n points of size bytes each, the first len(pre) of
 // which are in pre already, calling set(i, b) with point i's bytes; set
 // converts it into its place, from up to l.workers goroutines at once (each
 // i once, so set may write element i of a slice unlocked). Chunks are read
@@ -117,7 +123,7 @@ func (l *keyLoader) sliceHead(first int) (head []byte, n int, err error) {
 // fails, no more are read. The error is the failing point of lowest index
 // (a truncation counts as failing at its point), so that a file fails the
 // same way each time.
-func (l *keyLoader) rawPoints(pre []byte, n, size int, set func(i int, b []byte) error) error {
+func (l *keyLoader) points(pre []byte, n, size int, set func(i int, b []byte) error) error {
 	per := max(1, min(n, loadChunkBytes/size)) // points a chunk
 	chunks := (n + per - 1) / per
 	workers := max(1, min(l.workers, chunks))

@@ -27,8 +27,8 @@ func readPKBLS12381(r io.Reader, pkI groth16.ProvingKey) (int64, error) {
 
 // readProvingKeyBLS12381 decodes gnark's encoding of a BLS12-381 proving
 // key from r into pk, a fresh key, in the order of readProvingKey's
-// layout: the values pk.UnsafeReadFrom decodes, with the raw point slices
-// converted over all cores. It returns the bytes read.
+// layout: the values pk.UnsafeReadFrom decodes, with the point slices
+// converted or decompressed over all cores. It returns the bytes read.
 func readProvingKeyBLS12381(r io.Reader, pk *groth16bls12381.ProvingKey) (int64, error) {
 	l := newKeyLoader(r)
 	// The domain's twiddles and coset tables (some 4n scalars, seconds at
@@ -105,24 +105,35 @@ func readPointsBLS12381(l *keyLoader, pk *groth16bls12381.ProvingKey) (int64, er
 	return l.n, nil
 }
 
-// readG1sBLS12381 reads a slice of G1 points into *s: a compressed (or
-// empty) one with gnark-crypto's decoder, a raw one over the loader's
-// workers, checking subgroup membership when subgroup is set.
+// readG1sBLS12381 reads a slice of G1 points into *s over the loader's
+// workers, raw or compressed as its first point is (an empty one with
+// gnark-crypto's decoder, which leaves it as gnark's does), checking
+// subgroup membership when subgroup is set.
 func readG1sBLS12381(l *keyLoader, s *[]bls12381.G1Affine, subgroup bool) error {
 	head, n, err := l.sliceHead(bls12381.SizeOfG1AffineCompressed)
 	if err != nil {
 		return err
 	}
-	if n == 0 || compressedBLS12381(head[4]) {
-		var opts []func(*bls12381.Decoder)
-		if !subgroup {
-			opts = append(opts, bls12381.NoSubgroupChecks())
-		}
-		dec := bls12381.NewDecoder(io.MultiReader(bytes.NewReader(head), l), opts...)
-		return truncated(dec.Decode(s), fmt.Sprintf("%d compressed points", n))
+	var opts []func(*bls12381.Decoder)
+	if !subgroup {
+		opts = append(opts, bls12381.NoSubgroupChecks())
+	}
+	if n == 0 {
+		dec := bls12381.NewDecoder(bytes.NewReader(head), opts...)
+		return dec.Decode(s)
 	}
 	*s = make([]bls12381.G1Affine, n)
-	return l.rawPoints(head[4:], n, bls12381.SizeOfG1AffineUncompressed, func(i int, b []byte) error {
+	if compressedBLS12381(head[4]) {
+		return l.points(head[4:], n, bls12381.SizeOfG1AffineCompressed, func(i int, b []byte) error {
+			if !compressedBLS12381(b[0]) {
+				return errMixedEncoding
+			}
+			// a square root each: gnark-crypto's decoder, one point at a
+			// time, is its setBytes (unexported) for each
+			return bls12381.NewDecoder(bytes.NewReader(b), opts...).Decode(&(*s)[i])
+		})
+	}
+	return l.points(head[4:], n, bls12381.SizeOfG1AffineUncompressed, func(i int, b []byte) error {
 		p := &(*s)[i]
 		if err := setG1RawBLS12381(p, b); err != nil {
 			return err
@@ -141,12 +152,20 @@ func readG2sBLS12381(l *keyLoader, s *[]bls12381.G2Affine) error {
 	if err != nil {
 		return err
 	}
-	if n == 0 || compressedBLS12381(head[4]) {
-		dec := bls12381.NewDecoder(io.MultiReader(bytes.NewReader(head), l), bls12381.NoSubgroupChecks())
-		return truncated(dec.Decode(s), fmt.Sprintf("%d compressed points", n))
+	if n == 0 {
+		dec := bls12381.NewDecoder(bytes.NewReader(head), bls12381.NoSubgroupChecks())
+		return dec.Decode(s)
 	}
 	*s = make([]bls12381.G2Affine, n)
-	return l.rawPoints(head[4:], n, bls12381.SizeOfG2AffineUncompressed, func(i int, b []byte) error {
+	if compressedBLS12381(head[4]) {
+		return l.points(head[4:], n, bls12381.SizeOfG2AffineCompressed, func(i int, b []byte) error {
+			if !compressedBLS12381(b[0]) {
+				return errMixedEncoding
+			}
+			return bls12381.NewDecoder(bytes.NewReader(b), bls12381.NoSubgroupChecks()).Decode(&(*s)[i])
+		})
+	}
+	return l.points(head[4:], n, bls12381.SizeOfG2AffineUncompressed, func(i int, b []byte) error {
 		return setG2RawBLS12381(&(*s)[i], b)
 	})
 }

@@ -27,8 +27,8 @@ func readPKBN254(r io.Reader, pkI groth16.ProvingKey) (int64, error) {
 
 // readProvingKeyBN254 decodes gnark's encoding of a BN254 proving
 // key from r into pk, a fresh key, in the order of readProvingKey's
-// layout: the values pk.UnsafeReadFrom decodes, with the raw point slices
-// converted over all cores. It returns the bytes read.
+// layout: the values pk.UnsafeReadFrom decodes, with the point slices
+// converted or decompressed over all cores. It returns the bytes read.
 func readProvingKeyBN254(r io.Reader, pk *groth16bn254.ProvingKey) (int64, error) {
 	l := newKeyLoader(r)
 	// The domain's twiddles and coset tables (some 4n scalars, seconds at
@@ -105,24 +105,35 @@ func readPointsBN254(l *keyLoader, pk *groth16bn254.ProvingKey) (int64, error) {
 	return l.n, nil
 }
 
-// readG1sBN254 reads a slice of G1 points into *s: a compressed (or
-// empty) one with gnark-crypto's decoder, a raw one over the loader's
-// workers, checking subgroup membership when subgroup is set.
+// readG1sBN254 reads a slice of G1 points into *s over the loader's
+// workers, raw or compressed as its first point is (an empty one with
+// gnark-crypto's decoder, which leaves it as gnark's does), checking
+// subgroup membership when subgroup is set.
 func readG1sBN254(l *keyLoader, s *[]bn254.G1Affine, subgroup bool) error {
 	head, n, err := l.sliceHead(bn254.SizeOfG1AffineCompressed)
 	if err != nil {
 		return err
 	}
-	if n == 0 || compressedBN254(head[4]) {
-		var opts []func(*bn254.Decoder)
-		if !subgroup {
-			opts = append(opts, bn254.NoSubgroupChecks())
-		}
-		dec := bn254.NewDecoder(io.MultiReader(bytes.NewReader(head), l), opts...)
-		return truncated(dec.Decode(s), fmt.Sprintf("%d compressed points", n))
+	var opts []func(*bn254.Decoder)
+	if !subgroup {
+		opts = append(opts, bn254.NoSubgroupChecks())
+	}
+	if n == 0 {
+		dec := bn254.NewDecoder(bytes.NewReader(head), opts...)
+		return dec.Decode(s)
 	}
 	*s = make([]bn254.G1Affine, n)
-	return l.rawPoints(head[4:], n, bn254.SizeOfG1AffineUncompressed, func(i int, b []byte) error {
+	if compressedBN254(head[4]) {
+		return l.points(head[4:], n, bn254.SizeOfG1AffineCompressed, func(i int, b []byte) error {
+			if !compressedBN254(b[0]) {
+				return errMixedEncoding
+			}
+			// a square root each: gnark-crypto's decoder, one point at a
+			// time, is its setBytes (unexported) for each
+			return bn254.NewDecoder(bytes.NewReader(b), opts...).Decode(&(*s)[i])
+		})
+	}
+	return l.points(head[4:], n, bn254.SizeOfG1AffineUncompressed, func(i int, b []byte) error {
 		p := &(*s)[i]
 		if err := setG1RawBN254(p, b); err != nil {
 			return err
@@ -141,12 +152,20 @@ func readG2sBN254(l *keyLoader, s *[]bn254.G2Affine) error {
 	if err != nil {
 		return err
 	}
-	if n == 0 || compressedBN254(head[4]) {
-		dec := bn254.NewDecoder(io.MultiReader(bytes.NewReader(head), l), bn254.NoSubgroupChecks())
-		return truncated(dec.Decode(s), fmt.Sprintf("%d compressed points", n))
+	if n == 0 {
+		dec := bn254.NewDecoder(bytes.NewReader(head), bn254.NoSubgroupChecks())
+		return dec.Decode(s)
 	}
 	*s = make([]bn254.G2Affine, n)
-	return l.rawPoints(head[4:], n, bn254.SizeOfG2AffineUncompressed, func(i int, b []byte) error {
+	if compressedBN254(head[4]) {
+		return l.points(head[4:], n, bn254.SizeOfG2AffineCompressed, func(i int, b []byte) error {
+			if !compressedBN254(b[0]) {
+				return errMixedEncoding
+			}
+			return bn254.NewDecoder(bytes.NewReader(b), bn254.NoSubgroupChecks()).Decode(&(*s)[i])
+		})
+	}
+	return l.points(head[4:], n, bn254.SizeOfG2AffineUncompressed, func(i int, b []byte) error {
 		return setG2RawBN254(&(*s)[i], b)
 	})
 }

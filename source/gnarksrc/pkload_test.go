@@ -74,7 +74,14 @@ type keySlice struct{ off, n, size int }
 // the walk ends at the file's end.
 func rawSlices(t *testing.T, data []byte, fp int) map[string]keySlice {
 	t.Helper()
-	g1, g2 := 2*fp, 4*fp
+	return keySlices(t, data, fp, 2)
+}
+
+// keySlices is rawSlices for points of k·fp bytes a coordinate's worth
+// (raw: 2, compressed: 1).
+func keySlices(t *testing.T, data []byte, fp, k int) map[string]keySlice {
+	t.Helper()
+	g1, g2 := k*fp, 2*k*fp
 	pos := 8 + 5*32 + 1 + 3*g1 // domain; [α]₁ [β]₁ [δ]₁
 	out := map[string]keySlice{}
 	slice := func(name string, size int) {
@@ -258,7 +265,7 @@ func TestProvingKeyCorruptionsFail(t *testing.T) {
 			// K's point 2 flagged compressed amid raw points
 			bad = bytes.Clone(raw)
 			slices["K"].point(bad, 2)[0] |= 0b100 << 5
-			fails("compressed among raw", bad, "proving key's K: point 2 of", "compressed point among raw")
+			fails("compressed among raw", bad, "proving key's K: point 2 of", "not of its slice's first's encoding")
 
 			// B₂'s point 1 at infinity with a stray bit; A's point 3 with
 			// invalid metadata bits (BLS12-381's 0b001)
@@ -282,6 +289,33 @@ func TestProvingKeyCorruptionsFail(t *testing.T) {
 			if _, err := gnarkKey(id, bad); err == nil {
 				t.Fatalf("gnark reads a commitment basis point off the curve")
 			}
+
+			// compressed: an X with no square root (X = x, the first x
+			// that gnark's decoder refuses), a raw point among compressed
+			// ones
+			pk, err := gnarkKey(id, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			comp := encodeKey(t, pk, false)
+			cz := keySlices(t, comp, fp, 1)["Z"]
+			for x := byte(1); ; x++ {
+				bad = bytes.Clone(comp)
+				q := cz.point(bad, 4)
+				flag := q[0] & (0b111 << 5)
+				clear(q)
+				q[0], q[len(q)-1] = flag, x
+				if _, err := gnarkKey(id, bad); err != nil {
+					fails("no square root", bad, "proving key's Z: point 4 of", "square root")
+					break
+				}
+				if x == 64 {
+					t.Fatal("no X without a square root among 1…64")
+				}
+			}
+			bad = bytes.Clone(comp)
+			cz.point(bad, 6)[0] &^= 0b111 << 5
+			fails("raw among compressed", bad, "proving key's Z: point 6 of", "not of its slice's first's encoding")
 
 			// the key ends where it ends: what follows is the caller's
 			_, n, err := ourKey(id, append(bytes.Clone(raw), 1, 2, 3))
