@@ -96,8 +96,8 @@ func (l *keyLoader) Read(p []byte) (int, error) {
 }
 
 // sliceHead reads a point slice's count (a big-endian u32) and, when it is
-// not zero, the first first bytes of its first point (a compressed
-// point's size: enough for its metadata, and all of it when compressed).
+// not zero, the first bytes of its first point, as many as first (a
+// compressed point's size: its metadata, and all of it when compressed).
 // head holds both, as read, for whichever decoder reads the slice.
 func (l *keyLoader) sliceHead(first int) (head []byte, n int, err error) {
 	head = make([]byte, 4, 4+first)
