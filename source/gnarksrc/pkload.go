@@ -118,12 +118,14 @@ func (l *keyLoader) sliceHead(first int) (head []byte, n int, err error) {
 // points reads n points of size bytes each, the first len(pre) of
 // which are in pre already, calling set(i, b) with point i's bytes; set
 // converts it into its place, from up to l.workers goroutines at once (each
-// i once, so set may write element i of a slice unlocked). Chunks are read
+// i once, so set may write element i of a slice unlocked). Each worker
+// takes its own set from newSet, once, so that a set may keep scratch (a
+// decoder and its reader) instead of allocating a point. Chunks are read
 // in order, on the caller's goroutine, and handed to the workers; once one
 // fails, no more are read. The error is the failing point of lowest index
 // (a truncation counts as failing at its point), so that a file fails the
 // same way each time.
-func (l *keyLoader) points(pre []byte, n, size int, set func(i int, b []byte) error) error {
+func (l *keyLoader) points(pre []byte, n, size int, newSet func() func(i int, b []byte) error) error {
 	per := max(1, min(n, loadChunkBytes/size)) // points a chunk
 	chunks := (n + per - 1) / per
 	workers := max(1, min(l.workers, chunks))
@@ -159,6 +161,7 @@ func (l *keyLoader) points(pre []byte, n, size int, set func(i int, b []byte) er
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
+			set := newSet()
 			for c := range work {
 				for k := 0; k*size < len(c.b); k++ {
 					if err := set(c.start+k, c.b[k*size:(k+1)*size]); err != nil {

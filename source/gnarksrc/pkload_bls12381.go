@@ -124,24 +124,32 @@ func readG1sBLS12381(l *keyLoader, s *[]bls12381.G1Affine, subgroup bool) error 
 	}
 	*s = make([]bls12381.G1Affine, n)
 	if compressedBLS12381(head[4]) {
-		return l.points(head[4:], n, bls12381.SizeOfG1AffineCompressed, func(i int, b []byte) error {
-			if !compressedBLS12381(b[0]) {
-				return errMixedEncoding
-			}
+		return l.points(head[4:], n, bls12381.SizeOfG1AffineCompressed, func() func(int, []byte) error {
 			// a square root each: gnark-crypto's decoder, one point at a
-			// time, is its setBytes (unexported) for each
-			return bls12381.NewDecoder(bytes.NewReader(b), opts...).Decode(&(*s)[i])
+			// time, is its setBytes (unexported) for each; a decoder a
+			// worker, its reader reset a point
+			var br bytes.Reader
+			dec := bls12381.NewDecoder(&br, opts...)
+			return func(i int, b []byte) error {
+				if !compressedBLS12381(b[0]) {
+					return errMixedEncoding
+				}
+				br.Reset(b)
+				return dec.Decode(&(*s)[i])
+			}
 		})
 	}
-	return l.points(head[4:], n, bls12381.SizeOfG1AffineUncompressed, func(i int, b []byte) error {
-		p := &(*s)[i]
-		if err := setG1RawBLS12381(p, b); err != nil {
-			return err
+	return l.points(head[4:], n, bls12381.SizeOfG1AffineUncompressed, func() func(int, []byte) error {
+		return func(i int, b []byte) error {
+			p := &(*s)[i]
+			if err := setG1RawBLS12381(p, b); err != nil {
+				return err
+			}
+			if subgroup && !p.IsInSubGroup() {
+				return errors.New("not in the subgroup")
+			}
+			return nil
 		}
-		if subgroup && !p.IsInSubGroup() {
-			return errors.New("not in the subgroup")
-		}
-		return nil
 	})
 }
 
@@ -158,15 +166,20 @@ func readG2sBLS12381(l *keyLoader, s *[]bls12381.G2Affine) error {
 	}
 	*s = make([]bls12381.G2Affine, n)
 	if compressedBLS12381(head[4]) {
-		return l.points(head[4:], n, bls12381.SizeOfG2AffineCompressed, func(i int, b []byte) error {
-			if !compressedBLS12381(b[0]) {
-				return errMixedEncoding
+		return l.points(head[4:], n, bls12381.SizeOfG2AffineCompressed, func() func(int, []byte) error {
+			var br bytes.Reader
+			dec := bls12381.NewDecoder(&br, bls12381.NoSubgroupChecks())
+			return func(i int, b []byte) error {
+				if !compressedBLS12381(b[0]) {
+					return errMixedEncoding
+				}
+				br.Reset(b)
+				return dec.Decode(&(*s)[i])
 			}
-			return bls12381.NewDecoder(bytes.NewReader(b), bls12381.NoSubgroupChecks()).Decode(&(*s)[i])
 		})
 	}
-	return l.points(head[4:], n, bls12381.SizeOfG2AffineUncompressed, func(i int, b []byte) error {
-		return setG2RawBLS12381(&(*s)[i], b)
+	return l.points(head[4:], n, bls12381.SizeOfG2AffineUncompressed, func() func(int, []byte) error {
+		return func(i int, b []byte) error { return setG2RawBLS12381(&(*s)[i], b) }
 	})
 }
 

@@ -124,24 +124,32 @@ func readG1sBN254(l *keyLoader, s *[]bn254.G1Affine, subgroup bool) error {
 	}
 	*s = make([]bn254.G1Affine, n)
 	if compressedBN254(head[4]) {
-		return l.points(head[4:], n, bn254.SizeOfG1AffineCompressed, func(i int, b []byte) error {
-			if !compressedBN254(b[0]) {
-				return errMixedEncoding
-			}
+		return l.points(head[4:], n, bn254.SizeOfG1AffineCompressed, func() func(int, []byte) error {
 			// a square root each: gnark-crypto's decoder, one point at a
-			// time, is its setBytes (unexported) for each
-			return bn254.NewDecoder(bytes.NewReader(b), opts...).Decode(&(*s)[i])
+			// time, is its setBytes (unexported) for each; a decoder a
+			// worker, its reader reset a point
+			var br bytes.Reader
+			dec := bn254.NewDecoder(&br, opts...)
+			return func(i int, b []byte) error {
+				if !compressedBN254(b[0]) {
+					return errMixedEncoding
+				}
+				br.Reset(b)
+				return dec.Decode(&(*s)[i])
+			}
 		})
 	}
-	return l.points(head[4:], n, bn254.SizeOfG1AffineUncompressed, func(i int, b []byte) error {
-		p := &(*s)[i]
-		if err := setG1RawBN254(p, b); err != nil {
-			return err
+	return l.points(head[4:], n, bn254.SizeOfG1AffineUncompressed, func() func(int, []byte) error {
+		return func(i int, b []byte) error {
+			p := &(*s)[i]
+			if err := setG1RawBN254(p, b); err != nil {
+				return err
+			}
+			if subgroup && !p.IsInSubGroup() {
+				return errors.New("not in the subgroup")
+			}
+			return nil
 		}
-		if subgroup && !p.IsInSubGroup() {
-			return errors.New("not in the subgroup")
-		}
-		return nil
 	})
 }
 
@@ -158,15 +166,20 @@ func readG2sBN254(l *keyLoader, s *[]bn254.G2Affine) error {
 	}
 	*s = make([]bn254.G2Affine, n)
 	if compressedBN254(head[4]) {
-		return l.points(head[4:], n, bn254.SizeOfG2AffineCompressed, func(i int, b []byte) error {
-			if !compressedBN254(b[0]) {
-				return errMixedEncoding
+		return l.points(head[4:], n, bn254.SizeOfG2AffineCompressed, func() func(int, []byte) error {
+			var br bytes.Reader
+			dec := bn254.NewDecoder(&br, bn254.NoSubgroupChecks())
+			return func(i int, b []byte) error {
+				if !compressedBN254(b[0]) {
+					return errMixedEncoding
+				}
+				br.Reset(b)
+				return dec.Decode(&(*s)[i])
 			}
-			return bn254.NewDecoder(bytes.NewReader(b), bn254.NoSubgroupChecks()).Decode(&(*s)[i])
 		})
 	}
-	return l.points(head[4:], n, bn254.SizeOfG2AffineUncompressed, func(i int, b []byte) error {
-		return setG2RawBN254(&(*s)[i], b)
+	return l.points(head[4:], n, bn254.SizeOfG2AffineUncompressed, func() func(int, []byte) error {
+		return func(i int, b []byte) error { return setG2RawBN254(&(*s)[i], b) }
 	})
 }
 

@@ -378,3 +378,43 @@ func TestLoadDirTakesRawSlicesOpeningWithInfinity(t *testing.T) {
 		}
 	}
 }
+
+// TestProvingKeyReadAllocatesWhatGnarksDoes: reading a raw key allocates
+// no more than gnark's UnsafeReadFrom of the same bytes, plus the chunk
+// buffers (2·GOMAXPROCS of loadChunkBytes, 64 KiB here) and 256 KiB (the
+// flags' buffer among it), far less than the 3 MB file: the key is decoded
+// into its place, not held twice. A compressed
+// key may allocate besides 192 bytes a point, garbage at once:
+// gnark-crypto's one-point decode takes its read buffer from the heap (its
+// decoder's reader is an interface), 128 bytes on BN254.
+func TestProvingKeyReadAllocatesWhatGnarksDoes(t *testing.T) {
+	id := curve.BN254
+	raw := readKeyFile(t, keyDir(t, id, "mulchain", 1<<13))
+	points := 0
+	for _, s := range rawSlices(t, raw, id.Params().FpBytes) {
+		points += s.n
+	}
+	pk, err := gnarkKey(id, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(c int) { loadChunkBytes = c }(loadChunkBytes)
+	loadChunkBytes = 64 << 10
+	for _, enc := range []struct {
+		name     string
+		data     []byte
+		perPoint int
+	}{{"raw", raw, 0}, {"compressed", encodeKey(t, pk, false), 192}} {
+		var gerr, oerr error
+		gnark := allocated(func() { _, gerr = gnarkKey(id, enc.data) })
+		ours := allocated(func() { _, _, oerr = ourKey(id, enc.data) })
+		if gerr != nil || oerr != nil {
+			t.Fatalf("%s: %v, %v", enc.name, gerr, oerr)
+		}
+		slack := uint64(2*runtime.GOMAXPROCS(0)*loadChunkBytes + 256<<10 + enc.perPoint*points)
+		t.Logf("%s key of %d bytes, %d points: %d bytes allocated, gnark's UnsafeReadFrom %d", enc.name, len(enc.data), points, ours, gnark)
+		if ours > gnark+slack {
+			t.Fatalf("%s key of %d bytes: %d bytes allocated, gnark's UnsafeReadFrom %d: more than its and %d", enc.name, len(enc.data), ours, gnark, slack)
+		}
+	}
+}
