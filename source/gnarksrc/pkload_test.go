@@ -418,3 +418,38 @@ func TestProvingKeyReadAllocatesWhatGnarksDoes(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadDirRefusesCutOrTrailingKeys: a circuit.pk of either curve, raw or
+// compressed, cut short by a byte or followed by 7 bytes of garbage, is
+// refused by LoadDir, naming the file and saying which.
+func TestLoadDirRefusesCutOrTrailingKeys(t *testing.T) {
+	for _, id := range curve.All {
+		base := keyDir(t, id, "commit", 300)
+		raw := readKeyFile(t, base)
+		pk, err := gnarkKey(id, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, enc := range []struct {
+			name string
+			data []byte
+		}{{"raw", raw}, {"compressed", encodeKey(t, pk, false)}} {
+			for _, c := range []struct {
+				what, want string
+				data       []byte
+			}{
+				{"cut short", "truncated", enc.data[:len(enc.data)-1]},
+				{"trailing garbage", "trailing bytes", append(bytes.Clone(enc.data), "garbage"...)},
+			} {
+				dir := copyDir(t, base)
+				if err := os.WriteFile(filepath.Join(dir, PKFile), c.data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				_, err := LoadDir(dir)
+				if err == nil || !strings.Contains(err.Error(), PKFile) || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("%s %s key %s: %v, want an error naming %s with %q", id, enc.name, c.what, err, PKFile, c.want)
+				}
+			}
+		}
+	}
+}
