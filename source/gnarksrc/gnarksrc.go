@@ -188,8 +188,8 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	}
 	fp := id.Params().FpBytes
 	pk := groth16.NewProvingKey(id.ECC())
-	// readProvingKey decodes what gnark's UnsafeReadFrom decodes, the raw
-	// point slices over all cores (pkload.go). Like UnsafeReadFrom it skips
+	// readProvingKey decodes what gnark's UnsafeReadFrom decodes, the point
+	// slices (raw or compressed) over all cores (pkload.go). Like UnsafeReadFrom it skips
 	// the subgroup checks (minutes for large keys): a bad proving key can
 	// only spoil its owner's proofs, which Emit's check against the
 	// verifying key rejects before anything is written.

@@ -207,8 +207,9 @@ func sizeOf(f *boundedread.File) string {
 // checks each count against what the file has left and what the circuit
 // allows. Points are fp (G1) or 2·fp (G2) bytes compressed and twice that
 // raw, as the metadata bits of their first byte say, read as the curve's
-// gnark-crypto reads them (compressed; BLS12-381's raw point at infinity
-// has bits of its own); gnark-crypto's encoders write one encoding a file.
+// gnark-crypto reads them (its isCompressed: BLS12-381's raw point at
+// infinity has bits of its own); gnark-crypto's encoders write one
+// encoding a file.
 // fp is the curve's base-field size (32 for BN254, 48 for BLS12-381).
 type layout struct {
 	r          io.ReaderAt
