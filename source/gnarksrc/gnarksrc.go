@@ -189,10 +189,10 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	fp := id.Params().FpBytes
 	pk := groth16.NewProvingKey(id.ECC())
 	// readProvingKey decodes what gnark's UnsafeReadFrom decodes, the point
-	// slices (raw or compressed) over all cores (pkload.go). Like UnsafeReadFrom it skips
-	// the subgroup checks (minutes for large keys): a bad proving key can
-	// only spoil its owner's proofs, which Emit's check against the
-	// verifying key rejects before anything is written.
+	// slices (raw or compressed) over all cores (pkload.go). Like
+	// UnsafeReadFrom it skips the subgroup checks (minutes for large keys):
+	// a bad proving key can only spoil its owner's proofs, which Emit's
+	// check against the verifying key rejects before anything is written.
 	if err := readFile(filepath.Join(dir, PKFile), "proving key of this r1cs", pkLimit(ccs, fp), o, checkPKLayout(id), readProvingKey(id, pk)); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
