@@ -35,6 +35,13 @@ type Curve struct {
 	Name string
 	// Snarkjs is snarkjs's name for it, in its JSON's "curve" ("bn128").
 	Snarkjs string
+	// PointMask is gnark-crypto's mask of the metadata bits of a point's
+	// first byte; RawInfinity the bits of a raw point at infinity, ""
+	// where it has none of its own (BN254's is all zeros, as a raw point).
+	PointMask, RawInfinity string
+	// InvalidMasks are the metadata bits no point has, "" where every
+	// value means one (BN254's two bits).
+	InvalidMasks string
 }
 
 // Import is the import line of gnark-crypto's curve package, aliased when
@@ -67,8 +74,10 @@ func (g Group) Field() string {
 func (c Curve) Groups() []Group { return []Group{{"G1", c.Pkg}, {"G2", c.Pkg}} }
 
 var curves = []Curve{
-	{ID: "BN254", Suffix: "BN254", Dir: "bn254", Path: "bn254", Pkg: "bn254", Name: "BN254", Snarkjs: "bn128"},
-	{ID: "BLS12_381", Suffix: "BLS12381", Dir: "bls12381", Path: "bls12-381", Pkg: "bls12381", Name: "BLS12-381", Snarkjs: "bls12381"},
+	{ID: "BN254", Suffix: "BN254", Dir: "bn254", Path: "bn254", Pkg: "bn254", Name: "BN254", Snarkjs: "bn128",
+		PointMask: "0b11 << 6"},
+	{ID: "BLS12_381", Suffix: "BLS12381", Dir: "bls12381", Path: "bls12-381", Pkg: "bls12381", Name: "BLS12-381", Snarkjs: "bls12381",
+		PointMask: "0b111 << 5", RawInfinity: "0b010 << 5", InvalidMasks: "0b001 << 5, 0b011 << 5, 0b111 << 5"},
 }
 
 // output is one template and where each curve's file goes ({{.Dir}} is
@@ -81,6 +90,7 @@ var outputs = []output{
 	{"gpu_backend_test.go.tmpl", "gpu/backend_{{.Dir}}_test.go"},
 	{"gpu_cuda.go.tmpl", "gpu/cuda_{{.Dir}}.go"},
 	{"gnarksrc_curve.go.tmpl", "source/gnarksrc/curve_{{.Dir}}.go"},
+	{"gnarksrc_pkload.go.tmpl", "source/gnarksrc/pkload_{{.Dir}}.go"},
 	{"circomsrc_curve.go.tmpl", "source/circomsrc/curve_{{.Dir}}.go"},
 	{"solver.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/solver.go"},
 	{"solve.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/solve.go"},

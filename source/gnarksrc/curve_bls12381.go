@@ -28,9 +28,11 @@ import (
 
 func init() {
 	gnarkCurves[curve.BLS12_381] = gnarkCurveFuncs{
-		from:      fromBLS12381,
-		proofJSON: proofJSONBLS12381,
-		nbPublic:  nbPublicBLS12381,
+		from:       fromBLS12381,
+		proofJSON:  proofJSONBLS12381,
+		nbPublic:   nbPublicBLS12381,
+		readPK:     readPKBLS12381,
+		compressed: compressedBLS12381,
 		// gnark's default hash-to-field over BLS12-381's Fr (its prover's and verifier's)
 		defaultHash: func() hash.Hash { return hash_to_field.New([]byte(constraint.CommitmentDst)) },
 	}

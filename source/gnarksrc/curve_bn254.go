@@ -28,9 +28,11 @@ import (
 
 func init() {
 	gnarkCurves[curve.BN254] = gnarkCurveFuncs{
-		from:      fromBN254,
-		proofJSON: proofJSONBN254,
-		nbPublic:  nbPublicBN254,
+		from:       fromBN254,
+		proofJSON:  proofJSONBN254,
+		nbPublic:   nbPublicBN254,
+		readPK:     readPKBN254,
+		compressed: compressedBN254,
 		// gnark's default hash-to-field over BN254's Fr (its prover's and verifier's)
 		defaultHash: func() hash.Hash { return hash_to_field.New([]byte(constraint.CommitmentDst)) },
 	}

@@ -136,6 +136,12 @@ type gnarkCurveFuncs struct {
 	proofJSON   func(groth16.Proof) (JSONProof, bool)
 	nbPublic    func(groth16.VerifyingKey) (int, bool)
 	defaultHash func() hash.Hash // gnark's default hash-to-field over the curve's Fr
+	// readPK decodes a proving key of the curve into pk, a fresh one
+	// (readProvingKey, pkload.go).
+	readPK func(r io.Reader, pk groth16.ProvingKey) (int64, error)
+	// compressed is gnark-crypto's isCompressed: whether a point whose
+	// first byte is msb is in the compressed encoding (layout).
+	compressed func(msb byte) bool
 }
 
 var gnarkCurves [curve.Count]gnarkCurveFuncs
@@ -182,14 +188,16 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	}
 	fp := id.Params().FpBytes
 	pk := groth16.NewProvingKey(id.ECC())
-	// UnsafeReadFrom skips the subgroup checks (minutes for large keys): a bad
-	// proving key can only spoil its owner's proofs, which Emit's check
-	// against the verifying key rejects before anything is written.
-	if err := readFile(filepath.Join(dir, PKFile), "proving key of this r1cs", pkLimit(ccs, fp), o, checkPKLayout(fp), pk.UnsafeReadFrom); err != nil {
+	// readProvingKey decodes what gnark's UnsafeReadFrom decodes, the point
+	// slices (raw or compressed) over all cores (pkload.go). Like
+	// UnsafeReadFrom it skips the subgroup checks (minutes for large keys):
+	// a bad proving key can only spoil its owner's proofs, which Emit's
+	// check against the verifying key rejects before anything is written.
+	if err := readFile(filepath.Join(dir, PKFile), "proving key of this r1cs", pkLimit(ccs, fp), o, checkPKLayout(id), readProvingKey(id, pk)); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	vk := groth16.NewVerifyingKey(id.ECC())
-	if err := readFile(filepath.Join(dir, VKFile), "verifying key", vkLimit, o, checkVKLayout(fp), vk.ReadFrom); err != nil {
+	if err := readFile(filepath.Join(dir, VKFile), "verifying key", vkLimit, o, checkVKLayout(id), vk.ReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	var meta *Meta

@@ -1,25 +1,40 @@
 package gnarksrc_test
 
 import (
+	"bufio"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
 
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
 // BenchmarkKeyLoad times loading a circuit directory's proving key in both
-// of gnark's encodings, zkpipe's load (LoadDirWith: the layout checks, then
-// gnark's UnsafeReadFrom) against gnark's own ReadFrom and UnsafeReadFrom,
-// in one run. The directory is ZKPIPE_BENCH_KEYS (a `zkpipe setup` output,
-// raw keys); the compressed copy is written beside it, in
-// ZKPIPE_BENCH_KEYS.compressed, once. Run with -benchtime=1x: each figure is
-// one load of the whole key, as a user's start-up pays it.
+// of gnark's encodings, in one run:
+//
+//	zkpipe        the whole load (LoadDirWith: the r1cs and vk too, the
+//	              layout checks, the key with readProvingKey, the checks
+//	              of the files against each other)
+//	zkpipe-reader the key alone with readProvingKey (point slices
+//	              converted or decompressed over all cores)
+//	gnark-…       the key alone with gnark's ReadFrom and UnsafeReadFrom
+//	              (LoadDirWith's reader before readProvingKey)
+//
+// The key-alone readers read through a 1 MiB bufio.Reader, as LoadDirWith
+// does (gnark-crypto's decoder reads 32 bytes at a time: straight from the
+// file, a system call each). b.SetBytes is the key file's size, so each
+// line's MB/s is the key's bytes a second, for zkpipe the whole load's too.
+// The directory is ZKPIPE_BENCH_KEYS (a `zkpipe setup` output, raw keys,
+// of either curve: the curve is circuit.json's); the compressed copy is
+// written beside it, in ZKPIPE_BENCH_KEYS.compressed, once. Run with
+// -benchtime=1x: each figure is one load of the whole key, as a user's
+// start-up pays it.
 //
 //	ZKPIPE_BENCH_KEYS=/tmp/c22 go test -run - -bench KeyLoad -benchtime=1x ./source/gnarksrc
 func BenchmarkKeyLoad(b *testing.B) {
@@ -27,9 +42,10 @@ func BenchmarkKeyLoad(b *testing.B) {
 	if dir == "" {
 		b.Skip("ZKPIPE_BENCH_KEYS names no circuit directory")
 	}
+	id := benchCurve(b, dir)
 	comp := filepath.Clean(dir) + ".compressed"
 	if _, err := os.Stat(filepath.Join(comp, gnarksrc.PKFile)); err != nil {
-		writeCompressed(b, dir, comp)
+		writeCompressed(b, id, dir, comp)
 	}
 	for _, enc := range []struct{ name, dir string }{{"raw", dir}, {"compressed", comp}} {
 		pkPath := filepath.Join(enc.dir, gnarksrc.PKFile)
@@ -38,6 +54,7 @@ func BenchmarkKeyLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(enc.name+"/zkpipe", func(b *testing.B) {
+			b.SetBytes(st.Size())
 			for b.Loop() {
 				if _, err := gnarksrc.LoadDir(enc.dir); err != nil {
 					b.Fatal(err)
@@ -46,18 +63,23 @@ func BenchmarkKeyLoad(b *testing.B) {
 			}
 			b.ReportMetric(float64(st.Size())/(1<<20), "MiB")
 		})
-		for _, read := range []string{"ReadFrom", "UnsafeReadFrom"} {
-			b.Run(enc.name+"/gnark-"+read, func(b *testing.B) {
+		for _, read := range []string{"zkpipe-reader", "gnark-ReadFrom", "gnark-UnsafeReadFrom"} {
+			b.Run(enc.name+"/"+read, func(b *testing.B) {
+				b.SetBytes(st.Size())
 				for b.Loop() {
 					f, err := os.Open(pkPath)
 					if err != nil {
 						b.Fatal(err)
 					}
-					pk := groth16.NewProvingKey(ecc.BN254)
-					if read == "ReadFrom" {
-						_, err = pk.ReadFrom(f)
-					} else {
-						_, err = pk.UnsafeReadFrom(f)
+					r := bufio.NewReaderSize(f, 1<<20)
+					pk := groth16.NewProvingKey(id.ECC())
+					switch read {
+					case "zkpipe-reader":
+						_, err = gnarksrc.ReadProvingKey(id, pk, r)
+					case "gnark-ReadFrom":
+						_, err = pk.ReadFrom(r)
+					default:
+						_, err = pk.UnsafeReadFrom(r)
 					}
 					f.Close()
 					if err != nil {
@@ -70,9 +92,30 @@ func BenchmarkKeyLoad(b *testing.B) {
 	}
 }
 
+// benchCurve is the curve circuit.json in dir names (BN254 when it names
+// none: older zkpipes').
+func benchCurve(b *testing.B, dir string) curve.ID {
+	data, err := os.ReadFile(filepath.Join(dir, gnarksrc.MetaFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var meta gnarksrc.Meta
+	if err := json.Unmarshal(data, &meta); err != nil {
+		b.Fatal(err)
+	}
+	if meta.Curve == "" {
+		return curve.BN254
+	}
+	id, err := curve.Parse(meta.Curve)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return id
+}
+
 // writeCompressed writes dir's proving key in gnark's default (compressed)
 // encoding into comp, beside links to dir's other files.
-func writeCompressed(b *testing.B, dir, comp string) {
+func writeCompressed(b *testing.B, id curve.ID, dir, comp string) {
 	t0 := time.Now()
 	if err := os.MkdirAll(comp, 0o755); err != nil {
 		b.Fatal(err)
@@ -90,8 +133,8 @@ func writeCompressed(b *testing.B, dir, comp string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	pk := groth16.NewProvingKey(ecc.BN254)
-	_, err = pk.UnsafeReadFrom(f)
+	pk := groth16.NewProvingKey(id.ECC())
+	_, err = pk.UnsafeReadFrom(bufio.NewReaderSize(f, 1<<20))
 	f.Close()
 	if err != nil {
 		b.Fatal(err)

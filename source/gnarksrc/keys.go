@@ -138,7 +138,7 @@ func readFile(path, what string, limit int64, o Options, check func(r io.ReaderA
 			return struct{}{}, fmt.Errorf("read %s: %w", path, err)
 		}
 		if k, err := br.Read(make([]byte, 1)); k > 0 || err != io.EOF {
-			return struct{}{}, fmt.Errorf("%s: trailing bytes after the %s (gnark's decoder stopped at byte %d of %s)", path, what, n, sizeOf(f))
+			return struct{}{}, fmt.Errorf("%s: trailing bytes after the %s (the decoder stopped at byte %d of %s)", path, what, n, sizeOf(f))
 		}
 		return struct{}{}, nil
 	})
@@ -206,14 +206,22 @@ func sizeOf(f *boundedread.File) string {
 // reading only length fields and one flag byte a slice of points, and
 // checks each count against what the file has left and what the circuit
 // allows. Points are fp (G1) or 2·fp (G2) bytes compressed and twice that
-// raw, as the most significant bits of their first byte say (gnark-crypto's
-// encoders, BN254's and BLS12-381's alike, write one encoding a file); fp
-// is the curve's base-field size (32 for BN254, 48 for BLS12-381).
+// raw, as the metadata bits of their first byte say, read as the curve's
+// gnark-crypto reads them (its isCompressed: BLS12-381's raw point at
+// infinity has bits of its own); gnark-crypto's encoders write one
+// encoding a file.
+// fp is the curve's base-field size (32 for BN254, 48 for BLS12-381).
 type layout struct {
-	r         io.ReaderAt
-	size, pos int64
-	fp        int64
-	err       error
+	r          io.ReaderAt
+	size, pos  int64
+	fp         int64
+	compressed func(msb byte) bool
+	err        error
+}
+
+// newLayout is a walk of r (size bytes) in curve id's encoding.
+func newLayout(r io.ReaderAt, size int64, id curve.ID) *layout {
+	return &layout{r: r, size: size, fp: int64(id.Params().FpBytes), compressed: gnarkCurves[id].compressed}
 }
 
 func (l *layout) fail(format string, a ...any) {
@@ -254,7 +262,7 @@ func (l *layout) pointSize(g2 bool, what string) int64 {
 	}
 	b := l.read(1, what)
 	l.pos--                  // a peek
-	if b[0]&(0b11<<6) == 0 { // gnark-crypto's mUncompressed: raw, both coordinates
+	if !l.compressed(b[0]) { // raw: both coordinates
 		size *= 2
 	}
 	return size
@@ -330,19 +338,19 @@ func checkR1CSLayout(r io.ReaderAt, size int64) error {
 	return nil
 }
 
-// checkPKLayout checks a circuit.pk (groth16/<curve> ProvingKey.writeTo)
+// checkPKLayout checks a circuit.pk (groth16/<curve> ProvingKey.writeTo, of curve id)
 // against its size before gnark's decoder allocates by its counts: the
 // domain a power of two of at most 2^circuits.MaxLogDomain (its twiddles
 // are precomputed at read), every slice no longer than the file holds (so
 // decoding takes at most twice the file: compressed points double), and
 // nothing after the key. Raw and compressed keys alike. Whether the counts
 // are the r1cs's is checkKeys's to say, once decoded.
-func checkPKLayout(fp int) func(r io.ReaderAt, size int64) error {
-	return func(r io.ReaderAt, size int64) error { return checkPKLayoutOf(r, size, fp) }
+func checkPKLayout(id curve.ID) func(r io.ReaderAt, size int64) error {
+	return func(r io.ReaderAt, size int64) error { return checkPKLayoutOf(r, size, id) }
 }
 
-func checkPKLayoutOf(r io.ReaderAt, size int64, fp int) error {
-	l := &layout{r: r, size: size, fp: int64(fp)}
+func checkPKLayoutOf(r io.ReaderAt, size int64, id curve.ID) error {
+	l := newLayout(r, size, id)
 	if d := l.u64("domain"); l.err == nil && (d == 0 || d&(d-1) != 0 || d > 1<<circuits.MaxLogDomain) {
 		return fmt.Errorf("proving key's domain of %d is not a power of two up to 2^%d: not a gnark proving key zkpipe can use", d, circuits.MaxLogDomain)
 	}
@@ -371,12 +379,12 @@ func checkPKLayoutOf(r io.ReaderAt, size int64, fp int) error {
 }
 
 // checkVKLayout checks a circuit.vk (groth16/<curve> VerifyingKey.writeTo,
-// fp the curve's base-field size) against its size before gnark's decoder
+// of curve id) against its size before gnark's decoder
 // allocates by its counts: every slice no longer than the file holds,
 // nothing after the key.
-func checkVKLayout(fp int) func(r io.ReaderAt, size int64) error {
+func checkVKLayout(id curve.ID) func(r io.ReaderAt, size int64) error {
 	return func(r io.ReaderAt, size int64) error {
-		l := &layout{r: r, size: size, fp: int64(fp)}
+		l := newLayout(r, size, id)
 		for _, p := range []struct {
 			g2   bool
 			name string
@@ -398,11 +406,11 @@ func checkVKLayout(fp int) func(r io.ReaderAt, size int64) error {
 }
 
 // checkProofLayout checks a gnark proof (groth16/<curve> Proof.writeTo:
-// [A]₁, [B]₂, [C]₁, the commitments, their proof of knowledge; fp the
-// curve's base-field size) held in memory before gnark's decoder allocates
+// [A]₁, [B]₂, [C]₁, the commitments, their proof of knowledge; of curve
+// id) held in memory before gnark's decoder allocates
 // by its commitment count, and that nothing follows it.
-func checkProofLayout(data []byte, fp int) error {
-	l := &layout{r: bytes.NewReader(data), size: int64(len(data)), fp: int64(fp)}
+func checkProofLayout(data []byte, id curve.ID) error {
+	l := newLayout(bytes.NewReader(data), int64(len(data)), id)
 	l.point(false, "[A]₁")
 	l.point(true, "[B]₂")
 	l.point(false, "[C]₁")

@@ -39,7 +39,7 @@ func ReadVerifyingKey(path string) (groth16.VerifyingKey, error) {
 func vkCurve(r io.ReaderAt, size int64) (curve.ID, error) {
 	var first error
 	for _, id := range curve.All {
-		err := checkVKLayout(id.Params().FpBytes)(r, size)
+		err := checkVKLayout(id)(r, size)
 		if err == nil {
 			return id, nil
 		}
@@ -84,7 +84,7 @@ func verifyFiles(ctx context.Context, vk groth16.VerifyingKey, h HashToField, pr
 		return nil, nil, err
 	}
 	proof := groth16.NewProof(id.ECC())
-	if err := checkProofLayout(proofData, id.Params().FpBytes); err != nil {
+	if err := checkProofLayout(proofData, id); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", proofPath, err)
 	}
 	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
@@ -145,7 +145,7 @@ func VerifyProofWith(vk groth16.VerifyingKey, h HashToField, proofName string, p
 		return nil, nil, fmt.Errorf("public witness %s: %d bytes, more than the %d its key's inputs can be", publicName, len(publicData), limit)
 	}
 	proof := groth16.NewProof(id.ECC())
-	if err := checkProofLayout(proofData, id.Params().FpBytes); err != nil {
+	if err := checkProofLayout(proofData, id); err != nil {
 		return nil, nil, fmt.Errorf("proof %s: %w", proofName, err)
 	}
 	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
