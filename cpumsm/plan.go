@@ -62,13 +62,11 @@ func batchSize(c int) int {
 	return 0
 }
 
-// plan appends to parts the ranges MultiExp sums, splitting [lo, hi) in
-// half (and each half again) where gnark-crypto's cost model says two
-// halves on ⌈tasks/2⌉ tasks each finish before the whole on tasks: a
-// "wall time" of the windows, tasks at a time, plus one per window for the
-// reduction.
-func plan(parts []part, lo, hi, tasks, bits int) []part {
-	n := hi - lo
+// splits tells whether gnark-crypto's cost model halves an MSM of n points
+// on tasks: a "wall time" of the windows, tasks at a time, plus one per
+// window for the reduction, of the two halves (⌈tasks/2⌉ tasks each)
+// against the whole.
+func splits(n, tasks, bits int) bool {
 	wall := func(windows, tasks, perWindow int) int {
 		cost := windows
 		for windows >= tasks {
@@ -80,16 +78,21 @@ func plan(parts []part, lo, hi, tasks, bits int) []part {
 		}
 		return cost
 	}
-	c := bestC(n, bits)
-	pre := wall(windows(c, bits), tasks, n+1<<c)
-	ch := bestC(n/2, bits)
-	post := wall(2*windows(ch, bits), tasks, n/2+1<<ch)
-	if post < pre {
+	c, ch := bestC(n, bits), bestC(n/2, bits)
+	return wall(2*windows(ch, bits), tasks, n/2+1<<ch) < wall(windows(c, bits), tasks, n+1<<c)
+}
+
+// plan appends to parts the ranges MultiExp sums, splitting [lo, hi) in
+// half (and each half again) where splits says two halves on ⌈tasks/2⌉
+// tasks each finish before the whole on tasks.
+func plan(parts []part, lo, hi, tasks, bits int) []part {
+	n := hi - lo
+	if splits(n, tasks, bits) {
 		tasks = (tasks + 1) / 2
 		parts = plan(parts, lo, lo+n/2, tasks, bits)
 		return plan(parts, lo+n/2, hi, tasks, bits)
 	}
-	return append(parts, part{lo: lo, hi: hi, c: c})
+	return append(parts, part{lo: lo, hi: hi, c: bestC(n, bits)})
 }
 
 // run calls work(w, t) for t = 0…n−1 on min(workers, n) goroutines

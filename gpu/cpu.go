@@ -77,7 +77,7 @@ func NewCPU(msmTasks, fftTasks int) *CPU {
 
 // The MSMs' scratch each curve's half keeps (cpumsm.Scratch…): window
 // sets of each group and digit buffers. An MSM runs a set a window at once
-// (up to 20 at 2^16 points, 16 at 2^20, with msmNbTasks); the stream's
+// (up to 20 at 2^16 points, 16 at 2^20, with cpumsm.Tasks); the stream's
 // stages run an MSM each, a tail's three one after another, so 64 sets a
 // group cover three workers' MSMs at once and then some. A set is what
 // gnark-crypto's MultiExp allocated for a window each call, 2^(c−1)

@@ -83,7 +83,7 @@ func (h *cpuBLS12381) msmH(ctx context.Context, k *proofdata.Key, v *proofdata.V
 		return nil, err
 	}
 	defer done()
-	res, err := h.msm.MultiExpG1(new(bls12381.G1Jac), b.Z, proofdata.Elements[fr.Element](hs[:k.HLen()]), msmNbTasks(k.HLen(), tasks, runtime.NumCPU(), fr.Bits))
+	res, err := h.msm.MultiExpG1(new(bls12381.G1Jac), b.Z, proofdata.Elements[fr.Element](hs[:k.HLen()]), cpumsm.Tasks(k.HLen(), tasks, runtime.NumCPU(), fr.Bits))
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,7 @@ func (h *cpuBLS12381) tailG1(ctx context.Context, bases []bls12381.G1Affine, q *
 		return nil, err
 	}
 	defer done()
-	return h.msm.MultiExpG1(dst, points, vals, msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits))
+	return h.msm.MultiExpG1(dst, points, vals, cpumsm.Tasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits))
 }
 
 // ─── B_G2 ────────────────────────────────────────────────────────────────────
@@ -303,7 +303,7 @@ func (h *cpuBLS12381) msmG2(ctx context.Context, k *proofdata.Key, v *proofdata.
 		return nil, err
 	}
 	defer done()
-	if _, err := h.msm.MultiExpG2(res, points, vals, msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)); err != nil {
+	if _, err := h.msm.MultiExpG2(res, points, vals, cpumsm.Tasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)); err != nil {
 		return res, err
 	}
 	return res, ctx.Err()

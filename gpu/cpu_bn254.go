@@ -83,7 +83,7 @@ func (h *cpuBN254) msmH(ctx context.Context, k *proofdata.Key, v *proofdata.Vect
 		return nil, err
 	}
 	defer done()
-	res, err := h.msm.MultiExpG1(new(bn254.G1Jac), b.Z, proofdata.Elements[fr.Element](hs[:k.HLen()]), msmNbTasks(k.HLen(), tasks, runtime.NumCPU(), fr.Bits))
+	res, err := h.msm.MultiExpG1(new(bn254.G1Jac), b.Z, proofdata.Elements[fr.Element](hs[:k.HLen()]), cpumsm.Tasks(k.HLen(), tasks, runtime.NumCPU(), fr.Bits))
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,7 @@ func (h *cpuBN254) tailG1(ctx context.Context, bases []bn254.G1Affine, q *proofd
 		return nil, err
 	}
 	defer done()
-	return h.msm.MultiExpG1(dst, points, vals, msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits))
+	return h.msm.MultiExpG1(dst, points, vals, cpumsm.Tasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits))
 }
 
 // ─── B_G2 ────────────────────────────────────────────────────────────────────
@@ -303,7 +303,7 @@ func (h *cpuBN254) msmG2(ctx context.Context, k *proofdata.Key, v *proofdata.Vec
 		return nil, err
 	}
 	defer done()
-	if _, err := h.msm.MultiExpG2(res, points, vals, msmNbTasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)); err != nil {
+	if _, err := h.msm.MultiExpG2(res, points, vals, cpumsm.Tasks(len(q.Vals), tasks, runtime.NumCPU(), fr.Bits)); err != nil {
 		return res, err
 	}
 	return res, ctx.Err()
