@@ -88,7 +88,7 @@ func TestLoopingWasmJobIsTerminated(t *testing.T) {
 				runs <- err
 				return
 			}
-			w := fleet.NewWorker(q, eng, fleet.WorkerOptions{Cache: cache, Poll: 50 * time.Millisecond, JobTimeout: 1500 * time.Millisecond, Log: testLog{t}})
+			w := fleet.NewWorker(q, eng, fleet.WorkerOptions{Cache: cache, Poll: 50 * time.Millisecond, JobTimeout: 4 * time.Second, Log: testLog{t}})
 			err = w.Run(ctx, ctx)
 			eng.Close()
 			if !errors.Is(err, fleet.ErrProverStuck) {
@@ -104,7 +104,7 @@ func TestLoopingWasmJobIsTerminated(t *testing.T) {
 	if err := <-runs; err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatalf("worker: %v", err)
 	}
-	if r := res["poison"]; !strings.Contains(r.Error, "job poison: still unanswered 1.5s after it entered this worker's prover (fleet.WorkerOptions.JobTimeout): terminated") {
+	if r := res["poison"]; !strings.Contains(r.Error, "job poison: still unanswered 4s after it entered this worker's prover (fleet.WorkerOptions.JobTimeout): terminated") {
 		t.Errorf("poison: %+v", r)
 	}
 	vk, err := circomsrc.ReadVerifyingKey(filepath.Join(circomTestdata, "mul.vkey.json"))
