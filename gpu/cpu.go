@@ -91,7 +91,9 @@ const (
 )
 
 // MSMScratchBytes is the bytes the MSMs' scratch keeps between MSMs, all
-// curves: resident, in no job's reservation.
+// curves. The governor's resident figure does not count them; each job's
+// reservation still holds its MSM's scratch (stages.msmScratch), which a
+// warm MSM takes from these instead of allocating.
 func (c *CPU) MSMScratchBytes() int64 {
 	var n int64
 	for _, h := range c.curves {
