@@ -39,7 +39,7 @@ import (
 
 // setupFunc is one curve's Setup: ok is false when ccs is not that curve's
 // R1CS.
-type setupFunc func(ccs constraint.ConstraintSystem, clock *phaseClock, fb FixedBase) (pk groth16.ProvingKey, vk groth16.VerifyingKey, ok bool, err error)
+type setupFunc func(ccs constraint.ConstraintSystem, clock *phaseClock, o *options) (pk groth16.ProvingKey, vk groth16.VerifyingKey, ok bool, err error)
 
 // setups holds each curve's Setup, registered by its generated file.
 var setups = map[curve.ID]setupFunc{}
@@ -61,7 +61,7 @@ func Setup(ccs constraint.ConstraintSystem, opts ...Option) (groth16.ProvingKey,
 	}
 	clock := &phaseClock{log: o.phaseLog, last: time.Now()}
 	for _, s := range setups {
-		pk, vk, ok, err := s(ccs, clock, o.fixedBase)
+		pk, vk, ok, err := s(ccs, clock, &o)
 		if ok {
 			if err != nil {
 				return nil, nil, fmt.Errorf("keygen: %w", err)
@@ -82,8 +82,21 @@ var testToxicWaste io.Reader
 type Option func(*options)
 
 type options struct {
-	phaseLog  func(phase string, elapsed time.Duration)
-	fixedBase FixedBase
+	phaseLog       func(phase string, elapsed time.Duration)
+	fixedBase      FixedBase
+	noDomainTables bool
+}
+
+// WithoutDomainTables has Setup leave pk.Domain's FFT tables out (its
+// twiddles and coset tables, 4n scalars: 128 B a domain point, 16 GiB at
+// 2^27, which gnark's Setup builds): for a key that is written to a file
+// and dropped, as zkpipe setup's is. WriteRawProvingKey writes such a key
+// with the domain's tables flag set all the same, so the file is gnark's
+// Setup's and loads with its tables. The key in memory still proves with
+// gnark's groth16.Prove: gnark-crypto's FFT computes its twiddles and
+// coset table per call when the domain has none (slower).
+func WithoutDomainTables() Option {
+	return func(o *options) { o.noDomainTables = true }
 }
 
 // FixedBase computes a setup's fixed-base products on a device: out[i] =

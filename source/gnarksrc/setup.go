@@ -45,8 +45,9 @@ func SetupOn(id curve.ID, name string, n int, dir string) (SetupInfo, error) {
 // "compile", keygen.Setup's phases (keygen.WithPhaseLog), then "write"
 // and each file's name, always from the calling goroutine.
 //
-// opts go to keygen.Setup after its phase log: keygen.WithFixedBase puts
-// the fixed-base products on a GPU.
+// opts go to keygen.Setup after its phase log and
+// keygen.WithoutDomainTables: keygen.WithFixedBase puts the fixed-base
+// products on a GPU.
 func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase string, elapsed time.Duration), opts ...keygen.Option) (SetupInfo, error) {
 	if log == nil {
 		log = func(string, time.Duration) {}
@@ -70,7 +71,10 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 	if err := circuits.CheckSetupOf(ccs, allow); err != nil {
 		return SetupInfo{}, fmt.Errorf("%s at --constraints %d: %w", name, n, err)
 	}
-	pk, vk, err := keygen.Setup(ccs, append([]keygen.Option{keygen.WithPhaseLog(log)}, opts...)...)
+	// the key is written and dropped: its domain's FFT tables (128 B a
+	// domain point, 16 GiB at 2^27) are not built, and the file says they
+	// are, as gnark's Setup's does (keygen.WithoutDomainTables)
+	pk, vk, err := keygen.Setup(ccs, append([]keygen.Option{keygen.WithPhaseLog(log), keygen.WithoutDomainTables()}, opts...)...)
 	if err != nil {
 		return SetupInfo{}, fmt.Errorf("setup %s: %w", name, err)
 	}
