@@ -26,6 +26,7 @@ package keygen
 import (
 	"fmt"
 	"io"
+	"runtime/debug"
 	"time"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -125,6 +126,29 @@ func WithFixedBase(fb FixedBase) Option {
 // The names are for people, not a stable interface.
 func WithPhaseLog(log func(phase string, elapsed time.Duration)) Option {
 	return func(o *options) { o.phaseLog = log }
+}
+
+// releaseMinBytes is the size of a setup's scalar slices (32 B a wire or
+// domain point) from which it returns its dead buffers to the OS between
+// phases (releaser): 2^20 wires. Below it a setup's few hundred MB are not
+// worth the collections.
+const releaseMinBytes = 32 << 20
+
+// releaser returns what a setup whose scalar slices are size bytes calls
+// once a large buffer is dead (its scalars, the terms, the G1 table):
+// debug.FreeOSMemory, a collection that hands the freed pages back at
+// once, so the next large buffer takes them instead of new ones. Without
+// it the heap grows to twice what is live (GOGC) before collecting, and
+// the setup's peak is its last phase's points plus the garbage of the
+// phases before: zkpipe setup's peak RSS at 3.9M constraints fell from
+// 2.61 to 1.97 GB (bits) and 3.69 to 3.00 GB (mulchain). Each call
+// costs one collection of the live heap (the compiled circuit's
+// pointers, mostly), some 10–100 ms.
+func releaser(size int64) func() {
+	if size < releaseMinBytes {
+		return func() {}
+	}
+	return debug.FreeOSMemory
 }
 
 // phaseClock times Setup's phases for WithPhaseLog; with no log it only

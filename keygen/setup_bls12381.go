@@ -67,6 +67,10 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options) (*groth16bls123
 		return nil, nil, err
 	}
 	defer tw.zero()
+	// Each large buffer, once dead, goes back before the next is made
+	// (release): the caller's garbage (a compile's) now.
+	release := releaser(int64(max(nbWires, n)) * fr.Bytes)
+	release()
 	clock.done("layout")
 
 	// ---------------------------------------------------------------------
@@ -86,6 +90,7 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options) (*groth16bls123
 	clock.done("qap")
 	zeroBLS12381(L)
 	L, tm = nil, nil
+	release()
 
 	// K: (β·A_j + α·B_j + C_j)/γ for the public, commitment and committed
 	// wires, /δ for the others, placed as kLayout says.
@@ -108,6 +113,7 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options) (*groth16bls123
 	})
 	zeroBLS12381(C)
 	C = nil
+	release()
 
 	// Z: τⁱ·(τⁿ − 1)/δ for i < n, bit-reversed (the prover's H is), the
 	// first n − 1 kept: deg H = 2(n−1) − n = n − 2.
@@ -160,6 +166,7 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options) (*groth16bls123
 	clock.done("G1 A")
 	zeroBLS12381(A)
 	A = nil
+	release()
 	pk.G1.B = make([]bls12381.G1Affine, len(B))
 	if err := fixed1.mul(pk.G1.B, B); err != nil {
 		return nil, nil, err
@@ -172,6 +179,7 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options) (*groth16bls123
 	clock.done("G1 Z")
 	zeroBLS12381(Z)
 	Z = nil
+	release()
 	vk.G1.K = make([]bls12381.G1Affine, layout.nbVK)
 	if err := fixed1.mul(vk.G1.K, K[:layout.nbVK]); err != nil {
 		return nil, nil, err
@@ -229,6 +237,7 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options) (*groth16bls123
 	zeroBLS12381(K)
 	K = nil
 	fixed1 = nil
+	release()
 	clock.done("commitments")
 
 	// ---------------------------------------------------------------------
@@ -243,6 +252,7 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options) (*groth16bls123
 	clock.done("G2 B")
 	zeroBLS12381(B)
 	B = nil
+	release()
 	var bdg [3]bls12381.G2Affine
 	secrets = []fr.Element{tw.beta, tw.delta, tw.gamma}
 	err = fixed2.mul(bdg[:], secrets)
