@@ -3,6 +3,7 @@ package keygen_test
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -134,6 +135,59 @@ func TestWriteRawProvingKeyIsGnarks(t *testing.T) {
 	}
 	if _, err := keygen.WriteRawProvingKey(&bytes.Buffer{}, nil); err == nil {
 		t.Fatal("wrote a nil proving key")
+	}
+}
+
+// WithoutDomainTables leaves pk.Domain's FFT tables out and changes
+// nothing else a file holds: from one toxic waste, WriteRawProvingKey
+// writes the tableless key as gnark's WriteRawTo writes the key with them
+// (its domain's flag set, as gnark's Setup writes it), where gnark's own
+// WriteRawTo of the tableless key differs in that one byte. The tableless
+// key proves and verifies with gnark's prover (for every kind of circuit;
+// commitments draw their G2 point from crypto/rand, so only mulchain and
+// bits compare bytes), and so does its file read back by gnark.
+func TestWithoutDomainTablesWritesGnarksFile(t *testing.T) {
+	const flagAt = 8 + 5*32 // the domain's cardinality and five scalars, both curves' Fr
+	for _, id := range bothCurves {
+		for _, c := range keygen.Cases(t, id) {
+			t.Run(fmt.Sprintf("%s/%s", id, c.Name), func(t *testing.T) {
+				seeded := func(opts ...keygen.Option) (groth16.ProvingKey, groth16.VerifyingKey) {
+					restore := keygen.SetToxicWaste(rand.NewChaCha8([32]byte{26, 2}))
+					defer restore()
+					pk, vk, err := keygen.Setup(c.CCS, opts...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return pk, vk
+				}
+				full, _ := seeded()
+				bare, vk := seeded(keygen.WithoutDomainTables())
+				var want, got, gnarks bytes.Buffer
+				if _, err := full.WriteRawTo(&want); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := keygen.WriteRawProvingKey(&got, bare); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := bare.WriteRawTo(&gnarks); err != nil {
+					t.Fatal(err)
+				}
+				if w, g := want.Bytes()[flagAt], gnarks.Bytes()[flagAt]; w != 1 || g != 0 {
+					t.Fatalf("domain flag %d with tables, %d without (gnark's WriteRawTo): want 1 and 0", w, g)
+				}
+				if c.Name == "mulchain" || c.Name == "bits" {
+					if !bytes.Equal(got.Bytes(), want.Bytes()) {
+						t.Fatalf("the tableless key's file (%d bytes) is not the full key's gnark file (%d bytes)", got.Len(), want.Len())
+					}
+				}
+				proveWithGnark(t, c, bare, vk)
+				pk2 := groth16.NewProvingKey(id.ECC())
+				if _, err := pk2.UnsafeReadFrom(&got); err != nil {
+					t.Fatal(err)
+				}
+				proveWithGnark(t, c, pk2, vk)
+			})
+		}
 	}
 }
 

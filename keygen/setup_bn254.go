@@ -20,12 +20,12 @@ import (
 )
 
 func init() {
-	setups[curve.BN254] = func(ccsI constraint.ConstraintSystem, clock *phaseClock, fb FixedBase) (groth16.ProvingKey, groth16.VerifyingKey, bool, error) {
+	setups[curve.BN254] = func(ccsI constraint.ConstraintSystem, clock *phaseClock, o *options) (groth16.ProvingKey, groth16.VerifyingKey, bool, error) {
 		r1cs, ok := ccsI.(*cs.R1CS)
 		if !ok {
 			return nil, nil, false, nil
 		}
-		pk, vk, err := setupBN254(r1cs, clock, fb)
+		pk, vk, err := setupBN254(r1cs, clock, o)
 		if err != nil {
 			return nil, nil, true, err
 		}
@@ -37,7 +37,7 @@ func init() {
 // in the same layout, computed over all cores (package doc). Its sections
 // follow gnark's: the QAP at τ, the G1 queries, the commitments, the G2
 // queries, the verifying key. clock is told as each phase ends.
-func setupBN254(r1cs *cs.R1CS, clock *phaseClock, fb FixedBase) (*groth16bn254.ProvingKey, *groth16bn254.VerifyingKey, error) {
+func setupBN254(r1cs *cs.R1CS, clock *phaseClock, o *options) (*groth16bn254.ProvingKey, *groth16bn254.VerifyingKey, error) {
 	nbPublicVars := r1cs.GetNbPublicVariables()
 	nbWires := r1cs.NbInternalVariables + nbPublicVars + r1cs.GetNbSecretVariables()
 	commitmentInfo, ok := r1cs.CommitmentInfo.(constraint.Groth16Commitments)
@@ -51,10 +51,15 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock, fb FixedBase) (*groth16bn254.P
 	nbConstraints := r1cs.GetNbConstraints()
 	// The domain's values now; its FFT tables (4n elements: what gnark's
 	// Setup puts in pk.Domain, and its file's flag says) are built beside
-	// the keys, where they cost no wall time.
+	// the keys, where they cost no wall time, unless WithoutDomainTables
+	// leaves them out.
 	domain := fft.NewDomain(uint64(nbConstraints), fft.WithoutPrecompute())
 	fullDomain := make(chan *fft.Domain, 1)
-	go func() { fullDomain <- fft.NewDomain(uint64(nbConstraints)) }()
+	if o.noDomainTables {
+		fullDomain <- domain
+	} else {
+		go func() { fullDomain <- fft.NewDomain(uint64(nbConstraints)) }()
+	}
 	n := int(domain.Cardinality)
 
 	tw, err := sampleToxicWasteBN254(n)
@@ -62,6 +67,10 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock, fb FixedBase) (*groth16bn254.P
 		return nil, nil, err
 	}
 	defer tw.zero()
+	// Each large buffer, once dead, goes back before the next is made
+	// (release): the caller's garbage (a compile's) now.
+	release := releaser(int64(max(nbWires, n)) * fr.Bytes)
+	release()
 	clock.done("layout")
 
 	// ---------------------------------------------------------------------
@@ -81,6 +90,7 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock, fb FixedBase) (*groth16bn254.P
 	clock.done("qap")
 	zeroBN254(L)
 	L, tm = nil, nil
+	release()
 
 	// K: (β·A_j + α·B_j + C_j)/γ for the public, commitment and committed
 	// wires, /δ for the others, placed as kLayout says.
@@ -103,6 +113,7 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock, fb FixedBase) (*groth16bn254.P
 	})
 	zeroBN254(C)
 	C = nil
+	release()
 
 	// Z: τⁱ·(τⁿ − 1)/δ for i < n, bit-reversed (the prover's H is), the
 	// first n − 1 kept: deg H = 2(n−1) − n = n − 2.
@@ -138,7 +149,7 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock, fb FixedBase) (*groth16bn254.P
 	for _, size := range layout.ck {
 		nbG1 += size
 	}
-	fixed1 := newProductsG1BN254(fb, &g1, nbG1)
+	fixed1 := newProductsG1BN254(o.fixedBase, &g1, nbG1)
 	clock.done("G1 table")
 	var abd [3]bn254.G1Affine
 	secrets := []fr.Element{tw.alpha, tw.beta, tw.delta}
@@ -155,6 +166,7 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock, fb FixedBase) (*groth16bn254.P
 	clock.done("G1 A")
 	zeroBN254(A)
 	A = nil
+	release()
 	pk.G1.B = make([]bn254.G1Affine, len(B))
 	if err := fixed1.mul(pk.G1.B, B); err != nil {
 		return nil, nil, err
@@ -167,6 +179,7 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock, fb FixedBase) (*groth16bn254.P
 	clock.done("G1 Z")
 	zeroBN254(Z)
 	Z = nil
+	release()
 	vk.G1.K = make([]bn254.G1Affine, layout.nbVK)
 	if err := fixed1.mul(vk.G1.K, K[:layout.nbVK]); err != nil {
 		return nil, nil, err
@@ -224,12 +237,13 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock, fb FixedBase) (*groth16bn254.P
 	zeroBN254(K)
 	K = nil
 	fixed1 = nil
+	release()
 	clock.done("commitments")
 
 	// ---------------------------------------------------------------------
 	// G2: [B_j(τ)]₂, [β]₂ [δ]₂ [γ]₂
 
-	fixed2 := newProductsG2BN254(fb, &g2, len(B)+3)
+	fixed2 := newProductsG2BN254(o.fixedBase, &g2, len(B)+3)
 	clock.done("G2 table")
 	pk.G2.B = make([]bn254.G2Affine, len(B))
 	if err := fixed2.mul(pk.G2.B, B); err != nil {
@@ -238,6 +252,7 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock, fb FixedBase) (*groth16bn254.P
 	clock.done("G2 B")
 	zeroBN254(B)
 	B = nil
+	release()
 	var bdg [3]bn254.G2Affine
 	secrets = []fr.Element{tw.beta, tw.delta, tw.gamma}
 	err = fixed2.mul(bdg[:], secrets)
