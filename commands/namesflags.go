@@ -20,6 +20,7 @@ var flagMeanings = map[string]string{
 	"circuit":     "gnark circuit directory",
 	"builtin":     "built-in circuit",
 	"constraints": "about how many constraints",
+	"curve":       "the circuit's curve",
 	"proofs":      "how many proofs",
 	"out":         "directory for proofs",
 	"results":     "JSON Lines of results",
