@@ -58,12 +58,13 @@ if [ "${MEMSETUP:-0}" = 1 ]; then
 	# bench's figures (stdout) apart from time -v and its status lines (stderr)
 	devpoll "$out/devmem-$tag.log"
 	poll=$!
-	/usr/bin/time -v "$bin" bench --builtin "$name" --curve "$curve" --constraints $nc -n "$p" --skip-gnark \
+	/usr/bin/time -v "$bin" bench --builtin "$name" --curve "$curve" --constraints $nc -n "$p" --skip-gnark -v \
 		--out "$out/proofs-$tag" --results "$out/results-$tag.jsonl" --mem-status 1s "${extra[@]}" \
 		>"$out/bench-$tag.log" 2>"$out/bench-$tag.time"
 	rc=$?
 	kill $poll 2>/dev/null
 	grep -E "^setup: " "$out/bench-$tag.log" # its time: compile and keys, in memory
+	grep -E " wall .* cpu$" "$out/bench-$tag.time" | sed 's/^zkpipe bench --builtin: /  setup phase /' # bench -v
 	[ -s "$out/results-$tag.jsonl" ] && stream "$out/results-$tag.jsonl" b0
 	grep -E "^zkpipe stream: " "$out/bench-$tag.log" # from the engine open (keys resident) to the last proof
 	echo "bench: exit $rc, $(grep -oE 'Elapsed .*: .*' "$out/bench-$tag.time" | sed 's/.*: //') wall, peak RSS $(awk '/Maximum resident/ {printf "%.2f GiB", $NF/1048576}' "$out/bench-$tag.time")"

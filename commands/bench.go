@@ -32,6 +32,7 @@ func benchCommand() *cli.Command {
 		&cli.StringFlag{Name: "builtin", Usage: fmt.Sprintf("built-in circuit (%v) set up in memory and benched, no key files written: for keys larger than the disk; throwaway test keys, as zkpipe setup's; not with --circuit, --zkey or --jobs", circuits.Names()), EnvVars: env("bench-builtin")},
 		&cli.IntFlag{Name: "constraints", Aliases: []string{"c"}, Usage: "about how many constraints, of the --builtin", Value: 1 << 12, EnvVars: env("bench-constraints")},
 		&cli.StringFlag{Name: "curve", Value: curve.BN254.String(), Usage: fmt.Sprintf("the circuit's curve, of the --builtin: %s or %s", curve.BN254, curve.BLS12_381), EnvVars: env("bench-curve")},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr how long each phase took, of the --builtin's setup (compile, each query's products)", EnvVars: env("bench-verbose")},
 		&cli.StringFlag{Name: "jobs", Usage: "JSON Lines of jobs, as zkpipe prove --jobs reads them (a file, not -): time that stream over the --circuit and --zkey circuits given, all its jobs, or -n of them (the first n, or the file over again with ids ID.2, ID.3, …); not with --witness, --wtns, --input", EnvVars: env("bench-jobs")},
 		&cli.StringSliceFlag{Name: "witness", Usage: "a user's gnark circuit: its full binary witnesses (witness.MarshalBinary), as files, directories of files or globs (repeatable); cycled to -n proofs", EnvVars: env("bench-witness")},
 		&cli.GenericFlag{Name: "zkey", Value: &repeated{}, Usage: "circom circuit: snarkjs Groth16 proving key, benched with --wtns or --input; with --jobs, repeatable (named after the file, less .zkey)", EnvVars: env("bench-zkey"), Category: "circom"},
@@ -114,8 +115,8 @@ func benchFlags(c *cli.Context) (benchConfig, error) {
 		return cfg, fmt.Errorf("--snarkjs-timeout %s: want a positive duration", cfg.snarkjsTimeout)
 	case cfg.builtin != "":
 		return cfg, builtinFlags(c, &cfg)
-	case c.IsSet("constraints") || c.IsSet("curve"):
-		return cfg, usageErrorf(c, "--constraints and --curve are a --builtin's, set up in memory: a --circuit's or --zkey's come from its files")
+	case c.IsSet("constraints") || c.IsSet("curve") || c.IsSet("verbose"):
+		return cfg, usageErrorf(c, "--constraints, --curve and --verbose are a --builtin's, set up in memory: a --circuit's or --zkey's come from its files")
 	case cfg.jobs != "":
 		return cfg, jobsFlags(c, cfg)
 	case (cfg.circuit == "") == (cfg.zkey == ""):
@@ -309,7 +310,7 @@ func setupBuiltin(c *cli.Context, cfg benchConfig) (*stages.Circuit, error) {
 	if fb != nil {
 		kopts, where = append(kopts, keygen.WithFixedBase(fb)), fmt.Sprintf("GPU %d (%s)", fb.Index(), fb.Device())
 	}
-	circ, info, err := gnarksrc.SetupCircuit(cfg.curve, cfg.builtin, cfg.constraints, gnarkOptions(c), nil, kopts...)
+	circ, info, err := gnarksrc.SetupCircuit(cfg.curve, cfg.builtin, cfg.constraints, gnarkOptions(c), setupPhaseLog(c, "zkpipe bench --builtin"), kopts...)
 	if fb != nil {
 		fb.Close() // before the engine opens the GPU for the stream
 	}

@@ -68,19 +68,23 @@ func TestBenchCircuitIsOneValue(t *testing.T) {
 // bench --builtin sets the built-in up in memory and benches it as
 // --circuit would: the setup's line, the stream's, every proof verified by
 // gnark, and no key file written anywhere under --out. On BN254 with
-// --skip-gnark, and on BLS12-381 with gnark's comparison (which proves
-// with the in-memory key before the stream).
+// --skip-gnark and -v (the setup's phases on stderr), and on BLS12-381
+// with gnark's comparison (which proves with the in-memory key before the
+// stream).
 func TestBenchBuiltinInMemory(t *testing.T) {
 	for _, tc := range []struct {
 		curve, builtin, constraints string
-		skipGnark                   bool
-	}{{"bn254", "mulchain", "4096", true}, {"bls12-381", "commit", "512", false}} {
+		skipGnark, verbose          bool
+	}{{"bn254", "mulchain", "4096", true, true}, {"bls12-381", "commit", "512", false, false}} {
 		t.Run(tc.curve, func(t *testing.T) {
 			root := t.TempDir()
 			out, results := filepath.Join(root, "out"), filepath.Join(root, "results.jsonl")
 			args := []string{"--builtin", tc.builtin, "--constraints", tc.constraints, "--curve", tc.curve, "-n", "2", "--out", out, "--results", results}
 			if tc.skipGnark {
 				args = append(args, "--skip-gnark")
+			}
+			if tc.verbose {
+				args = append(args, "-v")
 			}
 			code, log := benchBin(t, nil, args...)
 			if code != 0 {
@@ -97,6 +101,9 @@ func TestBenchBuiltinInMemory(t *testing.T) {
 				if !strings.Contains(log, want) {
 					t.Errorf("no %q in the output:\n%s", want, log)
 				}
+			}
+			if got := strings.Contains(log, "zkpipe bench --builtin: compile "); got != tc.verbose {
+				t.Errorf("the setup's phases said: %v, with -v %v:\n%s", got, tc.verbose, log)
 			}
 			if got := strings.Contains(log, "gnark groth16.Prove: 2 proofs"); got == tc.skipGnark {
 				t.Errorf("gnark's comparison ran: %v, with --skip-gnark %v:\n%s", got, tc.skipGnark, log)
@@ -137,8 +144,9 @@ func TestBenchBuiltinUsageErrors(t *testing.T) {
 		{[]string{"--builtin", "mulchain", "--zkey", "c.zkey"}, "give no --circuit, --zkey or --jobs with it"},
 		{[]string{"--builtin", "mulchain", "--jobs", "jobs.jsonl"}, "give no --circuit, --zkey or --jobs with it"},
 		{[]string{"--builtin", "mulchain", "--witness", "w"}, "bench makes the built-in's witnesses"},
-		{[]string{"--circuit", "dir", "--constraints", "64"}, "--constraints and --curve are a --builtin's"},
-		{[]string{"--circuit", "dir", "--curve", "bls12-381"}, "--constraints and --curve are a --builtin's"},
+		{[]string{"--circuit", "dir", "--constraints", "64"}, "--constraints, --curve and --verbose are a --builtin's"},
+		{[]string{"--circuit", "dir", "--curve", "bls12-381"}, "--constraints, --curve and --verbose are a --builtin's"},
+		{[]string{"--circuit", "dir", "-v"}, "--constraints, --curve and --verbose are a --builtin's"},
 		{[]string{"--builtin", "no-such"}, "--builtin: "},
 		{[]string{"--builtin", "mulchain", "--curve", "secp256k1"}, "--curve: "},
 	} {

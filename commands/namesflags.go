@@ -21,6 +21,7 @@ var flagMeanings = map[string]string{
 	"builtin":     "built-in circuit",
 	"constraints": "about how many constraints",
 	"curve":       "the circuit's curve",
+	"verbose":     "say on stderr how long each phase took",
 	"proofs":      "how many proofs",
 	"out":         "directory for proofs",
 	"results":     "JSON Lines of results",

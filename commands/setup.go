@@ -50,17 +50,7 @@ func setupCommand() *cli.Command {
 			}
 			fmt.Fprintln(logOut(c), "zkpipe setup: "+setupCeremonyNote)
 			start := time.Now()
-			var phaseLog func(string, time.Duration)
-			if c.Bool("verbose") {
-				// the process's CPU time beside each phase's wall time: a
-				// phase whose CPU is about its wall ran on one core
-				lastCPU := core.ProcessCPU()
-				phaseLog = func(phase string, elapsed time.Duration) {
-					cpu := core.ProcessCPU()
-					fmt.Fprintf(logOut(c), "zkpipe setup: %-36s %9s wall %9s cpu\n", phase, elapsed.Round(time.Millisecond), (cpu - lastCPU).Round(time.Millisecond))
-					lastCPU = cpu
-				}
-			}
+			phaseLog := setupPhaseLog(c, "zkpipe setup")
 			opened := time.Now()
 			fb, err := setupDevice(c)
 			if err != nil {
@@ -139,6 +129,22 @@ type refusedError struct{ error }
 func (refusedError) exitCode() int { return ExitUsage }
 
 func (e refusedError) Unwrap() error { return e.error }
+
+// setupPhaseLog says on stderr, as who, how long each phase of a setup
+// took, with --verbose; nil without.
+func setupPhaseLog(c *cli.Context, who string) func(phase string, elapsed time.Duration) {
+	if !c.Bool("verbose") {
+		return nil
+	}
+	// the process's CPU time beside each phase's wall time: a phase whose
+	// CPU is about its wall ran on one core
+	lastCPU := core.ProcessCPU()
+	return func(phase string, elapsed time.Duration) {
+		cpu := core.ProcessCPU()
+		fmt.Fprintf(logOut(c), "%s: %-36s %9s wall %9s cpu\n", who, phase, elapsed.Round(time.Millisecond), (cpu - lastCPU).Round(time.Millisecond))
+		lastCPU = cpu
+	}
+}
 
 // setupDevice opens the GPU of --device for keygen's fixed-base products
 // (nil: they run on the CPU), for setup: --cuda-device names one GPU, and
