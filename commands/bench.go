@@ -1,20 +1,26 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/bench"
+	"github.com/zkpipe/zkpipe/circuits"
+	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/engine/core"
+	"github.com/zkpipe/zkpipe/keygen"
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -24,6 +30,10 @@ import (
 func benchCommand() *cli.Command {
 	flags := engineFlags(
 		&cli.GenericFlag{Name: "circuit", Value: &repeated{}, Usage: "gnark circuit directory: one made by zkpipe setup, or a user's (circuit.r1cs/pk/vk as gnark writes them) with --witness; with --jobs, repeatable (named after the directory, as prove names it)", EnvVars: env("bench-circuit")},
+		&cli.StringFlag{Name: "builtin", Usage: fmt.Sprintf("built-in circuit (%v) set up in memory and benched, no key files written: for keys larger than the disk; throwaway test keys, as zkpipe setup's; not with --circuit, --zkey or --jobs", circuits.Names()), EnvVars: env("bench-builtin")},
+		&cli.IntFlag{Name: "constraints", Aliases: []string{"c"}, Usage: "about how many constraints, of the --builtin", Value: 1 << 12, EnvVars: env("bench-constraints")},
+		&cli.StringFlag{Name: "curve", Value: curve.BN254.String(), Usage: fmt.Sprintf("the circuit's curve, of the --builtin: %s or %s", curve.BN254, curve.BLS12_381), EnvVars: env("bench-curve")},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr how long each phase took, of the --builtin's setup (compile, each query's products)", EnvVars: env("bench-verbose")},
 		&cli.StringFlag{Name: "jobs", Usage: "JSON Lines of jobs, as zkpipe prove --jobs reads them (a file, not -): time that stream over the --circuit and --zkey circuits given, all its jobs, or -n of them (the first n, or the file over again with ids ID.2, ID.3, …); not with --witness, --wtns, --input", EnvVars: env("bench-jobs")},
 		&cli.StringSliceFlag{Name: "witness", Usage: "a user's gnark circuit: its full binary witnesses (witness.MarshalBinary), as files, directories of files or globs (repeatable); cycled to -n proofs", EnvVars: env("bench-witness")},
 		&cli.GenericFlag{Name: "zkey", Value: &repeated{}, Usage: "circom circuit: snarkjs Groth16 proving key, benched with --wtns or --input; with --jobs, repeatable (named after the file, less .zkey)", EnvVars: env("bench-zkey"), Category: "circom"},
@@ -42,6 +52,7 @@ func benchCommand() *cli.Command {
 		Name:  "bench",
 		Usage: "prove the same proofs with gnark's groth16.Prove (circom: snarkjs, once) and with zkpipe's stream; compare proofs/s (--jobs: a user's own job stream)",
 		UsageText: "zkpipe bench --circuit DIR [--witness FILE…] [-n N]\n" +
+			"zkpipe bench --builtin NAME [--constraints N] [--curve bn254|bls12-381] [-n N]\n" +
 			"zkpipe bench --zkey FILE (--wtns FILE… | --wasm FILE --input FILE…) [-n N]\n" +
 			"zkpipe bench --jobs FILE [--circuit DIR]… [--zkey FILE [--wasm FILE]]… [-n N]",
 		Flags:  flags,
@@ -67,6 +78,12 @@ type benchConfig struct {
 	circuits, zkeys, wasms []string
 	nSet                   bool
 
+	// with --builtin: the built-in set up in memory, at about constraints
+	// constraints on curve
+	builtin     string
+	constraints int
+	curve       curve.ID
+
 	// the files --witness, --wtns and --input name, collected
 	witnessFiles, wtnsFiles, inputFiles []string
 }
@@ -78,7 +95,8 @@ func benchFlags(c *cli.Context) (benchConfig, error) {
 		skipGnark: c.Bool("skip-gnark"), out: c.String("out"), results: c.String("results"), cpuprofile: c.String("cpuprofile"),
 		snarkjsTimeout: c.Duration("snarkjs-timeout"),
 		jobs:           c.String("jobs"),
-		circuits:       repeatedValues(c, "circuit"), zkeys: repeatedValues(c, "zkey"), wasms: repeatedValues(c, "wasm"),
+		builtin:        c.String("builtin"), constraints: c.Int("constraints"),
+		circuits: repeatedValues(c, "circuit"), zkeys: repeatedValues(c, "zkey"), wasms: repeatedValues(c, "wasm"),
 	}
 	if cfg.jobs == "" {
 		switch {
@@ -96,6 +114,10 @@ func benchFlags(c *cli.Context) (benchConfig, error) {
 		return cfg, fmt.Errorf("--serial-cpu %d: want 0 (none) to %d", cfg.serial, bench.MaxProofs)
 	case cfg.snarkjsTimeout <= 0:
 		return cfg, fmt.Errorf("--snarkjs-timeout %s: want a positive duration", cfg.snarkjsTimeout)
+	case cfg.builtin != "":
+		return cfg, builtinFlags(c, &cfg)
+	case c.IsSet("constraints") || c.IsSet("curve") || c.IsSet("verbose"):
+		return cfg, usageErrorf(c, "--constraints, --curve and --verbose are a --builtin's, set up in memory: a --circuit's or --zkey's come from its files")
 	case cfg.jobs != "":
 		return cfg, jobsFlags(c, cfg)
 	case (cfg.circuit == "") == (cfg.zkey == ""):
@@ -112,6 +134,26 @@ func benchFlags(c *cli.Context) (benchConfig, error) {
 		return cfg, usageErrorf(c, "--serial-cpu is for gnark circuits")
 	}
 	return cfg, nil
+}
+
+// builtinFlags checks the flags of a bench of a built-in set up in memory
+// (--builtin): bench makes its witnesses, and it is the only circuit.
+func builtinFlags(c *cli.Context, cfg *benchConfig) error {
+	switch {
+	case len(cfg.circuits) > 0 || len(cfg.zkeys) > 0 || cfg.jobs != "":
+		return usageErrorf(c, "--builtin %s sets its circuit up in memory: give no --circuit, --zkey or --jobs with it", cfg.builtin)
+	case len(cfg.witness) > 0 || len(cfg.wtns) > 0 || len(cfg.input) > 0 || len(cfg.wasms) > 0:
+		return usageErrorf(c, "--builtin %s: bench makes the built-in's witnesses: give no --witness, --wtns, --input or --wasm with it", cfg.builtin)
+	}
+	if _, err := circuits.Lookup(cfg.builtin); err != nil {
+		return usageErrorf(c, "--builtin: %v", err)
+	}
+	id, err := curve.Parse(c.String("curve"))
+	if err != nil {
+		return usageErrorf(c, "--curve: %v", err)
+	}
+	cfg.curve = id
+	return nil
 }
 
 // jobsFlags checks the flags of a bench over --jobs: the jobs name their
@@ -227,23 +269,74 @@ func runBench(c *cli.Context) error {
 		}
 		defer os.RemoveAll(out)
 	}
-	if cfg.zkey != "" {
+	var circ *stages.Circuit
+	switch {
+	case cfg.zkey != "":
 		return benchCircom(c, cfg, out)
+	case cfg.builtin != "":
+		circ, err = setupBuiltin(c, cfg)
+	default:
+		circ, err = gnarksrc.LoadDirWith(cfg.circuit, gnarkOptions(c))
 	}
-	return benchGnark(c, cfg, out)
-}
-
-// benchGnark benches a gnark circuit directory: with the user's --witness
-// files, or witnesses a built-in circuit generates.
-func benchGnark(c *cli.Context, cfg benchConfig, out string) error {
-	n := cfg.n
-	circ, err := gnarksrc.LoadDirWith(cfg.circuit, gnarkOptions(c))
 	if err != nil {
 		return err
 	}
+	return benchGnark(c, cfg, out, circ)
+}
+
+// setupBuiltin sets the --builtin up in memory (gnarksrc.SetupCircuit),
+// its fixed-base products on the GPU where --device opens one (as setup
+// computes them), and says how long it took. Its proving key is the
+// circuit's alone: the engine's drop of the host copy, once the key is
+// resident on a GPU, frees it (unless --serial-cpu keeps it), and gnark's
+// comparison proves before the stream starts.
+func setupBuiltin(c *cli.Context, cfg benchConfig) (*stages.Circuit, error) {
+	// refused before the GPU opens (SetupCircuit checks again, the
+	// compiled circuit's counts too)
+	b, err := circuits.Lookup(cfg.builtin)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.CheckSetup(cfg.constraints, mem.ReadMachine().Limit); err != nil {
+		return nil, refusedError{err}
+	}
+	fmt.Fprintln(logOut(c), "zkpipe bench --builtin: its keys "+throwawayKeys)
+	start := time.Now()
+	fb, err := fixedBaseDevice(c, "zkpipe bench --builtin", true, true)
+	if err != nil {
+		return nil, err
+	}
+	var kopts []keygen.Option
+	where := "the CPU"
+	if fb != nil {
+		kopts, where = append(kopts, keygen.WithFixedBase(fb)), fmt.Sprintf("GPU %d (%s)", fb.Index(), fb.Device())
+	}
+	circ, info, err := gnarksrc.SetupCircuit(cfg.curve, cfg.builtin, cfg.constraints, gnarkOptions(c), setupPhaseLog(c, "zkpipe bench --builtin"), kopts...)
+	if fb != nil {
+		fb.Close() // before the engine opens the GPU for the stream
+	}
+	if errors.Is(err, circuits.ErrTooLarge) {
+		return nil, refusedError{err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("setup: %s on %s in memory, no key files: %d constraints (domain %d), %d wires, in %s (compile and keys, fixed-base products on %s); throwaway test keys\n",
+		cfg.builtin, cfg.curve, info.Constraints, info.Domain, info.Wires, time.Since(start).Round(time.Millisecond), where)
+	// keygen's scratch (tens of GiB at 2^27) back to the system before the
+	// engine reads the resident memory its budget starts from
+	debug.FreeOSMemory()
+	return circ, nil
+}
+
+// benchGnark benches a gnark circuit: with the user's --witness files, or
+// witnesses a built-in circuit generates.
+func benchGnark(c *cli.Context, cfg benchConfig, out string, circ *stages.Circuit) error {
+	n := cfg.n
 	src := circ.Source.(*gnarksrc.Source)
 	var files []string
 	var ws []witness.Witness
+	var err error
 	if len(cfg.witnessFiles) > 0 {
 		files = cfg.witnessFiles[:min(len(cfg.witnessFiles), n)]
 		if ws, err = bench.ReadGnarkWitnesses(c.Context, src, circ.Name, files); err != nil {

@@ -1,10 +1,13 @@
 package commands
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
 // bench -n out of range is refused with a clear error before anything is
@@ -59,5 +62,111 @@ func TestBenchCircuitIsOneValue(t *testing.T) {
 	t.Setenv("ZKPIPE_BENCH_CIRCUIT", chain)
 	if err := run(); err != nil {
 		t.Errorf("$ZKPIPE_BENCH_CIRCUIT=%s: %v", chain, err)
+	}
+}
+
+// bench --builtin sets the built-in up in memory and benches it as
+// --circuit would: the setup's line, the stream's, every proof verified by
+// gnark, and no key file written anywhere under --out. On BN254 with
+// --skip-gnark and -v (the setup's phases on stderr), and on BLS12-381
+// with gnark's comparison (which proves with the in-memory key before the
+// stream).
+func TestBenchBuiltinInMemory(t *testing.T) {
+	for _, tc := range []struct {
+		curve, builtin, constraints string
+		skipGnark, verbose          bool
+	}{{"bn254", "mulchain", "4096", true, true}, {"bls12-381", "commit", "512", false, false}} {
+		t.Run(tc.curve, func(t *testing.T) {
+			root := t.TempDir()
+			out, results := filepath.Join(root, "out"), filepath.Join(root, "results.jsonl")
+			args := []string{"--builtin", tc.builtin, "--constraints", tc.constraints, "--curve", tc.curve, "-n", "2", "--out", out, "--results", results}
+			if tc.skipGnark {
+				args = append(args, "--skip-gnark")
+			}
+			if tc.verbose {
+				args = append(args, "-v")
+			}
+			code, log := benchBin(t, nil, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, log)
+			}
+			for _, want := range []string{
+				"setup: " + tc.builtin + " on " + tc.curve + " in memory, no key files: ",
+				"throwaway test keys",
+				"zkpipe bench --builtin: its keys come from toxic waste",
+				"bench: " + tc.builtin + ", ",
+				"zkpipe stream:       2 proofs in ",
+				"all verified by gnark",
+			} {
+				if !strings.Contains(log, want) {
+					t.Errorf("no %q in the output:\n%s", want, log)
+				}
+			}
+			if got := strings.Contains(log, "zkpipe bench --builtin: compile "); got != tc.verbose {
+				t.Errorf("the setup's phases said: %v, with -v %v:\n%s", got, tc.verbose, log)
+			}
+			if got := strings.Contains(log, "gnark groth16.Prove: 2 proofs"); got == tc.skipGnark {
+				t.Errorf("gnark's comparison ran: %v, with --skip-gnark %v:\n%s", got, tc.skipGnark, log)
+			}
+			b, err := os.ReadFile(results)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			if len(lines) != 2 || strings.Contains(string(b), `"error"`) {
+				t.Errorf("%d result lines, want 2 without an error:\n%s", len(lines), b)
+			}
+			proofs, _ := filepath.Glob(filepath.Join(out, "*.proof"))
+			if len(proofs) != 2 {
+				t.Errorf("%d proofs under --out, want 2", len(proofs))
+			}
+			filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				for _, f := range []string{gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.R1CSFile} {
+					if err == nil && d.Name() == f {
+						t.Errorf("bench --builtin wrote %s", p)
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// --builtin is its own circuit: with --circuit, --zkey, --jobs or a
+// witness flag it is a usage error (exit 2) naming the clash, and so are
+// --constraints or --curve without it, an unknown built-in or curve.
+func TestBenchBuiltinUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--builtin", "mulchain", "--circuit", "dir"}, "give no --circuit, --zkey or --jobs with it"},
+		{[]string{"--builtin", "mulchain", "--zkey", "c.zkey"}, "give no --circuit, --zkey or --jobs with it"},
+		{[]string{"--builtin", "mulchain", "--jobs", "jobs.jsonl"}, "give no --circuit, --zkey or --jobs with it"},
+		{[]string{"--builtin", "mulchain", "--witness", "w"}, "bench makes the built-in's witnesses"},
+		{[]string{"--circuit", "dir", "--constraints", "64"}, "--constraints, --curve and --verbose are a --builtin's"},
+		{[]string{"--circuit", "dir", "--curve", "bls12-381"}, "--constraints, --curve and --verbose are a --builtin's"},
+		{[]string{"--circuit", "dir", "-v"}, "--constraints, --curve and --verbose are a --builtin's"},
+		{[]string{"--builtin", "no-such"}, "--builtin: "},
+		{[]string{"--builtin", "mulchain", "--curve", "secp256k1"}, "--curve: "},
+	} {
+		err := App().Run(append([]string{"zkpipe", "bench", "--device", "cpu", "--skip-gnark"}, tc.args...))
+		var u *UsageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("bench %v: %v, want a usage error saying %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// A size over zkpipe's 2^27 limit is refused before anything is
+// compiled or a GPU opened: exit 2 (as setup refuses it) and the limit in
+// the message, before the keys' note.
+func TestBenchBuiltinRefusesTooLarge(t *testing.T) {
+	code, log := benchBin(t, nil, "--builtin", "mulchain", "--constraints", "200000000", "-n", "1", "--skip-gnark")
+	if code != 2 || !strings.Contains(log, "over zkpipe's limit of 2^27") || !strings.Contains(log, "mulchain at --constraints 200000000") {
+		t.Errorf("exit %d, want 2 and the limit named:\n%s", code, log)
+	}
+	if strings.Contains(log, "toxic waste") || strings.Contains(log, "setup: mulchain") || strings.Contains(log, "zkpipe stream") {
+		t.Errorf("the refused setup went on:\n%s", log)
 	}
 }

@@ -20,6 +20,8 @@ var flagMeanings = map[string]string{
 	"circuit":     "gnark circuit directory",
 	"builtin":     "built-in circuit",
 	"constraints": "about how many constraints",
+	"curve":       "the circuit's curve",
+	"verbose":     "say on stderr how long each phase took",
 	"proofs":      "how many proofs",
 	"out":         "directory for proofs",
 	"results":     "JSON Lines of results",

@@ -50,17 +50,7 @@ func setupCommand() *cli.Command {
 			}
 			fmt.Fprintln(logOut(c), "zkpipe setup: "+setupCeremonyNote)
 			start := time.Now()
-			var phaseLog func(string, time.Duration)
-			if c.Bool("verbose") {
-				// the process's CPU time beside each phase's wall time: a
-				// phase whose CPU is about its wall ran on one core
-				lastCPU := core.ProcessCPU()
-				phaseLog = func(phase string, elapsed time.Duration) {
-					cpu := core.ProcessCPU()
-					fmt.Fprintf(logOut(c), "zkpipe setup: %-36s %9s wall %9s cpu\n", phase, elapsed.Round(time.Millisecond), (cpu - lastCPU).Round(time.Millisecond))
-					lastCPU = cpu
-				}
-			}
+			phaseLog := setupPhaseLog(c, "zkpipe setup")
 			opened := time.Now()
 			fb, err := setupDevice(c)
 			if err != nil {
@@ -95,7 +85,11 @@ func setupCommand() *cli.Command {
 // setupCeremonyNote is said in setup's help and on stderr at every setup:
 // its keys are for tests and benchmarks, because one process chose their
 // secret and a user cannot tell whether it was forgotten.
-const setupCeremonyNote = "the keys it writes come from toxic waste drawn from crypto/rand and discarded, never stored; " +
+const setupCeremonyNote = "the keys it writes " + throwawayKeys
+
+// throwawayKeys is why setup's keys (and bench --builtin's, in memory)
+// are test keys.
+const throwawayKeys = "come from toxic waste drawn from crypto/rand and discarded, never stored; " +
 	"they suit tests and benchmarks, not production: a production key comes from a ceremony " +
 	"(a powers-of-tau and a circuit-specific phase 2, with several parties, as gnark and snarkjs document)"
 
@@ -136,13 +130,39 @@ func (refusedError) exitCode() int { return ExitUsage }
 
 func (e refusedError) Unwrap() error { return e.error }
 
+// setupPhaseLog says on stderr, as who, how long each phase of a setup
+// took, with --verbose; nil without.
+func setupPhaseLog(c *cli.Context, who string) func(phase string, elapsed time.Duration) {
+	if !c.Bool("verbose") {
+		return nil
+	}
+	// the process's CPU time beside each phase's wall time: a phase whose
+	// CPU is about its wall ran on one core
+	lastCPU := core.ProcessCPU()
+	return func(phase string, elapsed time.Duration) {
+		cpu := core.ProcessCPU()
+		fmt.Fprintf(logOut(c), "%s: %-36s %9s wall %9s cpu\n", who, phase, elapsed.Round(time.Millisecond), (cpu - lastCPU).Round(time.Millisecond))
+		lastCPU = cpu
+	}
+}
+
 // setupDevice opens the GPU of --device for keygen's fixed-base products
-// (nil: they run on the CPU). cuda must open one; auto takes one when the
-// library opens a GPU (not the host stand-in, which is for tests) and
-// otherwise sets up on the CPU, saying why with --verbose; cpu opens none.
+// (nil: they run on the CPU), for setup: --cuda-device names one GPU, and
+// with --verbose setup says why auto found none (fixedBaseDevice).
+func setupDevice(c *cli.Context) (*gpu.CUDA, error) {
+	return fixedBaseDevice(c, "zkpipe setup", false, c.Bool("verbose"))
+}
+
+// fixedBaseDevice opens the GPU of --device (and --cuda-lib,
+// --cuda-device) for keygen's fixed-base products (nil: they run on the
+// CPU). cuda must open one; auto takes one when the library opens a GPU
+// (not the host stand-in, which is for tests) and otherwise sets up on the
+// CPU, saying why on stderr, as who, when say; cpu opens none. With
+// firstOf, --cuda-device may name several GPUs (bench's, for its stream)
+// and the setup takes the first (all: GPU 0); without, it must name one.
 // The backend is opened small: setup uses one compute stream and no
 // transfer lane.
-func setupDevice(c *cli.Context) (*gpu.CUDA, error) {
+func fixedBaseDevice(c *cli.Context, who string, firstOf, say bool) (*gpu.CUDA, error) {
 	d := c.String("device")
 	switch d {
 	case "cpu":
@@ -152,8 +172,13 @@ func setupDevice(c *cli.Context) (*gpu.CUDA, error) {
 		return nil, usageErrorf(c, "--device %q: want auto, cpu or cuda", d)
 	}
 	devices, all, err := parseDevices(c.String("cuda-device"))
-	if err != nil || all || len(devices) != 1 {
+	switch {
+	case err != nil && firstOf:
+		return nil, usageErrorf(c, "%v", err)
+	case err != nil || !firstOf && (all || len(devices) != 1):
 		return nil, usageErrorf(c, "--cuda-device %q: setup takes one GPU's index", c.String("cuda-device"))
+	case all:
+		devices = []int{0}
 	}
 	fb, err := gpu.OpenCUDA(c.String("cuda-lib"), gpu.WithConfig(cudaConfigFromEnv()), gpu.WithCUDADevice(devices[0]),
 		gpu.WithMSMTables(0), gpu.WithTransferLanes(1), gpu.WithPinnedBytes(1<<20), gpu.WithComputeStreams(1))
@@ -165,8 +190,8 @@ func setupDevice(c *cli.Context) (*gpu.CUDA, error) {
 		if d == "cuda" {
 			return nil, fmt.Errorf("--device cuda: %w", err)
 		}
-		if c.Bool("verbose") {
-			fmt.Fprintf(logOut(c), "zkpipe setup: fixed-base products on the CPU (no GPU: %v)\n", err)
+		if say {
+			fmt.Fprintf(logOut(c), "%s: fixed-base products on the CPU (no GPU: %v)\n", who, err)
 		}
 		return nil, nil
 	}
