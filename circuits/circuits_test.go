@@ -122,10 +122,11 @@ func TestCheckSetup(t *testing.T) {
 }
 
 // The setup memory model is above every peak RSS measured of zkpipe setup
-// (circuits/setupsize.go's table, both curves, the H200's bits point) and
-// not far above it (at most 1.6×: the model fitted to gnark's setup was
-// 2–3× above these), and on a 128 GiB host it allows BN254 bits at 2^26
-// and refuses it at a domain of 2^27 wires and constraints.
+// (circuits/setupsize.go's table, both curves) and not far above it (at
+// most 1.6×, or at most 128 MiB over where the model's base is most of
+// it: the model fitted to gnark's setup was 2–3× above these), and it
+// allows BN254 bits at a domain of 2^27 on a 128 GiB host (the H200's) but
+// not on a 64 GiB one, and refuses any domain over 2^27.
 func TestSetupMemoryModelFitsMeasuredPeaks(t *testing.T) {
 	for _, m := range []struct {
 		name              string
@@ -133,30 +134,31 @@ func TestSetupMemoryModelFitsMeasuredPeaks(t *testing.T) {
 		constraints, wire int
 		peak              int64
 	}{
-		{"bits 2^16", curve.BN254, 65644, 65645, 175628 << 10},
-		{"mulchain 2^16", curve.BN254, 65536, 65538, 172368 << 10},
-		{"bits 2^18", curve.BN254, 262576, 262577, 486252 << 10},
-		{"mulchain 2^18", curve.BN254, 262144, 262146, 478740 << 10},
-		{"commit 2^18", curve.BN254, 262144 + 1, 524728, 667932 << 10},
-		{"bits 2^20", curve.BN254, 1050303, 1050304, 1450188 << 10},
-		{"mulchain 2^20", curve.BN254, 1048576, 1048578, 1347988 << 10},
-		{"H200 bits 16.8M", curve.BN254, 16804834, 16804835, 1890 * (1 << 30) / 100},
-		{"bls bits 2^18", curve.BLS12_381, 262576, 262577, 563120 << 10},
-		{"bls mulchain 2^18", curve.BLS12_381, 262144, 262146, 575332 << 10},
-		{"bls bits 2^20", curve.BLS12_381, 1050303, 1050304, 1699884 << 10},
-		{"bls mulchain 2^20", curve.BLS12_381, 1048576, 1048578, 1614776 << 10},
+		{"bits 65520", curve.BN254, 65511, 65512, 138452 << 10},
+		{"mulchain 65536", curve.BN254, 65536, 65538, 146216 << 10},
+		{"commit 262144", curve.BN254, 262583, 524728, 533312 << 10},
+		{"bits 983040", curve.BN254, 984577, 984578, 615876 << 10},
+		{"mulchain 983040", curve.BN254, 983040, 983042, 760 << 20},
+		{"bits 1966080", curve.BN254, 1969153, 1969154, 1050 << 20},
+		{"mulchain 1966080", curve.BN254, 1966080, 1966082, 1310 << 20},
+		{"bits 3932160", curve.BN254, 3938305, 3938306, 1870 << 20},
+		{"mulchain 3932160", curve.BN254, 3932160, 3932162, 2400 << 20},
+		{"bls bits 983040", curve.BLS12_381, 984577, 984578, 839852 << 10},
+		{"bls mulchain 983040", curve.BLS12_381, 983040, 983042, 1025736 << 10},
 	} {
 		model := circuits.SetupMemoryOn(m.id, m.constraints, m.wire)
-		if model < m.peak || float64(model) > 1.6*float64(m.peak) {
-			t.Errorf("%s on %s: measured %s, model %s (%.2f×): want 1–1.6×", m.name, m.id, mem.FormatBytes(m.peak), mem.FormatBytes(model), float64(model)/float64(m.peak))
+		if model < m.peak || (float64(model) > 1.6*float64(m.peak) && model-m.peak > 128<<20) {
+			t.Errorf("%s on %s: measured %s, model %s (%.2f×): want 1–1.6× (or within 128 MiB)", m.name, m.id, mem.FormatBytes(m.peak), mem.FormatBytes(model), float64(model)/float64(m.peak))
 		}
 	}
-	host := int64(128 << 30)
 	bits, _ := circuits.Lookup("bits")
-	if err := bits.CheckSetup(62914560, host); err != nil { // 2^26 domain
-		t.Errorf("bits at a domain of 2^26 on a 128 GiB host: %v", err)
+	if err := bits.CheckSetup(125829120, 128<<30); err != nil { // 2^27 domain
+		t.Errorf("bits at a domain of 2^27 on a 128 GiB host: %v", err)
 	}
-	if err := circuits.CheckSetup(1<<27, 1<<27, host); !errors.Is(err, circuits.ErrTooLarge) {
-		t.Errorf("2^27 constraints and wires on a 128 GiB host: %v", err)
+	if err := bits.CheckSetup(125829120, 64<<30); !errors.Is(err, circuits.ErrTooLarge) {
+		t.Errorf("bits at a domain of 2^27 on a 64 GiB host: %v", err)
+	}
+	if err := circuits.CheckSetup(1<<27+1, 1<<27+1, 1<<40); !errors.Is(err, circuits.ErrTooLarge) {
+		t.Errorf("2^27+1 constraints: %v", err)
 	}
 }

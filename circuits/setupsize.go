@@ -22,44 +22,54 @@ var ErrTooLarge = errors.New("too large")
 const MaxLogDomain = 27
 
 // The memory model of zkpipe's setup (gnarksrc.Setup: gnark's compile,
-// keygen.Setup, the files streamed), BN254, with W wires, n constraints
-// and the domain d = n rounded up to a power of two. What is live at the
-// peak, the G1 products, from keygen's code:
+// circuit.r1cs written, keygen.Setup, the key's files streamed), BN254,
+// with W wires, n constraints and the domain d = n rounded up to a power
+// of two. What is live at the peak, the last products, from keygen's code:
 //
 //	the r1cs       instructions, coefficient table, levels    ~100–400 B a wire (mulchain's
-//	               (and, for a while, the compile's garbage)   distinct coefficients the most)
-//	scalars        A, B, K (C freed), the terms (12 B each)    ~150 B a wire
-//	points         pk.G1.A, B, K, then pk.G2.B                  64·3 + 128 B a wire at most
-//	Z              d scalars, then d − 1 points                 32 + 64 B a point
-//	the domain     gnark's FFT tables in pk.Domain              4·32 B a point
+//	                                                           distinct coefficients the most)
+//	scalars        B (A, C, K, Z and the terms freed)          32 B a wire
+//	points         pk.G1.A, B, K, pk.G2.B                      64·3 + 128 B a wire at most
+//	Z              pk.G1.Z                                     64 B a point
 //
-// about 700 B a wire and 230 B a domain point, and Go's heap slack on top
-// (most of it is large pointer-free slices, so GOGC's 2× is rarely
-// reached). Measured peak RSS of `zkpipe setup` (go 1.26, /usr/bin/time -v):
+// and Go's heap slack on top. pk.Domain has no FFT tables
+// (keygen.WithoutDomainTables: 128 B a point), circuit.r1cs's encoding is
+// done before keygen, and keygen hands each dead buffer back before the
+// next (its releaser, from 2^20 wires). Measured peak RSS of `zkpipe
+// setup --device cpu` (go 1.26, /usr/bin/time -v, 2 cores), after those
+// changes (2026-12-04; `commit` compiles through gnark's frontend, the
+// others are built directly, circuits/direct.go):
 //
-//	                                 W         d       peak    model
-//	2 cores, bits 2¹⁶           65,645    2¹⁷      180 MB   243 MB
-//	         mulchain 2¹⁶       65,538    2¹⁶      177 MB   226 MB
-//	         bits 2¹⁸          262,577    2¹⁹      498 MB   571 MB
-//	         mulchain 2¹⁸      262,146    2¹⁸      490 MB   503 MB
-//	         commit 2¹⁸        524,728    2¹⁹      684 MB   873 MB
-//	         bits 2²⁰        1,050,304    2²¹     1.49 GB  1.88 GB
-//	         mulchain 2²⁰    1,048,578    2²⁰     1.38 GB  1.61 GB
-//	H200,    bits 16.8M     16,804,835    2²⁵    20.3 GB  28.1 GB
+//	                                  W         d       peak    model
+//	bits 65520                   65,512    2¹⁶      142 MB   245 MB
+//	mulchain 65536               65,538    2¹⁶      150 MB   245 MB
+//	commit 262144               524,728    2¹⁹      546 MB   554 MB
+//	bits 983040                 984,578    2²⁰      631 MB   869 MB
+//	mulchain 983040             983,042    2²⁰      760 MB   868 MB
+//	bits 1966080              1,969,154    2²¹     1.05 GB  1.54 GB
+//	mulchain 1966080          1,966,082    2²¹     1.31 GB  1.54 GB
+//	bits 3932160              3,938,306    2²²     1.87 GB  2.87 GB
+//	mulchain 3932160          3,932,162    2²²     2.40 GB  2.87 GB
+//	BLS12-381 bits 983040       984,578    2²⁰      860 MB  1.22 GB
+//	BLS12-381 mulchain 983040   983,042    2²⁰     1.05 GB  1.22 GB
 //
-// The model is setupBaseBytes + setupBytesPerWire·W + setupBytesPerPoint·d,
-// rounded up from those so that it is above every one (3–40%): the
-// mulchain's coefficients set the per-wire figure, the H200's point the
-// scale. (The model this replaces was fitted to gnark's own groth16.Setup:
-// 2 KiB a wire and 512 B a point, 2–3× these peaks.) BLS12-381's points are
-// 1.5× BN254's and its peaks measured 1.16–1.37× (bits and mulchain at 2¹⁸
-// and 2²⁰: 577 MB, 589 MB, 1.74 GB, 1.65 GB): its model is 7/5 of this.
-// On the 128 GiB H200 host this allows BN254 bits at 2²⁶ (about 90 GB)
-// and refuses it at 2²⁷.
+// Before them (the tables built, r1cs beside the key's write, no release)
+// bits and mulchain at 983040, 1966080 and 3932160 peaked at 1.04, 1.18,
+// 1.76, 2.10, 3.89 and 4.19 GB, and the H200 (GPU products) at 20.3 GB
+// for bits 16.8M and 60.8 GB for bits 2²⁶ (W 62.9M): 966 B a wire there,
+// 987 B here (bits 3932160), which these changes cut to 475 B here.
+//
+// The model is setupBaseBytes + setupBytesPerWire·W + setupBytesPerPoint·d:
+// 576 + 96 = 672 B a wire and point, over the measured growth from 2²¹
+// to 2²² (418 B bits, 555 B mulchain: 21% margin); the base is what the
+// commit circuit's frontend compile needs at 2¹⁸. BLS12-381's points are
+// 1.5× BN254's and its peaks measured 1.36× and 1.38×: its model is 7/5 of
+// this. On the 128 GiB H200 host this allows bits at 2²⁷ (W 125.8M, d
+// 2²⁷): about 85.5 GB (79.6 GiB) on BN254, 111.5 GiB on BLS12-381.
 const (
-	setupBytesPerWire  = 1152
-	setupBytesPerPoint = 256
-	setupBaseBytes     = 128 << 20
+	setupBytesPerWire  = 576
+	setupBytesPerPoint = 96
+	setupBaseBytes     = 192 << 20
 	// BLS12-381's model is 7/5 of BN254's
 	setupBLS12381Fifths = 7
 )

@@ -309,7 +309,11 @@ func setupBuiltin(c *cli.Context, cfg benchConfig) (*stages.Circuit, error) {
 	var kopts []keygen.Option
 	where := "the CPU"
 	if fb != nil {
-		kopts, where = append(kopts, keygen.WithFixedBase(fb)), fmt.Sprintf("GPU %d (%s)", fb.Index(), fb.Device())
+		// the GPU's engine makes its own twiddles (and gnark's prover
+		// makes them per FFT): pk.Domain's tables would be 128 B a domain
+		// point at the setup's peak, 16 GiB at 2^27, for nothing
+		kopts = append(kopts, keygen.WithFixedBase(fb), keygen.WithoutDomainTables())
+		where = fmt.Sprintf("GPU %d (%s)", fb.Index(), fb.Device())
 	}
 	circ, info, err := gnarksrc.SetupCircuit(cfg.curve, cfg.builtin, cfg.constraints, gnarkOptions(c), setupPhaseLog(c, "zkpipe bench --builtin"), kopts...)
 	if fb != nil {
