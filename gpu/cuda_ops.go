@@ -120,9 +120,26 @@ func (c *CUDA) ResidentBytes(k *proofdata.Key) int64 {
 // JobBytes is the most device memory one job of k holds at once: its staged
 // vectors (a, b, c padded to n; each query's bitmap, values and indexes)
 // and the scratch of the MSMs it runs at once (msmScratchBytes): H's, B₂'s,
-// or the tail's, whose A, B₁ and K MSMs overlap on up to tailStreams
+// or the tail's, whose A, B₁ and K MSMs overlap on up to tailsAtOnce(k)
 // compute streams (the largest of them, then).
-func (c *CUDA) JobBytes(k *proofdata.Key) int64 {
+func (c *CUDA) JobBytes(k *proofdata.Key) int64 { return c.jobBytes(k, c.tailsAtOnce(k)) }
+
+// tailsAtOnce is how many of a job of k's tail MSMs run at once: the
+// backend's tailStreams, or one where a job holding that many MSMs'
+// scratch would not fit on the device beside k's bases. A BN254 bits
+// circuit of 2^27 needs 46 GiB of bases and 48 GiB of scratch an MSM:
+// with two tail MSMs at once a job needed 121 GiB, which no 139 GiB H200
+// held beside its key (every job refused); one at a time, 73 GiB.
+func (c *CUDA) tailsAtOnce(k *proofdata.Key) int {
+	s := c.tailStreams()
+	if s > 1 && c.memTotal > 0 && c.ResidentBytes(k)+c.jobBytes(k, s) > int64(c.memTotal) {
+		return 1
+	}
+	return s
+}
+
+// jobBytes is JobBytes with at most streams tail MSMs at once.
+func (c *CUDA) jobBytes(k *proofdata.Key, streams int) int64 {
 	n := int64(k.N())
 	staged := 3 * n * proofdata.ScalarBytes
 	for _, q := range []int{k.Size.A, k.Size.B, k.Size.K} {
@@ -132,7 +149,7 @@ func (c *CUDA) JobBytes(k *proofdata.Key) int64 {
 	tails := []int64{c.msmScratchBytes(id, k.Size.A, false), c.msmScratchBytes(id, k.Size.B, false), c.msmScratchBytes(id, k.Size.K, false)}
 	slices.Sort(tails)
 	var tail int64
-	for _, t := range tails[len(tails)-c.tailStreams():] {
+	for _, t := range tails[len(tails)-streams:] {
 		tail += t
 	}
 	scratch := max(c.msmScratchBytes(id, k.HLen(), false), tail, c.msmScratchBytes(id, k.Size.B, true))

@@ -187,6 +187,50 @@ func TestCUDATailSplitDeviceMemory(t *testing.T) {
 	}
 }
 
+// TestCUDATailsOneAtATimeWhereTheyDoNotFitAtOnce: on a device too small
+// for a job's tail MSMs at once beside its key (a 2^27 circuit on the
+// H200: 46 GiB of bases, 48 GiB of scratch an MSM), the split tail runs
+// its MSMs one at a time, JobBytes says the one-at-a-time figure, and the
+// sums are the CPU's; with room for the overlap it still splits.
+func TestCUDATailsOneAtATimeWhereTheyDoNotFitAtOnce(t *testing.T) {
+	f := newFixture(rand.New(rand.NewPCG(11, 4)), 3000, dense, proofdata.HDivideByZ, false)
+	want := expect(t, f)
+	ctx := context.Background()
+	serial := openOwn(t, gpu.WithComputeStreams(3), gpu.WithTailSplit(false))
+	h := standIn(t, serial)
+	oneAtATime, resident := serial.JobBytes(f.key), serial.ResidentBytes(f.key)
+	serial.Close()
+	for _, dev := range []struct {
+		name   string
+		total  int64
+		atOnce int32
+	}{{"room for one", resident + oneAtATime, 1}, {"room for three", 0, 3}} {
+		t.Run(dev.name, func(t *testing.T) {
+			h.SetMemory(uint64(dev.total)) // read as the backend opens
+			defer h.SetMemory(0)
+			c := openOwn(t, gpu.WithComputeStreams(3), gpu.WithTailSplit(true))
+			t.Cleanup(func() { c.Close() })
+			job := c.JobBytes(f.key)
+			if dev.atOnce == 1 && job != oneAtATime {
+				t.Errorf("JobBytes %d on a device of %d bytes, want the one-at-a-time %d", job, dev.total, oneAtATime)
+			}
+			if dev.atOnce > 1 && job <= oneAtATime {
+				t.Errorf("JobBytes %d with room to spare, want more than one-at-a-time's %d", job, oneAtATime)
+			}
+			s := stageFixture(t, c, f)
+			withDeviceTime(t, h)
+			got, err := c.TailMSMG1(ctx, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eqSums(t, "tail-msm", want.tail, got)
+			if peak := h.CallsPeak(0); peak != dev.atOnce {
+				t.Errorf("%d tail MSMs ran at once, want %d", peak, dev.atOnce)
+			}
+		})
+	}
+}
+
 // TestCUDAComputeStreamsRange: OpenCUDA refuses 0 and more than
 // MaxComputeStreams compute streams.
 func TestCUDAComputeStreamsRange(t *testing.T) {
