@@ -25,9 +25,13 @@ import (
 func TestSetupRefusesWhatCannotFit(t *testing.T) {
 	bin := binary(t)
 	limit := mem.ReadMachine().Limit
-	// a size whose setup needs about twice what this machine allows, when
-	// that is still under 2^27
-	overMemory := int(2 * limit / (2 << 10))
+	// the first size (in steps of a quarter) whose setup the model says
+	// needs more than this machine allows, when that is under 2^26: the
+	// builtins have at least as many wires as constraints
+	overMemory := 1 << 16
+	for circuits.SetupMemory(overMemory, overMemory) <= limit {
+		overMemory = overMemory * 5 / 4
+	}
 	cases := []struct {
 		circuit string
 		n       int
