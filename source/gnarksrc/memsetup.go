@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/keygen"
-	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -30,22 +28,9 @@ func SetupCircuit(id curve.ID, name string, n int, o Options, log func(phase str
 	if log == nil {
 		log = func(string, time.Duration) {}
 	}
-	b, err := circuits.Lookup(name)
+	ccs, err := compileBuiltin(id, name, n, log)
 	if err != nil {
 		return nil, SetupInfo{}, err
-	}
-	allow := mem.ReadMachine().Limit
-	if err := b.CheckSetup(n, allow); err != nil {
-		return nil, SetupInfo{}, err
-	}
-	start := time.Now()
-	ccs, err := b.CompileOn(id, n)
-	if err != nil {
-		return nil, SetupInfo{}, err
-	}
-	log("compile", time.Since(start))
-	if err := circuits.CheckSetupOf(ccs, allow); err != nil {
-		return nil, SetupInfo{}, fmt.Errorf("%s at --constraints %d: %w", name, n, err)
 	}
 	pk, vk, err := keygen.Setup(ccs, append([]keygen.Option{keygen.WithPhaseLog(log)}, opts...)...)
 	if err != nil {
@@ -58,9 +43,5 @@ func SetupCircuit(id curve.ID, name string, n int, o Options, log func(phase str
 	if err != nil {
 		return nil, SetupInfo{}, err
 	}
-	domain := 1
-	for domain < circ.Constraints {
-		domain <<= 1
-	}
-	return circ, SetupInfo{Constraints: circ.Constraints, Domain: domain, Wires: circ.NbWires}, nil
+	return circ, setupInfo(ccs), nil
 }

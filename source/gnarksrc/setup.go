@@ -53,24 +53,9 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 	if log == nil {
 		log = func(string, time.Duration) {}
 	}
-	b, err := circuits.Lookup(name)
+	ccs, err := compileBuiltin(id, name, n, log)
 	if err != nil {
 		return SetupInfo{}, err
-	}
-	// Refused by the memory it needs, before the compiler spends it, and
-	// again by the compiled circuit's own counts before gnark's setup.
-	allow := mem.ReadMachine().Limit
-	if err := b.CheckSetup(n, allow); err != nil {
-		return SetupInfo{}, err
-	}
-	start := time.Now()
-	ccs, err := b.CompileOn(id, n)
-	if err != nil {
-		return SetupInfo{}, err
-	}
-	log("compile", time.Since(start))
-	if err := circuits.CheckSetupOf(ccs, allow); err != nil {
-		return SetupInfo{}, fmt.Errorf("%s at --constraints %d: %w", name, n, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return SetupInfo{}, err
@@ -81,7 +66,7 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 	// memory, several times its size, a transient that beside the proving
 	// key's write was the setup's peak (+355 MB of 1.9 GB, bits at 3.9M
 	// constraints). keygen.Setup collects its garbage as it starts.
-	start = time.Now()
+	start := time.Now()
 	if _, err := out.WriteStream(R1CSFile, func(w io.Writer) error { _, err := ccs.WriteTo(w); return err }); err != nil {
 		return SetupInfo{}, fmt.Errorf("encode %s: %w", R1CSFile, err)
 	}
@@ -108,12 +93,44 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 		}
 		log("write "+f.name, time.Since(start))
 	}
+	return setupInfo(ccs), nil
+}
+
+// compileBuiltin compiles the built-in name at about n constraints over
+// curve id for a setup, telling log "compile". A size this machine cannot
+// set up is refused by the memory it needs before the compiler spends it
+// (circuits' CheckSetup), and again by the compiled circuit's own counts
+// before keygen (CheckSetupOf), with mem.ReadMachine().Limit: the errors
+// wrap circuits.ErrTooLarge.
+func compileBuiltin(id curve.ID, name string, n int, log func(phase string, elapsed time.Duration)) (constraint.ConstraintSystem, error) {
+	b, err := circuits.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	allow := mem.ReadMachine().Limit
+	if err := b.CheckSetup(n, allow); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	ccs, err := b.CompileOn(id, n)
+	if err != nil {
+		return nil, err
+	}
+	log("compile", time.Since(start))
+	if err := circuits.CheckSetupOf(ccs, allow); err != nil {
+		return nil, fmt.Errorf("%s at --constraints %d: %w", name, n, err)
+	}
+	return ccs, nil
+}
+
+// setupInfo is what a setup of ccs reports: its constraints, domain and wires.
+func setupInfo(ccs constraint.ConstraintSystem) SetupInfo {
 	nbWires := ccs.GetNbInternalVariables() + ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables()
 	domain := 1
 	for domain < ccs.GetNbConstraints() {
 		domain <<= 1
 	}
-	return SetupInfo{Constraints: ccs.GetNbConstraints(), Domain: domain, Wires: nbWires}, nil
+	return SetupInfo{Constraints: ccs.GetNbConstraints(), Domain: domain, Wires: nbWires}
 }
 
 // checkMeta refuses a circuit.json that does not describe the circuit.r1cs
