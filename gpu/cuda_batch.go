@@ -58,7 +58,7 @@ func (c *CUDA) tails(ctx context.Context, r *cudaResident, sts []*cudaStaged) ([
 			errs[i] = fmt.Errorf("tail msm %s: %w", names[i], errs[i])
 		}
 	}
-	if c.tailsAtOnce(r.key) == 1 {
+	if r.tailsAtOnce == 1 {
 		for i := range bases {
 			if run(i); errs[i] != nil {
 				return out, errs[i]

@@ -68,6 +68,7 @@ type cudaResident struct {
 	logn                 int
 	zinv                 proofdata.Scalar
 	tables               map[uintptr]msmTable // by base set (cuda_table.go)
+	tailsAtOnce          int                  // c.tailsAtOnce(key), fixed at Load
 	freeOnce             sync.Once
 	freeErr              error
 }
@@ -213,7 +214,8 @@ func (c *CUDA) Load(k *proofdata.Key) (proofdata.Resident, error) {
 		return nil, err
 	}
 	defer c.exit()
-	r := &cudaResident{c: c, key: k, cv: cv, one: proofdata.One(k.Curve), logn: bits.TrailingZeros(uint(n)), zinv: parts.zinv}
+	r := &cudaResident{c: c, key: k, cv: cv, one: proofdata.One(k.Curve), logn: bits.TrailingZeros(uint(n)), zinv: parts.zinv,
+		tailsAtOnce: c.tailsAtOnce(k)}
 	err = func() error {
 		p, err := c.stage(parts.bases[:])
 		if err != nil {
