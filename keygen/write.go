@@ -1,6 +1,7 @@
 package keygen
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -81,4 +82,23 @@ func rawSlice(w io.Writer, n, size int, put func(i int, b []byte)) error {
 	}
 	<-written
 	return werr
+}
+
+// writeDomainWithTables writes d as gnark's Setup's domain: d.WriteTo's
+// bytes (its cardinality, five scalars of scalarBytes, then its tables
+// flag, one byte) with the flag set, whether or not d has its tables in
+// memory (WithoutDomainTables), so that the file loads with them as
+// gnark's would. For a domain with its tables, the bytes are d.WriteTo's.
+func writeDomainWithTables(w io.Writer, d io.WriterTo, scalarBytes int) error {
+	var b bytes.Buffer
+	if _, err := d.WriteTo(&b); err != nil {
+		return err
+	}
+	raw := b.Bytes()
+	if want := 8 + 5*scalarBytes + 1; len(raw) != want {
+		return fmt.Errorf("the domain's encoding is %d bytes, not gnark-crypto's %d", len(raw), want)
+	}
+	raw[len(raw)-1] = 1 // true, as encoding/binary writes a bool
+	_, err := w.Write(raw)
+	return err
 }

@@ -3,13 +3,10 @@
 package keygen
 
 import (
-	"bytes"
-	"fmt"
 	"io"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 )
@@ -33,7 +30,7 @@ func init() {
 // on one core.
 func writeRawPKBLS12381(w io.Writer, pk *groth16bls12381.ProvingKey) (int64, error) {
 	cw := &countingWriter{w: w}
-	if err := writeDomainBLS12381(cw, &pk.Domain); err != nil {
+	if err := writeDomainWithTables(cw, &pk.Domain, fr.Bytes); err != nil {
 		return cw.n, err
 	}
 	enc := bls12381.NewEncoder(cw, bls12381.RawEncoding())
@@ -74,23 +71,4 @@ func writeRawPKBLS12381(w io.Writer, pk *groth16bls12381.ProvingKey) (int64, err
 		}
 	}
 	return cw.n, nil
-}
-
-// writeDomainBLS12381 writes d as gnark's Setup's domain: d.WriteTo's bytes (its
-// cardinality, five scalars, then its tables flag, one byte) with the flag
-// set, whether or not d has its tables in memory (WithoutDomainTables), so
-// that the file loads with them as gnark's would. For a domain with its
-// tables, the bytes are d.WriteTo's.
-func writeDomainBLS12381(w io.Writer, d *fft.Domain) error {
-	var b bytes.Buffer
-	if _, err := d.WriteTo(&b); err != nil {
-		return err
-	}
-	raw := b.Bytes()
-	if len(raw) != 8+5*fr.Bytes+1 {
-		return fmt.Errorf("the domain's encoding is %d bytes, not gnark-crypto's %d", len(raw), 8+5*fr.Bytes+1)
-	}
-	raw[len(raw)-1] = 1 // true, as encoding/binary writes a bool
-	_, err := w.Write(raw)
-	return err
 }

@@ -3,13 +3,10 @@
 package keygen
 
 import (
-	"bytes"
-	"fmt"
 	"io"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 )
@@ -33,7 +30,7 @@ func init() {
 // on one core.
 func writeRawPKBN254(w io.Writer, pk *groth16bn254.ProvingKey) (int64, error) {
 	cw := &countingWriter{w: w}
-	if err := writeDomainBN254(cw, &pk.Domain); err != nil {
+	if err := writeDomainWithTables(cw, &pk.Domain, fr.Bytes); err != nil {
 		return cw.n, err
 	}
 	enc := bn254.NewEncoder(cw, bn254.RawEncoding())
@@ -74,23 +71,4 @@ func writeRawPKBN254(w io.Writer, pk *groth16bn254.ProvingKey) (int64, error) {
 		}
 	}
 	return cw.n, nil
-}
-
-// writeDomainBN254 writes d as gnark's Setup's domain: d.WriteTo's bytes (its
-// cardinality, five scalars, then its tables flag, one byte) with the flag
-// set, whether or not d has its tables in memory (WithoutDomainTables), so
-// that the file loads with them as gnark's would. For a domain with its
-// tables, the bytes are d.WriteTo's.
-func writeDomainBN254(w io.Writer, d *fft.Domain) error {
-	var b bytes.Buffer
-	if _, err := d.WriteTo(&b); err != nil {
-		return err
-	}
-	raw := b.Bytes()
-	if len(raw) != 8+5*fr.Bytes+1 {
-		return fmt.Errorf("the domain's encoding is %d bytes, not gnark-crypto's %d", len(raw), 8+5*fr.Bytes+1)
-	}
-	raw[len(raw)-1] = 1 // true, as encoding/binary writes a bool
-	_, err := w.Write(raw)
-	return err
 }
