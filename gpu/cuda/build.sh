@@ -22,13 +22,20 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pids=""
 for part in 1 2 3 4 5 6 7; do
-	$NVCC -O3 -std=c++17 -c -Xcompiler -fPIC $gencode -Xptxas -warn-spills -DZK_PART=$part \
-		"$@" -o "$tmp/part$part.o" zkpipe.cu >"$tmp/part$part.log" 2>&1 &
+	(
+		t0=$(date +%s)
+		$NVCC -O3 -std=c++17 -c -Xcompiler -fPIC $gencode -Xptxas -warn-spills -DZK_PART=$part \
+			"$@" -o "$tmp/part$part.o" zkpipe.cu >"$tmp/part$part.log" 2>&1
+		rc=$?
+		echo "part $part: $(($(date +%s) - t0)) s (rc $rc)" >>"$tmp/times"
+		exit $rc
+	) &
 	pids="$pids $!"
 done
 rc=0
 for p in $pids; do wait "$p" || rc=1; done
 cat "$tmp"/part*.log
+sort -n -k3 "$tmp/times" # which part bounds the build
 [ "$rc" = 0 ] || { echo "nvcc failed" >&2; exit 1; }
 $NVCC -shared $gencode -o "$LIB" "$tmp"/part1.o "$tmp"/part2.o "$tmp"/part3.o "$tmp"/part4.o \
 	"$tmp"/part5.o "$tmp"/part6.o "$tmp"/part7.o
