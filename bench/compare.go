@@ -33,11 +33,15 @@ func (t Timing) Rate() float64 { return float64(t.N) / t.Wall.Seconds() }
 // errors). The first proof is checked with groth16.Verify.
 func Gnark(src *gnarksrc.Source, witnesses []witness.Witness, files []string, n int) (Timing, error) {
 	t := Timing{N: n}
+	pk, err := src.WholeProvingKey()
+	if err != nil {
+		return t, fmt.Errorf("gnark groth16.Prove: %w", err)
+	}
 	for i := range n {
 		w := witnesses[i%len(witnesses)]
 		runtime.GC()
 		start, cpu0 := time.Now(), core.ProcessCPU()
-		proof, err := groth16.Prove(src.R1CS(), src.ProvingKey(), w, src.ProverOptions()...)
+		proof, err := groth16.Prove(src.R1CS(), pk, w, src.ProverOptions()...)
 		t.Wall += time.Since(start)
 		t.CPU += core.ProcessCPU() - cpu0
 		if err != nil {

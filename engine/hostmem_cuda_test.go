@@ -362,3 +362,44 @@ func TestCUDAPinnedStagingWithinItsBudget(t *testing.T) {
 		t.Errorf("8 MiB of staging under a 7 MiB pinned budget: %v", err)
 	}
 }
+
+// A key file's bases go from the file to the GPU a chunk at a time
+// (Key.Stream): loading a circuit onto the GPU never reads them into the
+// host copy (Key.Need's fetch, which the test makes fail), nor the domain's
+// tables; and the streamed key proves, every proof verified by gnark.
+// (gnarksrc's TestDeferredStreamHoldsNoWholePart measures what a stream
+// allocates.)
+func TestCUDALoadStreamsTheKeyFile(t *testing.T) {
+	lib := cudaLib(t)
+	for _, bg2 := range []string{"cuda", "cpu"} {
+		t.Run("bg2="+bg2, func(t *testing.T) {
+			c := loadChain(t)
+			inner := *c.Key // the source's own deferral, which the test's wraps
+			var streamed, fetched proofdata.KeyParts
+			c.Key.SetDeferred(&proofdata.DeferredParts{Parts: inner.Deferred(),
+				Fetch: func(parts proofdata.KeyParts) error {
+					fetched |= parts
+					return inner.Need(parts)
+				},
+				Stream: func(parts proofdata.KeyParts, sink proofdata.BaseSink) error {
+					streamed |= parts
+					return inner.Stream(parts, sink)
+				}})
+			e, err := New(context.Background(), cudaOptions(lib, bg2, t.TempDir()), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			bases := proofdata.PartA | proofdata.PartB1 | proofdata.PartK | proofdata.PartZ | proofdata.PartB2
+			// with B_G2 on the CPU the host reads B₂ (fetched), the GPU the rest
+			wantFetched := proofdata.KeyParts(0)
+			if bg2 == "cpu" {
+				wantFetched = proofdata.PartB2
+			}
+			if fetched != wantFetched || streamed != bases&^wantFetched {
+				t.Errorf("fetched parts %06b and streamed %06b, want %06b and %06b", fetched, streamed, wantFetched, bases&^wantFetched)
+			}
+			runVerified(t, e, c, "s", 2)
+		})
+	}
+}

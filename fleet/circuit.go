@@ -61,9 +61,14 @@ func PushDir(ctx context.Context, q *Queue, dir string) (string, error) {
 		}
 		files[f] = p
 	}
-	// Check the directory loads before anyone's workers try to.
-	if _, err := gnarksrc.LoadDir(dir); err != nil {
+	// Check the directory loads before anyone's workers try to: every
+	// point of the key too, read without keeping it.
+	c, err := gnarksrc.LoadDir(dir)
+	if err != nil {
 		return "", err
+	}
+	if err := c.Key.CheckDeferred(); err != nil {
+		return "", fmt.Errorf("circuit %s: %w", name, err)
 	}
 	return name, push(ctx, q, name, files)
 }

@@ -59,7 +59,11 @@ var chainProof = sync.OnceValues(func() ([2][]byte, error) {
 	if err != nil {
 		return [2][]byte{}, err
 	}
-	proof, err := groth16.Prove(src.R1CS(), src.ProvingKey(), w)
+	pk, err := src.WholeProvingKey()
+	if err != nil {
+		return [2][]byte{}, err
+	}
+	proof, err := groth16.Prove(src.R1CS(), pk, w)
 	if err != nil {
 		return [2][]byte{}, err
 	}

@@ -214,7 +214,11 @@ func proveSeed(t *testing.T, dir string, seed int64) (proof, public, full []byte
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := groth16.Prove(src.R1CS(), src.ProvingKey(), w)
+	pk, err := src.WholeProvingKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := groth16.Prove(src.R1CS(), pk, w)
 	if err != nil {
 		t.Fatal(err)
 	}

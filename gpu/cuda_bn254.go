@@ -74,13 +74,17 @@ func (cudaBN254) load(k *proofdata.Key) (cudaKeyParts, error) {
 	if err != nil {
 		return p, err
 	}
-	if err := k.Need(proofdata.AllParts); err != nil {
+	// the bases its source has read (the rest stream from the key's file:
+	// Load), and the domain's constants, not its tables: the device makes
+	// its own
+	if err := k.Need(cudaBaseParts &^ k.Deferred()); err != nil {
 		return p, fmt.Errorf("cuda: %w", err)
 	}
 	if b.Domain == nil {
 		return p, fmt.Errorf("cuda: key has no domain")
 	}
-	p.bases = [5]hostBuf{bufOf(b.A, len(b.A)), bufOf(b.B1, len(b.B1)), bufOf(b.K, len(b.K)), bufOf(b.Z, len(b.Z)), bufOf(b.B2, len(b.B2))}
+	s := k.Size
+	p.bases = [5]hostBuf{bufOf(b.A, s.A), bufOf(b.B1, s.B), bufOf(b.K, s.K), bufOf(b.Z, s.Z), bufOf(b.B2, s.B2)}
 	d := b.Domain
 	var one, zinv fr.Element
 	one.SetOne()

@@ -42,6 +42,69 @@ type cudaKeyParts struct {
 	zinv   proofdata.Scalar
 }
 
+// cudaBaseParts are a key's parts in cudaKeyParts.bases, in its order.
+const cudaBaseParts = proofdata.PartA | proofdata.PartB1 | proofdata.PartK | proofdata.PartZ | proofdata.PartB2
+
+var cudaBaseOrder = [5]proofdata.KeyParts{proofdata.PartA, proofdata.PartB1, proofdata.PartK, proofdata.PartZ, proofdata.PartB2}
+
+// deviceSink is where a key's deferred bases stream to at Load
+// (proofdata.BaseSink): each chunk straight from its reader's buffer into
+// the part's device buffer, through a transfer lane's pinned buffers, so
+// no part is ever whole on the host. Writes run from the stream's workers
+// at once, a lane each. Once closed (Stream returned, perhaps abandoned by
+// a read's deadline while a worker still writes) it takes no more writes:
+// the buffers may be freed.
+type deviceSink struct {
+	c    *CUDA
+	dst  map[proofdata.KeyParts]uintptr
+	size map[proofdata.KeyParts]int // points a part's buffer holds
+	mu   sync.RWMutex               // writes in flight (read) against close
+	shut bool
+}
+
+func (d *deviceSink) Write(part proofdata.KeyParts, at, count int, points []byte) error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	base, ok := d.dst[part]
+	switch {
+	case d.shut:
+		return fmt.Errorf("cuda: key load over")
+	case !ok || count <= 0 || at < 0 || at+count > d.size[part] || len(points)%count != 0:
+		return fmt.Errorf("cuda: %d points at %d of key part %b: not in its %d", count, at, part, d.size[part])
+	}
+	l, err := d.c.takeLane()
+	if err != nil {
+		return err
+	}
+	defer func() { d.c.lanes <- l }()
+	var e cerr
+	dst := base + uintptr(at*(len(points)/count))
+	return e.err("upload", d.c.fn.upload(dst, unsafe.Pointer(&points[0]), uint64(len(points)), l.pin[0], l.pin[1], uint64(d.c.pinBytes), l.stream, e.p()))
+}
+
+func (d *deviceSink) close() {
+	d.mu.Lock()
+	d.shut = true
+	d.mu.Unlock()
+}
+
+// streamBases reads k's deferred bases from its source into the device
+// buffers p (cudaBaseOrder's), already allocated at their full size.
+func (c *CUDA) streamBases(k *proofdata.Key, p []uintptr) error {
+	parts := k.Deferred() & cudaBaseParts
+	if parts == 0 {
+		return nil
+	}
+	s := k.Size
+	sink := &deviceSink{c: c, dst: map[proofdata.KeyParts]uintptr{}, size: map[proofdata.KeyParts]int{}}
+	for i, n := range [5]int{s.A, s.B, s.K, s.Z, s.B2} {
+		sink.dst[cudaBaseOrder[i]], sink.size[cudaBaseOrder[i]] = p[i], n
+	}
+	err := k.Stream(parts, sink)
+	sink.close()
+	return err
+}
+
 // cudaCurves are the curves the library proves on, by curve (each
 // generated file registers its own).
 var cudaCurves = map[curve.ID]cudaCurveOps{}
@@ -222,6 +285,9 @@ func (c *CUDA) Load(k *proofdata.Key) (proofdata.Resident, error) {
 			return err
 		}
 		r.a, r.b1, r.k, r.z, r.b2 = p[0], p[1], p[2], p[3], p[4]
+		if err := c.streamBases(k, p); err != nil {
+			return err
+		}
 		for _, t := range []struct {
 			p *uintptr
 			n int

@@ -3,6 +3,7 @@ package proofdata
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/zkpipe/zkpipe/curve"
 )
@@ -24,7 +25,62 @@ type Key struct {
 	// gnark ProvingKey aliases the same slices).
 	OnDrop func(dropped KeyParts)
 
+	// Deferred, when set, holds parts its source has not read yet: a key
+	// file's bases read when a backend loads them, straight to where they
+	// live (a GPU's memory), never whole on the host (SetDeferred).
+	deferred *DeferredParts
+
 	dropped KeyParts
+}
+
+// DeferredParts is how a key's source reads the parts it left unread.
+type DeferredParts struct {
+	// Parts are those not read yet: bases (PartA … PartB2) and the
+	// domain's tables.
+	Parts KeyParts
+	// Fetch reads parts (a subset of Parts) into the key's host copy, as
+	// if they had been read at first.
+	Fetch func(parts KeyParts) error
+	// Stream hands the points of the base parts in parts (a subset of
+	// Parts, no PartDomain) to sink, chunk by chunk, without a host copy
+	// of any whole part. It may call sink from several goroutines at once.
+	Stream func(parts KeyParts, sink BaseSink) error
+
+	mu sync.Mutex // Fetch and the Parts it clears
+}
+
+// BaseSink takes a deferred part's points as DeferredParts.Stream reads
+// them: points is the memory of count consecutive points from index at, in
+// the curve's gnark-crypto affine type (G1Affine, G2Affine for PartB2),
+// as the host copy's slices would hold them. points is reused once Write
+// returns.
+type BaseSink interface {
+	Write(part KeyParts, at, count int, points []byte) error
+}
+
+// SetDeferred records that d.Parts of k are not read yet.
+func (k *Key) SetDeferred(d *DeferredParts) { k.deferred = d }
+
+// Deferred is the parts of k not read yet (none for a key read whole).
+func (k *Key) Deferred() KeyParts {
+	if k.deferred == nil {
+		return 0
+	}
+	k.deferred.mu.Lock()
+	defer k.deferred.mu.Unlock()
+	return k.deferred.Parts &^ k.dropped
+}
+
+// Stream hands the deferred base parts in parts to sink (DeferredParts.Stream);
+// an error for a part not deferred.
+func (k *Key) Stream(parts KeyParts, sink BaseSink) error {
+	if parts&^k.Deferred() != 0 || parts&PartDomain != 0 {
+		return fmt.Errorf("stream of key parts %b: only deferred bases stream (deferred: %b)", parts, k.Deferred())
+	}
+	if parts == 0 {
+		return nil
+	}
+	return k.deferred.Stream(parts, sink)
 }
 
 // KeyParts names parts of a key's host copy: its bases by query, and the
@@ -56,7 +112,7 @@ func (k *Key) Drop(keep KeyParts) KeyParts {
 	if b, ok := k.Bases.(interface{ dropParts(KeyParts) }); ok {
 		b.dropParts(drop)
 	}
-	k.dropped |= drop
+	k.dropped |= drop // a deferred part dropped stays unread
 	if k.OnDrop != nil {
 		k.OnDrop(drop)
 	}
@@ -65,10 +121,14 @@ func (k *Key) Drop(keep KeyParts) KeyParts {
 
 // Need is an error naming the parts of need that Drop has released, for a
 // reader that would find them gone; nil when all are there.
+//
+// Parts of need still deferred are read into the host copy first
+// (DeferredParts.Fetch): a backend that reads the host copy gets it, and
+// one that streams them asks only for what it does not stream.
 func (k *Key) Need(need KeyParts) error {
 	gone := need & k.dropped
 	if gone == 0 {
-		return nil
+		return k.fetch(need)
 	}
 	var names []string
 	for i, name := range []string{"A", "B1", "K", "Z", "B2", "domain"} {
@@ -79,22 +139,53 @@ func (k *Key) Need(need KeyParts) error {
 	return fmt.Errorf("the key's host %s released once resident on a device (load the circuit afresh for this backend)", strings.Join(names, ", "))
 }
 
+// CheckDeferred reads every deferred base and keeps none: the check a
+// whole read makes of them (a bad point fails, naming it) without their
+// memory.
+func (k *Key) CheckDeferred() error {
+	return k.Stream(k.Deferred()&^PartDomain, discard{})
+}
+
+type discard struct{}
+
+func (discard) Write(KeyParts, int, int, []byte) error { return nil }
+
+// fetch reads the parts of need still deferred into the host copy.
+func (k *Key) fetch(need KeyParts) error {
+	d := k.deferred
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if need &= d.Parts; need == 0 {
+		return nil
+	}
+	if err := d.Fetch(need); err != nil {
+		return err
+	}
+	d.Parts &^= need
+	return nil
+}
+
 // Dropped is what Drop has released of k so far.
 func (k *Key) Dropped() KeyParts { return k.dropped }
 
 // HostBytes is the host memory k's parts take now: the bases not dropped
+// nor deferred
 // (G1 and G2 affine points at the curve's sizes) and, unless dropped, the
 // domain's tables (twiddles and coset tables, about 4n scalars).
 func (k *Key) HostBytes() int64 {
 	p := k.Curve.Params()
 	g1, g2 := int64(p.G1AffineBytes), int64(p.G2AffineBytes)
 	var n int64
+	absent := k.dropped | k.Deferred()
 	for _, q := range []struct {
 		part  KeyParts
 		count int
 		size  int64
 	}{{PartA, k.Size.A, g1}, {PartB1, k.Size.B, g1}, {PartK, k.Size.K, g1}, {PartZ, k.Size.Z, g1}, {PartB2, k.Size.B2, g2}, {PartDomain, 4 * k.Size.N, ScalarBytes}} {
-		if k.dropped&q.part == 0 {
+		if absent&q.part == 0 {
 			n += int64(q.count) * q.size
 		}
 	}

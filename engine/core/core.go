@@ -118,6 +118,13 @@ func (p *Prover) AddCircuit(c *stages.Circuit) error {
 			}
 			charge = h
 		}
+		// the host's parts first: a B_G2 on the CPU beside a GPU reads B₂
+		// there; the backend's Load reads or streams the rest (a key file's
+		// bases unread until now: proofdata.DeferredParts)
+		if err := c.Key.Need(p.steps.HostKey(c.Key)); err != nil {
+			charge.Close()
+			return fmt.Errorf("engine: load circuit %s: %w", c.Name, err)
+		}
 		r, err := p.cfg.Backend.Load(c.Key)
 		if errors.Is(err, errors.ErrUnsupported) && p.cfg.Backend.Name() != "cpu" {
 			charge.Close()

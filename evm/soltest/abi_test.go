@@ -36,7 +36,11 @@ func TestCalldataIsTheABIEncoding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pi, err := groth16.Prove(src.R1CS(), src.ProvingKey(), full)
+		pk, err := src.WholeProvingKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pi, err := groth16.Prove(src.R1CS(), pk, full)
 		if err != nil {
 			t.Fatal(err)
 		}

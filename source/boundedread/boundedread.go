@@ -107,6 +107,16 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	return f.f.ReadAt(p, off)
 }
 
+// Skip moves a regular file's read offset n bytes on, for a reader that
+// leaves a part of the file for later (ReadAt); a FIFO or a device fails.
+func (f *File) Skip(n int64) error {
+	if f.size < 0 {
+		return fmt.Errorf("%s: a %s cannot skip what it has not read", f.name, kind(f.mode))
+	}
+	_, err := f.f.Seek(n, io.SeekCurrent)
+	return err
+}
+
 // Name is the path the file was opened by.
 func (f *File) Name() string { return f.name }
 
@@ -401,6 +411,22 @@ func (c *capped) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.left -= int64(n)
 	return n, err
+}
+
+// Skip skips n bytes of the capped file (File.Skip), within its limit.
+func (c *capped) Skip(n int64) error {
+	s, ok := c.r.(interface{ Skip(int64) error })
+	if !ok {
+		return fmt.Errorf("%s: cannot skip", c.path)
+	}
+	if n > c.left {
+		return fmt.Errorf("%s: more than a %s can be (%d bytes)", c.path, c.what, c.limit)
+	}
+	if err := s.Skip(n); err != nil {
+		return err
+	}
+	c.left -= n
+	return nil
 }
 
 // MachineMemory is the most memory this process may use (the machine's,

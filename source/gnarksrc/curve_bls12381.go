@@ -3,6 +3,7 @@
 package gnarksrc
 
 import (
+	"bytes"
 	"fmt"
 	"hash"
 	"math/big"
@@ -44,6 +45,9 @@ type gnarkBLS12381 struct {
 	ccs *cs.R1CS
 	pk  *groth16bls12381.ProvingKey
 	vk  *groth16bls12381.VerifyingKey
+	// def: the parts of pk LoadDir left unread (pkdefer.go); nil when
+	// none were
+	def *pkDeferral
 }
 
 // commitsBLS12381 is a job's BSB22 commitments and their folded proof of
@@ -67,20 +71,97 @@ func fromBLS12381(ccsI constraint.ConstraintSystem, pkI groth16.ProvingKey, vkI 
 
 func (g *gnarkBLS12381) curve() curve.ID { return curve.BLS12_381 }
 
+func (g *gnarkBLS12381) setDeferral(d *pkDeferral) { g.def = d }
+
+// count is the length of pk's slice of part: read, or left for later.
+func (g *gnarkBLS12381) count(part proofdata.KeyParts, read int) int {
+	if g.def != nil && g.def.parts&part != 0 {
+		return g.def.slices[part].n
+	}
+	return read
+}
+
 // key is the proving key's points as the stages read them. They alias
 // pk's: the key's OnDrop lets pk go of the parts the engine drops, so that
 // a key resident on a GPU leaves no copy on the host (Source.ProvingKey).
+//
+// The parts LoadDir left unread are the key's deferred parts: a GPU
+// backend streams them from the file (streamWorkerBLS12381), a CPU one
+// fetches them into pk and the key's bases (fetch).
 func (g *gnarkBLS12381) key() *proofdata.Key {
 	pk := g.pk
-	k := proofdata.NewKey(curve.BLS12_381, proofdata.HDivideByZ, int(pk.Domain.Cardinality), &proofdata.Bases[bls12381.G1Affine, bls12381.G2Affine, fft.Domain]{
+	b := &proofdata.Bases[bls12381.G1Affine, bls12381.G2Affine, fft.Domain]{
 		Domain: &pk.Domain,
 		A:      pk.G1.A, B1: pk.G1.B, K: pk.G1.K, Z: pk.G1.Z,
 		B2:     pk.G2.B,
 		Alpha1: pk.G1.Alpha, Beta1: pk.G1.Beta, Delta1: pk.G1.Delta,
 		Beta2: pk.G2.Beta, Delta2: pk.G2.Delta,
-	})
+	}
+	k := proofdata.NewKey(curve.BLS12_381, proofdata.HDivideByZ, int(pk.Domain.Cardinality), b)
 	k.OnDrop = g.drop
+	if d := g.def; d != nil && d.parts != 0 {
+		k.Size.A, k.Size.B, k.Size.K = g.count(proofdata.PartA, k.Size.A), g.count(proofdata.PartB1, k.Size.B), g.count(proofdata.PartK, k.Size.K)
+		k.Size.Z, k.Size.B2 = g.count(proofdata.PartZ, k.Size.Z), g.count(proofdata.PartB2, k.Size.B2)
+		k.SetDeferred(&proofdata.DeferredParts{Parts: d.parts,
+			Fetch: func(parts proofdata.KeyParts) error { return g.fetch(b, parts) },
+			Stream: func(parts proofdata.KeyParts, sink proofdata.BaseSink) error {
+				return d.read(parts, func(part proofdata.KeyParts, s deferredSlice, per int) pointWorker {
+					return streamWorkerBLS12381(part, s, per, sink)
+				})
+			}})
+	}
 	return k
+}
+
+// fetch reads the deferred parts into pk and b, the key's bases, as
+// LoadDir would have read them whole.
+func (g *gnarkBLS12381) fetch(b *proofdata.Bases[bls12381.G1Affine, bls12381.G2Affine, fft.Domain], parts proofdata.KeyParts) error {
+	pk, d := g.pk, g.def
+	if parts&proofdata.PartDomain != 0 {
+		var dom fft.Domain
+		if _, err := dom.ReadFrom(bytes.NewReader(d.domain)); err != nil {
+			return fmt.Errorf("read %s: proving key's domain: %w", d.path, err)
+		}
+		pk.Domain = dom // b.Domain is &pk.Domain
+	}
+	g1 := map[proofdata.KeyParts][]bls12381.G1Affine{}
+	var g2 []bls12381.G2Affine
+	for p, s := range d.slices {
+		switch {
+		case parts&p == 0:
+		case p == proofdata.PartB2:
+			g2 = make([]bls12381.G2Affine, s.n)
+		default:
+			g1[p] = make([]bls12381.G1Affine, s.n)
+		}
+	}
+	err := d.read(parts&^proofdata.PartDomain, func(part proofdata.KeyParts, s deferredSlice, per int) pointWorker {
+		if part == proofdata.PartB2 {
+			set := g2SetterBLS12381(s.compressed)
+			return pointWorker{set: func(i int, p []byte) error { return set(&g2[i], p) }}
+		}
+		dst, set := g1[part], g1SetterBLS12381(s.compressed, false)
+		return pointWorker{set: func(i int, p []byte) error { return set(&dst[i], p) }}
+	})
+	if err != nil {
+		return err
+	}
+	for p, s := range g1 {
+		switch p {
+		case proofdata.PartA:
+			pk.G1.A, b.A = s, s
+		case proofdata.PartB1:
+			pk.G1.B, b.B1 = s, s
+		case proofdata.PartK:
+			pk.G1.K, b.K = s, s
+		case proofdata.PartZ:
+			pk.G1.Z, b.Z = s, s
+		}
+	}
+	if g2 != nil {
+		pk.G2.B, b.B2 = g2, g2
+	}
+	return nil
 }
 
 // drop releases pk's parts that the circuit's key dropped (proofdata.Key.Drop).
@@ -127,11 +208,12 @@ func (g *gnarkBLS12381) checkKeys(commits constraint.Groth16Commitments) error {
 	}
 
 	// ─── r1cs ↔ pk ───────────────────────────────────────────────────────────
-	if err := checkWires(ccs, len(pk.InfinityA), len(pk.InfinityB), pk.Domain.Cardinality, len(pk.G1.Z)); err != nil {
+	nbZ, nbK := g.count(proofdata.PartZ, len(pk.G1.Z)), g.count(proofdata.PartK, len(pk.G1.K))
+	if err := checkWires(ccs, len(pk.InfinityA), len(pk.InfinityB), pk.Domain.Cardinality, nbZ); err != nil {
 		return err
 	}
-	if want := nbSecret + ccs.GetNbInternalVariables() - nbPrivateCommitted - len(commits); len(pk.G1.K) != want {
-		return fmt.Errorf("%s: proving key has %d private (K) points, %s has %d private wires: not of one circuit", PKFile, len(pk.G1.K), R1CSFile, want)
+	if want := nbSecret + ccs.GetNbInternalVariables() - nbPrivateCommitted - len(commits); nbK != want {
+		return fmt.Errorf("%s: proving key has %d private (K) points, %s has %d private wires: not of one circuit", PKFile, nbK, R1CSFile, want)
 	}
 	if err := checkInfinity(ccs, nbWires, pk.InfinityA, pk.InfinityB); err != nil {
 		return err

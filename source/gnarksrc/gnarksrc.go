@@ -65,6 +65,7 @@ type Source struct {
 	commits constraint.Groth16Commitments
 	opts    Options
 	solve   []solver.Option // the user's hints, resolved once
+	key     *proofdata.Key  // the circuit's key, made of pk
 }
 
 // Options are a gnark circuit's settings beyond its files. The zero value
@@ -107,6 +108,13 @@ type Options struct {
 	// prover can no longer prove with it). For a pk shared beyond this
 	// circuit (tests' cached keys) or proven with after.
 	KeepProvingKey bool
+	// ReadKeyWhole reads the proving key's bases and the domain's tables at
+	// LoadDirWith, as gnark does. Without it (unless KeepProvingKey) they
+	// are read when a backend loads the circuit, from a key file that can
+	// seek (a regular file): straight to a GPU's memory, never whole on the
+	// host (pkdefer.go); a bad point then fails the engine's load of the
+	// circuit rather than LoadDirWith, with the same error.
+	ReadKeyWhole bool
 }
 
 // state is what a job carries between this source's steps.
@@ -120,6 +128,7 @@ type state struct {
 type gnarkCurve interface {
 	curve() curve.ID
 	key() *proofdata.Key
+	setDeferral(d *pkDeferral) // the parts LoadDir left unread
 	infinity() (a, b []bool) // pk.InfinityA, pk.InfinityB
 	checkKeys(commits constraint.Groth16Commitments) error
 	// vectorLen is how many values w holds; false when w is over
@@ -138,7 +147,7 @@ type gnarkCurveFuncs struct {
 	defaultHash func() hash.Hash // gnark's default hash-to-field over the curve's Fr
 	// readPK decodes a proving key of the curve into pk, a fresh one
 	// (readProvingKey, pkload.go).
-	readPK func(r io.Reader, pk groth16.ProvingKey) (int64, error)
+	readPK func(r io.Reader, pk groth16.ProvingKey, def *pkDeferral) (int64, error)
 	// compressed is gnark-crypto's isCompressed: whether a point whose
 	// first byte is msb is in the compressed encoding (layout).
 	compressed func(msb byte) bool
@@ -193,8 +202,18 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	// UnsafeReadFrom it skips the subgroup checks (minutes for large keys):
 	// a bad proving key can only spoil its owner's proofs, which Emit's
 	// check against the verifying key rejects before anything is written.
-	if err := readFile(filepath.Join(dir, PKFile), "proving key of this r1cs", pkLimit(ccs, fp), o, checkPKLayout(id), readProvingKey(id, pk)); err != nil {
+	pkPath := filepath.Join(dir, PKFile)
+	var def *pkDeferral
+	if !o.ReadKeyWhole && !o.KeepProvingKey {
+		def = newPKDeferral(pkPath, o)
+	}
+	if err := readFile(pkPath, "proving key of this r1cs", pkLimit(ccs, fp), o, checkPKLayout(id), readProvingKey(id, pk, def)); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	if def != nil && def.parts != 0 {
+		if err := def.recordFile(); err != nil {
+			return nil, fmt.Errorf("circuit %s: %w", name, err)
+		}
 	}
 	vk := groth16.NewVerifyingKey(id.ECC())
 	if err := readFile(filepath.Join(dir, VKFile), "verifying key", vkLimit, o, checkVKLayout(id), vk.ReadFrom); err != nil {
@@ -213,7 +232,7 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	if o.HashToField, err = ReadHashToField(dir); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
-	return NewWith(name, ccs, pk, vk, meta, o)
+	return newWith(name, ccs, pk, vk, meta, o, def)
 }
 
 // Bounds on a circuit directory's files, by what each can be: a verifying
@@ -253,6 +272,11 @@ func New(name string, ccsI constraint.ConstraintSystem, pkI groth16.ProvingKey, 
 // NewWith builds a circuit from gnark objects already in memory, which
 // must be of one curve, one circuit and one setup (see checkKeys).
 func NewWith(name string, ccs constraint.ConstraintSystem, pk groth16.ProvingKey, vk groth16.VerifyingKey, meta *Meta, o Options) (*stages.Circuit, error) {
+	return newWith(name, ccs, pk, vk, meta, o, nil)
+}
+
+// newWith is NewWith for a pk of which def's parts are not read yet.
+func newWith(name string, ccs constraint.ConstraintSystem, pk groth16.ProvingKey, vk groth16.VerifyingKey, meta *Meta, o Options, def *pkDeferral) (*stages.Circuit, error) {
 	registerStdHints()
 	var g gnarkCurve
 	for _, f := range gnarkCurves {
@@ -262,6 +286,9 @@ func NewWith(name string, ccs constraint.ConstraintSystem, pk groth16.ProvingKey
 				break
 			}
 		}
+	}
+	if g != nil && def != nil {
+		g.setDeferral(def)
 	}
 	if g == nil {
 		return nil, fmt.Errorf("circuit %s: want an R1CS with Groth16 keys, all of BN254 or all of BLS12-381, got %T, %T, %T", name, ccs, pk, vk)
@@ -311,6 +338,7 @@ func NewWith(name string, ccs constraint.ConstraintSystem, pk groth16.ProvingKey
 		Source:      src,
 		Key:         g.key(),
 	}
+	src.key = c.Key
 	if o.KeepProvingKey {
 		c.Key.OnDrop = nil // the key's own references go; pk's stay
 	}
@@ -554,6 +582,19 @@ func (s *Source) R1CS() constraint.ConstraintSystem { return s.ccs }
 // Options.KeepProvingKey keep it), and gnark's prover then has none to
 // read; prove with gnark before, or keep them.
 func (s *Source) ProvingKey() groth16.ProvingKey { return s.pk }
+
+// WholeProvingKey is ProvingKey with the parts LoadDir left unread
+// (Options.ReadKeyWhole) read into it first: what gnark's own prover
+// needs. An error when they cannot be read, or once the engine has
+// dropped them.
+func (s *Source) WholeProvingKey() (groth16.ProvingKey, error) {
+	if s.key != nil {
+		if err := s.key.Need(proofdata.AllParts); err != nil {
+			return nil, err
+		}
+	}
+	return s.pk, nil
+}
 
 // Witness generates a built-in circuit's full witness from seed.
 func (s *Source) Witness(seed int64) (witness.Witness, error) {

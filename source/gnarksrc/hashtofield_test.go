@@ -96,7 +96,11 @@ func TestHashToFieldPerCircuit(t *testing.T) {
 
 			// a gnark user's own proof, with the same hash, passes zkpipe verify
 			ccs := src.R1CS()
-			gp, err := groth16.Prove(ccs, src.ProvingKey(), full, h.ProverOption())
+			pk, err := src.WholeProvingKey()
+			if err != nil {
+				t.Fatal(err)
+			}
+			gp, err := groth16.Prove(ccs, pk, full, h.ProverOption())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -132,6 +132,23 @@ func readFile(path, what string, limit int64, o Options, check func(r io.ReaderA
 		}
 		br := bufio.NewReaderSize(in, 1<<20)
 		cr := &countingReader{r: br}
+		if sk, ok := in.(interface{ Skip(int64) error }); ok && f.Size() >= 0 {
+			// a regular file: a reader may leave parts of it for later
+			// (pkdefer.go), past what the buffer holds by seeking
+			cr.skip = func(n int64) error {
+				k := min(n, int64(br.Buffered()))
+				if _, err := br.Discard(int(k)); err != nil {
+					return err
+				}
+				if n -= k; n > 0 {
+					if err := sk.Skip(n); err != nil {
+						return err
+					}
+					br.Reset(in)
+				}
+				return nil
+			}
+		}
 		defer reportLoad(o, path, f.Size(), cr)()
 		n, err := read(cr)
 		if err != nil {
@@ -147,8 +164,24 @@ func readFile(path, what string, limit int64, o Options, check func(r io.ReaderA
 
 // countingReader counts the bytes read through it, for progress lines.
 type countingReader struct {
-	r io.Reader
-	n atomic.Int64
+	r    io.Reader
+	n    atomic.Int64
+	skip func(n int64) error // nil: cannot skip (a pipe)
+}
+
+// CanSkip tells whether Skip works: on a regular file.
+func (c *countingReader) CanSkip() bool { return c.skip != nil }
+
+// Skip passes n bytes by without reading them (counted as read).
+func (c *countingReader) Skip(n int64) error {
+	if c.skip == nil {
+		return fmt.Errorf("cannot skip: not a regular file")
+	}
+	if err := c.skip(n); err != nil {
+		return err
+	}
+	c.n.Add(n)
+	return nil
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {

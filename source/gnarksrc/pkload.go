@@ -57,13 +57,18 @@ import (
 // decode refuses them). The commitment keys are read as
 // gnark reads them even there, with pedersen's ReadFrom, so with subgroup
 // checks: done in the workers too.
-func readProvingKey(id curve.ID, pk groth16.ProvingKey) func(r io.Reader) (int64, error) {
+//
+// With def, the parts def wants are left unread where the reader can skip
+// (pkdefer.go): their slices' places are recorded in def, the domain's
+// tables are not computed (its constants are read), and pk's slices of them
+// stay nil.
+func readProvingKey(id curve.ID, pk groth16.ProvingKey, def *pkDeferral) func(r io.Reader) (int64, error) {
 	return func(r io.Reader) (int64, error) {
 		read := gnarkCurves[id].readPK
 		if read == nil {
 			return 0, fmt.Errorf("no proving-key reader for %s", id)
 		}
-		return read(r, pk)
+		return read(r, pk, def)
 	}
 }
 
@@ -83,6 +88,7 @@ type keyLoader struct {
 	n       int64
 	workers int
 	spare   [][]byte // chunk buffers for the next slice
+	def     *pkDeferral
 }
 
 func newKeyLoader(r io.Reader) *keyLoader {
@@ -126,6 +132,22 @@ func (l *keyLoader) sliceHead(first int) (head []byte, n int, err error) {
 // (a truncation counts as failing at its point), so that a file fails the
 // same way each time.
 func (l *keyLoader) points(pre []byte, n, size int, newSet func() func(i int, b []byte) error) error {
+	return l.chunks(pre, n, size, func(int) pointWorker { return pointWorker{set: newSet()} })
+}
+
+// pointWorker is one worker's part in keyLoader.chunks: set converts point
+// i (as points' set does); begin, when not nil, is told each chunk's first
+// index before its points, and done, when not nil, each chunk's first index
+// and count after them (a stream hands the chunk on there).
+type pointWorker struct {
+	begin func(start int)
+	set   func(i int, b []byte) error
+	done  func(start, count int) error
+}
+
+// chunks is points with a worker of newWorker's a goroutine, told of each
+// chunk (per points at most, the argument newWorker is given).
+func (l *keyLoader) chunks(pre []byte, n, size int, newWorker func(per int) pointWorker) error {
 	per := max(1, min(n, loadChunkBytes/size)) // points a chunk
 	chunks := (n + per - 1) / per
 	workers := max(1, min(l.workers, chunks))
@@ -161,12 +183,22 @@ func (l *keyLoader) points(pre []byte, n, size int, newSet func() func(i int, b 
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			set := newSet()
+			w := newWorker(per)
 			for c := range work {
-				for k := 0; k*size < len(c.b); k++ {
-					if err := set(c.start+k, c.b[k*size:(k+1)*size]); err != nil {
+				if w.begin != nil {
+					w.begin(c.start)
+				}
+				count, ok := len(c.b)/size, true
+				for k := range count {
+					if err := w.set(c.start+k, c.b[k*size:(k+1)*size]); err != nil {
 						fail(c.start+k, fmt.Errorf("point %d of %d: %w", c.start+k, n, err))
+						ok = false
 						break
+					}
+				}
+				if ok && w.done != nil {
+					if err := w.done(c.start, count); err != nil {
+						fail(c.start, err)
 					}
 				}
 				free <- c.b

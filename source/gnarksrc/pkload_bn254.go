@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
@@ -14,23 +15,27 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/pedersen"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // readPKBN254 is readProvingKey (pkload.go) for a BN254 key.
-func readPKBN254(r io.Reader, pkI groth16.ProvingKey) (int64, error) {
+func readPKBN254(r io.Reader, pkI groth16.ProvingKey, def *pkDeferral) (int64, error) {
 	pk, ok := pkI.(*groth16bn254.ProvingKey)
 	if !ok {
 		return 0, fmt.Errorf("a %T, not a BN254 proving key", pkI)
 	}
-	return readProvingKeyBN254(r, pk)
+	return readProvingKeyBN254(r, pk, def)
 }
 
 // readProvingKeyBN254 decodes gnark's encoding of a BN254 proving
 // key from r into pk, a fresh key, in the order of readProvingKey's
 // layout: the values pk.UnsafeReadFrom decodes, with the point slices
 // converted or decompressed over all cores. It returns the bytes read.
-func readProvingKeyBN254(r io.Reader, pk *groth16bn254.ProvingKey) (int64, error) {
+//
+// With def, what def wants is left unread where r can skip (readProvingKey).
+func readProvingKeyBN254(r io.Reader, pk *groth16bn254.ProvingKey, def *pkDeferral) (int64, error) {
 	l := newKeyLoader(r)
+	l.def = def
 	// The domain's twiddles and coset tables (some 4n scalars, seconds at
 	// 2^26) are computed while the points are read: its bytes first, its
 	// ReadFrom beside the rest. Every return waits for it, so that nothing
@@ -39,9 +44,16 @@ func readProvingKeyBN254(r io.Reader, pk *groth16bn254.ProvingKey) (int64, error
 	if _, err := io.ReadFull(l, dom[:]); err != nil {
 		return l.n, fmt.Errorf("proving key's domain: %w", truncated(err, "it"))
 	}
+	read := dom
+	if def != nil && def.want&proofdata.PartDomain != 0 && l.canSkip() {
+		// its constants now, its tables (the last byte's flag) for Fetch
+		def.domain = slices.Clone(dom[:])
+		def.parts |= proofdata.PartDomain
+		read[len(read)-1] = 0
+	}
 	domErr := make(chan error, 1)
 	go func() {
-		_, err := pk.Domain.ReadFrom(bytes.NewReader(dom[:]))
+		_, err := pk.Domain.ReadFrom(bytes.NewReader(read[:]))
 		domErr <- err
 	}()
 	n, err := readPointsBN254(l, pk)
@@ -66,7 +78,9 @@ func readPointsBN254(l *keyLoader, pk *groth16bn254.ProvingKey) (int64, error) {
 			return nil
 		}
 	}
-	g1 := func(s *[]bn254.G1Affine) func() error { return func() error { return readG1sBN254(l, s, false) } }
+	g1 := func(part proofdata.KeyParts, s *[]bn254.G1Affine) func() error {
+		return func() error { return readG1sBN254(l, part, s, false) }
+	}
 	var nbWires uint64
 	var nbCommitments uint32
 	for _, f := range []struct {
@@ -74,7 +88,8 @@ func readPointsBN254(l *keyLoader, pk *groth16bn254.ProvingKey) (int64, error) {
 		read func() error
 	}{
 		{"[α]₁", value(&pk.G1.Alpha)}, {"[β]₁", value(&pk.G1.Beta)}, {"[δ]₁", value(&pk.G1.Delta)},
-		{"A", g1(&pk.G1.A)}, {"B", g1(&pk.G1.B)}, {"Z", g1(&pk.G1.Z)}, {"K", g1(&pk.G1.K)},
+		{"A", g1(proofdata.PartA, &pk.G1.A)}, {"B", g1(proofdata.PartB1, &pk.G1.B)},
+		{"Z", g1(proofdata.PartZ, &pk.G1.Z)}, {"K", g1(proofdata.PartK, &pk.G1.K)},
 		{"[β]₂", value(&pk.G2.Beta)}, {"[δ]₂", value(&pk.G2.Delta)},
 		{"B₂", func() error { return readG2sBN254(l, &pk.G2.B) }},
 		{"wire count", value(&nbWires)}, {"NbInfinityA", value(&pk.NbInfinityA)}, {"NbInfinityB", value(&pk.NbInfinityB)},
@@ -91,10 +106,10 @@ func readPointsBN254(l *keyLoader, pk *groth16bn254.ProvingKey) (int64, error) {
 	for i := range nbCommitments {
 		// pedersen.ProvingKey.ReadFrom's reading, subgroup checks included
 		var ck pedersen.ProvingKey
-		if err := readG1sBN254(l, &ck.Basis, true); err != nil {
+		if err := readG1sBN254(l, 0, &ck.Basis, true); err != nil {
 			return l.n, fmt.Errorf("proving key's commitment key %d basis: %w", i, err)
 		}
-		if err := readG1sBN254(l, &ck.BasisExpSigma, true); err != nil {
+		if err := readG1sBN254(l, 0, &ck.BasisExpSigma, true); err != nil {
 			return l.n, fmt.Errorf("proving key's commitment key %d σ·basis: %w", i, err)
 		}
 		if len(ck.Basis) != len(ck.BasisExpSigma) {
@@ -108,53 +123,69 @@ func readPointsBN254(l *keyLoader, pk *groth16bn254.ProvingKey) (int64, error) {
 // readG1sBN254 reads a slice of G1 points into *s over the loader's
 // workers, raw or compressed as its first point is (an empty one with
 // gnark-crypto's decoder, which leaves it as gnark's does), checking
-// subgroup membership when subgroup is set.
-func readG1sBN254(l *keyLoader, s *[]bn254.G1Affine, subgroup bool) error {
+// subgroup membership when subgroup is set; or leaves it unread for later
+// when the loader defers part (pkdefer.go; 0: never).
+func readG1sBN254(l *keyLoader, part proofdata.KeyParts, s *[]bn254.G1Affine, subgroup bool) error {
 	head, n, err := l.sliceHead(bn254.SizeOfG1AffineCompressed)
 	if err != nil {
 		return err
 	}
-	var opts []func(*bn254.Decoder)
-	if !subgroup {
-		opts = append(opts, bn254.NoSubgroupChecks())
-	}
 	if n == 0 {
+		var opts []func(*bn254.Decoder)
+		if !subgroup {
+			opts = append(opts, bn254.NoSubgroupChecks())
+		}
 		dec := bn254.NewDecoder(bytes.NewReader(head), opts...)
 		return dec.Decode(s)
 	}
-	*s = make([]bn254.G1Affine, n)
-	if compressedBN254(head[4]) {
-		return l.points(head[4:], n, bn254.SizeOfG1AffineCompressed, func() func(int, []byte) error {
-			// a square root each: gnark-crypto's decoder, one point at a
-			// time, is its setBytes (unexported) for each; a decoder a
-			// worker, its reader reset a point
-			var br bytes.Reader
-			dec := bn254.NewDecoder(&br, opts...)
-			return func(i int, b []byte) error {
-				if !compressedBN254(b[0]) {
-					return errMixedEncoding
-				}
-				br.Reset(b)
-				return dec.Decode(&(*s)[i])
-			}
-		})
+	comp, size := compressedBN254(head[4]), bn254.SizeOfG1AffineUncompressed
+	if comp {
+		size = bn254.SizeOfG1AffineCompressed
 	}
-	return l.points(head[4:], n, bn254.SizeOfG1AffineUncompressed, func() func(int, []byte) error {
-		return func(i int, b []byte) error {
-			p := &(*s)[i]
-			if err := setG1RawBN254(p, b); err != nil {
-				return err
-			}
-			if subgroup && !p.IsInSubGroup() {
-				return errors.New("not in the subgroup")
-			}
-			return nil
-		}
+	if deferred, err := l.deferSlice(part, head, n, size, comp); deferred || err != nil {
+		return err
+	}
+	*s = make([]bn254.G1Affine, n)
+	return l.points(head[4:], n, size, func() func(int, []byte) error {
+		set := g1SetterBN254(comp, subgroup)
+		return func(i int, b []byte) error { return set(&(*s)[i], b) }
 	})
 }
 
+// g1SetterBN254 is one worker's conversion of a G1 point of a slice
+// whose first point is compressed (comp) or raw into *p, with a subgroup
+// check when subgroup is set. A compressed point is a square root:
+// gnark-crypto's decoder, one point at a time, is its setBytes
+// (unexported) for each; a decoder a worker, its reader reset a point.
+func g1SetterBN254(comp, subgroup bool) func(p *bn254.G1Affine, b []byte) error {
+	if comp {
+		var opts []func(*bn254.Decoder)
+		if !subgroup {
+			opts = append(opts, bn254.NoSubgroupChecks())
+		}
+		var br bytes.Reader
+		dec := bn254.NewDecoder(&br, opts...)
+		return func(p *bn254.G1Affine, b []byte) error {
+			if !compressedBN254(b[0]) {
+				return errMixedEncoding
+			}
+			br.Reset(b)
+			return dec.Decode(p)
+		}
+	}
+	return func(p *bn254.G1Affine, b []byte) error {
+		if err := setG1RawBN254(p, b); err != nil {
+			return err
+		}
+		if subgroup && !p.IsInSubGroup() {
+			return errors.New("not in the subgroup")
+		}
+		return nil
+	}
+}
+
 // readG2sBN254 reads a slice of G2 points into *s, as readG1sBN254
-// does, without subgroup checks.
+// does, without subgroup checks (B₂: deferred as the loader says).
 func readG2sBN254(l *keyLoader, s *[]bn254.G2Affine) error {
 	head, n, err := l.sliceHead(bn254.SizeOfG2AffineCompressed)
 	if err != nil {
@@ -164,23 +195,52 @@ func readG2sBN254(l *keyLoader, s *[]bn254.G2Affine) error {
 		dec := bn254.NewDecoder(bytes.NewReader(head), bn254.NoSubgroupChecks())
 		return dec.Decode(s)
 	}
-	*s = make([]bn254.G2Affine, n)
-	if compressedBN254(head[4]) {
-		return l.points(head[4:], n, bn254.SizeOfG2AffineCompressed, func() func(int, []byte) error {
-			var br bytes.Reader
-			dec := bn254.NewDecoder(&br, bn254.NoSubgroupChecks())
-			return func(i int, b []byte) error {
-				if !compressedBN254(b[0]) {
-					return errMixedEncoding
-				}
-				br.Reset(b)
-				return dec.Decode(&(*s)[i])
-			}
-		})
+	comp, size := compressedBN254(head[4]), bn254.SizeOfG2AffineUncompressed
+	if comp {
+		size = bn254.SizeOfG2AffineCompressed
 	}
-	return l.points(head[4:], n, bn254.SizeOfG2AffineUncompressed, func() func(int, []byte) error {
-		return func(i int, b []byte) error { return setG2RawBN254(&(*s)[i], b) }
+	if deferred, err := l.deferSlice(proofdata.PartB2, head, n, size, comp); deferred || err != nil {
+		return err
+	}
+	*s = make([]bn254.G2Affine, n)
+	return l.points(head[4:], n, size, func() func(int, []byte) error {
+		set := g2SetterBN254(comp)
+		return func(i int, b []byte) error { return set(&(*s)[i], b) }
 	})
+}
+
+// g2SetterBN254 is g1SetterBN254 for a G2 point, without subgroup checks.
+func g2SetterBN254(comp bool) func(p *bn254.G2Affine, b []byte) error {
+	if comp {
+		var br bytes.Reader
+		dec := bn254.NewDecoder(&br, bn254.NoSubgroupChecks())
+		return func(p *bn254.G2Affine, b []byte) error {
+			if !compressedBN254(b[0]) {
+				return errMixedEncoding
+			}
+			br.Reset(b)
+			return dec.Decode(p)
+		}
+	}
+	return setG2RawBN254
+}
+
+// streamWorkerBN254 is a worker of a deferred slice's stream
+// (pkDeferral.read): each chunk's points converted into a buffer of its
+// own, per points, and handed to sink as the curve's affine points.
+func streamWorkerBN254(part proofdata.KeyParts, s deferredSlice, per int, sink proofdata.BaseSink) pointWorker {
+	var at int
+	begin := func(start int) { at = start }
+	if part == proofdata.PartB2 {
+		buf, set := make([]bn254.G2Affine, per), g2SetterBN254(s.compressed)
+		return pointWorker{begin: begin,
+			set:  func(i int, b []byte) error { return set(&buf[i-at], b) },
+			done: func(start, count int) error { return sink.Write(part, start, count, pointBytes(buf[:count])) }}
+	}
+	buf, set := make([]bn254.G1Affine, per), g1SetterBN254(s.compressed, false)
+	return pointWorker{begin: begin,
+		set:  func(i int, b []byte) error { return set(&buf[i-at], b) },
+		done: func(start, count int) error { return sink.Write(part, start, count, pointBytes(buf[:count])) }}
 }
 
 // gnark-crypto's BN254 metadata bits, the top bits of a point's first

@@ -13,6 +13,7 @@ import (
 
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
 )
 
 // keyDir sets up built-in name at n constraints on id in a temporary
@@ -45,7 +46,7 @@ func gnarkKey(id curve.ID, data []byte) (groth16.ProvingKey, error) {
 // ourKey decodes data with readProvingKey, returning the bytes it read.
 func ourKey(id curve.ID, data []byte) (groth16.ProvingKey, int64, error) {
 	pk := groth16.NewProvingKey(id.ECC())
-	n, err := readProvingKey(id, pk)(bytes.NewReader(data))
+	n, err := readProvingKey(id, pk, nil)(bytes.NewReader(data))
 	return pk, n, err
 }
 
@@ -326,10 +327,11 @@ func TestProvingKeyCorruptionsFail(t *testing.T) {
 	}
 }
 
-// TestLoadDirNamesTheBadPoint: LoadDir refuses a circuit.pk with one
-// point's coordinate over the modulus, deep inside a slice (the layout
-// check sizes slices by their first point, so only the decode can tell),
-// naming the file, the slice and the point.
+// TestLoadDirNamesTheBadPoint: a circuit.pk with one point's coordinate
+// over the modulus, deep inside a slice (the layout check sizes slices by
+// their first point, so only the decode can tell), is refused naming the
+// file, the slice and the point: by LoadDir when it reads the key whole,
+// else when the bases are read, into the host copy (Need) or streamed.
 func TestLoadDirNamesTheBadPoint(t *testing.T) {
 	for _, id := range curve.All {
 		dir := keyDir(t, id, "mulchain", 300)
@@ -339,13 +341,28 @@ func TestLoadDirNamesTheBadPoint(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, PKFile), raw, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := LoadDir(dir)
 		want := fmt.Sprintf("proving key's Z: point %d of %d", z.n-2, z.n)
-		if err == nil || !strings.Contains(err.Error(), PKFile) || !strings.Contains(err.Error(), want) {
-			t.Fatalf("%s: %v, want an error naming %s and %q", id, err, PKFile, want)
+		check := func(how string, err error) {
+			t.Helper()
+			if err == nil || !strings.Contains(err.Error(), PKFile) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("%s, %s: %v, want an error naming %s and %q", id, how, err, PKFile, want)
+			}
 		}
+		_, err := LoadDirWith(dir, Options{ReadKeyWhole: true})
+		check("read whole", err)
+		c, err := LoadDir(dir)
+		if err != nil {
+			t.Fatalf("%s: the bases are read later, yet: %v", id, err)
+		}
+		check("streamed", c.Key.Stream(c.Key.Deferred()&^proofdata.PartDomain, discardSink{}))
+		check("fetched", c.Key.Need(proofdata.AllParts))
 	}
 }
+
+// discardSink takes a stream's points and keeps none.
+type discardSink struct{}
+
+func (discardSink) Write(proofdata.KeyParts, int, int, []byte) error { return nil }
 
 // TestLoadDirTakesRawSlicesOpeningWithInfinity: a raw key whose slices
 // open with a point at infinity loads through LoadDir, into gnark's
@@ -367,6 +384,9 @@ func TestLoadDirTakesRawSlicesOpeningWithInfinity(t *testing.T) {
 		}
 		c, err := LoadDir(dir)
 		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		if err := c.Key.Need(proofdata.AllParts); err != nil { // the parts LoadDir left for later
 			t.Fatalf("%s: %v", id, err)
 		}
 		want, err := gnarkKey(id, raw)

@@ -1,0 +1,212 @@
+package gnarksrc
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark/backend/groth16"
+	groth16bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
+)
+
+// recordSink assembles what a stream hands it, a part at a time, and
+// counts how often each point was written.
+type recordSink struct {
+	mu     sync.Mutex
+	bytes  map[proofdata.KeyParts][]byte
+	writes map[proofdata.KeyParts][]int
+	size   map[proofdata.KeyParts]int // a point's bytes
+}
+
+func newRecordSink(k *proofdata.Key) *recordSink {
+	p := k.Curve.Params()
+	s := &recordSink{bytes: map[proofdata.KeyParts][]byte{}, writes: map[proofdata.KeyParts][]int{}, size: map[proofdata.KeyParts]int{}}
+	for part, n := range map[proofdata.KeyParts]int{proofdata.PartA: k.Size.A, proofdata.PartB1: k.Size.B, proofdata.PartK: k.Size.K, proofdata.PartZ: k.Size.Z, proofdata.PartB2: k.Size.B2} {
+		size := p.G1AffineBytes
+		if part == proofdata.PartB2 {
+			size = p.G2AffineBytes
+		}
+		s.bytes[part], s.writes[part], s.size[part] = make([]byte, n*size), make([]int, n), size
+	}
+	return s
+}
+
+func (s *recordSink) Write(part proofdata.KeyParts, at, count int, points []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	copy(s.bytes[part][at*s.size[part]:], points[:count*s.size[part]])
+	for i := at; i < at+count; i++ {
+		s.writes[part][i]++
+	}
+	return nil
+}
+
+// gnarkBases is the memory of pk's base slices, by part.
+func gnarkBases(t *testing.T, pk groth16.ProvingKey) map[proofdata.KeyParts][]byte {
+	switch k := pk.(type) {
+	case *groth16bn254.ProvingKey:
+		return map[proofdata.KeyParts][]byte{proofdata.PartA: pointBytes(k.G1.A), proofdata.PartB1: pointBytes(k.G1.B),
+			proofdata.PartK: pointBytes(k.G1.K), proofdata.PartZ: pointBytes(k.G1.Z), proofdata.PartB2: pointBytes(k.G2.B)}
+	case *groth16bls12381.ProvingKey:
+		return map[proofdata.KeyParts][]byte{proofdata.PartA: pointBytes(k.G1.A), proofdata.PartB1: pointBytes(k.G1.B),
+			proofdata.PartK: pointBytes(k.G1.K), proofdata.PartZ: pointBytes(k.G1.Z), proofdata.PartB2: pointBytes(k.G2.B)}
+	}
+	t.Fatalf("a %T", pk)
+	return nil
+}
+
+const streamedParts = deferredParts &^ proofdata.PartDomain
+
+// TestDeferredBasesStreamAsGnarkReadsThem: LoadDir leaves a key file's
+// bases and its domain's tables unread (raw and compressed keys, both
+// curves), so the host copy holds none of them; Stream hands over every
+// point of each part once, in chunks of a few points (a short last one),
+// equal to gnark's decoding of the file; Need then reads the host copy
+// into what gnark reads, tables included.
+func TestDeferredBasesStreamAsGnarkReadsThem(t *testing.T) {
+	defer func(b int) { loadChunkBytes = b }(loadChunkBytes)
+	loadChunkBytes = 1000
+	for _, id := range curve.All {
+		for _, raw := range []bool{true, false} {
+			dir := keyDir(t, id, "mulchain", 300)
+			data := readKeyFile(t, dir)
+			want, err := gnarkKey(id, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !raw {
+				data = encodeKey(t, want, false)
+				if err := os.WriteFile(filepath.Join(dir, PKFile), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, err := LoadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := c.Key
+			if got := k.Deferred(); got != deferredParts {
+				t.Fatalf("%s raw=%v: deferred parts %06b, want %06b", id, raw, got, deferredParts)
+			}
+			if got := k.HostBytes(); got != 0 {
+				t.Errorf("%s raw=%v: the host copy holds %d bytes of bases and tables before any load", id, raw, got)
+			}
+			sink := newRecordSink(k)
+			if err := k.Stream(streamedParts, sink); err != nil {
+				t.Fatalf("%s raw=%v: %v", id, raw, err)
+			}
+			for part, b := range gnarkBases(t, want) {
+				if !bytes.Equal(sink.bytes[part], b) {
+					t.Errorf("%s raw=%v: part %06b streamed differs from gnark's decoding", id, raw, part)
+				}
+				for i, w := range sink.writes[part] {
+					if w != 1 {
+						t.Fatalf("%s raw=%v: part %06b point %d written %d times", id, raw, part, i, w)
+					}
+				}
+			}
+			if err := k.Need(proofdata.AllParts); err != nil {
+				t.Fatal(err)
+			}
+			if k.Deferred() != 0 {
+				t.Errorf("%s raw=%v: parts %06b still deferred after Need", id, raw, k.Deferred())
+			}
+			if got := c.Source.(*Source).ProvingKey(); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s raw=%v: the key read by Need differs from gnark's", id, raw)
+			}
+		}
+	}
+}
+
+// TestDeferredStreamHoldsNoWholePart: streaming a key's bases allocates a
+// few chunks' worth, not the parts themselves (what a load onto a GPU
+// holds of the key on the host); reading them into the host copy
+// allocates them whole (the measure can tell the two apart).
+func TestDeferredStreamHoldsNoWholePart(t *testing.T) {
+	defer func(b int) { loadChunkBytes = b }(loadChunkBytes)
+	loadChunkBytes = 8 << 10
+	dir := keyDir(t, curve.BN254, "mulchain", 1<<13)
+	c, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := c.Key
+	p := k.Curve.Params()
+	bases := int64(k.Size.A+k.Size.B+k.Size.K+k.Size.Z)*int64(p.G1AffineBytes) + int64(k.Size.B2)*int64(p.G2AffineBytes)
+	allocated := func(f func() error) int64 {
+		t.Helper()
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&m1)
+		return int64(m1.TotalAlloc - m0.TotalAlloc)
+	}
+	streamed := allocated(func() error { return k.Stream(streamedParts, discardSink{}) })
+	fetched := allocated(func() error { return k.Need(streamedParts) })
+	t.Logf("bases %d bytes; streaming allocated %d, fetching %d", bases, streamed, fetched)
+	if streamed > bases/4 {
+		t.Errorf("streaming the bases allocated %d bytes, for %d bytes of bases: they were held whole", streamed, bases)
+	}
+	if fetched < bases {
+		t.Errorf("reading the bases into the host copy allocated %d bytes, less than their %d: the measure is off", fetched, bases)
+	}
+}
+
+// TestDeferredKeyRefusesAChangedFile: bases left unread are read from the
+// file LoadDir read, or not at all: a key file rewritten since (another
+// setup's, same size) or cut short is refused, naming the file.
+func TestDeferredKeyRefusesAChangedFile(t *testing.T) {
+	for _, change := range []string{"rewritten", "cut"} {
+		dir := keyDir(t, curve.BN254, "mulchain", 300)
+		c, err := LoadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, PKFile)
+		data := readKeyFile(t, dir)
+		if change == "cut" {
+			data = data[:len(data)-100]
+		} else {
+			data[len(data)/2] ^= 1
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		later := time.Now().Add(time.Minute) // a clock too coarse to tell the writes apart
+		if err := os.Chtimes(path, later, later); err != nil {
+			t.Fatal(err)
+		}
+		for how, err := range map[string]error{"stream": c.Key.Stream(streamedParts, discardSink{}), "fetch": c.Key.Need(proofdata.PartA)} {
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "changed since") {
+				t.Errorf("%s, %s: %v, want an error naming %s as changed", change, how, err, path)
+			}
+		}
+	}
+}
+
+// TestKeyOptionsReadItWhole: ReadKeyWhole, and KeepProvingKey (a pk
+// proven with after), read the key whole at LoadDir.
+func TestKeyOptionsReadItWhole(t *testing.T) {
+	dir := keyDir(t, curve.BN254, "mulchain", 300)
+	for _, o := range []Options{{ReadKeyWhole: true}, {KeepProvingKey: true}} {
+		c, err := LoadDirWith(dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := c.Key.Deferred(); d != 0 {
+			t.Errorf("%+v: parts %06b left unread", o, d)
+		}
+	}
+}
