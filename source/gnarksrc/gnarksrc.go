@@ -129,7 +129,7 @@ type gnarkCurve interface {
 	curve() curve.ID
 	key() *proofdata.Key
 	setDeferral(d *pkDeferral) // the parts LoadDir left unread
-	infinity() (a, b []bool) // pk.InfinityA, pk.InfinityB
+	infinity() (a, b []bool)   // pk.InfinityA, pk.InfinityB
 	checkKeys(commits constraint.Groth16Commitments) error
 	// vectorLen is how many values w holds; false when w is over
 	// another curve's field.
