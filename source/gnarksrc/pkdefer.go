@@ -155,6 +155,13 @@ func (d *pkDeferral) read(parts proofdata.KeyParts, newWorker func(part proofdat
 		} else if f.Size() != d.size || st.Size() != d.size || !st.ModTime().Equal(d.mod) {
 			return struct{}{}, changed("its size or time")
 		}
+		// progress lines as LoadDir's: the bases are most of a big key
+		var total int64
+		for _, p := range order {
+			total += int64(d.slices[p].n) * int64(d.slices[p].size)
+		}
+		cr := &countingReader{r: f}
+		defer reportLoad(d.opts, d.path+"'s bases", total, cr)()
 		var pos int64
 		for _, p := range order {
 			s := d.slices[p]
@@ -169,7 +176,7 @@ func (d *pkDeferral) read(parts proofdata.KeyParts, newWorker func(part proofdat
 				return struct{}{}, changed(fmt.Sprintf("its %s slice", partName(p)))
 			}
 			body := int64(s.n) * int64(s.size)
-			l := newKeyLoader(bufio.NewReaderSize(io.LimitReader(f, body), max(loadChunkBytes, 4096)))
+			l := newKeyLoader(bufio.NewReaderSize(io.LimitReader(cr, body), max(loadChunkBytes, 4096)))
 			if err := l.chunks(nil, s.n, s.size, func(per int) pointWorker { return newWorker(p, s, per) }); err != nil {
 				return struct{}{}, fmt.Errorf("read %s: proving key's %s: %w", d.path, partName(p), err)
 			}
