@@ -121,7 +121,7 @@ func (r *goRuntime) restore() {
 // runtime and the binary) as the floor every job stands on: the largest of
 // the memory in use then, after a collection (RSS less what is reusable),
 // what the Go runtime holds beside its free heap (mem.Usage.GoHeld), and an
-// estimate of the keys alone.
+// estimate of the keys and sources alone (residentBytes).
 //
 // GoHeld is there because RSS − Reusable alone can miss the live heap
 // whole: Reusable counts the free heap, and a freed object whose pages were
@@ -137,9 +137,17 @@ func chargeResident(g *mem.Governor, circuits []*stages.Circuit) *mem.Reservatio
 	u := mem.ReadUsage()
 	var keys int64
 	for _, c := range circuits {
-		keys += keyBytes(c)
+		keys += residentBytes(c)
 	}
 	return g.Charge(max(u.RSS-u.Reusable, u.GoHeld, keys))
+}
+
+// residentBytes is the host memory a loaded circuit keeps for the run, as
+// estimated from its sizes: its key's (keyBytes) and its source's (gnark's
+// R1CS: stages.Source.HostBytes). A circuit added while jobs run is
+// charged this, since no measure then tells it from theirs.
+func residentBytes(c *stages.Circuit) int64 {
+	return keyBytes(c) + c.Source.HostBytes()
 }
 
 // warnTooLarge says when a circuit's job cannot fit beside what is resident.
