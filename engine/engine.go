@@ -197,7 +197,7 @@ func (e *Engine) AddCircuit(c *stages.Circuit) error {
 	}
 	e.mu.Lock()
 	e.owned = append(e.owned, c)
-	e.holds = append(e.holds, e.gov.Charge(keyBytes(c)))
+	e.holds = append(e.holds, e.gov.Charge(residentBytes(c)))
 	e.mu.Unlock()
 	if e.opts.Memory.Status > 0 {
 		fmt.Fprintf(e.log, "zkpipe: circuit %s loaded (%d constraints)\n", c.Name, c.Constraints)

@@ -117,17 +117,37 @@ func (r *goRuntime) restore() {
 }
 
 // chargeResident charges what is resident before the first job (the keys
-// made resident, the sources' copies of them, the runtime and the binary) as
-// the floor every job stands on: the larger of the memory in use then, after
-// a collection, and an estimate of the keys alone.
+// made resident, the sources' copies of them such as gnark's R1CS, the
+// runtime and the binary) as the floor every job stands on: the largest of
+// the memory in use then, after a collection (RSS less what is reusable),
+// what the Go runtime holds beside its free heap (mem.Usage.GoHeld), and an
+// estimate of the keys and sources alone (residentBytes).
+//
+// GoHeld is there because RSS − Reusable alone can miss the live heap
+// whole: Reusable counts the free heap, and a freed object whose pages were
+// never touched is free heap that was never resident (a Go program that
+// keeps 512 MiB and frees 1 GiB it never wrote reads RSS 516 MiB, free heap
+// 1024 MiB: RSS − free −508 MiB). On the H200, bits 2^26 on gpu.CUDA after
+// its key load (peak 34.1 GiB) charged 855 MiB: the pinned buffers and the
+// selections (keyBytes), none of its R1CS's live ~5 GiB (84.5 B a
+// constraint, measured at 2^16 and 2^18); two 8.06 GiB jobs were admitted
+// under an 18 GiB budget beside it and RSS reached 21.2 GiB.
 func chargeResident(g *mem.Governor, circuits []*stages.Circuit) *mem.Reservation {
 	runtime.GC() // what loading left behind is not resident state
 	u := mem.ReadUsage()
 	var keys int64
 	for _, c := range circuits {
-		keys += keyBytes(c)
+		keys += residentBytes(c)
 	}
-	return g.Charge(max(u.RSS-u.Reusable, keys))
+	return g.Charge(max(u.RSS-u.Reusable, u.GoHeld, keys))
+}
+
+// residentBytes is the host memory a loaded circuit keeps for the run, as
+// estimated from its sizes: its key's (keyBytes) and its source's (gnark's
+// R1CS: stages.Source.HostBytes). A circuit added while jobs run is
+// charged this, since no measure then tells it from theirs.
+func residentBytes(c *stages.Circuit) int64 {
+	return keyBytes(c) + c.Source.HostBytes()
 }
 
 // warnTooLarge says when a circuit's job cannot fit beside what is resident.

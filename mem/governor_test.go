@@ -393,6 +393,10 @@ func TestReadUsage(t *testing.T) {
 	if v.RSS < 64<<20 || v.MinorFaults < u.MinorFaults+(32<<20)/pageSize {
 		t.Fatalf("touching 64 MiB: rss %d → %d, faults %d → %d", u.RSS, v.RSS, u.MinorFaults, v.MinorFaults)
 	}
+	// the live buffer is held by the runtime beside its free heap
+	if v.GoHeld < 64<<20 || v.GoHeld > v.Go {
+		t.Fatalf("holding 64 MiB: Go held %d of the runtime's %d", v.GoHeld, v.Go)
+	}
 	_ = buf[0]
 }
 

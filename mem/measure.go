@@ -20,6 +20,14 @@ type Usage struct {
 	// total less released); RSS beyond it is the binary, C libraries and
 	// pinned buffers, which the Go memory limit does not see.
 	Go int64
+	// GoHeld is Go less its free heap: live objects (and garbage not yet
+	// swept), fragmentation, stacks and the runtime's own metadata, which
+	// are resident wherever they were touched. RSS − Reusable can fall
+	// below it, even below zero: heap/free also counts the pages of freed
+	// objects that were never touched (a fresh span needs no zeroing), which
+	// are not resident. A floor that must hold what the process keeps uses
+	// the larger of the two (engine's chargeResident).
+	GoHeld int64
 }
 
 // ReadUsage measures the process now. It costs about 10 µs: one read of
@@ -29,6 +37,7 @@ func ReadUsage() Usage {
 	heap := readHeap()
 	u.RSS = readStatm()
 	u.Go = heap.total - heap.released
+	u.GoHeld = u.Go - heap.free
 	if u.RSS <= 0 {
 		u.RSS = u.Go
 	}

@@ -22,6 +22,12 @@ type Source interface {
 	// Emit writes the proof of job, whose points are p, through out, and
 	// returns what its result line reports.
 	Emit(ctx context.Context, job *Job, p *Points, out Output) (Emitted, error)
+	// HostBytes estimates the host memory the source keeps for its circuit
+	// while it is loaded, beside the circuit's Key and selections: gnark's
+	// R1CS, circom's coefficients and r1cs. The governor charges it with
+	// the key (engine: at start, and for a circuit added while running),
+	// since jobs' footprints do not hold it: bits 2^26's R1CS is ~5 GiB.
+	HostBytes() int64
 }
 
 // SerialSynthesizer is a Source whose Synthesize runs on one core a job
