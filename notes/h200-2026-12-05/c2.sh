@@ -14,12 +14,11 @@ t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
 row() { # spec proofs extra…
 	local spec=$1 p=$2; shift 2
 	echo "## $spec × $p $* from $(el) s"
-	timeout $((470 - $(el))) env KEEP=0 bash bench/scale.sh $Z $F/scale $spec $p -- --device cuda --bg2-device cuda "$@" > $F/scale-${spec/:/-}.log 2>&1
+	timeout $((365 - $(el))) env KEEP=0 bash bench/scale.sh $Z $F/scale $spec $p -- --device cuda --bg2-device cuda "$@" > $F/scale-${spec/:/-}.log 2>&1
 	grep -vE "setup phase" $F/scale-${spec/:/-}.log | tail -16; echo "at $(el) s"; pack
 }
 row bits:26 8 --mem-budget 16GiB
 grep -E "peak|rss" $F/scale/prove-bits-26.log | grep -oE "rss [^|]*" | sort -k2 -n | tail -3
-[ $(el) -lt 300 ] && row bits@bls12-381:24 16
-[ $(el) -lt 330 ] && row mulchain@bls12-381:24 16
-[ $(el) -lt 290 ] && row bits@bls12-381:26 8
+[ $(el) -lt 250 ] && row bits@bls12-381:24 16
+[ $(el) -lt 285 ] && row mulchain@bls12-381:24 16
 pack; echo "total $(el) s"
