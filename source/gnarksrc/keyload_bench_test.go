@@ -18,9 +18,11 @@ import (
 // BenchmarkKeyLoad times loading a circuit directory's proving key in both
 // of gnark's encodings, in one run:
 //
-//	zkpipe        the whole load (LoadDirWith: the r1cs and vk too, the
-//	              layout checks, the key with readProvingKey, the checks
-//	              of the files against each other)
+//	zkpipe        the whole load (LoadDirWith, ReadKeyWhole: the r1cs and
+//	              vk too, the layout checks, the key with readProvingKey,
+//	              the checks of the files against each other)
+//	zkpipe-streamed  LoadDir leaving the bases for later, then every
+//	              base read as a GPU's load streams it, into no memory
 //	zkpipe-reader the key alone with readProvingKey (point slices
 //	              converted or decompressed over all cores)
 //	gnark-…       the key alone with gnark's ReadFrom and UnsafeReadFrom
@@ -56,12 +58,28 @@ func BenchmarkKeyLoad(b *testing.B) {
 		b.Run(enc.name+"/zkpipe", func(b *testing.B) {
 			b.SetBytes(st.Size())
 			for b.Loop() {
-				if _, err := gnarksrc.LoadDir(enc.dir); err != nil {
+				if _, err := gnarksrc.LoadDirWith(enc.dir, gnarksrc.Options{ReadKeyWhole: true}); err != nil {
 					b.Fatal(err)
 				}
 				runtime.GC()
 			}
 			b.ReportMetric(float64(st.Size())/(1<<20), "MiB")
+		})
+		// LoadDir as a GPU engine has it: the bases left for the load, then
+		// streamed (every point read and converted, handed to a sink that
+		// keeps none: the GPU's upload is not in it)
+		b.Run(enc.name+"/zkpipe-streamed", func(b *testing.B) {
+			b.SetBytes(st.Size())
+			for b.Loop() {
+				c, err := gnarksrc.LoadDir(enc.dir)
+				if err == nil {
+					err = c.Key.CheckDeferred()
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+			}
 		})
 		for _, read := range []string{"zkpipe-reader", "gnark-ReadFrom", "gnark-UnsafeReadFrom"} {
 			b.Run(enc.name+"/"+read, func(b *testing.B) {
