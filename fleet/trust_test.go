@@ -295,3 +295,33 @@ func TestResultsRefusesAnIDThatIsAPath(t *testing.T) {
 		t.Errorf("a file written outside --out: %v", err)
 	}
 }
+
+// A circuit whose proving key holds a bad point deep inside a slice is not
+// pushed: the push reads every point (without keeping the key, which
+// LoadDir leaves for the engine's load) and names the file and the point;
+// a worker never fetches a key no engine can load.
+func TestPushRefusesAKeyWithABadPoint(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	dir := filepath.Join(t.TempDir(), "badpoint")
+	if _, err := gnarksrc.Setup("mulchain", 200, dir); err != nil {
+		t.Fatal(err)
+	}
+	pk := filepath.Join(dir, gnarksrc.PKFile)
+	data, err := os.ReadFile(pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// two points' worth of 0xff in the middle of the bases: at least one
+	// whole raw point there, over the modulus or of another encoding
+	mid := len(data) / 2
+	for i := mid; i < mid+128; i++ {
+		data[i] = 0xff
+	}
+	if err := os.WriteFile(pk, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = fleet.PushDir(context.Background(), q, dir)
+	if err == nil || !strings.Contains(err.Error(), pk) || !strings.Contains(err.Error(), "point") {
+		t.Fatalf("push of a key with a bad point: %v, want an error naming %s and the point", err, pk)
+	}
+}
