@@ -10,9 +10,11 @@
 // # Using it
 //
 //  1. Load circuits: gnarksrc.LoadDir reads a directory of circuit.r1cs,
-//     circuit.pk and circuit.vk; gnarksrc.New takes a constraint system and
-//     keys already in memory; circomsrc.LoadFiles reads a snarkjs zkey (and
-//     its witness calculator).
+//     circuit.pk and circuit.vk (the key's bases are read when New or
+//     AddCircuit loads the circuit: on a GPU, streamed from the file
+//     straight to the device, so keep the files in place until then);
+//     gnarksrc.New takes a constraint system and keys already in memory;
+//     circomsrc.LoadFiles reads a snarkjs zkey (and its witness calculator).
 //  2. Register your circuit's hints with gnark (solver.RegisterHint) before
 //     the first job, or give them to the source (gnarksrc.Options.Hints):
 //     zkpipe solves with gnark's solver, which finds hints by their
