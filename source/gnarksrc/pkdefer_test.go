@@ -153,7 +153,7 @@ func TestDeferredStreamHoldsNoWholePart(t *testing.T) {
 		runtime.ReadMemStats(&m1)
 		return int64(m1.TotalAlloc - m0.TotalAlloc)
 	}
-	streamed := allocated(func() error { return k.Stream(streamedParts, discardSink{}) })
+	streamed := allocated(k.CheckDeferred) // every deferred base, into no memory
 	fetched := allocated(func() error { return k.Need(streamedParts) })
 	t.Logf("bases %d bytes; streaming allocated %d, fetching %d", bases, streamed, fetched)
 	if streamed > bases/4 {
@@ -188,7 +188,7 @@ func TestDeferredKeyRefusesAChangedFile(t *testing.T) {
 		if err := os.Chtimes(path, later, later); err != nil {
 			t.Fatal(err)
 		}
-		for how, err := range map[string]error{"stream": c.Key.Stream(streamedParts, discardSink{}), "fetch": c.Key.Need(proofdata.PartA)} {
+		for how, err := range map[string]error{"stream": c.Key.CheckDeferred(), "fetch": c.Key.Need(proofdata.PartA)} {
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "changed since") {
 				t.Errorf("%s, %s: %v, want an error naming %s as changed", change, how, err, path)
 			}

@@ -354,15 +354,10 @@ func TestLoadDirNamesTheBadPoint(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: the bases are read later, yet: %v", id, err)
 		}
-		check("streamed", c.Key.Stream(c.Key.Deferred()&^proofdata.PartDomain, discardSink{}))
+		check("streamed", c.Key.CheckDeferred())
 		check("fetched", c.Key.Need(proofdata.AllParts))
 	}
 }
-
-// discardSink takes a stream's points and keeps none.
-type discardSink struct{}
-
-func (discardSink) Write(proofdata.KeyParts, int, int, []byte) error { return nil }
 
 // TestLoadDirTakesRawSlicesOpeningWithInfinity: a raw key whose slices
 // open with a point at infinity loads through LoadDir, into gnark's
