@@ -90,50 +90,62 @@ func parseBinFile(data []byte, magic string, maxVersion uint32) (*binFile, error
 // no byte after the last, no type twice. It runs before any section is
 // allocated or read, so a zkey followed by gigabytes, or one whose table
 // declares them, costs a few preads, not the file. n is the header's count.
-func checkBinTable(r io.ReaderAt, size int64, magic string, n uint32) error {
+func checkBinTable(r io.ReaderAt, size int64, magic string, n uint32) (map[uint32]binSpan, error) {
 	pos := int64(12)
-	seen := make(map[uint32]bool, n)
+	seen := make(map[uint32]binSpan, n)
 	var head [12]byte
 	for i := uint32(0); i < n; i++ {
 		if size-pos < 12 {
-			return fmt.Errorf("%s: truncated: the file ends in the header of section %d of %d", magic, i+1, n)
+			return nil, fmt.Errorf("%s: truncated: the file ends in the header of section %d of %d", magic, i+1, n)
 		}
 		if _, err := r.ReadAt(head[:], pos); err != nil {
-			return fmt.Errorf("%s: section %d of %d: %w", magic, i+1, n, err)
+			return nil, fmt.Errorf("%s: section %d of %d: %w", magic, i+1, n, err)
 		}
 		typ, sz := binary.LittleEndian.Uint32(head[:]), binary.LittleEndian.Uint64(head[4:])
 		pos += 12
 		if sz > uint64(size-pos) {
-			return fmt.Errorf("%s: section %d (type %d) says %d bytes, the file has %d after its header: truncated, or not a %s", magic, i+1, typ, sz, size-pos, magic)
+			return nil, fmt.Errorf("%s: section %d (type %d) says %d bytes, the file has %d after its header: truncated, or not a %s", magic, i+1, typ, sz, size-pos, magic)
 		}
-		if seen[typ] {
-			return fmt.Errorf("%s: section type %d appears twice", magic, typ)
+		if _, dup := seen[typ]; dup {
+			return nil, fmt.Errorf("%s: section type %d appears twice", magic, typ)
 		}
-		seen[typ] = true
+		seen[typ] = binSpan{off: pos, size: int64(sz)}
 		pos += int64(sz)
 	}
 	if pos != size {
-		return fmt.Errorf("%s: %d trailing bytes after the last of %d sections (the sections end at byte %d of %d)", magic, size-pos, n, pos, size)
+		return nil, fmt.Errorf("%s: %d trailing bytes after the last of %d sections (the sections end at byte %d of %d)", magic, size-pos, n, pos, size)
 	}
-	return nil
+	return seen, nil
 }
+
+// binSpan is where a section's data is in its file: size bytes from off
+// (its 12-byte header just before).
+type binSpan struct{ off, size int64 }
 
 // checkBinFileTable checks the header and section table of a regular file
 // against its size (checkBinTable) without moving f's read offset; a pipe,
 // whose size is known only at its end, is left to the reader.
 func checkBinFileTable(f *boundedread.File, magic string, maxVersion uint32) error {
+	_, _, err := binFileTable(f, magic, maxVersion)
+	return err
+}
+
+// binFileTable is checkBinFileTable's table and the file's version (a
+// nil table for a pipe).
+func binFileTable(f *boundedread.File, magic string, maxVersion uint32) (map[uint32]binSpan, uint32, error) {
 	if f.Size() < 0 {
-		return nil
+		return nil, 0, nil
 	}
 	var head [12]byte
 	if k, err := f.ReadAt(head[:], 0); k < len(head) {
-		return fmt.Errorf("%s: truncated: %d bytes, not even a header (%v)", magic, k, err)
+		return nil, 0, fmt.Errorf("%s: truncated: %d bytes, not even a header (%v)", magic, k, err)
 	}
-	_, n, err := binHeader(head[:], magic, maxVersion)
+	version, n, err := binHeader(head[:], magic, maxVersion)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	return checkBinTable(f, f.Size(), magic, n)
+	t, err := checkBinTable(f, f.Size(), magic, n)
+	return t, version, err
 }
 
 // readBinFile reads a container from f, at most limit bytes, allocating
@@ -155,7 +167,7 @@ func readBinFile(f *boundedread.File, magic string, maxVersion uint32, limit int
 	}
 	left := limit - 12 // what a section may still take
 	if size := f.Size(); size >= 0 {
-		if err := checkBinTable(f, size, magic, n); err != nil {
+		if _, err := checkBinTable(f, size, magic, n); err != nil {
 			return nil, err
 		}
 		left = size - 12

@@ -82,6 +82,15 @@ type Files struct {
 	// Wasm.Memory (counted in every input job's memory reservation). Zero
 	// values mean DefaultWasmTimeout and DefaultWasmMemory.
 	WasmLimits Limits
+	// ReadKeyWhole reads the zkey's point sections at LoadFiles, into the
+	// circuit's key on the host. Without it, a zkey that is a regular file
+	// keeps them there: LoadFiles reads its header, IC and coefficients and
+	// notes which points are infinity; the bases are read when a backend
+	// loads the circuit, straight to a GPU's memory, never whole on the
+	// host (zkeydefer.go). A bad point then fails the engine's load of the
+	// circuit rather than LoadFiles, with the same error, and the file must
+	// stay unchanged until then.
+	ReadKeyWhole bool
 }
 
 // Bounds on reading a circuit's files: the slowest disk given time for, on
@@ -111,7 +120,7 @@ func Load(ctx context.Context, zkeyPath, wasmPath string) (*stages.Circuit, erro
 // file name, less its extension.
 func LoadFiles(ctx context.Context, f Files) (*stages.Circuit, error) {
 	name := strings.TrimSuffix(filepath.Base(f.Zkey), filepath.Ext(f.Zkey))
-	z, err := readZkeyFile(ctx, f.Zkey, f)
+	z, err := loadZkey(ctx, f.Zkey, f)
 	if err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
@@ -177,6 +186,7 @@ func New(name string, z *Zkey, calc *Calculator, r1cs *R1CS) (*stages.Circuit, e
 	// filtered, and the unfiltered ones would double the key's memory.
 	trimmed := *z
 	cc.trim(&trimmed)
+	trimmed.def = nil // the key's deferral holds it
 	if rowMul != 1 {
 		// snarkjs's row i is row K·i of gnark-crypto's domain (snarkjsPower);
 		// new slices: z is the caller's

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
@@ -150,6 +151,74 @@ func (circomBN254) bodyPoints(f *binFile, z *Zkey) (err error) {
 	return nil
 }
 
+// hPoints reads the H section alone (a key whose other point sections
+// stay in its file: zkeydefer.go).
+func (circomBN254) hPoints(f *binFile, z *Zkey) (err error) {
+	p := z.Points.(*zkeyPointsBN254)
+	p.H, err = g1sBN254(f, 9, "H", z.DomainSize)
+	return err
+}
+
+// decode checks the points of r, as the whole read does (g1BN254,
+// g2BN254: errors name point first+i), in place: the file's layout of
+// a point is gnark-crypto's affine point's memory (little-endian Montgomery
+// limbs, (0, 0) infinity), so each is written where its bytes were, dst
+// being r's bytes. It returns whether each is infinity, into inf.
+func (circomBN254) decode(r *reader, g2 bool, first int, inf []bool) error {
+	dst := r.b
+	if len(dst) == 0 {
+		return nil
+	}
+	if g2 {
+		ps := unsafe.Slice((*bn254.G2Affine)(unsafe.Pointer(&dst[0])), len(dst)/(4*fp.Bytes))
+		for i := range ps {
+			q := g2BN254(r, item{"point", first + i})
+			if r.err != nil {
+				return r.err
+			}
+			ps[i], inf[i] = q, q.IsInfinity()
+		}
+		return nil
+	}
+	ps := unsafe.Slice((*bn254.G1Affine)(unsafe.Pointer(&dst[0])), len(dst)/(2*fp.Bytes))
+	for i := range ps {
+		q := g1BN254(r, item{"point", first + i})
+		if r.err != nil {
+			return r.err
+		}
+		ps[i], inf[i] = q, q.IsInfinity()
+	}
+	return nil
+}
+
+// hostParts makes the host slices of k's parts (at k's sizes), for a
+// fetch of its deferred bases: their memory by part, and set, which puts
+// them in k's bases once read.
+func (circomBN254) hostParts(k *proofdata.Key, parts proofdata.KeyParts) (map[proofdata.KeyParts][]byte, func()) {
+	b := k.Bases.(*proofdata.Bases[bn254.G1Affine, bn254.G2Affine, fft.Domain])
+	g1 := map[proofdata.KeyParts]*[]bn254.G1Affine{proofdata.PartA: &b.A, proofdata.PartB1: &b.B1, proofdata.PartK: &b.K, proofdata.PartZ: &b.Z}
+	size := map[proofdata.KeyParts]int{proofdata.PartA: k.Size.A, proofdata.PartB1: k.Size.B, proofdata.PartK: k.Size.K, proofdata.PartZ: k.Size.Z}
+	mem := map[proofdata.KeyParts][]byte{}
+	var sets []func()
+	for part, dst := range g1 {
+		if parts&part != 0 {
+			s := make([]bn254.G1Affine, size[part])
+			mem[part] = pointBytes(s)
+			sets = append(sets, func() { *dst = s })
+		}
+	}
+	if parts&proofdata.PartB2 != 0 {
+		s := make([]bn254.G2Affine, k.Size.B2)
+		mem[proofdata.PartB2] = pointBytes(s)
+		sets = append(sets, func() { b.B2 = s })
+	}
+	return mem, func() {
+		for _, set := range sets {
+			set()
+		}
+	}
+}
+
 // scalar reads a scalar in standard form, little-endian (a .wtns or .r1cs
 // value), as its Montgomery form. It must be below r.
 func (circomBN254) scalar(r *reader, what item) proofdata.Scalar {
@@ -232,15 +301,17 @@ var frLimbsBN254, fpLimbsBN254 = limbsOf(fr.Modulus(), fr.Limbs), limbsOf(fp.Mod
 // private wires nPublic+1 … nVars−1. It returns K mod n, by which New
 // multiplies the coefficients' rows (snarkjsPower): the H points are moved
 // so here.
-func (circomBN254) build(name string, z *Zkey, c *stages.Circuit) (uint64, error) {
+//
+// A key read with its points left in the file (z.def, zkeydefer.go) has
+// its selections already: its key's bases are deferred, but for H when
+// rowMul is not 1 (read whole: see zkeydefer.go).
+func (cc circomBN254) build(name string, z *Zkey, c *stages.Circuit) (uint64, error) {
 	p := z.Points.(*zkeyPointsBN254)
 	n := uint64(z.DomainSize)
-	s := curve.BN254.Params().TwoAdicity
-	root, err := fr.Generator(1 << s)
+	kx, err := cc.power()
 	if err != nil {
 		return 0, fmt.Errorf("circuit %s: %w", name, err)
 	}
-	kx := snarkjsPower(curve.BN254, fr.Modulus(), root.BigInt(new(big.Int)))
 	// h is evaluated on the coset ω₂ₙ·⟨ωₙ⟩, ω₂ₙ snarkjs's: gnark-crypto's to the K
 	g2n, err := fft.Generator(2 * n) // not NewDomain(2n): its tables would be twice the key's domain
 	if err != nil {
@@ -266,6 +337,12 @@ func (circomBN254) build(name string, z *Zkey, c *stages.Circuit) (uint64, error
 	}
 	k := &proofdata.Bases[bn254.G1Affine, bn254.G2Affine, fft.Domain]{Domain: dom, Z: h,
 		Alpha1: p.Alpha1, Beta1: p.Beta1, Delta1: p.Delta1, Beta2: p.Beta2, Delta2: p.Delta2}
+	if d := z.def; d != nil {
+		c.Sel.A, c.Sel.B, c.Sel.K = d.sel[0], d.sel[1], d.sel[2]
+		c.Key = proofdata.NewKey(curve.BN254, proofdata.HOddCoset, int(n), k)
+		d.deferKey(c.Key, cc)
+		return rowMul, nil
+	}
 	inf := func(q *bn254.G1Affine) bool { return q.IsInfinity() }
 	k.A, c.Sel.A = keep(p.A, 0, p.A, inf)
 	k.B1, c.Sel.B = keep(p.B1, 0, p.B1, inf)
@@ -273,6 +350,16 @@ func (circomBN254) build(name string, z *Zkey, c *stages.Circuit) (uint64, error
 	k.K, c.Sel.K = keep(p.C, uint32(z.NPublic+1), p.C, inf)
 	c.Key = proofdata.NewKey(curve.BN254, proofdata.HOddCoset, int(n), k)
 	return rowMul, nil
+}
+
+// power is snarkjsPower's K for BN254: snarkjs's row i is gnark-crypto's
+// row K·i mod n.
+func (circomBN254) power() (uint64, error) {
+	root, err := fr.Generator(1 << curve.BN254.Params().TwoAdicity)
+	if err != nil {
+		return 0, err
+	}
+	return snarkjsPower(curve.BN254, fr.Modulus(), root.BigInt(new(big.Int))), nil
 }
 
 // trim drops z's point sections (the circuit's Key holds them, filtered).

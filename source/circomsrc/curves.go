@@ -32,6 +32,10 @@ type circomCurve interface {
 	headPoints(r *reader, z *Zkey) // [α]₁ [β]₁ [β]₂ [γ]₂ [δ]₁ [δ]₂ into a new z.Points
 	ic(f *binFile, z *Zkey) error
 	bodyPoints(f *binFile, z *Zkey) error
+	hPoints(f *binFile, z *Zkey) error                      // the H section alone
+	decode(r *reader, g2 bool, first int, inf []bool) error // points checked in place (zkeydefer.go)
+	hostParts(k *proofdata.Key, parts proofdata.KeyParts) (map[proofdata.KeyParts][]byte, func())
+	power() (uint64, error) // snarkjsPower's K
 	coef(r *reader, what item) proofdata.Scalar
 
 	// scalars

@@ -41,6 +41,11 @@ type Zkey struct {
 
 	Coefs  [2]Coefs // A, B
 	NbRows int      // 1 + the highest constraint a coefficient names
+
+	// def, when set, is where the point sections lie in the zkey's file,
+	// unread (Points has none of A, B1, B2, C nor, mostly, H): New builds
+	// a key whose bases stream from the file (zkeydefer.go).
+	def *zkeyDeferral
 }
 
 // Coefs is one matrix in coordinate form: value[k] at (Row[k], Wire[k]),
@@ -150,8 +155,12 @@ func parseZkeyBody(f *binFile, z *Zkey) (*Zkey, error) {
 	if err := cc.bodyPoints(f, z); err != nil {
 		return nil, err
 	}
+	return parseCoefs(f, z)
+}
 
-	// ─── coefficients ───
+// parseCoefs parses the coefficient section into z.Coefs and z.NbRows.
+func parseCoefs(f *binFile, z *Zkey) (*Zkey, error) {
+	cc := curveOf(z.Curve)
 	r, err := f.section(4, "coefficients")
 	if err != nil {
 		return nil, err

@@ -1,0 +1,475 @@
+package circomsrc
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/zkpipe/zkpipe/proofdata"
+	"github.com/zkpipe/zkpipe/source/boundedread"
+)
+
+// ─── a zkey's bases, read where they will live ───────────────────────────────
+//
+// A zkey is almost all points (sections 5–9: A, B1, B2, C, H). Read whole,
+// a big key was on the host twice over (the file's bytes, then the parsed
+// slices) before a GPU backend copied it to the device and dropped it. So
+// LoadFiles, given a regular file, reads only what the circuit needs on the
+// host (the headers, IC, the coefficients) and one cheap pass over A, B1
+// and C for which points are infinity (the selections: a wire whose point
+// is infinity is dropped from its MSM). The point sections stay in the
+// file; the circuit's key says so (proofdata.DeferredParts). A GPU backend
+// streams them from the file straight to its memory at Load, chunk by
+// chunk (Stream); a CPU backend reads them into the host copy (Fetch), as
+// the whole read would have. Points are checked as they are read, with the
+// whole read's errors (the file, the section, the point).
+//
+// H is permuted for BLS12-381 (snarkjs's row i is gnark-crypto's row
+// rowMul·i mod n, curves.go): a chunk of the file's H is scattered over the
+// whole key's H, which a sink taking runs of consecutive points cannot
+// take without the whole part in hand. So where rowMul is not 1, H alone is
+// read at LoadFiles as before (n points, a fifth of a key); BN254's rowMul
+// is 1 and its H streams too.
+
+// streamChunkBytes is how much of a section one chunk of a stream reads
+// (tests make it small: many chunks, a short last one).
+var streamChunkBytes = 1 << 20
+
+// zkeySection is one point section left in the file: n points of size
+// bytes each from off.
+type zkeySection struct {
+	typ  uint32
+	name string // as the whole read's errors name it
+	off  int64
+	n    int
+	size int
+}
+
+// zkeyDeferral is what readZkeyDeferred left in the file.
+type zkeyDeferral struct {
+	path string
+	o    Files
+	cc   circomCurve
+
+	parts proofdata.KeyParts
+	sect  map[proofdata.KeyParts]zkeySection
+	// sel are the wires kept of A, B (B1 and B2) and K (the C section,
+	// wires nPublic+1 on): New's selections, which the stream checks the
+	// file's points against.
+	sel    [3][]uint32
+	firstK uint32
+
+	size int64 // the file as read: a later read refuses another
+	mod  time.Time
+}
+
+// the point sections by part: the section type, its name in errors
+var zkeyPartSections = map[proofdata.KeyParts]struct {
+	typ  uint32
+	name string
+}{
+	proofdata.PartA: {5, "A"}, proofdata.PartB1: {6, "B1"}, proofdata.PartB2: {7, "B2"},
+	proofdata.PartK: {8, "C"}, proofdata.PartZ: {9, "H"},
+}
+
+// loadZkey reads the zkey at path for LoadFiles: its point sections left
+// in the file where it is a regular file (unless o.ReadKeyWhole).
+func loadZkey(ctx context.Context, path string, o Files) (*Zkey, error) {
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && !o.ReadKeyWhole {
+		return readZkeyDeferred(ctx, path, o)
+	}
+	return readZkeyFile(ctx, path, o)
+}
+
+// seqFile reads a regular file's sections in any order through its Read
+// (so boundedread's IOTime clock counts the waits), skipping what it
+// leaves unread.
+type seqFile struct {
+	f   *boundedread.File
+	pos int64
+}
+
+func (s *seqFile) at(off int64) error {
+	if off != s.pos {
+		if err := s.f.Skip(off - s.pos); err != nil {
+			return err
+		}
+		s.pos = off
+	}
+	return nil
+}
+
+func (s *seqFile) read(p []byte) error {
+	n, err := io.ReadFull(s.f, p)
+	s.pos += int64(n)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("the file ends %d bytes short", len(p)-n)
+	}
+	return err
+}
+
+// readZkeyDeferred is readZkeyFile for a regular file, less the point
+// sections: their offsets, and which A, B1 and C points are infinity.
+func readZkeyDeferred(ctx context.Context, path string, o Files) (*Zkey, error) {
+	bo := boundedread.Options{Timeout: o.LoadTimeout, MinRate: loadRate, IOTime: true}
+	return boundedread.Read(ctx, path, bo, func(f *boundedread.File) (*Zkey, error) {
+		z, err := readZkeyHead(f, path, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return z, nil
+	})
+}
+
+func readZkeyHead(f *boundedread.File, path string, o Files) (*Zkey, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if f.Size() < 0 {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	// the table checked against the file before any section is allocated
+	table, version, err := binFileTable(f, "zkey", 1)
+	if err != nil {
+		return nil, err
+	}
+	sf := &seqFile{f: f}
+	bf := &binFile{kind: "zkey", version: version, sections: map[uint32][]byte{}}
+	for typ := uint32(1); typ <= 4; typ++ {
+		s, ok := table[typ]
+		if !ok {
+			continue // the parser names what is missing
+		}
+		data := make([]byte, s.size) // within the file: checkBinTable
+		if err := sf.at(s.off); err != nil {
+			return nil, err
+		}
+		if err := sf.read(data); err != nil {
+			return nil, fmt.Errorf("zkey: section type %d: %w", typ, err)
+		}
+		bf.sections[typ] = data
+	}
+	z, err := parseZkeyHead(bf)
+	if err != nil {
+		return nil, err
+	}
+	if z, err = parseCoefs(bf, z); err != nil {
+		return nil, err
+	}
+	cc := curveOf(z.Curve)
+	p := z.Curve.Params()
+	d := &zkeyDeferral{path: path, o: o, cc: cc, sect: map[proofdata.KeyParts]zkeySection{},
+		firstK: uint32(z.NPublic + 1), size: st.Size(), mod: st.ModTime()}
+	kx, err := cc.power()
+	if err != nil {
+		return nil, err
+	}
+	rowMul := kx % uint64(z.DomainSize)
+	// each section's size as the whole read checks it (reader.need), in
+	// the whole read's order
+	for _, part := range []proofdata.KeyParts{proofdata.PartA, proofdata.PartB1, proofdata.PartK, proofdata.PartZ, proofdata.PartB2} {
+		ps := zkeyPartSections[part]
+		n, size := z.NVars, p.G1AffineBytes
+		switch part {
+		case proofdata.PartK:
+			n = z.NVars - z.NPublic - 1
+		case proofdata.PartZ:
+			n = z.DomainSize
+		case proofdata.PartB2:
+			size = p.G2AffineBytes
+		}
+		s, ok := table[ps.typ]
+		if !ok {
+			return nil, fmt.Errorf("zkey: no %s section (type %d)", ps.name, ps.typ)
+		}
+		if want := int64(n) * int64(size); s.size != want {
+			return nil, fmt.Errorf("zkey: %s section: %d points need %d bytes, the section has %d", ps.name, n, want, s.size)
+		}
+		if part == proofdata.PartZ && rowMul != 1 {
+			continue // read whole below
+		}
+		d.sect[part] = zkeySection{typ: ps.typ, name: ps.name, off: s.off, n: n, size: size}
+		d.parts |= part
+	}
+	// which A, B1 and C points are infinity: all zero bytes (a point that
+	// is not, but is no point either, fails when the bases are read)
+	for i, part := range []proofdata.KeyParts{proofdata.PartA, proofdata.PartB1, proofdata.PartK} {
+		s := d.sect[part]
+		first := uint32(0)
+		if part == proofdata.PartK {
+			first = d.firstK
+		}
+		if d.sel[i], err = scanInfinity(sf, s, first); err != nil {
+			return nil, fmt.Errorf("zkey: %s section: %w", s.name, err)
+		}
+	}
+	if rowMul != 1 {
+		s := table[9]
+		data := make([]byte, s.size)
+		if err := sf.at(s.off); err != nil {
+			return nil, err
+		}
+		if err := sf.read(data); err != nil {
+			return nil, fmt.Errorf("zkey: H section: %w", err)
+		}
+		bf.sections[9] = data
+		if err := cc.hPoints(bf, z); err != nil {
+			return nil, err
+		}
+	}
+	z.def = d
+	return z, nil
+}
+
+// scanInfinity reads section s in chunks and returns the wires (first + i)
+// whose points are not all zero bytes: the whole read's selection, without
+// the points.
+func scanInfinity(sf *seqFile, s zkeySection, first uint32) ([]uint32, error) {
+	if err := sf.at(s.off); err != nil {
+		return nil, err
+	}
+	per := max(streamChunkBytes/s.size, 1)
+	buf := make([]byte, min(per, s.n)*s.size)
+	var sel []uint32 // grows with what is read, not with a count from the file
+	for i := 0; i < s.n; i += per {
+		k := min(per, s.n-i)
+		b := buf[:k*s.size]
+		if err := sf.read(b); err != nil {
+			return nil, err
+		}
+		for j := range k {
+			if !allZero(b[j*s.size : (j+1)*s.size]) {
+				sel = append(sel, first+uint32(i+j))
+			}
+		}
+	}
+	// exactly sized: the circuit keeps it as long as it lives
+	return slices.Clip(sel), nil
+}
+
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// deferKey makes k's bases the deferred parts d reads: k's sizes are the
+// selections', and its host copy gets them only on Fetch.
+func (d *zkeyDeferral) deferKey(k *proofdata.Key, cc circomCurve) {
+	k.Size.A, k.Size.B, k.Size.B2, k.Size.K = len(d.sel[0]), len(d.sel[1]), len(d.sel[1]), len(d.sel[2])
+	if d.parts&proofdata.PartZ != 0 {
+		k.Size.Z = d.sect[proofdata.PartZ].n
+	}
+	k.SetDeferred(&proofdata.DeferredParts{Parts: d.parts,
+		Fetch: func(parts proofdata.KeyParts) error {
+			mem, set := cc.hostParts(k, parts)
+			if err := d.read(parts, hostSink(mem)); err != nil {
+				return err
+			}
+			set()
+			return nil
+		},
+		Stream: d.read,
+	})
+}
+
+// hostSink writes a stream's points into the host slices' memory.
+type hostSink map[proofdata.KeyParts][]byte
+
+func (h hostSink) Write(part proofdata.KeyParts, at, count int, points []byte) error {
+	size := len(points) / count
+	copy(h[part][at*size:], points)
+	return nil
+}
+
+// pointBytes is the memory of points, as a BaseSink takes it.
+func pointBytes[P any](points []P) []byte {
+	if len(points) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&points[0])), len(points)*int(unsafe.Sizeof(points[0])))
+}
+
+// zkeyChunk is k points of a section from point first, read into buf.
+type zkeyChunk struct {
+	part     proofdata.KeyParts
+	first, k int
+	buf      *chunkBuf
+}
+
+type chunkBuf struct {
+	words []uint64 // a point's words aligned as gnark-crypto's points
+	inf   []bool
+}
+
+// read hands sink the points of parts (deferred ones), in the file's
+// order: one goroutine reads chunks through boundedread (its deadline is
+// of waiting on the file), a few check and filter them and call sink. The
+// file must be the one LoadFiles read: same size and time, the same
+// sections, the same points at infinity.
+func (d *zkeyDeferral) read(parts proofdata.KeyParts, sink proofdata.BaseSink) error {
+	var order []zkeySection
+	var orderParts []proofdata.KeyParts
+	for part, s := range d.sect {
+		if parts&part != 0 {
+			order, orderParts = append(order, s), append(orderParts, part)
+		}
+	}
+	idx := make([]int, len(order))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return order[idx[a]].off < order[idx[b]].off })
+	bo := boundedread.Options{Timeout: d.o.LoadTimeout, MinRate: loadRate, IOTime: true}
+	_, err := boundedread.Read(context.Background(), d.path, bo, func(f *boundedread.File) (struct{}, error) {
+		if st, err := os.Stat(d.path); err != nil {
+			return struct{}{}, err
+		} else if f.Size() != d.size || st.Size() != d.size || !st.ModTime().Equal(d.mod) {
+			return struct{}{}, d.changed("its size or time")
+		}
+		workers := min(runtime.GOMAXPROCS(0), 4)
+		jobs := make(chan zkeyChunk, workers)
+		free := make(chan *chunkBuf, workers+1)
+		for range workers + 1 {
+			free <- nil // allocated on first use, at the largest chunk's size
+		}
+		var (
+			failed   atomic.Bool
+			errOnce  sync.Once
+			firstErr error
+			wg       sync.WaitGroup
+		)
+		fail := func(err error) {
+			errOnce.Do(func() { firstErr = err })
+			failed.Store(true)
+		}
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for c := range jobs {
+					if !failed.Load() {
+						if err := d.put(c, sink); err != nil {
+							fail(err)
+						}
+					}
+					free <- c.buf
+				}
+			}()
+		}
+		sf := &seqFile{f: f}
+		err := func() error {
+			for _, i := range idx {
+				s, part := order[i], orderParts[i]
+				// the section's header, as LoadFiles found it
+				var head [12]byte
+				if err := sf.at(s.off - 12); err != nil {
+					return err
+				}
+				if err := sf.read(head[:]); err != nil {
+					return fmt.Errorf("zkey: %s section: %w", s.name, err)
+				}
+				if binary.LittleEndian.Uint32(head[:]) != s.typ || binary.LittleEndian.Uint64(head[4:]) != uint64(s.n*s.size) {
+					return d.changed(fmt.Sprintf("its %s section", s.name))
+				}
+				per := max(streamChunkBytes/s.size, 1)
+				for first := 0; first < s.n && !failed.Load(); first += per {
+					k := min(per, s.n-first)
+					b := <-free
+					if b == nil || len(b.words)*8 < k*s.size {
+						b = &chunkBuf{words: make([]uint64, (k*s.size+7)/8), inf: make([]bool, k)}
+					}
+					if len(b.inf) < k {
+						b.inf = make([]bool, k)
+					}
+					if err := sf.read(wordBytes(b.words)[:k*s.size]); err != nil {
+						free <- b
+						return fmt.Errorf("zkey: %s section: %w", s.name, err)
+					}
+					jobs <- zkeyChunk{part: part, first: first, k: k, buf: b}
+				}
+			}
+			return nil
+		}()
+		close(jobs)
+		wg.Wait()
+		if err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, firstErr
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.path, err)
+	}
+	return nil
+}
+
+func wordBytes(w []uint64) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*len(w)) }
+
+func (d *zkeyDeferral) changed(why string) error {
+	return fmt.Errorf("changed since the circuit was loaded (%s): load the circuit again", why)
+}
+
+// put checks c's points, keeps those its part's selection keeps (all of
+// H's), and hands them to sink at their index in the key's part.
+func (d *zkeyDeferral) put(c zkeyChunk, sink proofdata.BaseSink) error {
+	s := d.sect[c.part]
+	raw := wordBytes(c.buf.words)[:c.k*s.size]
+	inf := c.buf.inf[:c.k]
+	r := &reader{kind: "zkey", name: s.name, b: raw}
+	if err := d.cc.decode(r, c.part == proofdata.PartB2, c.first, inf); err != nil {
+		return err
+	}
+	if c.part == proofdata.PartZ {
+		return sink.Write(c.part, c.first, c.k, raw)
+	}
+	var sel []uint32
+	wire0 := uint32(0)
+	switch c.part {
+	case proofdata.PartA:
+		sel = d.sel[0]
+	case proofdata.PartB1, proofdata.PartB2:
+		sel = d.sel[1]
+	case proofdata.PartK:
+		sel, wire0 = d.sel[2], d.firstK
+	}
+	// the chunk's kept points are the selection's wires from its first on
+	lo := sort.Search(len(sel), func(j int) bool { return sel[j] >= wire0+uint32(c.first) })
+	at := lo
+	for i := range c.k {
+		kept := at < len(sel) && sel[at] == wire0+uint32(c.first+i)
+		if kept == inf[i] {
+			if c.part == proofdata.PartB2 {
+				return fmt.Errorf("zkey's B1 and B2 disagree on wire %d: one is infinity, the other not", c.first+i)
+			}
+			return d.changed(fmt.Sprintf("its %s section's point %d", s.name, c.first+i))
+		}
+		if kept {
+			copy(raw[(at-lo)*s.size:], raw[i*s.size:(i+1)*s.size])
+			at++
+		}
+	}
+	if at == lo {
+		return nil
+	}
+	return sink.Write(c.part, lo, at-lo, raw[:(at-lo)*s.size])
+}
