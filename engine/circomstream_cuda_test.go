@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	bls12381fr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/proofdata"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
+)
+
+// TestCUDALoadStreamsTheZkeyFile: a circom circuit loaded from its zkey
+// file keeps its bases in the file (all of BN254's; BLS12-381's but H, read
+// at LoadFiles: snarkjs's rows are permuted there); the CUDA backend's
+// Load streams them from the file to the device, the host reads only what
+// its B_G2 needs (fetched), the host copy is dropped, and the proof of the
+// committed witness passes snarkjs.
+func TestCUDALoadStreamsTheZkeyFile(t *testing.T) {
+	lib := cudaLib(t)
+	ctx := context.Background()
+	bases := proofdata.PartA | proofdata.PartB1 | proofdata.PartK | proofdata.PartZ | proofdata.PartB2
+	for _, tc := range []struct {
+		id   curve.ID
+		dir  string
+		name string
+	}{{curve.BN254, mulDir, "mul"}, {curve.BLS12_381, filepath.Join(mulDir, "bls12381"), "blsmul"}} {
+		for _, bg2 := range []string{"cuda", "cpu"} {
+			t.Run(tc.name+"/bg2="+bg2, func(t *testing.T) {
+				c, err := circomsrc.LoadFiles(ctx, circomsrc.Files{Zkey: filepath.Join(tc.dir, tc.name+".zkey")})
+				if err != nil {
+					t.Fatal(err)
+				}
+				deferred := bases
+				if tc.id == curve.BLS12_381 {
+					deferred &^= proofdata.PartZ
+				}
+				if got := c.Key.Deferred(); got != deferred {
+					t.Fatalf("deferred parts %06b, want %06b", got, deferred)
+				}
+				inner := *c.Key // the source's own deferral, which the test's wraps
+				var streamed, fetched proofdata.KeyParts
+				c.Key.SetDeferred(&proofdata.DeferredParts{Parts: inner.Deferred(),
+					Fetch: func(parts proofdata.KeyParts) error {
+						fetched |= parts
+						return inner.Need(parts)
+					},
+					Stream: func(parts proofdata.KeyParts, sink proofdata.BaseSink) error {
+						streamed |= parts
+						return inner.Stream(parts, sink)
+					}})
+				e, err := New(ctx, cudaOptions(lib, bg2, t.TempDir()), c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer e.Close()
+				wantFetched := proofdata.KeyParts(0)
+				if bg2 == "cpu" {
+					wantFetched = proofdata.PartB2
+				}
+				if fetched != wantFetched || streamed != deferred&^wantFetched {
+					t.Errorf("fetched parts %06b and streamed %06b, want %06b and %06b", fetched, streamed, wantFetched, deferred&^wantFetched)
+				}
+				keep := proofdata.KeyParts(0)
+				if bg2 == "cpu" {
+					keep = proofdata.PartB2
+				}
+				if got := c.Key.Dropped(); got != proofdata.AllParts&^keep {
+					t.Errorf("dropped parts %06b, want %06b", got, proofdata.AllParts&^keep)
+				}
+				data, err := os.ReadFile(filepath.Join(tc.dir, tc.name+".wtns"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, w, err := circomsrc.ParseWtnsOf(data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var proof *circomsrc.Proof
+				var public []string
+				if tc.id == curve.BN254 {
+					proof, public, err = ProveWtnsOf(ctx, e, tc.name, proofdata.Elements[fr.Element](w))
+				} else {
+					proof, public, err = ProveWtnsOf(ctx, e, tc.name, proofdata.Elements[bls12381fr.Element](w))
+				}
+				if err != nil {
+					t.Fatalf("ProveWtnsOf: %v", err)
+				}
+				snarkjsVerifies(t, filepath.Join(tc.dir, tc.name+".vkey.json"), proof, public)
+			})
+		}
+	}
+}
