@@ -240,7 +240,8 @@ func scanInfinity(sf *seqFile, s zkeySection, first uint32) ([]uint32, error) {
 	}
 	per := max(streamChunkBytes/s.size, 1)
 	buf := make([]byte, min(per, s.n)*s.size)
-	var sel []uint32 // grows with what is read, not with a count from the file
+	// n is the section's, which checkBinTable found within the file
+	sel := make([]uint32, 0, s.n)
 	for i := 0; i < s.n; i += per {
 		k := min(per, s.n-i)
 		b := buf[:k*s.size]
@@ -253,8 +254,11 @@ func scanInfinity(sf *seqFile, s zkeySection, first uint32) ([]uint32, error) {
 			}
 		}
 	}
-	// exactly sized: the circuit keeps it as long as it lives
-	return slices.Clip(sel), nil
+	if len(sel) < cap(sel) {
+		// exactly sized: the circuit keeps it as long as it lives
+		sel = slices.Clone(sel)
+	}
+	return sel, nil
 }
 
 func allZero(b []byte) bool {
