@@ -14,7 +14,8 @@
 //     AddCircuit loads the circuit: on a GPU, streamed from the file
 //     straight to the device, so keep the files in place until then);
 //     gnarksrc.New takes a constraint system and keys already in memory;
-//     circomsrc.LoadFiles reads a snarkjs zkey (and its witness calculator).
+//     circomsrc.LoadFiles reads a snarkjs zkey (and its witness calculator;
+//     the zkey's bases, likewise, at the circuit's load: keep it in place).
 //  2. Register your circuit's hints with gnark (solver.RegisterHint) before
 //     the first job, or give them to the source (gnarksrc.Options.Hints):
 //     zkpipe solves with gnark's solver, which finds hints by their
