@@ -36,9 +36,15 @@ import (
 // H is permuted for BLS12-381 (snarkjs's row i is gnark-crypto's row
 // rowMul·i mod n, curves.go): a chunk of the file's H is scattered over the
 // whole key's H, which a sink taking runs of consecutive points cannot
-// take without the whole part in hand. So where rowMul is not 1, H alone is
-// read at LoadFiles as before (n points, a fifth of a key); BN254's rowMul
-// is 1 and its H streams too.
+// take without the whole part in hand (reading it in the key's order
+// instead would be a random read a point). So where rowMul is not 1, H
+// alone is read at LoadFiles as before (n G1 points: about a sixth of a
+// key whose domain is near its wire count), uploaded from the host copy
+// and dropped; BN254's rowMul is 1 and its H streams too.
+//
+// The file must stay as LoadFiles found it: a read refuses one whose size
+// or time changed, or whose section headers or points at infinity are not
+// what LoadFiles saw, naming the file.
 
 // streamChunkBytes is how much of a section one chunk of a stream reads
 // (tests make it small: many chunks, a short last one).
