@@ -1,6 +1,7 @@
 package circomsrc
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -337,18 +338,17 @@ type chunkBuf struct {
 // file must be the one LoadFiles read: same size and time, the same
 // sections, the same points at infinity.
 func (d *zkeyDeferral) read(parts proofdata.KeyParts, sink proofdata.BaseSink) error {
-	var order []zkeySection
-	var orderParts []proofdata.KeyParts
+	type partSection struct {
+		part proofdata.KeyParts
+		s    zkeySection
+	}
+	var order []partSection
 	for part, s := range d.sect {
 		if parts&part != 0 {
-			order, orderParts = append(order, s), append(orderParts, part)
+			order = append(order, partSection{part, s})
 		}
 	}
-	idx := make([]int, len(order))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.Slice(idx, func(a, b int) bool { return order[idx[a]].off < order[idx[b]].off })
+	slices.SortFunc(order, func(a, b partSection) int { return cmp.Compare(a.s.off, b.s.off) })
 	bo := boundedread.Options{Timeout: d.o.LoadTimeout, MinRate: loadRate, IOTime: true}
 	_, err := boundedread.Read(context.Background(), d.path, bo, func(f *boundedread.File) (struct{}, error) {
 		if st, err := os.Stat(d.path); err != nil {
@@ -388,8 +388,8 @@ func (d *zkeyDeferral) read(parts proofdata.KeyParts, sink proofdata.BaseSink) e
 		}
 		sf := &seqFile{f: f}
 		err := func() error {
-			for _, i := range idx {
-				s, part := order[i], orderParts[i]
+			for _, o := range order {
+				s, part := o.s, o.part
 				// the section's header, as LoadFiles found it
 				var head [12]byte
 				if err := sf.at(s.off - 12); err != nil {
