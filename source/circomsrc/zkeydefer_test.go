@@ -244,6 +244,37 @@ func TestDeferredZkeyRefusesAChangedFile(t *testing.T) {
 			}
 		}
 	}
+	// a point at infinity become a point, the file's time put back: the
+	// stream meets a point the selections do not have
+	path := syntheticZkey(t, curve.BN254, 300, 512, nil)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadFiles(context.Background(), Files{Zkey: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := checkBinTable(bytes.NewReader(data), int64(len(data)), "zkey", 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := table[5].off // A's point 0 is infinity, its point 1 not
+	copy(data[a:a+64], data[a+64:a+128])
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	want := "changed since the circuit was loaded (its A section's point 0)"
+	if err := c.Key.CheckDeferred(); err == nil || !strings.Contains(err.Error(), path+": "+want) {
+		t.Errorf("a point where LoadFiles saw infinity: %v, want %q", err, want)
+	}
 }
 
 // TestDeferredZkeyNamesABadPoint: a point off the curve, or B1 and B2
