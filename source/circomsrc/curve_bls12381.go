@@ -151,12 +151,13 @@ func (circomBLS12381) bodyPoints(f *binFile, z *Zkey) (err error) {
 	return nil
 }
 
-// hPoints reads the H section alone (a key whose other point sections
-// stay in its file: zkeydefer.go).
-func (circomBLS12381) hPoints(f *binFile, z *Zkey) (err error) {
+// hSlice makes z's H, n points for a reader to put in gnark-crypto's row
+// order (zkeydefer.go: build does not move them again), and returns its
+// memory.
+func (circomBLS12381) hSlice(z *Zkey) []byte {
 	p := z.Points.(*zkeyPointsBLS12381)
-	p.H, err = g1sBLS12381(f, 9, "H", z.DomainSize)
-	return err
+	p.H = make([]bls12381.G1Affine, z.DomainSize)
+	return pointBytes(p.H)
 }
 
 // decode checks the points of r, as the whole read does (g1BLS12381,
@@ -329,7 +330,7 @@ func (cc circomBLS12381) build(name string, z *Zkey, c *stages.Circuit) (uint64,
 		}
 	}
 	h, rowMul := p.H, kx%n
-	if rowMul != 1 {
+	if rowMul != 1 && z.def == nil { // a deferred read put H in its rows
 		h = make([]bls12381.G1Affine, n)
 		for i := range p.H {
 			h[(rowMul*uint64(i))%n] = p.H[i]

@@ -151,12 +151,13 @@ func (circomBN254) bodyPoints(f *binFile, z *Zkey) (err error) {
 	return nil
 }
 
-// hPoints reads the H section alone (a key whose other point sections
-// stay in its file: zkeydefer.go).
-func (circomBN254) hPoints(f *binFile, z *Zkey) (err error) {
+// hSlice makes z's H, n points for a reader to put in gnark-crypto's row
+// order (zkeydefer.go: build does not move them again), and returns its
+// memory.
+func (circomBN254) hSlice(z *Zkey) []byte {
 	p := z.Points.(*zkeyPointsBN254)
-	p.H, err = g1sBN254(f, 9, "H", z.DomainSize)
-	return err
+	p.H = make([]bn254.G1Affine, z.DomainSize)
+	return pointBytes(p.H)
 }
 
 // decode checks the points of r, as the whole read does (g1BN254,
@@ -329,7 +330,7 @@ func (cc circomBN254) build(name string, z *Zkey, c *stages.Circuit) (uint64, er
 		}
 	}
 	h, rowMul := p.H, kx%n
-	if rowMul != 1 {
+	if rowMul != 1 && z.def == nil { // a deferred read put H in its rows
 		h = make([]bn254.G1Affine, n)
 		for i := range p.H {
 			h[(rowMul*uint64(i))%n] = p.H[i]

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -39,9 +40,11 @@ import (
 // whole key's H, which a sink taking runs of consecutive points cannot
 // take without the whole part in hand (reading it in the key's order
 // instead would be a random read a point). So where rowMul is not 1, H
-// alone is read at LoadFiles as before (n G1 points: about a sixth of a
-// key whose domain is near its wire count), uploaded from the host copy
-// and dropped; BN254's rowMul is 1 and its H streams too.
+// alone is read at LoadFiles, chunk by chunk into its rows (n G1 points
+// held once: about a sixth of a key whose domain is near its wire count;
+// the whole read held the section's bytes, the points and their permuted
+// copy), uploaded from the host copy and dropped; BN254's rowMul is 1 and
+// its H streams too.
 //
 // The file must stay as LoadFiles found it: a read refuses one whose size
 // or time changed, or whose section headers or points at infinity are not
@@ -221,21 +224,42 @@ func readZkeyHead(f *boundedread.File, path string, o Files) (*Zkey, error) {
 		}
 	}
 	if rowMul != 1 {
-		s := table[9]
-		data := make([]byte, s.size)
-		if err := sf.at(s.off); err != nil {
-			return nil, err
-		}
-		if err := sf.read(data); err != nil {
-			return nil, fmt.Errorf("zkey: H section: %w", err)
-		}
-		bf.sections[9] = data
-		if err := cc.hPoints(bf, z); err != nil {
+		s := zkeySection{typ: 9, name: "H", off: table[9].off, n: z.DomainSize, size: p.G1AffineBytes}
+		if err := readHInRows(sf, s, rowMul, cc, cc.hSlice(z)); err != nil {
 			return nil, err
 		}
 	}
 	z.def = d
 	return z, nil
+}
+
+// readHInRows reads H section s chunk by chunk, checking each point as the
+// whole read does, into dst (n points' memory) at the row New's key holds
+// it in: point i at rowMul·i mod n. The host holds H once, never the
+// section's bytes beside it nor a second, permuted copy.
+func readHInRows(sf *seqFile, s zkeySection, rowMul uint64, cc circomCurve, dst []byte) error {
+	if err := sf.at(s.off); err != nil {
+		return err
+	}
+	per := max(streamChunkBytes/s.size, 1)
+	buf := make([]uint64, (min(per, s.n)*s.size+7)/8) // aligned as the points
+	inf := make([]bool, min(per, s.n))
+	n := uint64(s.n)
+	for first := 0; first < s.n; first += per {
+		k := min(per, s.n-first)
+		raw := wordBytes(buf)[:k*s.size]
+		if err := sf.read(raw); err != nil {
+			return fmt.Errorf("zkey: H section: %w", err)
+		}
+		if err := cc.decode(&reader{kind: "zkey", name: s.name, b: raw}, false, first, inf[:k]); err != nil {
+			return err
+		}
+		for i := range k {
+			j := rowMul * uint64(first+i) % n
+			copy(dst[int(j)*s.size:], raw[i*s.size:(i+1)*s.size])
+		}
+	}
+	return nil
 }
 
 // scanInfinity reads section s in chunks and returns the wires (first + i)
@@ -325,6 +349,7 @@ type zkeyChunk struct {
 	part     proofdata.KeyParts
 	first, k int
 	buf      *chunkBuf
+	seq      int64 // its place among the stream's chunks
 }
 
 type chunkBuf struct {
@@ -362,24 +387,32 @@ func (d *zkeyDeferral) read(parts proofdata.KeyParts, sink proofdata.BaseSink) e
 		for range workers + 1 {
 			free <- nil // allocated on first use, at the largest chunk's size
 		}
+		// The error is the first bad chunk's in the file, as the whole
+		// read's is, whichever worker meets one first: a chunk before the
+		// first failure so far is still checked, one after it is not.
 		var (
-			failed   atomic.Bool
-			errOnce  sync.Once
+			mu       sync.Mutex
 			firstErr error
+			stop     atomic.Int64 // the first failed chunk's number so far
 			wg       sync.WaitGroup
 		)
-		fail := func(err error) {
-			errOnce.Do(func() { firstErr = err })
-			failed.Store(true)
+		stop.Store(math.MaxInt64)
+		fail := func(seq int64, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if seq < stop.Load() {
+				firstErr = err
+				stop.Store(seq)
+			}
 		}
 		for range workers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for c := range jobs {
-					if !failed.Load() {
+					if c.seq < stop.Load() {
 						if err := d.put(c, sink); err != nil {
-							fail(err)
+							fail(c.seq, err)
 						}
 					}
 					free <- c.buf
@@ -387,6 +420,7 @@ func (d *zkeyDeferral) read(parts proofdata.KeyParts, sink proofdata.BaseSink) e
 			}()
 		}
 		sf := &seqFile{f: f}
+		var seq int64 // chunks in file order
 		err := func() error {
 			for _, o := range order {
 				s, part := o.s, o.part
@@ -402,7 +436,7 @@ func (d *zkeyDeferral) read(parts proofdata.KeyParts, sink proofdata.BaseSink) e
 					return d.changed(fmt.Sprintf("its %s section", s.name))
 				}
 				per := max(streamChunkBytes/s.size, 1)
-				for first := 0; first < s.n && !failed.Load(); first += per {
+				for first := 0; first < s.n && stop.Load() == math.MaxInt64; first += per {
 					k := min(per, s.n-first)
 					b := <-free
 					if b == nil || len(b.words)*8 < k*s.size {
@@ -415,7 +449,8 @@ func (d *zkeyDeferral) read(parts proofdata.KeyParts, sink proofdata.BaseSink) e
 						free <- b
 						return fmt.Errorf("zkey: %s section: %w", s.name, err)
 					}
-					jobs <- zkeyChunk{part: part, first: first, k: k, buf: b}
+					jobs <- zkeyChunk{part: part, first: first, k: k, buf: b, seq: seq}
+					seq++
 				}
 			}
 			return nil

@@ -210,6 +210,24 @@ func TestDeferredZkeyStreamHoldsNoWholePart(t *testing.T) {
 	if fetched < bases {
 		t.Errorf("reading the bases into the host copy allocated %d bytes, less than their %d: the measure is off", fetched, bases)
 	}
+
+	// BLS12-381's H, read at LoadFiles into its rows, is held once: not
+	// beside the section's bytes nor a permuted copy (the whole read's 3n
+	// points)
+	path := syntheticZkey(t, curve.BLS12_381, 1<<12, 1<<14, nil)
+	for _, whole := range []bool{false, true} {
+		var c *stages.Circuit
+		loaded := allocated(func() (err error) {
+			c, err = LoadFiles(context.Background(), Files{Zkey: path, ReadKeyWhole: whole})
+			return err
+		})
+		h := int64(c.Key.Size.Z) * int64(curve.BLS12_381.Params().G1AffineBytes)
+		tables := 4 * int64(c.Key.N()) * proofdata.ScalarBytes
+		t.Logf("BLS12-381, whole=%v: LoadFiles allocated %d bytes; H %d, the domain's tables %d", whole, loaded, h, tables)
+		if !whole && loaded > tables+h+h/2 {
+			t.Errorf("LoadFiles allocated %d bytes for a key whose host copy is H (%d) and the domain's tables (%d): H held more than once", loaded, h, tables)
+		}
+	}
 }
 
 // TestDeferredZkeyRefusesAChangedFile: points left in the file are read
