@@ -151,15 +151,6 @@ func (circomBLS12381) bodyPoints(f *binFile, z *Zkey) (err error) {
 	return nil
 }
 
-// hSlice makes z's H, n points for a reader to put in gnark-crypto's row
-// order (zkeydefer.go: build does not move them again), and returns its
-// memory.
-func (circomBLS12381) hSlice(z *Zkey) []byte {
-	p := z.Points.(*zkeyPointsBLS12381)
-	p.H = make([]bls12381.G1Affine, z.DomainSize)
-	return pointBytes(p.H)
-}
-
 // decode checks the points of r, as the whole read does (g1BLS12381,
 // g2BLS12381: errors name point first+i), in place: the file's layout of
 // a point is gnark-crypto's affine point's memory (little-endian Montgomery
@@ -304,8 +295,7 @@ var frLimbsBLS12381, fpLimbsBLS12381 = limbsOf(fr.Modulus(), fr.Limbs), limbsOf(
 // so here.
 //
 // A key read with its points left in the file (z.def, zkeydefer.go) has
-// its selections already: its key's bases are deferred, but for H when
-// rowMul is not 1 (read whole: see zkeydefer.go).
+// its selections already: its key's bases are deferred.
 func (cc circomBLS12381) build(name string, z *Zkey, c *stages.Circuit) (uint64, error) {
 	p := z.Points.(*zkeyPointsBLS12381)
 	n := uint64(z.DomainSize)
@@ -330,7 +320,7 @@ func (cc circomBLS12381) build(name string, z *Zkey, c *stages.Circuit) (uint64,
 		}
 	}
 	h, rowMul := p.H, kx%n
-	if rowMul != 1 && z.def == nil { // a deferred read put H in its rows
+	if rowMul != 1 && z.def == nil { // deferred: H streams in its rows (zkeydefer.go)
 		h = make([]bls12381.G1Affine, n)
 		for i := range p.H {
 			h[(rowMul*uint64(i))%n] = p.H[i]

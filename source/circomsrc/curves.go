@@ -32,7 +32,6 @@ type circomCurve interface {
 	headPoints(r *reader, z *Zkey) // [α]₁ [β]₁ [β]₂ [γ]₂ [δ]₁ [δ]₂ into a new z.Points
 	ic(f *binFile, z *Zkey) error
 	bodyPoints(f *binFile, z *Zkey) error
-	hSlice(z *Zkey) []byte                                  // a new H of n points, its memory
 	decode(r *reader, g2 bool, first int, inf []bool) error // points checked in place (zkeydefer.go)
 	hostParts(k *proofdata.Key, parts proofdata.KeyParts) (map[proofdata.KeyParts][]byte, func())
 	power() (uint64, error) // snarkjsPower's K

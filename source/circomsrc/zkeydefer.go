@@ -37,14 +37,14 @@ import (
 //
 // H is permuted for BLS12-381 (snarkjs's row i is gnark-crypto's row
 // rowMul·i mod n, curves.go): a chunk of the file's H is scattered over the
-// whole key's H, which a sink taking runs of consecutive points cannot
-// take without the whole part in hand (reading it in the key's order
-// instead would be a random read a point). So where rowMul is not 1, H
-// alone is read at LoadFiles, chunk by chunk into its rows (n G1 points
-// held once: about a sixth of a key whose domain is near its wire count;
-// the whole read held the section's bytes, the points and their permuted
-// copy), uploaded from the host copy and dropped; BN254's rowMul is 1 and
-// its H streams too.
+// whole key's H, and a sink takes runs of consecutive points (a GPU upload
+// a run; reading H in the key's order instead would be a random read a
+// point). So where rowMul is not 1, H streams in windows of rows: each pass
+// reads the whole section and keeps the points whose rows fall in its
+// window (checking each point once, in its window's pass), then hands the
+// window to the sink. The host holds one window (hWindowBytes), at the
+// cost of reading H once a window; a fetch into the host copy reads it
+// once, straight into its rows.
 //
 // The file must stay as LoadFiles found it: a read refuses one whose size
 // or time changed, or whose section headers or points at infinity are not
@@ -53,6 +53,10 @@ import (
 // streamChunkBytes is how much of a section one chunk of a stream reads
 // (tests make it small: many chunks, a short last one).
 var streamChunkBytes = 1 << 20
+
+// hWindowBytes bounds the rows of a permuted H one pass of a stream holds
+// (a BLS12-381 key of 2^23 rows: one pass; of 2^26, six).
+var hWindowBytes = 1 << 30
 
 // zkeySection is one point section left in the file: n points of size
 // bytes each from off.
@@ -77,6 +81,7 @@ type zkeyDeferral struct {
 	// file's points against.
 	sel    [3][]uint32
 	firstK uint32
+	rowMul uint64 // H's point i is the key's row rowMul·i mod n
 
 	size int64 // the file as read: a later read refuses another
 	mod  time.Time
@@ -205,9 +210,6 @@ func readZkeyHead(f *boundedread.File, path string, o Files) (*Zkey, error) {
 		if want := int64(n) * int64(size); s.size != want {
 			return nil, fmt.Errorf("zkey: %s section: %d points need %d bytes, the section has %d", ps.name, n, want, s.size)
 		}
-		if part == proofdata.PartZ && rowMul != 1 {
-			continue // read whole below
-		}
 		d.sect[part] = zkeySection{typ: ps.typ, name: ps.name, off: s.off, n: n, size: size}
 		d.parts |= part
 	}
@@ -223,43 +225,9 @@ func readZkeyHead(f *boundedread.File, path string, o Files) (*Zkey, error) {
 			return nil, fmt.Errorf("zkey: %s section: %w", s.name, err)
 		}
 	}
-	if rowMul != 1 {
-		s := zkeySection{typ: 9, name: "H", off: table[9].off, n: z.DomainSize, size: p.G1AffineBytes}
-		if err := readHInRows(sf, s, rowMul, cc, cc.hSlice(z)); err != nil {
-			return nil, err
-		}
-	}
+	d.rowMul = rowMul
 	z.def = d
 	return z, nil
-}
-
-// readHInRows reads H section s chunk by chunk, checking each point as the
-// whole read does, into dst (n points' memory) at the row New's key holds
-// it in: point i at rowMul·i mod n. The host holds H once, never the
-// section's bytes beside it nor a second, permuted copy.
-func readHInRows(sf *seqFile, s zkeySection, rowMul uint64, cc circomCurve, dst []byte) error {
-	if err := sf.at(s.off); err != nil {
-		return err
-	}
-	per := max(streamChunkBytes/s.size, 1)
-	buf := make([]uint64, (min(per, s.n)*s.size+7)/8) // aligned as the points
-	inf := make([]bool, min(per, s.n))
-	n := uint64(s.n)
-	for first := 0; first < s.n; first += per {
-		k := min(per, s.n-first)
-		raw := wordBytes(buf)[:k*s.size]
-		if err := sf.read(raw); err != nil {
-			return fmt.Errorf("zkey: H section: %w", err)
-		}
-		if err := cc.decode(&reader{kind: "zkey", name: s.name, b: raw}, false, first, inf[:k]); err != nil {
-			return err
-		}
-		for i := range k {
-			j := rowMul * uint64(first+i) % n
-			copy(dst[int(j)*s.size:], raw[i*s.size:(i+1)*s.size])
-		}
-	}
-	return nil
 }
 
 // scanInfinity reads section s in chunks and returns the wires (first + i)
@@ -350,6 +318,16 @@ type zkeyChunk struct {
 	first, k int
 	buf      *chunkBuf
 	seq      int64 // its place among the stream's chunks
+	win      *hWindow
+}
+
+// hWindow is a pass of a permuted H's stream: its rows j0 … j0+n−1, put
+// in mem by the chunks of the pass (each point to its row, if in the
+// window) before mem goes to the sink.
+type hWindow struct {
+	j0, n int
+	mem   []byte
+	wg    sync.WaitGroup // the pass's chunks not yet put
 }
 
 type chunkBuf struct {
@@ -415,6 +393,9 @@ func (d *zkeyDeferral) read(parts proofdata.KeyParts, sink proofdata.BaseSink) e
 							fail(c.seq, err)
 						}
 					}
+					if c.win != nil {
+						c.win.wg.Done()
+					}
 					free <- c.buf
 				}
 			}()
@@ -424,33 +405,69 @@ func (d *zkeyDeferral) read(parts proofdata.KeyParts, sink proofdata.BaseSink) e
 		err := func() error {
 			for _, o := range order {
 				s, part := o.s, o.part
-				// the section's header, as LoadFiles found it
-				var head [12]byte
-				if err := sf.at(s.off - 12); err != nil {
-					return err
-				}
-				if err := sf.read(head[:]); err != nil {
-					return fmt.Errorf("zkey: %s section: %w", s.name, err)
-				}
-				if binary.LittleEndian.Uint32(head[:]) != s.typ || binary.LittleEndian.Uint64(head[4:]) != uint64(s.n*s.size) {
-					return d.changed(fmt.Sprintf("its %s section", s.name))
-				}
-				per := max(streamChunkBytes/s.size, 1)
-				for first := 0; first < s.n && stop.Load() == math.MaxInt64; first += per {
-					k := min(per, s.n-first)
-					b := <-free
-					if b == nil || len(b.words)*8 < k*s.size {
-						b = &chunkBuf{words: make([]uint64, (k*s.size+7)/8), inf: make([]bool, k)}
+				// one pass over the section, but for a permuted H: a pass
+				// a window of its rows, into mem (the host copy's H itself
+				// for a fetch)
+				passes, rows := 1, s.n
+				var mem []byte
+				direct := false
+				if part == proofdata.PartZ && d.rowMul != 1 {
+					if h, ok := sink.(hostSink); ok {
+						mem, direct = h[part], true
+					} else {
+						rows = min(max(hWindowBytes/s.size, 1), s.n)
+						mem = wordBytes(make([]uint64, (rows*s.size+7)/8))
 					}
-					if len(b.inf) < k {
-						b.inf = make([]bool, k)
+					passes = (s.n + rows - 1) / rows
+				}
+				for pass := range passes {
+					var win *hWindow
+					if mem != nil {
+						win = &hWindow{j0: pass * rows, n: min(rows, s.n-pass*rows), mem: mem}
 					}
-					if err := sf.read(wordBytes(b.words)[:k*s.size]); err != nil {
-						free <- b
+					// the section's header, as LoadFiles found it
+					var head [12]byte
+					if err := sf.at(s.off - 12); err != nil {
+						return err
+					}
+					if err := sf.read(head[:]); err != nil {
 						return fmt.Errorf("zkey: %s section: %w", s.name, err)
 					}
-					jobs <- zkeyChunk{part: part, first: first, k: k, buf: b, seq: seq}
-					seq++
+					if binary.LittleEndian.Uint32(head[:]) != s.typ || binary.LittleEndian.Uint64(head[4:]) != uint64(s.n*s.size) {
+						return d.changed(fmt.Sprintf("its %s section", s.name))
+					}
+					per := max(streamChunkBytes/s.size, 1)
+					for first := 0; first < s.n && stop.Load() == math.MaxInt64; first += per {
+						k := min(per, s.n-first)
+						b := <-free
+						if b == nil || len(b.words)*8 < k*s.size {
+							b = &chunkBuf{words: make([]uint64, (k*s.size+7)/8), inf: make([]bool, k)}
+						}
+						if len(b.inf) < k {
+							b.inf = make([]bool, k)
+						}
+						if err := sf.read(wordBytes(b.words)[:k*s.size]); err != nil {
+							free <- b
+							return fmt.Errorf("zkey: %s section: %w", s.name, err)
+						}
+						if win != nil {
+							win.wg.Add(1)
+						}
+						jobs <- zkeyChunk{part: part, first: first, k: k, buf: b, seq: seq, win: win}
+						seq++
+					}
+					if win == nil {
+						continue
+					}
+					win.wg.Wait() // its rows all in mem
+					if stop.Load() != math.MaxInt64 {
+						return nil // firstErr says why
+					}
+					if !direct {
+						if err := sink.Write(part, win.j0, win.n, mem[:win.n*s.size]); err != nil {
+							return err
+						}
+					}
 				}
 			}
 			return nil
@@ -479,6 +496,9 @@ func (d *zkeyDeferral) changed(why string) error {
 func (d *zkeyDeferral) put(c zkeyChunk, sink proofdata.BaseSink) error {
 	s := d.sect[c.part]
 	raw := wordBytes(c.buf.words)[:c.k*s.size]
+	if c.win != nil {
+		return d.putRows(c, raw)
+	}
 	inf := c.buf.inf[:c.k]
 	r := &reader{kind: "zkey", name: s.name, b: raw}
 	if err := d.cc.decode(r, c.part == proofdata.PartB2, c.first, inf); err != nil {
@@ -517,4 +537,25 @@ func (d *zkeyDeferral) put(c zkeyChunk, sink proofdata.BaseSink) error {
 		return nil
 	}
 	return sink.Write(c.part, lo, at-lo, raw[:(at-lo)*s.size])
+}
+
+// putRows checks and puts each point of a chunk of a permuted H whose row
+// is in the chunk's window there; the others are another pass's.
+func (d *zkeyDeferral) putRows(c zkeyChunk, raw []byte) error {
+	s, w, n := d.sect[c.part], c.win, uint64(d.sect[c.part].n)
+	r := reader{kind: "zkey", name: s.name}
+	var inf [1]bool
+	for i := range c.k {
+		j := int(d.rowMul * uint64(c.first+i) % n)
+		if j < w.j0 || j >= w.j0+w.n {
+			continue
+		}
+		p := raw[i*s.size : (i+1)*s.size]
+		r.b = p
+		if err := d.cc.decode(&r, false, c.first+i, inf[:]); err != nil {
+			return err
+		}
+		copy(w.mem[(j-w.j0)*s.size:], p)
+	}
+	return nil
 }
