@@ -323,7 +323,8 @@ type zkeyChunk struct {
 
 // hWindow is a pass of a permuted H's stream: its rows j0 … j0+n−1, put
 // in mem by the chunks of the pass (each point to its row, if in the
-// window) before mem goes to the sink.
+// window) before mem goes to the sink. Of several bad H points, the one
+// named is the first of the first window to hold one, not the lowest.
 type hWindow struct {
 	j0, n int
 	mem   []byte
