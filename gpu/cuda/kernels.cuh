@@ -57,8 +57,10 @@ __global__ void k_chunks(const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
 // Level0MinBlocks: k_level0's blocks an SM, its register cap 65536/(256·k).
 // Two over BN254's Fp (see below); one over wider fields, which lets
 // BLS12-381's G1 body take up to 255 registers and one block of 256 threads
-// an SM. -DZK_BLS_G1_MINB=2 caps BLS12-381's G1 at 128 registers for two
-// blocks an SM, to measure (notes/h100-2026-12-06).
+// an SM (it takes 190). -DZK_BLS_G1_MINB=2 caps BLS12-381's G1 at 128
+// registers for two blocks an SM: 232 bytes of spills, and no faster (H100,
+// notes/h100-2026-12-06 call 6: G1 2^20 8.7 ms against 8.8, 2^22 26.9 both;
+// with the prefetching body, 388 bytes, 8.9 and 27.4).
 template <class F> struct Level0MinBlocks {
     static constexpr int value = sizeof(F) == 32 ? 2 : 1;
 };
@@ -211,7 +213,9 @@ __global__ void __launch_bounds__(512) k_ntt_pass(S *x, u32 n, u32 mlow, int s, 
 //
 // NttMinBlocks: BLS12-381's eager butterflies spill at 102 registers (100
 // bytes of stores in the DIT); -DZK_BLS_NTT_MINB=4 gives its kernels four
-// blocks an SM (128 registers), to measure (notes/h100-2026-12-06).
+// blocks an SM (128 registers): still 32 bytes of spills, and slower for the
+// lost occupancy (H100, notes/h100-2026-12-06 call 6: 2^24 4.74 ms against
+// 4.68).
 template <class S> struct NttMinBlocks {
     static constexpr int value = 5;
 };
