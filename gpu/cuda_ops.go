@@ -88,23 +88,6 @@ func (d *deviceSink) close() {
 	d.mu.Unlock()
 }
 
-// streamBases reads k's deferred bases from its source into the device
-// buffers p (cudaBaseOrder's), already allocated at their full size.
-func (c *CUDA) streamBases(k *proofdata.Key, p []uintptr) error {
-	parts := k.Deferred() & cudaBaseParts
-	if parts == 0 {
-		return nil
-	}
-	s := k.Size
-	sink := &deviceSink{c: c, dst: map[proofdata.KeyParts]uintptr{}, size: map[proofdata.KeyParts]int{}}
-	for i, n := range [5]int{s.A, s.B, s.K, s.Z, s.B2} {
-		sink.dst[cudaBaseOrder[i]], sink.size[cudaBaseOrder[i]] = p[i], n
-	}
-	err := k.Stream(parts, sink)
-	sink.close()
-	return err
-}
-
 // cudaCurves are the curves the library proves on, by curve (each
 // generated file registers its own).
 var cudaCurves = map[curve.ID]cudaCurveOps{}
@@ -261,11 +244,35 @@ func g2Flag(g2 bool) int32 {
 // A key of a curve the library has no kernels for is
 // errors.ErrUnsupported, naming it.
 func (c *CUDA) Load(k *proofdata.Key) (proofdata.Resident, error) {
+	l, err := c.beginLoad(k)
+	if err != nil {
+		return nil, err
+	}
+	return l.finish(k.Stream(l.parts, l))
+}
+
+// cudaLoad is a Load begun: the key's device buffers allocated at their
+// full size, the bases its source has read uploaded, and those left
+// unread (parts) waiting for a stream of them to Write. Load streams them
+// itself; Multi streams a key file once for all its devices (multiLoad).
+// finish ends it, whatever happened.
+type cudaLoad struct {
+	c     *CUDA
+	r     *cudaResident
+	parts proofdata.KeyParts // the deferred bases to stream here
+	sink  *deviceSink
+	cv    cudaCurveOps
+	kp    cudaKeyParts
+}
+
+// beginLoad allocates k's bases on the device and uploads those on the
+// host; the load holds the backend open (enter) until finish.
+func (c *CUDA) beginLoad(k *proofdata.Key) (*cudaLoad, error) {
 	cv, err := cudaCurve(k)
 	if err != nil {
 		return nil, err
 	}
-	parts, err := cv.load(k)
+	kp, err := cv.load(k)
 	if err != nil {
 		return nil, err
 	}
@@ -276,32 +283,58 @@ func (c *CUDA) Load(k *proofdata.Key) (proofdata.Resident, error) {
 	if err := c.enter(); err != nil {
 		return nil, err
 	}
-	defer c.exit()
-	r := &cudaResident{c: c, key: k, cv: cv, one: proofdata.One(k.Curve), logn: bits.TrailingZeros(uint(n)), zinv: parts.zinv,
+	r := &cudaResident{c: c, key: k, cv: cv, one: proofdata.One(k.Curve), logn: bits.TrailingZeros(uint(n)), zinv: kp.zinv,
 		tailsAtOnce: c.tailsAtOnce(k)}
-	err = func() error {
-		p, err := c.stage(parts.bases[:])
-		if err != nil {
-			return err
-		}
-		r.a, r.b1, r.k, r.z, r.b2 = p[0], p[1], p[2], p[3], p[4]
-		if err := c.streamBases(k, p); err != nil {
-			return err
-		}
-		for _, t := range []struct {
-			p *uintptr
-			n int
-		}{{&r.tw, max(n/2, 1)}, {&r.twinv, max(n/2, 1)}, {&r.gn, n}, {&r.ginvn, n}} {
-			if *t.p, err = c.alloc(t.n*proofdata.ScalarBytes, c.xfer); err != nil {
+	p, err := c.stage(kp.bases[:])
+	if err != nil {
+		err = errors.Join(err, r.free())
+		c.exit()
+		return nil, err
+	}
+	r.a, r.b1, r.k, r.z, r.b2 = p[0], p[1], p[2], p[3], p[4]
+	l := &cudaLoad{c: c, r: r, parts: k.Deferred() & cudaBaseParts, cv: cv, kp: kp,
+		sink: &deviceSink{c: c, dst: map[proofdata.KeyParts]uintptr{}, size: map[proofdata.KeyParts]int{}}}
+	s := k.Size
+	for i, n := range [5]int{s.A, s.B, s.K, s.Z, s.B2} {
+		l.sink.dst[cudaBaseOrder[i]], l.sink.size[cudaBaseOrder[i]] = p[i], n
+	}
+	return l, nil
+}
+
+// Write takes a chunk of the deferred bases (proofdata.BaseSink): see
+// deviceSink.
+func (l *cudaLoad) Write(part proofdata.KeyParts, at, count int, points []byte) error {
+	return l.sink.Write(part, at, count, points)
+}
+
+// finish closes the sink (a write still in flight from an abandoned stream
+// is refused from now on) and, unless streamErr (the stream's error, or
+// this device's own) is set, builds the domain's tables and makes the key
+// resident; on any error it frees everything the load holds.
+func (l *cudaLoad) finish(streamErr error) (proofdata.Resident, error) {
+	c, r := l.c, l.r
+	defer c.exit()
+	l.sink.close()
+	err := streamErr
+	if err == nil {
+		err = func() error {
+			n := 1 << r.logn
+			for _, t := range []struct {
+				p *uintptr
+				n int
+			}{{&r.tw, max(n/2, 1)}, {&r.twinv, max(n/2, 1)}, {&r.gn, n}, {&r.ginvn, n}} {
+				var err error
+				if *t.p, err = c.alloc(t.n*proofdata.ScalarBytes, c.xfer); err != nil {
+					return err
+				}
+			}
+			var e cerr
+			if err := e.err("domain", c.fn.domainTables(l.cv.id(), r.tw, r.twinv, r.gn, r.ginvn, int32(r.logn), &l.kp.consts[0], c.xfer, e.p())); err != nil {
 				return err
 			}
-		}
-		var e cerr
-		if err := e.err("domain", c.fn.domainTables(cv.id(), r.tw, r.twinv, r.gn, r.ginvn, int32(r.logn), &parts.consts[0], c.xfer, e.p())); err != nil {
-			return err
-		}
-		return r.buildTables()
-	}()
+			return r.buildTables()
+		}()
+	}
 	if err != nil {
 		return nil, errors.Join(err, r.free())
 	}

@@ -154,33 +154,142 @@ func (r *multiResident) Close() error {
 // Load makes k resident on every device in rotation. A device that cannot
 // hold it serves the other circuits; a circuit no device can hold is an
 // error naming each device's reason.
+//
+// A key file's bases left unread (proofdata.DeferredParts) are read once
+// for all the devices: each CUDA device's load is begun (its buffers
+// allocated), one stream of the file writes every chunk to each of them,
+// and then each load is finished. Loading on each device in turn would
+// read the file once a device.
 func (m *Multi) Load(k *proofdata.Key) (proofdata.Resident, error) {
 	r := &multiResident{key: k, per: make([]proofdata.Resident, len(m.devs))}
-	var errs []string
-	unsupported := true // by every device: the key's curve, say (one gpu.CUDA has no kernels for)
+	errs := make([]error, len(m.devs)) // by device, to name them in order
+	var loads []*cudaLoad              // by device; nil where none was begun
 	for i, d := range m.devs {
 		if err := d.err(); err != nil {
-			errs = append(errs, fmt.Sprintf("%s: out of rotation (%v)", d.label, err))
-			unsupported = false
+			errs[i] = fmt.Errorf("out of rotation (%v)", err)
 			continue
 		}
-		p, err := d.Load(k)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %v", d.label, err))
-			unsupported = unsupported && errors.Is(err, errors.ErrUnsupported)
+		if _, ok := d.Device.(streamLoader); ok {
 			continue
 		}
-		r.per[i] = p
+		// A device that loads on its own (a CPU) goes first: it reads the
+		// deferred parts into the host copy, which the streaming ones then
+		// upload from rather than read the file again.
+		r.per[i], errs[i] = d.Load(k)
 	}
-	for _, p := range r.per {
-		if p != nil {
+	for i, d := range m.devs {
+		sl, ok := d.Device.(streamLoader)
+		if !ok || errs[i] != nil {
+			continue
+		}
+		if loads == nil {
+			loads = make([]*cudaLoad, len(m.devs))
+		}
+		loads[i], errs[i] = sl.beginLoad(k)
+	}
+	if loads != nil {
+		fan := &fanSink{loads: loads, labels: m.Devices(), failed: make([]error, len(loads))}
+		var parts proofdata.KeyParts
+		for _, l := range loads {
+			if l != nil {
+				parts |= l.parts
+			}
+		}
+		err := k.Stream(parts, fan)
+		for i, l := range loads {
+			if l == nil {
+				continue
+			}
+			own := fan.failedOn(i) // the device's own write error before the stream's
+			if own == nil {
+				own = err
+			}
+			r.per[i], errs[i] = l.finish(own)
+		}
+	}
+	var why []string
+	unsupported := true // by every device: the key's curve, say (one gpu.CUDA has no kernels for)
+	for i, d := range m.devs {
+		if r.per[i] != nil {
 			return r, nil
 		}
+		if errs[i] != nil {
+			why = append(why, fmt.Sprintf("%s: %v", d.label, errs[i]))
+			unsupported = unsupported && errors.Is(errs[i], errors.ErrUnsupported)
+		}
 	}
-	if unsupported && len(errs) > 0 {
-		return nil, fmt.Errorf("no device can hold the %s key: %s: %w", k.Curve, strings.Join(errs, "; "), errors.ErrUnsupported)
+	if unsupported && len(why) > 0 {
+		return nil, fmt.Errorf("no device can hold the %s key: %s: %w", k.Curve, strings.Join(why, "; "), errors.ErrUnsupported)
 	}
-	return nil, fmt.Errorf("no device can hold the key: %s", strings.Join(errs, "; "))
+	return nil, fmt.Errorf("no device can hold the key: %s", strings.Join(why, "; "))
+}
+
+// streamLoader is a device whose load Multi can split around one stream of
+// a key file's deferred bases shared by all its devices (CUDA.beginLoad).
+type streamLoader interface {
+	beginLoad(k *proofdata.Key) (*cudaLoad, error)
+}
+
+// fanSink is one stream's sink for several devices' loads: each chunk goes
+// to every load that streams its part, the devices in parallel (each
+// through its own transfer lanes), and Write returns once all have it (the
+// chunk's memory is reused then). A device whose write fails takes no more
+// of the stream, and its load fails with that error; the stream goes on
+// while any device takes it. A late write (the stream abandoned) reaches
+// only closed device sinks, which refuse it.
+type fanSink struct {
+	loads  []*cudaLoad // by device; nil where none was begun
+	labels []string
+	mu     sync.Mutex
+	failed []error // by device: its first write error
+}
+
+func (f *fanSink) failedOn(i int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.failed[i]
+}
+
+func (f *fanSink) Write(part proofdata.KeyParts, at, count int, points []byte) error {
+	errs := make([]error, len(f.loads))
+	var wg sync.WaitGroup
+	last := -1 // written on this goroutine, the others on their own
+	for i, l := range f.loads {
+		if l == nil || l.parts&part == 0 || f.failedOn(i) != nil {
+			continue
+		}
+		if last >= 0 {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				errs[i] = f.loads[i].Write(part, at, count, points)
+			}(last)
+		}
+		last = i
+	}
+	if last >= 0 {
+		errs[last] = f.loads[last].Write(part, at, count, points)
+	}
+	wg.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	live := false
+	for i, l := range f.loads {
+		if errs[i] != nil && f.failed[i] == nil {
+			f.failed[i] = errs[i]
+		}
+		live = live || l != nil && f.failed[i] == nil
+	}
+	if live {
+		return nil
+	}
+	var all []error // every device has failed: stop the stream
+	for i, err := range f.failed {
+		if err != nil {
+			all = append(all, fmt.Errorf("%s: %w", f.labels[i], err))
+		}
+	}
+	return errors.Join(all...)
 }
 
 // multiStaged is where a job's vectors live.

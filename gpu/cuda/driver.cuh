@@ -248,9 +248,15 @@ template <class F> struct MsmTable {
 // (msm_table_window, or t's window), or fails if the table cannot be
 // addressed: every point's index must fit in 31 bits. S: the curve's scalars
 // (their bits give the windows).
+template <class S> struct WideTableWindows { // msm_table_window's wide: BLS12-381's scalars name its curve
+    static constexpr bool value = false;
+};
+template <> struct WideTableWindows<Bls12381Fr> {
+    static constexpr bool value = true;
+};
 template <class S = Fr> int msm_table_layout(size_t nbase, const MsmTuning &t, int *c, int *nw) {
     if (nbase == 0) return FAILF("msm table: no bases");
-    *c = msm_table_window(nbase, t.window);
+    *c = msm_table_window(nbase, t.window, WideTableWindows<S>::value);
     *nw = msm_windows<S>(*c);
     if (*nw > ZK_MAX_WINDOWS) return FAILF("msm table: %d windows, the limit is %d", *nw, ZK_MAX_WINDOWS);
     if ((size_t)*nw * nbase >= ((size_t)1 << 31))

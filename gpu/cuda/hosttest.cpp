@@ -1793,6 +1793,17 @@ static void test_plan() {
     CHECK(msm_table_layout((size_t)1 << 21, T, &c, &nw) == 0 && c == 19 && nw == 14, "table 2^21: c=%d nw=%d", c, nw);
     CHECK(msm_table_layout((size_t)1 << 22, T, &c, &nw) == 0 && c == 20 && nw == 13, "table 2^22: c=%d nw=%d", c, nw);
     CHECK(msm_table_layout((size_t)1 << 24, T, &c, &nw) == 0 && c == 20 && nw == 13, "table 2^24: c=%d nw=%d", c, nw);
+    // BLS12-381 (wide windows): 20 bits from 2^19 bases, 16 at 2^20 as
+    // BN254's; BN254 keeps msm_window's 15 bits at 2^19
+    CHECK(msm_table_layout((size_t)1 << 19, T, &c, &nw) == 0 && c == 15 && nw == 17, "table 2^19: c=%d nw=%d", c, nw);
+    CHECK(msm_table_layout<Bls12381Fr>((size_t)1 << 19, T, &c, &nw) == 0 && c == 20 && nw == 13,
+          "BLS12-381 table 2^19: c=%d nw=%d", c, nw);
+    CHECK(msm_table_layout<Bls12381Fr>(1000002, T, &c, &nw) == 0 && c == 20 && nw == 13,
+          "BLS12-381 table 1000002: c=%d nw=%d", c, nw);
+    CHECK(msm_table_layout<Bls12381Fr>((size_t)1 << 20, T, &c, &nw) == 0 && c == 16 && nw == 16,
+          "BLS12-381 table 2^20: c=%d nw=%d", c, nw);
+    CHECK(msm_table_layout<Bls12381Fr>(((size_t)1 << 19) - 1, T, &c, &nw) == 0 && c == 14,
+          "BLS12-381 table 2^19-1: c=%d nw=%d", c, nw);
     // 2^27 bases: 13·2^27 < 2^31 points, addressable; 2^28: refused
     CHECK(msm_table_layout((size_t)1 << 27, T, &c, &nw) == 0 && c == 20, "table 2^27: %s", err);
     // segments: 8 buckets up to 2^18 a set, then about 2^15 segments a set

@@ -54,10 +54,26 @@ __global__ void k_chunks(const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
     if (b < nb) chunks_body(b, cnt, L, chunks);
 }
 
+// Level0MinBlocks: k_level0's blocks an SM, its register cap 65536/(256·k).
+// Two over BN254's Fp (see below); one over wider fields, which lets
+// BLS12-381's G1 body take up to 255 registers and one block of 256 threads
+// an SM (it takes 190). -DZK_BLS_G1_MINB=2 caps BLS12-381's G1 at 128
+// registers for two blocks an SM: 232 bytes of spills, and no faster (H100,
+// notes/h100-2026-12-06 call 6: G1 2^20 8.7 ms against 8.8, 2^22 26.9 both;
+// with the prefetching body, 388 bytes, 8.9 and 27.4).
+template <class F> struct Level0MinBlocks {
+    static constexpr int value = sizeof(F) == 32 ? 2 : 1;
+};
+#ifdef ZK_BLS_G1_MINB
+template <> struct Level0MinBlocks<Bls12381Fp> {
+    static constexpr int value = ZK_BLS_G1_MINB;
+};
+#endif
+
 // Two blocks an SM over Fp: the prefetching body would take 136 registers
 // a thread, one block of 256 threads an SM.
 template <class F, bool PF>
-__global__ void __launch_bounds__(TPB, sizeof(F) == 32 ? 2 : 1) k_level0(const Affine<F> *bases, const u32 *idx, const u32 *keys, const u32 *vals, size_t m, u32 nb,
+__global__ void __launch_bounds__(TPB, Level0MinBlocks<F>::value) k_level0(const Affine<F> *bases, const u32 *idx, const u32 *keys, const u32 *vals, size_t m, u32 nb,
                          const u32 *start, const u32 *off, u32 L, u32 tiles, XYZZ<F> *out) {
     u32 t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < tiles) level0_body<F, PF>(t, bases, idx, keys, vals, m, nb, start, off, L, out);
@@ -194,8 +210,22 @@ __global__ void __launch_bounds__(512) k_ntt_pass(S *x, u32 n, u32 mlow, int s, 
 // keeps LAZY and GL as template parameters of the bodies (hosttest.cpp
 // checks them). A field without the room for lazy elements (BLS12-381's Fr:
 // no 4q < 2^256) runs the same kernel with eager butterflies (NTT_LAZY).
+//
+// NttMinBlocks: BLS12-381's eager butterflies spill at 102 registers (100
+// bytes of stores in the DIT); -DZK_BLS_NTT_MINB=4 gives its kernels four
+// blocks an SM (128 registers): still 32 bytes of spills, and slower for the
+// lost occupancy (H100, notes/h100-2026-12-06 call 6: 2^24 4.74 ms against
+// 4.68).
+template <class S> struct NttMinBlocks {
+    static constexpr int value = 5;
+};
+#ifdef ZK_BLS_NTT_MINB
+template <> struct NttMinBlocks<Bls12381Fr> {
+    static constexpr int value = ZK_BLS_NTT_MINB;
+};
+#endif
 template <class S, bool DIF>
-__global__ void __launch_bounds__(128, 5)
+__global__ void __launch_bounds__(128, NttMinBlocks<S>::value)
     k_ntt_regs(S *x, int lgn, int lgm, int s, int lgG, const S *tw, const S *scale, int canon) {
     ZK_DYN_SHARED(Half, halves);
     const u32 E = 1u << (lgG + s), g0 = blockIdx.x << lgG, mlow = 1u << lgm;

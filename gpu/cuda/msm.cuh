@@ -303,10 +303,20 @@ template <class S = Fr> HD int msm_windows(int c) { return (S::BITS + 1 + c - 1)
 // notes/h200-2026-12-01d: 20 bits best or level at 2^22 and 2^24 (19 and
 // 20 within the runs' spread at 2^22, 20 with less table memory); 21, 22
 // and 24 lost to the reduction of their 2^20 or more buckets.
-HD int msm_table_window(size_t nbase, int override = 0) {
+//
+// wide: a curve whose additions cost about 2.25× BN254's (BLS12-381) while
+// its digits, sorts and buckets cost the same, so that fewer windows pay
+// sooner: from 2^19 bases it takes 20 bits (13 windows, not msm_window's 15
+// bits and 18). Measured on the H100 (notes/h100-2026-12-06, call 6): BLS12-381
+// mulchain 2^20 (tails of about 10^6 bases) 15.34 and 15.40 proofs/s against
+// 14.39 and 14.38, a G1 MSM over 2^19 bases 6.1 ms against 6.4; at 2^20 bases
+// 16 bits stay best (8.9 ms against 9.3 for 20); BN254 unchanged (its stream
+// 32.70 against 32.46, within the runs' spread).
+HD int msm_table_window(size_t nbase, int override = 0, bool wide = false) {
     if (override >= 4 && override <= MSM_MAX_WINDOW) return override;
     int lg = 0;
     while (lg < 40 && ((size_t)1 << (lg + 1)) <= nbase) lg++;
+    if (wide && lg == 19) return 20;
     if (lg <= 20) return msm_window(nbase);
     return lg - 2 < 20 ? lg - 2 : 20;
 }
