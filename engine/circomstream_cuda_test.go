@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	bls12381fr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -11,6 +13,7 @@ import (
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
+	"github.com/zkpipe/zkpipe/stream"
 )
 
 // TestCUDALoadStreamsTheZkeyFile: a circom circuit loaded from its zkey
@@ -89,5 +92,78 @@ func TestCUDALoadStreamsTheZkeyFile(t *testing.T) {
 				snarkjsVerifies(t, filepath.Join(tc.dir, tc.name+".vkey.json"), proof, public)
 			})
 		}
+	}
+}
+
+// --cuda-device all over the stand-in as two GPUs: gpu.Multi reads a
+// circom circuit's zkey file once for both devices (BLS12-381's permuted
+// H in windows too), fetches nothing, and both GPUs prove proofs that
+// snarkjs's verifying key accepts.
+func TestAllGPUsStreamTheZkeyFileOnce(t *testing.T) {
+	lib := standInLib(t, "-DZK_HOST_DEVICES=2")
+	ctx := context.Background()
+	bases := proofdata.PartA | proofdata.PartB1 | proofdata.PartK | proofdata.PartZ | proofdata.PartB2
+	for _, tc := range []struct{ dir, name string }{{mulDir, "mul"}, {filepath.Join(mulDir, "bls12381"), "blsmul"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := circomsrc.LoadFiles(ctx, circomsrc.Files{Zkey: filepath.Join(tc.dir, tc.name+".zkey")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			inner := *c.Key
+			var mu sync.Mutex
+			var streams int
+			var streamed, fetched proofdata.KeyParts
+			c.Key.SetDeferred(&proofdata.DeferredParts{Parts: inner.Deferred(),
+				Fetch: func(parts proofdata.KeyParts) error {
+					mu.Lock()
+					fetched |= parts
+					mu.Unlock()
+					return inner.Need(parts)
+				},
+				Stream: func(parts proofdata.KeyParts, sink proofdata.BaseSink) error {
+					mu.Lock()
+					streams++
+					streamed |= parts
+					mu.Unlock()
+					return inner.Stream(parts, sink)
+				}})
+			o := cpuOptions(filepath.Join(t.TempDir(), "out"))
+			o.Device, o.BG2Device = "cuda", "cuda"
+			o.CUDA = CUDAOptions{Lib: lib, AllDevices: true, PinnedMiB: 1, Lanes: 1, ComputeStreams: 3}
+			wtns, err := filepath.Abs(filepath.Join(tc.dir, tc.name+".wtns"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs := make(chan stream.Line, 6)
+			for i := 1; i <= cap(jobs); i++ {
+				jobs <- stream.Line{Number: i, Request: stream.Request{ID: fmt.Sprintf("j%d", i), Wtns: wtns}}
+			}
+			close(jobs)
+			lines, err := runAll(t, o, jobs, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if streams != 1 || streamed != bases || fetched != 0 {
+				t.Errorf("%d streams of parts %06b, fetched %06b: want the zkey's bases %06b read once, for both devices", streams, streamed, fetched, bases)
+			}
+			vk, err := circomsrc.ReadVerifyingKey(filepath.Join(tc.dir, tc.name+".vkey.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			on := map[string]int{}
+			for _, l := range lines {
+				if l.Error != "" {
+					t.Errorf("%s: %s", l.ID, l.Error)
+					continue
+				}
+				on[l.Device]++
+				if err := circomsrc.VerifyFiles(ctx, vk, l.Proof, l.Public); err != nil {
+					t.Errorf("%s on %s: snarkjs's verifying key rejects it: %v", l.ID, l.Device, err)
+				}
+			}
+			if on["cuda:0"] == 0 || on["cuda:1"] == 0 || len(lines) != cap(jobs) {
+				t.Errorf("jobs per GPU %v over %d lines: want both GPUs used", on, len(lines))
+			}
+		})
 	}
 }
