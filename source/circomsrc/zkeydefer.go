@@ -321,6 +321,17 @@ type zkeyChunk struct {
 	win      *hWindow
 }
 
+// hPasses is how many passes a read of a permuted H into sink makes, and
+// how many rows each holds: one, straight into a fetch's host copy.
+func (d *zkeyDeferral) hPasses(sink proofdata.BaseSink) (passes, rows int) {
+	s := d.sect[proofdata.PartZ]
+	if _, ok := sink.(hostSink); ok || d.rowMul == 1 || s.n == 0 {
+		return 1, s.n
+	}
+	rows = min(max(hWindowBytes/s.size, 1), s.n)
+	return (s.n + rows - 1) / rows, rows
+}
+
 // hWindow is a pass of a permuted H's stream: its rows j0 … j0+n−1, put
 // in mem by the chunks of the pass (each point to its row, if in the
 // window) before mem goes to the sink. Of several bad H points, the one
@@ -354,6 +365,15 @@ func (d *zkeyDeferral) read(parts proofdata.KeyParts, sink proofdata.BaseSink) e
 	}
 	slices.SortFunc(order, func(a, b partSection) int { return cmp.Compare(a.s.off, b.s.off) })
 	bo := boundedread.Options{Timeout: d.o.LoadTimeout, MinRate: loadRate, IOTime: true}
+	if passes, _ := d.hPasses(sink); parts&proofdata.PartZ != 0 && passes > 1 && bo.Timeout >= 0 {
+		// MinRate's time is for the file's size: the passes over a
+		// permuted H read more
+		if bo.Timeout == 0 {
+			bo.Timeout = boundedread.DefaultTimeout
+		}
+		more := float64(passes-1) * float64(d.sect[proofdata.PartZ].n*d.sect[proofdata.PartZ].size) / loadRate
+		bo.Timeout += time.Duration(more * float64(time.Second))
+	}
 	_, err := boundedread.Read(context.Background(), d.path, bo, func(f *boundedread.File) (struct{}, error) {
 		if st, err := os.Stat(d.path); err != nil {
 			return struct{}{}, err
@@ -413,13 +433,12 @@ func (d *zkeyDeferral) read(parts proofdata.KeyParts, sink proofdata.BaseSink) e
 				var mem []byte
 				direct := false
 				if part == proofdata.PartZ && d.rowMul != 1 {
+					passes, rows = d.hPasses(sink)
 					if h, ok := sink.(hostSink); ok {
 						mem, direct = h[part], true
 					} else {
-						rows = min(max(hWindowBytes/s.size, 1), s.n)
 						mem = wordBytes(make([]uint64, (rows*s.size+7)/8))
 					}
-					passes = (s.n + rows - 1) / rows
 				}
 				for pass := range passes {
 					var win *hWindow
