@@ -43,7 +43,7 @@ type Zkey struct {
 	NbRows int      // 1 + the highest constraint a coefficient names
 
 	// def, when set, is where the point sections lie in the zkey's file,
-	// unread (Points has none of A, B1, B2, C nor, mostly, H): New builds
+	// unread (Points has none of A, B1, B2, C, H): New builds
 	// a key whose bases stream from the file (zkeydefer.go).
 	def *zkeyDeferral
 }
