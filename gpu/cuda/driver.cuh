@@ -383,26 +383,34 @@ template <class D> int chunk_runs(D &d, Scratch<D> &sc, const u32 *cnt, u32 nb, 
     return scan_offsets(d, sc, *chunks, nb, off);
 }
 
-// msm_scratch_bytes bounds the device bytes msm_run_batch over F holds at once for
-// n scalars over plain bases (a table's plan takes fewer: fewer digits and
-// one bucket set), phase by phase, with m = n·nw digits, nb buckets, L the
-// chunk and T₀ = m/L + nb, T₁ = T₀/L + nb the sums of the XYZZ levels:
+// msm_plan_bytes bounds the device bytes one MSM run over F holds at once
+// for m = n·nw digits into nb buckets, phase by phase, with L the chunk and
+// T₀ = m/L + nb, T₁ = T₀/L + nb the sums of the XYZZ levels:
 //
 //	sort      keys, values and their sorted copies (16m), CUB's scratch at
 //	          most the alternate buffers of the largest sort (8m)
 //	level 0   the sorted values (4m), bucket runs and chunks (16·nb), T₀ sums
 //	level ≥1  the same with the previous level's sums: (T₀ + T₁) sums
-//
+template <class F> size_t msm_plan_bytes(size_t n, int nw, size_t nb, size_t L) {
+    size_t m = n * (size_t)nw, xyzz = sizeof(XYZZ<F>);
+    size_t t0 = m / L + nb, t1 = t0 / L + nb;
+    size_t most = 24 * m, levels = 4 * m + 16 * nb + (t0 + t1) * xyzz;
+    return most > levels ? most : levels;
+}
+
+// msm_scratch_bytes bounds the device bytes msm_run_batch over F holds at
+// once for n scalars: over plain bases (nw sets of buckets), or over a
+// table of n bases (fewer digits and one set of buckets, but a wider
+// window's set can be the larger: BLS12-381's 20 bits from 2^19 bases).
 // gpu.CUDA.JobBytes reserves it (zk_msm_scratch_bytes) for the governor.
 template <class F> size_t msm_scratch_bytes(size_t n, const MsmTuning &t) {
     if (n == 0) return 0;
-    int c = msm_window(n, t.window), nw = msm_windows<ScalarOf<F>>(c);
-    size_t m = n * (size_t)nw, nb = (size_t)nw << (c - 1), L = t.chunk;
-    size_t xyzz = sizeof(XYZZ<F>);
-    size_t t0 = m / L + nb, t1 = t0 / L + nb;
-    size_t most = 24 * m;
-    most = most > 4 * m + 16 * nb + (t0 + t1) * xyzz ? most : 4 * m + 16 * nb + (t0 + t1) * xyzz;
-    return most;
+    typedef ScalarOf<F> S;
+    int c = msm_window(n, t.window), nw = msm_windows<S>(c);
+    size_t plain = msm_plan_bytes<F>(n, nw, (size_t)nw << (c - 1), t.chunk);
+    int ct = msm_table_window(n, t.window, WideTableWindows<S>::value);
+    size_t table = msm_plan_bytes<F>(n, msm_windows<S>(ct), (size_t)1 << (ct - 1), t.chunk);
+    return plain > table ? plain : table;
 }
 
 // msm_core: the window sums of the k = pl.k MSMs Σ scalars[j][i]·bases[idx[j] ?

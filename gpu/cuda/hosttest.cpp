@@ -1804,6 +1804,16 @@ static void test_plan() {
           "BLS12-381 table 2^20: c=%d nw=%d", c, nw);
     CHECK(msm_table_layout<Bls12381Fr>(((size_t)1 << 19) - 1, T, &c, &nw) == 0 && c == 14,
           "BLS12-381 table 2^19-1: c=%d nw=%d", c, nw);
+    // the scratch bound covers a table's plan where its one set of wide
+    // buckets outweighs the plain plan's (BLS12-381's G2 at 10^6 bases)
+    {
+        size_t n = 1000002;
+        size_t table = msm_plan_bytes<Bls12381Fp2>(n, 13, (size_t)1 << 19, MSM_CHUNK);
+        size_t plain = msm_plan_bytes<Bls12381Fp2>(n, 18, (size_t)18 << 14, MSM_CHUNK);
+        CHECK(table > plain && msm_scratch_bytes<Bls12381Fp2>(n, T) == table, "scratch bound at 10^6 G2 bases: %zu, table %zu, plain %zu",
+              msm_scratch_bytes<Bls12381Fp2>(n, T), table, plain);
+        CHECK(msm_scratch_bytes<Fp>(n, T) >= msm_plan_bytes<Fp>(n, 17, (size_t)1 << 14, MSM_CHUNK), "scratch bound BN254");
+    }
     // 2^27 bases: 13·2^27 < 2^31 points, addressable; 2^28: refused
     CHECK(msm_table_layout((size_t)1 << 27, T, &c, &nw) == 0 && c == 20, "table 2^27: %s", err);
     // segments: 8 buckets up to 2^18 a set, then about 2^15 segments a set
