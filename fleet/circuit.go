@@ -84,7 +84,31 @@ func PushCircom(ctx context.Context, q *Queue, zkey, wasm string) (string, error
 	if wasm != "" {
 		files[wasmObject] = wasm
 	}
+	if err := checkRegular(name, files); err != nil {
+		return "", err
+	}
+	// Check the zkey loads before anyone's workers try to: its sections,
+	// and every point of its key, read without keeping it.
+	c, err := circomsrc.LoadFiles(ctx, circomsrc.Files{Zkey: zkey})
+	if err != nil {
+		return "", err
+	}
+	if err := c.Key.CheckDeferred(); err != nil {
+		return "", fmt.Errorf("circuit %s: %w", name, err)
+	}
 	return name, push(ctx, q, name, files)
+}
+
+// checkRegular opens each of files, refusing anything but a regular file.
+func checkRegular(name string, files map[string]string) error {
+	for obj, path := range files {
+		f, _, err := openRegular(path, "circuit "+name+": "+obj)
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
+	return nil
 }
 
 func checkName(name string) error {
@@ -102,12 +126,8 @@ const pushMarker = "circuit.push"
 
 func push(ctx context.Context, q *Queue, name string, files map[string]string) error {
 	// Every file is checked before the store is touched.
-	for obj, path := range files {
-		f, _, err := openRegular(path, "circuit "+name+": "+obj)
-		if err != nil {
-			return err
-		}
-		f.Close()
+	if err := checkRegular(name, files); err != nil {
+		return err
 	}
 	marker := name + "/" + pushMarker
 	if _, err := q.Circuits.PutString(ctx, marker, fmt.Sprintf("push by pid %d started %s", os.Getpid(), time.Now().UTC().Format(time.RFC3339))); err != nil {

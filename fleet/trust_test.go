@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"bytes"
 	"context"
+	binenc "encoding/binary"
 	"encoding/json"
 	"errors"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/consensys/gnark/backend/groth16"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/zkpipe/zkpipe/fleet"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stream"
@@ -323,5 +325,41 @@ func TestPushRefusesAKeyWithABadPoint(t *testing.T) {
 	_, err = fleet.PushDir(context.Background(), q, dir)
 	if err == nil || !strings.Contains(err.Error(), pk) || !strings.Contains(err.Error(), "point") {
 		t.Fatalf("push of a key with a bad point: %v, want an error naming %s and the point", err, pk)
+	}
+}
+
+// A circom push reads the zkey's points too (the engine's load defers
+// them): a zkey with a bad point in its H section is refused at push,
+// naming the file and the point, and nothing is stored.
+func TestPushRefusesAZkeyWithABadPoint(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	data, err := os.ReadFile(filepath.Join(circomTestdata, "mul.zkey"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the sections: "zkey", version, count, then (type u32, size u64, data)
+	off, spoiled := 12, false
+	for off+12 <= len(data) {
+		typ, size := binenc.LittleEndian.Uint32(data[off:]), int(binenc.LittleEndian.Uint64(data[off+4:]))
+		if typ == 9 { // H: flip the first byte of its first point's x
+			data[off+12] ^= 1
+			spoiled = true
+			break
+		}
+		off += 12 + size
+	}
+	if !spoiled {
+		t.Fatal("mul.zkey: no H section")
+	}
+	zp := filepath.Join(t.TempDir(), "badmul.zkey")
+	if err := os.WriteFile(zp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = fleet.PushCircom(context.Background(), q, zp, "")
+	if err == nil || !strings.Contains(err.Error(), zp) || !strings.Contains(err.Error(), "H section: point 0") {
+		t.Fatalf("push of a zkey with a bad point: %v, want an error naming %s and H's point 0", err, zp)
+	}
+	if objs, err := q.Circuits.List(context.Background()); !errors.Is(err, jetstream.ErrNoObjectsFound) {
+		t.Errorf("stored: %d objects (%v)", len(objs), err)
 	}
 }
