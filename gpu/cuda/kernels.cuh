@@ -70,6 +70,22 @@ template <> struct Level0MinBlocks<Bls12381Fp> {
 };
 #endif
 
+// Level0Block: k_level0's threads a block (zkpipe.cu's launch). At
+// BLS12-381's G1's 190 registers a block of 256 threads fits once an SM,
+// 8 warps, where the register file holds 10 (a warp's 6,144 of 65,536):
+// -DZK_BLS_G1_LEVEL0_BLOCK=64 fits five blocks, 10 warps, to measure. At
+// most TPB (the kernel's launch bound).
+template <class F> struct Level0Block {
+    static constexpr int value = TPB;
+};
+#ifdef ZK_BLS_G1_LEVEL0_BLOCK
+template <> struct Level0Block<Bls12381Fp> {
+    static constexpr int value = ZK_BLS_G1_LEVEL0_BLOCK;
+};
+static_assert(ZK_BLS_G1_LEVEL0_BLOCK >= 32 && ZK_BLS_G1_LEVEL0_BLOCK <= TPB && ZK_BLS_G1_LEVEL0_BLOCK % 32 == 0,
+              "ZK_BLS_G1_LEVEL0_BLOCK: whole warps, at most TPB");
+#endif
+
 // Two blocks an SM over Fp: the prefetching body would take 136 registers
 // a thread, one block of 256 threads an SM.
 template <class F, bool PF>

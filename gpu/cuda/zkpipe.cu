@@ -235,7 +235,8 @@ struct CudaDev {
                const u32 *start, const u32 *off, u32 L, XYZZ<F> *out) {
         u32 tiles = (u32)((m + L - 1) / L);
         constexpr bool PF = LEVEL0_PREFETCHES<F>;
-        k_level0<F, PF><<<blocks(tiles), TPB, 0, s>>>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
+        constexpr int LB = Level0Block<F>::value;
+        k_level0<F, PF><<<blocks(tiles, LB), LB, 0, s>>>(bases, idx, keys, vals, m, nb, start, off, L, tiles, out);
         CKL();
         return 0;
     }
