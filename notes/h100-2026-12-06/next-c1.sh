@@ -5,6 +5,8 @@
 # gzip both). About 480 s on a fresh machine:
 # - the library and two variants in one build's time (bench/cuda-variants.sh):
 #   early = BLS12-381 G2's additions with fewer live values (part 6),
+#   earlyk = early with Karatsuba's Fp2 product (part 6; it lost to spills
+#   before, 12-03d),
 #   blk64 = BLS12-381 G1 level0 in blocks of 64 threads, 10 warps an SM (part 5);
 # - issue 25's kernels with each (G1 2^20/2^22/2^24, G2 2^20, NTT 2^24);
 # - the BLS12-381 mulchain 2^20 stream with the default library, twice
@@ -19,7 +21,8 @@ pack() { tar czf $OUT/logs.tgz -C $F . 2>/dev/null; }
 for f in zkpipe gpu.test; do gunzip -c $C/$f.gz > $C/$f; done; chmod +x $C/zkpipe $C/gpu.test
 t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
 nvidia-smi --query-gpu=name --format=csv,noheader
-bash bench/cuda-variants.sh $F/build 'early:6:-DZK_XYZZ_EARLY_Z=1' 'blk64:5:-DZK_BLS_G1_LEVEL0_BLOCK=64'
+bash bench/cuda-variants.sh $F/build 'early:6:-DZK_XYZZ_EARLY_Z=1' 'earlyk:6:-DZK_XYZZ_EARLY_Z=1 -DZK_BLS_FP2_KARATSUBA=1' \
+	'blk64:5:-DZK_BLS_G1_LEVEL0_BLOCK=64'
 echo "built at $(el) s"; pack
 B=$PWD/gpu/cuda
 [ -f $B/libzkpipe_cuda.so ] && gzip -c $B/libzkpipe_cuda.so > $OUT/lib.so.gz
@@ -31,6 +34,7 @@ meas() { # tag lib
 }
 meas A $B/libzkpipe_cuda.so
 meas early $B/libearly.so
+meas earlyk $B/libearlyk.so
 meas blk64 $B/libblk64.so
 for i in 1 2; do
 	[ $(el) -lt 570 ] || break
