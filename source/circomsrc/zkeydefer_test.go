@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,43 +17,12 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	bnfft "github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/internal/keysink"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
 const basesParts = proofdata.PartA | proofdata.PartB1 | proofdata.PartK | proofdata.PartZ | proofdata.PartB2
-
-// recordSink assembles what a stream hands it, a part at a time, and
-// counts how often each point was written.
-type recordSink struct {
-	mu     sync.Mutex
-	bytes  map[proofdata.KeyParts][]byte
-	writes map[proofdata.KeyParts][]int
-	size   map[proofdata.KeyParts]int // a point's bytes
-}
-
-func newRecordSink(k *proofdata.Key) *recordSink {
-	p := k.Curve.Params()
-	s := &recordSink{bytes: map[proofdata.KeyParts][]byte{}, writes: map[proofdata.KeyParts][]int{}, size: map[proofdata.KeyParts]int{}}
-	for part, n := range map[proofdata.KeyParts]int{proofdata.PartA: k.Size.A, proofdata.PartB1: k.Size.B, proofdata.PartK: k.Size.K, proofdata.PartZ: k.Size.Z, proofdata.PartB2: k.Size.B2} {
-		size := p.G1AffineBytes
-		if part == proofdata.PartB2 {
-			size = p.G2AffineBytes
-		}
-		s.bytes[part], s.writes[part], s.size[part] = make([]byte, n*size), make([]int, n), size
-	}
-	return s
-}
-
-func (s *recordSink) Write(part proofdata.KeyParts, at, count int, points []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	copy(s.bytes[part][at*s.size[part]:], points[:count*s.size[part]])
-	for i := at; i < at+count; i++ {
-		s.writes[part][i]++
-	}
-	return nil
-}
 
 // keyBases is the memory of k's host base slices, by part.
 func keyBases(t *testing.T, k *proofdata.Key) map[proofdata.KeyParts][]byte {
@@ -110,7 +78,7 @@ func checkStreamsAsWhole(t *testing.T, zkey string) (whole, def *stages.Circuit)
 	if k.Size != wk.Size || !reflect.DeepEqual(def.Sel, whole.Sel) {
 		t.Fatalf("%s: sizes %+v and selections %v, the whole read's %+v and %v", zkey, k.Size, def.Sel, wk.Size, whole.Sel)
 	}
-	sink := newRecordSink(k)
+	sink := keysink.New(k)
 	if err := k.Stream(k.Deferred(), sink); err != nil {
 		t.Fatalf("%s: %v", zkey, err)
 	}
@@ -118,10 +86,10 @@ func checkStreamsAsWhole(t *testing.T, zkey string) (whole, def *stages.Circuit)
 		if k.Deferred()&part == 0 {
 			continue
 		}
-		if !bytes.Equal(sink.bytes[part], b) {
+		if !bytes.Equal(sink.Bytes[part], b) {
 			t.Errorf("%s: part %06b streamed differs from the whole read's", zkey, part)
 		}
-		for i, w := range sink.writes[part] {
+		for i, w := range sink.Writes[part] {
 			if w != 1 {
 				t.Fatalf("%s: part %06b point %d written %d times", zkey, part, i, w)
 			}

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,40 +14,9 @@ import (
 	groth16bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/internal/keysink"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
-
-// recordSink assembles what a stream hands it, a part at a time, and
-// counts how often each point was written.
-type recordSink struct {
-	mu     sync.Mutex
-	bytes  map[proofdata.KeyParts][]byte
-	writes map[proofdata.KeyParts][]int
-	size   map[proofdata.KeyParts]int // a point's bytes
-}
-
-func newRecordSink(k *proofdata.Key) *recordSink {
-	p := k.Curve.Params()
-	s := &recordSink{bytes: map[proofdata.KeyParts][]byte{}, writes: map[proofdata.KeyParts][]int{}, size: map[proofdata.KeyParts]int{}}
-	for part, n := range map[proofdata.KeyParts]int{proofdata.PartA: k.Size.A, proofdata.PartB1: k.Size.B, proofdata.PartK: k.Size.K, proofdata.PartZ: k.Size.Z, proofdata.PartB2: k.Size.B2} {
-		size := p.G1AffineBytes
-		if part == proofdata.PartB2 {
-			size = p.G2AffineBytes
-		}
-		s.bytes[part], s.writes[part], s.size[part] = make([]byte, n*size), make([]int, n), size
-	}
-	return s
-}
-
-func (s *recordSink) Write(part proofdata.KeyParts, at, count int, points []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	copy(s.bytes[part][at*s.size[part]:], points[:count*s.size[part]])
-	for i := at; i < at+count; i++ {
-		s.writes[part][i]++
-	}
-	return nil
-}
 
 // gnarkBases is the memory of pk's base slices, by part.
 func gnarkBases(t *testing.T, pk groth16.ProvingKey) map[proofdata.KeyParts][]byte {
@@ -100,15 +68,15 @@ func TestDeferredBasesStreamAsGnarkReadsThem(t *testing.T) {
 			if got := k.HostBytes(); got != 0 {
 				t.Errorf("%s raw=%v: the host copy holds %d bytes of bases and tables before any load", id, raw, got)
 			}
-			sink := newRecordSink(k)
+			sink := keysink.New(k)
 			if err := k.Stream(streamedParts, sink); err != nil {
 				t.Fatalf("%s raw=%v: %v", id, raw, err)
 			}
 			for part, b := range gnarkBases(t, want) {
-				if !bytes.Equal(sink.bytes[part], b) {
+				if !bytes.Equal(sink.Bytes[part], b) {
 					t.Errorf("%s raw=%v: part %06b streamed differs from gnark's decoding", id, raw, part)
 				}
-				for i, w := range sink.writes[part] {
+				for i, w := range sink.Writes[part] {
 					if w != 1 {
 						t.Fatalf("%s raw=%v: part %06b point %d written %d times", id, raw, part, i, w)
 					}

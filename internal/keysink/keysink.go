@@ -1,0 +1,45 @@
+// Package keysink holds a proofdata.BaseSink for tests of the sources that
+// stream a key file's bases (gnarksrc, circomsrc): it assembles what a
+// stream hands it, a part at a time, so a test can hold it against the
+// key read whole, and counts how often each point was written.
+package keysink
+
+import (
+	"sync"
+
+	"github.com/zkpipe/zkpipe/proofdata"
+)
+
+// Recorder is the assembled parts (Bytes, in the host slices' layout) and
+// each point's writes (Writes), by part.
+type Recorder struct {
+	mu     sync.Mutex
+	Bytes  map[proofdata.KeyParts][]byte
+	Writes map[proofdata.KeyParts][]int
+	size   map[proofdata.KeyParts]int // a point's bytes
+}
+
+// New is a Recorder with room for every base part of k, at k's sizes.
+func New(k *proofdata.Key) *Recorder {
+	p := k.Curve.Params()
+	s := &Recorder{Bytes: map[proofdata.KeyParts][]byte{}, Writes: map[proofdata.KeyParts][]int{}, size: map[proofdata.KeyParts]int{}}
+	for part, n := range map[proofdata.KeyParts]int{proofdata.PartA: k.Size.A, proofdata.PartB1: k.Size.B, proofdata.PartK: k.Size.K, proofdata.PartZ: k.Size.Z, proofdata.PartB2: k.Size.B2} {
+		size := p.G1AffineBytes
+		if part == proofdata.PartB2 {
+			size = p.G2AffineBytes
+		}
+		s.Bytes[part], s.Writes[part], s.size[part] = make([]byte, n*size), make([]int, n), size
+	}
+	return s
+}
+
+// Write is proofdata.BaseSink's: it may be called from several goroutines.
+func (s *Recorder) Write(part proofdata.KeyParts, at, count int, points []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	copy(s.Bytes[part][at*s.size[part]:], points[:count*s.size[part]])
+	for i := at; i < at+count; i++ {
+		s.Writes[part][i]++
+	}
+	return nil
+}
