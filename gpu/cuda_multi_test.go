@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/consensys/gnark/backend/groth16"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/proofdata"
@@ -100,28 +101,8 @@ func TestCUDAMultiDeviceOverTheStandIn(t *testing.T) {
 // every proof of a stream spread over them verifies: each device got
 // every base.
 func TestCUDAMultiStreamsTheKeyFileOnce(t *testing.T) {
-	dev0 := openOwn(t, gpu.WithCUDADevice(0))
-	host := standIn(t, dev0)
-	defer dev0.Close()
-	if host.SetDevices(2) != 0 {
-		t.Fatal("zk_host_set_devices(2) refused")
-	}
-	defer host.SetDevices(1)
-	dev1 := openOwn(t, gpu.WithCUDADevice(1))
-	defer dev1.Close()
-
-	dir := filepath.Join(t.TempDir(), "chain")
-	if _, err := gnarksrc.Setup("mulchain", 300, dir); err != nil {
-		t.Fatal(err)
-	}
-	c, err := gnarksrc.LoadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vk, err := gnarksrc.ReadVerifyingKey(filepath.Join(dir, gnarksrc.VKFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev0, dev1, _ := standInPair(t)
+	c, vk := deferredMulchain(t)
 	bases := proofdata.PartA | proofdata.PartB1 | proofdata.PartK | proofdata.PartZ | proofdata.PartB2
 	inner := *c.Key // the source's own deferral, which the test's wraps
 	if inner.Deferred()&bases != bases {
@@ -179,28 +160,8 @@ func TestCUDAMultiStreamsTheKeyFileOnce(t *testing.T) {
 // job, the failed device's buffers are freed, and a key neither device
 // can take is an error naming both, holding nothing.
 func TestCUDAMultiStreamGoesOnWithoutAFailedDevice(t *testing.T) {
-	dev0 := openOwn(t, gpu.WithCUDADevice(0))
-	host := standIn(t, dev0)
-	defer dev0.Close()
-	if host.SetDevices(2) != 0 {
-		t.Fatal("zk_host_set_devices(2) refused")
-	}
-	defer host.SetDevices(1)
-	dev1 := openOwn(t, gpu.WithCUDADevice(1))
-	defer dev1.Close()
-
-	dir := filepath.Join(t.TempDir(), "chain")
-	if _, err := gnarksrc.Setup("mulchain", 300, dir); err != nil {
-		t.Fatal(err)
-	}
-	c, err := gnarksrc.LoadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vk, err := gnarksrc.ReadVerifyingKey(filepath.Join(dir, gnarksrc.VKFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev0, dev1, host := standInPair(t)
+	c, vk := deferredMulchain(t)
 	inner := *c.Key
 	var streams atomic.Int64
 	c.Key.SetDeferred(&proofdata.DeferredParts{Parts: inner.Deferred(), Fetch: inner.Need,
@@ -273,4 +234,39 @@ func TestCUDAMultiStreamGoesOnWithoutAFailedDevice(t *testing.T) {
 	if n, live := streams.Load(), host.Live()-live0; n != 1 || live != 0 {
 		t.Errorf("%d streams, %d allocations held: want 1 and none", n, live)
 	}
+}
+
+// standInPair opens the host stand-in as two devices; at the test's end
+// both are closed and the stand-in is one device again.
+func standInPair(t *testing.T) (dev0, dev1 *gpu.CUDA, host *gpu.HostStandIn) {
+	t.Helper()
+	dev0 = openOwn(t, gpu.WithCUDADevice(0))
+	host = standIn(t, dev0)
+	t.Cleanup(func() { dev0.Close() })
+	if host.SetDevices(2) != 0 {
+		t.Fatal("zk_host_set_devices(2) refused")
+	}
+	t.Cleanup(func() { host.SetDevices(1) })
+	dev1 = openOwn(t, gpu.WithCUDADevice(1))
+	t.Cleanup(func() { dev1.Close() })
+	return dev0, dev1, host
+}
+
+// deferredMulchain sets up mulchain at 300 constraints in a directory and
+// loads it as a stream would: its key's bases left in the file.
+func deferredMulchain(t *testing.T) (*stages.Circuit, groth16.VerifyingKey) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "chain")
+	if _, err := gnarksrc.Setup("mulchain", 300, dir); err != nil {
+		t.Fatal(err)
+	}
+	c, err := gnarksrc.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vk, err := gnarksrc.ReadVerifyingKey(filepath.Join(dir, gnarksrc.VKFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, vk
 }
