@@ -5,6 +5,7 @@
 package keysink
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/zkpipe/zkpipe/proofdata"
@@ -42,4 +43,22 @@ func (s *Recorder) Write(part proofdata.KeyParts, at, count int, points []byte) 
 		s.Writes[part][i]++
 	}
 	return nil
+}
+
+// BaseBytes is the memory of k's bases in the host slices' layout.
+func BaseBytes(k *proofdata.Key) int64 {
+	p := k.Curve.Params()
+	return int64(k.Size.A+k.Size.B+k.Size.K+k.Size.Z)*int64(p.G1AffineBytes) + int64(k.Size.B2)*int64(p.G2AffineBytes)
+}
+
+// Allocated is the heap memory f allocated (TotalAlloc), counted from a
+// collection: how a test tells a stream that holds no whole part from a
+// read into the host copy.
+func Allocated(f func() error) (int64, error) {
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	err := f()
+	runtime.ReadMemStats(&m1)
+	return int64(m1.TotalAlloc - m0.TotalAlloc), err
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -148,18 +147,14 @@ func TestDeferredZkeyStreamHoldsNoWholePart(t *testing.T) {
 	if k.Deferred() != basesParts || k.HostBytes() != 4*int64(k.N())*proofdata.ScalarBytes {
 		t.Fatalf("deferred %06b, host copy %d bytes: want every base deferred, only the domain's tables held", k.Deferred(), k.HostBytes())
 	}
-	p := k.Curve.Params()
-	bases := int64(k.Size.A+k.Size.B+k.Size.K+k.Size.Z)*int64(p.G1AffineBytes) + int64(k.Size.B2)*int64(p.G2AffineBytes)
+	bases := keysink.BaseBytes(k)
 	allocated := func(f func() error) int64 {
 		t.Helper()
-		var m0, m1 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m0)
-		if err := f(); err != nil {
+		n, err := keysink.Allocated(f)
+		if err != nil {
 			t.Fatal(err)
 		}
-		runtime.ReadMemStats(&m1)
-		return int64(m1.TotalAlloc - m0.TotalAlloc)
+		return n
 	}
 	streamed := allocated(k.CheckDeferred)
 	fetched := allocated(func() error { return k.Need(basesParts) })

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -108,18 +107,14 @@ func TestDeferredStreamHoldsNoWholePart(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := c.Key
-	p := k.Curve.Params()
-	bases := int64(k.Size.A+k.Size.B+k.Size.K+k.Size.Z)*int64(p.G1AffineBytes) + int64(k.Size.B2)*int64(p.G2AffineBytes)
+	bases := keysink.BaseBytes(k)
 	allocated := func(f func() error) int64 {
 		t.Helper()
-		var m0, m1 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m0)
-		if err := f(); err != nil {
+		n, err := keysink.Allocated(f)
+		if err != nil {
 			t.Fatal(err)
 		}
-		runtime.ReadMemStats(&m1)
-		return int64(m1.TotalAlloc - m0.TotalAlloc)
+		return n
 	}
 	streamed := allocated(k.CheckDeferred) // every deferred base, into no memory
 	fetched := allocated(func() error { return k.Need(streamedParts) })
