@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	bls12381fr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/internal/keysink"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/stream"
@@ -41,17 +41,7 @@ func TestCUDALoadStreamsTheZkeyFile(t *testing.T) {
 				if got := c.Key.Deferred(); got != deferred {
 					t.Fatalf("deferred parts %06b, want %06b", got, deferred)
 				}
-				inner := *c.Key // the source's own deferral, which the test's wraps
-				var streamed, fetched proofdata.KeyParts
-				c.Key.SetDeferred(&proofdata.DeferredParts{Parts: inner.Deferred(),
-					Fetch: func(parts proofdata.KeyParts) error {
-						fetched |= parts
-						return inner.Need(parts)
-					},
-					Stream: func(parts proofdata.KeyParts, sink proofdata.BaseSink) error {
-						streamed |= parts
-						return inner.Stream(parts, sink)
-					}})
+				watch := keysink.WatchKey(c.Key)
 				e, err := New(ctx, cudaOptions(lib, bg2, t.TempDir()), c)
 				if err != nil {
 					t.Fatal(err)
@@ -61,8 +51,8 @@ func TestCUDALoadStreamsTheZkeyFile(t *testing.T) {
 				if bg2 == "cpu" {
 					wantFetched = proofdata.PartB2
 				}
-				if fetched != wantFetched || streamed != deferred&^wantFetched {
-					t.Errorf("fetched parts %06b and streamed %06b, want %06b and %06b", fetched, streamed, wantFetched, deferred&^wantFetched)
+				if watch.Fetched() != wantFetched || watch.Streamed() != deferred&^wantFetched {
+					t.Errorf("fetched parts %06b and streamed %06b, want %06b and %06b", watch.Fetched(), watch.Streamed(), wantFetched, deferred&^wantFetched)
 				}
 				keep := proofdata.KeyParts(0)
 				if bg2 == "cpu" {
@@ -109,24 +99,7 @@ func TestAllGPUsStreamTheZkeyFileOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			inner := *c.Key
-			var mu sync.Mutex
-			var streams int
-			var streamed, fetched proofdata.KeyParts
-			c.Key.SetDeferred(&proofdata.DeferredParts{Parts: inner.Deferred(),
-				Fetch: func(parts proofdata.KeyParts) error {
-					mu.Lock()
-					fetched |= parts
-					mu.Unlock()
-					return inner.Need(parts)
-				},
-				Stream: func(parts proofdata.KeyParts, sink proofdata.BaseSink) error {
-					mu.Lock()
-					streams++
-					streamed |= parts
-					mu.Unlock()
-					return inner.Stream(parts, sink)
-				}})
+			watch := keysink.WatchKey(c.Key)
 			o := cpuOptions(filepath.Join(t.TempDir(), "out"))
 			o.Device, o.BG2Device = "cuda", "cuda"
 			o.CUDA = CUDAOptions{Lib: lib, AllDevices: true, PinnedMiB: 1, Lanes: 1, ComputeStreams: 3}
@@ -143,8 +116,8 @@ func TestAllGPUsStreamTheZkeyFileOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if streams != 1 || streamed != bases || fetched != 0 {
-				t.Errorf("%d streams of parts %06b, fetched %06b: want the zkey's bases %06b read once, for both devices", streams, streamed, fetched, bases)
+			if watch.Streams() != 1 || watch.Streamed() != bases || watch.Fetched() != 0 {
+				t.Errorf("%d streams of parts %06b, fetched %06b: want the zkey's bases %06b read once, for both devices", watch.Streams(), watch.Streamed(), watch.Fetched(), bases)
 			}
 			vk, err := circomsrc.ReadVerifyingKey(filepath.Join(tc.dir, tc.name+".vkey.json"))
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
+	"github.com/zkpipe/zkpipe/internal/keysink"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
@@ -375,17 +376,7 @@ func TestCUDALoadStreamsTheKeyFile(t *testing.T) {
 	for _, bg2 := range []string{"cuda", "cpu"} {
 		t.Run("bg2="+bg2, func(t *testing.T) {
 			c := loadChain(t)
-			inner := *c.Key // the source's own deferral, which the test's wraps
-			var streamed, fetched proofdata.KeyParts
-			c.Key.SetDeferred(&proofdata.DeferredParts{Parts: inner.Deferred(),
-				Fetch: func(parts proofdata.KeyParts) error {
-					fetched |= parts
-					return inner.Need(parts)
-				},
-				Stream: func(parts proofdata.KeyParts, sink proofdata.BaseSink) error {
-					streamed |= parts
-					return inner.Stream(parts, sink)
-				}})
+			watch := keysink.WatchKey(c.Key)
 			e, err := New(context.Background(), cudaOptions(lib, bg2, t.TempDir()), c)
 			if err != nil {
 				t.Fatal(err)
@@ -397,8 +388,8 @@ func TestCUDALoadStreamsTheKeyFile(t *testing.T) {
 			if bg2 == "cpu" {
 				wantFetched = proofdata.PartB2
 			}
-			if fetched != wantFetched || streamed != bases&^wantFetched {
-				t.Errorf("fetched parts %06b and streamed %06b, want %06b and %06b", fetched, streamed, wantFetched, bases&^wantFetched)
+			if watch.Fetched() != wantFetched || watch.Streamed() != bases&^wantFetched {
+				t.Errorf("fetched parts %06b and streamed %06b, want %06b and %06b", watch.Fetched(), watch.Streamed(), wantFetched, bases&^wantFetched)
 			}
 			runVerified(t, e, c, "s", 2)
 		})

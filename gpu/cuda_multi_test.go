@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/internal/keysink"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
@@ -104,27 +103,10 @@ func TestCUDAMultiStreamsTheKeyFileOnce(t *testing.T) {
 	dev0, dev1, _ := standInPair(t)
 	c, vk := deferredMulchain(t)
 	bases := proofdata.PartA | proofdata.PartB1 | proofdata.PartK | proofdata.PartZ | proofdata.PartB2
-	inner := *c.Key // the source's own deferral, which the test's wraps
-	if inner.Deferred()&bases != bases {
-		t.Fatalf("LoadDir deferred parts %06b, want the bases %06b", inner.Deferred(), bases)
+	if c.Key.Deferred()&bases != bases {
+		t.Fatalf("LoadDir deferred parts %06b, want the bases %06b", c.Key.Deferred(), bases)
 	}
-	var streams atomic.Int64
-	var mu sync.Mutex
-	var streamed, fetched proofdata.KeyParts
-	c.Key.SetDeferred(&proofdata.DeferredParts{Parts: inner.Deferred(),
-		Fetch: func(parts proofdata.KeyParts) error {
-			mu.Lock()
-			fetched |= parts
-			mu.Unlock()
-			return inner.Need(parts)
-		},
-		Stream: func(parts proofdata.KeyParts, sink proofdata.BaseSink) error {
-			streams.Add(1)
-			mu.Lock()
-			streamed |= parts
-			mu.Unlock()
-			return inner.Stream(parts, sink)
-		}})
+	watch := keysink.WatchKey(c.Key)
 
 	m, err := gpu.NewMulti([]gpu.Device{dev0, dev1}, []string{"cuda:0", "cuda:1"})
 	if err != nil {
@@ -137,8 +119,8 @@ func TestCUDAMultiStreamsTheKeyFileOnce(t *testing.T) {
 		jobs = append(jobs, &stages.Job{Request: stream.Request{ID: fmt.Sprintf("j%d", i), Generate: &stream.Generate{Seed: int64(i)}}})
 	}
 	lines := provertest.Run(t, cfg, []*stages.Circuit{c}, jobs, 5*time.Minute)
-	if n := streams.Load(); n != 1 || streamed != bases || fetched != 0 {
-		t.Errorf("%d streams of parts %06b, fetched %06b: want the key file's bases %06b read once, for both devices", n, streamed, fetched, bases)
+	if n := watch.Streams(); n != 1 || watch.Streamed() != bases || watch.Fetched() != 0 {
+		t.Errorf("%d streams of parts %06b, fetched %06b: want the key file's bases %06b read once, for both devices", n, watch.Streamed(), watch.Fetched(), bases)
 	}
 	if len(lines) != len(jobs) {
 		t.Fatalf("%d results for %d jobs", len(lines), len(jobs))
@@ -162,13 +144,7 @@ func TestCUDAMultiStreamsTheKeyFileOnce(t *testing.T) {
 func TestCUDAMultiStreamGoesOnWithoutAFailedDevice(t *testing.T) {
 	dev0, dev1, host := standInPair(t)
 	c, vk := deferredMulchain(t)
-	inner := *c.Key
-	var streams atomic.Int64
-	c.Key.SetDeferred(&proofdata.DeferredParts{Parts: inner.Deferred(), Fetch: inner.Need,
-		Stream: func(parts proofdata.KeyParts, sink proofdata.BaseSink) error {
-			streams.Add(1)
-			return inner.Stream(parts, sink)
-		}})
+	watch := keysink.WatchKey(c.Key)
 
 	// what one device's load holds
 	live0, bytes0 := host.Live(), host.Allocated()
@@ -180,7 +156,7 @@ func TestCUDAMultiStreamGoesOnWithoutAFailedDevice(t *testing.T) {
 	if err := r0.Close(); err != nil {
 		t.Fatal(err)
 	}
-	streams.Store(0)
+	s0 := watch.Streams()
 
 	// device 1's uploads fail from its second on: mid-stream
 	if host.FailOn(1, "copy", -2) != 0 {
@@ -195,7 +171,7 @@ func TestCUDAMultiStreamGoesOnWithoutAFailedDevice(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cuda:0 should hold the key: %v", err)
 	}
-	if n := streams.Load(); n != 1 {
+	if n := watch.Streams() - s0; n != 1 {
 		t.Errorf("%d streams of the key file, want 1", n)
 	}
 	if live, b := host.Live()-live0, host.Allocated()-bytes0; live != one || b != oneBytes {
@@ -227,11 +203,11 @@ func TestCUDAMultiStreamGoesOnWithoutAFailedDevice(t *testing.T) {
 		t.Fatal("zk_host_fail_on refused")
 	}
 	defer host.FailOn(0, "copy", 0)
-	streams.Store(0)
+	s0 = watch.Streams()
 	if _, err := m.Load(c.Key); err == nil || !strings.Contains(err.Error(), "cuda:0") || !strings.Contains(err.Error(), "cuda:1") {
 		t.Errorf("load on two failing devices: %v, want an error naming both", err)
 	}
-	if n, live := streams.Load(), host.Live()-live0; n != 1 || live != 0 {
+	if n, live := watch.Streams()-s0, host.Live()-live0; n != 1 || live != 0 {
 		t.Errorf("%d streams, %d allocations held: want 1 and none", n, live)
 	}
 }

@@ -62,3 +62,53 @@ func Allocated(f func() error) (int64, error) {
 	runtime.ReadMemStats(&m1)
 	return int64(m1.TotalAlloc - m0.TotalAlloc), err
 }
+
+// Watch records what a key's deferred parts were asked for: the parts
+// streamed and fetched, and how many times Stream was called.
+type Watch struct {
+	mu                sync.Mutex
+	streamed, fetched proofdata.KeyParts
+	streams           int
+}
+
+// WatchKey wraps k's deferral (its source's) in one that records into the
+// Watch it returns and then reads as the source's would.
+func WatchKey(k *proofdata.Key) *Watch {
+	inner := *k // the source's own deferral
+	w := &Watch{}
+	k.SetDeferred(&proofdata.DeferredParts{Parts: inner.Deferred(),
+		Fetch: func(parts proofdata.KeyParts) error {
+			w.mu.Lock()
+			w.fetched |= parts
+			w.mu.Unlock()
+			return inner.Need(parts)
+		},
+		Stream: func(parts proofdata.KeyParts, sink proofdata.BaseSink) error {
+			w.mu.Lock()
+			w.streams++
+			w.streamed |= parts
+			w.mu.Unlock()
+			return inner.Stream(parts, sink)
+		}})
+	return w
+}
+
+// Streamed is the parts streamed so far, Fetched those fetched, and
+// Streams the calls to Stream.
+func (w *Watch) Streamed() proofdata.KeyParts {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.streamed
+}
+
+func (w *Watch) Fetched() proofdata.KeyParts {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fetched
+}
+
+func (w *Watch) Streams() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.streams
+}
