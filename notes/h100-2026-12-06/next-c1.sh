@@ -26,11 +26,12 @@ bash bench/cuda-variants.sh $F/build 'early:6:-DZK_XYZZ_EARLY_Z=1' 'earlyk:6:-DZ
 echo "built at $(el) s"; pack
 B=$PWD/gpu/cuda
 [ -f $B/libzkpipe_cuda.so ] && gzip -c $B/libzkpipe_cuda.so > $OUT/lib.so.gz
-meas() { # tag lib
+meas() { # tag lib [env…]
 	[ -f "$2" ] && [ $(el) -lt 540 ] || return
-	echo "## $1 from $(el) s"
-	(cd gpu && ZKPIPE_CUDA_LIB=$2 ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20,22,24 timeout 90 $C/gpu.test -test.run '^$' -test.bench 'CUDAMeasureBLS12381$' -test.benchtime 1x) > $F/measure-$1.log 2>&1
-	grep -E "MSM|NTT|FAIL|panic" $F/measure-$1.log | sed -E 's/, gnark cpu.*//'; pack
+	local tag=$1 lib=$2; shift 2
+	echo "## $tag from $(el) s"
+	(cd gpu && env "$@" ZKPIPE_CUDA_LIB=$lib ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20,22,24 timeout 90 $C/gpu.test -test.run '^$' -test.bench 'CUDAMeasureBLS12381$' -test.benchtime 1x) > $F/measure-$tag.log 2>&1
+	grep -E "MSM|NTT|FAIL|panic" $F/measure-$tag.log | sed -E 's/, gnark cpu.*//'; pack
 }
 meas A $B/libzkpipe_cuda.so
 meas early $B/libearly.so
@@ -41,4 +42,10 @@ for i in 1 2; do
 	ZKPIPE_CUDA_LIB=$B/libzkpipe_cuda.so timeout 30 $C/zkpipe bench --builtin mulchain --curve bls12-381 --constraints 1000000 -n 96 --skip-gnark --device cuda --bg2-device cuda > $F/stream-$i.log 2>&1
 	grep -E "zkpipe stream|error" $F/stream-$i.log | tail -1
 done
+# the runtime knobs over the default library, as time allows (no build):
+# the level chunk (points a thread sums, 32) and the segment (buckets a
+# thread reduces: 2^19 of them a set at 20-bit windows)
+meas chunk16 $B/libzkpipe_cuda.so ZKPIPE_MSM_CHUNK=16
+meas chunk64 $B/libzkpipe_cuda.so ZKPIPE_MSM_CHUNK=64
+meas seg32 $B/libzkpipe_cuda.so ZKPIPE_MSM_SEGMENT=32
 pack; echo "total $(el) s"
