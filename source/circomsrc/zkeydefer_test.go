@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -375,4 +378,68 @@ func syntheticZkey(t *testing.T, id curve.ID, nVars, n int, bad map[uint32][]int
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestDeferredZkeyAgreesWithTheWholeReadOnDamagedFiles: a zkey damaged at
+// random (a few bytes changed anywhere, or the file cut short) is taken
+// by the deferred read exactly when the whole read takes it (LoadFiles,
+// then every point streamed and fetched), and then to the same bases;
+// either way, no panic, and a refusal names the file.
+func TestDeferredZkeyAgreesWithTheWholeReadOnDamagedFiles(t *testing.T) {
+	defer func(b, w int) { streamChunkBytes, hWindowBytes = b, w }(streamChunkBytes, hWindowBytes)
+	streamChunkBytes, hWindowBytes = 1000, 7000
+	r := rand.New(rand.NewPCG(26, 6))
+	dir := t.TempDir()
+	tries := 400
+	if testing.Short() {
+		tries = 30
+	}
+	for _, name := range []string{"mul", "bls12381/blsmul"} {
+		orig, err := os.ReadFile(filepath.Join("testdata", name+".zkey"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := 0
+		for try := range tries {
+			data := slices.Clone(orig)
+			how := "bytes changed"
+			if try%5 == 4 {
+				data, how = data[:r.IntN(len(data))], "cut short"
+			} else {
+				for range 1 + r.IntN(4) {
+					data[r.IntN(len(data))] ^= byte(1 + r.IntN(255))
+				}
+			}
+			path := filepath.Join(dir, fmt.Sprintf("z%d.zkey", try))
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			whole, werr := LoadFiles(context.Background(), Files{Zkey: path, ReadKeyWhole: true})
+			def, derr := LoadFiles(context.Background(), Files{Zkey: path})
+			if derr == nil {
+				if derr = def.Key.CheckDeferred(); derr == nil {
+					derr = def.Key.Need(basesParts)
+				}
+			}
+			if (werr == nil) != (derr == nil) {
+				t.Fatalf("%s, try %d (%s): the whole read says %v, the deferred one %v", name, try, how, werr, derr)
+			}
+			for _, err := range []error{werr, derr} {
+				if err != nil && !strings.Contains(err.Error(), path) {
+					t.Errorf("%s, try %d (%s): %v does not name the file", name, try, how, err)
+				}
+			}
+			if werr != nil {
+				continue
+			}
+			took++
+			wb, db := keyBases(t, whole.Key), keyBases(t, def.Key)
+			for part, b := range wb {
+				if !bytes.Equal(b, db[part]) {
+					t.Fatalf("%s, try %d (%s): part %06b read differently", name, try, how, part)
+				}
+			}
+		}
+		t.Logf("%s: %d of %d damaged files still load (damage in sections not read, or in no point)", name, took, tries)
+	}
 }
