@@ -180,12 +180,10 @@ func TestKeyOptionsReadItWhole(t *testing.T) {
 // damaged at random (a few bytes changed, or cut short) is taken by the
 // deferred read (LoadDir, then every base streamed and fetched) exactly
 // when the whole read takes it, and then to the same key; either way no
-// panic, and a refusal names the key file. Many damaged keys load: the
-// key's own points get UnsafeReadFrom's checks, not the curve's or the
-// subgroup's (pkload.go), so a changed coordinate is often still taken;
-// what catches such a key is every proof's check against the verifying
-// key before it is written, and the load's checks of the pk against the vk
-// and the r1cs.
+// panic, and a refusal names the key file. A damaged key that loads
+// (a change in no point's bytes, or a compressed point's X that is another
+// point's: the keys here are raw, and raw points are checked on the curve)
+// is caught by every proof's check against the verifying key.
 func TestDeferredKeyAgreesWithTheWholeReadOnDamagedFiles(t *testing.T) {
 	defer func(b int) { loadChunkBytes = b }(loadChunkBytes)
 	loadChunkBytes = 1000
@@ -235,6 +233,6 @@ func TestDeferredKeyAgreesWithTheWholeReadOnDamagedFiles(t *testing.T) {
 				t.Fatalf("%s, try %d (%s): the two reads give different keys", id, try, how)
 			}
 		}
-		t.Logf("%s: %d of %d damaged key files still load (UnsafeReadFrom's checks)", id, took, tries)
+		t.Logf("%s: %d of %d damaged key files still load", id, took, tries)
 	}
 }

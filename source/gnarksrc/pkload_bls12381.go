@@ -271,14 +271,21 @@ func notRawBLS12381(msb byte) error {
 }
 
 // setG1RawBLS12381 is gnark-crypto's setBytes for a raw G1 point, without
-// the subgroup check: X then Y, big-endian, each below the modulus.
+// the subgroup check: X then Y, big-endian, each below the modulus, and on
+// the curve (errNotOnCurve).
 func setG1RawBLS12381(p *bls12381.G1Affine, b []byte) error {
 	switch b[0] & mMaskBLS12381 {
 	case mUncompressedBLS12381:
 		if err := p.X.SetBytesCanonical(b[:fp.Bytes]); err != nil {
 			return err
 		}
-		return p.Y.SetBytesCanonical(b[fp.Bytes : 2*fp.Bytes])
+		if err := p.Y.SetBytesCanonical(b[fp.Bytes : 2*fp.Bytes]); err != nil {
+			return err
+		}
+		if !p.IsOnCurve() {
+			return errNotOnCurve
+		}
+		return nil
 	case mUncompressedInfinityBLS12381:
 		if !zeroed(b[0]&^mMaskBLS12381, b[1:]) {
 			return bls12381.ErrInvalidInfinityEncoding
@@ -292,7 +299,7 @@ func setG1RawBLS12381(p *bls12381.G1Affine, b []byte) error {
 
 // setG2RawBLS12381 is gnark-crypto's setBytes for a raw G2 point, without
 // the subgroup check: X.A1, X.A0, Y.A1, Y.A0, big-endian, each below the
-// modulus.
+// modulus, and on the curve (errNotOnCurve).
 func setG2RawBLS12381(p *bls12381.G2Affine, b []byte) error {
 	switch b[0] & mMaskBLS12381 {
 	case mUncompressedBLS12381:
@@ -305,7 +312,13 @@ func setG2RawBLS12381(p *bls12381.G2Affine, b []byte) error {
 		if err := p.Y.A1.SetBytesCanonical(b[2*fp.Bytes : 3*fp.Bytes]); err != nil {
 			return err
 		}
-		return p.Y.A0.SetBytesCanonical(b[3*fp.Bytes : 4*fp.Bytes])
+		if err := p.Y.A0.SetBytesCanonical(b[3*fp.Bytes : 4*fp.Bytes]); err != nil {
+			return err
+		}
+		if !p.IsOnCurve() {
+			return errNotOnCurve
+		}
+		return nil
 	case mUncompressedInfinityBLS12381:
 		if !zeroed(b[0]&^mMaskBLS12381, b[1:]) {
 			return bls12381.ErrInvalidInfinityEncoding

@@ -268,21 +268,28 @@ func notRawBN254(msb byte) error {
 }
 
 // setG1RawBN254 is gnark-crypto's setBytes for a raw G1 point, without
-// the subgroup check: X then Y, big-endian, each below the modulus.
+// the subgroup check: X then Y, big-endian, each below the modulus, and on
+// the curve (errNotOnCurve).
 func setG1RawBN254(p *bn254.G1Affine, b []byte) error {
 	switch b[0] & mMaskBN254 {
 	case mUncompressedBN254:
 		if err := p.X.SetBytesCanonical(b[:fp.Bytes]); err != nil {
 			return err
 		}
-		return p.Y.SetBytesCanonical(b[fp.Bytes : 2*fp.Bytes])
+		if err := p.Y.SetBytesCanonical(b[fp.Bytes : 2*fp.Bytes]); err != nil {
+			return err
+		}
+		if !p.IsOnCurve() {
+			return errNotOnCurve
+		}
+		return nil
 	}
 	return notRawBN254(b[0])
 }
 
 // setG2RawBN254 is gnark-crypto's setBytes for a raw G2 point, without
 // the subgroup check: X.A1, X.A0, Y.A1, Y.A0, big-endian, each below the
-// modulus.
+// modulus, and on the curve (errNotOnCurve).
 func setG2RawBN254(p *bn254.G2Affine, b []byte) error {
 	switch b[0] & mMaskBN254 {
 	case mUncompressedBN254:
@@ -295,7 +302,13 @@ func setG2RawBN254(p *bn254.G2Affine, b []byte) error {
 		if err := p.Y.A1.SetBytesCanonical(b[2*fp.Bytes : 3*fp.Bytes]); err != nil {
 			return err
 		}
-		return p.Y.A0.SetBytesCanonical(b[3*fp.Bytes : 4*fp.Bytes])
+		if err := p.Y.A0.SetBytesCanonical(b[3*fp.Bytes : 4*fp.Bytes]); err != nil {
+			return err
+		}
+		if !p.IsOnCurve() {
+			return errNotOnCurve
+		}
+		return nil
 	}
 	return notRawBN254(b[0])
 }

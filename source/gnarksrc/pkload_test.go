@@ -286,9 +286,19 @@ func TestProvingKeyCorruptionsFail(t *testing.T) {
 			q := slices["basis 0"].point(bad, 0)
 			clear(q)
 			q[fp-1], q[2*fp-1] = 1, 1
-			fails("off the curve", bad, "commitment key 0 basis: point 0 of", "not in the subgroup")
+			fails("off the curve", bad, "commitment key 0 basis: point 0 of", "not on the curve")
 			if _, err := gnarkKey(id, bad); err == nil {
 				t.Fatalf("gnark reads a commitment basis point off the curve")
+			}
+
+			// A's point 7 off the curve, its coordinates below the modulus
+			// (Y's last byte changed): gnark's UnsafeReadFrom takes it
+			bad = bytes.Clone(raw)
+			a7 := slices["A"].point(bad, 7)
+			a7[2*fp-1] ^= 1
+			fails("raw point off the curve", bad, "proving key's A: point 7 of", "not on the curve")
+			if _, err := gnarkKey(id, bad); err != nil {
+				t.Fatalf("gnark's UnsafeReadFrom refuses a raw point off the curve (%v): zkpipe is no longer the stricter", err)
 			}
 
 			// compressed: an X with no square root (X = x, the first x
@@ -327,35 +337,47 @@ func TestProvingKeyCorruptionsFail(t *testing.T) {
 	}
 }
 
-// TestLoadDirNamesTheBadPoint: a circuit.pk with one point's coordinate
-// over the modulus, deep inside a slice (the layout check sizes slices by
-// their first point, so only the decode can tell), is refused naming the
-// file, the slice and the point: by LoadDir when it reads the key whole,
-// else when the bases are read, into the host copy (Need) or streamed.
+// TestLoadDirNamesTheBadPoint: a circuit.pk with one point deep inside a
+// slice spoiled (a coordinate over the modulus, or a point off the curve,
+// in G1 and G2: the layout check sizes slices by their first point, so
+// only the decode can tell) is refused naming the file, the slice and the
+// point: by LoadDir when it reads the key whole, else when the bases are
+// read, into the host copy (Need) or streamed.
 func TestLoadDirNamesTheBadPoint(t *testing.T) {
 	for _, id := range curve.All {
-		dir := keyDir(t, id, "mulchain", 300)
-		raw := readKeyFile(t, dir)
-		z := rawSlices(t, raw, id.Params().FpBytes)["Z"]
-		overModulus(id, z.point(raw, z.n-2))
-		if err := os.WriteFile(filepath.Join(dir, PKFile), raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		want := fmt.Sprintf("proving key's Z: point %d of %d", z.n-2, z.n)
-		check := func(how string, err error) {
-			t.Helper()
-			if err == nil || !strings.Contains(err.Error(), PKFile) || !strings.Contains(err.Error(), want) {
-				t.Fatalf("%s, %s: %v, want an error naming %s and %q", id, how, err, PKFile, want)
+		fp := id.Params().FpBytes
+		for _, tc := range []struct {
+			what, slice string
+			spoil       func(q []byte) // a point of the slice
+			says        string
+		}{
+			{"X over the modulus", "Z", func(q []byte) { overModulus(id, q) }, "invalid"},
+			{"off the curve", "Z", func(q []byte) { q[2*fp-1] ^= 1 }, "not on the curve"},        // Y's last byte
+			{"off the curve in G2", "B₂", func(q []byte) { q[4*fp-1] ^= 1 }, "not on the curve"}, // Y.A0's last byte
+		} {
+			dir := keyDir(t, id, "mulchain", 300)
+			raw := readKeyFile(t, dir)
+			s := rawSlices(t, raw, fp)[tc.slice]
+			tc.spoil(s.point(raw, s.n-2))
+			if err := os.WriteFile(filepath.Join(dir, PKFile), raw, 0o644); err != nil {
+				t.Fatal(err)
 			}
+			want := fmt.Sprintf("proving key's %s: point %d of %d", tc.slice, s.n-2, s.n)
+			check := func(how string, err error) {
+				t.Helper()
+				if err == nil || !strings.Contains(err.Error(), PKFile) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), tc.says) {
+					t.Fatalf("%s, %s, %s: %v, want an error naming %s and %q, saying %q", id, tc.what, how, err, PKFile, want, tc.says)
+				}
+			}
+			_, err := LoadDirWith(dir, Options{ReadKeyWhole: true})
+			check("read whole", err)
+			c, err := LoadDir(dir)
+			if err != nil {
+				t.Fatalf("%s, %s: the bases are read later, yet: %v", id, tc.what, err)
+			}
+			check("streamed", c.Key.CheckDeferred())
+			check("fetched", c.Key.Need(proofdata.AllParts))
 		}
-		_, err := LoadDirWith(dir, Options{ReadKeyWhole: true})
-		check("read whole", err)
-		c, err := LoadDir(dir)
-		if err != nil {
-			t.Fatalf("%s: the bases are read later, yet: %v", id, err)
-		}
-		check("streamed", c.Key.CheckDeferred())
-		check("fetched", c.Key.Need(proofdata.AllParts))
 	}
 }
 
