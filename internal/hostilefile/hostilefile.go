@@ -4,6 +4,8 @@
 package hostilefile
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"os"
 	"syscall"
 	"testing"
@@ -38,4 +40,18 @@ var Kinds = []Kind{
 			t.Skipf("no terabyte sparse file here: %v", err)
 		}
 	}},
+}
+
+// Damaged is a damaged copy of a file's bytes for the try'th of a test's
+// tries (how says which): every fifth cut short at a random length, the
+// others with one to four random bytes changed.
+func Damaged(r *rand.Rand, orig []byte, try int) (data []byte, how string) {
+	if try%5 == 4 {
+		return bytes.Clone(orig[:r.IntN(len(orig))]), "cut short"
+	}
+	data = bytes.Clone(orig)
+	for range 1 + r.IntN(4) {
+		data[r.IntN(len(data))] ^= byte(1 + r.IntN(255))
+	}
+	return data, "bytes changed"
 }

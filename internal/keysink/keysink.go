@@ -112,3 +112,13 @@ func (w *Watch) Streams() int {
 	defer w.mu.Unlock()
 	return w.streams
 }
+
+// ReadDeferred reads every part k's source left unread, as a GPU's load
+// streams them (into no memory) and then as the CPU's fetches them (into
+// the host copy): the first error either gives.
+func ReadDeferred(k *proofdata.Key) error {
+	if err := k.CheckDeferred(); err != nil {
+		return err
+	}
+	return k.Need(proofdata.AllParts)
+}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	groth16bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/internal/hostilefile"
 	"github.com/zkpipe/zkpipe/internal/keysink"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
@@ -198,24 +198,14 @@ func TestDeferredKeyAgreesWithTheWholeReadOnDamagedFiles(t *testing.T) {
 		orig := readKeyFile(t, dir)
 		took := 0
 		for try := range tries {
-			data := slices.Clone(orig)
-			how := "bytes changed"
-			if try%5 == 4 {
-				data, how = data[:r.IntN(len(data))], "cut short"
-			} else {
-				for range 1 + r.IntN(4) {
-					data[r.IntN(len(data))] ^= byte(1 + r.IntN(255))
-				}
-			}
+			data, how := hostilefile.Damaged(r, orig, try)
 			if err := os.WriteFile(pk, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			whole, werr := LoadDirWith(dir, Options{ReadKeyWhole: true})
 			def, derr := LoadDir(dir)
 			if derr == nil {
-				if derr = def.Key.CheckDeferred(); derr == nil {
-					derr = def.Key.Need(proofdata.AllParts)
-				}
+				derr = keysink.ReadDeferred(def.Key)
 			}
 			if (werr == nil) != (derr == nil) {
 				t.Fatalf("%s, try %d (%s): the whole read says %v, the deferred one %v", id, try, how, werr, derr)
