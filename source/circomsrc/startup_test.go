@@ -3,6 +3,7 @@ package circomsrc
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -91,5 +92,49 @@ func TestReadZkeyVerifyingKey(t *testing.T) {
 	}
 	if _, err := ReadZkeyVerifyingKey(bytes.NewReader(data[:200])); err == nil {
 		t.Fatal("a truncated zkey gave a key")
+	}
+}
+
+// A zkey whose header and section table are sound but whose coefficient
+// section (read into memory even when the points stay in the file) is a
+// sparse terabyte is refused by its size, naming the file, before anything
+// is allocated for it: the deferred read's bound is the whole read's.
+func TestLoadFilesRefusesAHugeCoefficientSection(t *testing.T) {
+	orig, err := os.ReadFile(filepath.Join("testdata", "mul.zkey"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the same sections, the coefficients (type 4) last and claiming 1 TiB
+	var out bytes.Buffer
+	out.Write(orig[:12])
+	var coef []byte
+	for pos := 12; pos+12 <= len(orig); {
+		typ, size := binary.LittleEndian.Uint32(orig[pos:]), int(binary.LittleEndian.Uint64(orig[pos+4:]))
+		if typ == 4 {
+			coef = orig[pos : pos+12]
+		} else {
+			out.Write(orig[pos : pos+12+size])
+		}
+		pos += 12 + size
+	}
+	if coef == nil {
+		t.Fatal("mul.zkey: no coefficient section")
+	}
+	const huge = 1 << 40
+	head := bytes.Clone(coef)
+	binary.LittleEndian.PutUint64(head[4:], huge)
+	out.Write(head)
+	p := filepath.Join(t.TempDir(), "huge.zkey")
+	if err := os.WriteFile(p, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, int64(out.Len())+huge); err != nil {
+		t.Fatal(err)
+	}
+	for _, whole := range []bool{false, true} {
+		_, err := LoadFiles(context.Background(), Files{Zkey: p, ReadKeyWhole: whole, LoadTimeout: 200 * time.Millisecond})
+		if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "memory") {
+			t.Fatalf("whole=%v: %v; want an error naming %s and this machine's memory", whole, err, p)
+		}
 	}
 }

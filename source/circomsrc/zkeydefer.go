@@ -158,6 +158,15 @@ func readZkeyHead(f *boundedread.File, path string, o Files) (*Zkey, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Sections 1–4 are read into memory (the coefficients can be large):
+	// no more than the whole read would take, this machine's memory.
+	var held int64
+	for typ := uint32(1); typ <= 4; typ++ {
+		held += table[typ].size
+	}
+	if limit := boundedread.MachineMemory(); held > limit {
+		return nil, fmt.Errorf("zkey: its header, IC and coefficient sections hold %d bytes, more than this machine's memory can hold (%d)", held, limit)
+	}
 	sf := &seqFile{f: f}
 	bf := &binFile{kind: "zkey", version: version, sections: map[uint32][]byte{}}
 	for typ := uint32(1); typ <= 4; typ++ {
