@@ -248,8 +248,9 @@ func scanInfinity(sf *seqFile, s zkeySection, first uint32) ([]uint32, error) {
 	}
 	per := max(streamChunkBytes/s.size, 1)
 	buf := make([]byte, min(per, s.n)*s.size)
-	// n is the section's, which checkBinTable found within the file
-	sel := make([]uint32, 0, s.n)
+	// n is the section's, which checkBinTable found within the file, but a
+	// sparse file can claim billions: grown as the points come, then clipped
+	sel := make([]uint32, 0, min(s.n, 1<<20))
 	for i := 0; i < s.n; i += per {
 		k := min(per, s.n-i)
 		b := buf[:k*s.size]
