@@ -21,7 +21,7 @@ type CUDAConfig struct {
 	// points; a table of 2^22 bases or more, 20).
 	MSMWindow int
 	// MSMChunk is how many points a GPU thread sums per level of a bucket's
-	// sum, 2 to 256; 0 is 32.
+	// sum, 2 to 256; 0 chooses by group (32; BLS12-381's G2: 64).
 	MSMChunk int
 	// MSMSegment is how many buckets a GPU thread reduces, a power of two
 	// from 2 to 256: fewer means more threads for the segment kernel, more
@@ -64,7 +64,7 @@ func (c CUDAConfig) check() error {
 		return fmt.Errorf("cuda config: MSMWindow %d: want 4 to %d bits, or 0 (by size)", c.MSMWindow, MaxMSMWindow)
 	}
 	if c.MSMChunk != 0 && (c.MSMChunk < 2 || c.MSMChunk > 256) {
-		return fmt.Errorf("cuda config: MSMChunk %d: want 2 to 256 points, or 0 (32)", c.MSMChunk)
+		return fmt.Errorf("cuda config: MSMChunk %d: want 2 to 256 points, or 0 (by group)", c.MSMChunk)
 	}
 	if s := c.MSMSegment; s != 0 && (s < 2 || s > 256 || s&(s-1) != 0) {
 		return fmt.Errorf("cuda config: MSMSegment %d: want a power of two from 2 to 256, or 0 (by size)", s)

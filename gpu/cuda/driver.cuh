@@ -40,19 +40,37 @@
 const size_t SORT_MAX_ITEMS = 0x7fffffff;
 const uint32_t MSM_CHUNK = 32; // points one thread sums per level, by default
 
+// MsmChunk<F>: the chunk an MSM over F takes when the config names none.
+// BLS12-381's G2 (96-byte coordinates) sums 64: its level0 and levelN run
+// at 255 registers with spills, so fewer, longer tiles (half the partial
+// sums for levelN's full additions) pay. Measured on the H100
+// (notes/h100-2026-12-06b, calls 1 and 3, ZKPIPE_MSM_CHUNK=64): G2 MSM 2^20
+// 27.3 and 27.1 ms against 27.9 and 28.0 (26.9 with ZK_XYZZ_EARLY_Z); BLS12-381's G1
+// 8.7 against 8.8 at 2^20, 26.9 against 26.9 at 2^22, so it keeps 32. BN254's
+// kernels were not measured at 64: they keep 32.
+template <class F> struct MsmChunk {
+    static constexpr u32 value = MSM_CHUNK;
+};
+template <> struct MsmChunk<Bls12381Fp2> {
+    static constexpr u32 value = 64;
+};
+
 // MsmTuning: the MSM's knobs, from zk_config (zkpipe.h) at zk_init, for
 // measuring alternatives on a GPU without a rebuild (bench/h200-session.sh):
 // window (bits, 4 to MSM_MAX_WINDOW; 0: msm_window's choice by size, and
 // msm_table_window's for a table), chunk (points a thread sums per level,
-// 2 to 256) and segment (buckets a thread reduces, a power of two from 2
+// 2 to 256; 0: MsmChunk's by group) and segment (buckets a thread reduces, a power of two from 2
 // to 256: fewer means more threads for the segment kernel, more means fewer
 // segment sums to combine; 0: msm_segment's choice). The defaults are the
 // zero value's, and zk_default_config's.
 struct MsmTuning {
     int window = 0;
-    u32 chunk = MSM_CHUNK;
+    u32 chunk = 0;   // msm_chunk's choice
     u32 segment = 0; // msm_segment's choice; run 5 of notes/cuda.md: 8 beat 32 by 1–3% up to 2^16 buckets
 };
+
+// msm_chunk is the chunk of an MSM over F: the config's, or MsmChunk's.
+template <class F> u32 msm_chunk(const MsmTuning &t) { return t.chunk ? t.chunk : MsmChunk<F>::value; }
 
 // msm_tuning_of checks cfg's MSM fields (0 each: the default) into *t, or
 // fails naming the field, its value and its range.
@@ -61,12 +79,12 @@ inline int msm_tuning_of(const zk_config &cfg, MsmTuning *t) {
     if (cfg.msm_window != 0 && (cfg.msm_window < 4 || cfg.msm_window > MSM_MAX_WINDOW))
         return FAILF("config: msm_window %d: want 4 to %d bits, or 0 (by size)", cfg.msm_window, MSM_MAX_WINDOW);
     if (cfg.msm_chunk != 0 && (cfg.msm_chunk < 2 || cfg.msm_chunk > 256))
-        return FAILF("config: msm_chunk %d: want 2 to 256 points, or 0 (%u)", cfg.msm_chunk, MSM_CHUNK);
+        return FAILF("config: msm_chunk %d: want 2 to 256 points, or 0 (by group)", cfg.msm_chunk);
     int sg = cfg.msm_segment;
     if (sg != 0 && (sg < 2 || sg > 256 || (sg & (sg - 1)) != 0))
         return FAILF("config: msm_segment %d: want a power of two from 2 to 256, or 0 (by size)", sg);
     t->window = cfg.msm_window;
-    if (cfg.msm_chunk) t->chunk = (u32)cfg.msm_chunk;
+    t->chunk = (u32)cfg.msm_chunk;
     t->segment = (u32)sg;
     return 0;
 }
@@ -229,11 +247,11 @@ inline int msm_plan_batch(const size_t *n, int k, int c, int nw, bool table, u32
 
 // msm_plan fills p for n points (n ≥ 1) as t plans them, or fails naming
 // the limit.
-template <class S = Fr> int msm_plan(size_t n, const MsmTuning &t, MsmPlan *p) {
+template <class F = Fp> int msm_plan(size_t n, const MsmTuning &t, MsmPlan *p) {
     if (n == 0) return FAILF("msm: no points");
     if (n >= ((size_t)1 << 31)) return FAILF("msm: %zu points, the limit is 2^31 − 1", n);
     int c = msm_window(n, t.window);
-    return msm_plan_batch(&n, 1, c, msm_windows<S>(c), false, t.chunk, p);
+    return msm_plan_batch(&n, 1, c, msm_windows<ScalarOf<F>>(c), false, msm_chunk<F>(t), p);
 }
 
 // MsmTable is a precomputed table (msm.cuh): nbase bases' multiples for
@@ -407,9 +425,9 @@ template <class F> size_t msm_scratch_bytes(size_t n, const MsmTuning &t) {
     if (n == 0) return 0;
     typedef ScalarOf<F> S;
     int c = msm_window(n, t.window), nw = msm_windows<S>(c);
-    size_t plain = msm_plan_bytes<F>(n, nw, (size_t)nw << (c - 1), t.chunk);
+    size_t plain = msm_plan_bytes<F>(n, nw, (size_t)nw << (c - 1), msm_chunk<F>(t));
     int ct = msm_table_window(n, t.window, WideTableWindows<S>::value);
-    size_t table = msm_plan_bytes<F>(n, msm_windows<S>(ct), (size_t)1 << (ct - 1), t.chunk);
+    size_t table = msm_plan_bytes<F>(n, msm_windows<S>(ct), (size_t)1 << (ct - 1), msm_chunk<F>(t));
     return plain > table ? plain : table;
 }
 
@@ -576,7 +594,7 @@ int msm_run_batch(D &d, const MsmTuning &t, const Affine<F> *bases, const Scalar
         size_t sum = 0;
         for (int j = j0; j < j1; j++) sum += n[j];
         if (sum) {
-            TRY(msm_plan_batch(n + j0, j1 - j0, c, nw, tab != nullptr, t.chunk, &pl));
+            TRY(msm_plan_batch(n + j0, j1 - j0, c, nw, tab != nullptr, msm_chunk<F>(t), &pl));
             TRY(msm_core<F>(d, bases, scalars + j0, idx ? idx + j0 : nullptr, pl, t.segment, host_out + (size_t)j0 * per,
                             tab));
         } else {

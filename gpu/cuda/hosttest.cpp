@@ -1808,8 +1808,8 @@ static void test_plan() {
     // buckets outweighs the plain plan's (BLS12-381's G2 at 10^6 bases)
     {
         size_t n = 1000002;
-        size_t table = msm_plan_bytes<Bls12381Fp2>(n, 13, (size_t)1 << 19, MSM_CHUNK);
-        size_t plain = msm_plan_bytes<Bls12381Fp2>(n, 18, (size_t)18 << 14, MSM_CHUNK);
+        size_t table = msm_plan_bytes<Bls12381Fp2>(n, 13, (size_t)1 << 19, 64); // G2's chunk (MsmChunk)
+        size_t plain = msm_plan_bytes<Bls12381Fp2>(n, 18, (size_t)18 << 14, 64);
         CHECK(table > plain && msm_scratch_bytes<Bls12381Fp2>(n, T) == table, "scratch bound at 10^6 G2 bases: %zu, table %zu, plain %zu",
               msm_scratch_bytes<Bls12381Fp2>(n, T), table, plain);
         CHECK(msm_scratch_bytes<Fp>(n, T) >= msm_plan_bytes<Fp>(n, 17, (size_t)1 << 14, MSM_CHUNK), "scratch bound BN254");
@@ -1877,9 +1877,20 @@ static void test_config() {
     ContextConfig cc;
     CHECK(def.config_bytes == sizeof(zk_config), "default config: %u bytes", def.config_bytes);
     CHECK(context_config_of(&def, &cc) == 0, "default config refused: %s", err);
-    CHECK(cc.msm.window == 0 && cc.msm.chunk == MSM_CHUNK && cc.msm.segment == 0 && !cc.spin,
+    CHECK(cc.msm.window == 0 && cc.msm.chunk == 0 && cc.msm.segment == 0 && !cc.spin,
           "default config: window %d chunk %u segment %u spin %d", cc.msm.window, cc.msm.chunk, cc.msm.segment, cc.spin);
-    CHECK(context_config_of(nullptr, &cc) == 0 && cc.msm.chunk == MSM_CHUNK, "no config: not the defaults");
+    CHECK(context_config_of(nullptr, &cc) == 0 && cc.msm.chunk == 0, "no config: not the defaults");
+    // the chunk by group: BLS12-381's G2 sums 64 points a thread, the rest 32
+    // (MsmChunk); a configured chunk is every group's
+    CHECK(msm_chunk<Fp>(cc.msm) == MSM_CHUNK && msm_chunk<Fp2>(cc.msm) == MSM_CHUNK &&
+              msm_chunk<Bls12381Fp>(cc.msm) == MSM_CHUNK && msm_chunk<Bls12381Fp2>(cc.msm) == 64,
+          "default chunks: %u %u %u %u", msm_chunk<Fp>(cc.msm), msm_chunk<Fp2>(cc.msm), msm_chunk<Bls12381Fp>(cc.msm),
+          msm_chunk<Bls12381Fp2>(cc.msm));
+    {
+        MsmPlan p{};
+        CHECK(msm_plan<Bls12381Fp2>(1000, cc.msm, &p) == 0 && p.chunk == 64, "BLS12-381 G2 plan: chunk %u", p.chunk);
+        CHECK(msm_plan<Bls12381Fp>(1000, cc.msm, &p) == 0 && p.chunk == MSM_CHUNK, "BLS12-381 G1 plan: chunk %u", p.chunk);
+    }
     zk_config small = def;
     small.config_bytes = 8;
     CHECK(context_config_of(&small, &cc) != 0 && strstr(err, "bytes"), "a short zk_config accepted: %s", err);
@@ -1909,6 +1920,7 @@ static void test_config() {
           "config 22/8/16/spin: %s", err);
     MsmPlan p{};
     CHECK(msm_plan(100, cc.msm, &p) == 0 && p.c == 22 && p.chunk == 8 && p.half == 1u << 21, "window 22: plan c=%d", p.c);
+    CHECK(msm_plan<Bls12381Fp2>(100, cc.msm, &p) == 0 && p.chunk == 8, "chunk 8 not BLS12-381 G2's: %u", p.chunk);
     int c = 0, nw = 0;
     CHECK(msm_table_layout(1000, cc.msm, &c, &nw) == 0 && c == 22 && nw == msm_windows(22), "window 22: table c=%d", c);
     CHECK(msm_segment(1u << 21, cc.msm.segment) == 16, "segment 16 not taken");
