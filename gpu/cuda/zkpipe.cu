@@ -21,18 +21,20 @@
 #include <cuda_runtime.h>
 
 #include <mutex>
+#include <type_traits>
 #include <shared_mutex>
 #include <stdlib.h>
 #include <string.h>
 #include <unordered_map>
 
-// ZK_PART (build.sh): the library is compiled as seven translation units
+// ZK_PART (build.sh): the library is compiled as eight translation units
 // in parallel, each with one part of the C API and so only its kernels:
 // 1 the device, streams, memory and the NTTs of both curves; BN254's: 2 the
 // G1 MSMs, tables and ones; 3 the G2 MSMs; 4 the G2 tables and ones;
-// BLS12-381's: 5, 6 and 7 the same (nvcc takes ~4 minutes over BN254's
-// kernels on one core, most of it on the G2 kernels). Unset: all of it,
-// one unit. The host state below is shared by the parts, hence inline (one
+// BLS12-381's: 5, 6 and 7 the same, with 6's reduction kernels in 8
+// (nvcc takes ~4 minutes over BN254's kernels on one core, most of it on
+// the G2 kernels; BLS12-381's G2 MSMs alone took 301 s of a 302 s build on
+// the H100's 16 cores). Unset: all of it, one unit. The host state below is shared by the parts, hence inline (one
 // definition across units); the rest of this file is per unit.
 #ifndef ZK_PART
 #define ZK_PART_HAS(k) 1
@@ -62,6 +64,19 @@ struct ZkContext {
 // thread. One process may so drive several GPUs.
 inline std::shared_mutex streams_mu;
 inline std::unordered_map<void *, const ZkContext *> stream_ctx;
+
+// Part 8: the launches of BLS12-381's G2 reduction kernels (levelN,
+// segment, reduce: full XYZZ additions over its Fp2, spilling, the longest
+// to compile), declared in every part and defined in part 8 alone, so that
+// part 6 (the rest of that group's MSM) and part 8 compile side by side.
+// CudaDev's levelN, segment and reduce call them for that group.
+int bls12381_g2_levelN(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, const u32 *start, const u32 *cnt, const u32 *off,
+                       const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<Bls12381Fp2> *out);
+int bls12381_g2_segment(cudaStream_t s, const XYZZ<Bls12381Fp2> *P, const u32 *start, const u32 *cnt, u32 half, u32 S,
+                        u32 nseg, XYZZ<Bls12381Fp2> *out);
+int bls12381_g2_reduce(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, size_t m, size_t per, XYZZ<Bls12381Fp2> *out,
+                       size_t groups);
+template <class F> constexpr bool InPart8 = std::is_same<F, Bls12381Fp2>::value;
 
 namespace {
 
@@ -243,20 +258,32 @@ struct CudaDev {
     template <class F>
     int levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L,
                u32 total, XYZZ<F> *out) {
-        k_levelN<F><<<blocks(total), TPB, 0, s>>>(in, start, cnt, off, chunks, nb, L, total, out);
-        CKL();
-        return 0;
+        if constexpr (InPart8<F>) {
+            return bls12381_g2_levelN(s, in, start, cnt, off, chunks, nb, L, total, out);
+        } else {
+            k_levelN<F><<<blocks(total), TPB, 0, s>>>(in, start, cnt, off, chunks, nb, L, total, out);
+            CKL();
+            return 0;
+        }
     }
     template <class F>
     int segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg, XYZZ<F> *out) {
-        k_segment<F><<<blocks(nseg, 128), 128, 0, s>>>(P, start, cnt, half, S, nseg, out);
-        CKL();
-        return 0;
+        if constexpr (InPart8<F>) {
+            return bls12381_g2_segment(s, P, start, cnt, half, S, nseg, out);
+        } else {
+            k_segment<F><<<blocks(nseg, SEGMENT_TPB), SEGMENT_TPB, 0, s>>>(P, start, cnt, half, S, nseg, out);
+            CKL();
+            return 0;
+        }
     }
     template <class F> int reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out, size_t groups) {
-        k_reduce<F><<<(unsigned)groups, RED, 0, s>>>(in, m, per, out);
-        CKL();
-        return 0;
+        if constexpr (InPart8<F>) {
+            return bls12381_g2_reduce(s, in, m, per, out, groups);
+        } else {
+            k_reduce<F><<<(unsigned)groups, RED, 0, s>>>(in, m, per, out);
+            CKL();
+            return 0;
+        }
     }
     template <class F> int ones(const Affine<F> *bases, const u64 *bitmap, size_t n, size_t nw, XYZZ<F> *part) {
         k_ones<F><<<blocks(nw, 128), 128, 0, s>>>(bases, bitmap, n, nw, part);
@@ -333,6 +360,26 @@ struct CudaDev {
 
 } // namespace
 
+#if ZK_PART_HAS(8)
+int bls12381_g2_levelN(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, const u32 *start, const u32 *cnt, const u32 *off,
+                       const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<Bls12381Fp2> *out) {
+    k_levelN<Bls12381Fp2><<<blocks(total), TPB, 0, s>>>(in, start, cnt, off, chunks, nb, L, total, out);
+    CKL();
+    return 0;
+}
+int bls12381_g2_segment(cudaStream_t s, const XYZZ<Bls12381Fp2> *P, const u32 *start, const u32 *cnt, u32 half, u32 S,
+                        u32 nseg, XYZZ<Bls12381Fp2> *out) {
+    k_segment<Bls12381Fp2><<<blocks(nseg, SEGMENT_TPB), SEGMENT_TPB, 0, s>>>(P, start, cnt, half, S, nseg, out);
+    CKL();
+    return 0;
+}
+int bls12381_g2_reduce(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, size_t m, size_t per, XYZZ<Bls12381Fp2> *out,
+                       size_t groups) {
+    k_reduce<Bls12381Fp2><<<(unsigned)groups, RED, 0, s>>>(in, m, per, out);
+    CKL();
+    return 0;
+}
+#endif
 
 // ─── C API: entries.cuh's list, over CudaDev ───────────────────────────────
 
