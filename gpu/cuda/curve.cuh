@@ -62,21 +62,6 @@ template <> struct LazyCurve<Bls12381Fp> {
 #ifndef ZK_XYZZ_EARLY_Z
 #define ZK_XYZZ_EARLY_Z 1
 #endif
-// ZK_MSM_ROLLED=1 (default 0, to measure) keeps the loops of the MSM's
-// reduction bodies rolled (levelN_body, segment_body, mul_small, k_reduce):
-// their bodies are one or two full additions, and nvcc unrolls them into
-// copies of those: over BLS12-381's Fp2 k_segment's PTX was 550k lines,
-// k_reduce's 252k, levelN's 126k (nvcc 11.8, part 8), most of that part's
-// compile time and perhaps of its spills. Rolled or not, the same sums.
-#ifndef ZK_MSM_ROLLED
-#define ZK_MSM_ROLLED 0
-#endif
-#if ZK_MSM_ROLLED && defined(__CUDACC__)
-#define ZK_ROLLED _Pragma("unroll 1")
-#else
-#define ZK_ROLLED
-#endif
-
 template <class F> struct EarlyZ {
     static constexpr bool ON = ZK_XYZZ_EARLY_Z != 0 && sizeof(F) >= 96;
 };
@@ -322,7 +307,6 @@ template <class F> struct XYZZ {
         XYZZ r = inf();
         int top = 31;
         while (top >= 0 && !((k >> top) & 1)) top--;
-        ZK_ROLLED
         for (int b = top; b >= 0; b--) {
             r.dbl_assign();
             if ((k >> b) & 1) r.add(base);

@@ -165,11 +165,9 @@ template <class F> __global__ void ZK_MSM_BOUNDS(RED, F) k_reduce(const XYZZ<F> 
     size_t lo = (size_t)blockIdx.x * per;
     size_t hi = lo + per < m ? lo + per : m;
     XYZZ<F> acc = XYZZ<F>::inf();
-    ZK_ROLLED
     for (size_t i = lo + threadIdx.x; i < hi; i += RED) acc.add(in[i]);
     sh[threadIdx.x] = acc;
     __syncthreads();
-    ZK_ROLLED
     for (int s = RED / 2; s > 0; s >>= 1) {
         if (threadIdx.x < s) {
             XYZZ<F> a = sh[threadIdx.x];

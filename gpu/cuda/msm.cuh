@@ -223,7 +223,6 @@ HD void levelN_body(u32 t, const XYZZ<F> *in, const u32 *start, const u32 *cnt, 
     u32 lo, hi;
     if (!chunk_at(t, start, cnt, off, chunks, nb, &lo, &hi)) return;
     XYZZ<F> acc = in[lo];
-    ZK_ROLLED
     for (u32 p = lo + 1; p < hi; p++) acc.add(in[p]);
     out[t] = acc;
 }
@@ -244,7 +243,6 @@ HD void segment_body(u32 s, const XYZZ<F> *P, const u32 *start, const u32 *cnt, 
     u32 w = s / spw, j = s % spw;
     u32 lo = j * S;
     XYZZ<F> run = XYZZ<F>::inf(), acc = XYZZ<F>::inf();
-    ZK_ROLLED
     for (int q = (int)(lo + S) - 1; q >= (int)lo; q--) {
         run.add(bucket_at(P, start, cnt, w * half + (u32)q));
         acc.add(run);

@@ -3,8 +3,7 @@
 #   CGO_ENABLED=0 go test -c -o .carry-n1/gpu.test ./gpu && gzip -f .carry-n1/zkpipe .carry-n1/gpu.test
 # then run `bash notes/h100-2026-12-06b/next-c1.sh` with carry [".carry-n1"]. About 450 s:
 # - the library with part 8 split from part 6 (the parts' times say what the
-#   split saved: 302 s before, bound by part 6's 301), and beside it part 8
-#   with its loops rolled (ZK_MSM_ROLLED=1: its compile time and spills);
+#   split saved: 302 s before, bound by part 6's 301);
 # - the kernels of both curves with the new defaults (BLS12-381 G2: early-Z
 #   order, chunk 64: 26.9 ms expected against 27.9-28.0), and the chunk
 #   knob where it may still pay: BLS12-381 G2 at 128, BN254 at 64 (its
@@ -19,8 +18,7 @@ pack() { tar czf $OUT/logs.tgz -C $F . 2>/dev/null; }
 for f in zkpipe gpu.test; do gunzip -c $C/$f.gz > $C/$f; done; chmod +x $C/zkpipe $C/gpu.test
 t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
 nvidia-smi --query-gpu=name --format=csv,noheader
-bash bench/cuda-variants.sh $F/build 'rolled:8:-DZK_MSM_ROLLED=1'
-echo "built at $(el) s"; pack
+(cd gpu/cuda && OBJ=$F/obj ./build.sh -Xptxas -v > $F/build.log 2>&1); echo "built at $(el) s"; grep -E "^part " $F/build.log; pack
 B=$PWD/gpu/cuda/libzkpipe_cuda.so
 [ -f $B ] || { echo "no library"; exit 1; }
 gzip -c $B > $OUT/lib.so.gz
@@ -44,8 +42,5 @@ stream bn-1 -n 160
 stream bls-2 --curve bls12-381 -n 96
 stream bn-2 -n 160
 meas bls-chunk128 'CUDAMeasureBLS12381$' 20 ZKPIPE_MSM_CHUNK=128
-# part 8's loops rolled (ZK_MSM_ROLLED: BLS12-381 G2's levelN, segment,
-# reduce); its build time is in $F/build, its kernels here
-B0=$B; B=$PWD/gpu/cuda/librolled.so; meas bls-rolled 'CUDAMeasureBLS12381$' 20; B=$B0
 meas bn-chunk64 'CUDAMeasure$' 20,22,24 ZKPIPE_MSM_CHUNK=64
 pack; echo "total $(el) s"
