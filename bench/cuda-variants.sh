@@ -7,14 +7,14 @@
 # Run on the device machine from the repository root.
 #
 # Usage: bench/cuda-variants.sh LOGDIR [NAME:PARTS:FLAGS ...]
-#   bench/cuda-variants.sh /tmp/v 'old:6 8:-DZK_XYZZ_EARLY_Z=0' 'minb:1 5:-DZK_BLS_NTT_MINB=4'
+#   bench/cuda-variants.sh /tmp/v 'old:6 8 9:-DZK_XYZZ_EARLY_Z=0' 'minb:1 5:-DZK_BLS_NTT_MINB=4'
 # gives gpu/cuda/libzkpipe_cuda.so (the default build) and
 # gpu/cuda/lib<NAME>.so for each variant; LOGDIR holds each build's log
 # (ptxas -v: registers and spills a kernel) and prints the parts' times.
 # The parts (build.sh, zkpipe.cu's ZK_PART): 1 the device and the NTTs;
 # BN254's G1 MSMs 2, G2 MSMs 3, G2 tables and ones 4; BLS12-381's 5, 6, 7,
-# and 8 its G2 MSMs' reduction kernels (levelN, segment, reduce; a change
-# to BLS12-381's G2 additions is a variant of "6 8").
+# and 8 and 9 its G2 MSMs' reduction kernels (levelN and reduce, segment; a
+# change to BLS12-381's G2 additions is a variant of "6 8 9").
 set -uo pipefail
 logs=$1
 shift
@@ -37,7 +37,7 @@ grep -H -E "^part |^rc=" "$logs"/build-*.log
 for v in "$@"; do
 	IFS=: read -r name parts _ <<<"$v"
 	ok=1
-	for p in 1 2 3 4 5 6 7 8; do
+	for p in 1 2 3 4 5 6 7 8 9; do
 		case " $parts " in
 		*" $p "*) [ -f "$B/obj$name/part$p.o" ] || ok=0 ;; # its own, or no variant
 		*) cp "$B/objA/part$p.o" "$B/obj$name/" ;;

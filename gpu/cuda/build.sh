@@ -5,15 +5,15 @@
 # the default one; ARCH=sm_90 for an nvcc without sm_90a, e.g. 11.8's, to
 # check that the sources compile and read ptxas's report)
 #
-# The library is eight translation units of zkpipe.cu (ZK_PART: 1 the
+# The library is nine translation units of zkpipe.cu (ZK_PART: 1 the
 # device and the NTTs; per curve, BN254 then BLS12-381: the G1 MSMs, the G2
-# MSMs, the G2 tables and ones, 2–4 and 5–7; 8 BLS12-381's G2 reduction
-# kernels, split from 6), compiled at once and linked: on one core BN254's
+# MSMs, the G2 tables and ones, 2–4 and 5–7; 8 and 9 BLS12-381's G2
+# reduction kernels, split from 6), compiled at once and linked: on one core BN254's
 # parts take nvcc about 4 minutes, the longest part about 2.
 #
 # Variants of a few parts without rebuilding the rest (a device call's
 # longest step is the build, 5 minutes on 16 cores when part 6 was one
-# unit; a BLS12-381 G2 variant is PARTS="6 8"): OBJ=dir keeps the parts'
+# unit; a BLS12-381 G2 variant is PARTS="6 8 9"): OBJ=dir keeps the parts'
 # objects in dir (default: a temporary directory, removed); PARTS="1 5"
 # compiles only those parts and links with the others' objects already in
 # OBJ (PARTS="" only links); LINK=0 compiles without linking.
@@ -35,7 +35,7 @@ else
 	trap 'rm -rf "$tmp"' EXIT
 fi
 pids=""
-for part in ${PARTS-1 2 3 4 5 6 7 8}; do
+for part in ${PARTS-1 2 3 4 5 6 7 8 9}; do
 	(
 		t0=$(date +%s)
 		$NVCC -O3 -std=c++17 -c -Xcompiler -fPIC $gencode -Xptxas -warn-spills -DZK_PART=$part \
@@ -53,5 +53,5 @@ cat "$tmp"/part*.log 2>/dev/null || true
 [ "$rc" = 0 ] || { echo "nvcc failed" >&2; exit 1; }
 [ "${LINK:-1}" = 0 ] && exit 0
 $NVCC -shared $gencode -o "$LIB" "$tmp"/part1.o "$tmp"/part2.o "$tmp"/part3.o "$tmp"/part4.o \
-	"$tmp"/part5.o "$tmp"/part6.o "$tmp"/part7.o "$tmp"/part8.o
+	"$tmp"/part5.o "$tmp"/part6.o "$tmp"/part7.o "$tmp"/part8.o "$tmp"/part9.o
 echo "built $(pwd)/$LIB"

@@ -32,9 +32,11 @@
 // 1 the device, streams, memory and the NTTs of both curves; BN254's: 2 the
 // G1 MSMs, tables and ones; 3 the G2 MSMs; 4 the G2 tables and ones;
 // BLS12-381's: 5, 6 and 7 the same, with 6's reduction kernels in 8
-// (nvcc takes ~4 minutes over BN254's kernels on one core, most of it on
-// the G2 kernels; BLS12-381's G2 MSMs alone took 301 s of a 302 s build on
-// the H100's 16 cores). Unset: all of it, one unit. The host state below is shared by the parts, hence inline (one
+// (levelN, reduce) and 9 (segment) (nvcc takes ~4 minutes over BN254's
+// kernels on one core, most of it on the G2 kernels; BLS12-381's G2 MSMs
+// alone took 301 s of a 302 s build on the H100's 16 cores, and of the
+// reduction kernels' PTX, nvcc 11.8's, k_segment is 550k lines of 930k).
+// Unset: all of it, one unit. The host state below is shared by the parts, hence inline (one
 // definition across units); the rest of this file is per unit.
 #ifndef ZK_PART
 #define ZK_PART_HAS(k) 1
@@ -65,18 +67,18 @@ struct ZkContext {
 inline std::shared_mutex streams_mu;
 inline std::unordered_map<void *, const ZkContext *> stream_ctx;
 
-// Part 8: the launches of BLS12-381's G2 reduction kernels (levelN,
-// segment, reduce: full XYZZ additions over its Fp2, spilling, the longest
-// to compile), declared in every part and defined in part 8 alone, so that
-// part 6 (the rest of that group's MSM) and part 8 compile side by side.
-// CudaDev's levelN, segment and reduce call them for that group.
+// Parts 8 and 9: the launches of BLS12-381's G2 reduction kernels (levelN,
+// reduce in 8, segment in 9: full XYZZ additions over its Fp2, spilling,
+// the longest to compile), declared in every part and each defined in one,
+// so that part 6 (the rest of that group's MSM), 8 and 9 compile side by
+// side. CudaDev's levelN, segment and reduce call them for that group.
 int bls12381_g2_levelN(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, const u32 *start, const u32 *cnt, const u32 *off,
                        const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<Bls12381Fp2> *out);
 int bls12381_g2_segment(cudaStream_t s, const XYZZ<Bls12381Fp2> *P, const u32 *start, const u32 *cnt, u32 half, u32 S,
                         u32 nseg, XYZZ<Bls12381Fp2> *out);
 int bls12381_g2_reduce(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, size_t m, size_t per, XYZZ<Bls12381Fp2> *out,
                        size_t groups);
-template <class F> constexpr bool InPart8 = std::is_same<F, Bls12381Fp2>::value;
+template <class F> constexpr bool InPart8 = std::is_same<F, Bls12381Fp2>::value; // or 9
 
 namespace {
 
@@ -367,15 +369,17 @@ int bls12381_g2_levelN(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, const u32 *s
     CKL();
     return 0;
 }
-int bls12381_g2_segment(cudaStream_t s, const XYZZ<Bls12381Fp2> *P, const u32 *start, const u32 *cnt, u32 half, u32 S,
-                        u32 nseg, XYZZ<Bls12381Fp2> *out) {
-    k_segment<Bls12381Fp2><<<blocks(nseg, SEGMENT_TPB), SEGMENT_TPB, 0, s>>>(P, start, cnt, half, S, nseg, out);
-    CKL();
-    return 0;
-}
 int bls12381_g2_reduce(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, size_t m, size_t per, XYZZ<Bls12381Fp2> *out,
                        size_t groups) {
     k_reduce<Bls12381Fp2><<<(unsigned)groups, RED, 0, s>>>(in, m, per, out);
+    CKL();
+    return 0;
+}
+#endif
+#if ZK_PART_HAS(9)
+int bls12381_g2_segment(cudaStream_t s, const XYZZ<Bls12381Fp2> *P, const u32 *start, const u32 *cnt, u32 half, u32 S,
+                        u32 nseg, XYZZ<Bls12381Fp2> *out) {
+    k_segment<Bls12381Fp2><<<blocks(nseg, SEGMENT_TPB), SEGMENT_TPB, 0, s>>>(P, start, cnt, half, S, nseg, out);
     CKL();
     return 0;
 }

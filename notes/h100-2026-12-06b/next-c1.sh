@@ -2,8 +2,9 @@
 #   mkdir -p .carry-n1 && CGO_ENABLED=0 go build -ldflags "-s -w" -o .carry-n1/zkpipe . &&
 #   CGO_ENABLED=0 go test -c -o .carry-n1/gpu.test ./gpu && gzip -f .carry-n1/zkpipe .carry-n1/gpu.test
 # then run `bash notes/h100-2026-12-06b/next-c1.sh` with carry [".carry-n1"]. About 450 s:
-# - the library with part 8 split from part 6 (the parts' times say what the
-#   split saved: 302 s before, bound by part 6's 301);
+# - the library with parts 8 and 9 split from part 6 (the parts' times say
+#   what the split saved: 302 s before, bound by part 6's 301; part 7's 193
+#   should bound it now);
 # - the kernels of both curves with the new defaults (BLS12-381 G2: early-Z
 #   order, chunk 64: 26.9 ms expected against 27.9-28.0), and the chunk
 #   knob where it may still pay: BLS12-381 G2 at 128, BN254 at 64 (its
