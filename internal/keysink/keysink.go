@@ -5,7 +5,9 @@
 package keysink
 
 import (
+	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/zkpipe/zkpipe/proofdata"
@@ -121,4 +123,19 @@ func ReadDeferred(k *proofdata.Key) error {
 		return err
 	}
 	return k.Need(proofdata.AllParts)
+}
+
+// Agree says how a whole read's outcome and a deferred read's (its load,
+// then ReadDeferred) of the same damaged file differ: one refused it and
+// the other did not, or a refusal does not name file. nil when they agree.
+func Agree(whole, deferred error, file string) error {
+	if (whole == nil) != (deferred == nil) {
+		return fmt.Errorf("the whole read says %v, the deferred one %v", whole, deferred)
+	}
+	for _, err := range []error{whole, deferred} {
+		if err != nil && !strings.Contains(err.Error(), file) {
+			return fmt.Errorf("%v does not name %s", err, file)
+		}
+	}
+	return nil
 }
