@@ -36,8 +36,9 @@
 // kernels on one core, most of it on the G2 kernels; BLS12-381's G2 MSMs
 // alone took 301 s of a 302 s build on the H100's 16 cores, and of the
 // reduction kernels' PTX, nvcc 11.8's, k_segment is 550k lines of 930k).
-// Unset: all of it, one unit. The host state below is shared by the parts, hence inline (one
-// definition across units); the rest of this file is per unit.
+// Unset: all of it, one unit. The host state below is shared by the parts,
+// hence inline (one definition across units); the rest of this file is per
+// unit.
 #ifndef ZK_PART
 #define ZK_PART_HAS(k) 1
 #else
@@ -71,14 +72,16 @@ inline std::unordered_map<void *, const ZkContext *> stream_ctx;
 // reduce in 8, segment in 9: full XYZZ additions over its Fp2, spilling,
 // the longest to compile), declared in every part and each defined in one,
 // so that part 6 (the rest of that group's MSM), 8 and 9 compile side by
-// side. CudaDev's levelN, segment and reduce call them for that group.
+// side. CudaDev's levelN, segment and reduce call them for that group
+// (SplitG2); every launch is launch_levelN's, launch_segment's or
+// launch_reduce's.
 int bls12381_g2_levelN(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, const u32 *start, const u32 *cnt, const u32 *off,
                        const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<Bls12381Fp2> *out);
 int bls12381_g2_segment(cudaStream_t s, const XYZZ<Bls12381Fp2> *P, const u32 *start, const u32 *cnt, u32 half, u32 S,
                         u32 nseg, XYZZ<Bls12381Fp2> *out);
 int bls12381_g2_reduce(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, size_t m, size_t per, XYZZ<Bls12381Fp2> *out,
                        size_t groups);
-template <class F> constexpr bool InPart8 = std::is_same<F, Bls12381Fp2>::value; // or 9
+template <class F> constexpr bool SplitG2 = std::is_same<F, Bls12381Fp2>::value;
 
 namespace {
 
@@ -160,6 +163,27 @@ cudaError_t set_sync_mode(bool spin) {
 // event_flags: events the host waits on block as streams do (set_sync_mode).
 unsigned event_flags(const ZkContext *cx) {
     return cudaEventDisableTiming | (cx->cfg.spin ? 0u : cudaEventBlockingSync);
+}
+
+// The reduction kernels' launches, for CudaDev and parts 8 and 9 alike.
+template <class F>
+int launch_levelN(cudaStream_t s, const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off,
+                  const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out) {
+    k_levelN<F><<<blocks(total), TPB, 0, s>>>(in, start, cnt, off, chunks, nb, L, total, out);
+    CKL();
+    return 0;
+}
+template <class F>
+int launch_segment(cudaStream_t s, const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg,
+                   XYZZ<F> *out) {
+    k_segment<F><<<blocks(nseg, SEGMENT_TPB), SEGMENT_TPB, 0, s>>>(P, start, cnt, half, S, nseg, out);
+    CKL();
+    return 0;
+}
+template <class F> int launch_reduce(cudaStream_t s, const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out, size_t groups) {
+    k_reduce<F><<<(unsigned)groups, RED, 0, s>>>(in, m, per, out);
+    CKL();
+    return 0;
 }
 
 // CudaDev runs driver.cuh's steps as kernels on stream s.
@@ -260,32 +284,17 @@ struct CudaDev {
     template <class F>
     int levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L,
                u32 total, XYZZ<F> *out) {
-        if constexpr (InPart8<F>) {
-            return bls12381_g2_levelN(s, in, start, cnt, off, chunks, nb, L, total, out);
-        } else {
-            k_levelN<F><<<blocks(total), TPB, 0, s>>>(in, start, cnt, off, chunks, nb, L, total, out);
-            CKL();
-            return 0;
-        }
+        if constexpr (SplitG2<F>) return bls12381_g2_levelN(s, in, start, cnt, off, chunks, nb, L, total, out);
+        else return launch_levelN<F>(s, in, start, cnt, off, chunks, nb, L, total, out);
     }
     template <class F>
     int segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg, XYZZ<F> *out) {
-        if constexpr (InPart8<F>) {
-            return bls12381_g2_segment(s, P, start, cnt, half, S, nseg, out);
-        } else {
-            k_segment<F><<<blocks(nseg, SEGMENT_TPB), SEGMENT_TPB, 0, s>>>(P, start, cnt, half, S, nseg, out);
-            CKL();
-            return 0;
-        }
+        if constexpr (SplitG2<F>) return bls12381_g2_segment(s, P, start, cnt, half, S, nseg, out);
+        else return launch_segment<F>(s, P, start, cnt, half, S, nseg, out);
     }
     template <class F> int reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out, size_t groups) {
-        if constexpr (InPart8<F>) {
-            return bls12381_g2_reduce(s, in, m, per, out, groups);
-        } else {
-            k_reduce<F><<<(unsigned)groups, RED, 0, s>>>(in, m, per, out);
-            CKL();
-            return 0;
-        }
+        if constexpr (SplitG2<F>) return bls12381_g2_reduce(s, in, m, per, out, groups);
+        else return launch_reduce<F>(s, in, m, per, out, groups);
     }
     template <class F> int ones(const Affine<F> *bases, const u64 *bitmap, size_t n, size_t nw, XYZZ<F> *part) {
         k_ones<F><<<blocks(nw, 128), 128, 0, s>>>(bases, bitmap, n, nw, part);
@@ -365,23 +374,17 @@ struct CudaDev {
 #if ZK_PART_HAS(8)
 int bls12381_g2_levelN(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, const u32 *start, const u32 *cnt, const u32 *off,
                        const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<Bls12381Fp2> *out) {
-    k_levelN<Bls12381Fp2><<<blocks(total), TPB, 0, s>>>(in, start, cnt, off, chunks, nb, L, total, out);
-    CKL();
-    return 0;
+    return launch_levelN(s, in, start, cnt, off, chunks, nb, L, total, out);
 }
 int bls12381_g2_reduce(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, size_t m, size_t per, XYZZ<Bls12381Fp2> *out,
                        size_t groups) {
-    k_reduce<Bls12381Fp2><<<(unsigned)groups, RED, 0, s>>>(in, m, per, out);
-    CKL();
-    return 0;
+    return launch_reduce(s, in, m, per, out, groups);
 }
 #endif
 #if ZK_PART_HAS(9)
 int bls12381_g2_segment(cudaStream_t s, const XYZZ<Bls12381Fp2> *P, const u32 *start, const u32 *cnt, u32 half, u32 S,
                         u32 nseg, XYZZ<Bls12381Fp2> *out) {
-    k_segment<Bls12381Fp2><<<blocks(nseg, SEGMENT_TPB), SEGMENT_TPB, 0, s>>>(P, start, cnt, half, S, nseg, out);
-    CKL();
-    return 0;
+    return launch_segment(s, P, start, cnt, half, S, nseg, out);
 }
 #endif
 
