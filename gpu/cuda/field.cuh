@@ -142,6 +142,11 @@ template <class P> struct Field {
     // mont32 (the even/odd 32-bit CIOS) on canonical inputs: a_top + q_top
     // + 5 ≤ 2^32 (mul_lazy's comment, (2)); lazy inputs need HEADROOM_4Q.
     static constexpr bool MONT32_OK = 2 * TOP32 + 5 <= 0x100000000ULL;
+    // Lazy elements in [0, 2q) whose every product has one canonical
+    // operand (the NTT's: a twiddle or a scale factor), which mont32 takes
+    // as its multiplicand: 2q < R is room enough (mul_lazy_by). BLS12-381's
+    // Fr has this and not HEADROOM_4Q.
+    static constexpr bool LAZY_BY_OK = HEADROOM_2Q && MONT32_OK;
     // dot32: both products in the same rows: a_top + c_top + q_top + 8 ≤
     // 2^32 for canonical inputs (BN254: 0x912ceb5e; BLS12-381 Fp too; not
     // BLS12-381's Fr, whose top limb is 0x73eda753).
@@ -491,7 +496,38 @@ template <class P> struct Field {
     // there fails it (dropping reduce_step's or redc_row's addc(odd[7], 0),
     // or the carry of redc_row's even[0] += odd[1], does: tried).
 
-    // q2: the limbs of 2q (< 2^255).
+    // ---- lazy elements where only 2q < R (LAZY_BY_OK: BLS12-381's Fr) ----
+    //
+    // mul_lazy_by(a, c), a < 2q, c < q canonical: a·c·R⁻¹ in [0, 2q), no
+    // final subtraction. Without HEADROOM_4Q, c goes in as mont32's
+    // multiplicand x and a as y: (2) above bounds the odd chain by the
+    // multiplicand's top limb, c_top + q_top + 5 ≤ 2·q_top + 5 ≤ 2^32
+    // (MONT32_OK; BLS12-381's Fr: 0xe7db4eab), and y enters only limb by
+    // limb, so no carry is lost whatever a's size; and (1) becomes T <
+    // (a·c + M·q)/R < (2q² + R·q)/R = q·(1 + 2q/R) < 2q, as 2q < R. With
+    // HEADROOM_4Q it is mul_lazy(a, c), the order the BN254 NTT was measured
+    // in. hosttest's test_lazy_by checks it against redc_ref.
+    HD static Field mul_lazy_by(const Field &a, const Field &c) {
+        static_assert(LAZY_BY_OK, "mul_lazy_by needs 2q < R and a canonical multiplicand's room");
+        if constexpr (HEADROOM_4Q) {
+            return mul_lazy(a, c);
+        } else {
+            u32 x[N32], y[N32], r[N32];
+            c.split(x);
+            a.split(y);
+            mont32(x, y, r);
+            return join(r);
+        }
+    }
+    // mul32_by(a, c), a < 2q, c < q: the canonical product (mont32 as in
+    // mul_lazy_by, < 2q, then one subtraction of q).
+    HD static Field mul32_by(const Field &a, const Field &c) {
+        static_assert(LAZY_BY_OK, "mul32_by needs 2q < R and a canonical multiplicand's room");
+        if constexpr (HEADROOM_4Q) return mul32(a, c);
+        else return mul32(c, a);
+    }
+
+    // q2: the limbs of 2q (< R: HEADROOM_2Q).
     HD static u64 q2(int i) { return (q(i) << 1) | (i ? q(i - 1) >> 63 : 0); }
     HD static u32 q2_32(int i) { return (i & 1) ? (u32)(q2(i >> 1) >> 32) : (u32)q2(i >> 1); }
 
@@ -504,23 +540,35 @@ template <class P> struct Field {
         return join(r);
     }
 
-    // add_lazy2q: a + b, less 2q if that is ≥ 2q (a, b < 2q: a + b < 4q <
-    // 2^256, no carry out; the result < 2q).
+    // add_lazy2q: a + b, less 2q if that is ≥ 2q (a, b < 2q; the result <
+    // 2q). With HEADROOM_4Q a + b < 4q < R: no carry out. With 2q < R
+    // alone (BLS12-381's Fr) a + b < 4q < 2R may carry out; then it is ≥ R >
+    // 2q, and the subtraction of 2q, whose borrow that carry cancels, gives
+    // a + b − 2q < 2q exactly in N32 limbs.
     HD static Field add_lazy2q(const Field &a, const Field &b) {
-        static_assert(HEADROOM_4Q, "lazy reduction needs 4q < R");
+        static_assert(LAZY_BY_OK, "lazy reduction needs 2q < R");
         u32 x[N32], y[N32], t[N32], cc = 0;
         a.split(x);
         b.split(y);
         x[0] = add_cc(x[0], y[0], cc);
 #pragma unroll
         for (int i = 1; i < N32 - 1; i++) x[i] = addc_cc(x[i], y[i], cc);
-        x[N32 - 1] = addc(x[N32 - 1], y[N32 - 1], cc); // a + b < 4q < R: no carry out
+        u32 carry = 0;
+        if constexpr (HEADROOM_4Q) {
+            x[N32 - 1] = addc(x[N32 - 1], y[N32 - 1], cc); // a + b < 4q < R: no carry out
+        } else {
+            x[N32 - 1] = addc_cc(x[N32 - 1], y[N32 - 1], cc);
+            carry = addc(0, 0, cc);
+        }
         t[0] = sub_cc(x[0], q2_32(0), cc);
 #pragma unroll
         for (int i = 1; i < N32; i++) t[i] = subc_cc(x[i], q2_32(i), cc);
-        u32 borrow = subc(0, 0, cc); // all ones if a + b < 2q: keep it
+        // non-zero if a + b < 2q (no carry, and the subtraction borrowed):
+        // keep it; else take a + b − 2q (carry − borrow is then 0, or 1,
+        // which cannot happen)
+        u32 keep = HEADROOM_4Q ? subc(0, 0, cc) : subc(carry, 0, cc) >> 31;
 #pragma unroll
-        for (int i = 0; i < N32; i++) x[i] = borrow ? x[i] : t[i];
+        for (int i = 0; i < N32; i++) x[i] = keep ? x[i] : t[i];
         return join(x);
     }
 
@@ -528,7 +576,7 @@ template <class P> struct Field {
     // (−2q, 2q); the result in [0, 2q)). The add chain's carry out is the
     // borrow's 2^256 and is dropped.
     HD static Field sub_lazy2q(const Field &a, const Field &b) {
-        static_assert(HEADROOM_4Q, "lazy reduction needs 4q < R");
+        static_assert(HEADROOM_2Q, "lazy reduction needs 2q < R");
         u32 x[N32], y[N32], cc = 0;
         a.split(x);
         b.split(y);
@@ -555,7 +603,7 @@ template <class P> struct Field {
 
     // reduce_2q: the canonical value of a lazy one (x < 2q → x mod q).
     HD static Field reduce_2q(const Field &a) {
-        static_assert(HEADROOM_4Q, "lazy reduction needs 4q < R");
+        static_assert(HEADROOM_2Q, "lazy reduction needs 2q < R");
         u32 x[N32];
         a.split(x);
         sub_q_if_ge(x);

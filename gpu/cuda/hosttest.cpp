@@ -436,7 +436,50 @@ template <class F> void test_lazy(const char *name) {
         }
 }
 
+// test_lazy_by: the lazy primitives of a field with only 2q < R (LAZY_BY_OK:
+// BLS12-381's Fr; BN254's fields take the same calls) on a in [0, 2q) and a
+// canonical c: mul_lazy_by and mul32_by exact against redc_ref (c·a's
+// reduction: M depends on the product alone), below 2q and canonical;
+// add_lazy2q exact where a + b passes 2^256 (BLS12-381's Fr: 2q > 2^255);
+// sub_lazy2q and reduce_2q. Mutation check: add_lazy2q without its carry
+// out, or mul_lazy_by with a as mont32's multiplicand, fails it.
+template <class F> void test_lazy_by(const char *name) {
+    std::vector<F> xs = lazy_values<F>(2, 400), cs = lazy_values<F>(1, 100);
+    Big q2 = big_q<F>(2), r{};
+    r.l[8] = 1; // R = 2^256
+    size_t past_r = 0;
+    for (size_t i = 0; i < xs.size(); i++) {
+        const F &a = xs[i];
+        F ar = lazy_mod(a);
+        for (size_t j = i % 3; j < cs.size(); j += 1 + (i % 3)) {
+            const F &c = cs[j];
+            F m = F::mul_lazy_by(a, c);
+            CHECK(big_cmp(big_of(m), redc_ref(c, a)) == 0, "%s mul_lazy_by %zu,%zu: not the exact reduction", name, i, j);
+            CHECK(below(m, 2) && lazy_mod(m).eq(F::mul64(ar, c)), "%s mul_lazy_by %zu,%zu: range or value", name, i, j);
+            CHECK(F::mul32_by(a, c).eq(F::mul64(ar, c)), "%s mul32_by %zu,%zu", name, i, j);
+        }
+        for (size_t j = i % 5; j < xs.size(); j += 1 + (i % 5)) {
+            const F &b = xs[j];
+            Big s = big_add(big_of(a), big_of(b));
+            if (big_cmp(s, r) >= 0) past_r++;
+            if (big_cmp(s, q2) >= 0) s = big_sub(s, q2);
+            F ad = F::add_lazy2q(a, b);
+            CHECK(big_cmp(big_of(ad), s) == 0 && s.l[8] == 0, "%s add_lazy2q %zu,%zu", name, i, j);
+            CHECK(below(ad, 2) && lazy_mod(ad).eq(F::add64(ar, lazy_mod(b))), "%s add_lazy2q %zu,%zu: range or value", name, i, j);
+            Big d = big_cmp(big_of(a), big_of(b)) >= 0 ? big_sub(big_of(a), big_of(b)) : big_sub(big_add(big_of(a), q2), big_of(b));
+            F sb = F::sub_lazy2q(a, b);
+            CHECK(big_cmp(big_of(sb), d) == 0 && below(sb, 2), "%s sub_lazy2q %zu,%zu", name, i, j);
+        }
+        F rd = F::reduce_2q(a);
+        CHECK(below(rd, 1) && rd.eq(ar), "%s reduce_2q %zu", name, i);
+    }
+    // where 4q > R, sums past 2^256 must have been tried
+    CHECK(F::HEADROOM_4Q || past_r > 0, "%s: no sum of two lazy values passed 2^256", name);
+}
+
 void test_field() {
+    test_lazy_by<Bls12381Fr>("bls12-381 fr");
+    test_lazy_by<Fr>("fr");
     test_limbs32<Fp>("fp");
     test_limbs32<Fr>("fr");
     test_lazy<Fp>("fp");
@@ -1533,7 +1576,8 @@ template <class S> NttDom<S> ntt_dom(int logn, u64 gen) {
 // with 1/n is the identity.
 void test_bls12381_ntt(int logn) {
     typedef Bls12381Fr S;
-    static_assert(!NTT_LAZY<S> && NTT_LAZY<Fr>, "BLS12-381's Fr has no lazy room, BN254's has");
+    static_assert(NTT_LAZY<S> == (ZK_BLS_NTT_LAZY != 0) && NTT_LAZY<Fr>, "BLS12-381's NTT is lazy unless built eager");
+    const bool L = NTT_LAZY<S>; // as the kernels run it
     NttDom<S> d = ntt_dom<S>(logn, 7);
     {
         S p = d.w;
@@ -1559,16 +1603,29 @@ void test_bls12381_ntt(int logn) {
     for (u32 i = 0; i < d.n; i++) ok = ok && a[i].eq(want[i]);
     CHECK(ok, "bls dif = DFT (logn=%d)", logn);
     if (logn < 3) return;
+    size_t high = 0; // lazy elements in [q, 2q) between passes
+    bool multi = false;
     for (int stages : {3, 5, 8})
         for (int lgblock : {8, 10}) {
-            std::vector<S> e = x;
-            regs_passes(e, d, d.tw, true, stages, lgblock);
+            // eager and lazy (the kernels' way), both bit-equal to the DFT;
+            // the lazy passes' elements below 2q and congruent to the eager ones
+            std::vector<S> e = x, l = x;
+            std::vector<std::vector<S>> te, tl;
+            regs_passes(e, d, d.tw, true, stages, lgblock, (const S *)nullptr, false, &te);
+            if (L) regs_passes(l, d, d.tw, true, stages, lgblock, (const S *)nullptr, true, &tl);
             ok = true;
-            for (u32 i = 0; i < d.n; i++) ok = ok && e[i].eq(want[i]) && below(e[i], 1);
-            CHECK(ok, "bls regs dif logn=%d stages=%d block=2^%d", logn, stages, lgblock);
+            for (u32 i = 0; i < d.n; i++) ok = ok && e[i].eq(want[i]) && below(e[i], 1) && (!L || l[i].eq(want[i]));
+            CHECK(ok, "bls regs dif logn=%d stages=%d block=2^%d (lazy %d)", logn, stages, lgblock, L);
+            multi = multi || tl.size() > 1;
+            for (size_t p = 0; p < tl.size(); p++)
+                for (u32 i = 0; i < d.n; i++) {
+                    CHECK(below(tl[p][i], 2) && lazy_mod(tl[p][i]).eq(te[p][i]), "bls lazy dif logn=%d stages=%d pass %zu: %u", logn,
+                          stages, p, i);
+                    if (p + 1 < tl.size() && !below(tl[p][i], 1)) high++;
+                }
             std::vector<S> r = x, b = x;
             dit(r, d, d.twinv);
-            regs_passes(b, d, d.twinv, false, stages, lgblock, (const S *)nullptr, false, nullptr, true);
+            regs_passes(b, d, d.twinv, false, stages, lgblock, (const S *)nullptr, L, nullptr, true);
             ok = true;
             for (u32 i = 0; i < d.n; i++) ok = ok && r[i].eq(b[i]);
             CHECK(ok, "bls regs dit logn=%d stages=%d block=2^%d (groups across lanes where they fit)", logn, stages, lgblock);
@@ -1576,8 +1633,8 @@ void test_bls12381_ntt(int logn) {
             // DIT: x's interpolant P on the coset, y_k = P(g·ω^k) (naive
             // below 2^7); and back by the inverse coset step (g^−j/n)
             std::vector<S> y = x;
-            regs_passes(y, d, d.twinv, true, stages, lgblock, d.gn.data());
-            regs_passes(y, d, d.tw, false, stages, lgblock);
+            regs_passes(y, d, d.twinv, true, stages, lgblock, d.gn.data(), L);
+            regs_passes(y, d, d.tw, false, stages, lgblock, (const S *)nullptr, L);
             if (logn <= 6) {
                 S winv = inv(d.w), ninv = inv(mont<S>(d.n));
                 std::vector<S> coef(d.n);
@@ -1596,12 +1653,13 @@ void test_bls12381_ntt(int logn) {
                 }
                 CHECK(ok, "bls coset evaluation logn=%d stages=%d block=2^%d", logn, stages, lgblock);
             }
-            regs_passes(y, d, d.twinv, true, stages, lgblock, d.ginvn.data());
-            regs_passes(y, d, d.tw, false, stages, lgblock);
+            regs_passes(y, d, d.twinv, true, stages, lgblock, d.ginvn.data(), L);
+            regs_passes(y, d, d.tw, false, stages, lgblock, (const S *)nullptr, L);
             ok = true;
             for (u32 j = 0; j < d.n; j++) ok = ok && y[j].eq(x[j]);
             CHECK(ok, "bls coset round trip logn=%d stages=%d block=2^%d", logn, stages, lgblock);
         }
+    CHECK(!L || !multi || high > 0, "bls regs logn=%d: no lazy element in [q, 2q) between passes", logn);
 }
 
 // test_regs_banks: in every round of every pass size, the eight threads of

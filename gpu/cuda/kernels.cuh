@@ -224,8 +224,8 @@ __global__ void __launch_bounds__(512) k_ntt_pass(S *x, u32 n, u32 mlow, int s, 
 // copy-in variants, the eager reduction and the groups across lanes that
 // were measured against this kernel are in notes/cuda-variants.md; ntt.cuh
 // keeps LAZY and GL as template parameters of the bodies (hosttest.cpp
-// checks them). A field without the room for lazy elements (BLS12-381's Fr:
-// no 4q < 2^256) runs the same kernel with eager butterflies (NTT_LAZY).
+// checks them). BLS12-381's Fr (2q < 2^256, not 4q) is lazy too, its
+// products by canonical twiddles (NTT_LAZY; ZK_BLS_NTT_LAZY=0 for eager).
 //
 // NttMinBlocks: BLS12-381's eager butterflies spill at 102 registers (100
 // bytes of stores in the DIT); -DZK_BLS_NTT_MINB=4 gives its kernels four

@@ -206,13 +206,14 @@ HD void regs_elem(u32 q, int lgG, int lgm, int s, u32 &gi, u32 &k) {
 }
 
 // Lazy reduction (LAZY; the kernel takes LAZY = true): elements stay in
-// [0, 2q) between butterflies, rounds and passes (field.cuh: 4q < 2^256).
-// A twiddle product skips its final subtraction (mul_lazy: inputs < 2q and
-// a canonical twiddle, result < 2q), a sum subtracts 2q if ≥ 2q, a
+// [0, 2q) between butterflies, rounds and passes (field.cuh: 2q < 2^256 and
+// each product's twiddle canonical, LAZY_BY_OK). A twiddle product skips
+// its final subtraction (mul_lazy_by: an input < 2q by a canonical
+// twiddle, result < 2q), a sum subtracts 2q if ≥ 2q, a
 // difference adds 2q if it borrowed. The NTT's inputs and twiddles are
 // canonical; its output is made canonical by the last round of its last
-// pass (`canon`): reduce_2q, or the fused scaling's mul32 (canonical from
-// a lazy input: field.cuh). Without LAZY the butterflies are canonical
+// pass (`canon`): reduce_2q, or the fused scaling's mul32_by (canonical
+// from a lazy input: field.cuh). Without LAZY the butterflies are canonical
 // throughout and canon changes nothing.
 template <bool LAZY, class S> HD S bf_add(const S &a, const S &b) {
     if constexpr (LAZY) return S::add_lazy2q(a, b);
@@ -223,14 +224,20 @@ template <bool LAZY, class S> HD S bf_sub(const S &a, const S &b) {
     else return a - b;
 }
 template <bool LAZY, class S> HD S bf_mul(const S &a, const S &w) {
-    if constexpr (LAZY) return S::mul_lazy(a, w);
+    if constexpr (LAZY) return S::mul_lazy_by(a, w);
     else return a * w;
 }
 
-// NTT_LAZY<S>: whether the NTT kernels over S keep lazy [0, 2q) elements
-// (BN254's Fr), or need eager butterflies (BLS12-381's Fr, 255 bits: 4q
-// passes 2^256).
-template <class S> constexpr bool NTT_LAZY = S::HEADROOM_4Q;
+// NTT_LAZY<S>: whether the NTT kernels over S keep lazy [0, 2q) elements.
+// BN254's Fr has 4q < 2^256. BLS12-381's Fr (255 bits) has only 2q < 2^256,
+// which suffices as every product has a canonical twiddle (mul_lazy_by) and
+// a sum's carry out of 2^256 is kept (add_lazy2q). ZK_BLS_NTT_LAZY=0 builds
+// its butterflies eager, as before (its spills and the final subtraction
+// of every product: notes/2026-12-06c).
+#ifndef ZK_BLS_NTT_LAZY
+#define ZK_BLS_NTT_LAZY 1
+#endif
+template <class S> constexpr bool NTT_LAZY = S::HEADROOM_4Q || (ZK_BLS_NTT_LAZY && S::LAZY_BY_OK);
 
 // regs_rounds is how many rounds a pass of s stages takes.
 HD int regs_rounds(int s) { return (s + 2) / 3; }
@@ -288,11 +295,11 @@ HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int l
             }
         }
     }
-    if (scale) { // LAZY: mul32, canonical from lazy elements too
+    if (scale) { // LAZY: mul32_by, canonical from lazy elements too
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             S f = tw_load(scale, bitrev((g0 << s) + (kb | ((u32)i << b0)), lgn));
-            if constexpr (LAZY) x[i] = S::mul32(x[i], f);
+            if constexpr (LAZY) x[i] = S::mul32_by(x[i], f);
             else x[i] = x[i] * f;
         }
     } else if constexpr (LAZY) {
