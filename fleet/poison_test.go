@@ -156,6 +156,9 @@ func TestJobInTheProverAtEachStopDies(t *testing.T) {
 				t.Fatal("the job neither entered the prover nor was answered")
 			}
 		}
+		if answered {
+			settled(t, q) // acked after the answer: a stop in between hands it back
+		}
 		cancel()
 		<-done
 		if answered {
@@ -338,6 +341,12 @@ func TestWorkerStoppedOnAPoisonJobEndsIt(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatal("the poison job did not reach synthesize within 30s")
 			}
+		}
+		if answered() {
+			// The answering worker acks the job after it publishes the
+			// answer: stopped in between (two signals abort the jobs in
+			// hand), it would hand the job back and leave it in the queue.
+			settled(t, q)
 		}
 		p.cmd.Process.Signal(syscall.SIGTERM)
 		p.cmd.Process.Signal(syscall.SIGINT)
