@@ -71,8 +71,9 @@ struct FrParams { // BN254 scalar field
                                        0x0e0a77c19a07df2fULL};
 };
 // BLS12-381 (gnark-crypto v0.21.0 ecc/bls12-381/{fp,fr}/element.go: q, qInvNeg,
-// rSquare). Fr is 255 bits: 2q fits four limbs but 4q does not, so no lazy
-// [0, 2q) arithmetic and no dot32 on it (HEADROOM_4Q, DOT32_OK).
+// rSquare). Fr is 255 bits: 2q fits four limbs but 4q does not, so its lazy
+// [0, 2q) arithmetic is only the NTT's, every product by a canonical operand
+// (LAZY_BY_OK, mul_lazy_by), and no dot32 on it (HEADROOM_4Q, DOT32_OK).
 struct Bls12381FpParams {
     static constexpr int LIMBS = 6;
     static constexpr u64 Q[LIMBS] = {0xb9feffffffffaaabULL, 0x1eabfffeb153ffffULL, 0x6730d2a0f6b0f624ULL,

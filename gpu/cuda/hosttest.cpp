@@ -1237,8 +1237,8 @@ void regs_pass_gl(std::vector<S> &x, const DM &d, const std::vector<S> &tw, cons
 // groups across lanes where regs_lanes_ok (ntt.cuh's GL). trace
 // (non-null): x after each pass; lanes_used (non-null): how many passes
 // took groups across lanes.
-// Over a field without lazy room (NTT_LAZY false: BLS12-381's Fr) lazy is
-// refused (a failed check), as the kernels never take it there.
+// Over a field whose kernels are eager (NTT_LAZY false: BLS12-381's Fr
+// built with ZK_BLS_NTT_LAZY=0) lazy is refused (a failed check).
 template <class T> struct same_type { typedef T type; }; // a parameter that takes no part in deduction
 template <class S, class DM>
 void regs_passes(std::vector<S> &x, const DM &d, const std::vector<S> &tw, bool difp, int stages, int lgblock,
@@ -1263,7 +1263,7 @@ void regs_passes(std::vector<S> &x, const DM &d, const std::vector<S> &tw, bool 
             else
                 regs_pass_gl<false, false>(x, d, tw, P, lastp, (const S *)nullptr, gl);
         } else {
-            CHECK(!lazy, "regs passes: lazy over a field without 4q < R");
+            CHECK(!lazy, "regs passes: lazy over a field built eager");
             if (difp)
                 regs_pass_gl<true, false>(x, d, tw, P, lastp, scale, gl);
             else
@@ -1366,7 +1366,8 @@ void test_regs_lanes(int logn, int stages, int lgblock, int want) {
 // (the curve's generators from gnark-crypto: curve_vectors.h), against
 // double-and-add and a naive DFT. What is BLS12-381's own here: 255-bit
 // scalars (msm_windows<S>: ⌈256/c⌉ windows, r − 1's top window), 6-limb Fp
-// and Fp2 over it in the buckets, and the NTT's eager butterflies (no 4q < R).
+// and Fp2 over it in the buckets, and the NTT's lazy butterflies with only
+// 2q < R (products by canonical twiddles: mul_lazy_by).
 
 template <class S> S scalar_rnd() {
     S r;
@@ -1571,7 +1572,8 @@ template <class S> NttDom<S> ntt_dom(int logn, u64 gen) {
 
 // test_bls12381_ntt: over BLS12-381's Fr (generator 7, two-adicity 32): ω
 // has order n exactly; the radix-2 DIF is the DFT in bit-reversed order;
-// the regs passes (eager: NTT_LAZY is false here) match it at several plans,
+// the regs passes (eager, and lazy as the kernels run them unless built
+// with ZK_BLS_NTT_LAZY=0) match it at several plans,
 // DIT and the scaled DIF of compute_h included; DIT after the inverse DIF
 // with 1/n is the identity.
 void test_bls12381_ntt(int logn) {

@@ -227,11 +227,11 @@ __global__ void __launch_bounds__(512) k_ntt_pass(S *x, u32 n, u32 mlow, int s, 
 // checks them). BLS12-381's Fr (2q < 2^256, not 4q) is lazy too, its
 // products by canonical twiddles (NTT_LAZY; ZK_BLS_NTT_LAZY=0 for eager).
 //
-// NttMinBlocks: BLS12-381's eager butterflies spill at 102 registers (100
-// bytes of stores in the DIT); -DZK_BLS_NTT_MINB=4 gives its kernels four
-// blocks an SM (128 registers): still 32 bytes of spills, and slower for the
-// lost occupancy (H100, notes/h100-2026-12-06 call 6: 2^24 4.74 ms against
-// 4.68).
+// NttMinBlocks: BLS12-381's butterflies spill at 102 registers (CUDA 13:
+// 132 bytes of stores, lazy or eager, against BN254's 8); -DZK_BLS_NTT_MINB=4
+// gives its kernels four blocks an SM (128 registers), 6 six (85): both
+// slower (H100, notes/h100-2026-12-06c call 4, lazy: 2^24 4.77 and 5.02 ms
+// against 4.62; eager, notes/h100-2026-12-06 call 6: 4.74 against 4.68).
 template <class S> struct NttMinBlocks {
     static constexpr int value = 5;
 };
