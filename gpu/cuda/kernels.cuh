@@ -54,42 +54,66 @@ __global__ void k_chunks(const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
     if (b < nb) chunks_body(b, cnt, L, chunks);
 }
 
-// Level0MinBlocks: k_level0's blocks an SM, its register cap 65536/(256·k).
-// Two over BN254's Fp (see below); one over wider fields, which lets
-// BLS12-381's G1 body take up to 255 registers and one block of 256 threads
-// an SM (it takes 190). -DZK_BLS_G1_MINB=2 caps BLS12-381's G1 at 128
-// registers for two blocks an SM: 232 bytes of spills, and no faster (H100,
-// notes/h100-2026-12-06 call 6: G1 2^20 8.7 ms against 8.8, 2^22 26.9 both;
-// with the prefetching body, 388 bytes, 8.9 and 27.4).
+// Level0MinBlocks: k_level0's blocks an SM, its register cap
+// 65536/(block·k) for Level0Block's block. Two over BN254's Fp (see below);
+// one over wider fields, which lets BLS12-381's G1 body take up to 255
+// registers and one block of 256 threads an SM (it takes 190). At 190 a
+// warp holds 6,144 registers, and an SM's four schedulers each have a
+// quarter of the 65,536: two warps each, 8 an SM, whatever the block
+// (-DZK_BLS_G1_LEVEL0_BLOCK=64 was no faster, notes/h100-2026-12-06b).
+// Three warps a scheduler need at most 168 registers: BLS12-381's G1 takes
+// blocks of 128, three an SM (ZK_BLS_G1_LEVEL0_BLOCK, ZK_BLS_G1_MINB), and
+// its body fits in 164 with no spills (CUDA 13 and 11.8). H100, notes/
+// h100-2026-12-06c call 5, A B A B against 256 × 1 (190 registers): G1
+// 2^20 8.7 and 8.7 ms against 9.0 and 8.9, 2^22 26.9 and 26.8 against 27.3
+// and 27.7, 2^24 96.4 and 96.5 against 98.6 and 98.6 (-DZK_BLS_G1_MINB=1
+// -DZK_BLS_G1_LEVEL0_BLOCK=256 builds that). Two blocks of 256 cap it at
+// 128 registers: 232 bytes of spills, and no
+// faster (notes/h100-2026-12-06 call 6: 2^20 8.7 ms against 8.8, 2^22
+// 26.9 both; with the prefetching body, 388 bytes, 8.9 and 27.4). The same
+// two knobs for BLS12-381's G2 (255 registers, 572 bytes of spills):
+// ZK_BLS_G2_LEVEL0_MINB, ZK_BLS_G2_LEVEL0_BLOCK; at 128 × 3 it spills 1,468
+// bytes and its MSM 2^20 takes 37.1 ms against 27.5 (call 5).
+#ifndef ZK_BLS_G1_MINB
+#define ZK_BLS_G1_MINB 3
+#endif
+#ifndef ZK_BLS_G1_LEVEL0_BLOCK
+#define ZK_BLS_G1_LEVEL0_BLOCK 128
+#endif
 template <class F> struct Level0MinBlocks {
     static constexpr int value = sizeof(F) == 32 ? 2 : 1;
 };
-#ifdef ZK_BLS_G1_MINB
 template <> struct Level0MinBlocks<Bls12381Fp> {
     static constexpr int value = ZK_BLS_G1_MINB;
 };
+#ifdef ZK_BLS_G2_LEVEL0_MINB
+template <> struct Level0MinBlocks<Bls12381Fp2> {
+    static constexpr int value = ZK_BLS_G2_LEVEL0_MINB;
+};
 #endif
 
-// Level0Block: k_level0's threads a block (zkpipe.cu's launch). At
-// BLS12-381's G1's 190 registers a block of 256 threads fits once an SM,
-// 8 warps, where the register file holds 10 (a warp's 6,144 of 65,536):
-// -DZK_BLS_G1_LEVEL0_BLOCK=64 fits five blocks, 10 warps, to measure. At
-// most TPB (the kernel's launch bound).
+// Level0Block: k_level0's threads a block (zkpipe.cu's launch, and the
+// kernel's launch bound). At most TPB.
 template <class F> struct Level0Block {
     static constexpr int value = TPB;
 };
-#ifdef ZK_BLS_G1_LEVEL0_BLOCK
 template <> struct Level0Block<Bls12381Fp> {
     static constexpr int value = ZK_BLS_G1_LEVEL0_BLOCK;
 };
 static_assert(ZK_BLS_G1_LEVEL0_BLOCK >= 32 && ZK_BLS_G1_LEVEL0_BLOCK <= TPB && ZK_BLS_G1_LEVEL0_BLOCK % 32 == 0,
               "ZK_BLS_G1_LEVEL0_BLOCK: whole warps, at most TPB");
+#ifdef ZK_BLS_G2_LEVEL0_BLOCK
+template <> struct Level0Block<Bls12381Fp2> {
+    static constexpr int value = ZK_BLS_G2_LEVEL0_BLOCK;
+};
+static_assert(ZK_BLS_G2_LEVEL0_BLOCK >= 32 && ZK_BLS_G2_LEVEL0_BLOCK <= TPB && ZK_BLS_G2_LEVEL0_BLOCK % 32 == 0,
+              "ZK_BLS_G2_LEVEL0_BLOCK: whole warps, at most TPB");
 #endif
 
 // Two blocks an SM over Fp: the prefetching body would take 136 registers
 // a thread, one block of 256 threads an SM.
 template <class F, bool PF>
-__global__ void __launch_bounds__(TPB, Level0MinBlocks<F>::value) k_level0(const Affine<F> *bases, const u32 *idx, const u32 *keys, const u32 *vals, size_t m, u32 nb,
+__global__ void __launch_bounds__(Level0Block<F>::value, Level0MinBlocks<F>::value) k_level0(const Affine<F> *bases, const u32 *idx, const u32 *keys, const u32 *vals, size_t m, u32 nb,
                          const u32 *start, const u32 *off, u32 L, u32 tiles, XYZZ<F> *out) {
     u32 t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < tiles) level0_body<F, PF>(t, bases, idx, keys, vals, m, nb, start, off, L, out);
