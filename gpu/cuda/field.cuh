@@ -510,15 +510,8 @@ template <class P> struct Field {
     // in. hosttest's test_lazy_by checks it against redc_ref.
     HD static Field mul_lazy_by(const Field &a, const Field &c) {
         static_assert(LAZY_BY_OK, "mul_lazy_by needs 2q < R and a canonical multiplicand's room");
-        if constexpr (HEADROOM_4Q) {
-            return mul_lazy(a, c);
-        } else {
-            u32 x[N32], y[N32], r[N32];
-            c.split(x);
-            a.split(y);
-            mont32(x, y, r);
-            return join(r);
-        }
+        if constexpr (HEADROOM_4Q) return mul_lazy(a, c);
+        else return mont32_of(c, a);
     }
     // mul32_by(a, c), a < 2q, c < q: the canonical product (mont32 as in
     // mul_lazy_by, < 2q, then one subtraction of q).
@@ -534,10 +527,14 @@ template <class P> struct Field {
 
     HD static Field mul_lazy(const Field &a, const Field &b) {
         static_assert(HEADROOM_4Q, "lazy reduction needs 4q < R");
-        u32 x[N32], y[N32], r[N32];
-        a.split(x);
-        b.split(y);
-        mont32(x, y, r);
+        return mont32_of(a, b);
+    }
+    // mont32_of: mont32 of x (the multiplicand) and y, no final subtraction.
+    HD static Field mont32_of(const Field &x, const Field &y) {
+        u32 a[N32], b[N32], r[N32];
+        x.split(a);
+        y.split(b);
+        mont32(a, b, r);
         return join(r);
     }
 
