@@ -38,6 +38,7 @@ printf '%-60s %s\n' "kernel" "regs stack spill-stores spill-loads${b:+  |  after
 if [ -z "$b" ]; then
 	table "$a" | sort | awk -F'\t' '{ printf "%-60s %s\n", substr($1, 1, 60), $2 }'
 else
-	join -t $'\t' -a 1 <(table "$a" | sort -t $'\t' -k1,1) <(table "$b" | sort -t $'\t' -k1,1) |
+	# kernels of either log; "-" where a kernel is in one only (a renamed or new instantiation)
+	join -t $'\t' -a 1 -a 2 -e - -o 0,1.2,2.2 <(table "$a" | sort -t $'\t' -k1,1) <(table "$b" | sort -t $'\t' -k1,1) |
 		awk -F'\t' '{ printf "%-60s %-20s | %s\n", substr($1, 1, 60), $2, $3 }'
 fi
