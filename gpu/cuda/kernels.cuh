@@ -68,9 +68,9 @@ __global__ void k_chunks(const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
 // 2^20 8.7 and 8.7 ms against 9.0 and 8.9, 2^22 26.9 and 26.8 against 27.3
 // and 27.7, 2^24 96.4 and 96.5 against 98.6 and 98.6 (-DZK_BLS_G1_MINB=1
 // -DZK_BLS_G1_LEVEL0_BLOCK=256 builds that). Two blocks of 256 cap it at
-// 128 registers: 232 bytes of spills, and no
-// faster (notes/h100-2026-12-06 call 6: 2^20 8.7 ms against 8.8, 2^22
-// 26.9 both; with the prefetching body, 388 bytes, 8.9 and 27.4). The same
+// 128 registers: 232 bytes of spills, and no faster (notes/h100-2026-12-06
+// call 6: 2^20 8.7 ms against 8.8, 2^22 26.9 both; with the prefetching
+// body, 388 bytes, 8.9 and 27.4). The same
 // two knobs for BLS12-381's G2 (255 registers, 572 bytes of spills):
 // ZK_BLS_G2_LEVEL0_MINB, ZK_BLS_G2_LEVEL0_BLOCK; at 128 × 3 it spills 1,468
 // bytes and its MSM 2^20 takes 37.1 ms against 27.5 (call 5).

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unordered_map>
 
-// ZK_PART (build.sh): the library is compiled as eight translation units
+// ZK_PART (build.sh): the library is compiled as nine translation units
 // in parallel, each with one part of the C API and so only its kernels:
 // 1 the device, streams, memory and the NTTs of both curves; BN254's: 2 the
 // G1 MSMs, tables and ones; 3 the G2 MSMs; 4 the G2 tables and ones;
