@@ -26,6 +26,7 @@
 #include <vector>
 
 #define __global__
+#define __device__
 #define __launch_bounds__(...)
 #define __shared__ static
 

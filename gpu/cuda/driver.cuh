@@ -124,8 +124,8 @@ template <> constexpr bool LEVEL0_PREFETCHES<Bls12381Fp> = ZK_BLS_G1_PREFETCH !=
 
 // msm_segment: buckets a segment thread reduces, for half buckets a set:
 // the knob if set, else 8, widened past 2^18 buckets to keep about 2^15
-// segments a set (a segment's thread ends with a multiplication by its
-// first bucket's digit: 2^18 of them cost more than the buckets' sums).
+// segments a set (reduce_buckets' classes then sum about 2^15·log₂(2^15)/2
+// points: more segments cost more than their shorter chains save).
 inline u32 msm_segment(u32 half, u32 knob) {
     u32 S = knob;
     if (!S) {
@@ -363,21 +363,54 @@ template <class D> struct Scratch {
 
 // ─── MSM ────────────────────────────────────────────────────────────────────
 
-// REDUCE_SPLIT: a set of more segment sums than this is reduced in two
-// passes, blocks of REDUCE_SPLIT sums and then the blocks' sums, so that a
-// wide window's 2^18 segments are not summed by one block on one SM.
-const size_t REDUCE_SPLIT = 1024;
+// HOST_COMBINE_SETS: a run of at most this many bucket sets (an MSM over a
+// table: one set a vector) takes step 3 of the bucket reduction (msm.cuh,
+// combine_bits) on the host: its chain of about 2·log₂half dependent
+// additions runs faster on a host core than on one GPU thread (a few µs an
+// addition against up to 50). More sets are weighed on the device, a
+// thread a class sum, and each set's sums reduced there.
+const u32 HOST_COMBINE_SETS = 2;
+const u32 MAX_BIT_CLASSES = 32; // bit_classes of any set (half ≤ 2^23: at most 24)
 
-// reduce_sets sums each of sets runs of per consecutive points (per is a
-// power of two) into out[set].
+// reduce_buckets: each of the sets' weighted sums Σ (q+1)·B_q over its
+// half buckets (bucket sums P through start, cnt), into host_out[set],
+// returned once written: segments of S buckets, their bit classes, the
+// classes' sums, and combine_bits' Horner on the host or weigh_body's
+// doublings on the device (msm.cuh's bucket reduction).
 template <class F, class D>
-int reduce_sets(D &d, const XYZZ<F> *in, size_t sets, size_t per, XYZZ<F> *out, Scratch<D> &sc) {
-    if (per <= 2 * REDUCE_SPLIT) return d.template reduce<F>(in, sets * per, per, out, sets);
-    size_t g = per / REDUCE_SPLIT; // blocks a set: per is a multiple of REDUCE_SPLIT
-    XYZZ<F> *mid;
-    TRY(sc.get(&mid, sets * g));
-    TRY(d.template reduce<F>(in, sets * per, REDUCE_SPLIT, mid, sets * g));
-    return d.template reduce<F>(mid, sets * g, g, out, sets);
+int reduce_buckets(D &d, const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 sets, u32 half, u32 S,
+                   XYZZ<F> *host_out, Scratch<D> &sc) {
+    const u32 spw = half / S, nseg = sets * spw, K = bit_classes(spw);
+    int lgS = 0;
+    while ((1u << lgS) < S) lgS++;
+    const u32 per = spw < BITSUM_PER ? spw : BITSUM_PER, parts = spw / per; // powers of two
+    const size_t nparts = (size_t)sets * K * parts, nsums = (size_t)sets * K;
+    XYZZ<F> *acc, *run, *part, *sums;
+    TRY(sc.get(&acc, nseg));
+    TRY(sc.get(&run, nseg));
+    TRY(d.template segment<F>(P, start, cnt, half, S, nseg, acc, run));
+    TRY(sc.get(&part, nparts));
+    TRY(d.template bitsum<F>(acc, run, spw, K, parts, per, part, nparts));
+    sc.drop(acc);
+    sc.drop(run);
+    TRY(sc.get(&sums, nsums));
+    TRY(d.template reduce<F>(part, nparts, parts, sums, nsums));
+    sc.drop(part);
+    if (sets <= HOST_COMBINE_SETS) {
+        XYZZ<F> h[HOST_COMBINE_SETS * MAX_BIT_CLASSES];
+        TRY(d.to_host(h, sums, nsums * sizeof(XYZZ<F>)));
+        TRY(d.sync());
+        for (u32 s = 0; s < sets; s++) host_out[s] = combine_bits(h + (size_t)s * K, K, lgS);
+        return 0;
+    }
+    XYZZ<F> *weighed, *win;
+    TRY(sc.get(&weighed, nsums));
+    TRY(sc.get(&win, sets));
+    TRY(d.template weigh<F>(sums, (u32)nsums, K, lgS, weighed));
+    TRY(d.template reduce<F>(weighed, nsums, K, win, sets));
+    TRY(d.to_host(host_out, win, sets * sizeof(XYZZ<F>)));
+    TRY(d.sync());
+    return 0;
 }
 
 // scan_offsets allocates *off and fills it with the exclusive sum of the nb
@@ -409,10 +442,16 @@ template <class D> int chunk_runs(D &d, Scratch<D> &sc, const u32 *cnt, u32 nb, 
 //	          most the alternate buffers of the largest sort (8m)
 //	level 0   the sorted values (4m), bucket runs and chunks (16·nb), T₀ sums
 //	level ≥1  the same with the previous level's sums: (T₀ + T₁) sums
+//	reduce    the last level's sums, runs and 2·nb points (reduce_buckets)
 template <class F> size_t msm_plan_bytes(size_t n, int nw, size_t nb, size_t L) {
     size_t m = n * (size_t)nw, xyzz = sizeof(XYZZ<F>);
     size_t t0 = m / L + nb, t1 = t0 / L + nb;
     size_t most = 24 * m, levels = 4 * m + 16 * nb + (t0 + t1) * xyzz;
+    // reduce_buckets: the last level's sums and runs with, at most, the
+    // segment sums (2·nb/S ≤ nb points) and their classes' parts (fewer),
+    // or the classes' sums, weighed sums and set sums (2K + 1 ≤ 2·half a set)
+    size_t last = t0 > t1 ? t0 : t1, reduce = 16 * nb + (last + 2 * nb) * xyzz;
+    if (reduce > most) most = reduce;
     return most > levels ? most : levels;
 }
 
@@ -445,8 +484,8 @@ template <class F> size_t msm_scratch_bytes(size_t n, const MsmTuning &t) {
 //  4. levels: sum the sorted points in tiles of pl.chunk (a partial sum
 //     for each bucket a tile meets), then each bucket's partials in chunks
 //     of up to pl.chunk, until every bucket is one point
-//  5. segments: Σ (q+1)·B_q over a set's buckets, in segments of S buckets
-//  6. reduce each set's segments, copy the set sums to the host
+//  5. each set's Σ (q+1)·B_q (reduce_buckets): segments of S buckets,
+//     their bit classes' sums, combined on the host or the device
 //
 // Over a table (tab non-null; bases unused), the digits of every window of
 // a vector key one set of buckets and read the table's points directly.
@@ -554,15 +593,7 @@ int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, co
         bound = (bound + L - 1) / L;
     }
 
-    u32 S = msm_segment(half, segment), spw = half / S, nseg = (u32)pl.bw * spw;
-    XYZZ<F> *seg, *win;
-    TRY(sc.get(&seg, nseg));
-    TRY(sc.get(&win, pl.bw));
-    TRY(d.template segment<F>(P, start, cnt, half, S, nseg, seg));
-    TRY(reduce_sets<F>(d, seg, (size_t)pl.bw, spw, win, sc));
-    TRY(d.to_host(host_out, win, pl.bw * sizeof(XYZZ<F>)));
-    TRY(d.sync());
-    return 0;
+    return reduce_buckets<F>(d, P, start, cnt, (u32)pl.bw, half, msm_segment(half, segment), host_out, sc);
 }
 
 // msm_run_batch: the window sums of k MSMs over the same bases (or table),

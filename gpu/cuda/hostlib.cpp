@@ -383,9 +383,26 @@ struct HostDev {
         return 0;
     }
     template <class F>
-    int segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg, XYZZ<F> *out) {
+    int segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg, XYZZ<F> *acc,
+                XYZZ<F> *run) {
         TRY(injected(KERNEL));
-        issue([=] { cuda_host::launch(blocks(nseg, 128), 128, 0, [=] { k_segment<F>(P, start, cnt, half, S, nseg, out); }); });
+        issue([=] {
+            cuda_host::launch(blocks(nseg, 128), 128, 0, [=] { k_segment<F>(P, start, cnt, half, S, nseg, acc, run); });
+        });
+        return 0;
+    }
+    template <class F>
+    int bitsum(const XYZZ<F> *acc, const XYZZ<F> *run, u32 spw, u32 K, u32 parts, u32 per, XYZZ<F> *out,
+               size_t groups) {
+        TRY(injected(KERNEL));
+        issue([=] {
+            cuda_host::launch((unsigned)groups, RED, 0, [=] { k_bitsum<F>(acc, run, spw, K, parts, per, out); }, true);
+        });
+        return 0;
+    }
+    template <class F> int weigh(const XYZZ<F> *sums, u32 n, u32 K, int lgS, XYZZ<F> *out) {
+        TRY(injected(KERNEL));
+        issue([=] { cuda_host::launch(blocks(n), TPB, 0, [=] { k_weigh<F>(sums, n, K, lgS, out); }); });
         return 0;
     }
     template <class F> int reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out, size_t groups) {

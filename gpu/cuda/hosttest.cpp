@@ -96,6 +96,42 @@ P1 naive_mul(const A1 &a, const Fr &k_mont) {
     return r;
 }
 
+// reduce_emul mirrors driver.cuh's reduce_buckets over sets of half bucket
+// sums (P through start, cnt): segments of S buckets, their bit classes in
+// k_bitsum's parts, and both combines, the host's Horner (combine_bits) and
+// the device's weighed sums (weigh_body), which must agree.
+template <class F>
+std::vector<XYZZ<F>> reduce_emul(const std::vector<XYZZ<F>> &P, const std::vector<u32> &start,
+                                 const std::vector<u32> &cnt, u32 sets, u32 half, u32 S) {
+    typedef XYZZ<F> Pt;
+    u32 spw = half / S, nseg = sets * spw, K = bit_classes(spw);
+    int lgS = 0;
+    while ((1u << lgS) < S) lgS++;
+    std::vector<Pt> acc(nseg), run(nseg);
+    for (u32 s = 0; s < nseg; s++) segment_body(s, P.data(), start.data(), cnt.data(), half, S, acc.data(), run.data());
+    u32 per = spw < BITSUM_PER ? spw : BITSUM_PER, parts = spw / per;
+    std::vector<Pt> sums(sets * K, Pt::inf()), weighed(sets * K);
+    for (u32 set = 0; set < sets; set++)
+        for (u32 k = 0; k < K; k++)
+            for (u32 part = 0; part < parts; part++) {
+                u32 count = bit_class_count(k, spw), lo = part * per, hi = lo + per < count ? lo + per : count;
+                Pt p = Pt::inf();
+                for (u32 i = lo; i < hi; i++) p.add(bit_class_item(acc.data(), run.data(), spw, set, k, i));
+                sums[set * K + k].add(p);
+            }
+    for (u32 t = 0; t < sets * K; t++) weigh_body(t, sums.data(), K, lgS, weighed.data());
+    std::vector<Pt> out(sets);
+    for (u32 set = 0; set < sets; set++) {
+        out[set] = combine_bits(sums.data() + set * K, K, lgS);
+        Pt dev = Pt::inf();
+        for (u32 k = 0; k < K; k++) dev.add(weighed[set * K + k]);
+        Affine<F> a = out[set].to_affine(), b = dev.to_affine();
+        CHECK(a.x.eq(b.x) && a.y.eq(b.y), "reduce_emul: set %u: host and device combines differ (half %u, S %u)", set,
+              half, S);
+    }
+    return out;
+}
+
 // msm_emul mirrors msm() in zkpipe.cu (driver.cuh's msm_core), over any
 // group's base field F.
 template <class F>
@@ -153,11 +189,7 @@ XYZZ<F> msm_emul(const std::vector<Affine<F>> &bases, const std::vector<ScalarOf
         bound = (bound + L - 1) / L;
     }
     for (u32 b = 0; b < nb; b++) CHECK(cnt[b] <= 1, "bucket %u has %u parts", b, cnt[b]);
-    u32 S = half < 32 ? half : 32, spw = half / S, nseg = (u32)nw * spw;
-    std::vector<P1> seg(nseg);
-    for (u32 s = 0; s < nseg; s++) segment_body(s, P.data(), start.data(), cnt.data(), half, S, seg.data());
-    std::vector<P1> win(nw, P1::inf());
-    for (u32 s = 0; s < nseg; s++) win[s / spw].add(seg[s]);
+    std::vector<P1> win = reduce_emul(P, start, cnt, (u32)nw, half, half < 32 ? half : 32);
     P1 r = win[nw - 1];
     for (int w = nw - 2; w >= 0; w--) {
         for (int i = 0; i < c; i++) r.dbl_assign();
@@ -1429,6 +1461,46 @@ template <class F> void test_msm_over(const char *name, const Affine<F> &G, size
     CHECK(affine_eq(want.to_affine(), got.to_affine()), "%s msm n=%zu L=%u idx=%d mode=%d", name, n, L, use_idx, mode);
 }
 
+// test_reduce_buckets: reduce_emul (reduce_buckets' steps) against
+// Σ (q+1)·B_q by mul_small, over sets of random multiples of G with empty
+// buckets among them: one segment a set (no bit classes), fewer segments
+// than a k_bitsum block takes, more (several parts a class), S from 2 up.
+template <class F> void test_reduce_buckets(const char *name, const Affine<F> &G) {
+    std::vector<Affine<F>> pts = bases_from(G, 64);
+    const F one = field_one<F>();
+    struct Case {
+        u32 sets, half, S;
+    };
+    for (Case cs : {Case{1, 8, 8}, Case{3, 64, 2}, Case{2, 32, 4}, Case{1, 1024, 2}, Case{4, 256, 8}}) {
+        u32 nb = cs.sets * cs.half;
+        std::vector<XYZZ<F>> P;
+        std::vector<u32> start(nb), cnt(nb);
+        for (u32 b = 0; b < nb; b++) {
+            start[b] = (u32)P.size();
+            const Affine<F> &a = pts[rng() % pts.size()];
+            cnt[b] = (b % 5 != 2) && !a.is_inf(); // some buckets empty
+            if (cnt[b]) {
+                XYZZ<F> p = XYZZ<F>::inf();
+                p.add_affine(a.x, a.y, one);
+                P.push_back(p);
+            }
+        }
+        if (P.empty()) P.push_back(XYZZ<F>::inf());
+        std::vector<XYZZ<F>> got = reduce_emul(P, start, cnt, cs.sets, cs.half, cs.S);
+        for (u32 set = 0; set < cs.sets; set++) {
+            XYZZ<F> want = XYZZ<F>::inf();
+            for (u32 q = 0; q < cs.half; q++) {
+                XYZZ<F> t = bucket_at(P.data(), start.data(), cnt.data(), set * cs.half + q);
+                t.mul_small(q + 1);
+                want.add(t);
+            }
+            Affine<F> a = want.to_affine(), b = got[set].to_affine();
+            CHECK(a.x.eq(b.x) && a.y.eq(b.y), "%s reduce_buckets: set %u of %u, half %u, S %u", name, set, cs.sets,
+                  cs.half, cs.S);
+        }
+    }
+}
+
 // test_lazy_curve: BLS12-381 G1's lazy additions (add_affine_lazy,
 // add_lazy: curve.cuh) against the canonical ones (add_affine_eager,
 // add_eager), whichever ZK_BLS_LAZY builds into add/add_affine: the same
@@ -1504,6 +1576,8 @@ void test_bls12381_msm() {
     CHECK(msm_table_layout<Bls12381Fr>((size_t)1 << 21, T, &c, &nw) == 0 && c == 19 && nw == 14, "bls table 2^21: %d %d", c, nw);
     for (size_t n : {1, 2, 17, 300})
         for (u32 L : {2u, 32u}) test_msm_over<F>("bls12-381 G1", g1, n, L, false, 0);
+    test_reduce_buckets<F>("bls12-381 G1", g1);
+    test_reduce_buckets<E>("bls12-381 G2", g2);
     test_msm_over<F>("bls12-381 G1", g1, 150, 4, true, 0);
     test_msm_over<F>("bls12-381 G1", g1, 200, 32, true, 1);
     test_msm_over<F>("bls12-381 G1", g1, 600, 32, false, 0); // c = 5: ⌈256/5⌉ = 52 windows
@@ -2007,6 +2081,7 @@ int main() {
     test_msm(200, 32, true, 1);
     test_msm(64, 3, false, 2);
     test_msm(2100, 32, true, 0); // c = 7: two segments per window
+    test_reduce_buckets<Fp>("bn254 G1", make_bases(1)[0]);
     for (int logn : {1, 2, 3, 5}) test_ntt(logn);
     for (int logn : {0, 1, 2, 3, 4, 5, 7, 10}) test_passes(logn);
     for (int logn : {3, 4, 5, 6, 7, 8, 9, 11, 13, 14}) test_regs(logn);

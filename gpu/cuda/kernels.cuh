@@ -151,9 +151,9 @@ __global__ void ZK_MSM_BOUNDS(TPB, F) k_levelN(const XYZZ<F> *in, const u32 *sta
 
 template <class F>
 __global__ void ZK_MSM_BOUNDS(SEGMENT_TPB, F) k_segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg,
-                          XYZZ<F> *out) {
+                          XYZZ<F> *acc, XYZZ<F> *run) {
     u32 s = blockIdx.x * blockDim.x + threadIdx.x;
-    if (s < nseg) segment_body(s, P, start, cnt, half, S, out);
+    if (s < nseg) segment_body(s, P, start, cnt, half, S, acc, run);
 }
 
 template <class F> __global__ void k_ones(const Affine<F> *bases, const u64 *bitmap, size_t n, size_t nw, XYZZ<F> *out) {
@@ -182,14 +182,11 @@ template <class F> __global__ void k_fb_affine(const XYZZ<F> *in, size_t m, size
 }
 
 const int RED = 128; // threads of a reduction block
+static_assert(BITSUM_PER == 2 * RED, "k_bitsum: two items a thread");
 
-// k_reduce: block b sums in[b·per, min(m, (b+1)·per)) into out[b].
-template <class F> __global__ void ZK_MSM_BOUNDS(RED, F) k_reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out) {
-    __shared__ XYZZ<F> sh[RED];
-    size_t lo = (size_t)blockIdx.x * per;
-    size_t hi = lo + per < m ? lo + per : m;
-    XYZZ<F> acc = XYZZ<F>::inf();
-    for (size_t i = lo + threadIdx.x; i < hi; i += RED) acc.add(in[i]);
+// block_sum: the sum of the block's RED threads' acc, through sh (RED
+// points of shared memory), in sh[0] once every thread has returned.
+template <class F> __device__ void block_sum(XYZZ<F> acc, XYZZ<F> *sh) {
     sh[threadIdx.x] = acc;
     __syncthreads();
     for (int s = RED / 2; s > 0; s >>= 1) {
@@ -200,7 +197,38 @@ template <class F> __global__ void ZK_MSM_BOUNDS(RED, F) k_reduce(const XYZZ<F> 
         }
         __syncthreads();
     }
+}
+
+// k_reduce: block b sums in[b·per, min(m, (b+1)·per)) into out[b].
+template <class F> __global__ void ZK_MSM_BOUNDS(RED, F) k_reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out) {
+    __shared__ XYZZ<F> sh[RED];
+    size_t lo = (size_t)blockIdx.x * per;
+    size_t hi = lo + per < m ? lo + per : m;
+    XYZZ<F> acc = XYZZ<F>::inf();
+    for (size_t i = lo + threadIdx.x; i < hi; i += RED) acc.add(in[i]);
+    block_sum(acc, sh);
     if (threadIdx.x == 0) out[blockIdx.x] = sh[0];
+}
+
+// k_bitsum: block b = (set·K + k)·parts + part sums items [part·per,
+// (part+1)·per) of class k of the set (msm.cuh, bit_class_item) into
+// out[b]; a part past the class's items writes infinity.
+template <class F>
+__global__ void ZK_MSM_BOUNDS(RED, F) k_bitsum(const XYZZ<F> *acc, const XYZZ<F> *run, u32 spw, u32 K, u32 parts, u32 per,
+                                               XYZZ<F> *out) {
+    __shared__ XYZZ<F> sh[RED];
+    u32 b = blockIdx.x, part = b % parts, k = (b / parts) % K, set = b / parts / K;
+    u32 count = bit_class_count(k, spw), lo = part * per;
+    u32 hi = lo + per < count ? lo + per : count;
+    XYZZ<F> sum = XYZZ<F>::inf();
+    for (u32 i = lo + threadIdx.x; i < hi; i += RED) sum.add(bit_class_item(acc, run, spw, set, k, i));
+    block_sum(sum, sh);
+    if (threadIdx.x == 0) out[b] = sh[0];
+}
+
+template <class F> __global__ void ZK_MSM_BOUNDS(TPB, F) k_weigh(const XYZZ<F> *sums, u32 n, u32 K, int lgS, XYZZ<F> *out) {
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n) weigh_body(t, sums, K, lgS, out);
 }
 
 // k_ntt_pass: one pass of s stages (see group_pos), G = blockDim/2^(s−1)

@@ -235,10 +235,29 @@ template <class F> HD XYZZ<F> bucket_at(const XYZZ<F> *P, const u32 *start, cons
     return cnt[b] ? P[start[b]] : XYZZ<F>::inf();
 }
 
-// segment_body: segment s of a window's buckets [lo, lo+S) (bucket q holds
-// digit q+1): Σ (q+1)·B_q, by a running sum from the top.
+// ─── bucket reduction: Σ (q+1)·B_q over each set of half buckets ───────────
+//
+// A set's weighted sum W = Σ_q (q+1)·B_q is taken in three steps whose
+// chains of dependent additions are short, since a chain, not the work,
+// bounds this phase: it runs on few threads, each addition a few µs
+// (BLS12-381's G2: about 50 µs at one warp a scheduler).
+//  1. segment_body: segment j of S buckets [lo, lo+S), lo = j·S, gives
+//     acc_j = Σ (q − lo + 1)·B_q (a running sum from the top: 2S − 1
+//     additions) and run_j = Σ B_q;
+//  2. bitsum_body: the set's spw = half/S segments in classes, class 0
+//     A = Σ_j acc_j and class 1 + b T_b = Σ_{j: bit b of j} run_j, each
+//     summed by blocks in parallel;
+//  3. combine_bits: W = A + S·Σ_j j·run_j = A + Σ_b 2^(b + log₂S)·T_b
+//     (Horner on the host, or weigh_body's doublings on the device).
+// It replaced a segment's multiplication of run_j by lo (up to 15
+// doublings and 7 additions after its 2S − 1) and a reduction of the
+// segments in one block a set.
+
+// segment_body: segment s (set s / spw, spw = half/S) of the buckets
+// (bucket q holds digit q+1): acc[s] = Σ (q − lo + 1)·B_q, run[s] = Σ B_q.
 template <class F>
-HD void segment_body(u32 s, const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, XYZZ<F> *out) {
+HD void segment_body(u32 s, const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, XYZZ<F> *acc_out,
+                     XYZZ<F> *run_out) {
     u32 spw = half / S;
     u32 w = s / spw, j = s % spw;
     u32 lo = j * S;
@@ -247,11 +266,59 @@ HD void segment_body(u32 s, const XYZZ<F> *P, const u32 *start, const u32 *cnt, 
         run.add(bucket_at(P, start, cnt, w * half + (u32)q));
         acc.add(run);
     }
-    if (lo) {
-        run.mul_small(lo);
-        acc.add(run);
+    acc_out[s] = acc;
+    run_out[s] = run;
+}
+
+// BITSUM_PER: the items of a class one k_bitsum block sums (two a thread
+// of kernels.cuh's RED).
+const u32 BITSUM_PER = 256;
+
+// bit_classes: the classes of a set of spw segments (spw a power of two):
+// A and one T_b a bit of the segment's index.
+HD u32 bit_classes(u32 spw) {
+    u32 k = 1;
+    while ((1u << (k - 1)) < spw) k++;
+    return k;
+}
+
+// bit_class_count: the items of class k of a set of spw segments.
+HD u32 bit_class_count(u32 k, u32 spw) { return k ? spw / 2 : spw; }
+
+// bit_class_item: item i of class k, a segment of the set: class 0 takes
+// acc_i; class 1 + b takes run_j for the i-th j with bit b set.
+template <class F>
+HD const XYZZ<F> &bit_class_item(const XYZZ<F> *acc, const XYZZ<F> *run, u32 spw, u32 set, u32 k, u32 i) {
+    if (k == 0) return acc[(size_t)set * spw + i];
+    u32 b = k - 1, low = i & ((1u << b) - 1);
+    u32 j = ((i >> b) << (b + 1)) | (1u << b) | low;
+    return run[(size_t)set * spw + j];
+}
+
+// combine_bits: the set's W from its K = bit_classes(spw) class sums
+// (sums[0] = A, sums[1 + b] = T_b) and lgS = log₂S: Horner from the top bit.
+template <class F> HD XYZZ<F> combine_bits(const XYZZ<F> *sums, u32 K, int lgS) {
+    XYZZ<F> r = XYZZ<F>::inf();
+    for (int k = (int)K - 1; k >= 1; k--) {
+        r.dbl_assign();
+        r.add(sums[k]);
     }
-    out[s] = acc;
+    for (int i = 0; i < lgS; i++) r.dbl_assign();
+    r.add(sums[0]);
+    return r;
+}
+
+// weigh_body: class sum t (set t / K, class t % K) times its weight,
+// 2^(b + lgS) for T_b, 1 for A: the device's step 3 for many sets, whose
+// reduction of each set's K weighed sums follows (k_reduce).
+template <class F> HD void weigh_body(u32 t, const XYZZ<F> *sums, u32 K, int lgS, XYZZ<F> *out) {
+    u32 k = t % K;
+    XYZZ<F> p = sums[t];
+    if (k) {
+        int d = (int)k - 1 + lgS;
+        for (int i = 0; i < d; i++) p.dbl_assign();
+    }
+    out[t] = p;
 }
 
 // ones_body: the sum of the bases of word t of the ones bitmap.

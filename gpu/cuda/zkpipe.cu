@@ -32,7 +32,7 @@
 // 1 the device, streams, memory and the NTTs of both curves; BN254's: 2 the
 // G1 MSMs, tables and ones; 3 the G2 MSMs; 4 the G2 tables and ones;
 // BLS12-381's: 5, 6 and 7 the same, with 6's reduction kernels in 8
-// (levelN, reduce) and 9 (segment) (nvcc takes ~4 minutes over BN254's
+// (levelN, reduce, bitsum, weigh) and 9 (segment) (nvcc takes ~4 minutes over BN254's
 // kernels on one core, most of it on the G2 kernels; BLS12-381's G2 MSMs
 // alone took 301 s of a 302 s build on the H100's 16 cores, and of the
 // reduction kernels' PTX, nvcc 11.8's, k_segment is 550k lines of 930k).
@@ -69,18 +69,20 @@ inline std::shared_mutex streams_mu;
 inline std::unordered_map<void *, const ZkContext *> stream_ctx;
 
 // Parts 8 and 9: the launches of BLS12-381's G2 reduction kernels (levelN,
-// reduce in 8, segment in 9: full XYZZ additions over its Fp2, spilling,
-// the longest to compile), declared in every part and each defined in one,
-// so that part 6 (the rest of that group's MSM), 8 and 9 compile side by
-// side. CudaDev's levelN, segment and reduce call them for that group
-// (SplitG2); every launch is launch_levelN's, launch_segment's or
-// launch_reduce's.
+// reduce, bitsum and weigh in 8, segment in 9: full XYZZ additions over its
+// Fp2, spilling, the longest to compile), declared in every part and each
+// defined in one, so that part 6 (the rest of that group's MSM), 8 and 9
+// compile side by side. CudaDev's levelN, segment, reduce, bitsum and weigh
+// call them for that group (SplitG2); every launch is a launch_* function's.
 int bls12381_g2_levelN(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, const u32 *start, const u32 *cnt, const u32 *off,
                        const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<Bls12381Fp2> *out);
 int bls12381_g2_segment(cudaStream_t s, const XYZZ<Bls12381Fp2> *P, const u32 *start, const u32 *cnt, u32 half, u32 S,
-                        u32 nseg, XYZZ<Bls12381Fp2> *out);
+                        u32 nseg, XYZZ<Bls12381Fp2> *acc, XYZZ<Bls12381Fp2> *run);
 int bls12381_g2_reduce(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, size_t m, size_t per, XYZZ<Bls12381Fp2> *out,
                        size_t groups);
+int bls12381_g2_bitsum(cudaStream_t s, const XYZZ<Bls12381Fp2> *acc, const XYZZ<Bls12381Fp2> *run, u32 spw, u32 K,
+                       u32 parts, u32 per, XYZZ<Bls12381Fp2> *out, size_t groups);
+int bls12381_g2_weigh(cudaStream_t s, const XYZZ<Bls12381Fp2> *sums, u32 n, u32 K, int lgS, XYZZ<Bls12381Fp2> *out);
 template <class F> constexpr bool SplitG2 = std::is_same<F, Bls12381Fp2>::value;
 
 namespace {
@@ -175,8 +177,20 @@ int launch_levelN(cudaStream_t s, const XYZZ<F> *in, const u32 *start, const u32
 }
 template <class F>
 int launch_segment(cudaStream_t s, const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg,
-                   XYZZ<F> *out) {
-    k_segment<F><<<blocks(nseg, SEGMENT_TPB), SEGMENT_TPB, 0, s>>>(P, start, cnt, half, S, nseg, out);
+                   XYZZ<F> *acc, XYZZ<F> *run) {
+    k_segment<F><<<blocks(nseg, SEGMENT_TPB), SEGMENT_TPB, 0, s>>>(P, start, cnt, half, S, nseg, acc, run);
+    CKL();
+    return 0;
+}
+template <class F>
+int launch_bitsum(cudaStream_t s, const XYZZ<F> *acc, const XYZZ<F> *run, u32 spw, u32 K, u32 parts, u32 per,
+                  XYZZ<F> *out, size_t groups) {
+    k_bitsum<F><<<(unsigned)groups, RED, 0, s>>>(acc, run, spw, K, parts, per, out);
+    CKL();
+    return 0;
+}
+template <class F> int launch_weigh(cudaStream_t s, const XYZZ<F> *sums, u32 n, u32 K, int lgS, XYZZ<F> *out) {
+    k_weigh<F><<<blocks(n), TPB, 0, s>>>(sums, n, K, lgS, out);
     CKL();
     return 0;
 }
@@ -288,9 +302,20 @@ struct CudaDev {
         else return launch_levelN<F>(s, in, start, cnt, off, chunks, nb, L, total, out);
     }
     template <class F>
-    int segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg, XYZZ<F> *out) {
-        if constexpr (SplitG2<F>) return bls12381_g2_segment(s, P, start, cnt, half, S, nseg, out);
-        else return launch_segment<F>(s, P, start, cnt, half, S, nseg, out);
+    int segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg, XYZZ<F> *acc,
+                XYZZ<F> *run) {
+        if constexpr (SplitG2<F>) return bls12381_g2_segment(s, P, start, cnt, half, S, nseg, acc, run);
+        else return launch_segment<F>(s, P, start, cnt, half, S, nseg, acc, run);
+    }
+    template <class F>
+    int bitsum(const XYZZ<F> *acc, const XYZZ<F> *run, u32 spw, u32 K, u32 parts, u32 per, XYZZ<F> *out,
+               size_t groups) {
+        if constexpr (SplitG2<F>) return bls12381_g2_bitsum(s, acc, run, spw, K, parts, per, out, groups);
+        else return launch_bitsum<F>(s, acc, run, spw, K, parts, per, out, groups);
+    }
+    template <class F> int weigh(const XYZZ<F> *sums, u32 n, u32 K, int lgS, XYZZ<F> *out) {
+        if constexpr (SplitG2<F>) return bls12381_g2_weigh(s, sums, n, K, lgS, out);
+        else return launch_weigh<F>(s, sums, n, K, lgS, out);
     }
     template <class F> int reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out, size_t groups) {
         if constexpr (SplitG2<F>) return bls12381_g2_reduce(s, in, m, per, out, groups);
@@ -380,11 +405,18 @@ int bls12381_g2_reduce(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, size_t m, si
                        size_t groups) {
     return launch_reduce(s, in, m, per, out, groups);
 }
+int bls12381_g2_bitsum(cudaStream_t s, const XYZZ<Bls12381Fp2> *acc, const XYZZ<Bls12381Fp2> *run, u32 spw, u32 K,
+                       u32 parts, u32 per, XYZZ<Bls12381Fp2> *out, size_t groups) {
+    return launch_bitsum(s, acc, run, spw, K, parts, per, out, groups);
+}
+int bls12381_g2_weigh(cudaStream_t s, const XYZZ<Bls12381Fp2> *sums, u32 n, u32 K, int lgS, XYZZ<Bls12381Fp2> *out) {
+    return launch_weigh(s, sums, n, K, lgS, out);
+}
 #endif
 #if ZK_PART_HAS(9)
 int bls12381_g2_segment(cudaStream_t s, const XYZZ<Bls12381Fp2> *P, const u32 *start, const u32 *cnt, u32 half, u32 S,
-                        u32 nseg, XYZZ<Bls12381Fp2> *out) {
-    return launch_segment(s, P, start, cnt, half, S, nseg, out);
+                        u32 nseg, XYZZ<Bls12381Fp2> *acc, XYZZ<Bls12381Fp2> *run) {
+    return launch_segment(s, P, start, cnt, half, S, nseg, acc, run);
 }
 #endif
 
