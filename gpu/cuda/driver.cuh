@@ -123,17 +123,32 @@ template <class F> constexpr bool LEVEL0_PREFETCHES = sizeof(F) == sizeof(Fp);
 template <> constexpr bool LEVEL0_PREFETCHES<Bls12381Fp> = ZK_BLS_G1_PREFETCH != 0;
 
 // msm_segment: buckets a segment thread reduces, for half buckets a set:
-// the knob if set, else 8, widened past 2^18 buckets to keep about 2^15
+// the knob if set, else base (MsmSegment's), widened past 2^18 buckets to keep about 2^15
 // segments a set (reduce_buckets' classes then sum about 2^15·log₂(2^15)/2
 // points: more segments cost more than their shorter chains save).
-inline u32 msm_segment(u32 half, u32 knob) {
+inline u32 msm_segment(u32 half, u32 knob, u32 base = 8) {
     u32 S = knob;
     if (!S) {
-        S = 8;
+        S = base;
         while (S < 256 && half / S > (1u << 15)) S <<= 1;
     }
     return S < half ? S : half;
 }
+
+// MsmSegment<F>: msm_segment's base for an MSM over F. BLS12-381's G2
+// takes 4: its segment kernel runs 2S − 1 additions of about 60 µs each
+// (one warp a scheduler, 5 KB of spills), so halving S pays more than the
+// bit classes' doubled work costs. H100, notes/h100-2026-12-06d calls 2 and
+// 3, ZKPIPE_MSM_SEGMENT=4 against 8: its MSM 2^20 26.1 and 26.3 ms against
+// 26.7 and 26.8; 26.9 and 27.0 against 27.2 and 27.3 on another H100 (2:
+// 27.4 and 27.2). BLS12-381's G1 was level at 4 (8.6, 8.8 against 8.7,
+// 8.6), BN254's G1 2^22 slower (13.1, 13.1 against 12.7, 12.6): they keep 8.
+template <class F> struct MsmSegment {
+    static constexpr u32 value = 8;
+};
+template <> struct MsmSegment<Bls12381Fp2> {
+    static constexpr u32 value = 4;
+};
 
 // MSM_MAX_BATCH is the most scalar vectors one MSM run takes over the same
 // bases (ZK_MAX_BATCH): cross-proof batching of a circuit's tail MSMs.
@@ -593,7 +608,8 @@ int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, co
         bound = (bound + L - 1) / L;
     }
 
-    return reduce_buckets<F>(d, P, start, cnt, (u32)pl.bw, half, msm_segment(half, segment), host_out, sc);
+    return reduce_buckets<F>(d, P, start, cnt, (u32)pl.bw, half, msm_segment(half, segment, MsmSegment<F>::value),
+                             host_out, sc);
 }
 
 // msm_run_batch: the window sums of k MSMs over the same bases (or table),

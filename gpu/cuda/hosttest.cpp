@@ -1958,6 +1958,12 @@ static void test_plan() {
               msm_segment(1u << 21, 0) == 64 && msm_segment(1u << 23, 0) == 256 && msm_segment(4, 0) == 4 &&
               msm_segment(1u << 21, 8) == 8,
           "msm_segment");
+    // BLS12-381's G2 from 4 (MsmSegment), widened alike; the others from 8
+    CHECK(msm_segment(1u << 15, 0, MsmSegment<Bls12381Fp2>::value) == 4 &&
+              msm_segment(1u << 19, 0, MsmSegment<Bls12381Fp2>::value) == 16 &&
+              msm_segment(1u << 15, 0, MsmSegment<Bls12381Fp>::value) == 8 &&
+              msm_segment(1u << 15, 0, MsmSegment<Fp2>::value) == 8 && msm_segment(1u << 15, 2, 4) == 2,
+          "msm_segment by group");
     err[0] = 0;
     CHECK(msm_table_layout((size_t)1 << 28, T, &c, &nw) != 0 && strstr(err, "2^31") != nullptr, "table 2^28: %s", err);
     // more digits than one sort takes are refused, not split (a bucket's
