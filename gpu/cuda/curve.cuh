@@ -141,6 +141,10 @@ template <class F> struct XYZZ {
             }
             return;
         }
+        finish_affine(P, R);
+    }
+    // finish_affine: the mixed addition's tail, P = x·ZZ − X ≢ 0, R = y·ZZZ − Y.
+    HD void finish_affine(const F &P, const F &R) {
         F PP = P.sqr();
         F PPP = P * PP;
         F Q = X * PP;
@@ -157,6 +161,32 @@ template <class F> struct XYZZ {
         X = X3;
         ZZ = ZZ * PP;
         ZZZ = ZZZ * PPP;
+    }
+
+    // add_affine_late: add_affine_eager of (x, ±*yp), reading y only once
+    // P = x·ZZ − X is known, so that y's registers are not held through
+    // P's product (msm.cuh, ZK_LEVEL0_LATE_Y: BLS12-381's G2 level0).
+    HD void add_affine_late(const F &x, const F *yp, bool neg, const F &one) {
+        if (is_inf()) {
+            X = x;
+            Y = neg ? yp->neg() : *yp;
+            ZZ = one;
+            ZZZ = one;
+            return;
+        }
+        F P = x * ZZ - X;
+        F y = *yp;
+        if (neg) y = y.neg();
+        F R = y * ZZZ - Y;
+        if (P.is_zero()) {
+            if (R.is_zero()) {
+                set_dbl_affine(x, y);
+            } else {
+                *this = inf();
+            }
+            return;
+        }
+        finish_affine(P, R);
     }
 
     // add_affine_lazy: add_affine with its intermediates lazy, for a field

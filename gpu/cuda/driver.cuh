@@ -123,9 +123,10 @@ template <class F> constexpr bool LEVEL0_PREFETCHES = sizeof(F) == sizeof(Fp);
 template <> constexpr bool LEVEL0_PREFETCHES<Bls12381Fp> = ZK_BLS_G1_PREFETCH != 0;
 
 // msm_segment: buckets a segment thread reduces, for half buckets a set:
-// the knob if set, else base (MsmSegment's), widened past 2^18 buckets to keep about 2^15
-// segments a set (reduce_buckets' classes then sum about 2^15·log₂(2^15)/2
-// points: more segments cost more than their shorter chains save).
+// the knob if set, else base (MsmSegment's), widened past 2^18 buckets to
+// keep about 2^15 segments a set (reduce_buckets' classes then sum about
+// 2^15·log₂(2^15)/2 points: more segments cost more than their shorter
+// chains save).
 inline u32 msm_segment(u32 half, u32 knob, u32 base = 8) {
     u32 S = knob;
     if (!S) {
@@ -396,6 +397,7 @@ template <class F, class D>
 int reduce_buckets(D &d, const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 sets, u32 half, u32 S,
                    XYZZ<F> *host_out, Scratch<D> &sc) {
     const u32 spw = half / S, nseg = sets * spw, K = bit_classes(spw);
+    if (K > MAX_BIT_CLASSES) return FAILF("msm: %u segments a set, more than %u bit classes", spw, MAX_BIT_CLASSES);
     int lgS = 0;
     while ((1u << lgS) < S) lgS++;
     const u32 per = spw < BITSUM_PER ? spw : BITSUM_PER, parts = spw / per; // powers of two

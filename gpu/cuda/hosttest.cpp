@@ -1501,6 +1501,37 @@ template <class F> void test_reduce_buckets(const char *name, const Affine<F> &G
     }
 }
 
+// test_add_affine_late: add_affine_late (y read after P, either sign)
+// against add_affine_eager of (x, ±y): the same limbs out, from infinity,
+// from sums of points, on the doubling (the point itself) and the inverse
+// (its negation) branches.
+template <class F> void test_add_affine_late(const char *name, const Affine<F> &G) {
+    std::vector<Affine<F>> as = bases_from(G, 40);
+    const F one = field_one<F>();
+    auto same = [](const XYZZ<F> &a, const XYZZ<F> &b) {
+        return a.X.eq(b.X) && a.Y.eq(b.Y) && a.ZZ.eq(b.ZZ) && a.ZZZ.eq(b.ZZZ);
+    };
+    XYZZ<F> acc = XYZZ<F>::inf();
+    int n = 0;
+    for (size_t i = 0; i < as.size(); i++) {
+        if (as[i].is_inf()) continue;
+        for (bool neg : {false, true}) {
+            F y = neg ? as[i].y.neg() : as[i].y;
+            XYZZ<F> single = XYZZ<F>::inf();
+            single.add_affine_eager(as[i].x, as[i].y, one);
+            for (const XYZZ<F> &start : {XYZZ<F>::inf(), acc, single, single.neg()}) {
+                XYZZ<F> e = start, l = start;
+                e.add_affine_eager(as[i].x, y, one);
+                l.add_affine_late(as[i].x, &as[i].y, neg, one);
+                CHECK(same(e, l), "%s add_affine_late %zu neg=%d", name, i, neg);
+                n++;
+            }
+        }
+        acc.add_affine_eager(as[i].x, as[i].y, one);
+    }
+    CHECK(n > 100, "%s add_affine_late: %d cases", name, n);
+}
+
 // test_lazy_curve: BLS12-381 G1's lazy additions (add_affine_lazy,
 // add_lazy: curve.cuh) against the canonical ones (add_affine_eager,
 // add_eager), whichever ZK_BLS_LAZY builds into add/add_affine: the same
@@ -1578,6 +1609,8 @@ void test_bls12381_msm() {
         for (u32 L : {2u, 32u}) test_msm_over<F>("bls12-381 G1", g1, n, L, false, 0);
     test_reduce_buckets<F>("bls12-381 G1", g1);
     test_reduce_buckets<E>("bls12-381 G2", g2);
+    test_add_affine_late<E>("bls12-381 G2", g2);
+    test_add_affine_late<F>("bls12-381 G1", g1);
     test_msm_over<F>("bls12-381 G1", g1, 150, 4, true, 0);
     test_msm_over<F>("bls12-381 G1", g1, 200, 32, true, 1);
     test_msm_over<F>("bls12-381 G1", g1, 600, 32, false, 0); // c = 5: ⌈256/5⌉ = 52 windows

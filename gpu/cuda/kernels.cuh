@@ -226,6 +226,8 @@ __global__ void ZK_MSM_BOUNDS(RED, F) k_bitsum(const XYZZ<F> *acc, const XYZZ<F>
     if (threadIdx.x == 0) out[b] = sh[0];
 }
 
+// k_weigh: class sum t times its weight (msm.cuh, weigh_body), for
+// reduce_buckets' device combine.
 template <class F> __global__ void ZK_MSM_BOUNDS(TPB, F) k_weigh(const XYZZ<F> *sums, u32 n, u32 K, int lgS, XYZZ<F> *out) {
     u32 t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < n) weigh_body(t, sums, K, lgS, out);

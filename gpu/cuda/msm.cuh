@@ -162,6 +162,19 @@ HD bool chunk_at(u32 t, const u32 *start, const u32 *cnt, const u32 *off, const 
 // (G1 only, driver.cuh's LEVEL0_PREFETCHES): the next pair and point are loaded
 // before this point's addition, so that a random 64-byte read (from DRAM at
 // 2^22 and up) runs under the arithmetic instead of before it.
+// ZK_LEVEL0_LATE_Y=1 (the default; 0 for the old body) has BLS12-381's G2
+// level0 (255 registers, two warps a scheduler) read a point's y only once
+// P = x·ZZ − X is known (XYZZ::add_affine_late), so that y's 24 registers
+// are not held through P's product. Spill stores fell from 584 to 132 bytes
+// (nvcc 11.8); H100, notes/h100-2026-12-06d call 6, A B A B: its MSM 2^20
+// 25.4, 25.3, 25.4 ms against 27.0, 26.6, 26.4; BLS12-381's mulchain 2^20
+// stream 15.53 and 15.97 proofs/s against 15.31 and 15.50 (call 7).
+#ifndef ZK_LEVEL0_LATE_Y
+#define ZK_LEVEL0_LATE_Y 1
+#endif
+template <class F> struct LateY {
+    static constexpr bool ON = ZK_LEVEL0_LATE_Y != 0 && sizeof(F) == sizeof(Bls12381Fp2);
+};
 template <class F> HD Affine<F> level0_point(const Affine<F> *bases, const u32 *idx, u32 v) {
     u32 i = v & 0x7fffffffu;
     return bases[idx ? idx[i] : i];
@@ -210,7 +223,15 @@ HD void level0_body(u32 t, const Affine<F> *bases, const u32 *idx, const u32 *ke
                 acc = XYZZ<F>::inf();
             }
             const u32 v = vals[p];
-            level0_add(acc, level0_point(bases, idx, v), v, one);
+            if constexpr (LateY<F>::ON) {
+                u32 i = v & 0x7fffffffu;
+                const Affine<F> *a = bases + (idx ? idx[i] : i);
+                const F x = a->x;
+                if (x.is_zero() && a->y.is_zero()) continue; // infinity
+                acc.add_affine_late(x, &a->y, (v >> 31) != 0, one);
+            } else {
+                level0_add(acc, level0_point(bases, idx, v), v, one);
+            }
         }
     }
     out[off[b] + t - start[b] / L] = acc;
