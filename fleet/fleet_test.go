@@ -342,6 +342,30 @@ func settled(t *testing.T, q *fleet.Queue) {
 	}
 }
 
+// waitPending waits until each named priority's consumer counts its jobs.
+func waitPending(t *testing.T, q *fleet.Queue, want map[string]int) {
+	t.Helper()
+	for name, n := range want {
+		c, err := q.Jobs.Consumer(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; ; i++ {
+			info, err := c.Info(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int(info.NumPending) == n {
+				break
+			}
+			if i > 100 {
+				t.Fatalf("consumer %s counts %d jobs, want %d", name, info.NumPending, n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
 func pushChain(t *testing.T, q *fleet.Queue) {
 	t.Helper()
 	if _, err := fleet.PushDir(context.Background(), q, circuitDir(t)); err != nil {
@@ -545,6 +569,10 @@ func TestHighBeforeNormal(t *testing.T) {
 	submit(t, q, "low", genJob("l0"))
 	submit(t, q, "normal", normal...)
 	submit(t, q, "high", high...)
+	// The order holds among jobs waiting when the worker fetches: a job the
+	// server has stored but its consumer does not count yet is not one (a
+	// fetch right after the submit once took n0 before the high jobs).
+	waitPending(t, q, map[string]int{"high": 6, "normal": 6, "low": 1})
 	f := newFake(t, 1)
 	runWorker(t, q, f)
 	waitResults(t, q, 13, 20*time.Second)
