@@ -25,8 +25,8 @@ type CUDAConfig struct {
 	MSMChunk int
 	// MSMSegment is how many buckets a GPU thread reduces, a power of two
 	// from 2 to 256: fewer means more threads for the segment kernel, more
-	// means fewer segment sums to combine; 0 chooses by size (8, widened
-	// past 2^18 buckets).
+	// means fewer segment sums to combine; 0 chooses by group and size (8,
+	// BLS12-381's G2 4, widened past 2^18 buckets).
 	MSMSegment int
 	// Spin has host threads spin while they wait for the GPU, CUDA's own
 	// default, instead of sleeping until it signals. Spinning burned about

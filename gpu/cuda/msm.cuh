@@ -155,6 +155,21 @@ HD bool chunk_at(u32 t, const u32 *start, const u32 *cnt, const u32 *off, const 
     return true;
 }
 
+// ZK_LEVEL0_LATE_Y=1 (the default; 0 for the old body) has BLS12-381's G2
+// level0 (255 registers, two warps a scheduler) read a point's y only once
+// P = x·ZZ − X is known (XYZZ::add_affine_late), so that y's 24 registers
+// are not held through P's product. Spill stores fell from 572 to 52 bytes
+// (CUDA 13; nvcc 11.8: 584 to 132); H100, notes/h100-2026-12-06d call 6,
+// A B A B: its MSM 2^20 25.4, 25.3, 25.4 ms against 27.0, 26.6, 26.4;
+// BLS12-381's mulchain 2^20 stream 15.53 and 15.97 proofs/s against 15.31
+// and 15.50 (call 7).
+#ifndef ZK_LEVEL0_LATE_Y
+#define ZK_LEVEL0_LATE_Y 1
+#endif
+template <class F> struct LateY {
+    static constexpr bool ON = ZK_LEVEL0_LATE_Y != 0 && sizeof(F) == sizeof(Bls12381Fp2);
+};
+
 // level0_body: tile t of the m sorted (key, val) pairs, keys < nb a bucket's
 // (the sentinel nb, digits of 0, sorts last): the sum of each bucket's
 // signed bases in it, written where tiles_body's layout puts it (start, off:
@@ -162,19 +177,6 @@ HD bool chunk_at(u32 t, const u32 *start, const u32 *cnt, const u32 *off, const 
 // (G1 only, driver.cuh's LEVEL0_PREFETCHES): the next pair and point are loaded
 // before this point's addition, so that a random 64-byte read (from DRAM at
 // 2^22 and up) runs under the arithmetic instead of before it.
-// ZK_LEVEL0_LATE_Y=1 (the default; 0 for the old body) has BLS12-381's G2
-// level0 (255 registers, two warps a scheduler) read a point's y only once
-// P = x·ZZ − X is known (XYZZ::add_affine_late), so that y's 24 registers
-// are not held through P's product. Spill stores fell from 584 to 132 bytes
-// (nvcc 11.8); H100, notes/h100-2026-12-06d call 6, A B A B: its MSM 2^20
-// 25.4, 25.3, 25.4 ms against 27.0, 26.6, 26.4; BLS12-381's mulchain 2^20
-// stream 15.53 and 15.97 proofs/s against 15.31 and 15.50 (call 7).
-#ifndef ZK_LEVEL0_LATE_Y
-#define ZK_LEVEL0_LATE_Y 1
-#endif
-template <class F> struct LateY {
-    static constexpr bool ON = ZK_LEVEL0_LATE_Y != 0 && sizeof(F) == sizeof(Bls12381Fp2);
-};
 template <class F> HD Affine<F> level0_point(const Affine<F> *bases, const u32 *idx, u32 v) {
     u32 i = v & 0x7fffffffu;
     return bases[idx ? idx[i] : i];
@@ -265,9 +267,9 @@ template <class F> HD XYZZ<F> bucket_at(const XYZZ<F> *P, const u32 *start, cons
 //  1. segment_body: segment j of S buckets [lo, lo+S), lo = j·S, gives
 //     acc_j = Σ (q − lo + 1)·B_q (a running sum from the top: 2S − 1
 //     additions) and run_j = Σ B_q;
-//  2. bitsum_body: the set's spw = half/S segments in classes, class 0
-//     A = Σ_j acc_j and class 1 + b T_b = Σ_{j: bit b of j} run_j, each
-//     summed by blocks in parallel;
+//  2. k_bitsum (kernels.cuh, over bit_class_item): the set's spw = half/S
+//     segments in classes, class 0 A = Σ_j acc_j and class 1 + b
+//     T_b = Σ_{j: bit b of j} run_j, each summed by blocks in parallel;
 //  3. combine_bits: W = A + S·Σ_j j·run_j = A + Σ_b 2^(b + log₂S)·T_b
 //     (Horner on the host, or weigh_body's doublings on the device).
 // It replaced a segment's multiplication of run_j by lo (up to 15
