@@ -825,9 +825,7 @@ func (w *Worker) republish(ctx context.Context, h *held, req stream.Request) (bo
 		return false, err
 	}
 	w.cleanup(ctx, h) // before the ack: a worker that dies first leaves the job to the next
-	if err := h.msg.Ack(); err != nil {
-		w.logf("ack %s: %v", h.id, err)
-	}
+	w.ack(h)
 	w.observe("republished")
 	w.release(h)
 	return true, nil
@@ -1083,10 +1081,7 @@ func (w *Worker) finish(ctx context.Context, h *held, res stream.Result) {
 	// the job unacked, and whoever takes it next answers it from the stored
 	// outputs and removes what is left. After the ack nobody would.
 	w.cleanup(ctx, h)
-	if err := h.msg.Ack(); err != nil {
-		w.logf("ack %s: %v", h.id, err)
-	}
-	w.flushAnswer(h, "ack")
+	w.ack(h)
 	w.observe("proved")
 	w.release(h)
 }
@@ -1200,11 +1195,25 @@ func (w *Worker) heartbeat(ctx context.Context) {
 	}
 }
 
-// flushAnswer waits until the server has the ack or terminate just sent
-// (they are published without a reply): a worker stopped right after
-// answering would otherwise exit with it unsent, and the job, answered,
-// would be delivered again. Not the job's context: a stopping worker must
-// still flush.
+// ack acknowledges h's job and waits (5 s at most) until the server has
+// counted it, before release frees its slot: with a fire-and-forget ack the
+// pull that the freed slot starts could reach the consumer first, which
+// then counted capacity + 1 jobs pending on this worker
+// (TestPullsNoMoreThanCapacity saw 4 of 3). A failed ack is logged; the
+// job is then redelivered and answered from its stored outputs. Not the
+// job's context: a stopping worker must still ack.
+func (w *Worker) ack(h *held) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.msg.DoubleAck(ctx); err != nil {
+		w.logf("ack %s: %v", h.id, err)
+	}
+}
+
+// flushAnswer waits until the server has the terminate just sent (it is
+// published without a reply): a worker stopped right after answering would
+// otherwise exit with it unsent, and the job, answered, would be delivered
+// again. Not the job's context: a stopping worker must still flush.
 func (w *Worker) flushAnswer(h *held, what string) {
 	if err := w.q.Conn.NC.FlushTimeout(5 * time.Second); err != nil {
 		w.logf("%s %s: flush: %v", what, h.id, err)
