@@ -133,6 +133,11 @@ template <class F> struct XYZZ {
         }
         F P = x * ZZ - X;
         F R = y * ZZZ - Y;
+        finish_affine(P, R, x, y);
+    }
+    // finish_affine: the mixed addition of (x, y) from P = x·ZZ − X and
+    // R = y·ZZZ − Y: the doubling or infinity when P ≡ 0, else the tail.
+    HD void finish_affine(const F &P, const F &R, const F &x, const F &y) {
         if (P.is_zero()) {
             if (R.is_zero()) {
                 set_dbl_affine(x, y);
@@ -141,10 +146,6 @@ template <class F> struct XYZZ {
             }
             return;
         }
-        finish_affine(P, R);
-    }
-    // finish_affine: the mixed addition's tail, P = x·ZZ − X ≢ 0, R = y·ZZZ − Y.
-    HD void finish_affine(const F &P, const F &R) {
         F PP = P.sqr();
         F PPP = P * PP;
         F Q = X * PP;
@@ -178,15 +179,7 @@ template <class F> struct XYZZ {
         F y = *yp;
         if (neg) y = y.neg();
         F R = y * ZZZ - Y;
-        if (P.is_zero()) {
-            if (R.is_zero()) {
-                set_dbl_affine(x, y);
-            } else {
-                *this = inf();
-            }
-            return;
-        }
-        finish_affine(P, R);
+        finish_affine(P, R, x, y);
     }
 
     // add_affine_lazy: add_affine with its intermediates lazy, for a field
