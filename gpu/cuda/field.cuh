@@ -21,19 +21,6 @@
 #define ZK_FIELD_MUL 32
 #endif
 
-// ZK_WIDE_KARATSUBA=1: a 12-limb field's exact product (mul_wide, BLS12-381's
-// Fp) by Karatsuba over 6-limb halves (mul_wide_karatsuba: 108 limb
-// products against 144). ZK_MONT_SOS=1: its Montgomery product and dot32
-// as exact products (mul_wide) and one redc_wide, instead of the even/odd
-// CIOS rows, so that they take Karatsuba's product too (mont32_sos; the
-// same values, bit for bit).
-#ifndef ZK_WIDE_KARATSUBA
-#define ZK_WIDE_KARATSUBA 1
-#endif
-#ifndef ZK_MONT_SOS
-#define ZK_MONT_SOS 0
-#endif
-
 // mulwide returns the 128-bit product a·b as (lo, hi).
 HD void mulwide(u64 a, u64 b, u64 &lo, u64 &hi) {
 #ifdef __CUDA_ARCH__
@@ -434,10 +421,6 @@ template <class P> struct Field {
     // subtraction: r = (x·y + M·q)/2^256, M the unique M < 2^256 with
     // x·y + M·q ≡ 0 mod 2^256 (mul_lazy's comment: the bounds).
     HD static void mont32(const u32 x[N32], const u32 y[N32], u32 even[N32]) {
-        if constexpr (ZK_MONT_SOS && N32 == 12) {
-            mont32_sos(x, y, even);
-            return;
-        }
         u32 odd[N32], cc = 0;
 #pragma unroll
         for (int i = 0; i < N32; i += 2) {
@@ -448,18 +431,6 @@ template <class P> struct Field {
 #pragma unroll
         for (int j = 1; j < N32 - 1; j++) even[j] = addc_cc(even[j], odd[j + 1], cc);
         even[N32 - 1] = addc(even[N32 - 1], 0, cc);
-    }
-
-    // mont32_sos: mont32's value, (x·y + M·q)/R with the same M (the one M <
-    // R that makes the sum ≡ 0 mod R), from the exact product and one
-    // redc_wide (ZK_MONT_SOS). redc_wide needs x·y < q·R: so do mont32's
-    // callers (mul32 of canonical or, with 4q < R, lazy inputs; mul_lazy).
-    HD static void mont32_sos(const u32 x[N32], const u32 y[N32], u32 r[N32]) {
-        u32 W[2 * N32];
-        mul_wide(x, y, W);
-        Limbs32 t = redc_wide(W, false);
-#pragma unroll
-        for (int k = 0; k < N32; k++) r[k] = t.l[k];
     }
 
     // mul32: the canonical product; its inputs may be canonical or, where
@@ -854,14 +825,7 @@ template <class P> struct Field {
     // E and O are each a sum of some of a·b's non-negative partial products,
     // so each is < a·b < 2^(64n) and that chain has no carry out.
     HD static void mul_wide(const u32 a[N32], const u32 b[N32], u32 W[2 * N32]) {
-        if constexpr (ZK_WIDE_KARATSUBA && N32 == 12)
-            mul_wide_karatsuba(a, b, W);
-        else
-            mul_wide_n<N32>(a, b, W);
-    }
-    // mul_wide_n: mul_wide's rows for any even limb count n (N32, or the
-    // halves Karatsuba takes).
-    template <int n> HD static void mul_wide_n(const u32 *a, const u32 *b, u32 *W) {
+        constexpr int n = N32;
         u32 O[2 * n], cc = 0;
         u32 *E = W;
 #pragma unroll
@@ -892,62 +856,6 @@ template <class P> struct Field {
 #pragma unroll
         for (int k = 1; k < 2 * n - 1; k++) E[k] = addc_cc(E[k], O[k], cc);
         E[2 * n - 1] = addc(E[2 * n - 1], O[2 * n - 1], cc);
-    }
-    // mul_wide_karatsuba: mul_wide for an even N32 = 2h (BLS12-381's Fp:
-    // h = 6) from three h-limb products: a = a0 + 2^(32h)·a1, likewise b,
-    //   W = a0·b0 + 2^(64h)·a1·b1 + 2^(32h)·mid,
-    //   mid = (a0 + a1)(b0 + b1) − a0·b0 − a1·b1 = a0·b1 + a1·b0,
-    // 3h² limb products (108) against mul_wide_n's n² (144), for about 80
-    // more additions, on the ALU pipe, which the MSM's multiplier-bound
-    // level0 leaves idle (notes/h100-2026-12-06d, call 5). The sums
-    // s = a0 + a1 and t = b0 + b1 are h limbs plus a carry bit (cs, ct), so
-    //   s·t = s'·t' + 2^(32h)·(cs·t' + ct·s') + 2^(64h)·cs·ct,
-    // s', t' their low h limbs: one h-limb product and masked additions
-    // into an (n + 1)-limb M. s·t < 2^(64h + 2), so M holds it exactly;
-    // subtracting a0·b0 and a1·b1 leaves mid ≥ 0, so no borrow survives;
-    // and W = a·b < 2^(64n) takes mid's addition with no carry out. Exact
-    // for any limbs (hosttest's test_mul_wide: all-ones operands too).
-    HD static void mul_wide_karatsuba(const u32 a[N32], const u32 b[N32], u32 W[2 * N32]) {
-        constexpr int n = N32, h = N32 / 2;
-        static_assert(n % 2 == 0 && h % 2 == 0, "mul_wide_karatsuba halves an even limb count into even halves");
-        u32 s[h], t[h], M[n + 1], cc = 0;
-        s[0] = add_cc(a[0], a[h], cc);
-#pragma unroll
-        for (int k = 1; k < h; k++) s[k] = addc_cc(a[k], a[h + k], cc);
-        const u32 cs = addc(0, 0, cc);
-        t[0] = add_cc(b[0], b[h], cc);
-#pragma unroll
-        for (int k = 1; k < h; k++) t[k] = addc_cc(b[k], b[h + k], cc);
-        const u32 ct = addc(0, 0, cc);
-        mul_wide_n<h>(a, b, W);         // a0·b0 in W's low n limbs
-        mul_wide_n<h>(a + h, b + h, W + n); // a1·b1 in its high n
-        mul_wide_n<h>(s, t, M);
-        // M += 2^(32h)·(cs·t' + ct·s') + 2^(64h)·cs·ct
-        const u32 ms = 0u - cs, mt = 0u - ct;
-        M[h] = add_cc(M[h], t[0] & ms, cc);
-#pragma unroll
-        for (int k = 1; k < h; k++) M[h + k] = addc_cc(M[h + k], t[k] & ms, cc);
-        M[n] = addc(cs & ct, 0, cc);
-        M[h] = add_cc(M[h], s[0] & mt, cc);
-#pragma unroll
-        for (int k = 1; k < h; k++) M[h + k] = addc_cc(M[h + k], s[k] & mt, cc);
-        M[n] = addc(M[n], 0, cc);
-        // M −= a0·b0, a1·b1
-#pragma unroll
-        for (int part = 0; part < 2; part++) {
-            const u32 *z = W + part * n;
-            M[0] = sub_cc(M[0], z[0], cc);
-#pragma unroll
-            for (int k = 1; k < n; k++) M[k] = subc_cc(M[k], z[k], cc);
-            M[n] = subc(M[n], 0, cc);
-        }
-        // W += 2^(32h)·mid
-        W[h] = add_cc(W[h], M[0], cc);
-#pragma unroll
-        for (int k = 1; k <= n; k++) W[h + k] = addc_cc(W[h + k], M[k], cc);
-#pragma unroll
-        for (int k = h + n + 1; k < 2 * n - 1; k++) W[k] = addc_cc(W[k], 0, cc);
-        W[2 * n - 1] = addc(W[2 * n - 1], 0, cc);
     }
 
     // cq2h32: limb k of C = q·2^(32n − 1) = q·R/2, the multiple of q that
@@ -1113,28 +1021,8 @@ template <class P> struct Field {
         reduce_step(even, odd);
     }
 
-    // dot32_sos: dot32's value (canonical a·b + c·d times R⁻¹) from two exact
-    // products, their sum W and one redc_wide (ZK_MONT_SOS). W < q·R: for
-    // canonical operands W < 2q² (q < R); for the lazy formulas' operands
-    // below 2q (LAZY_DOT_OK, so 8q < R) W < 8q² < q·R.
-    HD static Field dot32_sos(const Field &a, const Field &b, const Field &c, const Field &d) {
-        u32 x[N32], y[N32], W[2 * N32], V[2 * N32], cc = 0;
-        a.split(x);
-        b.split(y);
-        mul_wide(x, y, W);
-        c.split(x);
-        d.split(y);
-        mul_wide(x, y, V);
-        W[0] = add_cc(W[0], V[0], cc);
-#pragma unroll
-        for (int k = 1; k < 2 * N32 - 1; k++) W[k] = addc_cc(W[k], V[k], cc);
-        W[2 * N32 - 1] = addc(W[2 * N32 - 1], V[2 * N32 - 1], cc);
-        return join(redc_wide(W));
-    }
-
     HD static Field dot32(const Field &a, const Field &b, const Field &c, const Field &d) {
         static_assert(DOT32_OK, "dot32 needs 3·q_top32 + 8 <= 2^32 (and 4q < R)");
-        if constexpr (ZK_MONT_SOS && N32 == 12) return dot32_sos(a, b, c, d);
         u32 x[N32], y[N32], z[N32], w[N32], even[N32], odd[N32], cc = 0;
         a.split(x);
         b.split(y);
