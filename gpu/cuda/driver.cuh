@@ -41,18 +41,19 @@ const size_t SORT_MAX_ITEMS = 0x7fffffff;
 const uint32_t MSM_CHUNK = 32; // points one thread sums per level, by default
 
 // MsmChunk<F>: the chunk an MSM over F takes when the config names none.
-// BLS12-381's G2 (96-byte coordinates) sums 64: its level0 and levelN run
-// at 255 registers with spills, so fewer, longer tiles (half the partial
-// sums for levelN's full additions) pay. Measured on the H100
-// (notes/h100-2026-12-06b, calls 1 and 3, ZKPIPE_MSM_CHUNK=64): G2 MSM 2^20
-// 27.3 and 27.1 ms against 27.9 and 28.0 (26.9 with ZK_XYZZ_EARLY_Z); BLS12-381's G1
-// 8.7 against 8.8 at 2^20, 26.9 against 26.9 at 2^22, so it keeps 32. BN254's
-// kernels were not measured at 64: they keep 32.
+// BLS12-381's G2 (96-byte coordinates) sums 128: its level0 and levelN run
+// at 255 registers with spills, so fewer, longer tiles (fewer partial sums
+// for levelN's full additions) pay. Measured on the H100, ZKPIPE_MSM_CHUNK:
+// 64 against 32 in notes/h100-2026-12-06b (G2 MSM 2^20 27.3 and 27.1 ms
+// against 27.9 and 28.0); 128 against 64 in notes/h100-2026-12-06e, call 4
+// (24.8 and 25.0 against 25.3 and 25.7; 256: 25.2, 24.8). BLS12-381's G1
+// keeps 32 (12-06e: 128 gave 8.8/8.7 against 8.8/8.5 at 2^20 and 26.5/26.2
+// against 26.9/26.8 at 2^22; 256 10.5–10.7 at 2^20). BN254's kernels keep 32.
 template <class F> struct MsmChunk {
     static constexpr u32 value = MSM_CHUNK;
 };
 template <> struct MsmChunk<Bls12381Fp2> {
-    static constexpr u32 value = 64;
+    static constexpr u32 value = 128;
 };
 
 // MsmTuning: the MSM's knobs, from zk_config (zkpipe.h) at zk_init, for

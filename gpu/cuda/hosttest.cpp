@@ -1978,8 +1978,8 @@ static void test_plan() {
     // buckets outweighs the plain plan's (BLS12-381's G2 at 10^6 bases)
     {
         size_t n = 1000002;
-        size_t table = msm_plan_bytes<Bls12381Fp2>(n, 13, (size_t)1 << 19, 64); // G2's chunk (MsmChunk)
-        size_t plain = msm_plan_bytes<Bls12381Fp2>(n, 18, (size_t)18 << 14, 64);
+        size_t table = msm_plan_bytes<Bls12381Fp2>(n, 13, (size_t)1 << 19, MsmChunk<Bls12381Fp2>::value);
+        size_t plain = msm_plan_bytes<Bls12381Fp2>(n, 18, (size_t)18 << 14, MsmChunk<Bls12381Fp2>::value);
         CHECK(table > plain && msm_scratch_bytes<Bls12381Fp2>(n, T) == table, "scratch bound at 10^6 G2 bases: %zu, table %zu, plain %zu",
               msm_scratch_bytes<Bls12381Fp2>(n, T), table, plain);
         CHECK(msm_scratch_bytes<Fp>(n, T) >= msm_plan_bytes<Fp>(n, 17, (size_t)1 << 14, MSM_CHUNK), "scratch bound BN254");
@@ -2056,15 +2056,15 @@ static void test_config() {
     CHECK(cc.msm.window == 0 && cc.msm.chunk == 0 && cc.msm.segment == 0 && !cc.spin,
           "default config: window %d chunk %u segment %u spin %d", cc.msm.window, cc.msm.chunk, cc.msm.segment, cc.spin);
     CHECK(context_config_of(nullptr, &cc) == 0 && cc.msm.chunk == 0, "no config: not the defaults");
-    // the chunk by group: BLS12-381's G2 sums 64 points a thread, the rest 32
+    // the chunk by group: BLS12-381's G2 sums 128 points a thread, the rest 32
     // (MsmChunk); a configured chunk is every group's
     CHECK(msm_chunk<Fp>(cc.msm) == MSM_CHUNK && msm_chunk<Fp2>(cc.msm) == MSM_CHUNK &&
-              msm_chunk<Bls12381Fp>(cc.msm) == MSM_CHUNK && msm_chunk<Bls12381Fp2>(cc.msm) == 64,
+              msm_chunk<Bls12381Fp>(cc.msm) == MSM_CHUNK && msm_chunk<Bls12381Fp2>(cc.msm) == 128,
           "default chunks: %u %u %u %u", msm_chunk<Fp>(cc.msm), msm_chunk<Fp2>(cc.msm), msm_chunk<Bls12381Fp>(cc.msm),
           msm_chunk<Bls12381Fp2>(cc.msm));
     {
         MsmPlan p{};
-        CHECK(msm_plan<Bls12381Fp2>(1000, cc.msm, &p) == 0 && p.chunk == 64, "BLS12-381 G2 plan: chunk %u", p.chunk);
+        CHECK(msm_plan<Bls12381Fp2>(1000, cc.msm, &p) == 0 && p.chunk == 128, "BLS12-381 G2 plan: chunk %u", p.chunk);
         CHECK(msm_plan<Bls12381Fp>(1000, cc.msm, &p) == 0 && p.chunk == MSM_CHUNK, "BLS12-381 G1 plan: chunk %u", p.chunk);
     }
     zk_config small = def;
