@@ -14,7 +14,7 @@ import (
 // is ignored (the default stays), as it was.
 //
 //	ZKPIPE_MSM_WINDOW       MSM window bits, 4 to 24 (unset: by size)
-//	ZKPIPE_MSM_CHUNK        points a GPU thread sums a level, 2 to 256 (32; BLS12-381 G2 128)
+//	ZKPIPE_MSM_CHUNK        points a GPU thread sums a level, 2 to 256 (32; BLS12-381 G1 64, G2 128)
 //	ZKPIPE_MSM_SEGMENT      buckets a thread reduces, a power of two 2 to 256
 //	ZKPIPE_CUDA_SPIN        1: host threads spin while waiting for the GPU
 //	ZKPIPE_CUDA_TAIL_SPLIT  0: one job's tail MSMs run one after another

@@ -21,7 +21,7 @@ type CUDAConfig struct {
 	// points; a table of 2^22 bases or more, 20).
 	MSMWindow int
 	// MSMChunk is how many points a GPU thread sums per level of a bucket's
-	// sum, 2 to 256; 0 chooses by group (32; BLS12-381's G2: 64).
+	// sum, 2 to 256; 0 chooses by group (32; BLS12-381's G1 64, its G2 128).
 	MSMChunk int
 	// MSMSegment is how many buckets a GPU thread reduces, a power of two
 	// from 2 to 256: fewer means more threads for the segment kernel, more

@@ -41,16 +41,25 @@ const size_t SORT_MAX_ITEMS = 0x7fffffff;
 const uint32_t MSM_CHUNK = 32; // points one thread sums per level, by default
 
 // MsmChunk<F>: the chunk an MSM over F takes when the config names none.
-// BLS12-381's G2 (96-byte coordinates) sums 128: its level0 and levelN run
-// at 255 registers with spills, so fewer, longer tiles (fewer partial sums
-// for levelN's full additions) pay. Measured on the H100, ZKPIPE_MSM_CHUNK:
-// 64 against 32 in notes/h100-2026-12-06b (G2 MSM 2^20 27.3 and 27.1 ms
-// against 27.9 and 28.0); 128 against 64 in notes/h100-2026-12-06e, call 4
-// (24.8 and 25.0 against 25.3 and 25.7; 256: 25.2, 24.8). BLS12-381's G1
-// keeps 32 (12-06e: 128 gave 8.8/8.7 against 8.8/8.5 at 2^20 and 26.5/26.2
-// against 26.9/26.8 at 2^22; 256 10.5–10.7 at 2^20). BN254's kernels keep 32.
+// BLS12-381's points sum more than BN254's 32 a thread: fewer, longer
+// tiles, so fewer partial sums for levelN's full additions. Measured on
+// the H100, as ZKPIPE_MSM_CHUNK:
+// - G2 (96-byte coordinates, level0 and levelN at 255 registers with
+//   spills) 128: 64 beat 32 in notes/h100-2026-12-06b (G2 MSM 2^20 27.3,
+//   27.1 ms against 27.9, 28.0); 128 against 64 in notes/h100-2026-12-06e
+//   was 24.8, 25.0 against 25.3, 25.7 on call 4's machine and 24.9, 24.9,
+//   25.0 against 24.7, 24.8, 24.6 on call 5's: level within noise, and at
+//   or under 25 in every sample, which 64 was not.
+// - G1 64: 12-06e, call 6, A B A B: 8.2, 25.8, 93.6 and 8.2, 25.9, 93.5 ms
+//   at 2^20, 2^22, 2^24 against 8.3, 26.5, 95.9 and 8.3, 26.3, 95.7 at 32
+//   (128: 8.6, 26.1, 92.6 in call 5; 12-06b, before the bit-class
+//   reduction, had 64 level with 32).
+// BN254's kernels keep 32.
 template <class F> struct MsmChunk {
     static constexpr u32 value = MSM_CHUNK;
+};
+template <> struct MsmChunk<Bls12381Fp> {
+    static constexpr u32 value = 64;
 };
 template <> struct MsmChunk<Bls12381Fp2> {
     static constexpr u32 value = 128;

@@ -2056,16 +2056,16 @@ static void test_config() {
     CHECK(cc.msm.window == 0 && cc.msm.chunk == 0 && cc.msm.segment == 0 && !cc.spin,
           "default config: window %d chunk %u segment %u spin %d", cc.msm.window, cc.msm.chunk, cc.msm.segment, cc.spin);
     CHECK(context_config_of(nullptr, &cc) == 0 && cc.msm.chunk == 0, "no config: not the defaults");
-    // the chunk by group: BLS12-381's G2 sums 128 points a thread, the rest 32
+    // the chunk by group: BLS12-381's G2 sums 128 points a thread, its G1 64, BN254's 32
     // (MsmChunk); a configured chunk is every group's
     CHECK(msm_chunk<Fp>(cc.msm) == MSM_CHUNK && msm_chunk<Fp2>(cc.msm) == MSM_CHUNK &&
-              msm_chunk<Bls12381Fp>(cc.msm) == MSM_CHUNK && msm_chunk<Bls12381Fp2>(cc.msm) == 128,
+              msm_chunk<Bls12381Fp>(cc.msm) == 64 && msm_chunk<Bls12381Fp2>(cc.msm) == 128,
           "default chunks: %u %u %u %u", msm_chunk<Fp>(cc.msm), msm_chunk<Fp2>(cc.msm), msm_chunk<Bls12381Fp>(cc.msm),
           msm_chunk<Bls12381Fp2>(cc.msm));
     {
         MsmPlan p{};
         CHECK(msm_plan<Bls12381Fp2>(1000, cc.msm, &p) == 0 && p.chunk == 128, "BLS12-381 G2 plan: chunk %u", p.chunk);
-        CHECK(msm_plan<Bls12381Fp>(1000, cc.msm, &p) == 0 && p.chunk == MSM_CHUNK, "BLS12-381 G1 plan: chunk %u", p.chunk);
+        CHECK(msm_plan<Bls12381Fp>(1000, cc.msm, &p) == 0 && p.chunk == 64, "BLS12-381 G1 plan: chunk %u", p.chunk);
     }
     zk_config small = def;
     small.config_bytes = 8;

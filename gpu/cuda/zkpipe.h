@@ -76,7 +76,7 @@ uint32_t zk_abi_version(zk_abi *out);
 typedef struct {
     uint32_t config_bytes; /* sizeof(zk_config), for the version check */
     int32_t msm_window;    /* window bits of every MSM and table layout, 4 to 24; 0: by size */
-    int32_t msm_chunk;     /* points a thread sums a level, 2 to 256; 0: by group (32; BLS12-381 G2: 64) */
+    int32_t msm_chunk;     /* points a thread sums a level, 2 to 256; 0: by group (32; BLS12-381 G1 64, G2 128) */
     int32_t msm_segment;   /* buckets a segment thread reduces, a power of two 2 to 256; 0: by size */
     int32_t spin;          /* 1: host threads spin while they wait for the device (CUDA's default);
                               0: they sleep (blocking sync). The device's flag is the process's: the
