@@ -1,4 +1,4 @@
-# Device call for branch level0-async (not yet run): BLS12-381's G1 level0
+# Device call for ZK_LEVEL0_ASYNC (not yet run): BLS12-381's G1 level0
 # with the next point copied into shared memory by cp.async
 # (-DZK_LEVEL0_ASYNC=1, msm.cuh) against the default. Build whole, objects
 # kept; part 5 (BLS12-381's G1 MSM kernels) again with the flag; the
