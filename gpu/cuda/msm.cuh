@@ -216,9 +216,14 @@ template <int N> HD void copy_async_wait() {
 #endif
 }
 
-template <class F> HD Affine<F> level0_point(const Affine<F> *bases, const u32 *idx, u32 v) {
+// level0_src: the base a sorted pair's val names (its top bit is the
+// digit's sign); level0_point: that base.
+template <class F> HD const Affine<F> *level0_src(const Affine<F> *bases, const u32 *idx, u32 v) {
     u32 i = v & 0x7fffffffu;
-    return bases[idx ? idx[i] : i];
+    return bases + (idx ? idx[i] : i);
+}
+template <class F> HD Affine<F> level0_point(const Affine<F> *bases, const u32 *idx, u32 v) {
+    return *level0_src(bases, idx, v);
 }
 template <class F> HD void level0_add(XYZZ<F> &acc, const Affine<F> &a, u32 v, const F &one) {
     if (a.is_inf()) return;
@@ -240,13 +245,13 @@ HD void level0_body(u32 t, const Affine<F> *bases, const u32 *idx, const u32 *ke
     // pair p's addition.
     if (Level0Async<F>::ON && stage && ((uintptr_t)bases & 15) == 0) {
         u32 k = b, v = vals[p], cur = 0;
-        copy_async(&stage[0], bases + (idx ? idx[v & 0x7fffffffu] : v & 0x7fffffffu));
+        copy_async(&stage[0], level0_src(bases, idx, v));
         for (; p < end; p++) {
             const u32 ck = k, cv = v;
             if (p + 1 < end) { // a digit of 0's val is a base's index too: safe to copy
                 k = keys[p + 1];
                 v = vals[p + 1];
-                copy_async(&stage[cur ^ 1], bases + (idx ? idx[v & 0x7fffffffu] : v & 0x7fffffffu));
+                copy_async(&stage[cur ^ 1], level0_src(bases, idx, v));
                 copy_async_wait<1>(); // pair p's copy has landed; p + 1's may run on
             } else {
                 copy_async_wait<0>();
@@ -297,8 +302,7 @@ HD void level0_body(u32 t, const Affine<F> *bases, const u32 *idx, const u32 *ke
             }
             const u32 v = vals[p];
             if constexpr (LateY<F>::ON) {
-                u32 i = v & 0x7fffffffu;
-                const Affine<F> *a = bases + (idx ? idx[i] : i);
+                const Affine<F> *a = level0_src(bases, idx, v);
                 const F x = a->x;
                 if (x.is_zero() && a->y.is_zero()) continue; // infinity
                 acc.add_affine_late(x, &a->y, (v >> 31) != 0, one);
