@@ -1020,10 +1020,7 @@ func (w *Worker) answerFailed(ctx context.Context, h *held, res stream.Result) {
 		return
 	}
 	w.cleanup(ctx, h) // before the terminate, as in finish
-	if err := h.msg.TermWithReason("zkpipe: " + res.Error); err != nil {
-		w.logf("terminate %s: %v", h.id, err)
-	}
-	w.flushAnswer(h, "terminate")
+	w.terminate(h, "zkpipe: "+res.Error)
 	w.observe("failed")
 	w.release(h)
 }
@@ -1195,27 +1192,34 @@ func (w *Worker) heartbeat(ctx context.Context) {
 	}
 }
 
-// ack acknowledges h's job and waits (5 s at most) until the server has
-// counted it, before release frees its slot: with a fire-and-forget ack the
-// pull that the freed slot starts could reach the consumer first, which
-// then counted capacity + 1 jobs pending on this worker
-// (TestPullsNoMoreThanCapacity saw 4 of 3). A failed ack is logged; the
-// job is then redelivered and answered from its stored outputs. Not the
-// job's context: a stopping worker must still ack.
+// answerWait bounds how long a worker waits for the server to take a job's
+// answer (ack or terminate). Not the job's context: a stopping worker must
+// still answer.
+const answerWait = 5 * time.Second
+
+// ack acknowledges h's job and waits until the server has counted it,
+// before release frees its slot: with a fire-and-forget ack the pull that
+// the freed slot starts could reach the consumer first, which then counted
+// capacity + 1 jobs pending on this worker (TestPullsNoMoreThanCapacity saw
+// 4 of 3). A failed ack is logged; the job is then redelivered and answered
+// from its stored outputs.
 func (w *Worker) ack(h *held) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), answerWait)
 	defer cancel()
 	if err := h.msg.DoubleAck(ctx); err != nil {
 		w.logf("ack %s: %v", h.id, err)
 	}
 }
 
-// flushAnswer waits until the server has the terminate just sent (it is
-// published without a reply): a worker stopped right after answering would
-// otherwise exit with it unsent, and the job, answered, would be delivered
-// again. Not the job's context: a stopping worker must still flush.
-func (w *Worker) flushAnswer(h *held, what string) {
-	if err := w.q.Conn.NC.FlushTimeout(5 * time.Second); err != nil {
-		w.logf("%s %s: flush: %v", what, h.id, err)
+// terminate ends h's job for good with reason, then waits until the server
+// has the terminate (it is published without a reply): a worker stopped
+// right after answering would otherwise exit with it unsent, and the job,
+// answered, would be delivered again.
+func (w *Worker) terminate(h *held, reason string) {
+	if err := h.msg.TermWithReason(reason); err != nil {
+		w.logf("terminate %s: %v", h.id, err)
+	}
+	if err := w.q.Conn.NC.FlushTimeout(answerWait); err != nil {
+		w.logf("terminate %s: flush: %v", h.id, err)
 	}
 }
