@@ -25,7 +25,7 @@ echo "tests rc=$? at $(el) s"; grep -E "^(--- |ok|FAIL|PASS)" $F/tests.log | hea
 meas() { # tag lib
 	[ $(el) -lt 540 ] || return
 	(cd gpu && ZKPIPE_CUDA_LIB=$2 ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20,22,24 timeout 60 $C/gpu.test -test.run '^$' -test.bench 'CUDAMeasureBLS12381$' -test.benchtime 1x) > $F/measure-$1.log 2>&1
-	echo "$1 ($(el) s): $(grep -E "G1 MSM 2|FAIL|panic" $F/measure-$1.log | sed -E 's/BLS12-381 //; s/: cuda/:/; s/ \((target|load|mean|device).*//; s/, gnark cpu.*//' | tr '\n' ' ')"; pack
+	echo "$1 ($(el) s): $(grep -E "MSM 2|FAIL|panic" $F/measure-$1.log | sed -E 's/BLS12-381 //; s/: cuda/:/; s/ \((target|load|mean|device).*//; s/, gnark cpu.*//' | tr '\n' ' ')"; pack
 }
 for r in 1 2; do meas base-$r $F/lib-base.so; meas async-$r $F/lib-async.so; done
 pack; echo "total $(el) s"
