@@ -166,9 +166,8 @@ XYZZ<F> msm_emul(const std::vector<Affine<F>> &bases, const std::vector<ScalarOf
     size_t prev_total = m / L + nb;
     CHECK(acc <= prev_total, "tile bound %u > %zu", acc, prev_total);
     std::vector<P1> P(prev_total, P1::inf());
-    alignas(16) Affine<F> stage[2]; // level0's cp.async stage (ZK_LEVEL0_ASYNC)
     for (u32 t = 0; t < (m + L - 1) / L; t++)
-        level0_body(t, bases.data(), idx, k2.data(), v2.data(), m, nb, start.data(), off.data(), L, P.data(), stage);
+        level0_body(t, bases.data(), idx, k2.data(), v2.data(), m, nb, start.data(), off.data(), L, P.data());
     start = off;
     cnt = chunks;
     size_t bound = most > 1 ? (most - 2) / L + 2 : most;

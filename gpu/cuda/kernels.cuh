@@ -116,12 +116,7 @@ template <class F, bool PF>
 __global__ void __launch_bounds__(Level0Block<F>::value, Level0MinBlocks<F>::value) k_level0(const Affine<F> *bases, const u32 *idx, const u32 *keys, const u32 *vals, size_t m, u32 nb,
                          const u32 *start, const u32 *off, u32 L, u32 tiles, XYZZ<F> *out) {
     u32 t = blockIdx.x * blockDim.x + threadIdx.x;
-    Affine<F> *stage = nullptr;
-    if constexpr (Level0Async<F>::ON) { // two points a thread (msm.cuh, ZK_LEVEL0_ASYNC)
-        alignas(16) __shared__ Affine<F> st[2 * Level0Block<F>::value];
-        stage = st + 2 * threadIdx.x;
-    }
-    if (t < tiles) level0_body<F, PF>(t, bases, idx, keys, vals, m, nb, start, off, L, out, stage);
+    if (t < tiles) level0_body<F, PF>(t, bases, idx, keys, vals, m, nb, start, off, L, out);
 }
 
 // ZK_BLS_G2_MINB=k (unset: no bounds, the build as it was) puts

@@ -177,45 +177,6 @@ template <class F> struct LateY {
 // (G1 only, driver.cuh's LEVEL0_PREFETCHES): the next pair and point are loaded
 // before this point's addition, so that a random 64-byte read (from DRAM at
 // 2^22 and up) runs under the arithmetic instead of before it.
-// ZK_LEVEL0_ASYNC=1 (0, the default, until measured on a GPU) has
-// BLS12-381's G1 level0 copy the next pair's point into shared memory with
-// cp.async while this point's addition runs, as Yrrid's ZPrize 2023 MSM
-// kernels do: level0's random 96-byte reads (from DRAM at 2^22 and up) then
-// wait under the arithmetic without the 24 registers the PF body's register
-// prefetch needs (G1 runs three blocks an SM at 168 registers). The stage is
-// two points a thread (k_level0: 24 KB a block of 128); each thread copies
-// into and reads only its own, so cp.async.wait_group orders it, with no
-// barrier.
-#ifndef ZK_LEVEL0_ASYNC
-#define ZK_LEVEL0_ASYNC 0
-#endif
-template <class F> struct Level0Async {
-    static constexpr bool ON = ZK_LEVEL0_ASYNC != 0 && sizeof(F) == sizeof(Bls12381Fp);
-};
-
-// copy_async: *dst ← *src without waiting for it (cp.async of 16-byte
-// pieces, through L2 only, into shared memory; one commit group a call);
-// copy_async_wait(n): until at most the n newest groups are in flight. On
-// the host a plain copy, and the wait a no-op.
-template <class T> HD void copy_async(T *dst, const T *src) {
-    static_assert(sizeof(T) % 16 == 0, "copy_async copies 16-byte pieces");
-#ifdef __CUDA_ARCH__
-    const u32 d = (u32)__cvta_generic_to_shared(dst);
-    const char *g = reinterpret_cast<const char *>(src);
-#pragma unroll
-    for (int i = 0; i < (int)(sizeof(T) / 16); i++)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d + 16 * i), "l"(g + 16 * i) : "memory");
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#else
-    *dst = *src;
-#endif
-}
-template <int N> HD void copy_async_wait() {
-#ifdef __CUDA_ARCH__
-    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-#endif
-}
-
 // level0_src: the base a sorted pair's val names (its top bit is the
 // digit's sign); level0_point: that base.
 template <class F> HD const Affine<F> *level0_src(const Affine<F> *bases, const u32 *idx, u32 v) {
@@ -232,7 +193,7 @@ template <class F> HD void level0_add(XYZZ<F> &acc, const Affine<F> &a, u32 v, c
 }
 template <class F, bool PF = false>
 HD void level0_body(u32 t, const Affine<F> *bases, const u32 *idx, const u32 *keys, const u32 *vals, size_t m,
-                    u32 nb, const u32 *start, const u32 *off, u32 L, XYZZ<F> *out, Affine<F> *stage = nullptr) {
+                    u32 nb, const u32 *start, const u32 *off, u32 L, XYZZ<F> *out) {
     size_t p = (size_t)t * L;
     if (p >= m) return;
     const size_t end = p + L < m ? p + L : m;
@@ -240,38 +201,6 @@ HD void level0_body(u32 t, const Affine<F> *bases, const u32 *idx, const u32 *ke
     if (b >= nb) return; // only digits of 0 from here
     const F one = field_one<F>();
     XYZZ<F> acc = XYZZ<F>::inf();
-    // Level0Async: stage holds two points (null, or bases not 16-byte
-    // aligned: the body below); the copy of pair p + 1's point runs under
-    // pair p's addition.
-    if (Level0Async<F>::ON && stage && ((uintptr_t)bases & 15) == 0) {
-        u32 k = b, v = vals[p], cur = 0;
-        copy_async(&stage[0], level0_src(bases, idx, v));
-        for (; p < end; p++) {
-            const u32 ck = k, cv = v;
-            if (p + 1 < end) { // a digit of 0's val is a base's index too: safe to copy
-                k = keys[p + 1];
-                v = vals[p + 1];
-                copy_async(&stage[cur ^ 1], level0_src(bases, idx, v));
-                copy_async_wait<1>(); // pair p's copy has landed; p + 1's may run on
-            } else {
-                copy_async_wait<0>();
-            }
-            const Affine<F> a = stage[cur];
-            cur ^= 1;
-            if (ck != b) {
-                out[off[b] + t - start[b] / L] = acc;
-                if (ck >= nb) {
-                    copy_async_wait<0>(); // no copy outlives the thread
-                    return;
-                }
-                b = ck;
-                acc = XYZZ<F>::inf();
-            }
-            level0_add(acc, a, cv, one);
-        }
-        out[off[b] + t - start[b] / L] = acc;
-        return;
-    }
     if (PF) {
         u32 k = b, v = vals[p];
         Affine<F> a = level0_point(bases, idx, v);
