@@ -26,7 +26,7 @@ const CUDALibraryName = "libzkpipe_cuda.so"
 // The C ABI this package is built for: gpu/cuda/zkpipe.h. A library whose
 // zk_abi_version returns another version, or other struct sizes, is refused.
 const (
-	cudaABIVersion = 11  // 11: zk_fixed_base
+	cudaABIVersion = 12  // 12: zk_msm_table_layout by group; 11: zk_fixed_base
 	zkErrBytes     = 512 // ZK_ERR_BYTES: each call's error buffer
 	maxWindows     = 64  // ZK_MAX_WINDOWS: window sums an MSM returns at most
 	MaxMSMBatch    = 64  // ZK_MAX_BATCH: scalar vectors one batched MSM takes at most
@@ -284,7 +284,7 @@ type cudaFns struct {
 	onesG1        onesFn
 	onesG2        onesFn
 
-	msmTableLayout func(ctx uintptr, curve int32, nbase uint64, c, nw *int32, e *byte) int32
+	msmTableLayout func(ctx uintptr, curve int32, nbase uint64, g2 int32, c, nw *int32, e *byte) int32
 	msmScratch     func(ctx uintptr, curve int32, n uint64, g2 int32, out *uint64, e *byte) int32
 	precomputeG1   precomputeFn
 	precomputeG2   precomputeFn

@@ -69,9 +69,12 @@ func (c *CUDA) tableBytes(id curve.ID, n int, g2 bool) int64 {
 	if n == 0 || !ok {
 		return 0
 	}
-	var w, nw int32
+	var w, nw, group int32
+	if g2 {
+		group = 1
+	}
 	var e cerr
-	if e.err("msm table", c.fn.msmTableLayout(c.ctx, cv.id(), uint64(n), &w, &nw, e.p())) != nil {
+	if e.err("msm table", c.fn.msmTableLayout(c.ctx, cv.id(), uint64(n), group, &w, &nw, e.p())) != nil {
 		return 0
 	}
 	size := int64(id.Params().G1AffineBytes)

@@ -15,6 +15,8 @@
 //   on other so far (an event on the GPU: no host round trip)
 //   digits, sort_pairs, runs, max_of, tiles, chunks, exclusive_sum,
 //   level0<F>, levelN<F>, segment<F>, reduce<F>, ones<F>      (MSM, ones)
+//   level0_slots<F>(): the level0 threads the device holds at once (0:
+//   unknown; level0_chunk)
 //   ntt_regs, ntt_pass, scale_rev, pointwise, powers          (NTT)
 //   to_dev(dst, src, bytes): a copy of host memory to the device in the
 //   stream's order; fb_powers<F>, fb_table<F>, fb_mul<F>, fb_affine<F>
@@ -63,6 +65,36 @@ template <> struct MsmChunk<Bls12381Fp> {
 };
 template <> struct MsmChunk<Bls12381Fp2> {
     static constexpr u32 value = 128;
+};
+
+// level0_chunk: the points a level0 thread sums (a tile) for m sorted pairs,
+// from the plan's chunk L and slots, the level0 threads the device holds at
+// once (0: unknown). Level0's tiles are equal work, run in waves of
+// `slots`; where even tiles of 2L take LEVEL0_MIN_WAVES waves or more, the
+// tiles widen (up to 2L) until the fewest whole waves hold them: fewer
+// partial sums for levelN's full additions, and no last wave part empty.
+// Fewer waves than that keep L: few long tiles measured slower (BLS12-381's
+// G1 2^20 at a chunk of 128, 3 waves: 8.6 ms against 8.2 at 64). Never
+// below L, so the plan's bounds (level_total, msm_plan_bytes) hold.
+// Level0Widens<F>: the groups whose chunk level0_chunk widens, where it was
+// measured: BLS12-381's G1 (H100, notes/h100-2026-12-06f calls 2 and 3, as
+// ZKPIPE_MSM_CHUNK: 2^22 at 135 (8 whole waves) 25.4 to 25.6 ms against
+// 25.5 to 25.9 at 64; 2^24 at 128 92.4, 92.5 against 93.1 to 93.5, and with
+// 22-bit windows 90.1, 90.1 against 90.8, 90.9).
+const size_t LEVEL0_MIN_WAVES = 8;
+inline u32 level0_chunk(size_t m, u32 L, size_t slots) {
+    if (slots == 0 || m == 0) return L;
+    const size_t widest = 2 * (size_t)L * slots;        // pairs a wave of the widest tiles sums
+    const size_t waves = (m + widest - 1) / widest;     // the fewest waves of tiles up to 2L
+    if (waves < LEVEL0_MIN_WAVES) return L;
+    const size_t fit = (m + waves * slots - 1) / (waves * slots); // ≤ 2L
+    return fit > L ? (u32)fit : L;
+}
+template <class F> struct Level0Widens {
+    static constexpr bool value = false;
+};
+template <> struct Level0Widens<Bls12381Fp> {
+    static constexpr bool value = true;
 };
 
 // MsmTuning: the MSM's knobs, from zk_config (zkpipe.h) at zk_init, for
@@ -288,20 +320,38 @@ template <class F> struct MsmTable {
     int c, nw;
 };
 
-// msm_table_layout gives the window and windows of a table of nbase bases
-// (msm_table_window, or t's window), or fails if the table cannot be
-// addressed: every point's index must fit in 31 bits. S: the curve's scalars
-// (their bits give the windows).
-template <class S> struct WideTableWindows { // msm_table_window's wide: BLS12-381's scalars name its curve
-    static constexpr bool value = false;
+// TableWindows<F>: msm_table_window's choice for a table of F's points:
+// wide (BLS12-381's groups: 20 bits from 2^19 bases) and, from 2^24 bases,
+// from24 bits where not 0. BLS12-381's G1 takes 22 there: 12 windows
+// instead of 20 bits' 13, 8% fewer additions for a set of 2^21 buckets
+// instead of 2^19 (H100, notes/h100-2026-12-06f calls 2 and 3, as
+// ZKPIPE_MSM_WINDOW=22: its MSM 2^24 90.8 and 90.9 ms against 93.1 to 93.5).
+// G2 keeps 20: its 2^21 buckets' reduction (full additions over Fp2, the
+// slowest kernels) was not measured.
+template <class F> struct TableWindows {
+    static constexpr bool wide = false;
+    static constexpr int from24 = 0;
 };
-template <> struct WideTableWindows<Bls12381Fr> {
-    static constexpr bool value = true;
+template <> struct TableWindows<Bls12381Fp> {
+    static constexpr bool wide = true;
+    static constexpr int from24 = 22;
 };
-template <class S = Fr> int msm_table_layout(size_t nbase, const MsmTuning &t, int *c, int *nw) {
+template <> struct TableWindows<Bls12381Fp2> {
+    static constexpr bool wide = true;
+    static constexpr int from24 = 0;
+};
+template <class F> int group_table_window(size_t nbase, int override) {
+    if (override == 0 && TableWindows<F>::from24 && nbase >= ((size_t)1 << 24)) return TableWindows<F>::from24;
+    return msm_table_window(nbase, override, TableWindows<F>::wide);
+}
+
+// msm_table_layout gives the window and windows of a table of nbase points
+// of F's group (group_table_window, or t's window), or fails if the table
+// cannot be addressed: every point's index must fit in 31 bits.
+template <class F = Fp> int msm_table_layout(size_t nbase, const MsmTuning &t, int *c, int *nw) {
     if (nbase == 0) return FAILF("msm table: no bases");
-    *c = msm_table_window(nbase, t.window, WideTableWindows<S>::value);
-    *nw = msm_windows<S>(*c);
+    *c = group_table_window<F>(nbase, t.window);
+    *nw = msm_windows<ScalarOf<F>>(*c);
     if (*nw > ZK_MAX_WINDOWS) return FAILF("msm table: %d windows, the limit is %d", *nw, ZK_MAX_WINDOWS);
     if ((size_t)*nw * nbase >= ((size_t)1 << 31))
         return FAILF("msm table: %d windows × %zu bases is 2^31 points or more", *nw, nbase);
@@ -310,9 +360,9 @@ template <class S = Fr> int msm_table_layout(size_t nbase, const MsmTuning &t, i
 
 // msm_table_layout_raw is zk_msm_table_layout's: msm_table_layout into
 // the ABI's integers.
-template <class S> int msm_table_layout_raw(const MsmTuning &t, uint64_t nbase, int32_t *c, int32_t *nw) {
+template <class F> int msm_table_layout_raw(const MsmTuning &t, uint64_t nbase, int32_t *c, int32_t *nw) {
     int ci = 0, nwi = 0;
-    TRY(msm_table_layout<S>(nbase, t, &ci, &nwi));
+    TRY(msm_table_layout<F>(nbase, t, &ci, &nwi));
     *c = ci;
     *nw = nwi;
     return 0;
@@ -337,7 +387,7 @@ template <class F, class D> int msm_precompute(D &d, const Affine<F> *bases, con
 template <class F, class D>
 int msm_precompute_raw(D &d, const MsmTuning &tu, const void *bases, uint64_t nbase, void *table) {
     MsmTable<F> t{(const Affine<F> *)table, nbase, 0, 0};
-    TRY(msm_table_layout<ScalarOf<F>>(nbase, tu, &t.c, &t.nw));
+    TRY(msm_table_layout<F>(nbase, tu, &t.c, &t.nw));
     return msm_precompute<F>(d, (const Affine<F> *)bases, t, (Affine<F> *)table);
 }
 
@@ -485,14 +535,15 @@ template <class F> size_t msm_plan_bytes(size_t n, int nw, size_t nb, size_t L) 
 // msm_scratch_bytes bounds the device bytes msm_run_batch over F holds at
 // once for n scalars: over plain bases (nw sets of buckets), or over a
 // table of n bases (fewer digits and one set of buckets, but a wider
-// window's set can be the larger: BLS12-381's 20 bits from 2^19 bases).
+// window's set can be the larger: BLS12-381's 20 bits from 2^19 bases,
+// its G1's 22 from 2^24).
 // gpu.CUDA.JobBytes reserves it (zk_msm_scratch_bytes) for the governor.
 template <class F> size_t msm_scratch_bytes(size_t n, const MsmTuning &t) {
     if (n == 0) return 0;
     typedef ScalarOf<F> S;
     int c = msm_window(n, t.window), nw = msm_windows<S>(c);
     size_t plain = msm_plan_bytes<F>(n, nw, (size_t)nw << (c - 1), msm_chunk<F>(t));
-    int ct = msm_table_window(n, t.window, WideTableWindows<S>::value);
+    int ct = group_table_window<F>(n, t.window);
     size_t table = msm_plan_bytes<F>(n, msm_windows<S>(ct), (size_t)1 << (ct - 1), msm_chunk<F>(t));
     return plain > table ? plain : table;
 }
@@ -508,9 +559,10 @@ template <class F> size_t msm_scratch_bytes(size_t n, const MsmTuning &t) {
 //  2. sort the (bucket, point) pairs by bucket, in units whose keys no
 //     other unit has (MsmPlan)
 //  3. runs: each bucket's run in the sorted pairs
-//  4. levels: sum the sorted points in tiles of pl.chunk (a partial sum
-//     for each bucket a tile meets), then each bucket's partials in chunks
-//     of up to pl.chunk, until every bucket is one point
+//  4. levels: sum the sorted points in tiles of L0 (pl.chunk or wider:
+//     level0_chunk; a partial sum for each bucket a tile meets), then each
+//     bucket's partials in chunks of up to pl.chunk, until every bucket is
+//     one point
 //  5. each set's Σ (q+1)·B_q (reduce_buckets): segments of S buckets,
 //     their bit classes' sums, combined on the host or the device
 //
@@ -518,7 +570,7 @@ template <class F> size_t msm_scratch_bytes(size_t n, const MsmTuning &t) {
 // a vector key one set of buckets and read the table's points directly.
 template <class F, class D>
 int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, const u32 *const *idx, MsmPlan &pl,
-             u32 segment, XYZZ<F> *host_out, const MsmTable<F> *tab) {
+             u32 L0, u32 segment, XYZZ<F> *host_out, const MsmTable<F> *tab) {
     const size_t m = pl.m;
     const u32 nb = pl.nb, half = pl.half;
     Scratch<D> sc(d);
@@ -580,7 +632,8 @@ int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, co
         sc.drop(mt);
         sc.drop(most);
     }
-    const u32 L = pl.chunk;
+    const u32 L = pl.chunk; // L0 at level 0
+    if (L0 < L) return FAILF("msm: level 0's tiles of %u points, fewer than the plan's %u", L0, L);
     XYZZ<F> *P = nullptr;
     // next_runs: a level is done; its items' runs (off, counts) and bound
     // on their number become the next level's input runs.
@@ -592,19 +645,19 @@ int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, co
         prev_total = total;
     };
     {
-        // Level 0 sums tiles of pl.chunk sorted points (msm.cuh, tiles_body): a
-        // run of h points meets at most ⌈(h − 1)/L⌉ + 1 tiles.
+        // Level 0 sums tiles of L0 sorted points (msm.cuh, tiles_body): a
+        // run of h points meets at most ⌈(h − 1)/L0⌉ + 1 tiles.
         u32 *chunks, *off;
         TRY(sc.get(&chunks, nb));
-        TRY(d.tiles(start, cnt, nb, L, chunks));
+        TRY(d.tiles(start, cnt, nb, L0, chunks));
         TRY(scan_offsets(d, sc, chunks, nb, &off));
-        size_t total = pl.level_total(m);
+        size_t total = m / L0 + nb; // level_total(m) or fewer: L0 ≥ L
         TRY(sc.get(&P, total));
-        TRY(d.template level0<F>(bases, idx0, keys2, vals2, m, nb, start, off, L, P));
+        TRY(d.template level0<F>(bases, idx0, keys2, vals2, m, nb, start, off, L0, P));
         sc.drop(keys2);
         sc.drop(vals2);
         next_runs(off, chunks, total);
-        bound = bound > 1 ? (bound - 2) / L + 2 : bound;
+        bound = bound > 1 ? (bound - 2) / L0 + 2 : bound;
     }
     // Later levels sum each bucket's partial sums in chunks of up to L.
     while (bound > 1) {
@@ -654,8 +707,12 @@ int msm_run_batch(D &d, const MsmTuning &t, const Affine<F> *bases, const Scalar
         for (int j = j0; j < j1; j++) sum += n[j];
         if (sum) {
             TRY(msm_plan_batch(n + j0, j1 - j0, c, nw, tab != nullptr, msm_chunk<F>(t), &pl));
-            TRY(msm_core<F>(d, bases, scalars + j0, idx ? idx + j0 : nullptr, pl, t.segment, host_out + (size_t)j0 * per,
-                            tab));
+            // a configured chunk is every level's; the group's may widen at
+            // level 0 (level0_chunk)
+            u32 L0 = pl.chunk;
+            if (!t.chunk && Level0Widens<F>::value) L0 = level0_chunk(pl.m, pl.chunk, d.template level0_slots<F>());
+            TRY(msm_core<F>(d, bases, scalars + j0, idx ? idx + j0 : nullptr, pl, L0, t.segment,
+                            host_out + (size_t)j0 * per, tab));
         } else {
             for (int j = j0 * per; j < j1 * per; j++) host_out[j] = XYZZ<F>::inf();
         }
@@ -676,7 +733,7 @@ int msm_raw(D &d, const MsmTuning &t, const zk_msm_args &a, void *out, int32_t *
         return FAILF("msm: %u vectors in a batch, want 1 to %d", a.k, MSM_MAX_BATCH);
     if (!a.scalars || !a.n) return FAILF("msm: no scalars or counts");
     MsmTable<F> tab{(const Affine<F> *)a.bases, a.nbase, 0, 0};
-    if (a.table) TRY(msm_table_layout<ScalarOf<F>>(a.nbase, t, &tab.c, &tab.nw));
+    if (a.table) TRY(msm_table_layout<F>(a.nbase, t, &tab.c, &tab.nw));
     size_t ns[MSM_MAX_BATCH];
     for (uint32_t j = 0; j < a.k; j++) ns[j] = a.n[j];
     int ci = 0, nwi = 0;

@@ -126,12 +126,14 @@ ZK_PART_1(extern "C" int zk_domain_tables(int32_t curve, void *tw, void *twinv, 
 })
 
 // MSM planning by the context's config
-ZK_PART_1(extern "C" int zk_msm_table_layout(void *ctx, int32_t curve, uint64_t nbase, int32_t *c, int32_t *nw,
-                                             char *err) {
+ZK_PART_1(extern "C" int zk_msm_table_layout(void *ctx, int32_t curve, uint64_t nbase, int32_t g2, int32_t *c,
+                                             int32_t *nw, char *err) {
     ErrScope es_(err);
     ZK_OPEN_CTX(ctx);
-    ZK_BY_CURVE("msm table", curve, msm_table_layout_raw<Fr>(t, nbase, c, nw),
-                msm_table_layout_raw<Bls12381Fr>(t, nbase, c, nw));
+    ZK_BY_CURVE("msm table", curve,
+                g2 ? msm_table_layout_raw<Fp2>(t, nbase, c, nw) : msm_table_layout_raw<Fp>(t, nbase, c, nw),
+                g2 ? msm_table_layout_raw<Bls12381Fp2>(t, nbase, c, nw)
+                   : msm_table_layout_raw<Bls12381Fp>(t, nbase, c, nw));
 })
 ZK_PART_1(extern "C" int zk_msm_scratch_bytes(void *ctx, int32_t curve, uint64_t n, int32_t g2, uint64_t *out,
                                               char *err) {

@@ -1603,8 +1603,20 @@ void test_bls12381_msm() {
           "bls12-381 windows");
     int c = 0, nw = 0;
     MsmTuning T;
-    CHECK(msm_table_layout<Bls12381Fr>((size_t)1 << 22, T, &c, &nw) == 0 && c == 20 && nw == 13, "bls table 2^22: %d %d", c, nw);
-    CHECK(msm_table_layout<Bls12381Fr>((size_t)1 << 21, T, &c, &nw) == 0 && c == 19 && nw == 14, "bls table 2^21: %d %d", c, nw);
+    CHECK(msm_table_layout<Bls12381Fp>((size_t)1 << 22, T, &c, &nw) == 0 && c == 20 && nw == 13, "bls table 2^22: %d %d", c, nw);
+    CHECK(msm_table_layout<Bls12381Fp>((size_t)1 << 21, T, &c, &nw) == 0 && c == 19 && nw == 14, "bls table 2^21: %d %d", c, nw);
+    // from 2^24 bases BLS12-381's G1 takes 22-bit windows (12), its G2 and BN254's 20 (13); a
+    // configured window is every group's
+    CHECK(msm_table_layout<Bls12381Fp>((size_t)1 << 24, T, &c, &nw) == 0 && c == 22 && nw == 12, "bls G1 table 2^24: %d %d", c, nw);
+    CHECK(msm_table_layout<Bls12381Fp>(((size_t)1 << 24) - 1, T, &c, &nw) == 0 && c == 20 && nw == 13,
+          "bls G1 table 2^24 − 1: %d %d", c, nw);
+    CHECK(msm_table_layout<Bls12381Fp2>((size_t)1 << 24, T, &c, &nw) == 0 && c == 20 && nw == 13, "bls G2 table 2^24: %d %d", c, nw);
+    CHECK(msm_table_layout<Fp2>((size_t)1 << 24, T, &c, &nw) == 0 && c == 20, "bn254 G2 table 2^24: %d", c);
+    {
+        MsmTuning t19;
+        t19.window = 19;
+        CHECK(msm_table_layout<Bls12381Fp>((size_t)1 << 24, t19, &c, &nw) == 0 && c == 19, "bls G1 table, window 19: %d", c);
+    }
     for (size_t n : {1, 2, 17, 300})
         for (u32 L : {2u, 32u}) test_msm_over<F>("bls12-381 G1", g1, n, L, false, 0);
     test_reduce_buckets<F>("bls12-381 G1", g1);
@@ -1966,13 +1978,13 @@ static void test_plan() {
     // BLS12-381 (wide windows): 20 bits from 2^19 bases, 16 at 2^20 as
     // BN254's; BN254 keeps msm_window's 15 bits at 2^19
     CHECK(msm_table_layout((size_t)1 << 19, T, &c, &nw) == 0 && c == 15 && nw == 17, "table 2^19: c=%d nw=%d", c, nw);
-    CHECK(msm_table_layout<Bls12381Fr>((size_t)1 << 19, T, &c, &nw) == 0 && c == 20 && nw == 13,
+    CHECK(msm_table_layout<Bls12381Fp>((size_t)1 << 19, T, &c, &nw) == 0 && c == 20 && nw == 13,
           "BLS12-381 table 2^19: c=%d nw=%d", c, nw);
-    CHECK(msm_table_layout<Bls12381Fr>(1000002, T, &c, &nw) == 0 && c == 20 && nw == 13,
+    CHECK(msm_table_layout<Bls12381Fp>(1000002, T, &c, &nw) == 0 && c == 20 && nw == 13,
           "BLS12-381 table 1000002: c=%d nw=%d", c, nw);
-    CHECK(msm_table_layout<Bls12381Fr>((size_t)1 << 20, T, &c, &nw) == 0 && c == 16 && nw == 16,
+    CHECK(msm_table_layout<Bls12381Fp>((size_t)1 << 20, T, &c, &nw) == 0 && c == 16 && nw == 16,
           "BLS12-381 table 2^20: c=%d nw=%d", c, nw);
-    CHECK(msm_table_layout<Bls12381Fr>(((size_t)1 << 19) - 1, T, &c, &nw) == 0 && c == 14,
+    CHECK(msm_table_layout<Bls12381Fp>(((size_t)1 << 19) - 1, T, &c, &nw) == 0 && c == 14,
           "BLS12-381 table 2^19-1: c=%d nw=%d", c, nw);
     // the scratch bound covers a table's plan where its one set of wide
     // buckets outweighs the plain plan's (BLS12-381's G2 at 10^6 bases)
@@ -2045,6 +2057,40 @@ static void test_plan() {
 // test_config: zk_config into ContextConfig (driver.cuh): the zeroed and
 // the default config are today's defaults; each field out of range fails,
 // naming the field; a window reaches the plans and the table layout.
+// level0_chunk widens level 0's tiles (up to twice the plan's chunk) to
+// fill the fewest whole waves of the device's level0 threads, where tiles
+// of 2L would take LEVEL0_MIN_WAVES waves or more; else, or where the
+// device cannot say (slots 0), the plan's chunk.
+static void test_level0_chunk() {
+    const size_t h100 = 132 * 3 * 128; // BLS12-381 G1's level0: three blocks of 128 an SM
+    struct {
+        size_t m;
+        u32 want;
+    } cases[] = {{(size_t)16 << 20, 64},  // 2^20, 16 windows: 2 waves of 128, kept
+                 {(size_t)13 << 22, 120}, // 2^22, 13 windows: 9 waves of 120
+                 {(size_t)13 << 24, 127}, // 2^24, 20-bit windows: 34 waves
+                 {(size_t)12 << 24, 125}, // 2^24, 22-bit windows: 32 waves
+                 {1000, 64}};
+    for (auto &c : cases)
+        CHECK(level0_chunk(c.m, 64, h100) == c.want, "m %zu: %u, want %u", c.m, level0_chunk(c.m, 64, h100), c.want);
+    CHECK(level0_chunk((size_t)13 << 24, 64, 0) == 64 && level0_chunk(0, 64, h100) == 64, "no slots or no pairs");
+    u64 x = 88172645463325252ULL; // xorshift
+    auto next = [&] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17; };
+    for (int i = 0; i < 20000; i++) {
+        size_t slots = 1 + next() % 60000, m = 1 + next() % ((size_t)1 << 31);
+        u32 L = 2 + (u32)(next() % 255);
+        u32 r = level0_chunk(m, L, slots);
+        size_t waves = (m + 2 * (size_t)L * slots - 1) / (2 * (size_t)L * slots);
+        CHECK(r >= L && r <= 2 * L, "m %zu L %u slots %zu: %u", m, L, slots, r);
+        if (waves < LEVEL0_MIN_WAVES) {
+            CHECK(r == L, "m %zu L %u slots %zu (%zu waves): %u", m, L, slots, waves, r);
+        } else if (r > L) { // the narrowest tiles that fill those waves
+            CHECK((m + r - 1) / r <= waves * slots && (m + r - 2) / (r - 1) > waves * slots, "m %zu L %u slots %zu: %u",
+                  m, L, slots, r);
+        }
+    }
+}
+
 static void test_config() {
     char err[ZK_ERR_BYTES];
     ErrScope es(err);
@@ -2106,6 +2152,7 @@ static void test_config() {
 
 int main() {
     test_config();
+    test_level0_chunk();
     test_plan();
     test_field();
     test_fields_by_params();

@@ -59,6 +59,7 @@ struct ZkContext {
     int dev;
     ContextConfig cfg;
     int ntt_smem_max; // k_ntt_regs's shared memory a block on dev
+    int sms;          // dev's multiprocessors
 };
 
 // Each stream's context, recorded by zk_stream_create: a call on a stream
@@ -285,6 +286,19 @@ struct CudaDev {
         CK(cub::DeviceReduce::Max(tmp, *tmp_bytes, in, out, (int)nb, s));
         return 0;
     }
+    // level0_slots: the SMs times k_level0's blocks an SM times a block's
+    // threads (0 where CUDA cannot say): driver.cuh's level0_chunk.
+    template <class F> size_t level0_slots() const {
+        constexpr int LB = Level0Block<F>::value;
+        static const int per_sm = [] {
+            int b = 0;
+            return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k_level0<F, LEVEL0_PREFETCHES<F>>, LB, 0) ==
+                           cudaSuccess
+                       ? b
+                       : 0;
+        }();
+        return (size_t)per_sm * (size_t)cx->sms * (size_t)LB;
+    }
     template <class F>
     int level0(const Affine<F> *bases, const u32 *idx, const u32 *keys, const u32 *vals, size_t m, u32 nb,
                const u32 *start, const u32 *off, u32 L, XYZZ<F> *out) {
@@ -509,7 +523,7 @@ int dev_zk_init(int32_t dev, const zk_config *cfg, void **ctx, char *name, int32
     CK(cudaDeviceGetDefaultMemPool(&pool, dev));
     uint64_t thr = UINT64_MAX;
     CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr));
-    ZkContext *cx = new (std::nothrow) ZkContext{dev, cc, regs_smem};
+    ZkContext *cx = new (std::nothrow) ZkContext{dev, cc, regs_smem, p.multiProcessorCount};
     if (!cx) return FAILF("context: out of host memory");
     *ctx = cx;
     return 0;

@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define ZK_ABI_VERSION 11 /* 11: zk_fixed_base; 10: curve ids (BLS12-381); 9: zk_config at zk_init, contexts, one zk_msm */
+#define ZK_ABI_VERSION 12 /* 12: zk_msm_table_layout by group; 11: zk_fixed_base; 10: curve ids (BLS12-381); 9: zk_config at zk_init, contexts, one zk_msm */
 #define ZK_ERR_BYTES 512
 #define ZK_MAX_WINDOWS 64 /* an MSM returns at most this many window sums */
 #define ZK_MAX_BATCH 64   /* scalar vectors one batched MSM takes at most (ABI 7) */
@@ -162,10 +162,11 @@ typedef struct {
  * caller combines the windows. */
 int zk_msm(const zk_msm_args *a, void *out, int32_t *c, int32_t *nw, void *s, char *err);
 /* zk_msm_table_layout: the window (*c bits) and windows (*nw) of a
- * precomputed table of nbase bases under ctx's config, which holds
- * *nw·nbase affine points; fails when the table cannot be addressed
- * (nw·nbase ≥ 2^31). */
-int zk_msm_table_layout(void *ctx, int32_t curve, uint64_t nbase, int32_t *c, int32_t *nw, char *err);
+ * precomputed table of nbase G1 (g2 = 0) or G2 bases under ctx's config,
+ * which holds *nw·nbase affine points; fails when the table cannot be
+ * addressed (nw·nbase ≥ 2^31). The groups' layouts can differ (BLS12-381's
+ * G1 takes wider windows from 2^24 bases). */
+int zk_msm_table_layout(void *ctx, int32_t curve, uint64_t nbase, int32_t g2, int32_t *c, int32_t *nw, char *err);
 /* zk_msm_scratch_bytes: *out = a bound on the device bytes an MSM of n
  * scalars holds at once over G1 (g2 = 0) or G2 bases, as ctx's config
  * plans it. */
