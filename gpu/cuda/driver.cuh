@@ -710,7 +710,8 @@ int msm_run_batch(D &d, const MsmTuning &t, const Affine<F> *bases, const Scalar
             // a configured chunk is every level's; the group's may widen at
             // level 0 (level0_chunk)
             u32 L0 = pl.chunk;
-            if (!t.chunk && Level0Widens<F>::value) L0 = level0_chunk(pl.m, pl.chunk, d.template level0_slots<F>());
+            if constexpr (Level0Widens<F>::value)
+                if (!t.chunk) L0 = level0_chunk(pl.m, pl.chunk, d.template level0_slots<F>());
             TRY(msm_core<F>(d, bases, scalars + j0, idx ? idx + j0 : nullptr, pl, L0, t.segment,
                             host_out + (size_t)j0 * per, tab));
         } else {

@@ -19,6 +19,7 @@ enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFu
 enum cudaDeviceAttr { cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
 cudaError_t cudaDeviceGetAttribute(int *, cudaDeviceAttr, int);
 template <class T> cudaError_t cudaFuncSetAttribute(T *, cudaFuncAttribute, int);
+template <class T> cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *, T, int, size_t);
 const char *cudaGetErrorString(cudaError_t);
 cudaError_t cudaGetLastError();
 cudaError_t cudaGetDeviceCount(int *);
