@@ -364,8 +364,8 @@ struct HostDev {
         return 0;
     }
     // level0_slots: a pretend device of 32 level0 threads, so that the
-    // stand-in's MSMs (2^10 to 2^17 points) run level 0 in tiles that
-    // level0_chunk widened, as a GPU's 2^22 and larger do.
+    // stand-in's BLS12-381 G1 MSMs of proofs (Level0Widens) run level 0 in
+    // tiles that level0_chunk widened, as a GPU's of 2^22 and more do.
     template <class F> size_t level0_slots() const { return 32; }
     template <class F>
     int level0(const Affine<F> *bases, const u32 *idx, const u32 *keys, const u32 *vals, size_t m, u32 nb,
