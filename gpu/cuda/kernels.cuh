@@ -182,7 +182,8 @@ template <class F> __global__ void k_fb_affine(const XYZZ<F> *in, size_t m, size
 }
 
 const int RED = 128; // threads of a reduction block
-static_assert(BITSUM_PER == 2 * RED, "k_bitsum: two items a thread");
+static_assert(BITSUM_PER >= 2 * RED && (BITSUM_PER & (BITSUM_PER - 1)) == 0,
+              "k_bitsum: a power of two, at least two items a thread");
 
 // block_sum: the sum of the block's RED threads' acc, through sh (RED
 // points of shared memory), in sh[0] once every thread has returned.

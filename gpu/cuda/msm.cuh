@@ -298,8 +298,15 @@ HD void segment_body(u32 s, const XYZZ<F> *P, const u32 *start, const u32 *cnt, 
 }
 
 // BITSUM_PER: the items of a class one k_bitsum block sums (two a thread
-// of kernels.cuh's RED).
-const u32 BITSUM_PER = 256;
+// of kernels.cuh's RED). -DZK_BITSUM_PER=2048 (16 a thread, a power of two
+// at least 2·RED) builds the variant to measure: fewer blocks, whose
+// threads each sum their items in a chain before the block's tree (at 2^19
+// buckets bitsum's 262K additions took 0.59 ms, as long as the segment
+// kernel's 1M: notes/h100-2026-12-06f), not yet run on a GPU.
+#ifndef ZK_BITSUM_PER
+#define ZK_BITSUM_PER 256
+#endif
+const u32 BITSUM_PER = ZK_BITSUM_PER;
 
 // bit_classes: the classes of a set of spw segments (spw a power of two):
 // A and one T_b a bit of the segment's index.
