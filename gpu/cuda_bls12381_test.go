@@ -203,7 +203,9 @@ func TestCUDAMatchesCPUBLS12381(t *testing.T) {
 	modes := map[int]string{mixed: "mixed", zeros: "zeros", ones: "ones", dense: "dense", repeat: "repeat", small: "small"}
 	sizes := []int{1, 2, 3, 100, 1000, 4097, 70001}
 	if testing.Short() {
-		sizes = sizes[:4]
+		// and 4097, whose G1 MSMs' level-0 tiles widen on the host
+		// stand-in (its 32 pretend threads: driver.cuh's level0_chunk)
+		sizes = []int{1, 2, 3, 100, 4097}
 	}
 	for _, size := range sizes {
 		for _, mode := range []int{mixed, zeros, ones, dense, repeat, small} {
