@@ -17,8 +17,9 @@ import (
 // (commands/cudaenv.go); this package reads no environment.
 type CUDAConfig struct {
 	// MSMWindow is the window of every MSM and of every MSM table's layout,
-	// in bits, 4 to MaxMSMWindow; 0 chooses by size (16 bits from 2^20
-	// points; a table of 2^22 bases or more, 20).
+	// in bits, 4 to MaxMSMWindow; 0 chooses by size and group (16 bits from
+	// 2^20 points; a table of 2^22 bases or more, 20, and BLS12-381's G1
+	// 22 from 2^24).
 	MSMWindow int
 	// MSMChunk is how many points a GPU thread sums per level of a bucket's
 	// sum, 2 to 256; 0 chooses by group (32; BLS12-381's G1 64, its G2 128).

@@ -341,8 +341,7 @@ template <> struct TableWindows<Bls12381Fp2> {
     static constexpr int from24 = 0;
 };
 template <class F> int group_table_window(size_t nbase, int override) {
-    if (override == 0 && TableWindows<F>::from24 && nbase >= ((size_t)1 << 24)) return TableWindows<F>::from24;
-    return msm_table_window(nbase, override, TableWindows<F>::wide);
+    return msm_table_window(nbase, override, TableWindows<F>::wide, TableWindows<F>::from24);
 }
 
 // msm_table_layout gives the window and windows of a table of nbase points

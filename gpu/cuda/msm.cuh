@@ -413,10 +413,14 @@ template <class S = Fr> HD int msm_windows(int c) { return (S::BITS + 1 + c - 1)
 // 14.39 and 14.38, a G1 MSM over 2^19 bases 6.1 ms against 6.4; at 2^20 bases
 // 16 bits stay best (8.9 ms against 9.3 for 20); BN254 unchanged (its stream
 // 32.70 against 32.46, within the runs' spread).
-HD int msm_table_window(size_t nbase, int override = 0, bool wide = false) {
+//
+// from24: where not 0, the window from 2^24 bases (BLS12-381's G1: 22,
+// driver.cuh's TableWindows, which says why and what it measured).
+HD int msm_table_window(size_t nbase, int override = 0, bool wide = false, int from24 = 0) {
     if (override >= 4 && override <= MSM_MAX_WINDOW) return override;
     int lg = 0;
     while (lg < 40 && ((size_t)1 << (lg + 1)) <= nbase) lg++;
+    if (from24 && lg >= 24) return from24;
     if (wide && lg == 19) return 20;
     if (lg <= 20) return msm_window(nbase);
     return lg - 2 < 20 ? lg - 2 : 20;
