@@ -9,7 +9,7 @@ set -u
 export OUT
 C=$PWD/.carry-n1 K=$PWD/.carry-f4 F=$PWD/.cache/g1 # kept for a warm follow-up call
 mkdir -p $F/obj $F/objn $F/objb
-pack() { tar czf $OUT/logs.tgz -C $F --exclude '*.so' --exclude 'obj*' --exclude '*.test' . 2>/dev/null; }
+pack() { tar czf $OUT/logs.tgz -C $F --exclude '*.so' --exclude 'obj*' --exclude '*.test' --exclude 'hb??' . 2>/dev/null; }
 gunzip -c $C/gpu.test.gz > $F/base.test; gunzip -c $K/gpu.test.gz > $F/new.test; chmod +x $F/*.test
 t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
 nvidia-smi --query-gpu=name --format=csv,noheader
