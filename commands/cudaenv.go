@@ -17,6 +17,7 @@ import (
 //	ZKPIPE_MSM_CHUNK        points a GPU thread sums a level, 2 to 256 (32; BLS12-381 G1 64, G2 128)
 //	ZKPIPE_MSM_SEGMENT      buckets a thread reduces, a power of two 2 to 256
 //	ZKPIPE_CUDA_SPIN        1: host threads spin while waiting for the GPU
+//	ZKPIPE_CUDA_WAIT_POLL_US without spin, µs between looks at a stream, 1 to 1000 (20); -1: blocking sync
 //	ZKPIPE_CUDA_TAIL_SPLIT  0: one job's tail MSMs run one after another
 //	LD_LIBRARY_PATH         where the library's own dependencies are looked
 //	                        for first (absolute elements only; gpu.FindCUDALibrary)
@@ -43,6 +44,9 @@ func cudaConfigOf(getenv func(string) string) gpu.CUDAConfig {
 		c.MSMSegment = v
 	}
 	c.Spin = getenv("ZKPIPE_CUDA_SPIN") == "1"
+	if v, ok := envInt(getenv, "ZKPIPE_CUDA_WAIT_POLL_US"); ok && (v == -1 || v >= 1 && v <= 1000) {
+		c.WaitPollMicros = v
+	}
 	c.SerialTails = getenv("ZKPIPE_CUDA_TAIL_SPLIT") == "0"
 	c.LibraryPath = getenv("LD_LIBRARY_PATH")
 	return c

@@ -22,6 +22,10 @@ func TestCUDAConfigFromTheEnvironment(t *testing.T) {
 		{map[string]string{"ZKPIPE_CUDA_SPIN": "1", "ZKPIPE_CUDA_TAIL_SPLIT": "0", "LD_LIBRARY_PATH": "/opt/cuda/lib64:"},
 			gpu.CUDAConfig{Spin: true, SerialTails: true, LibraryPath: "/opt/cuda/lib64:"}},
 		{map[string]string{"ZKPIPE_CUDA_SPIN": "0", "ZKPIPE_CUDA_TAIL_SPLIT": "1"}, gpu.CUDAConfig{}},
+		{map[string]string{"ZKPIPE_CUDA_WAIT_POLL_US": "-1"}, gpu.CUDAConfig{WaitPollMicros: -1}},
+		{map[string]string{"ZKPIPE_CUDA_WAIT_POLL_US": "50"}, gpu.CUDAConfig{WaitPollMicros: 50}},
+		{map[string]string{"ZKPIPE_CUDA_WAIT_POLL_US": "1001"}, gpu.CUDAConfig{}},
+		{map[string]string{"ZKPIPE_CUDA_WAIT_POLL_US": "-2"}, gpu.CUDAConfig{}},
 	} {
 		if got := cudaConfigOf(func(k string) string { return c.env[k] }); got != c.want {
 			t.Errorf("%v: %+v, want %+v", c.env, got, c.want)

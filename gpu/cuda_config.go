@@ -13,7 +13,7 @@ import (
 // chose (notes/cuda.md); the fields are for measuring alternatives without
 // a rebuild (bench/h200-session.sh). The zkpipe command fills it from
 // ZKPIPE_MSM_WINDOW, ZKPIPE_MSM_CHUNK, ZKPIPE_MSM_SEGMENT,
-// ZKPIPE_CUDA_SPIN, ZKPIPE_CUDA_TAIL_SPLIT and LD_LIBRARY_PATH
+// ZKPIPE_CUDA_SPIN, ZKPIPE_CUDA_WAIT_POLL_US, ZKPIPE_CUDA_TAIL_SPLIT and LD_LIBRARY_PATH
 // (commands/cudaenv.go); this package reads no environment.
 type CUDAConfig struct {
 	// MSMWindow is the window of every MSM and of every MSM table's layout,
@@ -35,6 +35,12 @@ type CUDAConfig struct {
 	// costs microseconds a wait. CUDA keeps this flag per device for the
 	// whole process: the backend opened last on a GPU sets it for all.
 	Spin bool
+	// WaitPollMicros: without Spin, how often (µs, 1 to 1000) a host thread
+	// waiting for an MSM's or NTT's stream looks whether it is done,
+	// sleeping in between; 0 is 20 µs, -1 sleeps until CUDA wakes it
+	// (blocking sync), whose wake-ups cost about 0.4 ms a G1 MSM on the
+	// H100 machine (notes/h100-2026-12-06g).
+	WaitPollMicros int
 	// SerialTails runs one job's tail MSMs (A, B₁, K) one after another
 	// instead of on several compute streams at once (for A/B measurements;
 	// WithTailSplit says the same).
@@ -70,6 +76,9 @@ func (c CUDAConfig) check() error {
 	if s := c.MSMSegment; s != 0 && (s < 2 || s > 256 || s&(s-1) != 0) {
 		return fmt.Errorf("cuda config: MSMSegment %d: want a power of two from 2 to 256, or 0 (by size)", s)
 	}
+	if p := c.WaitPollMicros; p != 0 && p != -1 && (p < 1 || p > 1000) {
+		return fmt.Errorf("cuda config: WaitPollMicros %d: want 1 to 1000 µs, 0 (20) or -1 (blocking sync)", p)
+	}
 	return nil
 }
 
@@ -89,6 +98,9 @@ func (c CUDAConfig) zk(f *cudaFns) zkConfig {
 	}
 	if c.Spin {
 		z.Spin = 1
+	}
+	if c.WaitPollMicros != 0 {
+		z.WaitPollMicros = int32(c.WaitPollMicros)
 	}
 	return z
 }

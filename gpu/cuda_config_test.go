@@ -17,7 +17,7 @@ func TestCUDAConfigReachesTheLibrary(t *testing.T) {
 	def := openOwn(t)
 	defer def.Close()
 	standIn(t, def)
-	tuned := gpu.CUDAConfig{MSMWindow: 22, MSMChunk: 8, MSMSegment: 16, Spin: true}
+	tuned := gpu.CUDAConfig{MSMWindow: 22, MSMChunk: 8, MSMSegment: 16, Spin: true, WaitPollMicros: -1}
 	c := openOwn(t, gpu.WithConfig(tuned))
 	defer c.Close()
 	got, ok := c.LibraryConfig()

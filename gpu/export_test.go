@@ -99,7 +99,8 @@ func (c *CUDA) LibraryConfig() (cfg CUDAConfig, ok bool) {
 	if h.contextConfig(c.ctx, &z) != 0 {
 		return cfg, false
 	}
-	return CUDAConfig{MSMWindow: int(z.MSMWindow), MSMChunk: int(z.MSMChunk), MSMSegment: int(z.MSMSegment), Spin: z.Spin == 1}, true
+	return CUDAConfig{MSMWindow: int(z.MSMWindow), MSMChunk: int(z.MSMChunk), MSMSegment: int(z.MSMSegment), Spin: z.Spin == 1,
+		WaitPollMicros: int(z.WaitPollMicros)}, true
 }
 
 func (c *CUDA) HostStandIn() *HostStandIn {

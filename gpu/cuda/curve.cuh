@@ -18,7 +18,7 @@ template <class F> struct Affine {
 // and doublings' Y = M·(S − X₃) − W·Y use: about 5% of a mixed addition.
 // Over Fp2, and with 64-bit limbs, the two products.
 template <class F> HD F mul_sub(const F &a, const F &b, const F &c, const F &d) { return a * b - c * d; }
-#if ZK_FIELD_MUL != 64
+#if !ZK_MUL64_HERE
 template <> HD Fp mul_sub<Fp>(const Fp &a, const Fp &b, const Fp &c, const Fp &d) {
     return Fp::dot32(a, b, Fp::zero() - c, d);
 }
@@ -44,7 +44,7 @@ HD Bls12381Fp mul_sub<Bls12381Fp>(const Bls12381Fp &a, const Bls12381Fp &b, cons
 template <class F> struct LazyCurve {
     static constexpr bool ON = false;
 };
-#if ZK_BLS_LAZY && ZK_FIELD_MUL != 64
+#if ZK_BLS_LAZY && !ZK_MUL64_HERE
 template <> struct LazyCurve<Bls12381Fp> {
     static constexpr bool ON = true;
 };

@@ -132,9 +132,16 @@ inline int msm_tuning_of(const zk_config &cfg, MsmTuning *t) {
 }
 
 // ContextConfig is a zk_config as a library context keeps it, checked.
+//
+// Waits (spin false): blocking sync's wake-up cost about 0.2–0.4 ms a host
+// wait on the H100 machine, two a G1 MSM: its 2^22 MSM took 26.2 ms
+// against 25.4 spinning (notes/h100-2026-12-06g call 1); polling every
+// poll_us (0: blocking sync) sleeps as blocking sync does between looks.
+const int WAIT_POLL_US = 20, WAIT_POLL_US_MAX = 1000;
 struct ContextConfig {
     MsmTuning msm;
     bool spin = false;
+    int poll_us = WAIT_POLL_US;
 };
 
 // context_config_of checks *cfg (NULL: the defaults) into *out, or fails
@@ -147,6 +154,11 @@ inline int context_config_of(const zk_config *cfg, ContextConfig *out) {
     TRY(msm_tuning_of(*cfg, &out->msm));
     if (cfg->spin != 0 && cfg->spin != 1) return FAILF("config: spin %d: want 0 (blocking sync) or 1", cfg->spin);
     out->spin = cfg->spin == 1;
+    int pu = cfg->wait_poll_us;
+    if (pu != 0 && pu != -1 && (pu < 1 || pu > WAIT_POLL_US_MAX))
+        return FAILF("config: wait_poll_us %d: want 1 to %d µs, 0 (%d) or -1 (blocking sync)", pu, WAIT_POLL_US_MAX,
+                     WAIT_POLL_US);
+    out->poll_us = pu == 0 ? WAIT_POLL_US : pu == -1 ? 0 : pu;
     return 0;
 }
 
@@ -459,7 +471,7 @@ int reduce_buckets(D &d, const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32
     if (K > MAX_BIT_CLASSES) return FAILF("msm: %u segments a set, more than %u bit classes", spw, MAX_BIT_CLASSES);
     int lgS = 0;
     while ((1u << lgS) < S) lgS++;
-    const u32 per = spw < BITSUM_PER ? spw : BITSUM_PER, parts = spw / per; // powers of two
+    const u32 per = bitsum_per(spw, K, sets), parts = spw / per; // powers of two
     const size_t nparts = (size_t)sets * K * parts, nsums = (size_t)sets * K;
     XYZZ<F> *acc, *run, *part, *sums;
     TRY(sc.get(&acc, nseg));

@@ -21,6 +21,26 @@
 #define ZK_FIELD_MUL 32
 #endif
 
+// ZK_MUL64_HERE: whether this compilation's operators take the 64-bit limbs:
+// with ZK_FIELD_MUL=64, and in the GPU library's host code (nvcc's host
+// pass: __CUDACC__ without __CUDA_ARCH__), where the device's 32-bit carry
+// chains run emulated: BLS12-381's Horner over a table MSM's 16 class sums
+// (driver.cuh, reduce_buckets, with the GPU waiting) took 163 µs on the
+// H100 machine's host core against 25 with the 64-bit limbs
+// (notes/h100-2026-12-06g, hornerbench.cpp). -DZK_HOST_MUL64=0 keeps the
+// emulated chains there too. The host stand-in (g++) keeps the device's
+// products, so that CI runs the device's arithmetic. Both products give the
+// same canonical values (hosttest checks mul32 against mul64, and passes
+// built either way).
+#ifndef ZK_HOST_MUL64
+#define ZK_HOST_MUL64 1
+#endif
+#if ZK_FIELD_MUL == 64 || (ZK_HOST_MUL64 && defined(__CUDACC__) && !defined(__CUDA_ARCH__))
+#define ZK_MUL64_HERE 1
+#else
+#define ZK_MUL64_HERE 0
+#endif
+
 // mulwide returns the 128-bit product a·b as (lo, hi).
 HD void mulwide(u64 a, u64 b, u64 &lo, u64 &hi) {
 #ifdef __CUDA_ARCH__
@@ -1062,8 +1082,8 @@ template <class P> struct Field {
         return join(even);
     }
 
-    // ---- the operators, by ZK_FIELD_MUL ----
-#if ZK_FIELD_MUL == 64
+    // ---- the operators, by ZK_MUL64_HERE ----
+#if ZK_MUL64_HERE
     HD friend Field operator+(const Field &a, const Field &b) { return add64(a, b); }
     HD friend Field operator-(const Field &a, const Field &b) { return sub64(a, b); }
     HD friend Field operator*(const Field &a, const Field &b) { return mul64(a, b); }
@@ -1080,7 +1100,7 @@ template <class P> struct Field {
 
     HD Field dbl() const { return *this + *this; }
 
-#if ZK_FIELD_MUL == 64
+#if ZK_MUL64_HERE
     HD Field sqr() const { return mul64(*this, *this); }
 #else
     HD Field sqr() const { return sqr32(*this); }
@@ -1185,7 +1205,7 @@ template <class F> struct Fp2T {
         r.a1 = F::dot32(a.a0, b.a1, a.a1, b.a0);
         return r;
     }
-#if ZK_FIELD_MUL == 64
+#if ZK_MUL64_HERE
     HD friend Fp2T operator*(const Fp2T &a, const Fp2T &b) { return mul_karatsuba(a, b); }
 #else
     HD friend Fp2T operator*(const Fp2T &a, const Fp2T &b) {

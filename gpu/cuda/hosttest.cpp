@@ -102,14 +102,14 @@ P1 naive_mul(const A1 &a, const Fr &k_mont) {
 // the device's weighed sums (weigh_body), which must agree.
 template <class F>
 std::vector<XYZZ<F>> reduce_emul(const std::vector<XYZZ<F>> &P, const std::vector<u32> &start,
-                                 const std::vector<u32> &cnt, u32 sets, u32 half, u32 S) {
+                                 const std::vector<u32> &cnt, u32 sets, u32 half, u32 S, u32 per_of = 0) {
     typedef XYZZ<F> Pt;
     u32 spw = half / S, nseg = sets * spw, K = bit_classes(spw);
     int lgS = 0;
     while ((1u << lgS) < S) lgS++;
     std::vector<Pt> acc(nseg), run(nseg);
     for (u32 s = 0; s < nseg; s++) segment_body(s, P.data(), start.data(), cnt.data(), half, S, acc.data(), run.data());
-    u32 per = spw < BITSUM_PER ? spw : BITSUM_PER, parts = spw / per;
+    u32 per = per_of ? per_of : bitsum_per(spw, K, sets), parts = spw / per; // per_of: a part's items to try
     std::vector<Pt> sums(sets * K, Pt::inf()), weighed(sets * K);
     for (u32 set = 0; set < sets; set++)
         for (u32 k = 0; k < K; k++)
@@ -1486,17 +1486,22 @@ template <class F> void test_reduce_buckets(const char *name, const Affine<F> &G
             }
         }
         if (P.empty()) P.push_back(XYZZ<F>::inf());
-        std::vector<XYZZ<F>> got = reduce_emul(P, start, cnt, cs.sets, cs.half, cs.S);
-        for (u32 set = 0; set < cs.sets; set++) {
-            XYZZ<F> want = XYZZ<F>::inf();
-            for (u32 q = 0; q < cs.half; q++) {
-                XYZZ<F> t = bucket_at(P.data(), start.data(), cnt.data(), set * cs.half + q);
-                t.mul_small(q + 1);
-                want.add(t);
+        // bitsum_per's parts, and parts of 2 items and of a whole class
+        // (bitsum_per's widest), which must give the same sums
+        for (u32 per : {0u, 2u, cs.half / cs.S}) {
+            if (per > cs.half / cs.S) continue;
+            std::vector<XYZZ<F>> got = reduce_emul(P, start, cnt, cs.sets, cs.half, cs.S, per);
+            for (u32 set = 0; set < cs.sets; set++) {
+                XYZZ<F> want = XYZZ<F>::inf();
+                for (u32 q = 0; q < cs.half; q++) {
+                    XYZZ<F> t = bucket_at(P.data(), start.data(), cnt.data(), set * cs.half + q);
+                    t.mul_small(q + 1);
+                    want.add(t);
+                }
+                Affine<F> a = want.to_affine(), b = got[set].to_affine();
+                CHECK(a.x.eq(b.x) && a.y.eq(b.y), "%s reduce_buckets: set %u of %u, half %u, S %u, per %u", name, set,
+                      cs.sets, cs.half, cs.S, per);
             }
-            Affine<F> a = want.to_affine(), b = got[set].to_affine();
-            CHECK(a.x.eq(b.x) && a.y.eq(b.y), "%s reduce_buckets: set %u of %u, half %u, S %u", name, set, cs.sets,
-                  cs.half, cs.S);
         }
     }
 }
@@ -2091,6 +2096,28 @@ static void test_level0_chunk() {
     }
 }
 
+// test_bitsum_per: k_bitsum's items a block (msm.cuh, bitsum_per) at the
+// H100's measured cases and over random sets of classes.
+static void test_bitsum_per() {
+    CHECK(bitsum_per(1u << 12, 13, 1) == 256, "2^15 buckets, S 8: %u", bitsum_per(1u << 12, 13, 1));
+    CHECK(bitsum_per(1u << 15, 16, 1) == 2048, "2^19 buckets, S 16: %u", bitsum_per(1u << 15, 16, 1));
+    CHECK(bitsum_per(1u << 14, 15, 1) == 512, "2^14 segments: %u", bitsum_per(1u << 14, 15, 1));
+    CHECK(bitsum_per(8, 4, 1) == 8, "8 segments: %u", bitsum_per(8, 4, 1));
+    u64 x = 0x9E3779B97F4A7C15ULL;
+    auto next = [&] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17; };
+    for (int i = 0; i < 20000; i++) {
+        u32 spw = 1u << (next() % 24), K = bit_classes(spw), sets = 1 + (u32)(next() % 64);
+        u32 per = bitsum_per(spw, K, sets), base = spw < BITSUM_PER ? spw : BITSUM_PER;
+        auto blocks = [&](u32 p) { return (size_t)sets * K * (spw / p); };
+        CHECK((per & (per - 1)) == 0 && per >= base && per <= spw && per <= BITSUM_PER_MAX, "spw %u sets %u: %u", spw,
+              sets, per);
+        CHECK(per == base || blocks(per) >= BITSUM_MIN_BLOCKS, "spw %u sets %u: %u, %zu blocks", spw, sets, per,
+              blocks(per));
+        CHECK(per * 2 > BITSUM_PER_MAX || per * 2 > spw || blocks(per * 2) < BITSUM_MIN_BLOCKS,
+              "spw %u sets %u: %u could double", spw, sets, per);
+    }
+}
+
 static void test_config() {
     char err[ZK_ERR_BYTES];
     ErrScope es(err);
@@ -2099,6 +2126,15 @@ static void test_config() {
     ContextConfig cc;
     CHECK(def.config_bytes == sizeof(zk_config), "default config: %u bytes", def.config_bytes);
     CHECK(context_config_of(&def, &cc) == 0, "default config refused: %s", err);
+    CHECK(cc.poll_us == WAIT_POLL_US, "default waits: poll every %d µs", cc.poll_us);
+    {
+        zk_config b = def, e = def;
+        b.wait_poll_us = -1;
+        e.wait_poll_us = 7;
+        ContextConfig cb, ce;
+        CHECK(context_config_of(&b, &cb) == 0 && cb.poll_us == 0 && context_config_of(&e, &ce) == 0 && ce.poll_us == 7,
+              "wait_poll_us -1 and 7: %d and %d", cb.poll_us, ce.poll_us);
+    }
     CHECK(cc.msm.window == 0 && cc.msm.chunk == 0 && cc.msm.segment == 0 && !cc.spin,
           "default config: window %d chunk %u segment %u spin %d", cc.msm.window, cc.msm.chunk, cc.msm.segment, cc.spin);
     CHECK(context_config_of(nullptr, &cc) == 0 && cc.msm.chunk == 0, "no config: not the defaults");
@@ -2120,7 +2156,8 @@ static void test_config() {
         const char *field;
         zk_config c;
     } bad[] = {{"msm_window", def}, {"msm_window", def}, {"msm_chunk", def}, {"msm_chunk", def},
-               {"msm_segment", def}, {"msm_segment", def}, {"spin", def}};
+               {"msm_segment", def}, {"msm_segment", def}, {"spin", def}, {"wait_poll_us", def},
+               {"wait_poll_us", def}};
     bad[0].c.msm_window = 3;
     bad[1].c.msm_window = MSM_MAX_WINDOW + 1;
     bad[2].c.msm_chunk = 1;
@@ -2128,6 +2165,8 @@ static void test_config() {
     bad[4].c.msm_segment = 12;
     bad[5].c.msm_segment = 512;
     bad[6].c.spin = 2;
+    bad[7].c.wait_poll_us = -2;
+    bad[8].c.wait_poll_us = WAIT_POLL_US_MAX + 1;
     for (auto &b : bad) {
         err[0] = 0;
         CHECK(context_config_of(&b.c, &cc) != 0 && strstr(err, b.field), "config %s out of range accepted: %s", b.field,
@@ -2153,6 +2192,7 @@ static void test_config() {
 int main() {
     test_config();
     test_level0_chunk();
+    test_bitsum_per();
     test_plan();
     test_field();
     test_fields_by_params();

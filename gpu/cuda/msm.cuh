@@ -297,16 +297,36 @@ HD void segment_body(u32 s, const XYZZ<F> *P, const u32 *start, const u32 *cnt, 
     run_out[s] = run;
 }
 
-// BITSUM_PER: the items of a class one k_bitsum block sums (two a thread
-// of kernels.cuh's RED). -DZK_BITSUM_PER=2048 (16 a thread, a power of two
-// at least 2·RED) builds the variant to measure: fewer blocks, whose
-// threads each sum their items in a chain before the block's tree (at 2^19
-// buckets bitsum's 262K additions took 0.59 ms, as long as the segment
-// kernel's 1M: notes/h100-2026-12-06f), not yet run on a GPU.
+// BITSUM_PER: the items of a class one k_bitsum block sums at least (two a
+// thread of kernels.cuh's RED); bitsum_per doubles it, up to
+// BITSUM_PER_MAX (16 a thread, summed in a chain before the block's tree),
+// while the launch keeps BITSUM_MIN_BLOCKS blocks: at 2^19 buckets
+// (BLS12-381's G1 MSM 2^22) bitsum's 262K additions in 2,048 blocks of 256
+// items took 0.59 ms, as long as the segment kernel's 1M, most threads idle
+// in the trees (notes/h100-2026-12-06f); 256 blocks of 2048 items measured
+// 25.6 and 25.8 ms against 26.2 and 26.2, and 89.8 and 89.5 at 2^24 against
+// 89.9 and 90.0, but 9.0 against 8.4 and 8.8 at 2^20, where 2^15 buckets
+// make 208 blocks of 256 (notes/h100-2026-12-06g call 1). -DZK_BITSUM_PER_MAX=256
+// builds the fixed blocks of before.
 #ifndef ZK_BITSUM_PER
 #define ZK_BITSUM_PER 256
 #endif
-const u32 BITSUM_PER = ZK_BITSUM_PER;
+#ifndef ZK_BITSUM_PER_MAX
+#define ZK_BITSUM_PER_MAX 2048
+#endif
+const u32 BITSUM_PER = ZK_BITSUM_PER, BITSUM_PER_MAX = ZK_BITSUM_PER_MAX, BITSUM_MIN_BLOCKS = 256;
+
+// bitsum_per: the items a k_bitsum block sums for sets of K classes over
+// spw segments (spw a power of two): BITSUM_PER (or spw, if fewer), doubled
+// while it stays within spw and BITSUM_PER_MAX and the launch's blocks,
+// sets·K·spw/per, stay at least BITSUM_MIN_BLOCKS.
+HD u32 bitsum_per(u32 spw, u32 K, u32 sets) {
+    u32 per = spw < BITSUM_PER ? spw : BITSUM_PER;
+    while (per * 2 <= BITSUM_PER_MAX && per * 2 <= spw &&
+           (size_t)sets * K * (spw / (per * 2)) >= BITSUM_MIN_BLOCKS)
+        per *= 2;
+    return per;
+}
 
 // bit_classes: the classes of a set of spw segments (spw a power of two):
 // A and one T_b a bit of the segment's index.

@@ -20,7 +20,9 @@
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <type_traits>
 #include <shared_mutex>
 #include <stdlib.h>
@@ -201,10 +203,53 @@ template <class F> int launch_reduce(cudaStream_t s, const XYZZ<F> *in, size_t m
     return 0;
 }
 
+// HostStage: a host thread's pinned buffer for the small results a driver
+// reads back mid-call (the fullest bucket, the class sums). A copy into
+// pageable memory waits inside CUDA, in blocking sync's slow wake-up; one
+// into pinned memory is queued like a kernel, and CudaDev::wait's polling
+// sees it done. Pinned once a thread, at its first read-back, and kept; one
+// CudaDev holds it at a time (busy), from its first staged copy to its sync.
+const size_t STAGE_BYTES = 256 << 10;
+struct HostStage {
+    char *p = nullptr;
+    bool busy = false;
+    ~HostStage() {
+        if (p) cudaFreeHost(p);
+    }
+};
+inline thread_local HostStage host_stage;
+
 // CudaDev runs driver.cuh's steps as kernels on stream s.
 struct CudaDev {
     cudaStream_t s;
     const ZkContext *cx;
+    // read-backs staged in host_stage, copied to their destinations at sync
+    struct Staged {
+        void *dst;
+        size_t off, bytes;
+    } staged[4];
+    int nstaged = 0;
+    size_t stage_used = 0;
+
+    ~CudaDev() {
+        if (nstaged) host_stage.busy = false; // a failed call's copies: dropped
+    }
+    bool polls() const { return !cx->cfg.spin && cx->cfg.poll_us > 0; }
+    // wait: until everything queued on s is done: CUDA's own wait when
+    // spinning or in blocking sync, else a look every poll_us µs, sleeping
+    // in between (ContextConfig says why).
+    int wait() {
+        if (!polls()) {
+            CK(cudaStreamSynchronize(s));
+            return 0;
+        }
+        for (;;) {
+            cudaError_t r = cudaStreamQuery(s);
+            if (r == cudaSuccess) return 0;
+            if (r != cudaErrorNotReady) return cuda_fail("cudaStreamQuery", r, __FILE__, __LINE__);
+            std::this_thread::sleep_for(std::chrono::microseconds(cx->cfg.poll_us));
+        }
+    }
 
     int alloc(void **p, size_t bytes) {
         CK(cudaMallocAsync(p, bytes ? bytes : 1, s));
@@ -213,12 +258,32 @@ struct CudaDev {
     void release(void *p) {
         if (p) cudaFreeAsync(p, s);
     }
+    // to_host: dst is written by the next sync. Polling, a small copy goes
+    // through host_stage, a large one (or with the stage held elsewhere)
+    // after a poll for the kernels before it.
     int to_host(void *dst, const void *src, size_t bytes) {
+        if (polls()) {
+            size_t off = (stage_used + 63) & ~(size_t)63;
+            bool mine = nstaged > 0 || !host_stage.busy;
+            if (mine && nstaged < 4 && off + bytes <= STAGE_BYTES) {
+                if (!host_stage.p) CK(cudaHostAlloc((void **)&host_stage.p, STAGE_BYTES, cudaHostAllocPortable));
+                CK(cudaMemcpyAsync(host_stage.p + off, src, bytes, cudaMemcpyDeviceToHost, s));
+                host_stage.busy = true;
+                staged[nstaged++] = {dst, off, bytes};
+                stage_used = off + bytes;
+                return 0;
+            }
+            TRY(wait());
+        }
         CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
         return 0;
     }
     int sync() {
-        CK(cudaStreamSynchronize(s));
+        TRY(wait());
+        for (int i = 0; i < nstaged; i++) memcpy(staged[i].dst, host_stage.p + staged[i].off, staged[i].bytes);
+        if (nstaged) host_stage.busy = false;
+        nstaged = 0;
+        stage_used = 0;
         return 0;
     }
     int to_dev(void *dst, const void *src, size_t bytes) {
@@ -514,10 +579,13 @@ int dev_zk_init(int32_t dev, const zk_config *cfg, void **ctx, char *name, int32
     cudaError_t sync_mode = set_sync_mode(cc.spin);
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, dev));
+    char polls[48];
+    snprintf(polls, sizeof polls, "waits poll every %d µs", cc.poll_us);
     snprintf(name, (size_t)namelen, "%s (sm_%d%d, %d SMs, %s)", p.name, p.major, p.minor, p.multiProcessorCount,
              sync_mode != cudaSuccess ? "CUDA's default waits: blocking sync refused"
              : cc.spin                ? "spin-wait"
-                                      : "blocking sync");
+             : cc.poll_us == 0        ? "blocking sync"
+                                      : polls);
     *mem_total = p.totalGlobalMem;
     cudaMemPool_t pool;
     CK(cudaDeviceGetDefaultMemPool(&pool, dev));

@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define ZK_ABI_VERSION 12 /* 12: zk_msm_table_layout by group; 11: zk_fixed_base; 10: curve ids (BLS12-381); 9: zk_config at zk_init, contexts, one zk_msm */
+#define ZK_ABI_VERSION 13 /* 13: zk_config.wait_poll_us; 12: zk_msm_table_layout by group; 11: zk_fixed_base; 10: curve ids (BLS12-381); 9: zk_config at zk_init, contexts, one zk_msm */
 #define ZK_ERR_BYTES 512
 #define ZK_MAX_WINDOWS 64 /* an MSM returns at most this many window sums */
 #define ZK_MAX_BATCH 64   /* scalar vectors one batched MSM takes at most (ABI 7) */
@@ -79,8 +79,11 @@ typedef struct {
     int32_t msm_chunk;     /* points a thread sums a level, 2 to 256; 0: by group (32; BLS12-381 G1 64, G2 128) */
     int32_t msm_segment;   /* buckets a segment thread reduces, a power of two 2 to 256; 0: by size */
     int32_t spin;          /* 1: host threads spin while they wait for the device (CUDA's default);
-                              0: they sleep (blocking sync). The device's flag is the process's: the
-                              last zk_init of a device sets it for every context on it */
+                              0: they sleep (blocking sync, or polling: wait_poll_us). The device's flag
+                              is the process's: the last zk_init of a device sets it for every context on it */
+    int32_t wait_poll_us;  /* without spin, a host thread waiting for a stream looks every this many µs,
+                              1 to 1000, sleeping in between (0: 20); -1: it sleeps until CUDA wakes it
+                              (blocking sync). (ABI 13) */
 } zk_config;
 
 /* zk_default_config fills *out with the defaults (config_bytes included). */

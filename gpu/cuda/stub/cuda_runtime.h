@@ -6,6 +6,7 @@
 #include <stdint.h>
 typedef int cudaError_t;
 const cudaError_t cudaSuccess = 0;
+const cudaError_t cudaErrorNotReady = 600;
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
 typedef struct CUmemPool_st *cudaMemPool_t;
@@ -35,6 +36,7 @@ cudaError_t cudaFreeHost(void *);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *, unsigned);
 cudaError_t cudaStreamDestroy(cudaStream_t);
 cudaError_t cudaStreamSynchronize(cudaStream_t);
+cudaError_t cudaStreamQuery(cudaStream_t);
 cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned);
 cudaError_t cudaMallocAsync(void **, size_t, cudaStream_t);
 cudaError_t cudaFreeAsync(void *, cudaStream_t);
