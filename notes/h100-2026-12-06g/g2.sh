@@ -29,7 +29,7 @@ tar czf $OUT/objn.tgz -C $F/objn . ; pack
 (cd gpu && ZKPIPE_CUDA_LIB=$F/lib-new.so timeout 120 $F/new.test -test.run 'CUDAProofsVerifyBLS12381|CUDATailBatchBLS12381|CUDAMatchesCPUBLS12381|CUDATablesMatchCPUBLS12381|CUDATablesMatchCPU$|CUDAProofsVerify$|CUDAMatchesCPU$|CUDAConfig' -test.v) > $F/tests.log 2>&1
 echo "tests rc=$? at $(el) s"; grep -E "^(--- |ok|FAIL|PASS)" $F/tests.log | head -12; pack
 meas() { # tag lib [env]
-	[ $(el) -lt 470 ] || return
+	[ $(el) -lt 400 ] || return
 	(cd gpu && env ${3:-X=1} ZKPIPE_CUDA_LIB=$2 ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20,22,24 timeout 60 $F/new.test -test.run '^$' -test.bench 'CUDAMeasureBLS12381$' -test.benchtime 1x) > $F/measure-$1.log 2>&1
 	echo "$1 ($(el) s): $(grep -E "MSM 2|NTT 2\^24|FAIL|panic" $F/measure-$1.log | sed -E 's/BLS12-381 //; s/: cuda/:/; s/ \((target|load|device).*//; s/, gnark cpu.*//' | tr '\n' ' ')"; pack
 }
