@@ -11,6 +11,8 @@
 //
 //   alloc(void **p, size_t bytes), release(void *p),
 //   to_host(dst, src, bytes), sync(),
+//   to_host_early(dst, src, bytes), copied(): dst written by copied(),
+//   which waits for that copy, not for the kernels queued after it
 //   after(D &other): this device's later work waits for the work issued
 //   on other so far (an event on the GPU: no host round trip)
 //   digits, sort_pairs, runs, max_of, tiles, chunks, exclusive_sum,
@@ -559,6 +561,10 @@ template <class F> size_t msm_scratch_bytes(size_t n, const MsmTuning &t) {
     return plain > table ? plain : table;
 }
 
+#ifndef ZK_MSM_EARLY_BOUND
+#define ZK_MSM_EARLY_BOUND 1
+#endif
+
 // msm_core: the window sums of the k = pl.k MSMs Σ scalars[j][i]·bases[idx[j] ?
 // idx[j][i] : i], i < pl.ns[j], in one run over the same bases: vector j's
 // nw (or, over a table, 1) sums at host_out[j·pl.bw/k …], the caller
@@ -627,7 +633,11 @@ int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, co
     // device (a bucket can hold n points, m over a table, but random
     // scalars put about m/nb in each: 2 levels where the bound takes 5,
     // and every level launches a thread a bucket).
+    // The count is read while level 0 runs (to_host_early; ZK_MSM_EARLY_BOUND=0
+    // reads it before level 0 is queued, as before): a host wait in between
+    // left the GPU idle for the host's wake-up and the next launches.
     size_t bound = 0, prev_total = m;
+    u32 most_h = 0;
     {
         u32 *most;
         TRY(sc.get(&most, 1));
@@ -636,10 +646,8 @@ int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, co
         void *mt = nullptr;
         TRY(sc.get((char **)&mt, mb));
         TRY(d.max_of(mt, &mb, cnt, most, nb));
-        u32 h = 0;
-        TRY(d.to_host(&h, most, sizeof h));
-        TRY(d.sync());
-        bound = h;
+        TRY(d.to_host_early(&most_h, most, sizeof most_h));
+        if (!ZK_MSM_EARLY_BOUND) TRY(d.copied());
         sc.drop(mt);
         sc.drop(most);
     }
@@ -668,6 +676,8 @@ int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, co
         sc.drop(keys2);
         sc.drop(vals2);
         next_runs(off, chunks, total);
+        TRY(d.copied());
+        bound = most_h;
         bound = bound > 1 ? (bound - 2) / L0 + 2 : bound;
     }
     // Later levels sum each bucket's partial sums in chunks of up to L.

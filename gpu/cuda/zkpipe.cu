@@ -231,20 +231,22 @@ struct CudaDev {
     } staged[4];
     int nstaged = 0;
     size_t stage_used = 0;
+    // to_host_early's copy: its destination, size and the event after it
+    void *early_dst = nullptr;
+    size_t early_bytes = 0;
+    Event early_ev;
 
     ~CudaDev() {
-        if (nstaged) host_stage.busy = false; // a failed call's copies: dropped
+        if (nstaged || early_dst) { // a failed call's copies: let them land before the stage is reused
+            cudaStreamSynchronize(s);
+            host_stage.busy = false;
+        }
     }
     bool polls() const { return !cx->cfg.spin && cx->cfg.poll_us > 0; }
-    // wait: until everything queued on s is done: CUDA's own wait when
-    // spinning or in blocking sync, else a look every poll_us µs, sleeping
-    // in between (ContextConfig says why).
-    int wait() {
-        if (!polls()) {
-            CK(cudaStreamSynchronize(s));
-            return 0;
-        }
-        cudaError_t r = cudaStreamQuery(s);
+    // poll: until query() (cudaStreamQuery or cudaEventQuery) says done, a
+    // look every poll_us µs, sleeping in between (ContextConfig says why).
+    template <class Q> int poll(Q query, const char *what) {
+        cudaError_t r = query();
         if (r == cudaSuccess) return 0;
         // Linux stretches a sleep by the thread's timer slack (50 µs by
         // default): on the development machine a 20 µs sleep took 106 µs,
@@ -253,13 +255,50 @@ struct CudaDev {
         if (slack > 1000) prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
         while (r == cudaErrorNotReady) {
             std::this_thread::sleep_for(std::chrono::microseconds(cx->cfg.poll_us));
-            r = cudaStreamQuery(s);
+            r = query();
         }
         if (slack > 1000) prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
-        if (r != cudaSuccess) return cuda_fail("cudaStreamQuery", r, __FILE__, __LINE__);
+        if (r != cudaSuccess) return cuda_fail(what, r, __FILE__, __LINE__);
         return 0;
     }
-
+    // wait: until everything queued on s is done: CUDA's own wait when
+    // spinning or in blocking sync, else poll.
+    int wait() {
+        if (!polls()) {
+            CK(cudaStreamSynchronize(s));
+            return 0;
+        }
+        return poll([&] { return cudaStreamQuery(s); }, "cudaStreamQuery");
+    }
+    // to_host_early: dst (bytes ≤ STAGE_BYTES) is written by copied(), which
+    // waits for this copy alone, not for the kernels queued after it (the
+    // MSM reads its fullest bucket while level0 runs). With the stage held
+    // it is to_host and sync at once.
+    int to_host_early(void *dst, const void *src, size_t bytes) {
+        if (nstaged || early_dst || host_stage.busy || bytes > STAGE_BYTES) {
+            TRY(to_host(dst, src, bytes));
+            return sync();
+        }
+        if (!host_stage.p) CK(cudaHostAlloc((void **)&host_stage.p, STAGE_BYTES, cudaHostAllocPortable));
+        if (!early_ev.e) TRY(early_ev.create(event_flags(cx)));
+        CK(cudaMemcpyAsync(host_stage.p, src, bytes, cudaMemcpyDeviceToHost, s));
+        CK(cudaEventRecord(early_ev.e, s));
+        host_stage.busy = true;
+        early_dst = dst;
+        early_bytes = bytes;
+        return 0;
+    }
+    int copied() {
+        if (!early_dst) return 0;
+        if (polls())
+            TRY(poll([&] { return cudaEventQuery(early_ev.e); }, "cudaEventQuery"));
+        else
+            CK(cudaEventSynchronize(early_ev.e));
+        memcpy(early_dst, host_stage.p, early_bytes);
+        early_dst = nullptr;
+        host_stage.busy = false;
+        return 0;
+    }
     int alloc(void **p, size_t bytes) {
         CK(cudaMallocAsync(p, bytes ? bytes : 1, s));
         return 0;
@@ -273,7 +312,7 @@ struct CudaDev {
     int to_host(void *dst, const void *src, size_t bytes) {
         if (polls()) {
             size_t off = (stage_used + 63) & ~(size_t)63;
-            bool mine = nstaged > 0 || !host_stage.busy;
+            bool mine = !early_dst && (nstaged > 0 || !host_stage.busy);
             if (mine && nstaged < 4 && off + bytes <= STAGE_BYTES) {
                 if (!host_stage.p) CK(cudaHostAlloc((void **)&host_stage.p, STAGE_BYTES, cudaHostAllocPortable));
                 CK(cudaMemcpyAsync(host_stage.p + off, src, bytes, cudaMemcpyDeviceToHost, s));
