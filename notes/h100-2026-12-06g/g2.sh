@@ -33,7 +33,7 @@ tar czf $OUT/objn.tgz -C $F/objn . ; pack
 (cd gpu && ZKPIPE_CUDA_LIB=$F/lib-new.so timeout 120 $F/new.test -test.run 'CUDAProofsVerifyBLS12381|CUDATailBatchBLS12381|CUDAMatchesCPUBLS12381|CUDATablesMatchCPUBLS12381|CUDATablesMatchCPU$|CUDAProofsVerify$|CUDAMatchesCPU$|CUDAConfig' -test.v) > $F/tests.log 2>&1
 echo "tests rc=$? at $(el) s"; grep -E "^(--- |ok|FAIL|PASS)" $F/tests.log | head -12; pack
 meas() { # tag lib [env]
-	[ $(el) -lt 400 ] || return
+	[ $(el) -lt 430 ] || return
 	(cd gpu && env ${3:-X=1} ZKPIPE_CUDA_LIB=$2 ZKPIPE_CUDA_BENCH=1 ZKPIPE_CUDA_MSM_SIZES=20,22,24 timeout 60 $F/new.test -test.run '^$' -test.bench 'CUDAMeasureBLS12381$' -test.benchtime 1x) > $F/measure-$1.log 2>&1
 	echo "$1 ($(el) s): $(grep -E "MSM 2|NTT 2\^24|FAIL|panic" $F/measure-$1.log | sed -E 's/BLS12-381 //; s/: cuda/:/; s/ \((target|load|device).*//; s/, gnark cpu.*//' | tr '\n' ' ')"; pack
 }
@@ -42,11 +42,11 @@ round() {
 	meas block-$1 $F/lib-new.so ZKPIPE_CUDA_WAIT_POLL_US=-1
 	meas late-$1 $F/lib-late.so
 	meas spin-$1 $F/lib-new.so ZKPIPE_CUDA_SPIN=1
-	meas bitsum256-$1 $F/lib-bitsum256.so
-	meas hostmul32-$1 $F/lib-hostmul32.so
 }
 round 1
 round 2
+meas bitsum256 $F/lib-bitsum256.so
+meas hostmul32 $F/lib-hostmul32.so
 meas seg4 $F/lib-new.so ZKPIPE_MSM_SEGMENT=4 # 2^20's segment kernel: 4,096 threads, 283 µs
 grep -h "device:" $F/measure-new-1.log $F/measure-block-1.log | head -2
 pack; echo "total $(el) s"
