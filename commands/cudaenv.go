@@ -17,7 +17,7 @@ import (
 //	ZKPIPE_MSM_CHUNK        points a GPU thread sums a level, 2 to 256 (32; BLS12-381 G1 64, G2 128)
 //	ZKPIPE_MSM_SEGMENT      buckets a thread reduces, a power of two 2 to 256
 //	ZKPIPE_CUDA_SPIN        1: host threads spin while waiting for the GPU
-//	ZKPIPE_CUDA_WAIT_POLL_US without spin, µs between looks at a stream, 1 to 1000 (20); -1: blocking sync
+//	ZKPIPE_CUDA_WAIT_POLL_US without spin, µs between looks at an MSM's last steps, 1 to 1000 (20); -1: blocking sync
 //	ZKPIPE_CUDA_TAIL_SPLIT  0: one job's tail MSMs run one after another
 //	LD_LIBRARY_PATH         where the library's own dependencies are looked
 //	                        for first (absolute elements only; gpu.FindCUDALibrary)

@@ -35,11 +35,12 @@ type CUDAConfig struct {
 	// costs microseconds a wait. CUDA keeps this flag per device for the
 	// whole process: the backend opened last on a GPU sets it for all.
 	Spin bool
-	// WaitPollMicros: without Spin, how often (µs, 1 to 1000) a host thread
-	// waiting for an MSM's or NTT's stream looks whether it is done,
-	// sleeping in between; 0 is 20 µs, -1 sleeps until CUDA wakes it
-	// (blocking sync), whose wake-ups cost about 0.4 ms a G1 MSM on the
-	// H100 machine (notes/h100-2026-12-06g).
+	// WaitPollMicros: without Spin, an MSM's host thread sleeps through
+	// the MSM's first level of bucket sums (most of its time), then looks
+	// every WaitPollMicros µs (1 to 1000) whether the rest is done,
+	// sleeping in between; 0 is 20 µs. -1 sleeps until CUDA wakes it
+	// throughout (blocking sync), whose wake-ups cost 0.2–0.8 ms a G1 MSM
+	// on one H100 machine (notes/h100-2026-12-06g).
 	WaitPollMicros int
 	// SerialTails runs one job's tail MSMs (A, B₁, K) one after another
 	// instead of on several compute streams at once (for A/B measurements;

@@ -13,6 +13,8 @@
 //   to_host(dst, src, bytes), sync(),
 //   to_host_early(dst, src, bytes), copied(): dst written by copied(),
 //   which waits for that copy, not for the kernels queued after it
+//   mark(): the work queued so far is the call's long part (the next wait
+//   sleeps through it and polls the rest: ContextConfig)
 //   after(D &other): this device's later work waits for the work issued
 //   on other so far (an event on the GPU: no host round trip)
 //   digits, sort_pairs, runs, max_of, tiles, chunks, exclusive_sum,
@@ -135,10 +137,14 @@ inline int msm_tuning_of(const zk_config &cfg, MsmTuning *t) {
 
 // ContextConfig is a zk_config as a library context keeps it, checked.
 //
-// Waits (spin false): blocking sync's wake-up cost about 0.2–0.4 ms a host
-// wait on the H100 machine, two a G1 MSM: its 2^22 MSM took 26.2 ms
-// against 25.4 spinning (notes/h100-2026-12-06g call 1); polling every
-// poll_us (0: blocking sync) sleeps as blocking sync does between looks.
+// Waits (spin false): blocking sync's wake-up cost 0.2–0.4 ms a host wait
+// on one H100 machine, two a G1 MSM (its 2^22 MSM 26.2 ms against 25.4
+// spinning; notes/h100-2026-12-06g call 1). With poll_us > 0 an MSM's last
+// wait sleeps in blocking sync through level 0 (CudaDev::mark) and looks
+// every poll_us µs at the short rest (levelN and the bucket reduction,
+// 0.7 ms or more), sleeping in between; its fullest-bucket read waits for
+// its copy alone while level 0 runs. poll_us 0 is blocking sync
+// throughout.
 const int WAIT_POLL_US = 20, WAIT_POLL_US_MAX = 1000;
 struct ContextConfig {
     MsmTuning msm;
@@ -676,6 +682,7 @@ int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, co
         sc.drop(keys2);
         sc.drop(vals2);
         next_runs(off, chunks, total);
+        TRY(d.mark());
         TRY(d.copied());
         bound = most_h;
         bound = bound > 1 ? (bound - 2) / L0 + 2 : bound;

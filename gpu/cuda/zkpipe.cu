@@ -207,8 +207,8 @@ template <class F> int launch_reduce(cudaStream_t s, const XYZZ<F> *in, size_t m
 // HostStage: a host thread's pinned buffer for the small results a driver
 // reads back mid-call (the fullest bucket, the class sums). A copy into
 // pageable memory waits inside CUDA, in blocking sync's slow wake-up; one
-// into pinned memory is queued like a kernel, and CudaDev::wait's polling
-// sees it done. Pinned once a thread, at its first read-back, and kept; one
+// into pinned memory is queued like a kernel, and CudaDev::wait's poll (or
+// an event) sees it done. Pinned once a thread, at its first read-back, and kept; one
 // CudaDev holds it at a time (busy), from its first staged copy to its sync.
 const size_t STAGE_BYTES = 256 << 10;
 struct HostStage {
@@ -235,6 +235,9 @@ struct CudaDev {
     void *early_dst = nullptr;
     size_t early_bytes = 0;
     Event early_ev;
+    // mark's event: where the call's last long kernel ends (polls only)
+    Event mark_ev;
+    bool marked = false;
 
     ~CudaDev() {
         if (nstaged || early_dst) { // a failed call's copies: let them land before the stage is reused
@@ -261,19 +264,34 @@ struct CudaDev {
         if (r != cudaSuccess) return cuda_fail(what, r, __FILE__, __LINE__);
         return 0;
     }
-    // wait: until everything queued on s is done: CUDA's own wait when
-    // spinning or in blocking sync, else poll.
+    // mark: the work queued so far is the call's long part (the MSM's level
+    // 0): the next wait sleeps in CUDA's wait until it is done, and polls
+    // only the short rest (polling a whole MSM would cost a thread's core:
+    // a 20 µs sleep's wake-up took 25 µs of CPU in the development sandbox).
+    int mark() {
+        if (!polls()) return 0;
+        if (!mark_ev.e) TRY(mark_ev.create(event_flags(cx)));
+        CK(cudaEventRecord(mark_ev.e, s));
+        marked = true;
+        return 0;
+    }
+    // wait: until everything queued on s is done: CUDA's own wait (spinning
+    // or blocking sync), but after a mark, CUDA's wait for the mark and a
+    // poll for the rest.
     int wait() {
-        if (!polls()) {
+        if (!polls() || !marked) {
             CK(cudaStreamSynchronize(s));
             return 0;
         }
+        marked = false;
+        CK(cudaEventSynchronize(mark_ev.e));
         return poll([&] { return cudaStreamQuery(s); }, "cudaStreamQuery");
     }
     // to_host_early: dst (bytes ≤ STAGE_BYTES) is written by copied(), which
     // waits for this copy alone, not for the kernels queued after it (the
-    // MSM reads its fullest bucket while level0 runs). With the stage held
-    // it is to_host and sync at once.
+    // MSM reads its fullest bucket while level0 runs, so CUDA's own wait
+    // costs nothing there). With the stage held it is to_host and sync at
+    // once.
     int to_host_early(void *dst, const void *src, size_t bytes) {
         if (nstaged || early_dst || host_stage.busy || bytes > STAGE_BYTES) {
             TRY(to_host(dst, src, bytes));
@@ -290,10 +308,7 @@ struct CudaDev {
     }
     int copied() {
         if (!early_dst) return 0;
-        if (polls())
-            TRY(poll([&] { return cudaEventQuery(early_ev.e); }, "cudaEventQuery"));
-        else
-            CK(cudaEventSynchronize(early_ev.e));
+        CK(cudaEventSynchronize(early_ev.e));
         memcpy(early_dst, host_stage.p, early_bytes);
         early_dst = nullptr;
         host_stage.busy = false;
@@ -308,7 +323,7 @@ struct CudaDev {
     }
     // to_host: dst is written by the next sync. Polling, a small copy goes
     // through host_stage, a large one (or with the stage held elsewhere)
-    // after a poll for the kernels before it.
+    // after a wait for the kernels before it.
     int to_host(void *dst, const void *src, size_t bytes) {
         if (polls()) {
             size_t off = (stage_used + 63) & ~(size_t)63;

@@ -81,9 +81,9 @@ typedef struct {
     int32_t spin;          /* 1: host threads spin while they wait for the device (CUDA's default);
                               0: they sleep (blocking sync, or polling: wait_poll_us). The device's flag
                               is the process's: the last zk_init of a device sets it for every context on it */
-    int32_t wait_poll_us;  /* without spin, a host thread waiting for a stream looks every this many µs,
-                              1 to 1000, sleeping in between (0: 20); -1: it sleeps until CUDA wakes it
-                              (blocking sync). (ABI 13) */
+    int32_t wait_poll_us;  /* without spin, an MSM's host thread sleeps through its level 0, then looks
+                              at the rest every this many µs, 1 to 1000, sleeping in between (0: 20);
+                              -1: it sleeps until CUDA wakes it (blocking sync throughout). (ABI 13) */
 } zk_config;
 
 /* zk_default_config fills *out with the defaults (config_bytes included). */
