@@ -404,6 +404,12 @@ func (e *Engine) run(ctx, streamIntake context.Context, feed func(in *jobIntake)
 		e.notes.note(&line, e.shapeNow)
 		send(line)
 	})
+	// A run cancelled (ctx, or Close) may see its intake close and its
+	// pipeline drain before it sees the cancellation: it still ends
+	// cancelled, as Run says, not as if its jobs had ended.
+	if err == nil {
+		err = hard.Err()
+	}
 	cancelHard()
 	in.close() // waits for a take under way: no result is emitted after run returns
 	emitMu.Lock()

@@ -51,6 +51,8 @@ func TestCUDAConfigOutOfRange(t *testing.T) {
 		{gpu.CUDAConfig{MSMChunk: 300}, "MSMChunk 300"},
 		{gpu.CUDAConfig{MSMSegment: 12}, "MSMSegment 12"},
 		{gpu.CUDAConfig{MSMSegment: 512}, "MSMSegment 512"},
+		{gpu.CUDAConfig{WaitPollMicros: -2}, "WaitPollMicros -2"},
+		{gpu.CUDAConfig{WaitPollMicros: 1001}, "WaitPollMicros 1001"},
 	} {
 		dev, err := gpu.OpenCUDA(cudaLib(t), gpu.WithConfig(c.cfg))
 		if err == nil {
