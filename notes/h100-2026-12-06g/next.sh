@@ -2,11 +2,12 @@
 # its device time was spent). It runs the library as shipped: an MSM's
 # last wait sleeps through level 0 and polls only the rest (CudaDev::mark),
 # which no GPU has run (12-06g call 2 polled every MSM wait throughout).
-# Before the call, here: CGO_ENABLED=0 go build -o /tmp/zkpipe . and
-# CGO_ENABLED=0 go test -c -o /tmp/gpu.test ./gpu, gzip both into
-# .carry-h1/ (zkpipe.gz, gpu.test.gz); .carry-f4/obj.tgz and .carry-n1 are
-# 12-06f's base (main before 2d1cc94, ABI 11) for BN254's "unchanged".
-# Carry [".carry-h1", ".carry-f4", ".carry-n1"].
+# .carry-h1 (made in 12-06g from 7c7422d's Go code; rebuild if the gpu
+# package or the commands changed: CGO_ENABLED=0 go build -ldflags="-s -w"
+# -o /tmp/zkpipe . and CGO_ENABLED=0 go test -c -o /tmp/gpu.test ./gpu,
+# gzipped as zkpipe.gz and gpu.test.gz) also holds 12-06f's base for
+# BN254's "unchanged": base-obj.tgz (call 1's objects, main before 2d1cc94)
+# and base.test.gz (its ABI 11 gpu.test). 39 MB. Carry [".carry-h1"].
 #  1. build whole (about 190 s); the GPU tests of both curves
 #  2. BLS12-381's kernels: default against ZKPIPE_CUDA_WAIT_POLL_US=-1
 #     (blocking sync throughout), A B A B
@@ -15,14 +16,14 @@
 #     bits 2^20 (CPU-bound: polling's CPU), BN254 mulchain 2^20
 set -u
 export OUT
-H=$PWD/.carry-h1 C=$PWD/.carry-n1 F=$PWD/.cache/h1
+H=$PWD/.carry-h1 F=$PWD/.cache/h1
 mkdir -p $F/objn $F/objb
 pack() { tar czf $OUT/logs.tgz -C $F --exclude '*.so' --exclude 'obj*' --exclude '*.test' --exclude zkpipe . 2>/dev/null; }
-gunzip -c $H/gpu.test.gz > $F/new.test; gunzip -c $H/zkpipe.gz > $F/zkpipe; gunzip -c $C/gpu.test.gz > $F/base.test
+gunzip -c $H/gpu.test.gz > $F/new.test; gunzip -c $H/zkpipe.gz > $F/zkpipe; gunzip -c $H/base.test.gz > $F/base.test
 chmod +x $F/new.test $F/base.test $F/zkpipe
 t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
 nvidia-smi --query-gpu=name --format=csv,noheader
-tar xzf .carry-f4/obj.tgz -C $F/objb
+tar xzf $H/base-obj.tgz -C $F/objb
 (cd gpu/cuda && OBJ=$F/objb PARTS="" LIB=$F/lib-base.so ./build.sh > $F/link.log 2>&1); echo "base linked rc=$? at $(el) s"
 (cd gpu/cuda && OBJ=$F/objn LIB=$F/lib-new.so ./build.sh > $F/build.log 2>&1); echo "new built rc=$? at $(el) s"
 tar czf $OUT/objn.tgz -C $F/objn .; pack
