@@ -684,8 +684,7 @@ int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, co
         next_runs(off, chunks, total);
         TRY(d.mark());
         TRY(d.copied());
-        bound = most_h;
-        bound = bound > 1 ? (bound - 2) / L0 + 2 : bound;
+        bound = most_h > 1 ? (most_h - 2) / L0 + 2 : most_h;
     }
     // Later levels sum each bucket's partial sums in chunks of up to L.
     while (bound > 1) {

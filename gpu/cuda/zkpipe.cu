@@ -246,6 +246,11 @@ struct CudaDev {
         }
     }
     bool polls() const { return !cx->cfg.spin && cx->cfg.poll_us > 0; }
+    // pin_stage: this thread's stage, pinned at its first read-back
+    int pin_stage() {
+        if (!host_stage.p) CK(cudaHostAlloc((void **)&host_stage.p, STAGE_BYTES, cudaHostAllocPortable));
+        return 0;
+    }
     // poll: until query() (cudaStreamQuery or cudaEventQuery) says done, a
     // look every poll_us µs, sleeping in between (ContextConfig says why).
     template <class Q> int poll(Q query, const char *what) {
@@ -297,7 +302,7 @@ struct CudaDev {
             TRY(to_host(dst, src, bytes));
             return sync();
         }
-        if (!host_stage.p) CK(cudaHostAlloc((void **)&host_stage.p, STAGE_BYTES, cudaHostAllocPortable));
+        TRY(pin_stage());
         if (!early_ev.e) TRY(early_ev.create(event_flags(cx)));
         CK(cudaMemcpyAsync(host_stage.p, src, bytes, cudaMemcpyDeviceToHost, s));
         CK(cudaEventRecord(early_ev.e, s));
@@ -329,7 +334,7 @@ struct CudaDev {
             size_t off = (stage_used + 63) & ~(size_t)63;
             bool mine = !early_dst && (nstaged > 0 || !host_stage.busy);
             if (mine && nstaged < 4 && off + bytes <= STAGE_BYTES) {
-                if (!host_stage.p) CK(cudaHostAlloc((void **)&host_stage.p, STAGE_BYTES, cudaHostAllocPortable));
+                TRY(pin_stage());
                 CK(cudaMemcpyAsync(host_stage.p + off, src, bytes, cudaMemcpyDeviceToHost, s));
                 host_stage.busy = true;
                 staged[nstaged++] = {dst, off, bytes};
