@@ -43,6 +43,7 @@ func benchCommand() *cli.Command {
 		&cli.DurationFlag{Name: "snarkjs-timeout", Value: 10 * time.Minute, Usage: "bound on each snarkjs call of the circom comparison", EnvVars: env("bench-snarkjs-timeout"), Category: "circom"},
 		&cli.IntFlag{Name: "proofs", Aliases: []string{"n"}, Value: 8, Usage: fmt.Sprintf("how many proofs in each run (1 to %d; at most %d distinct witnesses are reused in turn; with --jobs: all the file's jobs when unset)", bench.MaxProofs, bench.MaxWitnesses), EnvVars: env("bench-proofs")},
 		&cli.BoolFlag{Name: "skip-gnark", Usage: "time zkpipe only (no gnark or snarkjs comparison)", EnvVars: env("skip-gnark")},
+		&cli.IntFlag{Name: "gnark-proofs", Usage: "how many proofs gnark's groth16.Prove makes for the comparison of a --circuit or --builtin (default: -n's): it proves one after another, each over every core, so its rate holds from the first proof and a few stand beside a long zkpipe stream, whose rate needs the pipeline full", EnvVars: env("bench-gnark-proofs")},
 		&cli.StringFlag{Name: "out", Usage: "directory for proofs (default: a fresh temporary one)", EnvVars: env("bench-out")},
 		&cli.StringFlag{Name: "results", Usage: "JSON Lines of results: also write zkpipe's result lines to this file (for zkpipe timeline)", EnvVars: env("bench-results")},
 		&cli.StringFlag{Name: "cpuprofile", Usage: "write CPU profiles (pprof) of gnark's proofs to FILE.gnark and of zkpipe's stream to FILE.zkpipe", EnvVars: env("bench-cpuprofile")},
@@ -66,6 +67,7 @@ const benchWitnesses = bench.MaxWitnesses
 // benchConfig is a bench's flags, parsed.
 type benchConfig struct {
 	n, serial                int
+	gnarkN                   int    // gnark's proofs for the comparison (--gnark-proofs, else n)
 	circuit, zkey, wasm      string // without --jobs: the one circuit (and calculator) benched
 	witness, wtns, input     []string
 	skipGnark                bool
@@ -90,7 +92,7 @@ type benchConfig struct {
 
 func benchFlags(c *cli.Context) (benchConfig, error) {
 	cfg := benchConfig{
-		n: c.Int("proofs"), serial: c.Int("serial-cpu"), nSet: c.IsSet("proofs"),
+		n: c.Int("proofs"), serial: c.Int("serial-cpu"), nSet: c.IsSet("proofs"), gnarkN: c.Int("proofs"),
 		witness: c.StringSlice("witness"), wtns: c.StringSlice("wtns"), input: c.StringSlice("input"),
 		skipGnark: c.Bool("skip-gnark"), out: c.String("out"), results: c.String("results"), cpuprofile: c.String("cpuprofile"),
 		snarkjsTimeout: c.Duration("snarkjs-timeout"),
@@ -107,9 +109,16 @@ func benchFlags(c *cli.Context) (benchConfig, error) {
 		}
 		cfg.circuit, cfg.zkey, cfg.wasm = first(cfg.circuits), first(cfg.zkeys), first(cfg.wasms)
 	}
+	if c.IsSet("gnark-proofs") {
+		cfg.gnarkN = c.Int("gnark-proofs")
+	}
 	switch {
 	case cfg.n < 1 || cfg.n > bench.MaxProofs:
 		return cfg, fmt.Errorf("--proofs (-n) %d: want 1 to %d", cfg.n, bench.MaxProofs)
+	case c.IsSet("gnark-proofs") && (cfg.skipGnark || cfg.jobs != "" || cfg.zkey != ""):
+		return cfg, usageErrorf(c, "--gnark-proofs sizes gnark's comparison of one gnark --circuit or --builtin: give it without --skip-gnark, --zkey or --jobs")
+	case cfg.gnarkN < 1 || cfg.gnarkN > bench.MaxProofs:
+		return cfg, fmt.Errorf("--gnark-proofs %d: want 1 to %d", cfg.gnarkN, bench.MaxProofs)
 	case cfg.serial < 0 || cfg.serial > bench.MaxProofs:
 		return cfg, fmt.Errorf("--serial-cpu %d: want 0 (none) to %d", cfg.serial, bench.MaxProofs)
 	case cfg.snarkjsTimeout <= 0:
@@ -384,14 +393,14 @@ func benchGnark(c *cli.Context, cfg benchConfig, out string, circ *stages.Circui
 		if err != nil {
 			return err
 		}
-		t, err := bench.Gnark(src, ws, files, n)
+		t, err := bench.Gnark(src, ws, files, cfg.gnarkN)
 		stop()
 		if err != nil {
 			return err
 		}
 		gnarkRate = t.Rate()
-		fmt.Printf("gnark groth16.Prove: %d proofs in %s, %.3f proofs/s (%.0f ms/proof, %.0f CPU ms/proof, %.1f cores busy)\n", n, t.Wall.Round(time.Millisecond), gnarkRate,
-			t.Wall.Seconds()*1000/float64(n), t.CPU.Seconds()*1000/float64(n), t.CPU.Seconds()/t.Wall.Seconds())
+		fmt.Printf("gnark groth16.Prove: %d proofs in %s, %.3f proofs/s (%.0f ms/proof, %.0f CPU ms/proof, %.1f cores busy)\n", t.N, t.Wall.Round(time.Millisecond), gnarkRate,
+			t.Wall.Seconds()*1000/float64(t.N), t.CPU.Seconds()*1000/float64(t.N), t.CPU.Seconds()/t.Wall.Seconds())
 	}
 	lines, wall, cpu, err := benchStream(c, cfg, out, circ, jobs, fileOf)
 	if err != nil {

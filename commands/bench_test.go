@@ -2,11 +2,13 @@ package commands
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/zkpipe/zkpipe/bench"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
@@ -70,7 +72,7 @@ func TestBenchCircuitIsOneValue(t *testing.T) {
 // gnark, and no key file written anywhere under --out. On BN254 with
 // --skip-gnark and -v (the setup's phases on stderr), and on BLS12-381
 // with gnark's comparison (which proves with the in-memory key before the
-// stream).
+// stream), of one proof (--gnark-proofs) beside the stream's two.
 func TestBenchBuiltinInMemory(t *testing.T) {
 	for _, tc := range []struct {
 		curve, builtin, constraints string
@@ -85,6 +87,9 @@ func TestBenchBuiltinInMemory(t *testing.T) {
 			}
 			if tc.verbose {
 				args = append(args, "-v")
+			}
+			if !tc.skipGnark {
+				args = append(args, "--gnark-proofs", "1")
 			}
 			code, log := benchBin(t, nil, args...)
 			if code != 0 {
@@ -105,8 +110,11 @@ func TestBenchBuiltinInMemory(t *testing.T) {
 			if got := strings.Contains(log, "zkpipe bench --builtin: compile "); got != tc.verbose {
 				t.Errorf("the setup's phases said: %v, with -v %v:\n%s", got, tc.verbose, log)
 			}
-			if got := strings.Contains(log, "gnark groth16.Prove: 2 proofs"); got == tc.skipGnark {
-				t.Errorf("gnark's comparison ran: %v, with --skip-gnark %v:\n%s", got, tc.skipGnark, log)
+			if got := strings.Contains(log, "gnark groth16.Prove: 1 proofs"); got == tc.skipGnark {
+				t.Errorf("gnark's comparison of one proof ran: %v, with --skip-gnark %v:\n%s", got, tc.skipGnark, log)
+			}
+			if got := strings.Contains(log, "ratio zkpipe/gnark:"); got == tc.skipGnark {
+				t.Errorf("the ratio said: %v, with --skip-gnark %v:\n%s", got, tc.skipGnark, log)
 			}
 			b, err := os.ReadFile(results)
 			if err != nil {
@@ -154,6 +162,29 @@ func TestBenchBuiltinUsageErrors(t *testing.T) {
 		var u *UsageError
 		if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("bench %v: %v, want a usage error saying %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// --gnark-proofs sizes the comparison of one gnark circuit: with
+// --skip-gnark, --zkey or --jobs it is a usage error, and out of 1 to
+// MaxProofs an error naming the flag, before anything is set up.
+func TestBenchGnarkProofsFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		usage bool
+		want  string
+	}{
+		{[]string{"--builtin", "mulchain", "--skip-gnark", "--gnark-proofs", "2"}, true, "--gnark-proofs sizes gnark's comparison"},
+		{[]string{"--zkey", "c.zkey", "--wtns", "w.wtns", "--gnark-proofs", "2"}, true, "without --skip-gnark, --zkey or --jobs"},
+		{[]string{"--jobs", "jobs.jsonl", "--circuit", "dir", "--gnark-proofs", "2"}, true, "without --skip-gnark, --zkey or --jobs"},
+		{[]string{"--builtin", "mulchain", "--gnark-proofs", "0"}, false, "--gnark-proofs 0: want 1 to "},
+		{[]string{"--builtin", "mulchain", "--gnark-proofs", fmt.Sprint(bench.MaxProofs + 1)}, false, fmt.Sprintf("--gnark-proofs %d: want 1 to %d", bench.MaxProofs+1, bench.MaxProofs)},
+	} {
+		err := App().Run(append([]string{"zkpipe", "bench", "--device", "cpu"}, tc.args...))
+		var u *UsageError
+		if err == nil || errors.As(err, &u) != tc.usage || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("bench %v: %v, want an error (usage: %v) saying %q", tc.args, err, tc.usage, tc.want)
 		}
 	}
 }
