@@ -92,7 +92,7 @@ type benchConfig struct {
 
 func benchFlags(c *cli.Context) (benchConfig, error) {
 	cfg := benchConfig{
-		n: c.Int("proofs"), serial: c.Int("serial-cpu"), nSet: c.IsSet("proofs"), gnarkN: c.Int("proofs"),
+		n: c.Int("proofs"), serial: c.Int("serial-cpu"), nSet: c.IsSet("proofs"),
 		witness: c.StringSlice("witness"), wtns: c.StringSlice("wtns"), input: c.StringSlice("input"),
 		skipGnark: c.Bool("skip-gnark"), out: c.String("out"), results: c.String("results"), cpuprofile: c.String("cpuprofile"),
 		snarkjsTimeout: c.Duration("snarkjs-timeout"),
@@ -109,6 +109,7 @@ func benchFlags(c *cli.Context) (benchConfig, error) {
 		}
 		cfg.circuit, cfg.zkey, cfg.wasm = first(cfg.circuits), first(cfg.zkeys), first(cfg.wasms)
 	}
+	cfg.gnarkN = cfg.n
 	if c.IsSet("gnark-proofs") {
 		cfg.gnarkN = c.Int("gnark-proofs")
 	}
