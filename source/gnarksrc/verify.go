@@ -3,6 +3,7 @@ package gnarksrc
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"io"
@@ -90,15 +91,16 @@ func verifyFiles(ctx context.Context, vk groth16.VerifyingKey, h HashToField, pr
 	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", proofPath, err)
 	}
-	data, err := readLimited(ctx, publicPath, 12+proofdata.ScalarBytes*int64(vk.NbPublicWitness()))
+	nbPublic, err := NbPublicInputs(vk)
 	if err != nil {
 		return nil, nil, err
 	}
-	pub, err := witness.New(id.ECC().ScalarField())
+	data, err := readLimited(ctx, publicPath, publicWitnessSize(nbPublic))
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := pub.UnmarshalBinary(data); err != nil {
+	pub, err := parsePublicWitness(id, nbPublic, data)
+	if err != nil {
 		return nil, nil, fmt.Errorf("public witness %s: %w", publicPath, err)
 	}
 	if err := groth16.Verify(proof, vk, pub, h.VerifierOption()); err != nil {
@@ -141,8 +143,9 @@ func VerifyProofWith(vk groth16.VerifyingKey, h HashToField, proofName string, p
 	if err != nil {
 		return nil, nil, err
 	}
-	if limit := 12 + proofdata.ScalarBytes*int64(vk.NbPublicWitness()); int64(len(publicData)) > limit {
-		return nil, nil, fmt.Errorf("public witness %s: %d bytes, more than the %d its key's inputs can be", publicName, len(publicData), limit)
+	nbPublic, err := NbPublicInputs(vk)
+	if err != nil {
+		return nil, nil, err
 	}
 	proof := groth16.NewProof(id.ECC())
 	if err := checkProofLayout(proofData, id); err != nil {
@@ -151,11 +154,8 @@ func VerifyProofWith(vk groth16.VerifyingKey, h HashToField, proofName string, p
 	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
 		return nil, nil, fmt.Errorf("proof %s: %w", proofName, err)
 	}
-	pub, err := witness.New(id.ECC().ScalarField())
+	pub, err := parsePublicWitness(id, nbPublic, publicData)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := pub.UnmarshalBinary(publicData); err != nil {
 		return nil, nil, fmt.Errorf("public witness %s: %w", publicName, err)
 	}
 	if err := groth16.Verify(proof, vk, pub, h.VerifierOption()); err != nil {
@@ -166,4 +166,37 @@ func VerifyProofWith(vk groth16.VerifyingKey, h HashToField, proofName string, p
 		return nil, nil, fmt.Errorf("public witness %s: %w", publicName, err)
 	}
 	return proof, inputs, nil
+}
+
+// publicWitnessSize is the size of a public witness of nbPublic inputs:
+// its 12-byte header and a value each.
+func publicWitnessSize(nbPublic int) int64 {
+	return witnessHeader + proofdata.ScalarBytes*int64(nbPublic)
+}
+
+// parsePublicWitness decodes data as the public witness of a circuit of
+// curve id with nbPublic public inputs (NbPublicInputs: the commitments'
+// values, which gnark's NbPublicWitness counts, are no input): exactly its
+// header, which must say nbPublic public values and no secret one, and
+// those values, nothing after. gnark's decoder stops after the values its
+// header counts and takes whatever follows.
+func parsePublicWitness(id curve.ID, nbPublic int, data []byte) (witness.Witness, error) {
+	if want := publicWitnessSize(nbPublic); int64(len(data)) != want {
+		if int64(len(data)) > want {
+			return nil, fmt.Errorf("%d bytes, the %d public inputs of its key take %d: trailing bytes after them", len(data), nbPublic, want)
+		}
+		return nil, fmt.Errorf("%d bytes, the %d public inputs of its key take %d: truncated", len(data), nbPublic, want)
+	}
+	nbPub, nbSecret, nbElems := binary.BigEndian.Uint32(data[0:4]), binary.BigEndian.Uint32(data[4:8]), binary.BigEndian.Uint32(data[8:12])
+	if uint64(nbPub) != uint64(nbPublic) || nbSecret != 0 || nbElems != nbPub {
+		return nil, fmt.Errorf("its header does not give the %d public values and no secret one of a public witness of its key", nbPublic)
+	}
+	pub, err := witness.New(id.ECC().ScalarField())
+	if err != nil {
+		return nil, err
+	}
+	if err := pub.UnmarshalBinary(data); err != nil {
+		return nil, err
+	}
+	return pub, nil
 }
