@@ -17,8 +17,8 @@ import (
 	"github.com/zkpipe/zkpipe/bench"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
-	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/engine/core"
+	"github.com/zkpipe/zkpipe/ioplan"
 	"github.com/zkpipe/zkpipe/keygen"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
@@ -228,16 +228,13 @@ func runBench(c *cli.Context) error {
 	if cfg.jobs != "" {
 		return benchJobs(c, cfg)
 	}
-	var in engine.Files
+	var in ioplan.Plan
 	if cfg.circuit != "" {
-		for _, f := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile} {
-			p := filepath.Join(cfg.circuit, f)
-			in.Add("the --circuit file "+p, p)
-		}
+		readCircuitDir(&in, cfg.circuit)
 	}
 	for _, f := range [][2]string{{"zkey", cfg.zkey}, {"wasm", cfg.wasm}} {
 		if f[1] != "" {
-			in.Add("--"+f[0]+" "+f[1], f[1])
+			in.Read("--"+f[0]+" "+f[1], f[1])
 		}
 	}
 	// the witness files are collected first, so that an output that is one
@@ -258,19 +255,19 @@ func runBench(c *cli.Context) error {
 			fmt.Printf("bench: using the first %d of %d --%s files\n", len(files), len(files)+skipped, f.flag)
 		}
 		for _, p := range files {
-			in.Add("--"+f.flag+" "+p, p)
+			in.Read("--"+f.flag+" "+p, p)
 		}
 		*f.files = files
 	}
-	if err := checkOutputs(&in, cfg.out, "--results", cfg.results); err != nil {
-		return err
-	}
+	writeOut(&in, cfg.out)
+	in.Write("--results", cfg.results)
 	if p := cfg.cpuprofile; p != "" {
 		for _, s := range []string{".gnark", ".zkpipe"} {
-			if err := checkOutputs(&in, cfg.out, "--cpuprofile", p+s); err != nil {
-				return err
-			}
+			in.Write("--cpuprofile", p+s)
 		}
+	}
+	if err := in.Check(); err != nil {
+		return err
 	}
 	out := cfg.out
 	if out == "" {
@@ -651,31 +648,25 @@ func benchJobs(c *cli.Context, cfg benchConfig) error {
 // --cpuprofile that is one of a --jobs bench's inputs (as prove refuses
 // them: the jobs file and the circuits' files).
 func checkJobsOutputs(cfg benchConfig) error {
-	var in engine.Files
-	in.Add("--jobs "+cfg.jobs, cfg.jobs)
+	var in ioplan.Plan
+	in.Read("--jobs "+cfg.jobs, cfg.jobs)
 	for _, dir := range cfg.circuits {
-		for _, f := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile} {
-			p := filepath.Join(dir, f)
-			in.Add("the --circuit file "+p, p)
-		}
+		readCircuitDir(&in, dir)
 	}
 	for _, p := range cfg.zkeys {
-		in.Add("--zkey "+p, p)
+		in.Read("--zkey "+p, p)
 	}
 	for _, p := range cfg.wasms {
-		in.Add("--wasm "+p, p)
+		in.Read("--wasm "+p, p)
 	}
-	if err := checkOutputs(&in, cfg.out, "--results", cfg.results); err != nil {
-		return err
-	}
+	writeOut(&in, cfg.out)
+	in.Write("--results", cfg.results)
 	if p := cfg.cpuprofile; p != "" {
 		for _, s := range []string{".gnark", ".zkpipe"} {
-			if err := checkOutputs(&in, cfg.out, "--cpuprofile", p+s); err != nil {
-				return err
-			}
+			in.Write("--cpuprofile", p+s)
 		}
 	}
-	return nil
+	return in.Check()
 }
 
 // jobCircuits are the circuits of a --jobs bench, by name.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/ioplan"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 )
@@ -27,12 +28,21 @@ func exportCommand() *cli.Command {
 				if c.NArg() > 0 {
 					return usageErrorf(c, "takes no arguments, got %q", c.Args().Slice())
 				}
-				var buf bytes.Buffer
-				if err := gnarksrc.ExportSolidity(c.String("circuit"), &buf); err != nil {
-					return err
-				}
 				name, err := spelling(c, "contract", "out")
 				if err != nil {
+					return err
+				}
+				// the contract is checked against the circuit's files
+				// before they are read: --contract DIR/circuit.pk (or
+				// a link to it, or /proc/self/cwd/…) would replace the key
+				var plan ioplan.Plan
+				readCircuitDir(&plan, c.String("circuit"))
+				plan.Replace("--"+name, c.String(name))
+				if err := plan.Check(); err != nil {
+					return err
+				}
+				var buf bytes.Buffer
+				if err := gnarksrc.ExportSolidity(c.String("circuit"), &buf); err != nil {
 					return err
 				}
 				if p := c.String(name); p != "-" {

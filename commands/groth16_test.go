@@ -179,6 +179,14 @@ func TestGroth16Refuses(t *testing.T) {
 	if err := os.Link(zkeyCopy, hard); err != nil {
 		t.Fatal(err)
 	}
+	proofLink := filepath.Join(root, "proof-link.json")
+	if err := os.Link(proof, proofLink); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "a-directory")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
@@ -194,10 +202,14 @@ func TestGroth16Refuses(t *testing.T) {
 		{"no such zkey", []string{"groth16", "prove", filepath.Join(root, "none.zkey"), filepath.Join(td, "mul.wtns"), proof, public}, ExitRunFailed, "none.zkey"},
 		{"three arguments", []string{"groth16", "prove", zkey, filepath.Join(td, "mul.wtns"), proof}, ExitUsage, "usage: zkpipe groth16 prove"},
 		{"six arguments", []string{"groth16", "fullprove", zero, wasm, zkey, proof, public, "x"}, ExitUsage, "usage: zkpipe groth16 fullprove"},
-		{"proof over the zkey", []string{"groth16", "prove", zkeyCopy, filepath.Join(td, "mul.wtns"), zkeyCopy, public}, ExitRunFailed, "would overwrite the input"},
-		{"proof over a symlink to the zkey", []string{"groth16", "prove", zkeyCopy, filepath.Join(td, "mul.wtns"), link, public}, ExitRunFailed, "would overwrite the input"},
-		{"public over a hard link to the zkey", []string{"groth16", "prove", zkeyCopy, filepath.Join(td, "mul.wtns"), proof, hard}, ExitRunFailed, "would overwrite the input"},
-		{"proof and public one file", []string{"groth16", "prove", zkey, filepath.Join(td, "mul.wtns"), proof, proof}, ExitRunFailed, "both the proof and the public"},
+		{"proof over the zkey", []string{"groth16", "prove", zkeyCopy, filepath.Join(td, "mul.wtns"), zkeyCopy, public}, ExitRunFailed, "refusing to overwrite an input"},
+		{"proof over a symlink to the zkey", []string{"groth16", "prove", zkeyCopy, filepath.Join(td, "mul.wtns"), link, public}, ExitRunFailed, "refusing to overwrite an input"},
+		{"public over a hard link to the zkey", []string{"groth16", "prove", zkeyCopy, filepath.Join(td, "mul.wtns"), proof, hard}, ExitRunFailed, "refusing to overwrite an input"},
+		{"proof and public one file", []string{"groth16", "prove", zkey, filepath.Join(td, "mul.wtns"), proof, proof}, ExitRunFailed, "are one file"},
+		{"proof and public one file by a hard link", []string{"groth16", "prove", zkey, filepath.Join(td, "mul.wtns"), proof, proofLink}, ExitRunFailed, "are one file"},
+		{"proof path a directory", []string{"groth16", "prove", zkey, filepath.Join(td, "mul.wtns"), dir, public}, ExitRunFailed, "is a directory"},
+		{"public path a directory", []string{"groth16", "fullprove", filepath.Join(td, "mul.input.json"), wasm, zkey, proof, dir}, ExitRunFailed, "is a directory"},
+		{"proof in a directory that is not there", []string{"groth16", "prove", zkey, filepath.Join(td, "mul.wtns"), filepath.Join(root, "none", "proof.json"), public}, ExitRunFailed, "no such file or directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append(c.args[:2:2], append([]string{"--device", "cpu"}, c.args[2:]...)...)
@@ -212,6 +224,9 @@ func TestGroth16Refuses(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(zkeyCopy); !bytes.Equal(b, data) {
 				t.Fatal("the zkey was overwritten")
+			}
+			if in, _ := os.ReadDir(dir); len(in) > 0 {
+				t.Errorf("written into the directory given as an output: %v", in)
 			}
 			if left, _ := filepath.Glob(filepath.Join(root, ".zkpipe-*")); len(left) > 0 {
 				t.Errorf("scratch left behind: %v", left)

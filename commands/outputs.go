@@ -1,53 +1,48 @@
 package commands
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/ioplan"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
-// runInputs are the files a prove run reads before its jobs name more:
-// the jobs file (stdin's file when it is one), every circuit file.
-func runInputs(c *cli.Context) *engine.Files {
-	var in engine.Files
-	if p := c.String("jobs"); p != "-" {
-		in.Add("--jobs "+p, p)
+// runPlan is what a prove run reads before its jobs name more (the jobs
+// file, stdin's file when it is one, every circuit file) and writes (its
+// --out directory, which is out, and --results), for one check before
+// anything is written.
+func runPlan(c *cli.Context, out string) *ioplan.Plan {
+	var p ioplan.Plan
+	if j := c.String("jobs"); j != "-" {
+		p.Read("--jobs "+j, j)
 	} else if fi, err := os.Stdin.Stat(); err == nil && fi.Mode().IsRegular() {
-		in.AddInfo("--jobs - (stdin)", fi)
+		p.ReadOpen("--jobs - (stdin)", fi)
 	}
 	for _, dir := range c.StringSlice("circuit") {
-		for _, f := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile} {
-			p := filepath.Join(dir, f)
-			in.Add("the --circuit file "+p, p)
-		}
+		readCircuitDir(&p, dir)
 	}
 	for _, flag := range []string{"zkey", "wasm", "r1cs"} {
-		for _, p := range c.StringSlice(flag) {
-			in.Add("--"+flag+" "+p, p)
+		for _, f := range c.StringSlice(flag) {
+			p.Read("--"+flag+" "+f, f)
 		}
 	}
-	return &in
+	writeOut(&p, out)
+	p.Write("--results", c.String("results"))
+	return &p
 }
 
-// checkOutputs refuses, before anything is written, outputs that are
-// inputs: the results file (unless "-") must be none of in and no file the
-// engine writes in out, and no input may be a file the engine writes in
-// out (none when out is "": a fresh temporary one). Identity is os.SameFile's (symlinks, hard links, ./a and a).
-func checkOutputs(in *engine.Files, out, resultsFlag, results string) error {
-	if results != "" && results != "-" {
-		if name, ok := in.Find(results); ok {
-			return fmt.Errorf("%s %s is %s: refusing to overwrite an input (%w)", resultsFlag, results, name, engine.ErrInputClash)
-		}
-		if out != "" && engine.InOutDir(out, results) {
-			return fmt.Errorf("%s %s is a file zkpipe writes in --out %s: give it another name (%w)", resultsFlag, results, out, engine.ErrInputClash)
-		}
-	}
-	if name, ok := in.FindIn(func(p string) bool { return out != "" && engine.InOutDir(out, p) }); ok {
-		return fmt.Errorf("%s is a file zkpipe writes in --out %s: refusing to overwrite an input (%w)", name, out, engine.ErrInputClash)
-	}
-	return nil
+// readCircuitDir records a gnark circuit directory's files as inputs,
+// each whether it is there or not: an output named circuit.pk there
+// replaces the key, one named hash-to-field changes how its commitments
+// hash.
+func readCircuitDir(p *ioplan.Plan, dir string) {
+	p.ReadDir("--circuit", dir, gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile, gnarksrc.HashFile)
+}
+
+// writeOut records the engine's output directory out ("": a fresh
+// temporary one, no clash possible) as --out.
+func writeOut(p *ioplan.Plan, out string) {
+	p.WriteIn("--out", out, func(path string) bool { return engine.InOutDir(out, path) })
 }

@@ -201,3 +201,78 @@ func TestOtherCommandsRefuseOutputsThatAreInputs(t *testing.T) {
 	}
 	unchanged(t, results, rdata)
 }
+
+// zkpipe export solidity --contract naming a file of its --circuit
+// directory (circuit.pk, circuit.vk, circuit.r1cs, circuit.json,
+// hash-to-field, there or not yet), by its path, another spelling, a
+// /proc/self/cwd/… path, a hard link or a symlink, or naming the
+// directory itself, is refused before anything is read or written (a real
+// process, exit non-zero), every file as it was; a contract elsewhere is
+// written.
+func TestExportRefusesAContractOverItsCircuit(t *testing.T) {
+	bin := binary(t)
+	root := t.TempDir()
+	dir := setupCircuit(t, root, "chain", "mulchain", 50)
+	files := []string{"circuit.pk", "circuit.vk", "circuit.r1cs", "circuit.json"}
+	before := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[f] = b
+	}
+	hard, sym := filepath.Join(root, "hard.sol"), filepath.Join(root, "sym.sol")
+	if err := os.Link(filepath.Join(dir, "circuit.pk"), hard); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "circuit.vk"), sym); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(root, "dangling.sol") // to a hash-to-field the directory lacks
+	if err := os.Symlink(filepath.Join(dir, "hash-to-field"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "hash-to-field"))
+	run := func(contract string) (int, string) {
+		cmd := exec.Command(bin, "export", "solidity", "--circuit", dir, "--contract", contract)
+		cmd.Dir = root
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		return exitCode(t, cmd), stderr.String()
+	}
+	for _, c := range []struct{ contract, want string }{
+		{filepath.Join(dir, "circuit.pk"), "refusing to overwrite an input"},
+		{filepath.Join(dir, "circuit.vk"), "refusing to overwrite an input"},
+		{filepath.Join(dir, "circuit.r1cs"), "refusing to overwrite an input"},
+		{filepath.Join(dir, "circuit.json"), "refusing to overwrite an input"},
+		{filepath.Join(dir, "hash-to-field"), "refusing to overwrite an input"},
+		{filepath.Join(dir, "..", "chain", ".", "circuit.vk"), "refusing to overwrite an input"},
+		{"/proc/self/cwd/chain/circuit.pk", "refusing to overwrite an input"},
+		{"/proc/self/cwd/chain/hash-to-field", "refusing to overwrite an input"},
+		{"chain/circuit.vk", "refusing to overwrite an input"},
+		{hard, "refusing to overwrite an input"},
+		{sym, "refusing to overwrite an input"},
+		{dangling, "refusing to overwrite an input"},
+		{dir, "is a directory"},
+		{filepath.Join(root, "none", "Verifier.sol"), "no such file or directory"},
+	} {
+		code, stderr := run(c.contract)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("--contract %s: exit %d, %q; want it refused saying %q", c.contract, code, stderr, c.want)
+		}
+		for _, f := range files {
+			unchanged(t, filepath.Join(dir, f), before[f])
+		}
+		if _, err := os.Stat(filepath.Join(dir, "hash-to-field")); err == nil {
+			t.Fatalf("--contract %s: a hash-to-field was made in the circuit directory", c.contract)
+		}
+	}
+	good := filepath.Join(root, "Verifier.sol")
+	if code, stderr := run(good); code != 0 {
+		t.Fatalf("--contract %s: exit %d: %s", good, code, stderr)
+	}
+	if b, err := os.ReadFile(good); err != nil || !strings.Contains(string(b), "pragma solidity") {
+		t.Fatalf("the contract: %v, %.80q", err, b)
+	}
+}

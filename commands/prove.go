@@ -71,7 +71,7 @@ func prove(c *cli.Context) error {
 	if opts.MaxPartitions < 1 || opts.MaxPartitions > engine.MaxPartitionsLimit {
 		return usageErrorf(c, "--max-partitions %d: want 1 to %d", opts.MaxPartitions, engine.MaxPartitionsLimit)
 	}
-	if err := checkOutputs(runInputs(c), opts.Out, "--results", c.String("results")); err != nil {
+	if err := runPlan(c, opts.Out).Check(); err != nil {
 		return err
 	}
 	if p := c.String("results"); p != "-" {

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
-	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/fleet"
-	"github.com/zkpipe/zkpipe/source/gnarksrc"
+	"github.com/zkpipe/zkpipe/ioplan"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -39,17 +37,19 @@ func resultsCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			// no output may be an input: --results naming --jobs would
 			// truncate it before it is read
-			var in engine.Files
+			var in ioplan.Plan
 			if p := c.String("jobs"); p != "" {
-				in.Add("--jobs "+p, p)
+				in.Read("--jobs "+p, p)
 			}
 			if d := c.String("circuit"); d != "" {
-				in.Add("the --circuit file "+filepath.Join(d, gnarksrc.VKFile), filepath.Join(d, gnarksrc.VKFile))
+				readCircuitDir(&in, d)
 			}
 			if p := c.String("vkey"); p != "" {
-				in.Add("--vkey "+p, p)
+				in.Read("--vkey "+p, p)
 			}
-			if err := checkOutputs(&in, proofsOut(c), "--results", c.String("results")); err != nil {
+			writeOut(&in, proofsOut(c))
+			in.Write("--results", c.String("results"))
+			if err := in.Check(); err != nil {
 				return err
 			}
 			// the user's own key first: a file that cannot be read must

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
-	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/ioplan"
 	"github.com/zkpipe/zkpipe/stream"
 	"github.com/zkpipe/zkpipe/timeline"
 )
@@ -36,16 +36,15 @@ func timelineCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if out := c.String(svg); out != "-" {
-				var inputs engine.Files
-				if args[0] != "-" {
-					inputs.Add("the results file "+args[0], args[0])
-				} else if fi, err := os.Stdin.Stat(); err == nil && fi.Mode().IsRegular() {
-					inputs.AddInfo("the results on stdin", fi)
-				}
-				if name, ok := inputs.Find(out); ok {
-					return fmt.Errorf("timeline: --%s %s is %s: refusing to replace an input (%w)", svg, out, name, engine.ErrInputClash)
-				}
+			var plan ioplan.Plan
+			if args[0] != "-" {
+				plan.Read("the results file "+args[0], args[0])
+			} else if fi, err := os.Stdin.Stat(); err == nil && fi.Mode().IsRegular() {
+				plan.ReadOpen("the results on stdin", fi)
+			}
+			plan.Replace("--"+svg, c.String(svg))
+			if err := plan.Check(); err != nil {
+				return fmt.Errorf("timeline: %w", err)
 			}
 			in := io.Reader(os.Stdin)
 			if args[0] != "-" {

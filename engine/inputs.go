@@ -2,12 +2,11 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/zkpipe/zkpipe/ioplan"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -15,8 +14,9 @@ import (
 
 // ErrInputClash marks an output path that is one of the run's inputs:
 // --results naming the jobs file truncates it before a job is read, and a
-// witness that is the results file is overwritten while it is read.
-var ErrInputClash = errors.New("an output that is one of the run's inputs")
+// witness that is the results file is overwritten while it is read. It is
+// ioplan's error, which every command's check of its outputs gives.
+var ErrInputClash = ioplan.ErrClash
 
 // Output is a file a run writes outside its output directory (the results
 // file), named as the user named it ("--results").
@@ -26,50 +26,7 @@ type Output struct {
 
 // Files are the files a run reads or writes, by identity (os.SameFile):
 // symlinks, hard links and spellings of one path (./a, a) are one file.
-type Files struct {
-	names, paths []string // paths: "" for an open file (AddInfo)
-	infos        []os.FileInfo
-}
-
-// Add records the file at path as name ("--jobs jobs.jsonl"); a path that
-// does not exist (yet) is no file to clash with.
-func (f *Files) Add(name, path string) {
-	if fi, err := os.Stat(path); err == nil {
-		f.names, f.paths, f.infos = append(f.names, name), append(f.paths, path), append(f.infos, fi)
-	}
-}
-
-// AddInfo records an open file (stdin) as name.
-func (f *Files) AddInfo(name string, fi os.FileInfo) {
-	f.names, f.paths, f.infos = append(f.names, name), append(f.paths, ""), append(f.infos, fi)
-}
-
-// FindIn returns the name of the first recorded file whose path is, by
-// in, somewhere it must not be.
-func (f *Files) FindIn(in func(path string) bool) (string, bool) {
-	for i, p := range f.paths {
-		if p != "" && in(p) {
-			return f.names[i], true
-		}
-	}
-	return "", false
-}
-
-// Find returns the name of the recorded file that path is, if any. Only a
-// regular file clashes: writing to /dev/null, a terminal or a pipe
-// truncates nothing (--jobs /dev/null --results /dev/null is harmless).
-func (f *Files) Find(path string) (string, bool) {
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return "", false
-	}
-	for i, g := range f.infos {
-		if os.SameFile(fi, g) {
-			return f.names[i], true
-		}
-	}
-	return "", false
-}
+type Files = ioplan.Files
 
 // outputSuffixes end the names the engine writes in an output directory
 // (ID and one of them), besides temporary files and the lock.
@@ -108,18 +65,7 @@ func InOutDir(out, path string) bool {
 	return false
 }
 
-// sameDir reports whether directories a and b are one: by identity when
-// both exist, else (one to be created) by absolute path.
-func sameDir(a, b string) bool {
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	if err1 == nil && err2 == nil {
-		return os.SameFile(fa, fb)
-	}
-	aa, err1 := filepath.Abs(a)
-	ab, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && aa == ab
-}
+func sameDir(a, b string) bool { return ioplan.SameDir(a, b) }
 
 // checkWitness refuses a job's witness (or wtns) that the run writes: one
 // of o.Writes or a file of the output directory. A witness in hand

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zkpipe/zkpipe/engine"
+	"github.com/zkpipe/zkpipe/ioplan"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -98,7 +99,12 @@ func Prove(ctx context.Context, opts engine.Options, j Job) error {
 	if err := circomsrc.VerifyFiles(ctx, vk, got.Proof, got.Public); err != nil {
 		return fmt.Errorf("the proof written does not verify (%w); nothing written", err)
 	}
-	// snarkjs's outputs, each replaced atomically, the proof last
+	// snarkjs's outputs, each replaced atomically, the proof last, once
+	// both are checked again (the proof took a while: a path may have
+	// become a directory meanwhile)
+	if err := j.check(); err != nil {
+		return err
+	}
 	for _, f := range []struct{ from, to string }{{got.Public, j.Public}, {got.Proof, j.Proof}} {
 		data, err := os.ReadFile(f.from)
 		if err != nil {
@@ -122,26 +128,15 @@ func (j Job) check() error {
 	if j.Proof == "" || j.Public == "" {
 		return errors.New("give the proof.json and public.json to write")
 	}
-	same := func(a, b string) bool {
-		if a == "" || b == "" {
-			return false
-		}
-		if filepath.Clean(a) == filepath.Clean(b) {
-			return true
-		}
-		sa, err1 := os.Stat(a)
-		sb, err2 := os.Stat(b)
-		return err1 == nil && err2 == nil && os.SameFile(sa, sb) // a link to the same file
-	}
-	if same(j.Proof, j.Public) {
-		return fmt.Errorf("%s is both the proof and the public inputs to write", j.Proof)
-	}
-	for _, out := range []string{j.Proof, j.Public} {
-		for _, in := range []string{j.Zkey, j.Wtns, j.Input, j.Wasm} {
-			if same(out, in) {
-				return fmt.Errorf("%s would overwrite the input %s", out, in)
-			}
+	// every output checked before any is written: a proof path that is a
+	// directory must not leave a new public.json behind
+	var plan ioplan.Plan
+	for _, in := range []struct{ name, path string }{{"the zkey", j.Zkey}, {"the witness", j.Wtns}, {"the input", j.Input}, {"the wasm", j.Wasm}} {
+		if in.path != "" {
+			plan.Read(in.name+" "+in.path, in.path)
 		}
 	}
-	return nil
+	plan.Replace("the proof", j.Proof)
+	plan.Replace("the public inputs", j.Public)
+	return plan.Check()
 }
