@@ -18,6 +18,7 @@ import (
 //	ZKPIPE_MSM_SEGMENT      buckets a thread reduces, a power of two 2 to 256
 //	ZKPIPE_CUDA_SPIN        1: host threads spin while waiting for the GPU
 //	ZKPIPE_CUDA_WAIT_POLL_US without spin, µs between looks at an MSM's last steps, 1 to 1000 (20); -1: blocking sync
+//	ZKPIPE_MSM_PIECE_LOG    an MSM of more scalars than 2^this runs in pieces of that many, 10 to 30 (24)
 //	ZKPIPE_CUDA_TAIL_SPLIT  0: one job's tail MSMs run one after another
 //	LD_LIBRARY_PATH         where the library's own dependencies are looked
 //	                        for first (absolute elements only; gpu.FindCUDALibrary)
@@ -46,6 +47,9 @@ func cudaConfigOf(getenv func(string) string) gpu.CUDAConfig {
 	c.Spin = getenv("ZKPIPE_CUDA_SPIN") == "1"
 	if v, ok := envInt(getenv, "ZKPIPE_CUDA_WAIT_POLL_US"); ok && (v == -1 || v >= 1 && v <= 1000) {
 		c.WaitPollMicros = v
+	}
+	if v, ok := envInt(getenv, "ZKPIPE_MSM_PIECE_LOG"); ok && v >= gpu.MinMSMPieceLog && v <= gpu.MaxMSMPieceLog {
+		c.MSMPieceLog = v
 	}
 	c.SerialTails = getenv("ZKPIPE_CUDA_TAIL_SPLIT") == "0"
 	c.LibraryPath = getenv("LD_LIBRARY_PATH")

@@ -24,6 +24,8 @@ func TestCUDAConfigFromTheEnvironment(t *testing.T) {
 		{map[string]string{"ZKPIPE_CUDA_SPIN": "0", "ZKPIPE_CUDA_TAIL_SPLIT": "1"}, gpu.CUDAConfig{}},
 		{map[string]string{"ZKPIPE_CUDA_WAIT_POLL_US": "-1"}, gpu.CUDAConfig{WaitPollMicros: -1}},
 		{map[string]string{"ZKPIPE_CUDA_WAIT_POLL_US": "50"}, gpu.CUDAConfig{WaitPollMicros: 50}},
+		{map[string]string{"ZKPIPE_MSM_PIECE_LOG": "20"}, gpu.CUDAConfig{MSMPieceLog: 20}},
+		{map[string]string{"ZKPIPE_MSM_PIECE_LOG": "9"}, gpu.CUDAConfig{}},
 		{map[string]string{"ZKPIPE_CUDA_WAIT_POLL_US": "1001"}, gpu.CUDAConfig{}},
 		{map[string]string{"ZKPIPE_CUDA_WAIT_POLL_US": "-2"}, gpu.CUDAConfig{}},
 	} {

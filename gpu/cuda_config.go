@@ -42,6 +42,12 @@ type CUDAConfig struct {
 	// throughout (blocking sync), whose wake-ups cost 0.2–0.8 ms a G1 MSM
 	// on one H100 machine (notes/h100-2026-12-06g).
 	WaitPollMicros int
+	// MSMPieceLog bounds one MSM run: an MSM of more than 2^MSMPieceLog
+	// scalars runs in pieces of that many, their window sums added, so that
+	// its device scratch stays that of 2^MSMPieceLog scalars whatever its
+	// size (10 to 30; 0 is 24: about 6 GiB, where a 2^27 MSM in one run
+	// held 48 GiB).
+	MSMPieceLog int
 	// SerialTails runs one job's tail MSMs (A, B₁, K) one after another
 	// instead of on several compute streams at once (for A/B measurements;
 	// WithTailSplit says the same).
@@ -53,6 +59,13 @@ type CUDAConfig struct {
 	// library once.
 	LibraryPath string
 }
+
+// MinMSMPieceLog and MaxMSMPieceLog bound CUDAConfig.MSMPieceLog
+// (gpu/cuda/driver.cuh, MSM_PIECE_LOG_MIN and _MAX).
+const (
+	MinMSMPieceLog = 10
+	MaxMSMPieceLog = 30
+)
 
 // MaxMSMWindow is the widest window CUDAConfig.MSMWindow takes: 2^23
 // buckets a set (gpu/cuda/msm.cuh, MSM_MAX_WINDOW).
@@ -80,6 +93,9 @@ func (c CUDAConfig) check() error {
 	if p := c.WaitPollMicros; p != 0 && p != -1 && (p < 1 || p > 1000) {
 		return fmt.Errorf("cuda config: WaitPollMicros %d: want 1 to 1000 µs, 0 (20) or -1 (blocking sync)", p)
 	}
+	if p := c.MSMPieceLog; p != 0 && (p < MinMSMPieceLog || p > MaxMSMPieceLog) {
+		return fmt.Errorf("cuda config: MSMPieceLog %d: want %d to %d, or 0 (24)", p, MinMSMPieceLog, MaxMSMPieceLog)
+	}
 	return nil
 }
 
@@ -102,6 +118,9 @@ func (c CUDAConfig) zk(f *cudaFns) zkConfig {
 	}
 	if c.WaitPollMicros != 0 {
 		z.WaitPollMicros = int32(c.WaitPollMicros)
+	}
+	if c.MSMPieceLog != 0 {
+		z.MSMPieceLog = int32(c.MSMPieceLog)
 	}
 	return z
 }

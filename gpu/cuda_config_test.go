@@ -17,7 +17,7 @@ func TestCUDAConfigReachesTheLibrary(t *testing.T) {
 	def := openOwn(t)
 	defer def.Close()
 	standIn(t, def)
-	tuned := gpu.CUDAConfig{MSMWindow: 22, MSMChunk: 8, MSMSegment: 16, Spin: true, WaitPollMicros: -1}
+	tuned := gpu.CUDAConfig{MSMWindow: 22, MSMChunk: 8, MSMSegment: 16, Spin: true, WaitPollMicros: -1, MSMPieceLog: 12}
 	c := openOwn(t, gpu.WithConfig(tuned))
 	defer c.Close()
 	got, ok := c.LibraryConfig()
@@ -53,6 +53,8 @@ func TestCUDAConfigOutOfRange(t *testing.T) {
 		{gpu.CUDAConfig{MSMSegment: 512}, "MSMSegment 512"},
 		{gpu.CUDAConfig{WaitPollMicros: -2}, "WaitPollMicros -2"},
 		{gpu.CUDAConfig{WaitPollMicros: 1001}, "WaitPollMicros 1001"},
+		{gpu.CUDAConfig{MSMPieceLog: 9}, "MSMPieceLog 9"},
+		{gpu.CUDAConfig{MSMPieceLog: 31}, "MSMPieceLog 31"},
 	} {
 		dev, err := gpu.OpenCUDA(cudaLib(t), gpu.WithConfig(c.cfg))
 		if err == nil {

@@ -26,7 +26,7 @@ const CUDALibraryName = "libzkpipe_cuda.so"
 // The C ABI this package is built for: gpu/cuda/zkpipe.h. A library whose
 // zk_abi_version returns another version, or other struct sizes, is refused.
 const (
-	cudaABIVersion = 13  // 13: zk_config.wait_poll_us; 12: zk_msm_table_layout by group; 11: zk_fixed_base
+	cudaABIVersion = 14  // 14: zk_config.msm_piece_log; 13: zk_config.wait_poll_us; 12: zk_msm_table_layout by group; 11: zk_fixed_base
 	zkErrBytes     = 512 // ZK_ERR_BYTES: each call's error buffer
 	maxWindows     = 64  // ZK_MAX_WINDOWS: window sums an MSM returns at most
 	MaxMSMBatch    = 64  // ZK_MAX_BATCH: scalar vectors one batched MSM takes at most
@@ -77,6 +77,7 @@ type zkConfig struct {
 	MSMWindow, MSMChunk, MSMSegment int32
 	Spin                            int32
 	WaitPollMicros                  int32 // wait_poll_us (ABI 13)
+	MSMPieceLog                     int32 // msm_piece_log (ABI 14)
 }
 
 // zkMSMArgs mirrors zk_msm_args (zkpipe.h): one zk_msm call, k vectors of

@@ -100,7 +100,7 @@ func (c *CUDA) LibraryConfig() (cfg CUDAConfig, ok bool) {
 		return cfg, false
 	}
 	return CUDAConfig{MSMWindow: int(z.MSMWindow), MSMChunk: int(z.MSMChunk), MSMSegment: int(z.MSMSegment), Spin: z.Spin == 1,
-		WaitPollMicros: int(z.WaitPollMicros)}, true
+		WaitPollMicros: int(z.WaitPollMicros), MSMPieceLog: int(z.MSMPieceLog)}, true
 }
 
 func (c *CUDA) HostStandIn() *HostStandIn {

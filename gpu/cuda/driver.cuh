@@ -113,7 +113,20 @@ struct MsmTuning {
     int window = 0;
     u32 chunk = 0;   // msm_chunk's choice
     u32 segment = 0; // msm_segment's choice; run 5 of notes/cuda.md: 8 beat 32 by 1–3% up to 2^16 buckets
+    int piece_log = 0; // msm_piece's choice
 };
+
+// MSM_PIECE_LOG: an MSM of more scalars than 2^MSM_PIECE_LOG runs in pieces
+// of that many (msm_run_batch), so that its scratch is bounded whatever its
+// size: 2^24 scalars of 16-bit windows hold about 6 GiB (sorted digits and
+// their level sums, msm_plan_bytes), where a 2^27 MSM in one run held 48
+// GiB. A piece's bucket reduction is a few hundred thousand additions
+// against its 2^28 digits' additions, so pieces cost little; and the
+// kernels' largest measured MSMs (2^24) stay one run.
+const int MSM_PIECE_LOG = 24, MSM_PIECE_LOG_MIN = 10, MSM_PIECE_LOG_MAX = 30;
+
+// msm_piece: the most scalars one run of an MSM takes under t.
+inline size_t msm_piece(const MsmTuning &t) { return (size_t)1 << (t.piece_log ? t.piece_log : MSM_PIECE_LOG); }
 
 // msm_chunk is the chunk of an MSM over F: the config's, or MsmChunk's.
 template <class F> u32 msm_chunk(const MsmTuning &t) { return t.chunk ? t.chunk : MsmChunk<F>::value; }
@@ -129,6 +142,11 @@ inline int msm_tuning_of(const zk_config &cfg, MsmTuning *t) {
     int sg = cfg.msm_segment;
     if (sg != 0 && (sg < 2 || sg > 256 || (sg & (sg - 1)) != 0))
         return FAILF("config: msm_segment %d: want a power of two from 2 to 256, or 0 (by size)", sg);
+    int pl = cfg.msm_piece_log;
+    if (pl != 0 && (pl < MSM_PIECE_LOG_MIN || pl > MSM_PIECE_LOG_MAX))
+        return FAILF("config: msm_piece_log %d: want %d to %d, or 0 (%d)", pl, MSM_PIECE_LOG_MIN, MSM_PIECE_LOG_MAX,
+                     MSM_PIECE_LOG);
+    t->piece_log = pl;
     t->window = cfg.msm_window;
     t->chunk = (u32)cfg.msm_chunk;
     t->segment = (u32)sg;
@@ -557,13 +575,16 @@ template <class F> size_t msm_plan_bytes(size_t n, int nw, size_t nb, size_t L) 
 // window's set can be the larger: BLS12-381's 20 bits from 2^19 bases,
 // its G1's 22 from 2^24).
 // gpu.CUDA.JobBytes reserves it (zk_msm_scratch_bytes) for the governor.
+// A run holds at most a piece's scalars (msm_piece), in the windows the
+// whole MSM's size chose.
 template <class F> size_t msm_scratch_bytes(size_t n, const MsmTuning &t) {
     if (n == 0) return 0;
     typedef ScalarOf<F> S;
+    const size_t run = n < msm_piece(t) ? n : msm_piece(t);
     int c = msm_window(n, t.window), nw = msm_windows<S>(c);
-    size_t plain = msm_plan_bytes<F>(n, nw, (size_t)nw << (c - 1), msm_chunk<F>(t));
+    size_t plain = msm_plan_bytes<F>(run, nw, (size_t)nw << (c - 1), msm_chunk<F>(t));
     int ct = group_table_window<F>(n, t.window);
-    size_t table = msm_plan_bytes<F>(n, msm_windows<S>(ct), (size_t)1 << (ct - 1), msm_chunk<F>(t));
+    size_t table = msm_plan_bytes<F>(run, msm_windows<S>(ct), (size_t)1 << (ct - 1), msm_chunk<F>(t));
     return plain > table ? plain : table;
 }
 
@@ -709,8 +730,11 @@ int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, co
 // dense), into host_out[j·nw + w] (room for k·ZK_MAX_WINDOWS points):
 // *c_out bits a window, *nw_out windows a vector (1 over a table; 0 when
 // every vector is empty, and nothing written). One window size for all
-// (by the largest vector, or the table's). A batch whose digits would pass
-// one run's limits (MsmPlan) is run as several runs of consecutive vectors.
+// (by the largest vector, or the table's). Runs hold at most a piece's
+// scalars (msm_piece) and what one run's digits can (MsmPlan): consecutive
+// vectors share a run while both allow, and a vector longer than a piece
+// runs alone, a piece at a time, each piece's window sums added to the
+// vector's (the windows are the whole vector's, so the sums add).
 template <class F, class D>
 int msm_run_batch(D &d, const MsmTuning &t, const Affine<F> *bases, const ScalarOf<F> *const *scalars, const u32 *const *idx,
                   const size_t *n, int k, XYZZ<F> *host_out, int *c_out, int *nw_out, const MsmTable<F> *tab = nullptr) {
@@ -724,23 +748,55 @@ int msm_run_batch(D &d, const MsmTuning &t, const Affine<F> *bases, const Scalar
     int c = tab ? tab->c : msm_window(most, t.window);
     int nw = tab ? tab->nw : msm_windows<ScalarOf<F>>(c);
     int per = tab ? 1 : nw; // sums a vector
+    const size_t piece = msm_piece(t);
     MsmPlan pl{};
+    // run: the MSMs of vectors [0, kr) of sc/ix (n ns) over b or tb into out
+    auto run = [&](const Affine<F> *b, const ScalarOf<F> *const *sc, const u32 *const *ix, const size_t *ns, int kr,
+                   XYZZ<F> *out, const MsmTable<F> *tb) -> int {
+        TRY(msm_plan_batch(ns, kr, c, nw, tb != nullptr, msm_chunk<F>(t), &pl));
+        // a configured chunk is every level's; the group's may widen at
+        // level 0 (level0_chunk)
+        u32 L0 = pl.chunk;
+        if constexpr (Level0Widens<F>::value)
+            if (!t.chunk) L0 = level0_chunk(pl.m, pl.chunk, d.template level0_slots<F>());
+        return msm_core<F>(d, b, sc, ix, pl, L0, t.segment, out, tb);
+    };
     for (int j0 = 0; j0 < k;) {
-        // the longest run of vectors from j0 whose digits one run holds
+        if (n[j0] > piece) {
+            // Piece by piece. A dense piece reads the bases (or the table's
+            // points, at w·nbase + i) from lo on; a sparse one reads them
+            // through its indexes, which are absolute.
+            XYZZ<F> *out = host_out + (size_t)j0 * per;
+            for (size_t lo = 0; lo < n[j0]; lo += piece) {
+                size_t m = n[j0] - lo < piece ? n[j0] - lo : piece;
+                const ScalarOf<F> *sc = scalars[j0] + lo;
+                const u32 *ix = idx && idx[j0] ? idx[j0] + lo : nullptr;
+                const Affine<F> *b = bases;
+                MsmTable<F> tp{};
+                if (tab) {
+                    tp = *tab;
+                    if (!ix) tp.pts += lo;
+                } else if (!ix) {
+                    b += lo;
+                }
+                XYZZ<F> part[ZK_MAX_WINDOWS];
+                TRY(run(b, &sc, ix ? &ix : nullptr, &m, 1, lo == 0 ? out : part, tab ? &tp : nullptr));
+                if (lo > 0)
+                    for (int w = 0; w < per; w++) out[w].add(part[w]);
+            }
+            j0++;
+            continue;
+        }
+        // the longest run of vectors from j0 whose digits one run holds,
+        // within a piece's scalars
         int j1 = j0 + 1;
-        size_t m = n[j0] * (size_t)nw;
-        while (j1 < k && m + n[j1] * (size_t)nw <= 0xffffffffULL) m += n[j1++] * (size_t)nw;
-        size_t sum = 0;
-        for (int j = j0; j < j1; j++) sum += n[j];
+        size_t m = n[j0] * (size_t)nw, sum = n[j0];
+        while (j1 < k && sum + n[j1] <= piece && m + n[j1] * (size_t)nw <= 0xffffffffULL) {
+            m += n[j1] * (size_t)nw;
+            sum += n[j1++];
+        }
         if (sum) {
-            TRY(msm_plan_batch(n + j0, j1 - j0, c, nw, tab != nullptr, msm_chunk<F>(t), &pl));
-            // a configured chunk is every level's; the group's may widen at
-            // level 0 (level0_chunk)
-            u32 L0 = pl.chunk;
-            if constexpr (Level0Widens<F>::value)
-                if (!t.chunk) L0 = level0_chunk(pl.m, pl.chunk, d.template level0_slots<F>());
-            TRY(msm_core<F>(d, bases, scalars + j0, idx ? idx + j0 : nullptr, pl, L0, t.segment,
-                            host_out + (size_t)j0 * per, tab));
+            TRY(run(bases, scalars + j0, idx ? idx + j0 : nullptr, n + j0, j1 - j0, host_out + (size_t)j0 * per, tab));
         } else {
             for (int j = j0 * per; j < j1 * per; j++) host_out[j] = XYZZ<F>::inf();
         }

@@ -2157,7 +2157,7 @@ static void test_config() {
         zk_config c;
     } bad[] = {{"msm_window", def}, {"msm_window", def}, {"msm_chunk", def}, {"msm_chunk", def},
                {"msm_segment", def}, {"msm_segment", def}, {"spin", def}, {"wait_poll_us", def},
-               {"wait_poll_us", def}};
+               {"wait_poll_us", def}, {"msm_piece_log", def}, {"msm_piece_log", def}};
     bad[0].c.msm_window = 3;
     bad[1].c.msm_window = MSM_MAX_WINDOW + 1;
     bad[2].c.msm_chunk = 1;
@@ -2167,6 +2167,8 @@ static void test_config() {
     bad[6].c.spin = 2;
     bad[7].c.wait_poll_us = -2;
     bad[8].c.wait_poll_us = WAIT_POLL_US_MAX + 1;
+    bad[9].c.msm_piece_log = MSM_PIECE_LOG_MIN - 1;
+    bad[10].c.msm_piece_log = MSM_PIECE_LOG_MAX + 1;
     for (auto &b : bad) {
         err[0] = 0;
         CHECK(context_config_of(&b.c, &cc) != 0 && strstr(err, b.field), "config %s out of range accepted: %s", b.field,
@@ -2187,6 +2189,23 @@ static void test_config() {
     CHECK(msm_segment(1u << 21, cc.msm.segment) == 16, "segment 16 not taken");
     CHECK(msm_scratch_bytes<Fp>(100, cc.msm) > msm_scratch_bytes<Fp>(100, MsmTuning{}),
           "a window of 2^21 buckets a set plans no more scratch than 100 points' own");
+    // pieces: past 2^24 scalars a run holds a piece's digits, so a 2^27
+    // MSM's scratch is a 2^24 one's (it was 48 GiB), under 7 GiB in every group
+    {
+        MsmTuning d{};
+        for (size_t b : {msm_scratch_bytes<Fp>(1u << 27, d), msm_scratch_bytes<Fp2>(1u << 27, d),
+                         msm_scratch_bytes<Bls12381Fp>(1u << 27, d), msm_scratch_bytes<Bls12381Fp2>(1u << 27, d)})
+            CHECK(b < (size_t)7 << 30, "2^27 scalars plan %zu bytes of scratch", b);
+        CHECK(msm_scratch_bytes<Bls12381Fp>(1u << 27, d) == msm_scratch_bytes<Bls12381Fp>(1u << 24, d),
+              "2^27 in pieces: %zu against 2^24's %zu", msm_scratch_bytes<Bls12381Fp>(1u << 27, d),
+              msm_scratch_bytes<Bls12381Fp>(1u << 24, d));
+        zk_config pc = def;
+        pc.msm_piece_log = 20;
+        CHECK(context_config_of(&pc, &cc) == 0 && msm_piece(cc.msm) == (size_t)1 << 20, "piece 2^20 not taken");
+        CHECK(msm_scratch_bytes<Fp>(1u << 24, cc.msm) * 12 < msm_scratch_bytes<Fp>(1u << 24, d),
+              "pieces of 2^20: %zu, not a sixteenth of 2^24's %zu", msm_scratch_bytes<Fp>(1u << 24, cc.msm),
+              msm_scratch_bytes<Fp>(1u << 24, d));
+    }
 }
 
 int main() {

@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define ZK_ABI_VERSION 13 /* 13: zk_config.wait_poll_us; 12: zk_msm_table_layout by group; 11: zk_fixed_base; 10: curve ids (BLS12-381); 9: zk_config at zk_init, contexts, one zk_msm */
+#define ZK_ABI_VERSION 14 /* 14: zk_config.msm_piece_log; 13: zk_config.wait_poll_us; 12: zk_msm_table_layout by group; 11: zk_fixed_base; 10: curve ids (BLS12-381); 9: zk_config at zk_init, contexts, one zk_msm */
 #define ZK_ERR_BYTES 512
 #define ZK_MAX_WINDOWS 64 /* an MSM returns at most this many window sums */
 #define ZK_MAX_BATCH 64   /* scalar vectors one batched MSM takes at most (ABI 7) */
@@ -84,6 +84,9 @@ typedef struct {
     int32_t wait_poll_us;  /* without spin, an MSM's host thread sleeps through its level 0, then looks
                               at the rest every this many µs, 1 to 1000, sleeping in between (0: 20);
                               -1: it sleeps until CUDA wakes it (blocking sync throughout). (ABI 13) */
+    int32_t msm_piece_log; /* an MSM of more than 2^msm_piece_log scalars runs in pieces of that many, their
+                              window sums added, so that its scratch is bounded whatever its size
+                              (zk_msm_scratch_bytes): 10 to 30; 0: 24 (about 6 GiB of scratch). (ABI 14) */
 } zk_config;
 
 /* zk_default_config fills *out with the defaults (config_bytes included). */
