@@ -28,6 +28,7 @@ var flagMeanings = map[string]string{
 	"jobs":        "JSON Lines of jobs",
 	"cache":       "zkpipe's cache directory",
 	"zkey":        "circom circuit: snarkjs Groth16 proving key",
+	"r1cs":        "circom constraint system",
 	"wasm":        "circom witness calculator",
 	"vkey":        "snarkjs verification_key.json",
 	"device":      "compute backend: auto, cpu or cuda",

@@ -3,23 +3,27 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/keygen"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
 func setupCommand() *cli.Command {
 	return &cli.Command{
-		Name:        "setup",
-		Usage:       "compile a built-in circuit and compute its Groth16 keys (gnark's files, package keygen) into a circuit directory",
-		UsageText:   "zkpipe setup --builtin NAME [--constraints N] --dir DIR [--curve bn254|bls12-381] [--hash-to-field default|sha256|keccak256] [--device auto|cpu|cuda] [--verbose]",
-		Description: setupCeremonyNote,
+		Name:  "setup",
+		Usage: "compute Groth16 keys: a built-in circuit's (gnark's files) into a circuit directory, or a circom circuit's zkey (snarkjs's format) from its r1cs",
+		UsageText: "zkpipe setup --builtin NAME [--constraints N] --dir DIR [--curve bn254|bls12-381] [--hash-to-field default|sha256|keccak256] [--device auto|cpu|cuda] [--verbose]\n" +
+			"   zkpipe setup --r1cs CIRCUIT.r1cs --zkey OUT.zkey [--ptau CEREMONY.ptau] [--device auto|cpu|cuda] [--verbose]",
+		Description: setupCeremonyNote + "\n\n" + setupCircomNote,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "builtin", Usage: fmt.Sprintf("built-in circuit: %v", circuits.Names()), Value: "mulchain", EnvVars: env("builtin")},
 			&cli.IntFlag{Name: "constraints", Aliases: []string{"c"}, Usage: "about how many constraints", Value: 1 << 12, EnvVars: env("constraints")},
@@ -32,10 +36,18 @@ func setupCommand() *cli.Command {
 			&cli.StringFlag{Name: "cuda-lib", EnvVars: env("cuda-lib"),
 				Usage: "path of " + gpu.CUDALibraryName + " for --device cuda or auto (default: where prove finds it)"},
 			&cli.StringFlag{Name: "cuda-device", Value: "0", EnvVars: env("cuda-device"), Usage: "GPUs for --device cuda: setup takes one index (0)"},
+			// no variables: ZKPIPE_R1CS and ZKPIPE_ZKEY are prove's inputs,
+			// which a setup must not take for its own (--zkey is written)
+			&cli.StringFlag{Name: "r1cs", Usage: "circom constraint system (circom --r1cs) to compute a --zkey for: a circom circuit's setup, its curve the file's", Category: "circom"},
+			&cli.StringFlag{Name: "zkey", Usage: "circom circuit: snarkjs Groth16 proving key to write, from --r1cs (written whole or not at all; never over an input)", Category: "circom"},
+			&cli.StringFlag{Name: "ptau", Usage: "a ceremony's prepared powers of tau (snarkjs powersoftau prepare phase2): the --zkey is the phase 2 snarkjs groth16 setup derives from it, before any contribution, instead of a test key", Category: "circom"},
 			// ZKPIPE_CIRCUIT and ZKPIPE_OUT are prove's (directories): not read here
 			oldString("circuit", "builtin"), oldString("out", "dir"), oldInt("n", "constraints"),
 		},
 		Action: func(c *cli.Context) error {
+			if c.IsSet("r1cs") || c.IsSet("zkey") || c.IsSet("ptau") {
+				return setupCircom(c)
+			}
 			cfg, err := setupFlags(c)
 			if err != nil {
 				return err
@@ -47,6 +59,11 @@ func setupCommand() *cli.Command {
 			id, err := curve.Parse(c.String("curve"))
 			if err != nil {
 				return usageErrorf(c, "--curve: %v", err)
+			}
+			// the note after every check of the request: a setup refused
+			// says only why
+			if _, err := circuits.Lookup(cfg.builtin); err != nil {
+				return usageErrorf(c, "--builtin: %v", err)
 			}
 			fmt.Fprintln(logOut(c), "zkpipe setup: "+setupCeremonyNote)
 			start := time.Now()
@@ -196,4 +213,105 @@ func fixedBaseDevice(c *cli.Context, who string, firstOf, say bool) (*gpu.CUDA, 
 		return nil, nil
 	}
 	return fb, nil
+}
+
+// setupCircomNote is setup's help on the circom path.
+const setupCircomNote = "With --r1cs and --zkey, setup writes a circom circuit's Groth16 key in snarkjs's zkey format, " +
+	"which snarkjs groth16 prove/verify and zkey export accept: a test key as above, or with --ptau " +
+	"the phase 2 that snarkjs groth16 setup derives from a ceremony's prepared powers of tau (byte for byte), " +
+	"before any contribution: contribute (snarkjs zkey contribute) before using it in earnest."
+
+// setupCircom is setup --r1cs: a circom circuit's zkey, from fresh toxic
+// waste or from --ptau (package keygen computes it, circomsrc writes it).
+func setupCircom(c *cli.Context) error {
+	r1csPath, zkeyPath, ptauPath := c.String("r1cs"), c.String("zkey"), c.String("ptau")
+	if r1csPath == "" || zkeyPath == "" {
+		return usageErrorf(c, "--r1cs and --zkey go together: the circom r1cs to read and the zkey to write")
+	}
+	for _, f := range []string{"builtin", "constraints", "dir", "curve", "hash-to-field", "circuit", "out", "n"} {
+		if c.IsSet(f) {
+			return usageErrorf(c, "--%s is for a built-in circuit's setup; --r1cs sets up the circom circuit of its file (its curve the file's)", f)
+		}
+	}
+	var in engine.Files
+	in.Add("--r1cs "+r1csPath, r1csPath)
+	if ptauPath != "" {
+		in.Add("--ptau "+ptauPath, ptauPath)
+	}
+	if name, ok := in.Find(zkeyPath); ok {
+		return usageErrorf(c, "--zkey %s is %s: refusing to overwrite an input", zkeyPath, name)
+	}
+	start := time.Now()
+	phaseLog := setupPhaseLog(c, "zkpipe setup")
+	r, err := circomsrc.ReadR1CSFile(r1csPath)
+	if err != nil {
+		return fmt.Errorf("--r1cs: %w", err)
+	}
+	n, err := r.ZkeyDomainSize()
+	if err != nil {
+		return refusedError{fmt.Errorf("--r1cs %s: %w", r1csPath, err)}
+	}
+	var p *circomsrc.PtauPhase2
+	if ptauPath != "" {
+		if p, err = circomsrc.ReadPtauPhase2(c.Context, ptauPath, r.Curve, n); err != nil {
+			return fmt.Errorf("--ptau: %w", err)
+		}
+		if phaseLog != nil {
+			phaseLog("read the r1cs and the ptau", time.Since(start))
+		}
+	} else {
+		fmt.Fprintln(logOut(c), "zkpipe setup: "+setupCeremonyNote)
+	}
+	opened := time.Now()
+	fb, err := setupDevice(c)
+	if err != nil {
+		return err
+	}
+	var kopts []keygen.Option
+	if phaseLog != nil {
+		kopts = append(kopts, keygen.WithPhaseLog(phaseLog))
+	}
+	if fb != nil {
+		defer fb.Close()
+		kopts = append(kopts, keygen.WithFixedBase(fb))
+		if phaseLog != nil {
+			phaseLog(fmt.Sprintf("open GPU %d (%s)", fb.Index(), fb.Device()), time.Since(opened))
+		}
+	}
+	var z *circomsrc.Zkey
+	if p != nil {
+		z, err = keygen.ZkeyFromPtau(r, p, kopts...)
+	} else {
+		z, err = keygen.Zkey(r, kopts...)
+	}
+	if err != nil {
+		return err
+	}
+	written := time.Now()
+	if err := writeAtomic(zkeyPath, func(w io.Writer) error { return circomsrc.WriteZkey(w, z) }); err != nil {
+		return fmt.Errorf("--zkey %s: %w", zkeyPath, err)
+	}
+	if phaseLog != nil {
+		phaseLog("write the zkey", time.Since(written))
+	}
+	kind := "a test key"
+	if p != nil {
+		kind = fmt.Sprintf("phase 2 of %s (2^%d), no contribution yet", ptauPath, p.Power)
+		if !p.HashComplete {
+			fmt.Fprintf(logOut(c), "zkpipe setup: the circuit's domain (2^%d) is the ceremony's whole: snarkjs's circuit hash of such a key reads past the ptau's tauG1, and the one written differs from it (snarkjs zkey verify will refuse the key; its proofs are not affected)\n", log2Int(n))
+		}
+	}
+	// the time is the whole command's: the files, the keys, the write
+	fmt.Printf("%s: %s on %s, %d constraints (domain %d), %d wires, %d public, in %s\n",
+		zkeyPath, kind, r.Curve, len(r.Constraints), n, r.NWires, r.NPublic(), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// log2Int is k for n = 2^k.
+func log2Int(n int) int {
+	k := 0
+	for ; n > 1; n >>= 1 {
+		k++
+	}
+	return k
 }

@@ -337,21 +337,36 @@ func randomNonZeroBLS12381() (fr.Element, error) {
 }
 
 // lagrangeBLS12381 is L_i(τ) = ωⁱ·(τⁿ − 1)/(n·(τ − ωⁱ)) for the rows i < m, ω the
-// domain's generator: each core a chunk of rows, its ωⁱ from one
-// exponentiation and its 1/(τ − ωⁱ) from one batch inversion. gnark's
-// setupABC gets the same values by a recurrence, one row after another.
+// domain's generator (lagrangeAtBLS12381). gnark's setupABC gets the same
+// values by a recurrence, one row after another.
 func lagrangeBLS12381(t *fr.Element, domain *fft.Domain, m int) []fr.Element {
-	L := make([]fr.Element, m)
-	var c, one fr.Element
+	var one fr.Element
 	one.SetOne()
-	c.Exp(*t, new(big.Int).SetUint64(domain.Cardinality)).Sub(&c, &one).Mul(&c, &domain.CardinalityInv)
+	return lagrangeAtBLS12381(t, &one, &domain.Generator, domain.Cardinality, m)
+}
+
+// lagrangeAtBLS12381 is the Lagrange basis of the domain of the N-th roots
+// of unity, at τ, for its roots x_k = shift·genᵏ, k < m:
+//
+//	L_x(τ) = x·(τᴺ − 1)/(N·(τ − x))
+//
+// shift 1 and gen ω_N give L_0 … L_{m−1}; shift ω_2n and gen ω_n the odd
+// ones of the domain of 2n (a zkey's H). Each core takes a chunk of k,
+// its xₖ from one exponentiation and its 1/(τ − xₖ) from one batch
+// inversion. τᴺ ≠ 1, or a denominator is zero.
+func lagrangeAtBLS12381(t, shift, gen *fr.Element, N uint64, m int) []fr.Element {
+	L := make([]fr.Element, m)
+	var c, nInv, one fr.Element
+	one.SetOne()
+	nInv.SetUint64(N).Inverse(&nInv)
+	c.Exp(*t, new(big.Int).SetUint64(N)).Sub(&c, &one).Mul(&c, &nInv)
 	parallelFor(m, 1<<12, func(start, end int) {
-		w := make([]fr.Element, end-start) // ωⁱ, then τ − ωⁱ
+		w := make([]fr.Element, end-start) // xₖ, then τ − xₖ
 		var wi fr.Element
-		wi.Exp(domain.Generator, big.NewInt(int64(start)))
+		wi.Exp(*gen, big.NewInt(int64(start))).Mul(&wi, shift)
 		for k := range w {
 			w[k] = wi
-			wi.Mul(&wi, &domain.Generator)
+			wi.Mul(&wi, gen)
 		}
 		for k := range w {
 			L[start+k].Sub(t, &w[k])

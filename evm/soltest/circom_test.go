@@ -19,16 +19,26 @@ import (
 // (zkey export solidityverifier), compiled by solc and run in
 // go-ethereum's EVM, accepts the proof.json/public.json zkpipe proves from
 // that zkey (encoded by snarkjs's zkey export soliditycalldata), and
-// rejects a tampered proof, a wrong public input and another job's proof.
-// The circuit is source/circomsrc/testdata's mul.circom.
+// rejects a tampered proof, a wrong public input and another job's proof;
+// for snarkjs's own key of source/circomsrc/testdata's mul.circom, and for
+// the test key zkpipe setup --r1cs makes from its r1cs (a circom user's
+// path: circom's r1cs, zkpipe setup, zkpipe proves, the chain verifies).
 func TestSnarkjsVerifierInEVM(t *testing.T) {
 	td, err := filepath.Abs(filepath.Join("..", "..", "source", "circomsrc", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Run("snarkjs-key", func(t *testing.T) { checkSnarkjsVerifierInEVM(t, td, filepath.Join(td, "mul.zkey")) })
+	t.Run("zkpipe-setup-key", func(t *testing.T) {
+		zkey := filepath.Join(t.TempDir(), "mul.zkey")
+		zkpipe(t, "setup", "--device", "cpu", "--r1cs", filepath.Join(td, "mul.r1cs"), "--zkey", zkey)
+		checkSnarkjsVerifierInEVM(t, td, zkey)
+	})
+}
+
+func checkSnarkjsVerifierInEVM(t *testing.T, td, zkey string) {
 	snarkjs := filepath.Join(tool(t, "ZKPIPE_NODE_BIN", "circom-tools.sh"), "snarkjs")
 	root := t.TempDir()
-	zkey := filepath.Join(td, "mul.zkey")
 	sol := filepath.Join(root, "Verifier.sol")
 	if o, err := exec.Command(snarkjs, "zkey", "export", "solidityverifier", zkey, sol).CombinedOutput(); err != nil {
 		t.Fatalf("snarkjs zkey export solidityverifier: %v\n%s", err, o)

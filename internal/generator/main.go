@@ -99,6 +99,8 @@ var outputs = []output{
 	{"keygen_fixed.go.tmpl", "keygen/fixed_{{.Dir}}.go"},
 	{"keygen_setup_test.go.tmpl", "keygen/setup_{{.Dir}}_test.go"},
 	{"keygen_write.go.tmpl", "keygen/write_{{.Dir}}.go"},
+	{"keygen_circom.go.tmpl", "keygen/circom_{{.Dir}}.go"},
+	{"keygen_circom_test.go.tmpl", "keygen/circom_{{.Dir}}_test.go"},
 	{"cpumsm.go.tmpl", "cpumsm/{{.Dir}}.go"},
 	{"cpumsm_test.go.tmpl", "cpumsm/{{.Dir}}_test.go"},
 }

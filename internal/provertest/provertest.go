@@ -6,7 +6,6 @@
 package provertest
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -17,7 +16,7 @@ import (
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/engine/core"
-	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/internal/runtest"
 	"github.com/zkpipe/zkpipe/keygen"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -85,45 +84,13 @@ func (k *Keys) Circuit(t testing.TB, name string) *stages.Circuit {
 	return c
 }
 
-// Config is a small engine configuration on the CPU backend
-// (gpu.NewCPU(2, 2)): every stage with the given workers and queue,
-// writing into dir.
-func Config(dir string, workers, queue int) core.Config {
-	cpu := gpu.NewCPU(2, 2)
-	cfg := core.Config{Shapes: map[string]stages.Shape{}, Backend: cpu, G2: cpu, Out: stages.Dir(dir)}
-	for _, n := range stages.Names {
-		cfg.Shapes[n] = stages.Shape{Workers: workers, Queue: queue}
-	}
-	return cfg
-}
+// Config is runtest.Config: a small engine configuration on the CPU
+// backend.
+func Config(dir string, workers, queue int) core.Config { return runtest.Config(dir, workers, queue) }
 
-// Run proves jobs with cfg and circuits and returns the result lines in the
-// order they finished, failing the test if the stream itself fails or takes
-// longer than timeout.
+// Run is runtest.Run: jobs proven through the engine, the result lines in
+// the order they finished.
 func Run(t testing.TB, cfg core.Config, circuits []*stages.Circuit, jobs []*stages.Job, timeout time.Duration) []stream.Result {
 	t.Helper()
-	eng, err := core.New(cfg, circuits...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	src := make(chan *stages.Job)
-	go func() {
-		defer close(src)
-		for _, j := range jobs {
-			select {
-			case src <- j:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	var out []stream.Result
-	if err := eng.Run(ctx, eng.Pipeline(), src, func(r core.Result) {
-		out = append(out, r.Line)
-	}); err != nil {
-		t.Fatalf("stream: %v", err)
-	}
-	return out
+	return runtest.Run(t, cfg, circuits, jobs, timeout)
 }

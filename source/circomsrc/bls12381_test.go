@@ -13,7 +13,7 @@ import (
 	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/curve"
-	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/internal/runtest"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 )
@@ -185,7 +185,7 @@ func TestBLS12381Stream(t *testing.T) {
 		"m-w1": mulPublic(curve.BN254, 3, 11), "m-i1": mulPublic(curve.BN254, 3, 11),
 	}
 
-	res := provertest.Run(t, provertest.Config(out, 2, 1), circuits, jobs, 2*time.Minute)
+	res := runtest.Run(t, runtest.Config(out, 2, 1), circuits, jobs, 2*time.Minute)
 	if len(res) != len(jobs) {
 		t.Fatalf("%d results for %d jobs", len(res), len(jobs))
 	}

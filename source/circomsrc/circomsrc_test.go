@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/internal/runtest"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -159,7 +159,7 @@ func TestStream(t *testing.T) {
 		"bad-gnark":       "give wtns or input",
 	}
 
-	res := provertest.Run(t, provertest.Config(out, 2, 1), circuits, jobs, 2*time.Minute)
+	res := runtest.Run(t, runtest.Config(out, 2, 1), circuits, jobs, 2*time.Minute)
 	if len(res) != len(jobs) {
 		t.Fatalf("%d results for %d jobs", len(res), len(jobs))
 	}
@@ -223,7 +223,7 @@ func TestStream(t *testing.T) {
 func TestTampered(t *testing.T) {
 	mul, arr := circuit(t, "mul"), circuit(t, "arr")
 	out := t.TempDir()
-	res := provertest.Run(t, provertest.Config(out, 1, 1), []*stages.Circuit{load(t, mul, true)},
+	res := runtest.Run(t, runtest.Config(out, 1, 1), []*stages.Circuit{load(t, mul, true)},
 		[]*stages.Job{inputJob("p", "", `{"a":"5","b":"7"}`)}, time.Minute)
 	if len(res) != 1 || res[0].Error != "" {
 		t.Fatalf("prove: %+v", res)

@@ -183,6 +183,175 @@ func (circomBLS12381) decode(r *reader, g2 bool, first int, inf []bool) error {
 	return nil
 }
 
+// ─── writing a zkey, reading a ptau (zkeywrite.go, ptau.go) ───
+
+// pointSize is a G1 (G2 when g2) point's bytes in a snarkjs file.
+func (circomBLS12381) pointSize(g2 bool) int {
+	if g2 {
+		return 4 * fp.Bytes
+	}
+	return 2 * fp.Bytes
+}
+
+// body is z's points as the file holds them (views, not copies), each
+// section checked to be of the length z's header says.
+func (circomBLS12381) body(z *Zkey) (*zkeyBody, error) {
+	p, err := PointsOf[zkeyPointsBLS12381](curve.BLS12_381, z.Curve, z.Points)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range []struct {
+		name       string
+		have, want int
+	}{
+		{"IC", len(p.IC), z.NPublic + 1}, {"A", len(p.A), z.NVars}, {"B1", len(p.B1), z.NVars},
+		{"B2", len(p.B2), z.NVars}, {"C", len(p.C), z.NVars - z.NPublic - 1}, {"H", len(p.H), z.DomainSize},
+	} {
+		if s.have != s.want {
+			return nil, fmt.Errorf("%s section of %d points; %d wires, %d public and a domain of %d need %d", s.name, s.have, z.NVars, z.NPublic, z.DomainSize, s.want)
+		}
+	}
+	return &zkeyBody{
+		head: [6][]byte{onePointBytes(&p.Alpha1), onePointBytes(&p.Beta1), onePointBytes(&p.Beta2),
+			onePointBytes(&p.Gamma2), onePointBytes(&p.Delta1), onePointBytes(&p.Delta2)},
+		ic: pointBytes(p.IC), a: pointBytes(p.A), b1: pointBytes(p.B1), b2: pointBytes(p.B2),
+		c: pointBytes(p.C), h: pointBytes(p.H),
+		g1: 2 * fp.Bytes, g2: 4 * fp.Bytes,
+	}, nil
+}
+
+// g1Bytes is v, a []bls12381.G1Affine, as the file holds it.
+func (circomBLS12381) g1Bytes(v any) ([]byte, error) {
+	s, ok := v.([]bls12381.G1Affine)
+	if !ok {
+		return nil, fmt.Errorf("%T, not BLS12-381's G1 points", v)
+	}
+	return pointBytes(s), nil
+}
+
+// toU writes src's points (a file's: little-endian Montgomery
+// coordinates) to dst, of its length, in snarkjs's uncompressed form
+// (ffjavascript's LEMtoU): each coordinate in standard form, big-endian, a
+// G2 coordinate c1 first; the point at infinity, (0, 0), all zeros.
+func (circomBLS12381) toU(dst, src []byte, g2 bool) {
+	coords := 2
+	if g2 {
+		coords = 4
+	}
+	size := coords * fp.Bytes
+	for k := 0; k+size <= len(src); k += size {
+		p, out := src[k:k+size], dst[k:k+size]
+		if allZero(p) {
+			clear(out)
+			continue
+		}
+		for c := range coords {
+			from := c
+			if g2 { // x.c0 x.c1 y.c0 y.c1 → x.c1 x.c0 y.c1 y.c0
+				from = c ^ 1
+			}
+			var e fp.Element
+			for i := range e {
+				e[i] = binary.LittleEndian.Uint64(p[from*fp.Bytes+8*i:])
+			}
+			b := e.Bytes()
+			copy(out[c*fp.Bytes:], b[:])
+		}
+	}
+}
+
+// putCoef writes a coefficient v (the Montgomery form of c) as snarkjs
+// stores it, c·R² mod r little-endian (coef reads it back): the limbs of
+// the Montgomery form of c·R.
+func (circomBLS12381) putCoef(dst []byte, v proofdata.Scalar) {
+	e := fr.Element(v)
+	e.Mul(&e, &rElemBLS12381)
+	for i := range e {
+		binary.LittleEndian.PutUint64(dst[8*i:], e[i])
+	}
+}
+
+// rElemBLS12381 is R mod r as an element of Fr, R = 2²⁵⁶.
+var rElemBLS12381 = func() (e fr.Element) {
+	e.SetBigInt(new(big.Int).Lsh(big.NewInt(1), 256))
+	return e
+}()
+
+// ptauG1sBLS12381 checks b's G1 points in place and returns them.
+func ptauG1sBLS12381(b []byte, what string) ([]bls12381.G1Affine, error) {
+	r := ptauSection(b, what)
+	for i := 0; r.err == nil && len(r.b) > 0; i++ {
+		g1BLS12381(r, item{"point", i})
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if len(b) == 0 {
+		return nil, nil
+	}
+	return unsafe.Slice((*bls12381.G1Affine)(unsafe.Pointer(&b[0])), len(b)/(2*fp.Bytes)), nil
+}
+
+// ptau checks a phase 2's points (every one on its curve) and makes its
+// PtauPoints; HashH's differences are taken here. It reports whether
+// HashH holds every point zkey_new hashes.
+func (circomBLS12381) ptau(raw *ptauRaw) (any, bool, error) {
+	var err error
+	p := new(PtauPoints[bls12381.G1Affine, bls12381.G2Affine])
+	g1 := func(b []byte, what string) (q bls12381.G1Affine) {
+		if err == nil {
+			var s []bls12381.G1Affine
+			if s, err = ptauG1sBLS12381(b, what); err == nil {
+				q = s[0]
+			}
+		}
+		return q
+	}
+	g1s := func(b []byte, what string) (s []bls12381.G1Affine) {
+		if err == nil {
+			s, err = ptauG1sBLS12381(b, what)
+		}
+		return s
+	}
+	p.Alpha1, p.Beta1 = g1(raw.alpha1, "[α]₁"), g1(raw.beta1, "[β]₁")
+	p.TauG1 = g1s(raw.tauG1, "tauG1's Lagrange bases")
+	p.AlphaTauG1 = g1s(raw.alphaTauG1, "alphaTauG1's Lagrange bases")
+	p.BetaTauG1 = g1s(raw.betaTauG1, "betaTauG1's Lagrange bases")
+	h := g1s(raw.h, "tauG1's Lagrange bases of the double domain")
+	mono := g1s(raw.mono, "tauG1")
+	if err != nil {
+		return nil, false, err
+	}
+	r := ptauSection(raw.beta2, "betaG2")
+	p.Beta2 = g2BLS12381(r, item{"[β]₂", -1})
+	r = ptauSection(raw.tauG2, "tauG2's Lagrange bases")
+	p.TauG2 = make([]bls12381.G2Affine, raw.n)
+	for i := range p.TauG2 {
+		p.TauG2[i] = g2BLS12381(r, item{"point", i})
+	}
+	if err := r.done(); err != nil {
+		return nil, false, err
+	}
+
+	// H: the double domain's odd points
+	p.H = make([]bls12381.G1Affine, raw.n)
+	for i := range p.H {
+		p.H[i] = h[2*i+1]
+	}
+	// HashH: [τⁱ⁺ⁿ]₁ − [τⁱ]₁ for the points zkey_new reads that tauG1 has
+	count := ptauHashCount(raw.n)
+	have := min(count, len(mono)-raw.n)
+	jac := make([]bls12381.G1Jac, have)
+	for i := range jac {
+		var neg bls12381.G1Affine
+		neg.Neg(&mono[i])
+		jac[i].FromAffine(&mono[i+raw.n])
+		jac[i].AddMixed(&neg)
+	}
+	p.HashH = bls12381.BatchJacobianToAffineG1(jac)
+	return p, have == count, nil
+}
+
 // hostParts makes the host slices of k's parts (at k's sizes), for a
 // fetch of its deferred bases: their memory by part, and set, which puts
 // them in k's bases once read.

@@ -37,6 +37,14 @@ type circomCurve interface {
 	power() (uint64, error) // snarkjsPower's K
 	coef(r *reader, what item) proofdata.Scalar
 
+	// writing a zkey, reading a ptau (zkeywrite.go, ptau.go)
+	pointSize(g2 bool) int
+	body(z *Zkey) (*zkeyBody, error)
+	g1Bytes(v any) ([]byte, error)
+	toU(dst, src []byte, g2 bool)
+	putCoef(dst []byte, v proofdata.Scalar)
+	ptau(raw *ptauRaw) (pts any, complete bool, err error)
+
 	// scalars
 	scalar(r *reader, what item) proofdata.Scalar         // standard form, little-endian
 	fromLE(dst []proofdata.Scalar, b []byte) (int, error) // a witness calculator's output
@@ -228,4 +236,23 @@ func discreteLog2(r, g, h *big.Int) uint64 {
 		}
 	}
 	return k
+}
+
+// RootOfUnity is snarkjs's ωₙ for curve id: the generator of the domain of
+// n points (a power of two, at most 2^s) by which a zkey's rows and H
+// points are indexed, row i being ωₙⁱ. It is ffjavascript's 2^s-th root
+// to the 2^s/n, gnark-crypto's own ωₙ only where snarkjsPower's K is 1
+// (BN254).
+func RootOfUnity(id curve.ID, n int) (*big.Int, error) {
+	cc := curveOf(id)
+	if cc == nil {
+		return nil, fmt.Errorf("curve %v: not one of %s", id, supported)
+	}
+	r := cc.r()
+	s := new(big.Int).Sub(r, big.NewInt(1)).TrailingZeroBits()
+	if n < 1 || n&(n-1) != 0 || uint(log2(n)) > s {
+		return nil, fmt.Errorf("%s: no domain of %d points (a power of two up to 2^%d)", id, n, s)
+	}
+	e := new(big.Int).Lsh(big.NewInt(1), s-uint(log2(n)))
+	return e.Exp(snarkjsRoot(r), e, r), nil
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
-	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/internal/runtest"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 )
@@ -87,7 +87,7 @@ func TestTestdata(t *testing.T) {
 		}
 	}
 	out := t.TempDir()
-	res := provertest.Run(t, provertest.Config(out, 1, 1), []*stages.Circuit{c},
+	res := runtest.Run(t, runtest.Config(out, 1, 1), []*stages.Circuit{c},
 		[]*stages.Job{wtnsJob("w", "", "testdata/mul.wtns"), inputJob("i", "", `{"a":3,"b":11}`), inputJob("r", "", `{"a":0,"b":11}`)}, time.Minute)
 	for _, r := range res {
 		switch {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/gpu"
-	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/internal/runtest"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 )
@@ -83,11 +83,11 @@ func TestPooledVectors(t *testing.T) {
 	out := t.TempDir()
 	// One worker a stage but three in synthesize: some dozen jobs in
 	// flight, fewer than the stream's, so vectors come back and go out again.
-	cfg := provertest.Config(out, 1, 1)
+	cfg := runtest.Config(out, 1, 1)
 	cfg.Shapes[stages.Synthesize] = stages.Shape{Workers: 3, Queue: 1}
-	backend := &poolingBackend{CPU: gpu.NewCPU(2, 2), seen: map[*proofdata.Scalar]bool{}} // provertest.Config's CPU
+	backend := &poolingBackend{CPU: gpu.NewCPU(2, 2), seen: map[*proofdata.Scalar]bool{}} // runtest.Config's CPU
 	cfg.Backend = backend
-	res := provertest.Run(t, cfg, []*stages.Circuit{load(t, arr, true)}, jobs, 3*time.Minute)
+	res := runtest.Run(t, cfg, []*stages.Circuit{load(t, arr, true)}, jobs, 3*time.Minute)
 	if len(res) != proofs {
 		t.Fatalf("%d results for %d jobs", len(res), proofs)
 	}

@@ -22,7 +22,7 @@ import (
 //	6 B1              nVars × G1 [B_i(τ)]₁
 //	7 B2              nVars × G2 [B_i(τ)]₂
 //	8 C               nVars−nPublic−1 × G1 [(βA_i+αB_i+C_i)(τ)/δ]₁, private wires
-//	9 H               domainSize × G1: [L₂ᵢ₊₁(τ)·Z(τ)/δ]₁ over the 2n domain
+//	9 H               domainSize × G1: [L₂ᵢ₊₁(τ)/δ]₁, the odd Lagrange bases of the 2n domain
 //	10 contributions  (the MPC transcript; not read)
 //
 // Points are affine, coordinates little-endian in Montgomery form of q, (0, 0)
@@ -41,6 +41,10 @@ type Zkey struct {
 
 	Coefs  [2]Coefs // A, B
 	NbRows int      // 1 + the highest constraint a coefficient names
+
+	// Hash is the circuit hash (csHash) WriteZkey puts in the
+	// contributions section (ZkeyHash); the readers leave it zero.
+	Hash [64]byte
 
 	// def, when set, is where the point sections lie in the zkey's file,
 	// unread (Points has none of A, B1, B2, C, H): New builds

@@ -1,0 +1,59 @@
+// Package runtest runs job streams through the engine for the tests of
+// several packages: provertest's (built-in circuits, whose keys come from
+// keygen) and those of packages keygen itself imports (circomsrc), which
+// cannot import provertest.
+package runtest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/zkpipe/zkpipe/engine/core"
+	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/stages"
+	"github.com/zkpipe/zkpipe/stream"
+)
+
+// Config is a small engine configuration on the CPU backend
+// (gpu.NewCPU(2, 2)): every stage with the given workers and queue,
+// writing into dir.
+func Config(dir string, workers, queue int) core.Config {
+	cpu := gpu.NewCPU(2, 2)
+	cfg := core.Config{Shapes: map[string]stages.Shape{}, Backend: cpu, G2: cpu, Out: stages.Dir(dir)}
+	for _, n := range stages.Names {
+		cfg.Shapes[n] = stages.Shape{Workers: workers, Queue: queue}
+	}
+	return cfg
+}
+
+// Run proves jobs with cfg and circuits and returns the result lines in the
+// order they finished, failing the test if the stream itself fails or takes
+// longer than timeout.
+func Run(t testing.TB, cfg core.Config, circuits []*stages.Circuit, jobs []*stages.Job, timeout time.Duration) []stream.Result {
+	t.Helper()
+	eng, err := core.New(cfg, circuits...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	src := make(chan *stages.Job)
+	go func() {
+		defer close(src)
+		for _, j := range jobs {
+			select {
+			case src <- j:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var out []stream.Result
+	if err := eng.Run(ctx, eng.Pipeline(), src, func(r core.Result) {
+		out = append(out, r.Line)
+	}); err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	return out
+}
