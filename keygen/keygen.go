@@ -16,6 +16,10 @@
 //     additions and no doublings (gnark-crypto's BatchScalarMultiplication
 //     doubles 256 times a point: the bulk of gnark's 9 min 20 s at 2^24).
 //
+// Zkey and ZkeyFromPtau (circom.go) compute a circom circuit's key in
+// snarkjs's layout from the same QAP evaluation and fixed-base products,
+// or from a ceremony's powers of tau.
+//
 // The toxic waste (τ, α, β, γ, δ, σ) comes from crypto/rand and is zeroed
 // when Setup returns, as are the scalar buffers derived from it; it is
 // never logged or stored. Go may have copied a value on the stack, so the
