@@ -9,9 +9,9 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
-	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
+	"github.com/zkpipe/zkpipe/ioplan"
 	"github.com/zkpipe/zkpipe/keygen"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
@@ -233,13 +233,14 @@ func setupCircom(c *cli.Context) error {
 			return usageErrorf(c, "--%s is for a built-in circuit's setup; --r1cs sets up the circom circuit of its file (its curve the file's)", f)
 		}
 	}
-	var in engine.Files
-	in.Add("--r1cs "+r1csPath, r1csPath)
+	var plan ioplan.Plan
+	plan.Read("--r1cs "+r1csPath, r1csPath)
 	if ptauPath != "" {
-		in.Add("--ptau "+ptauPath, ptauPath)
+		plan.Read("--ptau "+ptauPath, ptauPath)
 	}
-	if name, ok := in.Find(zkeyPath); ok {
-		return usageErrorf(c, "--zkey %s is %s: refusing to overwrite an input", zkeyPath, name)
+	plan.Replace("--zkey", zkeyPath)
+	if err := plan.Check(); err != nil {
+		return err
 	}
 	start := time.Now()
 	phaseLog := setupPhaseLog(c, "zkpipe setup")

@@ -203,7 +203,7 @@ func TestSetupCircomPtauIsSnarkjsGroth16Setup(t *testing.T) {
 	}
 }
 
-// setup --r1cs refuses, with exit 2 or 1 and a message naming the
+// setup --r1cs refuses, with exit 2 (usage) or 1 and a message naming the
 // problem, before writing anything: a --zkey that is an input, flags of a
 // built-in's setup, a ptau too small for the circuit, of the other curve,
 // not prepared for phase 2, or cut short; a built-in it does not know is
@@ -241,8 +241,8 @@ func TestSetupCircomRefuses(t *testing.T) {
 		code int
 		want string
 	}{
-		{"zkey is the r1cs", []string{"--r1cs", r1csCopy, "--zkey", r1csCopy}, 2, "refusing to overwrite an input"},
-		{"zkey is the ptau", []string{"--r1cs", mul, "--ptau", small, "--zkey", link}, 2, "refusing to overwrite an input"},
+		{"zkey is the r1cs", []string{"--r1cs", r1csCopy, "--zkey", r1csCopy}, 1, "refusing to overwrite an input"},
+		{"zkey is the ptau", []string{"--r1cs", mul, "--ptau", small, "--zkey", link}, 1, "refusing to overwrite an input"},
 		{"no zkey", []string{"--r1cs", mul}, 2, "--r1cs and --zkey go together"},
 		{"builtin too", []string{"--r1cs", mul, "--zkey", out, "--builtin", "bits"}, 2, "--builtin is for a built-in circuit's setup"},
 		{"curve too", []string{"--r1cs", mul, "--zkey", out, "--curve", "bls12-381"}, 2, "--curve is for a built-in circuit's setup"},

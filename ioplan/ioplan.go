@@ -10,7 +10,7 @@
 // its public inputs are written both or neither).
 //
 // Every command that writes a file goes through a Plan: prove, bench,
-// results, timeline, export solidity, groth16 prove and fullprove (whose
+// results, timeline, export solidity, setup --r1cs, groth16 prove and fullprove (whose
 // Plan is fileprove's), and the engine's per-job witness check uses its
 // Files.
 package ioplan
