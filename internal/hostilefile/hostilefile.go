@@ -5,6 +5,7 @@ package hostilefile
 
 import (
 	"bytes"
+	"io"
 	"math/rand/v2"
 	"os"
 	"syscall"
@@ -54,4 +55,30 @@ func Damaged(r *rand.Rand, orig []byte, try int) (data []byte, how string) {
 		data[r.IntN(len(data))] ^= byte(1 + r.IntN(255))
 	}
 	return data, "bytes changed"
+}
+
+// Padded writes data to path with pad zero bytes inserted at off, as a
+// hole (a sparse file: a few kilobytes on disk for gigabytes of pad): a
+// part of a binary file grown in the middle, for a reader that must check
+// the part's declared size (grown by pad by the caller) against what the
+// file's header says it holds before reading it.
+func Padded(t *testing.T, path string, data []byte, off, pad int64) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(data[:off]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Seek(pad, io.SeekCurrent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(data[off:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(int64(len(data)) + pad); err != nil {
+		t.Skipf("no sparse file here: %v", err)
+	}
 }

@@ -1,6 +1,7 @@
 package circomsrc
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -23,12 +24,50 @@ import (
 // all little-endian. A section type may appear once; the readers below check
 // every size against what the headers say before they trust a byte of it.
 
-// binFile is a parsed container: the data of each section by type, as
-// sub-slices of the file's bytes (no copies).
+// binFile is a container whose sections are read one at a time, each only
+// once the parser asks for it and its declared size is checked against
+// what the headers read so far say it must hold (section's need), and
+// against what the file has left. Behind it is one of:
+//
+//   - memory (parseBinFile): the file's bytes, its table checked; sections
+//     are sub-slices of them;
+//   - a regular file (fileBinFile): its table checked against the file's
+//     size before anything else (no section past the end, no byte after
+//     the last, no type twice); a section is read, at its offset, when
+//     asked for and its size fits its need, and one never asked for
+//     (the MPC transcript, the wire labels) is never read;
+//   - a stream (streamBinFile: a pipe, an object-store reader): sections
+//     are met in the file's order. The one asked for is checked and read;
+//     one the parser will want later (wants) is held, its size bounded by
+//     what the stream may still give (circom writes the r1cs's
+//     constraints before the header that sizes them), and checked against
+//     its need when asked for, before it is parsed; the others are passed
+//     over unread. end reads on to the stream's end, which must come
+//     after the last section.
 type binFile struct {
-	kind     string
-	version  uint32
-	sections map[uint32][]byte
+	kind    string
+	version uint32
+	n       uint32 // sections the header counts
+
+	sections map[uint32][]byte // in hand: in memory, or held from a stream
+	sizes    map[uint32]int64  // declared size of each section met
+
+	// a regular file: where each section lies
+	table map[uint32]binSpan
+	file  *seqFile
+
+	// a stream: sections met so far, bytes it may still give, and which
+	// sections to hold when met before they are asked for
+	stream io.Reader
+	met    uint32
+	left   int64
+	wants  func(typ uint32) bool
+	// the section met last, whose data (pendSize bytes more) is next when
+	// atData; rest: what is left of it after a prefix, passed over unread
+	pending  uint32
+	pendSize int64
+	atData   bool
+	rest     bool
 }
 
 // maxSections bounds a container's section count: snarkjs writes at most a
@@ -52,6 +91,8 @@ func binHeader(head []byte, magic string, maxVersion uint32) (version, n uint32,
 	return version, n, nil
 }
 
+// parseBinFile is a container held in memory: its table checked against
+// its length, its sections sub-slices of data (no copies).
 func parseBinFile(data []byte, magic string, maxVersion uint32) (*binFile, error) {
 	if len(data) < 12 {
 		return nil, fmt.Errorf("%s: truncated: %d bytes, not even a header", magic, len(data))
@@ -60,26 +101,14 @@ func parseBinFile(data []byte, magic string, maxVersion uint32) (*binFile, error
 	if err != nil {
 		return nil, err
 	}
-	f := &binFile{kind: magic, version: version, sections: map[uint32][]byte{}}
-	pos := uint64(12)
-	for i := uint32(0); i < n; i++ {
-		if uint64(len(data))-pos < 12 {
-			return nil, fmt.Errorf("%s: truncated in the header of section %d of %d", magic, i+1, n)
-		}
-		typ := binary.LittleEndian.Uint32(data[pos:])
-		size := binary.LittleEndian.Uint64(data[pos+4:])
-		pos += 12
-		if size > uint64(len(data))-pos {
-			return nil, fmt.Errorf("%s: truncated: section %d (type %d) says %d bytes, %d remain", magic, i+1, typ, size, uint64(len(data))-pos)
-		}
-		if _, dup := f.sections[typ]; dup {
-			return nil, fmt.Errorf("%s: section type %d appears twice", magic, typ)
-		}
-		f.sections[typ] = data[pos : pos+size]
-		pos += size
+	table, err := checkBinTable(bytes.NewReader(data), int64(len(data)), magic, n)
+	if err != nil {
+		return nil, err
 	}
-	if pos != uint64(len(data)) {
-		return nil, fmt.Errorf("%s: %d trailing bytes after the last of %d sections", magic, uint64(len(data))-pos, n)
+	f := &binFile{kind: magic, version: version, n: n, sections: map[uint32][]byte{}, sizes: map[uint32]int64{}}
+	for typ, s := range table {
+		f.sections[typ] = data[s.off : s.off+s.size]
+		f.sizes[typ] = s.size
 	}
 	return f, nil
 }
@@ -122,40 +151,47 @@ func checkBinTable(r io.ReaderAt, size int64, magic string, n uint32) (map[uint3
 // (its 12-byte header just before).
 type binSpan struct{ off, size int64 }
 
-// checkBinFileTable checks the header and section table of a regular file
-// against its size (checkBinTable) without moving f's read offset; a pipe,
-// whose size is known only at its end, is left to the reader.
-func checkBinFileTable(f *boundedread.File, magic string, maxVersion uint32) error {
-	_, _, err := binFileTable(f, magic, maxVersion)
-	return err
-}
-
-// binFileTable is checkBinFileTable's table and the file's version (a
-// nil table for a pipe).
-func binFileTable(f *boundedread.File, magic string, maxVersion uint32) (map[uint32]binSpan, uint32, error) {
+// binFileTable checks the header and section table of the regular file f
+// against its size (checkBinTable) without moving its read offset, and
+// returns the table, the version and the section count.
+func binFileTable(f *boundedread.File, magic string, maxVersion uint32) (map[uint32]binSpan, uint32, uint32, error) {
 	if f.Size() < 0 {
-		return nil, 0, nil
+		return nil, 0, 0, fmt.Errorf("%s: not a regular file", magic)
 	}
 	var head [12]byte
 	if k, err := f.ReadAt(head[:], 0); k < len(head) {
-		return nil, 0, fmt.Errorf("%s: truncated: %d bytes, not even a header (%v)", magic, k, err)
+		return nil, 0, 0, fmt.Errorf("%s: truncated: %d bytes, not even a header (%v)", magic, k, err)
 	}
 	version, n, err := binHeader(head[:], magic, maxVersion)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	t, err := checkBinTable(f, f.Size(), magic, n)
-	return t, version, err
+	return t, version, n, err
 }
 
-// readBinFile reads a container from f, at most limit bytes, allocating
-// each section as it comes and no more than the file holds: a regular
-// file's table is checked against its size first (checkBinTable), a pipe's
-// sections against what limit leaves, and after the last section the file
-// must end. The sections together take the file's size, once.
-func readBinFile(f *boundedread.File, magic string, maxVersion uint32, limit int64) (*binFile, error) {
+// fileBinFile is the container in the regular file f, its table checked
+// against its size; no section is read yet.
+func fileBinFile(f *boundedread.File, magic string, maxVersion uint32) (*binFile, error) {
+	table, version, n, err := binFileTable(f, magic, maxVersion)
+	if err != nil {
+		return nil, err
+	}
+	bf := &binFile{kind: magic, version: version, n: n, sections: map[uint32][]byte{}, sizes: map[uint32]int64{},
+		table: table, file: &seqFile{f: f}}
+	for typ, s := range table {
+		bf.sizes[typ] = s.size
+	}
+	return bf, nil
+}
+
+// streamBinFile is the container streamed from r, at most limit bytes;
+// its 12-byte header is read now, its sections as they are asked for.
+// Sections that wants says the parser will ask for later are held when
+// met before; the others are passed over unread.
+func streamBinFile(r io.Reader, magic string, maxVersion uint32, limit int64, wants func(typ uint32) bool) (*binFile, error) {
 	var head [12]byte
-	if n, err := io.ReadFull(f, head[:]); err != nil {
+	if n, err := io.ReadFull(r, head[:]); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return nil, fmt.Errorf("%s: truncated: %d bytes, not even a header", magic, n)
 		}
@@ -165,66 +201,282 @@ func readBinFile(f *boundedread.File, magic string, maxVersion uint32, limit int
 	if err != nil {
 		return nil, err
 	}
-	left := limit - 12 // what a section may still take
-	if size := f.Size(); size >= 0 {
-		if _, err := checkBinTable(f, size, magic, n); err != nil {
-			return nil, err
-		}
-		left = size - 12
+	return &binFile{kind: magic, version: version, n: n, sections: map[uint32][]byte{}, sizes: map[uint32]int64{},
+		stream: r, left: limit - 12, wants: wants}, nil
+}
+
+// meet reads a stream's next section header; its data is next.
+func (f *binFile) meet() (typ uint32, err error) {
+	var head [12]byte
+	if _, err := io.ReadFull(f.stream, head[:]); err != nil {
+		return 0, fmt.Errorf("%s: truncated in the header of section %d of %d: %w", f.kind, f.met+1, f.n, err)
 	}
-	bf := &binFile{kind: magic, version: version, sections: map[uint32][]byte{}}
-	for i := uint32(0); i < n; i++ {
-		if _, err := io.ReadFull(f, head[:]); err != nil {
-			return nil, fmt.Errorf("%s: truncated in the header of section %d of %d: %w", magic, i+1, n, err)
+	f.met++
+	f.left -= 12
+	typ = binary.LittleEndian.Uint32(head[:])
+	sz := binary.LittleEndian.Uint64(head[4:])
+	if f.left < 0 || sz > uint64(f.left) {
+		return 0, fmt.Errorf("%s: section %d (type %d) says %d bytes, more than the %d a %s can have left", f.kind, f.met, typ, sz, max(f.left, 0), f.kind)
+	}
+	if _, dup := f.sizes[typ]; dup {
+		return 0, fmt.Errorf("%s: section type %d appears twice", f.kind, typ)
+	}
+	f.sizes[typ] = int64(sz)
+	f.pending, f.pendSize, f.atData, f.rest = typ, int64(sz), true, false
+	return typ, nil
+}
+
+// pass moves a stream past the data of the section met last: held when
+// the parser wants it later, else passed over unread.
+func (f *binFile) pass() error {
+	typ, size := f.pending, f.pendSize
+	f.atData = false
+	f.left -= size
+	if f.wants != nil && f.wants(typ) && !f.rest {
+		data := make([]byte, size) // within what the stream may give (meet)
+		if k, err := io.ReadFull(f.stream, data); err != nil {
+			return fmt.Errorf("%s: truncated: section type %d says %d bytes, %d came: %w", f.kind, typ, size, k, err)
 		}
-		typ, sz := binary.LittleEndian.Uint32(head[:]), binary.LittleEndian.Uint64(head[4:])
-		left -= 12
-		if left < 0 || sz > uint64(left) {
-			return nil, fmt.Errorf("%s: section %d (type %d) says %d bytes, more than the %d a %s can have left", magic, i+1, typ, sz, max(left, 0), magic)
+		f.sections[typ] = data
+		return nil
+	}
+	if k, err := io.CopyN(io.Discard, f.stream, size); err != nil {
+		return fmt.Errorf("%s: truncated: section type %d says %d bytes, %d came: %w", f.kind, typ, size, k, err)
+	}
+	return nil
+}
+
+// find brings a stream to section typ's data; false when it has none.
+func (f *binFile) find(typ uint32) (bool, error) {
+	if f.atData {
+		if f.pending == typ {
+			return true, nil
 		}
-		if _, dup := bf.sections[typ]; dup {
-			return nil, fmt.Errorf("%s: section type %d appears twice", magic, typ)
+		if err := f.pass(); err != nil {
+			return false, err
 		}
-		data := make([]byte, sz)
-		if k, err := io.ReadFull(f, data); err != nil {
-			return nil, fmt.Errorf("%s: truncated: section %d (type %d) says %d bytes, %d came: %w", magic, i+1, typ, sz, k, err)
+	}
+	for f.met < f.n {
+		t, err := f.meet()
+		if err != nil {
+			return false, err
 		}
-		bf.sections[typ] = data
-		left -= int64(sz)
+		if t == typ {
+			return true, nil
+		}
+		if err := f.pass(); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// end reads a stream on past its last section (the parser is done: none
+// is held), and checks that it ends there. A file's or memory's table
+// was checked whole at the start.
+func (f *binFile) end() error {
+	if f.stream == nil {
+		return nil
+	}
+	f.wants = nil
+	if f.atData {
+		if err := f.pass(); err != nil {
+			return err
+		}
+	}
+	for f.met < f.n {
+		if _, err := f.meet(); err != nil {
+			return err
+		}
+		if err := f.pass(); err != nil {
+			return err
+		}
 	}
 	var one [1]byte
-	if k, err := f.Read(one[:]); k > 0 {
-		return nil, fmt.Errorf("%s: trailing bytes after the last of %d sections", magic, n)
+	if k, err := f.stream.Read(one[:]); k > 0 {
+		return fmt.Errorf("%s: trailing bytes after the last of %d sections", f.kind, f.n)
 	} else if err != io.EOF && err != nil {
+		return err
+	}
+	return nil
+}
+
+// has reports whether the container has section typ (meeting it in a
+// stream).
+func (f *binFile) has(typ uint32) (bool, error) {
+	if _, ok := f.sizes[typ]; ok || f.stream == nil {
+		return ok, nil
+	}
+	return f.find(typ)
+}
+
+// section returns section typ, which must be present, once its declared
+// size fits need (what the headers read so far say it holds): it is read
+// only then. Errors name the section.
+func (f *binFile) section(typ uint32, name string, need boundedread.Need) (*reader, error) {
+	return f.sectionBy(typ, name, 0, func([]byte) boundedread.Need { return need })
+}
+
+// sectionBy is section for a section whose first k bytes say what the
+// rest holds (a count): they are read alone first, and need is given them.
+func (f *binFile) sectionBy(typ uint32, name string, k int, need func(head []byte) boundedread.Need) (*reader, error) {
+	b, err := f.read(typ, name, k, need, -1)
+	if err != nil {
 		return nil, err
 	}
-	return bf, nil
+	return &reader{kind: f.kind, name: name, b: b}, nil
 }
 
-// readBinPath reads the container at path under boundedread, as the
-// circuit's files are read (o's load timeout, a second more each 32 MiB).
-func readBinPath(ctx context.Context, path, magic string, maxVersion uint32, limit int64, o Files) (*binFile, error) {
-	// the deadline is of waiting for the file (IOTime), not of the work
-	// between reads
-	return boundedread.Read(ctx, path, boundedread.Options{Timeout: o.LoadTimeout, MinRate: loadRate, IOTime: true}, func(f *boundedread.File) (*binFile, error) {
-		if f.Size() > limit {
-			return nil, fmt.Errorf("%s: %d bytes, more than a %s this machine's memory can hold (%d)", path, f.Size(), magic, limit)
+// prefix returns the first k bytes of section typ once its declared size
+// fits need; the rest is not read (a wtns's public values).
+func (f *binFile) prefix(typ uint32, name string, need boundedread.Need, k int) (*reader, error) {
+	b, err := f.read(typ, name, 0, func([]byte) boundedread.Need { return need }, k)
+	if err != nil {
+		return nil, err
+	}
+	return &reader{kind: f.kind, name: name, b: b}, nil
+}
+
+// span checks section typ's declared size against need without reading
+// it, and returns where it lies in a regular file (zero elsewhere); false
+// when the container has no such section.
+func (f *binFile) span(typ uint32, name string, need boundedread.Need) (binSpan, bool, error) {
+	ok, err := f.has(typ)
+	if err != nil || !ok {
+		return binSpan{}, false, err
+	}
+	if err := need.Check(f.what(name), f.sizes[typ], -1); err != nil {
+		return binSpan{}, false, err
+	}
+	return f.table[typ], true, nil
+}
+
+func (f *binFile) what(name string) string { return f.kind + ": " + name + " section" }
+
+// read is section's, sectionBy's and prefix's read of section typ: its
+// first k bytes alone, then its declared size checked against need of
+// them, then all of it (want < 0) or its first want bytes.
+func (f *binFile) read(typ uint32, name string, k int, need func(head []byte) boundedread.Need, want int) ([]byte, error) {
+	what := f.what(name)
+	// in hand: in memory, or held from a stream before it was asked for
+	if b, ok := f.sections[typ]; ok {
+		if len(b) < k {
+			return nil, fmt.Errorf("%s: %d bytes, too short for its first %d", what, len(b), k)
 		}
-		bf, err := readBinFile(f, magic, maxVersion, limit)
+		if err := need(b[:k]).Check(what, int64(len(b)), -1); err != nil {
+			return nil, err
+		}
+		if want >= 0 {
+			return b[:min(want, len(b))], nil
+		}
+		return b, nil
+	}
+	size, ok := f.sizes[typ]
+	if f.stream != nil {
+		found, err := f.find(typ)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
-		return bf, nil
-	})
-}
-
-// section returns section typ, which must be present.
-func (f *binFile) section(typ uint32, name string) (*reader, error) {
-	s, ok := f.sections[typ]
+		ok, size = found, f.pendSize
+	}
 	if !ok {
 		return nil, fmt.Errorf("%s: no %s section (type %d)", f.kind, name, typ)
 	}
-	return &reader{kind: f.kind, name: name, b: s}, nil
+	if size < int64(k) {
+		return nil, fmt.Errorf("%s: %d bytes, too short for its first %d", what, size, k)
+	}
+	head := make([]byte, k)
+	if err := f.readData(typ, 0, head); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if err := need(head).Check(what, size, -1); err != nil {
+		return nil, err
+	}
+	n := size
+	if want >= 0 {
+		n = min(int64(want), size)
+	}
+	data := make([]byte, n) // checked: within its need, and within the file
+	copy(data, head)
+	if err := f.readData(typ, int64(len(head)), data[len(head):]); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if f.stream != nil {
+		f.left -= n
+		f.pendSize -= n
+		f.atData, f.rest = n < size, n < size
+	}
+	return data, nil
+}
+
+// readData reads len(p) bytes of section typ's data from its byte off (a
+// stream: from where it is, which is off).
+func (f *binFile) readData(typ uint32, off int64, p []byte) error {
+	if len(p) == 0 {
+		return nil
+	}
+	if f.stream != nil {
+		if _, err := io.ReadFull(f.stream, p); err != nil {
+			return fmt.Errorf("truncated: %w", err)
+		}
+		return nil
+	}
+	if err := f.file.at(f.table[typ].off + off); err != nil {
+		return err
+	}
+	return f.file.read(p)
+}
+
+// readBinPath reads the container at path under boundedread, as the
+// circuit's files are read (o's load timeout, a second more each 32 MiB),
+// and parses it with parse: a regular file's sections are read as parse
+// asks for them (fileBinFile), a pipe's as they come (streamBinFile: at
+// most limit bytes, holding those wants names when met early; nothing may
+// follow the last).
+func readBinPath[T any](ctx context.Context, path, magic string, maxVersion uint32, limit int64, o Files, wants func(uint32) bool, parse func(*binFile) (T, error)) (T, error) {
+	// the deadline is of waiting for the file (IOTime), not of the work
+	// between reads
+	return boundedread.Read(ctx, path, boundedread.Options{Timeout: o.LoadTimeout, MinRate: loadRate, IOTime: true}, func(f *boundedread.File) (T, error) {
+		var zero T
+		if f.Size() > limit {
+			return zero, fmt.Errorf("%s: %d bytes, more than a %s this machine's memory can hold (%d)", path, f.Size(), magic, limit)
+		}
+		var bf *binFile
+		var err error
+		if f.Size() >= 0 {
+			bf, err = fileBinFile(f, magic, maxVersion)
+		} else {
+			bf, err = streamBinFile(f, magic, maxVersion, limit, wants)
+		}
+		if err != nil {
+			return zero, fmt.Errorf("%s: %w", path, err)
+		}
+		v, err := parse(bf)
+		if err == nil {
+			err = bf.end()
+		}
+		if err != nil {
+			return zero, fmt.Errorf("%s: %w", path, err)
+		}
+		return v, nil
+	})
+}
+
+// pointsNeed is what a section of count points of size bytes each holds.
+func pointsNeed(count, size int) boundedread.Need {
+	return boundedread.Exactly(boundedread.Items(uint64(max(count, 0)), uint64(size), 0), strconv.Itoa(count)+" points")
+}
+
+// types is a wants of the section types given.
+func types(ts ...uint32) func(uint32) bool {
+	return func(t uint32) bool {
+		for _, u := range ts {
+			if t == u {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // reader consumes one section; the first short read sets err and every later

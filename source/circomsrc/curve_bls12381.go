@@ -82,13 +82,11 @@ func g2BLS12381(r *reader, what item) bls12381.G2Affine {
 	return p
 }
 
-// g1sBLS12381 reads section typ as count G1 points.
+// g1sBLS12381 reads section typ as count G1 points, once its size is
+// theirs.
 func g1sBLS12381(f *binFile, typ uint32, name string, count int) ([]bls12381.G1Affine, error) {
-	r, err := f.section(typ, name)
+	r, err := f.section(typ, name, pointsNeed(count, 2*fp.Bytes))
 	if err != nil {
-		return nil, err
-	}
-	if err := r.need(uint64(count), 2*fp.Bytes, 0, "points"); err != nil {
 		return nil, err
 	}
 	out := make([]bls12381.G1Affine, count)
@@ -131,11 +129,8 @@ func (circomBLS12381) bodyPoints(f *binFile, z *Zkey) (err error) {
 	if p.H, err = g1sBLS12381(f, 9, "H", z.DomainSize); err != nil {
 		return err
 	}
-	r, err := f.section(7, "B2")
+	r, err := f.section(7, "B2", pointsNeed(z.NVars, 4*fp.Bytes))
 	if err != nil {
-		return err
-	}
-	if err := r.need(uint64(z.NVars), 4*fp.Bytes, 0, "points"); err != nil {
 		return err
 	}
 	p.B2 = make([]bls12381.G2Affine, z.NVars)

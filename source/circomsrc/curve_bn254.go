@@ -82,13 +82,11 @@ func g2BN254(r *reader, what item) bn254.G2Affine {
 	return p
 }
 
-// g1sBN254 reads section typ as count G1 points.
+// g1sBN254 reads section typ as count G1 points, once its size is
+// theirs.
 func g1sBN254(f *binFile, typ uint32, name string, count int) ([]bn254.G1Affine, error) {
-	r, err := f.section(typ, name)
+	r, err := f.section(typ, name, pointsNeed(count, 2*fp.Bytes))
 	if err != nil {
-		return nil, err
-	}
-	if err := r.need(uint64(count), 2*fp.Bytes, 0, "points"); err != nil {
 		return nil, err
 	}
 	out := make([]bn254.G1Affine, count)
@@ -131,11 +129,8 @@ func (circomBN254) bodyPoints(f *binFile, z *Zkey) (err error) {
 	if p.H, err = g1sBN254(f, 9, "H", z.DomainSize); err != nil {
 		return err
 	}
-	r, err := f.section(7, "B2")
+	r, err := f.section(7, "B2", pointsNeed(z.NVars, 4*fp.Bytes))
 	if err != nil {
-		return err
-	}
-	if err := r.need(uint64(z.NVars), 4*fp.Bytes, 0, "points"); err != nil {
 		return err
 	}
 	p.B2 = make([]bn254.G2Affine, z.NVars)

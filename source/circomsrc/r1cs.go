@@ -2,6 +2,7 @@ package circomsrc
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/zkpipe/zkpipe/curve"
@@ -45,15 +46,10 @@ func ReadR1CSFile(path string) (*R1CS, error) {
 }
 
 func readR1CSFile(ctx context.Context, path string, o Files) (*R1CS, error) {
-	f, err := readBinPath(ctx, path, "r1cs", 1, boundedread.MachineMemory(), o)
-	if err != nil {
-		return nil, err
-	}
-	r, err := parseR1CS(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
+	// circom writes the constraints (2) before the header (1) that sizes
+	// them: from a pipe they are held, within the machine's memory, until
+	// the header has been read and checked them
+	return readBinPath(ctx, path, "r1cs", 1, boundedread.MachineMemory(), o, types(1, 2), parseR1CS)
 }
 
 // ParseR1CS parses a .r1cs held in memory, checking the header's counts,
@@ -68,7 +64,11 @@ func ParseR1CS(data []byte) (*R1CS, error) {
 }
 
 func parseR1CS(f *binFile) (*R1CS, error) {
-	h, err := f.section(1, "header")
+	// n8, a prime of n8 bytes, four u32 counts, a u64, a u32: n8 + 32 bytes
+	h, err := f.sectionBy(1, "header", 4, func(head []byte) boundedread.Need {
+		n8 := binary.LittleEndian.Uint32(head)
+		return boundedread.Exactly(boundedread.Items(uint64(n8), 1, 32), fmt.Sprintf("a %d-byte prime and its counts", n8))
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -83,19 +83,28 @@ func parseR1CS(f *binFile) (*R1CS, error) {
 	if c.NWires < 1 || c.NWires > 1<<31-1 || 1+c.NPubOut+c.NPubIn+c.NPrvIn > c.NWires {
 		return nil, fmt.Errorf("r1cs: %d wires cannot hold 1 + %d outputs + %d public and %d private inputs", c.NWires, c.NPubOut, c.NPubIn, c.NPrvIn)
 	}
-	r, err := f.section(2, "constraints")
+	// Each constraint is three linear combinations, each a count and at
+	// most one term a wire (circom merges a wire's terms): 12 bytes (all
+	// empty) to 3·(4 + nWires·(4+32)); the section must be within, before
+	// it is read. The wire→label section is nWires u64s (not kept, not
+	// read).
+	perLC := boundedread.Items(uint64(c.NWires), 4+32, 4)
+	r, err := f.section(2, "constraints", boundedread.Between(boundedread.Items(uint64(m), 12, 0),
+		boundedread.Items(uint64(m), uint64(boundedread.Items(3, uint64(perLC), 0)), 0), fmt.Sprintf("%d constraints over %d wires", m, c.NWires)))
 	if err != nil {
 		return nil, err
 	}
-	// Each constraint takes at least 12 bytes (three empty combinations):
-	// a count beyond that fails before any allocation.
-	if uint64(m)*12 > uint64(len(r.b)) {
-		return nil, fmt.Errorf("r1cs: constraints section: %d constraints need at least %d bytes, the section has %d", m, uint64(m)*12, len(r.b))
+	if _, _, err := f.span(3, "wire→label", boundedread.Exactly(boundedread.Items(uint64(c.NWires), 8, 0), fmt.Sprintf("%d labels", c.NWires))); err != nil {
+		return nil, err
 	}
 	c.Constraints = make([]Constraint, m)
 	lc := func(k uint32) []Term {
 		n := r.u32()
-		if r.err == nil && uint64(n)*36 > uint64(len(r.b)) {
+		switch {
+		case r.err != nil:
+		case n > uint32(c.NWires):
+			r.err = fmt.Errorf("r1cs: constraints section: constraint %d: %d terms, more than the %d wires (circom writes a wire once)", k, n, c.NWires)
+		case uint64(n)*36 > uint64(len(r.b)):
 			r.err = fmt.Errorf("r1cs: constraints section: constraint %d: %d terms need %d bytes, %d remain", k, n, uint64(n)*36, len(r.b))
 		}
 		if r.err != nil {

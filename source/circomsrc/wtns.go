@@ -1,11 +1,13 @@
 package circomsrc
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
+	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // ParseWtns parses a snarkjs witness (.wtns, versions 1 and 2) of BN254,
@@ -34,19 +36,12 @@ func ParseWtnsOf(data []byte) (curve.ID, []proofdata.Scalar, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	r, err := f.section(1, "header")
+	cc, n, err := wtnsHeader(f)
 	if err != nil {
 		return 0, nil, err
 	}
-	cc := r.field("field", false)
-	n := r.u32()
-	if err := r.done(); err != nil {
-		return 0, nil, err
-	}
-	if r, err = f.section(2, "values"); err != nil {
-		return 0, nil, err
-	}
-	if err := r.need(uint64(n), 32, 0, "values"); err != nil {
+	r, err := f.section(2, "values", wtnsValues(n))
+	if err != nil {
 		return 0, nil, err
 	}
 	w := make([]proofdata.Scalar, n)
@@ -57,4 +52,27 @@ func ParseWtnsOf(data []byte) (curve.ID, []proofdata.Scalar, error) {
 		return 0, nil, fmt.Errorf("wtns: the first value (the one wire) is not 1")
 	}
 	return cc.id(), w, r.done()
+}
+
+// wtnsHeader reads a wtns's header section: n8, a prime of n8 bytes, the
+// count of values (n8 + 8 bytes).
+func wtnsHeader(f *binFile) (circomCurve, uint32, error) {
+	r, err := f.sectionBy(1, "header", 4, func(head []byte) boundedread.Need {
+		n8 := binary.LittleEndian.Uint32(head)
+		return boundedread.Exactly(boundedread.Items(uint64(n8), 1, 8), fmt.Sprintf("a %d-byte prime and a count", n8))
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	cc := r.field("field", false)
+	n := r.u32()
+	if err := r.done(); err != nil {
+		return nil, 0, err
+	}
+	return cc, n, nil
+}
+
+// wtnsValues is what a values section of n values holds.
+func wtnsValues(n uint32) boundedread.Need {
+	return boundedread.Exactly(boundedread.Items(uint64(n), 32, 0), fmt.Sprintf("%d values", n))
 }

@@ -2,6 +2,7 @@ package circomsrc
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/zkpipe/zkpipe/curve"
@@ -70,17 +71,9 @@ func ReadZkeyFile(path string) (*Zkey, error) {
 }
 
 func readZkeyFile(ctx context.Context, path string, o Files) (*Zkey, error) {
-	// parsed from memory: no larger than the machine's, and its section
-	// table checked against the file before a section is read
-	f, err := readBinPath(ctx, path, "zkey", 1, boundedread.MachineMemory(), o)
-	if err != nil {
-		return nil, err
-	}
-	z, err := parseZkey(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return z, nil
+	// read whole: no larger than the machine's memory; each section read
+	// once its size is checked (a pipe's in snarkjs's order, 1 to 9)
+	return readBinPath(ctx, path, "zkey", 1, boundedread.MachineMemory(), o, types(1, 2, 3, 4, 5, 6, 7, 8, 9), parseZkey)
 }
 
 // ParseZkey parses a .zkey held in memory. It checks every header field and
@@ -106,7 +99,7 @@ func parseZkey(f *binFile) (*Zkey, error) {
 // parseZkeyHead parses the sections a verifier needs: the headers and IC.
 func parseZkeyHead(f *binFile) (*Zkey, error) {
 	// ─── headers ───
-	r, err := f.section(1, "header")
+	r, err := f.section(1, "header", boundedread.Exactly(4, "a protocol"))
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +110,12 @@ func parseZkeyHead(f *binFile) (*Zkey, error) {
 		return nil, err
 	}
 
-	if r, err = f.section(2, "Groth16 header"); err != nil {
+	// n8q, then q, n8r = 32, r, three counts, three G1 and three G2 points
+	// of 2·n8q and 4·n8q bytes: 52 + 19·n8q bytes
+	if r, err = f.sectionBy(2, "Groth16 header", 4, func(head []byte) boundedread.Need {
+		n8q := binary.LittleEndian.Uint32(head)
+		return boundedread.Exactly(boundedread.Items(uint64(n8q), 19, 52), fmt.Sprintf("its fields and points of %d-byte coordinates", n8q))
+	}); err != nil {
 		return nil, err
 	}
 	cq := r.field("base field q", true)
@@ -165,14 +163,15 @@ func parseZkeyBody(f *binFile, z *Zkey) (*Zkey, error) {
 // parseCoefs parses the coefficient section into z.Coefs and z.NbRows.
 func parseCoefs(f *binFile, z *Zkey) (*Zkey, error) {
 	cc := curveOf(z.Curve)
-	r, err := f.section(4, "coefficients")
+	// m, then m × {matrix, row, wire, a 32-byte value}
+	r, err := f.sectionBy(4, "coefficients", 4, func(head []byte) boundedread.Need {
+		m := binary.LittleEndian.Uint32(head)
+		return boundedread.Exactly(boundedread.Items(uint64(m), 12+32, 4), fmt.Sprintf("%d coefficients", m))
+	})
 	if err != nil {
 		return nil, err
 	}
 	m := r.u32()
-	if err := r.need(uint64(m), 12+32, 0, "coefficients"); err != nil {
-		return nil, err
-	}
 	for k := uint32(0); k < m; k++ {
 		mat, row, wire := r.u32(), r.u32(), r.u32()
 		v := cc.coef(r, item{"coefficient", int(k)})

@@ -153,36 +153,14 @@ func readZkeyHead(f *boundedread.File, path string, o Files) (*Zkey, error) {
 	if f.Size() < 0 {
 		return nil, fmt.Errorf("not a regular file")
 	}
-	// the table checked against the file before any section is allocated
-	table, version, err := binFileTable(f, "zkey", 1)
+	// the table checked against the file before any section is allocated;
+	// sections 1–4 read into memory each once its size is what the
+	// headers say (the coefficients, the largest, by their count)
+	bf, err := fileBinFile(f, "zkey", 1)
 	if err != nil {
 		return nil, err
 	}
-	// Sections 1–4 are read into memory (the coefficients can be large):
-	// no more than the whole read would take, this machine's memory.
-	var held int64
-	for typ := uint32(1); typ <= 4; typ++ {
-		held += table[typ].size
-	}
-	if limit := boundedread.MachineMemory(); held > limit {
-		return nil, fmt.Errorf("zkey: its header, IC and coefficient sections hold %d bytes, more than this machine's memory can hold (%d)", held, limit)
-	}
-	sf := &seqFile{f: f}
-	bf := &binFile{kind: "zkey", version: version, sections: map[uint32][]byte{}}
-	for typ := uint32(1); typ <= 4; typ++ {
-		s, ok := table[typ]
-		if !ok {
-			continue // the parser names what is missing
-		}
-		data := make([]byte, s.size) // within the file: checkBinTable
-		if err := sf.at(s.off); err != nil {
-			return nil, err
-		}
-		if err := sf.read(data); err != nil {
-			return nil, fmt.Errorf("zkey: section type %d: %w", typ, err)
-		}
-		bf.sections[typ] = data
-	}
+	sf := bf.file
 	z, err := parseZkeyHead(bf)
 	if err != nil {
 		return nil, err
@@ -199,8 +177,8 @@ func readZkeyHead(f *boundedread.File, path string, o Files) (*Zkey, error) {
 		return nil, err
 	}
 	rowMul := kx % uint64(z.DomainSize)
-	// each section's size as the whole read checks it (reader.need), in
-	// the whole read's order
+	// each point section's size checked as the whole read checks it
+	// (pointsNeed), unread, in the whole read's order
 	for _, part := range []proofdata.KeyParts{proofdata.PartA, proofdata.PartB1, proofdata.PartK, proofdata.PartZ, proofdata.PartB2} {
 		ps := zkeyPartSections[part]
 		n, size := z.NVars, p.G1AffineBytes
@@ -212,12 +190,12 @@ func readZkeyHead(f *boundedread.File, path string, o Files) (*Zkey, error) {
 		case proofdata.PartB2:
 			size = p.G2AffineBytes
 		}
-		s, ok := table[ps.typ]
+		s, ok, err := bf.span(ps.typ, ps.name, pointsNeed(n, size))
+		if err != nil {
+			return nil, err
+		}
 		if !ok {
 			return nil, fmt.Errorf("zkey: no %s section (type %d)", ps.name, ps.typ)
-		}
-		if want := int64(n) * int64(size); s.size != want {
-			return nil, fmt.Errorf("zkey: %s section: %d points need %d bytes, the section has %d", ps.name, n, want, s.size)
 		}
 		d.sect[part] = zkeySection{typ: ps.typ, name: ps.name, off: s.off, n: n, size: size}
 		d.parts |= part
