@@ -107,7 +107,7 @@ func readPtau(f *boundedread.File, want curve.ID, n int) (*PtauPhase2, error) {
 	if f.Size() < 0 {
 		return nil, fmt.Errorf("not a regular file: a phase 2 reads parts of a .ptau at their offsets")
 	}
-	table, _, err := binFileTable(f, "ptau", 1)
+	table, _, _, err := binFileTable(f, "ptau", 1)
 	if err != nil {
 		return nil, err
 	}
