@@ -362,7 +362,7 @@ func (c *CPU) StagesOnDevice() bool { return false }
 func (c *CPU) ResidentBytes(*proofdata.Key) int64 { return 0 }
 
 // JobBytes is 0: a job's vectors stay in host memory, counted there.
-func (c *CPU) JobBytes(*proofdata.Key) int64 { return 0 }
+func (c *CPU) JobBytes(*proofdata.Key, int) int64 { return 0 }
 
 // DeviceMemory is 0, 0: no device memory, no device budget.
 func (c *CPU) DeviceMemory() (free, total int64) { return 0, 0 }

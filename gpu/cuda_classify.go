@@ -61,7 +61,7 @@ func (c *CUDA) TransferClassify(ctx context.Context, res proofdata.Resident, v *
 		return nil, err
 	}
 	st := &cudaStaged{a: p[0], b: p[1], c: p[2], bufs: p}
-	qs := []pinnedQuery{{selA, &st.q[0], &v.QA}, {selK, &st.q[2], &v.QK}}
+	qs := []pinnedQuery{{sel: selA, dev: &st.q[0], host: &v.QA}, {sel: selK, dev: &st.q[2], host: &v.QK}}
 	if hostB {
 		qb := &st.q[1]
 		qb.len, qb.nvals, qb.ones, qb.vals = v.QB.Len, len(v.QB.Vals), p[3], p[4]
@@ -69,9 +69,9 @@ func (c *CUDA) TransferClassify(ctx context.Context, res proofdata.Resident, v *
 			qb.idx = p[5]
 		}
 	} else {
-		qs = append(qs, pinnedQuery{selB, &st.q[1], &v.QB})
+		qs = append(qs, pinnedQuery{sel: selB, dev: &st.q[1], host: &v.QB})
 	}
-	if err := c.classifyQueries(ctx, st, r.one, w, qs); err != nil {
+	if err := c.classifyQueries(ctx, st, r.one, w, v.Tail, qs); err != nil {
 		c.freeStaged(st)
 		return nil, err
 	}
@@ -87,20 +87,27 @@ type pinnedQuery struct {
 	sel  []uint32
 	dev  *cudaQuery
 	host *proofdata.Query
+	room int // the significant scalars dev's values and indexes hold
 }
 
-// classifyQueries allocates each query's device buffers at their largest
-// (bitmap, len values, len indexes: JobBytes counts them so) and classifies
-// the queries at once, one lane each (one: 1 in the key's Fr). The buffers join st.bufs as they are
+// classifyQueries allocates each query's device buffers (its bitmap, and
+// values and indexes for at most tail significant scalars, or all of them
+// for tail ≤ 0: JobBytes counts them so) and classifies the queries at
+// once, one lane each (one: 1 in the key's Fr). The buffers join st.bufs as they are
 // allocated, so that freeing st frees them whatever failed.
-func (c *CUDA) classifyQueries(ctx context.Context, st *cudaStaged, one proofdata.Scalar, w []proofdata.Scalar, qs []pinnedQuery) error {
+func (c *CUDA) classifyQueries(ctx context.Context, st *cudaStaged, one proofdata.Scalar, w []proofdata.Scalar, tail int, qs []pinnedQuery) error {
 	var e cerr
-	for _, q := range qs {
+	for i := range qs {
+		q := &qs[i]
 		n := len(q.sel)
+		q.room = n
+		if tail > 0 {
+			q.room = min(n, tail)
+		}
 		for _, d := range []struct {
 			p     *uintptr
 			bytes int
-		}{{&q.dev.ones, 8 * ((n + 63) / 64)}, {&q.dev.vals, proofdata.ScalarBytes * n}, {&q.dev.idx, 4 * n}} {
+		}{{&q.dev.ones, 8 * ((n + 63) / 64)}, {&q.dev.vals, proofdata.ScalarBytes * q.room}, {&q.dev.idx, 4 * q.room}} {
 			p, err := c.alloc(d.bytes, c.xfer)
 			if err != nil {
 				return err
@@ -183,6 +190,10 @@ func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, one proofdata.Scal
 		}
 		err := h2d(q.dev.ones+uintptr(lo/8), unsafe.Pointer(&bits[0]), 8*len(bits))
 		for _, p := range parts {
+			if k+p.K > q.room {
+				// Vectors.Tail undercounted W: never write past the buffers
+				return errors.Join(fmt.Errorf("transfer: a query has more than the %d significant scalars counted in W", q.room), wait())
+			}
 			off := p.Lo - lo
 			err = errors.Join(err,
 				h2d(q.dev.vals+uintptr(proofdata.ScalarBytes*k), unsafe.Pointer(&vals[off]), proofdata.ScalarBytes*p.K),

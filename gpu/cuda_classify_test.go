@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
@@ -57,7 +58,7 @@ func checkTransferClassify(t *testing.T, cuda *gpu.CUDA, size, logn int) {
 	for _, mode := range []struct {
 		name string
 		mode int
-	}{{"mixed", mixed}, {"dense", dense}, {"zeros", zeros}} {
+	}{{"mixed", mixed}, {"dense", dense}, {"zeros", zeros}, {"mixed counted", mixed}, {"undercounted", mixed}} {
 		t.Run(mode.name, func(t *testing.T) {
 			// W: the scalars of the mode, shuffled into a wire order by sel
 			w := scalars(r, size+7, mode.mode)
@@ -76,7 +77,29 @@ func checkTransferClassify(t *testing.T, cuda *gpu.CUDA, size, logn int) {
 				}
 				v.QB = classify(vals)
 			}
+			// W's significant scalars bound each query's tail: the device
+			// holds them in that much room; one fewer is refused, never
+			// written past
+			switch mode.name {
+			case "mixed counted":
+				v.Tail = proofdata.CountSignificant(proofdata.Scalars(w), proofdata.One(key.Curve), 2)
+			case "undercounted": // one short of A's own tail
+				a := make([]fr.Element, len(selA))
+				for j, wire := range selA {
+					a[j] = w[wire]
+				}
+				v.Tail = proofdata.CountSignificant(proofdata.Scalars(a), proofdata.One(key.Curve), 2) - 1
+			}
 			s, err := cuda.TransferClassify(context.Background(), res, v, proofdata.Scalars(w), selA, selB, selK, hostB)
+			if mode.name == "undercounted" {
+				if err == nil || !strings.Contains(err.Error(), "significant scalars counted") {
+					if err == nil {
+						cuda.Free(s)
+					}
+					t.Fatalf("a tail bound one short of W's count: %v, want a refusal", err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

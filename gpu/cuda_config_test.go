@@ -33,8 +33,8 @@ func TestCUDAConfigReachesTheLibrary(t *testing.T) {
 	// the window reaches the MSM plans: 2^21 buckets a set take more
 	// scratch than 100 points' own window
 	k := newFixture(rand.New(rand.NewPCG(1, 2)), 100, mixed, proofdata.HDivideByZ, false).key
-	if c.JobBytes(k) <= def.JobBytes(k) {
-		t.Errorf("JobBytes %d with 22-bit windows, %d by size: the window did not reach the plan", c.JobBytes(k), def.JobBytes(k))
+	if c.JobBytes(k, 0) <= def.JobBytes(k, 0) {
+		t.Errorf("JobBytes %d with 22-bit windows, %d by size: the window did not reach the plan", c.JobBytes(k, 0), def.JobBytes(k, 0))
 	}
 }
 

@@ -358,7 +358,7 @@ func TestCUDADeviceMemory(t *testing.T) {
 		if err := prove(context.Background(), c, res, f); err != nil {
 			t.Fatal(err)
 		}
-		peak, job := int64(h.Peak(0)-held), c.JobBytes(f.key)
+		peak, job := int64(h.Peak(0)-held), c.JobBytes(f.key, 0)
 		t.Logf("n=%d: a job's device peak %s, JobBytes %s (%.2f×)", size, mem.FormatBytes(peak), mem.FormatBytes(job), float64(peak)/float64(job))
 		if peak > job || peak < job/2 {
 			t.Errorf("n=%d: a job took %d device bytes at its peak; JobBytes %d is not within [peak, 2·peak]", size, peak, job)

@@ -164,43 +164,83 @@ func (c *CUDA) ResidentBytes(k *proofdata.Key) int64 {
 	return bases + proofdata.ScalarBytes*(2*max(n/2, 1)+2*n) + c.keyTableBytes(k)
 }
 
-// JobBytes is the most device memory one job of k holds at once: its staged
-// vectors (a, b, c padded to n; each query's bitmap, values and indexes)
-// and the scratch of the MSMs it runs at once (msmScratchBytes): H's, B₂'s,
-// or the tail's, whose A, B₁ and K MSMs overlap on up to tailsAtOnce(k)
-// compute streams (the largest of them, then).
-func (c *CUDA) JobBytes(k *proofdata.Key) int64 { return c.jobBytes(k, c.tailsAtOnce(k)) }
+// JobBytes is the most device memory one job of k holds at once, whose
+// queries hold at most tail significant scalars each (proofdata.Vectors.Tail;
+// tail ≤ 0: each query's length). The job's phases on the device:
+//
+//	staged   a, b, c padded to n, and the queries (bitmaps; values and
+//	         indexes for the tail) as pin/transfer leaves them
+//	NTT      the same: H's NTTs work in place in a, b and c
+//	MSM_H    a (h) and the queries, with H's MSM scratch: b and c are
+//	         freed once h is computed
+//	tails    the queries, with the scratch of the MSMs that run at once
+//	         (msmScratchBytes): the tail's A, B₁ and K on up to
+//	         tailsAtOnce(k) compute streams (the largest of them), or B₂'s
+//
+// It is the largest phase. An MSM's scratch is bounded by its pieces
+// (CUDAConfig.MSMPieceLog): a 2^27 job of BLS12-381 holds 12 GiB of a, b, c
+// and its queries at the NTT, where one run of H's MSM alone took 48 GiB.
+func (c *CUDA) JobBytes(k *proofdata.Key, tail int) int64 {
+	return c.jobBytes(k, tail, c.tailsAtOnce(k))
+}
 
 // tailsAtOnce is how many of a job of k's tail MSMs run at once: the
 // backend's tailStreams, or one where a job holding that many MSMs'
-// scratch would not fit on the device beside k's bases. A BN254 bits
-// circuit of 2^27 needs 46 GiB of bases and 48 GiB of scratch an MSM:
-// with two tail MSMs at once a job needed 121 GiB, which no 139 GiB H200
-// held beside its key (every job refused); one at a time, 73 GiB.
+// scratch (its queries at their smallest) would not fit on the device
+// beside k's bases.
 func (c *CUDA) tailsAtOnce(k *proofdata.Key) int {
 	s := c.tailStreams()
-	if s > 1 && c.memTotal > 0 && c.ResidentBytes(k)+c.jobBytes(k, s) > int64(c.memTotal) {
+	if s > 1 && c.memTotal > 0 && c.ResidentBytes(k)+c.jobBytes(k, 0, s) > int64(c.memTotal) {
 		return 1
 	}
 	return s
 }
 
+// queryBytes is what one query of q scalars holds on the device with at
+// most tail of them significant (tail ≤ 0: all may be): its bitmap, and
+// values and indexes for the tail (classifyQueries allocates them so).
+func queryBytes(q, tail int) int64 {
+	t := q
+	if tail > 0 {
+		t = min(q, tail)
+	}
+	return 8*int64((q+63)/64) + int64(t)*(proofdata.ScalarBytes+4)
+}
+
 // jobBytes is JobBytes with at most streams tail MSMs at once.
-func (c *CUDA) jobBytes(k *proofdata.Key, streams int) int64 {
+func (c *CUDA) jobBytes(k *proofdata.Key, tail, streams int) int64 {
 	n := int64(k.N())
-	staged := 3 * n * proofdata.ScalarBytes
+	var queries int64
 	for _, q := range []int{k.Size.A, k.Size.B, k.Size.K} {
-		staged += 8*int64((q+63)/64) + int64(q)*(proofdata.ScalarBytes+4)
+		queries += queryBytes(q, tail)
 	}
 	id := k.Curve
-	tails := []int64{c.msmScratchBytes(id, k.Size.A, false), c.msmScratchBytes(id, k.Size.B, false), c.msmScratchBytes(id, k.Size.K, false)}
-	slices.Sort(tails)
-	var tail int64
-	for _, t := range tails[len(tails)-streams:] {
-		tail += t
+	msmLen := func(q int) int {
+		if tail > 0 {
+			return min(q, tail)
+		}
+		return q
 	}
-	scratch := max(c.msmScratchBytes(id, k.HLen(), false), tail, c.msmScratchBytes(id, k.Size.B, true))
-	return staged + scratch
+	tails := []int64{c.msmScratchBytes(id, msmLen(k.Size.A), false), c.msmScratchBytes(id, msmLen(k.Size.B), false),
+		c.msmScratchBytes(id, msmLen(k.Size.K), false)}
+	slices.Sort(tails)
+	var tailScratch int64
+	for _, t := range tails[len(tails)-streams:] {
+		tailScratch += t
+	}
+	v := n * proofdata.ScalarBytes // one of a, b, c
+	return queries + max(3*v, v+c.msmScratchBytes(id, k.HLen(), false), tailScratch,
+		c.msmScratchBytes(id, msmLen(k.Size.B), true), c.onesScratchBytes(k))
+}
+
+// onesScratchBytes is what batch-addition holds at most: a partial sum a
+// bitmap word of the largest base set (gpu/cuda/driver.cuh, ones_run), in
+// G2 for B₂.
+func (c *CUDA) onesScratchBytes(k *proofdata.Key) int64 {
+	p := k.Curve.Params()
+	g1, g2 := 2*int64(p.G1AffineBytes), 2*int64(p.G2AffineBytes) // XYZZ: twice the affine size
+	words := func(q int) int64 { return int64((q+63)/64) + 1 }
+	return max(words(k.Size.A)*g1, words(k.Size.B)*g1, words(k.Size.K)*g1, words(k.Size.B2)*g2)
 }
 
 // tailStreams is how many of one job's tail MSMs run at once.
@@ -525,14 +565,36 @@ func (c *CUDA) MSMH(ctx context.Context, s *proofdata.Staged) (proofdata.Point, 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// b and c are dead once h is computed: freed in the compute
+		// stream's order, so that H's MSM scratch can take their room
+		if err := c.freeVectors(st, cs, &st.b, &st.c); err != nil {
+			return err
+		}
 		t, _ := r.table(r.z)
 		hs, err := r.cv.msmG1(c.fn, t, "msm g1", r.z, []msmVec{{st.a, 0, r.key.HLen()}}, cs)
 		if err == nil {
 			h = hs[0]
 		}
-		return err
+		// the MSM has returned its sums: no kernel reads h any more
+		return errors.Join(err, c.freeVectors(st, cs, &st.a))
 	})
 	return h, err
+}
+
+// freeVectors frees the staged vectors at ps (a, b or c of st) in stream
+// s's order and zeroes them; st's later Free leaves them alone.
+func (c *CUDA) freeVectors(st *cudaStaged, s uintptr, ps ...*uintptr) error {
+	var err error
+	var e cerr
+	for _, p := range ps {
+		if *p == 0 {
+			continue
+		}
+		st.bufs = slices.DeleteFunc(st.bufs, func(b uintptr) bool { return b == *p })
+		err = errors.Join(err, e.err("free", c.fn.devFree(*p, s, e.p())))
+		*p = 0
+	}
+	return err
 }
 
 // ─── MSM ─────────────────────────────────────────────────────────────────────

@@ -153,13 +153,13 @@ func TestCUDATailSplitDeviceMemory(t *testing.T) {
 	f := newFixture(rand.New(rand.NewPCG(11, 3)), 3000, dense, proofdata.HDivideByZ, false)
 	ctx := context.Background()
 	serial := openOwn(t, gpu.WithComputeStreams(3), gpu.WithTailSplit(false))
-	oneAtATime := serial.JobBytes(f.key)
+	oneAtATime := serial.JobBytes(f.key, 0)
 	serial.Close()
 
 	c := openOwn(t, gpu.WithComputeStreams(3), gpu.WithTailSplit(true))
 	defer c.Close()
 	h := standIn(t, c)
-	job := c.JobBytes(f.key)
+	job := c.JobBytes(f.key, 0)
 	if job <= oneAtATime {
 		t.Fatalf("JobBytes with the split %d, without %d: the overlap is not counted", job, oneAtATime)
 	}
@@ -198,7 +198,7 @@ func TestCUDATailsOneAtATimeWhereTheyDoNotFitAtOnce(t *testing.T) {
 	ctx := context.Background()
 	serial := openOwn(t, gpu.WithComputeStreams(3), gpu.WithTailSplit(false))
 	h := standIn(t, serial)
-	oneAtATime, resident := serial.JobBytes(f.key), serial.ResidentBytes(f.key)
+	oneAtATime, resident := serial.JobBytes(f.key, 0), serial.ResidentBytes(f.key)
 	serial.Close()
 	for _, dev := range []struct {
 		name   string
@@ -210,7 +210,7 @@ func TestCUDATailsOneAtATimeWhereTheyDoNotFitAtOnce(t *testing.T) {
 			defer h.SetMemory(0)
 			c := openOwn(t, gpu.WithComputeStreams(3), gpu.WithTailSplit(true))
 			t.Cleanup(func() { c.Close() })
-			job := c.JobBytes(f.key)
+			job := c.JobBytes(f.key, 0)
 			if dev.atOnce == 1 && job != oneAtATime {
 				t.Errorf("JobBytes %d on a device of %d bytes, want the one-at-a-time %d", job, dev.total, oneAtATime)
 			}

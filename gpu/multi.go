@@ -33,7 +33,7 @@ type Device interface {
 	MSMG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point, error)
 	Free(s *proofdata.Staged)
 	ResidentBytes(k *proofdata.Key) int64
-	JobBytes(k *proofdata.Key) int64
+	JobBytes(k *proofdata.Key, tail int) int64
 	DeviceMemory() (free, total int64)
 	PinnedBytes() int
 }
@@ -521,10 +521,10 @@ func (m *Multi) ResidentBytes(k *proofdata.Key) int64 {
 }
 
 // JobBytes is the most one job of k holds on the device it runs on.
-func (m *Multi) JobBytes(k *proofdata.Key) int64 {
+func (m *Multi) JobBytes(k *proofdata.Key, tail int) int64 {
 	var n int64
 	for _, d := range m.devs {
-		n = max(n, d.JobBytes(k))
+		n = max(n, d.JobBytes(k, tail))
 	}
 	return n
 }

@@ -110,3 +110,36 @@ func TestClassifyPartsTileTheRange(t *testing.T) {
 		}
 	}
 }
+
+// CountSignificant by any number of workers is the number of scalars that
+// classification keeps as significant when sel takes every wire once, and
+// it bounds every query's tail.
+func TestCountSignificantBoundsEveryTail(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	one := One(curve.BN254)
+	for _, kind := range []string{"mixed", "sparse", "dense", "zeros"} {
+		for _, n := range classifySizes {
+			w, sel := classifyInput(r, n, kind)
+			all := make([]uint32, len(w))
+			for i := range all {
+				all[i] = uint32(i)
+			}
+			var whole Query
+			Classify(&whole, one, w, all, make([]uint64, (len(w)+63)/64), make([]uint32, len(w)), make([]Scalar, len(w)))
+			for _, workers := range []int{0, 1, 3, 64} {
+				got := CountSignificant(w, one, workers)
+				if got != len(whole.Vals) {
+					t.Fatalf("%s/%d/%d workers: %d significant, classification kept %d", kind, n, workers, got, len(whole.Vals))
+				}
+			}
+			// sel may repeat wires (classifyInput draws it): a query of
+			// distinct wires, as a key's are, stays under the count
+			distinct := slices.Compact(slices.Sorted(slices.Values(sel)))
+			var q Query
+			Classify(&q, one, w, distinct, make([]uint64, (len(distinct)+63)/64), make([]uint32, len(distinct)), make([]Scalar, len(distinct)))
+			if len(q.Vals) > len(whole.Vals) {
+				t.Fatalf("%s/%d: a query of distinct wires keeps %d significant, W has %d", kind, n, len(q.Vals), len(whole.Vals))
+			}
+		}
+	}
+}

@@ -26,6 +26,45 @@ type Vectors struct {
 	A, B, C []Scalar
 
 	QA, QB, QK Query // scalars of the A, B (G1 and G2) and K queries
+
+	// Tail bounds the significant scalars (neither 0 nor 1) of each query:
+	// W's count of them (CountSignificant), which no query, a selection of
+	// distinct wires, can pass. pin/transfer's device admission counts it
+	// for a backend that stages on its device, which then holds each
+	// query's tail in room for that many (at 2^27 a bits circuit's worst
+	// case, every scalar significant, was 13.5 GiB of its device memory;
+	// its real tails are 3% of it). 0: not counted, each query's length
+	// bounds its own.
+	Tail int
+}
+
+// CountSignificant is how many scalars of w are neither 0 nor one (the
+// curve's Montgomery 1), counted by up to workers goroutines.
+func CountSignificant(w []Scalar, one Scalar, workers int) int {
+	count := func(w []Scalar) int {
+		k := 0
+		for i := range w {
+			s := &w[i]
+			if s[0]|s[1]|s[2]|s[3] != 0 && *s != one {
+				k++
+			}
+		}
+		return k
+	}
+	parts := min(max(workers, 1), len(w)/MinClassifyPart)
+	if parts <= 1 {
+		return count(w)
+	}
+	out := make(chan int, parts)
+	per := (len(w) + parts - 1) / parts
+	for lo := 0; lo < len(w); lo += per {
+		go func(w []Scalar) { out <- count(w) }(w[lo:min(lo+per, len(w))])
+	}
+	total := 0
+	for lo := 0; lo < len(w); lo += per {
+		total += <-out
+	}
+	return total
 }
 
 // Classify fills q with the scalars w[sel[j]], j < len(sel): a bitmap of the

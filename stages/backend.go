@@ -77,12 +77,15 @@ type Backend interface {
 	StagesOnDevice() bool
 
 	// ResidentBytes is what Load keeps on the device for k, and JobBytes
-	// the most one job of k holds there: the engine charges them to the
-	// governor's device budget (a circuit that does not fit is refused; a
-	// job waits for room at pin/transfer). 0 for a backend with no memory
-	// of its own (gpu.CPU): nothing is charged.
+	// the most one job of k holds there when each of its queries has at
+	// most tail significant scalars (proofdata.Vectors.Tail; tail ≤ 0:
+	// its length): the engine charges them to the governor's device
+	// budget (a circuit whose key does not fit is refused; a job waits
+	// for room at pin/transfer, or is refused, naming the sizes, where it
+	// could never fit). 0 for a backend with no memory of its own
+	// (gpu.CPU): nothing is charged.
 	ResidentBytes(k *proofdata.Key) int64
-	JobBytes(k *proofdata.Key) int64
+	JobBytes(k *proofdata.Key, tail int) int64
 	// DeviceMemory is the device memory free now and the device's total
 	// (mem.DeviceMemory): the governor's device budget. total 0: the
 	// backend has no device memory (gpu.CPU), and no device budget is kept.

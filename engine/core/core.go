@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -320,12 +321,20 @@ func (p *Prover) admit(ctx context.Context, j *stages.Job) error {
 // admitDevice reserves the job's device footprint (Backend.JobBytes)
 // before pin/transfer stages its vectors there; waiting here pushes back
 // on synthesize. Nothing is reserved without a device budget, or on a
-// backend with no memory of its own.
+// backend with no memory of its own. On a backend that stages on its
+// device, the job's queries are held there in room for their tails, which
+// W's significant scalars bound (proofdata.Vectors.Tail): counted here.
 func (p *Prover) admitDevice(ctx context.Context, j *stages.Job) error {
-	if p.cfg.Governor == nil || j.Circuit == nil {
+	if j.Circuit == nil {
 		return nil
 	}
-	bytes := p.cfg.Backend.JobBytes(j.Circuit.Key)
+	if p.cfg.Backend.StagesOnDevice() && j.W != nil {
+		j.Vec.Tail = proofdata.CountSignificant(j.W, proofdata.One(j.Circuit.Key.Curve), runtime.GOMAXPROCS(0))
+	}
+	if p.cfg.Governor == nil {
+		return nil
+	}
+	bytes := p.cfg.Backend.JobBytes(j.Circuit.Key, j.Vec.Tail)
 	if bytes == 0 {
 		return nil
 	}

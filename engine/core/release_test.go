@@ -47,7 +47,7 @@ func (b *holdingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (proofda
 }
 
 func (b *holdingBackend) ResidentBytes(*proofdata.Key) int64 { return 1 << 20 }
-func (b *holdingBackend) JobBytes(*proofdata.Key) int64      { return 1 << 20 }
+func (b *holdingBackend) JobBytes(*proofdata.Key, int) int64 { return 1 << 20 }
 
 type fixedDevice struct{}
 
@@ -129,7 +129,7 @@ type countedResident struct {
 func (r countedResident) Close() error { r.b.open.Add(-1); return r.Resident.Close() }
 
 func (b *countingBackend) ResidentBytes(*proofdata.Key) int64 { return 1 << 20 }
-func (b *countingBackend) JobBytes(*proofdata.Key) int64      { return 1 << 20 }
+func (b *countingBackend) JobBytes(*proofdata.Key, int) int64 { return 1 << 20 }
 
 func (b *countingBackend) Load(k *proofdata.Key) (proofdata.Resident, error) {
 	r, err := b.CPU.Load(k)
