@@ -477,7 +477,7 @@ func TestBadJobsTerminated(t *testing.T) {
 	runWorker(t, q, f)
 	res := waitResults(t, q, 5, 20*time.Second)
 	settled(t, q)
-	for id, want := range map[string]string{"b1": "witness", "b2": "no such circuit", "ok1": "", "seq-4": "malformed job", "b4": "workers read no local paths"} {
+	for id, want := range map[string]string{"b1": "witness", "b2": "no such circuit", "ok1": "", "#seq-4": "malformed job", "b4": "workers read no local paths"} {
 		r, ok := res[id]
 		if !ok {
 			t.Errorf("no result for %s: %v", id, res)

@@ -500,7 +500,11 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	h.seq = meta.Sequence.Stream
-	h.id = fmt.Sprintf("seq-%d", h.seq)
+	// Until its own id is read and found valid, the job is named by its
+	// stream sequence under a name no valid id can be ('#', as prove's
+	// stream.LineID): a message with a bad id must not be answered under
+	// the id of another job ("seq-330" is a valid one).
+	h.id = seqID(h.seq)
 	h.counted = meta.NumDelivered > 1
 	if w.o.Observer != nil && meta.NumDelivered == 1 {
 		w.o.Observer.Waited(time.Since(meta.Timestamp))
@@ -634,6 +638,10 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		w.requeue(h, nil)
 	}
 }
+
+// seqID names the job message seq before its own id is known (or when
+// that id is unusable): "#seq-N", which no valid id can be.
+func seqID(seq uint64) string { return fmt.Sprintf("#seq-%d", seq) }
 
 // isTransient tells a network or server hiccup from a bad circuit.
 func isTransient(err error) bool {
