@@ -64,6 +64,13 @@ func circomLimits(c *cli.Context) (circomsrc.Limits, error) {
 		if err != nil || b == mem.Unlimited || b <= 0 || b > 4<<30 {
 			return l, fmt.Errorf("--wasm-memory %q: want a size up to 4GiB (the wasm32 limit), or auto", v)
 		}
+		// Each instance is allocated whole at this size, within the memory
+		// budget: more than the budget could never be admitted, and its
+		// allocation at load would take the process past it.
+		if budget, err := mem.ParseBudget(c.String("mem-budget"), mem.ReadMachine().Limit); err == nil && budget != mem.Unlimited && b > budget {
+			return l, fmt.Errorf("--wasm-memory %s is more than --mem-budget %s (%s): each witness calculator instance is allocated whole at --wasm-memory, within the budget; lower --wasm-memory (or auto) or raise --mem-budget",
+				v, c.String("mem-budget"), mem.FormatBytes(budget))
+		}
 		l.Memory = b
 	}
 	return l, nil

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -122,15 +123,54 @@ func checkName(name string) error {
 // is under way: readers treat the circuit as not there yet (retryable), so
 // a job never meets half a push, or an old key beside a new one. A push
 // cut short leaves it, and the circuit stays unusable until pushed again.
+// It holds a pushNote: who pushes, since when, and which files, so that a
+// reader can name the files a push cut short did not store.
 const pushMarker = "circuit.push"
 
-func push(ctx context.Context, q *Queue, name string, files map[string]string) error {
+// pushNote is the marker's contents.
+type pushNote struct {
+	PID     int       `json:"pid"`
+	Host    string    `json:"host,omitempty"`
+	Started time.Time `json:"started"`
+	Files   []string  `json:"files"` // the circuit's objects the push stores
+}
+
+// maxPushNote bounds the marker a reader reads: anyone with access to the
+// store can put one.
+const maxPushNote = 4 << 10
+
+func push(ctx context.Context, q *Queue, name string, files map[string]string) (err error) {
 	// Every file is checked before the store is touched.
 	if err := checkRegular(name, files); err != nil {
 		return err
 	}
 	marker := name + "/" + pushMarker
-	if _, err := q.Circuits.PutString(ctx, marker, fmt.Sprintf("push by pid %d started %s", os.Getpid(), time.Now().UTC().Format(time.RFC3339))); err != nil {
+	host, _ := os.Hostname()
+	note, _ := json.Marshal(pushNote{PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second), Files: sortedFiles(files)})
+	// What this push put, removed again if it fails: a push the store
+	// cannot take (full) must not leave half a circuit filling it.
+	var put []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		err = q.Explain(err) // "store disk full" when it is
+		// not the caller's ctx: it may be what ended the push
+		rctx, cancel := context.WithTimeout(context.Background(), handBackTimeout)
+		defer cancel()
+		var left []string
+		for _, obj := range append(put, pushMarker) {
+			if derr := q.Circuits.Delete(rctx, name+"/"+obj); derr != nil && !errors.Is(derr, jetstream.ErrObjectNotFound) {
+				left = append(left, obj)
+			}
+		}
+		if len(left) > 0 {
+			err = fmt.Errorf("%w; and %s of it could not be removed from the store: push it again", err, strings.Join(left, ", "))
+		} else if len(put) > 0 {
+			err = fmt.Errorf("%w; what this push stored (%s) was removed", err, strings.Join(put, ", "))
+		}
+	}()
+	if _, err := q.Circuits.PutBytes(ctx, marker, note); err != nil {
 		return fmt.Errorf("circuit %s: %w", name, err)
 	}
 	// Remove what an earlier push of another kind left, so a name is one kind.
@@ -141,17 +181,18 @@ func push(ctx context.Context, q *Queue, name string, files map[string]string) e
 	for obj := range old {
 		if _, keep := files[obj]; !keep && obj != pushMarker {
 			if err := q.Circuits.Delete(ctx, name+"/"+obj); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
-				return err
+				return fmt.Errorf("circuit %s: %w", name, err)
 			}
 		}
 	}
-	for obj, path := range files {
+	for _, obj := range sortedFiles(files) {
 		// a regular file only, and no more than fstat said: a FIFO would
 		// hang the push, /dev/zero fill the store
-		f, size, err := openRegular(path, "circuit "+name+": "+obj)
+		f, size, err := openRegular(files[obj], "circuit "+name+": "+obj)
 		if err != nil {
 			return err
 		}
+		put = append(put, obj) // a failed put may have stored its meta
 		_, err = q.Circuits.Put(ctx, jetstream.ObjectMeta{Name: name + "/" + obj}, io.LimitReader(f, size))
 		f.Close()
 		if err != nil {
@@ -165,6 +206,15 @@ func push(ctx context.Context, q *Queue, name string, files map[string]string) e
 	return nil
 }
 
+func sortedFiles(files map[string]string) []string {
+	out := make([]string, 0, len(files))
+	for f := range files {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // ErrCircuitIncomplete is a circuit in the store that is not whole: a push
 // of it under way (or cut short), or files missing. A job of it waits (it
 // goes back to the queue) rather than failing for good.
@@ -175,16 +225,56 @@ func complete(objs map[string]*jetstream.ObjectInfo) string {
 	if _, ok := objs[pushMarker]; ok {
 		return "a push of it is under way"
 	}
-	need := []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile}
-	if _, ok := objs[zkeyObject]; ok {
-		need = nil
-	}
-	for _, f := range need {
-		if _, ok := objs[f]; !ok {
-			return "it has no " + f
+	return missing(objs, nil)
+}
+
+// missing names the files objs lacks of those want (nil: a gnark
+// circuit's r1cs, pk and vk, unless it is a circom zkey), or "".
+func missing(objs map[string]*jetstream.ObjectInfo, want []string) string {
+	if want == nil {
+		want = []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile}
+		if _, ok := objs[zkeyObject]; ok {
+			want = nil
 		}
 	}
-	return ""
+	var lack []string
+	for _, f := range want {
+		if _, ok := objs[f]; !ok {
+			lack = append(lack, f)
+		}
+	}
+	if len(lack) == 0 {
+		return ""
+	}
+	return "it has no " + strings.Join(lack, ", ")
+}
+
+// incomplete is complete saying more of a push under way (or cut short):
+// who began it, when, and which of its files the store does not hold yet,
+// as its marker says.
+func incomplete(ctx context.Context, q *Queue, objs map[string]*jetstream.ObjectInfo) string {
+	info, ok := objs[pushMarker]
+	if !ok {
+		return complete(objs)
+	}
+	why := "a push of it is under way, or was cut short"
+	if info.Size > maxPushNote {
+		return why
+	}
+	data, err := q.Circuits.GetBytes(ctx, info.Name)
+	var note pushNote
+	if err != nil || json.Unmarshal(data, &note) != nil || len(note.Files) == 0 {
+		return why // a marker of an older zkpipe: plain text
+	}
+	why = fmt.Sprintf("a push of it by process %d", note.PID)
+	if note.Host != "" {
+		why += " on " + note.Host
+	}
+	why += " began " + note.Started.Format(time.RFC3339) + " and has not finished"
+	if lack := missing(objs, note.Files); lack != "" {
+		why += ": " + lack + " yet"
+	}
+	return why
 }
 
 // Circuits lists the whole circuits in the store. Objects whose names are
@@ -277,7 +367,7 @@ func FetchCircuit(ctx context.Context, q *Queue, name, cache string, o gnarksrc.
 			return nil, fmt.Errorf("circuit %s: the store holds %q, which is not a circuit's file (%s); push the circuit again", name, name+"/"+obj, strings.Join(sortedKeys(circuitFiles), ", "))
 		}
 	}
-	if why := complete(objs); why != "" {
+	if why := incomplete(ctx, q, objs); why != "" {
 		return nil, fmt.Errorf("circuit %s: %w: %s", name, ErrCircuitIncomplete, why)
 	}
 	for obj, info := range objs {

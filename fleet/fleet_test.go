@@ -137,6 +137,7 @@ type fakeProver struct {
 	circuits map[string]*stages.Circuit
 	order    []string // ids in the order they entered
 	held     int64    // witness bytes reserved with HoldInput and not yet released
+	holds    map[string]int64 // bytes asked of HoldInput, by what
 }
 
 func newFake(t *testing.T, capacity int) *fakeProver {
@@ -166,8 +167,12 @@ func (f *fakeProver) Circuits() []*stages.Circuit {
 	return cs
 }
 
-func (f *fakeProver) HoldInput(_ context.Context, _ string, n int64) (*mem.Reservation, error) {
+func (f *fakeProver) HoldInput(_ context.Context, what string, n int64) (*mem.Reservation, error) {
 	f.mu.Lock()
+	if f.holds == nil {
+		f.holds = map[string]int64{}
+	}
+	f.holds[what] += n
 	f.held += n
 	f.mu.Unlock()
 	return mem.NewReservation(n, func(b int64) {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -123,9 +124,15 @@ func run(t *testing.T, bin string, stdin string, args ...string) string {
 // calculator never returns and one whose calculator grows its memory
 // without bound (workers with --wasm-timeout 2s and a 64 MiB memory cap,
 // which the hog reaches in well under the deadline however busy the
-// machine: filling the default 256 MiB outlasted 2 s on CI's two cores). Every id gets exactly one result line, every proof
-// verifies with gnark, the bad and poison jobs get error results and are
-// not redelivered, the high jobs finish before most normal ones.
+// machine: filling the default 256 MiB outlasted 2 s on CI's two cores).
+// And a job whose circuit kills every worker that loads it: the test plays
+// the OOM killer, killing with SIGKILL any worker that starts to load
+// circuit stall (whose calculator would take 2 s at load) and starting it
+// again; with --max-deliveries 2 that job is answered with an error after
+// three deaths, two of them runs alone. Every id gets exactly one result
+// line, every proof verifies with gnark, the bad and poison jobs get error
+// results and are not redelivered, the high jobs finish before most normal
+// ones.
 func TestFleetOfProcesses(t *testing.T) {
 	bin := binary(t)
 	dir := circuitDir(t)
@@ -135,15 +142,19 @@ func TestFleetOfProcesses(t *testing.T) {
 	pushPoison(t, q, "loop", looping)
 	// to the wasm32 limit (4 GiB), if nothing stops it
 	pushPoison(t, q, "hog", func(w []byte) ([]byte, error) { return hostilewasm.Grow(w, "init", 65536) })
+	// loops at load until --wasm-timeout; the test kills its loaders first
+	pushPoison(t, q, "stall", func(w []byte) ([]byte, error) { return hostilewasm.Loop(w, "getFieldNumLen32") })
 	poisons := map[string]string{ // job → what its error must say
-		inputJob("poison-loop", "loop", 3): "ran past its deadline of 2s (--wasm-timeout)",
-		inputJob("poison-hog", "hog", 3):   "the witness calculator's memory limit",
+		inputJob("poison-loop", "loop", 3):  "ran past its deadline of 2s (--wasm-timeout)",
+		inputJob("poison-hog", "hog", 3):    "the witness calculator's memory limit",
+		inputJob("poison-load", "stall", 3): "2 of them it ran alone, on workers that stopped without an answer",
 	}
 
 	tmp := t.TempDir()
 	workerArgs := func(i int, metrics string) []string {
 		return []string{"worker", "--nats", url, "--cache", filepath.Join(tmp, fmt.Sprint("cache", i)),
-			"--mem-status", "0", "--metrics-addr", metrics, "--wasm-timeout", "2s", "--wasm-memory", "64MiB", "--job-timeout", "5s"}
+			"--mem-status", "0", "--metrics-addr", metrics, "--wasm-timeout", "2s", "--wasm-memory", "64MiB", "--job-timeout", "5s",
+			"--max-deliveries", "2"}
 	}
 	var jobs strings.Builder
 	for i := range 200 {
@@ -171,6 +182,7 @@ func TestFleetOfProcesses(t *testing.T) {
 	// how fast submit is, not how priorities work.)
 	var metricsAddr [3]string
 	var workers [3]*proc
+	var mu sync.Mutex // workers, metricsAddr: the OOM killer restarts them
 	for i := range workers {
 		metricsAddr[i] = freePort(t)
 		workers[i] = start(t, bin, fmt.Sprint("worker", i), workerArgs(i, metricsAddr[i])...)
@@ -178,6 +190,40 @@ func TestFleetOfProcesses(t *testing.T) {
 	for _, a := range metricsAddr {
 		waitHealthy(t, a)
 	}
+	// The OOM killer of circuit stall's loaders: each worker's log is read
+	// as it grows; one that starts to load stall is killed and started again.
+	stopKiller := make(chan struct{})
+	killerDone := make(chan int)
+	go func() {
+		kills := 0
+		read := map[string]int{} // log → bytes looked at
+		defer func() { killerDone <- kills }()
+		for {
+			select {
+			case <-stopKiller:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			mu.Lock()
+			for i, w := range workers {
+				b, _ := os.ReadFile(w.log)
+				fresh := string(b[read[w.log]:])
+				read[w.log] = len(b)
+				if !strings.Contains(fresh, "circuit stall: fetching it from the store and loading it") {
+					continue
+				}
+				w.cmd.Process.Signal(syscall.SIGKILL)
+				<-w.done
+				kills++
+				if strings.Contains(string(b), "circuit stall resident") {
+					t.Errorf("worker %d loaded circuit stall before it was killed", i)
+				}
+				metricsAddr[i] = freePort(t)
+				workers[i] = start(t, bin, fmt.Sprintf("worker%d-%d", i, kills), workerArgs(i, metricsAddr[i])...)
+			}
+			mu.Unlock()
+		}
+	}()
 
 	// SIGKILL worker 0 mid-stream, once 40 results and the high jobs' are in
 	// (a high job the killed worker held would come back only after the ack
@@ -204,6 +250,7 @@ func TestFleetOfProcesses(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	mu.Lock()
 	workers[0].cmd.Process.Signal(syscall.SIGKILL)
 	<-workers[0].done
 	killedAt := count()
@@ -213,6 +260,7 @@ func TestFleetOfProcesses(t *testing.T) {
 	}
 	metricsAddr[0] = freePort(t)
 	workers[0] = start(t, bin, "worker0'", workerArgs(0, metricsAddr[0])...)
+	mu.Unlock()
 
 	deadline := time.Now().Add(90 * time.Second)
 	for count() < total {
@@ -223,6 +271,10 @@ func TestFleetOfProcesses(t *testing.T) {
 	}
 	elapsed := time.Since(t0)
 	t.Logf("%d results in %s", total, elapsed.Round(time.Millisecond))
+	close(stopKiller)
+	if kills := <-killerDone; kills != 3 {
+		t.Errorf("%d workers killed loading circuit stall, want 3: its first delivery, then two alone (--max-deliveries 2)", kills)
+	}
 	// a worker whose engine got stuck on a poison job goes on with a new one
 	for i, w := range workers {
 		select {
@@ -237,6 +289,7 @@ func TestFleetOfProcesses(t *testing.T) {
 	noneLeft(t, q)
 
 	// /metrics of a worker parses, and counted its proofs.
+	waitHealthy(t, metricsAddr[1])
 	scrapeWorker(t, metricsAddr[1])
 
 	out, resultsFile := filepath.Join(tmp, "out"), filepath.Join(tmp, "results.jsonl")

@@ -43,7 +43,7 @@ func (k *storeKeys) shape(ctx context.Context, circuit string) (witnessShape, er
 	if len(objs) == 0 {
 		return ws, fmt.Errorf("circuit %q: %w", circuit, ErrNoCircuit)
 	}
-	if why := complete(objs); why != "" {
+	if why := incomplete(ctx, k.q, objs); why != "" {
 		return ws, fmt.Errorf("circuit %s: %w: %s", circuit, ErrCircuitIncomplete, why)
 	}
 	v, err := k.get(ctx, circuit)

@@ -147,7 +147,8 @@ type held struct {
 	// alone, so that what happens to the worker then is its own doing.
 	suspect    bool
 	soloMarked bool // its run alone is counted in the store (handBacks.Solo)
-	entered    bool // sent to the prover
+	entered    bool // sent to the prover (a suspect: from its circuit's load on)
+	loading    bool // a suspect loading its circuit alone: not timed yet
 	enteredAt  time.Time
 	alone      bool // entered as a suspect: nothing else in the prover
 	company    bool // shared the prover with another job at some time
@@ -551,7 +552,7 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 
 	if done, err := w.republish(ctx, h, req); done || err != nil {
 		if err != nil {
-			w.requeue(h, err)
+			w.requeueFor(h, err, meta.NumDelivered)
 		}
 		return
 	}
@@ -583,13 +584,32 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		w.fail(ctx, h, "", fmt.Errorf("job %s: names no circuit", h.id))
 		return
 	}
+	if h.suspect {
+		// A suspect runs alone from its circuit's load on, and its run is
+		// counted in the store before the load: a worker that dies loading
+		// the circuit (a witness calculator's memory at load, say) dies of
+		// this job alone, and the death counts towards MaxDeliveries like
+		// one in the prover. Counted after the load, a job whose circuit
+		// kills every worker that loads it would go round for ever.
+		if !w.enter(ctx, h) {
+			w.requeue(h, nil)
+			return
+		}
+		w.setLoading(h, true)
+		if err := w.q.markSolo(ctx, h.seq); err != nil {
+			w.requeue(h, err)
+			return
+		}
+		h.soloMarked = true
+		w.logf("job %s: delivered %d times, at least once to a worker that stopped without an answer: it runs alone, from its circuit's load on", h.id, meta.NumDelivered)
+	}
 	if err := w.ensureCircuit(ctx, req.Circuit); err != nil {
 		if diskFault(err) {
 			w.ownDiskFault(h, err)
 		} else if ctx.Err() == nil && (errors.Is(err, ErrNoCircuit) || !isTransient(err)) {
 			w.fail(ctx, h, req.Circuit, fmt.Errorf("job %s: parse: %w", h.id, err))
 		} else {
-			w.requeue(h, err)
+			w.requeueFor(h, err, meta.NumDelivered)
 		}
 		return
 	}
@@ -618,17 +638,11 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		h.witness = blob.Fetched("witness object "+obj, w.witnessFetch(h, obj, limit))
 	}
 	h.out = new(blob.Memory)
-	if !w.enter(ctx, h) {
+	if h.suspect {
+		w.setLoading(h, false) // its time in the prover starts now
+	} else if !w.enter(ctx, h) {
 		w.requeue(h, nil)
 		return
-	}
-	if h.alone {
-		if err := w.q.markSolo(ctx, h.seq); err != nil {
-			w.requeue(h, err)
-			return
-		}
-		h.soloMarked = true
-		w.logf("job %s: delivered %d times, at least once to a worker that stopped without an answer: it runs alone", h.id, meta.NumDelivered)
 	}
 	select {
 	case w.jobs <- stream.Line{Number: int(h.seq), Request: req, Witness: h.witness, Out: h.out}:
@@ -637,6 +651,33 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 	case <-w.stopped:
 		w.requeue(h, nil)
 	}
+}
+
+// setLoading marks h, a suspect that entered the prover's share to load its
+// circuit alone, as loading (no --job-timeout yet: the load has its own
+// bound) or, once loaded, as in the prover from now on.
+func (w *Worker) setLoading(h *held, loading bool) {
+	w.mu.Lock()
+	h.loading = loading
+	h.enteredAt = time.Now()
+	w.mu.Unlock()
+}
+
+// requeueFor hands h back for err, a failure that is not the job's: a
+// circuit not whole in the store (a push under way, or one killed midway)
+// is waited for, neither a fault of the worker's nor a delivery lost, and
+// the hand-backs come further apart the longer it lasts (delivered: the
+// job's deliveries so far), up to a minute; anything else is a fault of the
+// worker's (requeue).
+func (w *Worker) requeueFor(h *held, err error, delivered uint64) {
+	if !errors.Is(err, ErrCircuitIncomplete) {
+		w.requeue(h, err)
+		return
+	}
+	wait := min(time.Second<<min(delivered-1, 6), time.Minute)
+	w.logf("job %s: waits for its circuit: %v; back to the queue for %s", h.id, err, wait)
+	w.handBack(h, false, wait)
+	w.release(h)
 }
 
 // seqID names the job message seq before its own id is known (or when
@@ -663,11 +704,22 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 		return nil
 	}
 	t0 := time.Now()
+	w.logf("circuit %s: fetching it from the store and loading it", name)
 	// bounded: a circuit whose loading never ends (a looping wasm export)
 	// must not hold the intake for good
 	loadCtx, cancel := context.WithTimeout(ctx, w.o.JobTimeout)
 	defer cancel()
-	c, err := FetchCircuit(loadCtx, w.q, name, filepath.Join(w.o.Cache, "circuits"), w.o.Gnark, w.o.Wasm)
+	// The witness calculator's instance at load within the memory budget,
+	// like every job's: it is allocated whole at its limit (--wasm-memory).
+	wasm := w.o.Wasm
+	wasm.Hold = func(ctx context.Context, bytes int64) (func(), error) {
+		r, err := w.p.HoldInput(ctx, "circuit "+name+" (its load)", bytes)
+		if err != nil {
+			return nil, err
+		}
+		return r.Close, nil
+	}
+	c, err := FetchCircuit(loadCtx, w.q, name, filepath.Join(w.o.Cache, "circuits"), w.o.Gnark, wasm)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(loadCtx.Err(), context.DeadlineExceeded) {
 			// the circuit's fault, not a hiccup: not wrapped, so that
@@ -1183,7 +1235,7 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		msgs := make([]jetstream.Msg, 0, len(w.held))
 		var late []*held
 		for _, h := range w.held {
-			if h.entered && !h.left && !h.answering && now.Sub(h.enteredAt) > w.o.JobTimeout {
+			if h.entered && !h.loading && !h.left && !h.answering && now.Sub(h.enteredAt) > w.o.JobTimeout {
 				late = append(late, h)
 				continue
 			}

@@ -76,6 +76,16 @@ type Limits struct {
 	// circuit's wires (at load, of none). A calculation past its deadline is
 	// stopped (wazero checks at every loop and call) and its instance dropped.
 	Timeout time.Duration
+	// Hold, when set, reserves the host memory of the instance that
+	// NewCalculatorWith makes at load (its memory limit, which wazero
+	// allocates whole) with the caller's memory budget before the instance
+	// is made, and release is called once it is dropped: with Hold the
+	// load's instance is not kept for the first job (whose own reservation
+	// counts the instance it takes), so nothing of the load outlives its
+	// hold. An error refuses the load. nil: not reserved, and the load's
+	// instance kept for the first job (prove, whose circuits load before
+	// any job is admitted).
+	Hold func(ctx context.Context, bytes int64) (release func(), err error)
 }
 
 // wasmPage is a wasm memory page; wasm32 addresses 65 536 of them (4 GiB).
@@ -368,11 +378,22 @@ func NewCalculatorWith(ctx context.Context, wasm []byte, lim Limits) (*Calculato
 	// start-up) stops it too.
 	ctx, cancel := context.WithTimeout(parent, loadTimeout)
 	defer cancel()
+	if lim.Hold != nil {
+		release, err := lim.Hold(parent, c.MemoryLimit())
+		if err != nil {
+			return fail(fmt.Errorf("wasm: the witness calculator's instance at load (%s, its memory limit: --wasm-memory): %w", formatBytes(c.MemoryLimit()), err))
+		}
+		defer release() // after the instance is closed (below)
+	}
 	in, err := c.instance(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("wasm: %w", c.failure(parent, ctx, nil, loadTimeout, "instantiating the module", err)))
 	}
-	defer c.put(in)
+	if lim.Hold != nil {
+		defer in.m.Close(parent)
+	} else {
+		defer c.put(in)
+	}
 	call := func(name string, args ...uint64) uint64 {
 		if err != nil {
 			return 0
