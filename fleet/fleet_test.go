@@ -135,8 +135,8 @@ type fakeProver struct {
 
 	mu       sync.Mutex
 	circuits map[string]*stages.Circuit
-	order    []string // ids in the order they entered
-	held     int64    // witness bytes reserved with HoldInput and not yet released
+	order    []string         // ids in the order they entered
+	held     int64            // witness bytes reserved with HoldInput and not yet released
 	holds    map[string]int64 // bytes asked of HoldInput, by what
 }
 
