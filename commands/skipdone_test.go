@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/consensys/gnark/backend/groth16"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
@@ -144,5 +147,62 @@ func TestSkipDoneBindsCircomJobs(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "job w: the earlier run's") || !strings.Contains(log.String(), "job i: its public inputs are known only once") {
 		t.Errorf("log does not say why w and i were proven again:\n%s", log.String())
+	}
+}
+
+// --skip-done checks every output a job leaves, not only its proof and
+// public witness: a job whose ID.proof.json is another job's, garbage, or
+// missing is proven again (its proof.json then its own proof's), never
+// reported resumed; a job whose files are all its own is resumed.
+func TestSkipDoneChecksTheProofJSON(t *testing.T) {
+	root := t.TempDir()
+	chain := setupCircuit(t, root, "chain", "mulchain", 100)
+	out := filepath.Join(root, "out")
+	jobs := filepath.Join(root, "jobs.jsonl")
+	writeJobs(t, jobs, `{"id":"a","generate":{"seed":1}}`, `{"id":"b","generate":{"seed":2}}`,
+		`{"id":"c","generate":{"seed":3}}`, `{"id":"d","generate":{"seed":4}}`)
+	results := filepath.Join(root, "r.jsonl")
+	args := []string{"zkpipe", "prove", "--device", "cpu", "--circuit", chain, "--jobs", jobs, "--out", out, "--results", results, "--mem-status", "0"}
+	for _, l := range runProve(t, results, args...) {
+		if l.Error != "" {
+			t.Fatalf("first run: %s: %s", l.ID, l.Error)
+		}
+	}
+	copyOutputs(t, out, "b", "a", ".proof.json")
+	if err := os.WriteFile(filepath.Join(out, "c.proof.json"), []byte(`{"pi_a":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(out, "d.proof.json")); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	second := byID(runProveTo(t, &log, results, append(args, "--skip-done")...))
+	for id, resumed := range map[string]bool{"a": false, "b": true, "c": false, "d": false} {
+		if l := second[id]; l.Error != "" || l.Resumed != resumed {
+			t.Errorf("%s: resumed %v, error %q; want resumed %v", id, l.Resumed, l.Error, resumed)
+		}
+		proof, err := os.ReadFile(filepath.Join(out, id+".proof"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vk, err := gnarksrc.ReadVerifyingKey(filepath.Join(chain, gnarksrc.VKFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := groth16.NewProof(vk.CurveID())
+		if _, err := p.ReadFrom(bytes.NewReader(proof)); err != nil {
+			t.Fatal(err)
+		}
+		pj, err := gnarksrc.ProofJSON(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(pj)
+		if got, _ := os.ReadFile(filepath.Join(out, id+".proof.json")); !bytes.Equal(got, want) {
+			t.Errorf("%s.proof.json is not %s.proof's JSON:\n%s\n%s", id, id, got, want)
+		}
+	}
+	if !strings.Contains(log.String(), "a.proof.json") {
+		t.Errorf("no word of a's stale proof.json:\n%s", log.String())
 	}
 }
