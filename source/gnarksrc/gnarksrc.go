@@ -305,6 +305,10 @@ func newWith(name string, ccs constraint.ConstraintSystem, pk groth16.ProvingKey
 	if !ok {
 		return nil, fmt.Errorf("circuit %s: commitments of a %T, not Groth16's", name, ccs.GetCommitments())
 	}
+	if o.Calldata && len(commits) > 0 && o.HashToField == HashDefault {
+		// as export solidity refuses the contract
+		return nil, defaultHashRefused(name, "its directory's "+HashFile, "calldata (--calldata) no contract would accept")
+	}
 	src := &Source{curve: g.curve(), g: g, ccs: ccs, pk: pk, vk: vk, commits: commits, opts: o}
 	if len(o.Hints) > 0 {
 		src.solve = []solver.Option{solver.WithHints(o.Hints...)}

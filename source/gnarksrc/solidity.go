@@ -55,12 +55,24 @@ func ExportSolidity(dir string, w io.Writer) error {
 		h = evm.Keccak256
 	default:
 		if len(vk.PublicAndCommitmentCommitted) > 0 {
-			return fmt.Errorf("circuit %s has a commitment and its proofs hash it with gnark's default hash-to-field, which a Solidity verifier cannot compute: "+
-				"record sha256 (echo sha256 > %s, or zkpipe setup --hash-to-field sha256) and prove again", dir, filepath.Join(dir, HashFile))
+			return defaultHashRefused(dir, filepath.Join(dir, HashFile), "")
 		}
 	}
 	if err := evm.ExportSolidity(w, vk, h); err != nil {
 		return fmt.Errorf("circuit %s: %w", dir, err)
 	}
 	return nil
+}
+
+// defaultHashRefused is the error for Solidity output (a contract; with
+// what, proofs' calldata) of circuit name, which has a commitment and
+// whose proofs hash it with gnark's default hash-to-field: the EVM has no
+// RFC 9380 hash_to_field, so every contract would reject them. file is
+// where sha256 is recorded.
+func defaultHashRefused(name, file, what string) error {
+	if what != "" {
+		what = ": " + what
+	}
+	return fmt.Errorf("circuit %s has a commitment and its proofs hash it with gnark's default hash-to-field, which a Solidity verifier cannot compute%s; "+
+		"record sha256 (echo sha256 > %s, or zkpipe setup --hash-to-field sha256) and prove again", name, what, file)
 }
