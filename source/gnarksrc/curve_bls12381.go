@@ -29,11 +29,12 @@ import (
 
 func init() {
 	gnarkCurves[curve.BLS12_381] = gnarkCurveFuncs{
-		from:       fromBLS12381,
-		proofJSON:  proofJSONBLS12381,
-		nbPublic:   nbPublicBLS12381,
-		readPK:     readPKBLS12381,
-		compressed: compressedBLS12381,
+		from:          fromBLS12381,
+		proofJSON:     proofJSONBLS12381,
+		nbPublic:      nbPublicBLS12381,
+		nbCommitments: nbCommitmentsBLS12381,
+		readPK:        readPKBLS12381,
+		compressed:    compressedBLS12381,
 		// gnark's default hash-to-field over BLS12-381's Fr (its prover's and verifier's)
 		defaultHash: func() hash.Hash { return hash_to_field.New([]byte(constraint.CommitmentDst)) },
 	}
@@ -404,6 +405,15 @@ func proofJSONBLS12381(pi groth16.Proof) (JSONProof, bool) {
 		out.CommitmentPok = &pok
 	}
 	return out, true
+}
+
+// nbCommitmentsBLS12381 is NbCommitments of a BLS12-381 key; false for another.
+func nbCommitmentsBLS12381(vkI groth16.VerifyingKey) (int, bool) {
+	vk, ok := vkI.(*groth16bls12381.VerifyingKey)
+	if !ok {
+		return 0, false
+	}
+	return len(vk.CommitmentKeys), true
 }
 
 // nbPublicBLS12381 is NbPublicInputs of a BLS12-381 key; false for another.

@@ -29,11 +29,12 @@ import (
 
 func init() {
 	gnarkCurves[curve.BN254] = gnarkCurveFuncs{
-		from:       fromBN254,
-		proofJSON:  proofJSONBN254,
-		nbPublic:   nbPublicBN254,
-		readPK:     readPKBN254,
-		compressed: compressedBN254,
+		from:          fromBN254,
+		proofJSON:     proofJSONBN254,
+		nbPublic:      nbPublicBN254,
+		nbCommitments: nbCommitmentsBN254,
+		readPK:        readPKBN254,
+		compressed:    compressedBN254,
 		// gnark's default hash-to-field over BN254's Fr (its prover's and verifier's)
 		defaultHash: func() hash.Hash { return hash_to_field.New([]byte(constraint.CommitmentDst)) },
 	}
@@ -404,6 +405,15 @@ func proofJSONBN254(pi groth16.Proof) (JSONProof, bool) {
 		out.CommitmentPok = &pok
 	}
 	return out, true
+}
+
+// nbCommitmentsBN254 is NbCommitments of a BN254 key; false for another.
+func nbCommitmentsBN254(vkI groth16.VerifyingKey) (int, bool) {
+	vk, ok := vkI.(*groth16bn254.VerifyingKey)
+	if !ok {
+		return 0, false
+	}
+	return len(vk.CommitmentKeys), true
 }
 
 // nbPublicBN254 is NbPublicInputs of a BN254 key; false for another.

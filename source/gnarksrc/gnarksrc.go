@@ -141,10 +141,12 @@ type gnarkCurve interface {
 // gnarkCurveFuncs are a curve's entry points, by curve.ID (filled by the
 // generated files' init).
 type gnarkCurveFuncs struct {
-	from        func(constraint.ConstraintSystem, groth16.ProvingKey, groth16.VerifyingKey) (gnarkCurve, bool)
-	proofJSON   func(groth16.Proof) (JSONProof, bool)
-	nbPublic    func(groth16.VerifyingKey) (int, bool)
-	defaultHash func() hash.Hash // gnark's default hash-to-field over the curve's Fr
+	from      func(constraint.ConstraintSystem, groth16.ProvingKey, groth16.VerifyingKey) (gnarkCurve, bool)
+	proofJSON func(groth16.Proof) (JSONProof, bool)
+	nbPublic  func(groth16.VerifyingKey) (int, bool)
+	// nbCommitments is how many BSB22 commitments the key's circuit has.
+	nbCommitments func(groth16.VerifyingKey) (int, bool)
+	defaultHash   func() hash.Hash // gnark's default hash-to-field over the curve's Fr
 	// readPK decodes a proving key of the curve into pk, a fresh one
 	// (readProvingKey, pkload.go).
 	readPK func(r io.Reader, pk groth16.ProvingKey, def *pkDeferral) (int64, error)
@@ -562,6 +564,19 @@ func NbPublicInputs(vk groth16.VerifyingKey) (int, error) {
 	for _, f := range gnarkCurves {
 		if f.nbPublic != nil {
 			if n, ok := f.nbPublic(vk); ok {
+				return n, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("a %T, not a gnark verifying key of %s or %s", vk, curve.BN254, curve.BLS12_381)
+}
+
+// NbCommitments is how many BSB22 commitments vk's circuit has (whose
+// challenges its hash-to-field makes), vk of any curve of package curve.
+func NbCommitments(vk groth16.VerifyingKey) (int, error) {
+	for _, f := range gnarkCurves {
+		if f.nbCommitments != nil {
+			if n, ok := f.nbCommitments(vk); ok {
 				return n, nil
 			}
 		}

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
-
 	"io"
+	"strings"
 
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
@@ -64,10 +65,51 @@ func VerifyFiles(vk groth16.VerifyingKey, proofPath, publicPath string) error {
 }
 
 // VerifyFilesWith is VerifyFiles for a circuit whose commitments hash with h
-// (its directory's ReadHashToField).
+// (its directory's ReadHashToField). A proof of a circuit with
+// commitments that fails under h is checked under the other hash-to-field
+// functions too, and the error (wrapping ErrHashToField) says which one
+// the check used, that a proof made under another does not verify with
+// it, and which other, if any, it verifies under: a proof made before the
+// circuit's hash-to-field changed fails with "pairing doesn't match"
+// alone otherwise.
 func VerifyFilesWith(vk groth16.VerifyingKey, h HashToField, proofPath, publicPath string) error {
-	_, _, err := verifyFiles(context.Background(), vk, h, proofPath, publicPath)
-	return err
+	proof, pub, err := readProofFiles(context.Background(), vk, proofPath, publicPath)
+	if err != nil {
+		return err
+	}
+	err = groth16.Verify(proof, vk, pub, h.VerifierOption())
+	if err == nil {
+		return nil
+	}
+	if n, nerr := NbCommitments(vk); nerr != nil || n == 0 {
+		return fmt.Errorf("%s: %w", proofPath, err)
+	}
+	var under []string
+	for _, other := range []HashToField{HashDefault, HashSHA256, HashKeccak256} {
+		if other != h && groth16.Verify(proof, vk, pub, other.VerifierOption()) == nil {
+			under = append(under, string(other))
+		}
+	}
+	why := "nor under " + otherHashes(h)
+	if len(under) > 0 {
+		why = fmt.Sprintf("it verifies under %s: it was made under that hash-to-field (before the circuit's changed?); check it with --hash-to-field %s", strings.Join(under, " and "), under[0])
+	}
+	return fmt.Errorf("%s: %w: checked with hash-to-field %s, and a proof made under another hash-to-field does not verify with it; %s (%w)", proofPath, err, h, why, ErrHashToField)
+}
+
+// ErrHashToField marks a proof of a circuit with commitments that failed
+// under the hash-to-field it was checked with (VerifyFilesWith).
+var ErrHashToField = errors.New("the circuit's commitments hash to their challenges with a hash-to-field the proof may not have been made with")
+
+// otherHashes names the hash-to-field functions other than h.
+func otherHashes(h HashToField) string {
+	var o []string
+	for _, x := range []HashToField{HashDefault, HashSHA256, HashKeccak256} {
+		if x != h {
+			o = append(o, string(x))
+		}
+	}
+	return strings.Join(o, " or ")
 }
 
 // verifyFiles reads a proof and its public witness, each bounded by what it
@@ -76,6 +118,19 @@ func VerifyFilesWith(vk groth16.VerifyingKey, h HashToField, proofPath, publicPa
 // with h's hash-to-field and returns the proof and the public witness. A FIFO nobody writes to, or a stalled
 // mount, fails at ctx's end or boundedread's default deadline.
 func verifyFiles(ctx context.Context, vk groth16.VerifyingKey, h HashToField, proofPath, publicPath string) (groth16.Proof, witness.Witness, error) {
+	proof, pub, err := readProofFiles(ctx, vk, proofPath, publicPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := groth16.Verify(proof, vk, pub, h.VerifierOption()); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", proofPath, err)
+	}
+	return proof, pub, nil
+}
+
+// readProofFiles reads and checks a proof and its public witness for vk
+// (verifyFiles), without verifying it.
+func readProofFiles(ctx context.Context, vk groth16.VerifyingKey, proofPath, publicPath string) (groth16.Proof, witness.Witness, error) {
 	proofData, err := readLimited(ctx, proofPath, 1<<16)
 	if err != nil {
 		return nil, nil, err
@@ -102,9 +157,6 @@ func verifyFiles(ctx context.Context, vk groth16.VerifyingKey, h HashToField, pr
 	pub, err := parsePublicWitness(id, nbPublic, data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("public witness %s: %w", publicPath, err)
-	}
-	if err := groth16.Verify(proof, vk, pub, h.VerifierOption()); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", proofPath, err)
 	}
 	return proof, pub, nil
 }
