@@ -227,7 +227,7 @@ func computeFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "share-cores", EnvVars: env("share-cores"), Category: "compute",
 			Usage: "each CPU MSM and NTT starts with the cores divided among those running at once, instead of every one taking all of them (with --msm-tasks and --fft-tasks unset)"},
 		&cli.IntFlag{Name: "cpu-heavy-ops", DefaultText: "0 (no bound)", EnvVars: env("cpu-heavy-ops"), Category: "compute",
-			Usage: "CPU MSMs and NTTs that run at once, all stages' together (H's three NTTs count as one); the others wait (0: 2; at most 1024)"},
+			Usage: "CPU MSMs and NTTs that run at once, all stages' together (H's three NTTs count as one); the others wait (0: no bound; at most 1024)"},
 	}
 }
 

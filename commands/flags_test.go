@@ -219,3 +219,38 @@ func TestREADMEInstallLinesWorkFromAClone(t *testing.T) {
 		t.Error("README's Install section has no go line that builds zkpipe")
 	}
 }
+
+// A flag whose help says what 0 means says it once: where its usage says
+// "(0: …" and its default text "0 (…)" or "0: …", they are the same words
+// (--cpu-heavy-ops said "0: 2" beside "0 (no bound)").
+func TestHelpSaysOneMeaningOfZero(t *testing.T) {
+	inUsage := regexp.MustCompile(`\(0: ([^;)]*)`)
+	inDefault := regexp.MustCompile(`^0(?:: | \()([^)]*)\)?$`)
+	seen := 0
+	var walk func(path string, cmds []*cli.Command)
+	walk = func(path string, cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			p := strings.TrimSpace(path + " " + cmd.Name)
+			for _, f := range cmd.Flags {
+				df, ok := f.(cli.DocGenerationFlag)
+				if !ok {
+					continue
+				}
+				u := inUsage.FindStringSubmatch(df.GetUsage())
+				d := inDefault.FindStringSubmatch(df.GetDefaultText())
+				if u == nil || d == nil {
+					continue
+				}
+				seen++
+				if strings.TrimSpace(u[1]) != strings.TrimSpace(d[1]) {
+					t.Errorf("%s --%s: its usage says 0 is %q, its default %q", p, f.Names()[0], u[1], d[1])
+				}
+			}
+			walk(p, cmd.Subcommands)
+		}
+	}
+	walk("", App().Commands)
+	if seen == 0 {
+		t.Error("no flag says what 0 means in both its usage and its default: the check checks nothing")
+	}
+}

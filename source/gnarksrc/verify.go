@@ -141,6 +141,13 @@ func readProofFiles(ctx context.Context, vk groth16.VerifyingKey, proofPath, pub
 	}
 	proof := groth16.NewProof(id.ECC())
 	if err := checkProofLayout(proofData, id); err != nil {
+		// the points' sizes tell the curves apart: say so rather than
+		// "truncated"
+		for _, other := range curve.All {
+			if other != id && checkProofLayout(proofData, other) == nil {
+				return nil, nil, fmt.Errorf("%s: a %s proof for a %s circuit", proofPath, strings.ToUpper(other.String()), strings.ToUpper(id.String()))
+			}
+		}
 		return nil, nil, fmt.Errorf("%s: %w", proofPath, err)
 	}
 	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
