@@ -254,3 +254,75 @@ func TestHelpSaysOneMeaningOfZero(t *testing.T) {
 		t.Error("no flag says what 0 means in both its usage and its default: the check checks nothing")
 	}
 }
+
+// README's go.mod lines for a program that uses zkpipe as a library (the
+// module is unpublished: a replace to the clone) build such a program: a
+// module of its own, outside the repository, importing package engine,
+// built with -mod=mod from the module cache (zkpipe's go.sum beside it:
+// no network).
+func TestREADMELibraryGoModLinesWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program (-short)")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## zkpipe as a Go library\n")
+	if !ok {
+		t.Fatal("README.md has no library section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var mod []string
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "require github.com/zkpipe/zkpipe ") || strings.HasPrefix(line, "replace github.com/zkpipe/zkpipe => ") {
+			mod = append(mod, line)
+		}
+	}
+	if len(mod) != 2 || !strings.HasPrefix(mod[1], "replace") {
+		t.Fatalf("README's library section gives %q, want its require and replace lines", mod)
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := strings.CutPrefix(mod[1], "replace github.com/zkpipe/zkpipe => ")
+	mod[1] = strings.Replace(mod[1], old, root, 1) // the clone's path
+	dir := t.TempDir()
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"go.mod": "module example.com/prover\n\ngo 1.26\n\n" + strings.Join(mod, "\n") + "\n",
+		"go.sum": string(sum),
+		"main.go": `package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zkpipe/zkpipe/engine"
+)
+
+func main() {
+	eng, err := engine.New(context.Background(), engine.Options{Device: "cpu", Out: "proofs"})
+	if err != nil {
+		panic(err)
+	}
+	eng.Close()
+	fmt.Println("engine ok")
+}
+`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("go", "run", "-mod=mod", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "engine ok") {
+		t.Fatalf("a program with README's go.mod lines: %v\n%s", err, out)
+	}
+}

@@ -1,5 +1,5 @@
-// Package engine proves continuous streams of Groth16 proofs (BN254; and
-// BLS12-381 for gnark circuits, on the CPU backend: the curve is each
+// Package engine proves continuous streams of Groth16 proofs (BN254 and
+// BLS12-381, on the CPU and on CUDA GPUs alike: the curve is each
 // circuit's, and one stream may mix them) for gnark and circom circuits
 // through zkpipe's eight-stage pipeline — parse,
 // synthesize, pin/transfer, NTT+MSM_H, batch-addition, tail-MSM, B_G2 and
