@@ -5,6 +5,8 @@
 //	mulchain  x_{i+1} = x_i·(x_i + i + 1): every wire is a random field element
 //	bits      64-bit words decomposed into bits, adjacent bits ANDed: almost
 //	          every wire is 0 or 1, where batch-addition pays
+//	porep     shaped as a Filecoin 32 GiB PoRep C2 partition: SHA-256 bit
+//	          by bit (labels, tree D), Poseidon Merkle paths (trees C, R)
 //	commit    a permutation check Π(a_i − γ) = Π(b_i − γ) with γ = api.Commit(a, b):
 //	          a BSB22 commitment in the proof
 //
@@ -43,6 +45,12 @@ type Builtin struct {
 	// direct, where set, builds circuit(n)'s R1CS without gnark's
 	// frontend, byte for byte the same (direct.go); nil compiles circuit(n).
 	direct func(id curve.ID, n int) (constraint.ConstraintSystem, error)
+	// min, where set, is the fewest constraints the built-in is made of
+	// (else MinConstraints): a smaller size is refused.
+	min func() int
+	// compileOptions are gnark's compile options for circuit(n), which
+	// direct reproduces.
+	compileOptions []frontend.CompileOption
 }
 
 // Shape is what a built-in's R1CS at a size has: its public inputs (less
@@ -57,7 +65,7 @@ type Shape struct {
 // circuit directory's circuit.json against its circuit.r1cs at load.
 func (b Builtin) Shape(n int) Shape { return b.shape(n) }
 
-var builtins = []Builtin{mulchain, bitsCircuit, commitCircuit}
+var builtins = []Builtin{mulchain, bitsCircuit, commitCircuit, porepCircuit}
 
 // Names lists the built-in circuits.
 func Names() []string {
@@ -82,6 +90,22 @@ func Lookup(name string) (Builtin, error) {
 // MinConstraints is the smallest size a built-in accepts.
 const MinConstraints = 4
 
+// Min is the fewest constraints b takes: a smaller size is refused.
+func (b Builtin) Min() int {
+	if b.min != nil {
+		return max(MinConstraints, b.min())
+	}
+	return MinConstraints
+}
+
+// checkSize refuses a size below b's minimum.
+func (b Builtin) checkSize(n int) error {
+	if m := b.Min(); n < m {
+		return fmt.Errorf("%s: %d constraints is below the minimum %d", b.Name, n, m)
+	}
+	return nil
+}
+
 // Compile builds the R1CS of b over BN254 sized for about n constraints.
 func (b Builtin) Compile(n int) (constraint.ConstraintSystem, error) {
 	return b.CompileOn(curve.BN254, n)
@@ -90,8 +114,8 @@ func (b Builtin) Compile(n int) (constraint.ConstraintSystem, error) {
 // CompileOn builds the R1CS of b over id's scalar field sized for about n
 // constraints.
 func (b Builtin) CompileOn(id curve.ID, n int) (constraint.ConstraintSystem, error) {
-	if n < MinConstraints {
-		return nil, fmt.Errorf("%s: %d constraints is below the minimum %d", b.Name, n, MinConstraints)
+	if err := b.checkSize(n); err != nil {
+		return nil, err
 	}
 	if !id.Valid() {
 		return nil, fmt.Errorf("%s: no curve %s", b.Name, id)
@@ -108,7 +132,7 @@ func (b Builtin) CompileOn(id curve.ID, n int) (constraint.ConstraintSystem, err
 // compileWithFrontend is gnark's compile of circuit(n): the built-ins with
 // a direct build are checked against it.
 func (b Builtin) compileWithFrontend(id curve.ID, n int) (constraint.ConstraintSystem, error) {
-	return frontend.Compile(id.ECC().ScalarField(), r1cs.NewBuilder, b.circuit(n))
+	return frontend.Compile(id.ECC().ScalarField(), r1cs.NewBuilder, b.circuit(n), b.compileOptions...)
 }
 
 // Witness returns a full BN254 witness for b at size n, drawn from seed.
@@ -119,8 +143,8 @@ func (b Builtin) Witness(n int, seed int64) (witness.Witness, error) {
 // WitnessOn returns a full witness over id's scalar field for b at size n,
 // drawn from seed.
 func (b Builtin) WitnessOn(id curve.ID, n int, seed int64) (witness.Witness, error) {
-	if n < MinConstraints {
-		return nil, fmt.Errorf("%s: %d constraints is below the minimum %d", b.Name, n, MinConstraints)
+	if err := b.checkSize(n); err != nil {
+		return nil, err
 	}
 	if !id.Valid() {
 		return nil, fmt.Errorf("%s: no curve %s", b.Name, id)

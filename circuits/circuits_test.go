@@ -21,7 +21,10 @@ func TestShapeIsCompiled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range []int{4, 5, 7, 127, 128, 129, 256, 300, 1001} {
+		for _, n := range []int{4, 5, 7, 127, 128, 129, 256, 300, 1001, b.Min(), b.Min() + 1, 4097, 3*b.Min() + 7} {
+			if n < b.Min() {
+				continue
+			}
 			ccs, err := b.Compile(n)
 			if err != nil {
 				t.Fatal(err)
@@ -79,7 +82,10 @@ func TestFloorIsBelowCompile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range []int{4, 5, 7, 127, 128, 129, 255, 256, 300, 1001, 4097} {
+		for _, n := range []int{4, 5, 7, 127, 128, 129, 255, 256, 300, 1001, 4097, b.Min(), 3*b.Min() + 7} {
+			if n < b.Min() {
+				continue
+			}
 			ccs, err := b.Compile(n)
 			if err != nil {
 				t.Fatal(err)

@@ -137,8 +137,8 @@ func CheckSetupOf(ccs constraint.ConstraintSystem, allow int64) error {
 // that cannot run here, by the fewest constraints and wires b can have at n
 // (compiling 10⁸ constraints alone takes tens of GiB): see CheckSetup.
 func (b Builtin) CheckSetup(n int, allow int64) error {
-	if n < MinConstraints {
-		return fmt.Errorf("%s: %d constraints is below the minimum %d", b.Name, n, MinConstraints)
+	if err := b.checkSize(n); err != nil {
+		return err
 	}
 	c, w := b.floor(n)
 	if err := CheckSetup(c, w, allow); err != nil {

@@ -62,7 +62,11 @@ func TestBLS12381BuiltinsProve(t *testing.T) {
 	for _, name := range circuits.Names() {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
-			if _, err := gnarksrc.SetupOn(curve.BLS12_381, name, 300, dir); err != nil {
+			b, err := circuits.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := gnarksrc.SetupOn(curve.BLS12_381, name, max(300, b.Min()), dir); err != nil {
 				t.Fatal(err)
 			}
 			c, err := gnarksrc.LoadDir(dir)

@@ -138,8 +138,8 @@ func setupInfo(ccs constraint.ConstraintSystem) SetupInfo {
 // built-in's shape at the asked size must be the r1cs's, and so must the
 // constraint count Setup recorded, where it did.
 func checkMeta(b circuits.Builtin, meta *Meta, ccs constraint.ConstraintSystem) error {
-	if meta.Constraints < circuits.MinConstraints {
-		return fmt.Errorf("%s: %d constraints is below the minimum %d", MetaFile, meta.Constraints, circuits.MinConstraints)
+	if m := b.Min(); meta.Constraints < m {
+		return fmt.Errorf("%s: %d constraints is below the minimum %d of %s", MetaFile, meta.Constraints, m, b.Name)
 	}
 	got := ccs.GetNbConstraints()
 	if meta.R1CSConstraints != 0 && meta.R1CSConstraints != got {
