@@ -63,3 +63,39 @@ func TestCUDASetupOnTheDevice(t *testing.T) {
 		t.Error("setup --device tpu: no error")
 	}
 }
+
+// zkpipe setup --r1cs --device cuda computes the zkey's products on the
+// GPU (the library $ZKPIPE_CUDA_LIB names) and -v names its opening; the
+// key proves (on the CPU) proofs snarkjs groth16 verify accepts, on both
+// curves.
+func TestCUDASetupCircomOnTheDevice(t *testing.T) {
+	lib := os.Getenv("ZKPIPE_CUDA_LIB")
+	if lib == "" {
+		t.Skip("ZKPIPE_CUDA_LIB names no CUDA library")
+	}
+	td := circomTestdata(t)
+	for _, c := range []struct{ name, dir string }{{"mul", td}, {"blsmul", filepath.Join(td, "bls12381")}} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			zkey, vkey := filepath.Join(root, "k.zkey"), filepath.Join(root, "vkey.json")
+			log, err := runLogged("setup", "--r1cs", filepath.Join(c.dir, c.name+".r1cs"), "--zkey", zkey, "--device", "cuda", "--cuda-lib", lib, "-v")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, log)
+			}
+			for _, phase := range []string{"open GPU 0", "G1 A", "G2 B2", "write the zkey"} {
+				if !strings.Contains(log, "zkpipe setup: "+phase) {
+					t.Errorf("setup -v did not say %q:\n%s", phase, log)
+				}
+			}
+			snarkjsRun(t, "zkey", "export", "verificationkey", zkey, vkey)
+			proof, public := filepath.Join(root, "proof.json"), filepath.Join(root, "public.json")
+			if code, stderr := runBin(t, "groth16", "fullprove", "--device", "cpu", filepath.Join(c.dir, c.name+".input.json"),
+				filepath.Join(c.dir, c.name+".wasm"), zkey, proof, public); code != 0 {
+				t.Fatalf("fullprove: exit %d\n%s", code, stderr)
+			}
+			if !snarkjsAccepts(t, vkey, public, proof) {
+				t.Error("snarkjs rejects the proof of the key set up on the device")
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/consensys/gnark/constraint"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/keygen"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
 )
 
 // These tests run keygen's fixed-base products on the CUDA backend: the
@@ -133,4 +135,43 @@ func (c *countingFixedBase) FixedBaseG1BLS12381(out []bls12381.G1Affine, base *b
 func (c *countingFixedBase) FixedBaseG2BLS12381(out []bls12381.G2Affine, base *bls12381.G2Affine, s []blsfr.Element) error {
 	c.g2++
 	return c.FixedBase.FixedBaseG2BLS12381(out, base, s)
+}
+
+// A circom zkey from one toxic waste is the same file whether the GPU or
+// the CPU comb computed its products, on both curves (keygen.Zkey with
+// WithFixedBase, as zkpipe setup --r1cs --device cuda runs it).
+func TestCUDAZkeyEqualsCPU(t *testing.T) {
+	fb := openCUDA(t)
+	for _, path := range []string{"../source/circomsrc/testdata/arr.r1cs", "../source/circomsrc/testdata/bls12381/blsmul.r1cs"} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			r, err := circomsrc.ReadR1CSFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			zkey := func(fb keygen.FixedBase) []byte {
+				restore := keygen.SetToxicWaste(rand.NewChaCha8([32]byte{48, 1}))
+				defer restore()
+				var opts []keygen.Option
+				counted := &countingFixedBase{FixedBase: fb}
+				if fb != nil {
+					opts = append(opts, keygen.WithFixedBase(counted))
+				}
+				z, err := keygen.Zkey(r, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fb != nil && (counted.g1 == 0 || counted.g2 == 0) {
+					t.Fatalf("the zkey's products on the device: %d calls for G1, %d for G2", counted.g1, counted.g2)
+				}
+				var b bytes.Buffer
+				if err := circomsrc.WriteZkey(&b, z); err != nil {
+					t.Fatal(err)
+				}
+				return b.Bytes()
+			}
+			if onCPU, onGPU := zkey(nil), zkey(fb); !bytes.Equal(onCPU, onGPU) {
+				t.Errorf("zkeys differ (%d and %d bytes)", len(onCPU), len(onGPU))
+			}
+		})
+	}
 }
