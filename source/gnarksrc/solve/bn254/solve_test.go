@@ -26,7 +26,7 @@ func TestSolveMatchesGnarkInReusedBuffers(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		logn int
-	}{{"mulchain", 10}, {"bits", 10}, {"bits", 18}} {
+	}{{"mulchain", 10}, {"bits", 10}, {"bits", 18}, {"porep", 15}} {
 		name, n := c.name, 1<<c.logn
 		opts := []csolver.Option{csolver.WithNbTasks(4)}
 		t.Run(fmt.Sprintf("%s/2^%d", name, c.logn), func(t *testing.T) {
@@ -136,6 +136,63 @@ func BenchmarkSolve(b *testing.B) {
 				}
 				// cores busy while one proof is solved: above 1 when the levels spread
 				b.ReportMetric(float64(core.ProcessCPU()-cpu0)/float64(time.Since(t0)), "cores")
+			})
+		}
+	}
+}
+
+// BenchmarkSolvePorep is the synthesis rate of porep (SHA-256 bit by bit:
+// a deep chain of levels, each a few constraints a challenge wide, its
+// additions' bits from a hint each), zkpipe's Solve and gnark's
+// ccs.Solve on the same system and witness in one run: constraints a
+// second of wall time, and a CPU second (the process's CPU time, all
+// goroutines), and the cores busy.
+//
+//	go test -run '^$' -bench 'SolvePorep' -benchtime 3x ./source/gnarksrc/solve/...
+func BenchmarkSolvePorep(b *testing.B) {
+	for _, logn := range []int{18, 19, 20} {
+		n := 1 << logn
+		c, err := circuits.Lookup("porep")
+		if err != nil {
+			b.Fatal(err)
+		}
+		ccsI, err := c.CompileOn(curve.BN254, n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sys := ccsI.(*cs.R1CS)
+		w, err := c.WitnessOn(curve.BN254, n, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wires, m := solve.Lengths(sys)
+		for _, way := range []struct {
+			name  string
+			solve func() error
+		}{
+			{"zkpipe", func() error {
+				bufs := solve.Buffers{W: make([]fr.Element, wires), Solved: make([]bool, wires),
+					A: make([]fr.Element, m), B: make([]fr.Element, m), C: make([]fr.Element, m)}
+				return solve.Solve(sys, w.Vector().(fr.Vector), bufs)
+			}},
+			{"gnark", func() error {
+				_, err := sys.Solve(w)
+				return err
+			}},
+		} {
+			b.Run(fmt.Sprintf("2^%d/%s", logn, way.name), func(b *testing.B) {
+				b.ResetTimer()
+				cpu0, t0 := core.ProcessCPU(), time.Now()
+				for range b.N {
+					if err := way.solve(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				wall, cpu := time.Since(t0), core.ProcessCPU()-cpu0
+				done := float64(b.N * m)
+				b.ReportMetric(done/wall.Seconds(), "constraints/s")
+				b.ReportMetric(done/cpu.Seconds(), "constraints/cpu-s")
+				b.ReportMetric(float64(cpu)/float64(wall), "cores")
 			})
 		}
 	}
