@@ -155,13 +155,23 @@ func (r *cudaResident) free() error {
 }
 
 // ResidentBytes is the device memory Load takes for k: its bases and the
-// domain's four tables.
+// domain's four tables (the twiddles, n/2 each, and the two-level coset
+// tables: cosetEntries).
 func (c *CUDA) ResidentBytes(k *proofdata.Key) int64 {
 	p := k.Curve.Params()
 	g1, g2 := int64(p.G1AffineBytes), int64(p.G2AffineBytes)
 	n := int64(k.N())
 	bases := g1*int64(k.Size.A+k.Size.B+k.Size.K+k.Size.Z) + g2*int64(k.Size.B2)
-	return bases + proofdata.ScalarBytes*(2*max(n/2, 1)+2*n) + c.keyTableBytes(k)
+	logn := bits.TrailingZeros64(uint64(n))
+	return bases + proofdata.ScalarBytes*(2*max(n/2, 1)+2*int64(cosetEntries(logn))) + c.keyTableBytes(k)
+}
+
+// cosetEntries is the length of a domain of 2^logn's two-level coset table
+// (gpu/cuda/ntt.cuh, coset_entries): 2^h + 2^(logn−h), h = ⌈logn/2⌉. At
+// 2^27 it is 24,576 scalars where a table of n was 4 GiB.
+func cosetEntries(logn int) int {
+	h := (logn + 1) / 2
+	return 1<<h + 1<<(logn-h)
 }
 
 // JobBytes is the most device memory one job of k holds at once, whose
@@ -362,7 +372,7 @@ func (l *cudaLoad) finish(streamErr error) (proofdata.Resident, error) {
 			for _, t := range []struct {
 				p *uintptr
 				n int
-			}{{&r.tw, max(n/2, 1)}, {&r.twinv, max(n/2, 1)}, {&r.gn, n}, {&r.ginvn, n}} {
+			}{{&r.tw, max(n/2, 1)}, {&r.twinv, max(n/2, 1)}, {&r.gn, cosetEntries(r.logn)}, {&r.ginvn, cosetEntries(r.logn)}} {
 				var err error
 				if *t.p, err = c.alloc(t.n*proofdata.ScalarBytes, c.xfer); err != nil {
 					return err

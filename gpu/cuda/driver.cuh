@@ -995,7 +995,9 @@ template <class S, class D> int dit(D &d, S *x, int logn, const S *tw) {
     return ntt_passes(d, x, logn, tw, false);
 }
 
-// domain_tables_run: see zk_domain_tables.
+// domain_tables_run: see zk_domain_tables. The coset tables gn and ginvn
+// are two-level (ntt.cuh, coset_at): g^jl for jl < 2^h, then
+// g^(jh·2^h)/n, the second level's base g^(2^h) squared up on the host.
 template <class S, class D> int domain_tables_run(D &d, S *tw, S *twinv, S *gn, S *ginvn, int logn, const S *k) {
     if (logn < 0 || logn > 30) return FAILF("domain: 2^%d elements, the limit is 2^30", logn);
     size_t n = (size_t)1 << logn, h = n / 2;
@@ -1003,8 +1005,15 @@ template <class S, class D> int domain_tables_run(D &d, S *tw, S *twinv, S *gn, 
         TRY(d.powers(tw, h, k[0], k[5]));
         TRY(d.powers(twinv, h, k[1], k[5]));
     }
-    TRY(d.powers(gn, n, k[2], k[4]));
-    TRY(d.powers(ginvn, n, k[3], k[4]));
+    const int sp = coset_split(logn);
+    const size_t lo = (size_t)1 << sp, hi = (size_t)1 << (logn - sp);
+    S *tabs[2] = {gn, ginvn};
+    for (int i = 0; i < 2; i++) {
+        S g = k[2 + i], step = g;
+        for (int b = 0; b < sp; b++) step = step.sqr();
+        TRY(d.powers(tabs[i], lo, g, k[5]));
+        TRY(d.powers(tabs[i] + lo, hi, step, k[4]));
+    }
     return d.sync();
 }
 

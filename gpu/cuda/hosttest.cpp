@@ -1131,11 +1131,25 @@ void test_ones() {
 
 // ─── NTT ────────────────────────────────────────────────────────────────────
 
+// coset_table: the two-level table of the scales g^j/n (ntt.cuh,
+// coset_at) as domain_tables_run builds it: g^jl, then g^(jh·2^h)/n.
+template <class S> std::vector<S> coset_table(S g, S ninv, S one, int logn) {
+    const int h = coset_split(logn);
+    const size_t lo = (size_t)1 << h, hi = (size_t)1 << (logn - h);
+    std::vector<S> t(lo + hi);
+    S step = g;
+    for (int b = 0; b < h; b++) step = step.sqr();
+    for (size_t i = 0; i < lo; i++) powers_body(i, g, one, t.data());
+    for (size_t i = 0; i < hi; i++) powers_body(i, step, ninv, t.data() + lo);
+    return t;
+}
+
 struct Dom {
     int logn;
     u32 n;
     Fr w, winv, g, ginv, ninv;
-    std::vector<Fr> tw, twinv, gn, ginvn;
+    std::vector<Fr> tw, twinv, gn, ginvn; // gn, ginvn: every j's scale, for the references
+    std::vector<Fr> gn2, ginvn2;          // the kernels' two-level tables (coset_table)
 };
 
 Dom make_dom(int logn, Fr g) {
@@ -1159,6 +1173,11 @@ Dom make_dom(int logn, Fr g) {
     d.ginvn.resize(d.n);
     for (size_t i = 0; i < h; i++) powers_body(i, d.w, R<Fr>(), d.tw.data()), powers_body(i, d.winv, R<Fr>(), d.twinv.data());
     for (size_t i = 0; i < d.n; i++) powers_body(i, d.g, d.ninv, d.gn.data()), powers_body(i, d.ginv, d.ninv, d.ginvn.data());
+    d.gn2 = coset_table(d.g, d.ninv, R<Fr>(), logn);
+    d.ginvn2 = coset_table(d.ginv, d.ninv, R<Fr>(), logn);
+    for (u32 j = 0; j < d.n; j++)
+        CHECK(coset_at(d.gn2.data(), j, logn).eq(d.gn[j]) && coset_at(d.ginvn2.data(), j, logn).eq(d.ginvn[j]),
+              "two-level coset scale %u of 2^%d", j, logn);
     return d;
 }
 
@@ -1365,7 +1384,7 @@ void test_regs(int logn) {
             a = x;
             dif(a, d, d.twinv);
             scale_rev(a, d, d.gn);
-            high += regs_case("dif scaled", x, a, d, d.twinv, true, stages, lgblock, d.gn.data(), &lanes_used);
+            high += regs_case("dif scaled", x, a, d, d.twinv, true, stages, lgblock, d.gn2.data(), &lanes_used);
         }
     // the lazy passes' outputs in [q, 2q) reach the next pass (and its
     // copy-in) wherever a plan has several passes
@@ -1390,7 +1409,7 @@ void test_regs_lanes(int logn, int stages, int lgblock, int want) {
     a = x;
     dif(a, d, d.twinv);
     scale_rev(a, d, d.gn);
-    regs_case("dif scaled", x, a, d, d.twinv, true, stages, lgblock, d.gn.data(), &used);
+    regs_case("dif scaled", x, a, d, d.twinv, true, stages, lgblock, d.gn2.data(), &used);
     CHECK(used == 3 * want, "regs lanes logn=%d stages=%d block=2^%d: %d passes took groups across lanes, want %d", logn,
           stages, lgblock, used, 3 * want);
 }
@@ -1674,7 +1693,8 @@ template <class S> struct NttDom {
     int logn;
     u32 n;
     S w, g;
-    std::vector<S> tw, twinv, gn, ginvn;
+    std::vector<S> tw, twinv, gn, ginvn; // gn, ginvn: every j's scale, for the references
+    std::vector<S> gn2, ginvn2;          // the kernels' two-level tables (coset_table)
 };
 template <class S> NttDom<S> ntt_dom(int logn, u64 gen) {
     NttDom<S> d;
@@ -1694,6 +1714,11 @@ template <class S> NttDom<S> ntt_dom(int logn, u64 gen) {
     d.ginvn.resize(d.n);
     S ginv = inv(d.g);
     for (size_t i = 0; i < d.n; i++) powers_body(i, d.g, ninv, d.gn.data()), powers_body(i, ginv, ninv, d.ginvn.data());
+    d.gn2 = coset_table(d.g, ninv, S::one(), logn);
+    d.ginvn2 = coset_table(ginv, ninv, S::one(), logn);
+    for (u32 j = 0; j < d.n; j++)
+        CHECK(coset_at(d.gn2.data(), j, logn).eq(d.gn[j]) && coset_at(d.ginvn2.data(), j, logn).eq(d.ginvn[j]),
+              "two-level coset scale %u of 2^%d", j, logn);
     return d;
 }
 
@@ -1762,7 +1787,7 @@ void test_bls12381_ntt(int logn) {
             // DIT: x's interpolant P on the coset, y_k = P(g·ω^k) (naive
             // below 2^7); and back by the inverse coset step (g^−j/n)
             std::vector<S> y = x;
-            regs_passes(y, d, d.twinv, true, stages, lgblock, d.gn.data(), L);
+            regs_passes(y, d, d.twinv, true, stages, lgblock, d.gn2.data(), L);
             regs_passes(y, d, d.tw, false, stages, lgblock, (const S *)nullptr, L);
             if (logn <= 6) {
                 S winv = inv(d.w), ninv = inv(mont<S>(d.n));
@@ -1782,7 +1807,7 @@ void test_bls12381_ntt(int logn) {
                 }
                 CHECK(ok, "bls coset evaluation logn=%d stages=%d block=2^%d", logn, stages, lgblock);
             }
-            regs_passes(y, d, d.twinv, true, stages, lgblock, d.ginvn.data(), L);
+            regs_passes(y, d, d.twinv, true, stages, lgblock, d.ginvn2.data(), L);
             regs_passes(y, d, d.tw, false, stages, lgblock, (const S *)nullptr, L);
             ok = true;
             for (u32 j = 0; j < d.n; j++) ok = ok && y[j].eq(x[j]);

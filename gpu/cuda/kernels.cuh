@@ -329,7 +329,7 @@ __global__ void __launch_bounds__(128, NttMinBlocks<S>::value)
 
 template <class S> __global__ void k_scale_rev(S *x, u32 n, int logn, const S *tab) {
     u32 p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p < n) x[p] = x[p] * tab[bitrev(p, logn)];
+    if (p < n) x[p] = x[p] * coset_at(tab, bitrev(p, logn), logn);
 }
 
 template <class S> __global__ void k_pointwise(S *a, const S *b, const S *c, u32 n, S zinv, int divide) {

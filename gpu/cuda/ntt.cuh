@@ -189,6 +189,22 @@ template <class S> HD S tw_load(const S *tw, u32 e) {
     return r;
 }
 
+// The coset tables in two levels (ABI 14): the scale g^j/n of position j
+// of an n = 2^lgn NTT is lo[j mod 2^h]·hi[j >> h], h = coset_split(lgn),
+// from one table t of coset_entries(lgn) elements, lo = t[0, 2^h) holding
+// g^jl and hi = t[2^h, …) holding g^(jh·2^h)/n. Against a table of n
+// scales it costs one more product an element in the one pass that scales
+// (the DIF's last), and two tables of about 2·√n instead of 2n elements:
+// at 2^27, 12 KiB instead of 8 GiB of the device's memory for a key.
+HD int coset_split(int lgn) { return (lgn + 1) / 2; }
+HD size_t coset_entries(int lgn) {
+    return ((size_t)1 << coset_split(lgn)) + ((size_t)1 << (lgn - coset_split(lgn)));
+}
+template <class S> HD S coset_at(const S *t, u32 j, int lgn) {
+    const int h = coset_split(lgn);
+    return tw_load(t, j & ((1u << h) - 1)) * tw_load(t + ((size_t)1 << h), j >> h);
+}
+
 // regs_elem maps the q-th element of a block's copy (q < G·2^s; G = 2^lgG
 // groups from group g0, a multiple of G) to its group gi and index k, so
 // that consecutive q are at consecutive addresses where they can be: when
@@ -248,7 +264,8 @@ HD int regs_rounds(int s) { return (s + 2) / 3; }
 // Threads of one round touch disjoint elements: rounds are separated by
 // barriers, nothing inside one. scale (null: none), in a pass with mlow = 1
 // only: after the stages, element p (its position in x) is multiplied by
-// scale[bitrev(p)], as scale_rev would in a pass of its own. canon (LAZY
+// the scale at bitrev(p) of the two-level table scale (coset_at), as
+// scale_rev would in a pass of its own. canon (LAZY
 // only; the last round of an NTT's last pass): the elements written are
 // canonical, in [0, q), not only below 2q. GL: groups across lanes
 // (regs_thread, regs_slot_of; only where regs_lanes_ok).
@@ -298,7 +315,7 @@ HD void regs_round(Half *sh, u32 E, u32 t, int ri, int s, u32 g0, int lgm, int l
     if (scale) { // LAZY: mul32_by, canonical from lazy elements too
 #pragma unroll
         for (int i = 0; i < 8; i++) {
-            S f = tw_load(scale, bitrev((g0 << s) + (kb | ((u32)i << b0)), lgn));
+            S f = coset_at(scale, bitrev((g0 << s) + (kb | ((u32)i << b0)), lgn), lgn);
             if constexpr (LAZY) x[i] = S::mul32_by(x[i], f);
             else x[i] = x[i] * f;
         }

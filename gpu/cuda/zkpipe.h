@@ -124,8 +124,11 @@ int zk_download(void *dst, const void *src, uint64_t bytes, void *s, char *err);
  * is copied (pin/transfer's classification writes straight into them). */
 int zk_h2d_async(void *dst, const void *src, uint64_t bytes, void *s, char *err);
 
-/* zk_domain_tables: tw[k] = ω^k and twinv[k] = ω^−k for k < n/2; gn[j] = g^j/n
- * and ginvn[j] = g^−j/n for j < n. consts: ω, ω⁻¹, g, g⁻¹, 1/n, 1. */
+/* zk_domain_tables: tw[k] = ω^k and twinv[k] = ω^−k for k < n/2; the coset
+ * scales g^j/n and g^−j/n of j < n in two levels each (ABI 14), gn and
+ * ginvn of 2^h + 2^(logn−h) elements, h = ⌈logn/2⌉: the scale of j is
+ * t[j mod 2^h]·t[2^h + (j >> h)], t[jl] = g^jl and t[2^h + jh] =
+ * g^(jh·2^h)/n (for ginvn, g⁻¹'s). consts: ω, ω⁻¹, g, g⁻¹, 1/n, 1. */
 int zk_domain_tables(int32_t curve, void *tw, void *twinv, void *gn, void *ginvn, int32_t logn,
                      const uint64_t *consts, void *s, char *err);
 /* zk_compute_h: h from a, b, c into a. conv 0: gnark's (a·b − c)/Z on the
