@@ -87,7 +87,8 @@ func requestLine(id, circuit string, parts []stream.Result) stream.Result {
 	for i, l := range parts {
 		out.Partitions[i] = stream.PartitionResult{Index: i, ID: l.ID, Proof: l.Proof, Public: l.Public,
 			PublicInputs: l.PublicInputs, Calldata: l.Calldata, Error: l.Error, FailedStage: l.FailedStage,
-			Device: l.Device, Stages: l.Stages, TotalMS: l.TotalMS}
+			Device: l.Device, Stages: l.Stages, TotalMS: l.TotalMS,
+			ReservedBytes: l.ReservedBytes, MinorFaults: l.MinorFaults, DeviceReservedBytes: l.DeviceReservedBytes}
 		if out.Circuit == "" {
 			out.Circuit = l.Circuit
 		}
@@ -109,6 +110,7 @@ func requestLine(id, circuit string, parts []stream.Result) stream.Result {
 		out.ReservedBytes += l.ReservedBytes
 		out.MinorFaults += l.MinorFaults
 		out.RSSPeakBytes = max(out.RSSPeakBytes, l.RSSPeakBytes)
+		out.DeviceReservedBytes = max(out.DeviceReservedBytes, l.DeviceReservedBytes)
 	}
 	out.Device = device
 	if end >= start {

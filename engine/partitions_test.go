@@ -237,8 +237,9 @@ func TestSkipDoneRequestBindsEachPartition(t *testing.T) {
 		acceptedFromFiles(t, c, p.Proof, p.Public)
 	}
 
-	// partition 0's verified proof under partition 1's name
-	for _, ext := range []string{".proof", ".public"} {
+	// partition 0's verified proof under partition 1's name, every file of
+	// it (a .proof.json of its own would be refused before the statement)
+	for _, ext := range []string{".proof", ".public", ".proof.json"} {
 		b, err := os.ReadFile(filepath.Join(out, "r1", "0"+ext))
 		if err != nil {
 			t.Fatal(err)

@@ -57,6 +57,9 @@ type Result struct {
 	RSSPeakBytes  int64 `json:"rss_peak_bytes,omitempty"`
 	ReservedBytes int64 `json:"reserved_bytes,omitempty"`
 	MinorFaults   int64 `json:"minor_faults,omitempty"`
+	// DeviceReservedBytes is what the governor's device budget held for
+	// the job (Backend.JobBytes; a request: the most of its partitions').
+	DeviceReservedBytes int64 `json:"device_reserved_bytes,omitempty"`
 }
 
 // PartitionResult is one partition of a request's result line: the
@@ -73,6 +76,12 @@ type PartitionResult struct {
 	Device       string      `json:"device,omitempty"`
 	Stages       []StageTime `json:"stages,omitempty"`
 	TotalMS      float64     `json:"total_ms,omitempty"`
+	// the partition's own memory, as a single job's line has it: the first
+	// partition of a stream faults its pooled buffers in, the later ones
+	// reuse them
+	ReservedBytes       int64 `json:"reserved_bytes,omitempty"`
+	MinorFaults         int64 `json:"minor_faults,omitempty"`
+	DeviceReservedBytes int64 `json:"device_reserved_bytes,omitempty"`
 }
 
 // StageTime is one stage of one job. Times ending in _at_ms are milliseconds

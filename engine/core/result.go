@@ -40,5 +40,6 @@ func (p *Prover) resultLine(r pipeline.Result[*stages.Job], t0 time.Time) stream
 	out.ReservedBytes = res.Reserved()
 	out.RSSPeakBytes = res.PeakRSS()
 	out.MinorFaults = res.MinorFaults()
+	out.DeviceReservedBytes = j.DeviceReservation.Reserved()
 	return out
 }
