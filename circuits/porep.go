@@ -105,6 +105,7 @@ var porepLadder = []porepParams{
 // make, counted by running the gadgets on porepCount.
 type porepCost struct {
 	constraints, wires int // internal wires
+	hints              int
 }
 
 var porepCosts sync.Map // porepParams → [2]porepCost{globals, challenge}
@@ -119,9 +120,9 @@ func (prm porepParams) costs() (globals, challenge porepCost) {
 	c := newPorep(prm, 1)
 	fill(c, countV{})
 	st := g.globals(c)
-	globals = porepCost{cnt.constraints, cnt.wires}
+	globals = porepCost{cnt.constraints, cnt.wires, cnt.hints}
 	g.challenge(st, &c.Ch[0])
-	challenge = porepCost{cnt.constraints - globals.constraints, cnt.wires - globals.wires}
+	challenge = porepCost{cnt.constraints - globals.constraints, cnt.wires - globals.wires, cnt.hints - globals.hints}
 	porepCosts.Store(prm, [2]porepCost{globals, challenge})
 	return globals, challenge
 }
@@ -284,6 +285,18 @@ func (f frontendPorep) mulConst(a frontend.Variable, c *big.Int) frontend.Variab
 	return f.api.Mul(a, c)
 }
 
+func (f frontendPorep) sum(vs []frontend.Variable, cs []*big.Int) frontend.Variable {
+	terms := make([]frontend.Variable, len(vs))
+	for i, v := range vs {
+		if cs[i] == nil {
+			terms[i] = v
+		} else {
+			terms[i] = f.api.Mul(v, cs[i])
+		}
+	}
+	return f.add(terms...)
+}
+
 func (f frontendPorep) mul(a, b frontend.Variable) frontend.Variable { return f.api.Mul(a, b) }
 func (f frontendPorep) assertEqual(a, b frontend.Variable)           { f.api.AssertIsEqual(a, b) }
 func (f frontendPorep) assertBoolean(a frontend.Variable)            { f.api.AssertIsBoolean(a) }
@@ -301,7 +314,7 @@ type countV struct{ konst bool }
 
 // porepCount is porepAPI counting constraints and wires, for a shape
 // without building it.
-type porepCount struct{ constraints, wires int }
+type porepCount struct{ constraints, wires, hints int }
 
 func (c *porepCount) constant(*big.Int) countV { return countV{true} }
 
@@ -316,6 +329,7 @@ func (c *porepCount) add(vs ...countV) countV {
 
 func (c *porepCount) sub(a, b countV) countV               { return c.add(a, b) }
 func (c *porepCount) mulConst(a countV, _ *big.Int) countV { return a }
+func (c *porepCount) sum(vs []countV, _ []*big.Int) countV { return c.add(vs...) }
 
 func (c *porepCount) mul(a, b countV) countV {
 	if a.konst || b.konst {
@@ -339,6 +353,7 @@ func (c *porepCount) assertBoolean(a countV) {
 }
 
 func (c *porepCount) hint(_ solver.Hint, n int, _ countV) []countV {
+	c.hints++
 	c.wires += n
 	return make([]countV, n)
 }

@@ -84,21 +84,25 @@ func (d *directPorep) merge(vs []dle, sub bool) dle {
 		}
 	}
 	d.scratch = t
+	return d.combine(t, sorted)
+}
+
+// combine is the canonical expression of the terms t: sorted by wire
+// (positions sorted when t is not), equal wires summed, zeros dropped.
+func (d *directPorep) combine(t []dterm, sorted bool) dle {
+	out := make(dle, 0, len(t))
 	if !sorted {
-		// sort positions by wire (sums are the same in any order)
 		keys := d.keys[:0]
 		for i, x := range t {
 			keys = append(keys, uint64(x.vid)<<32|uint64(i))
 		}
 		slices.Sort(keys)
 		d.keys = keys
-		out := make(dle, 0, len(t))
 		for _, k := range keys {
 			out = d.accumulate(out, t[uint32(k)])
 		}
 		return d.nonEmpty(out)
 	}
-	out := make(dle, 0, len(t))
 	for _, x := range t {
 		out = d.accumulate(out, x)
 	}
@@ -179,6 +183,38 @@ func (d *directPorep) mulConst(a dle, c *big.Int) dle {
 		return dle{{0, d.cs.Mul(a[0].c, cc)}}
 	}
 	return d.mulConstant(a, cc)
+}
+
+// sum gathers every term of every vs[i] times cs[i] and merges them once:
+// what the builder's Add of its Muls by constants gives.
+func (d *directPorep) sum(vs []dle, cs []*big.Int) dle {
+	t := d.scratch[:0]
+	var zero constraint.U64
+	sorted := true
+	for i, v := range vs {
+		k, scale := d.tOne, false
+		if cs[i] != nil {
+			k = d.u64(cs[i])
+			scale = k != d.tOne
+			if k == zero {
+				continue
+			}
+		}
+		for _, x := range v {
+			if x.c == zero {
+				continue
+			}
+			if scale {
+				x.c = d.cs.Mul(x.c, k)
+			}
+			if n := len(t); n > 0 && t[n-1].vid > x.vid {
+				sorted = false
+			}
+			t = append(t, x)
+		}
+	}
+	d.scratch = t
+	return d.combine(t, sorted)
 }
 
 func (d *directPorep) mul(a, b dle) dle {
@@ -267,7 +303,12 @@ func (r wireRange) has(w uint32) bool { return r.lo <= w && w < r.hi }
 // buildPorep is frontend.Compile of a Porep of challenges challenges of
 // shape prm (with no compression of long sums, porepCircuit's option).
 func buildPorep(id curve.ID, prm porepParams, challenges int) (constraint.ConstraintSystem, error) {
-	b, err := newR1CSBuilder(id, size{})
+	// the globals' and first challenge's instructions, and about their
+	// calldata (20 words a constraint: 19.4 measured at every shape's
+	// full rounds), allocated once
+	gc, cc := prm.costs()
+	instr := gc.constraints + gc.hints + cc.constraints + cc.hints
+	b, err := newR1CSBuilder(id, size{instructions: instr, calldata: 20 * (gc.constraints + cc.constraints)})
 	if err != nil {
 		return nil, err
 	}

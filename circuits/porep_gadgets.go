@@ -33,6 +33,9 @@ type porepAPI[V any] interface {
 	add(vs ...V) V // at least one
 	sub(a, b V) V
 	mulConst(a V, c *big.Int) V
+	// sum is Σ cs[i]·vs[i] (a nil coefficient is 1): the builder's Add of
+	// its Muls by constants, in one pass
+	sum(vs []V, cs []*big.Int) V
 	mul(a, b V) V // one constraint, a new wire
 	assertEqual(a, b V)
 	assertBoolean(a V)
@@ -72,6 +75,8 @@ type gadgets[V any] struct {
 	zero V
 	one  V
 	prm  porepParams
+	// 1, 1, −2: x + y − 2xy
+	xorCoeffs []*big.Int
 }
 
 func newGadgets[V any](api porepAPI[V], p *big.Int, prm porepParams) *gadgets[V] {
@@ -79,6 +84,7 @@ func newGadgets[V any](api porepAPI[V], p *big.Int, prm porepParams) *gadgets[V]
 	for i := range 600 {
 		g.pow2 = append(g.pow2, new(big.Int).Lsh(big.NewInt(1), uint(i)))
 	}
+	g.xorCoeffs = []*big.Int{nil, nil, big.NewInt(-2)}
 	g.zero = api.constant(big.NewInt(0))
 	g.one = api.constant(big.NewInt(1))
 	return g
@@ -134,7 +140,7 @@ func (g *gadgets[V]) xor(a, b pbit[V]) pbit[V] {
 		return g.xor(b, a.not()).not()
 	}
 	p := g.api.mul(a.v, b.v)
-	return isBit(g.api.sub(g.api.add(a.v, b.v), g.api.mulConst(p, g.pow2[1])))
+	return isBit(g.api.sum([]V{a.v, b.v, p}, g.xorCoeffs))
 }
 
 // and is bellperson's Boolean::and (AND, AND NOT, NOR: one constraint).
@@ -204,7 +210,7 @@ func (g *gadgets[V]) maj(a, b, c pbit[V]) pbit[V] {
 	}
 	bc := g.and(b, c)
 	bcv := g.lc(bc)
-	x := g.api.sub(g.api.add(g.lc(b), g.lc(c)), g.api.mulConst(bcv, g.pow2[1]))
+	x := g.api.sum([]V{g.lc(b), g.lc(c), bcv}, g.xorCoeffs)
 	p := g.api.mul(x, g.lc(a))
 	return isBit(g.api.add(bcv, p))
 }
@@ -269,25 +275,24 @@ type multiEq[V any] struct {
 	g        *gadgets[V]
 	used     int
 	lhs, rhs []V
+	shift    []*big.Int
 }
 
 func (m *multiEq[V]) enforceEqual(nbits int, lhs, rhs V) {
 	if capacity <= m.used+nbits {
 		m.flush()
 	}
-	api := m.g.api
-	if m.used > 0 {
-		lhs, rhs = api.mulConst(lhs, m.g.pow2[m.used]), api.mulConst(rhs, m.g.pow2[m.used])
-	}
 	m.lhs, m.rhs = append(m.lhs, lhs), append(m.rhs, rhs)
+	m.shift = append(m.shift, m.g.pow2[m.used])
 	m.used += nbits
 }
 
 func (m *multiEq[V]) flush() {
 	if m.used > 0 {
-		m.g.api.assertEqual(m.g.api.add(m.lhs...), m.g.api.add(m.rhs...))
+		m.shift[0] = nil // 2^0
+		m.g.api.assertEqual(m.g.api.sum(m.lhs, m.shift), m.g.api.sum(m.rhs, m.shift))
 	}
-	m.used, m.lhs, m.rhs = 0, m.lhs[:0], m.rhs[:0]
+	m.used, m.lhs, m.rhs, m.shift = 0, m.lhs[:0], m.rhs[:0], m.shift[:0]
 }
 
 // addMany is UInt32::addmany: the sum's result bits from a hint, each
@@ -296,6 +301,7 @@ func (m *multiEq[V]) flush() {
 func (g *gadgets[V]) addMany(m *multiEq[V], ops ...u32[V]) u32[V] {
 	var cval uint64
 	var terms []V
+	var coeffs []*big.Int
 	for _, op := range ops {
 		for i, b := range op {
 			if b.kind == bitConst {
@@ -304,26 +310,22 @@ func (g *gadgets[V]) addMany(m *multiEq[V], ops ...u32[V]) u32[V] {
 				}
 				continue
 			}
-			terms = append(terms, g.api.mulConst(g.lc(b), g.pow2[i]))
+			terms = append(terms, g.lc(b))
+			coeffs = append(coeffs, g.pow2[i])
 		}
 	}
 	if len(terms) == 0 {
 		return u32Const[V](uint32(cval))
 	}
 	terms = append(terms, g.api.constant(new(big.Int).SetUint64(cval)))
-	sum := g.api.add(terms...)
+	coeffs = append(coeffs, nil)
+	sum := g.api.sum(terms, coeffs)
 	nbits := bitLen(uint64(len(ops)) * 0xffffffff)
 	res := g.api.hint(nBits, nbits, sum)
-	rterms := make([]V, nbits)
-	for i, r := range res {
+	for _, r := range res {
 		g.api.assertBoolean(r)
-		rterms[i] = g.api.mulConst(r, g.pow2[i])
 	}
-	rhs := rterms[0]
-	if nbits > 1 {
-		rhs = g.api.add(rterms...)
-	}
-	m.enforceEqual(nbits, sum, rhs)
+	m.enforceEqual(nbits, sum, g.api.sum(res, g.pow2[:nbits]))
 	var u u32[V]
 	for i := range u {
 		u[i] = isBit(res[i])
@@ -437,14 +439,12 @@ func (g *gadgets[V]) sha256(in []pbit[V]) []pbit[V] {
 // with its boolean constraint, and their sum equal to x.
 func (g *gadgets[V]) toBits(x V) []pbit[V] {
 	res := g.api.hint(nBits, fieldBits, x)
-	terms := make([]V, len(res))
 	out := make([]pbit[V], len(res))
 	for i, r := range res {
 		g.api.assertBoolean(r)
-		terms[i] = g.api.mulConst(r, g.pow2[i])
 		out[i] = isBit(r)
 	}
-	g.api.assertEqual(g.api.add(terms...), x)
+	g.api.assertEqual(g.api.sum(res, g.pow2[:len(res)]), x)
 	return out
 }
 
@@ -476,6 +476,7 @@ func (g *gadgets[V]) alloc(x V) V {
 func (g *gadgets[V]) pack(b []pbit[V]) V {
 	b = b[:min(len(b), capacity)]
 	var terms []V
+	var coeffs []*big.Int
 	var cval big.Int
 	for i, x := range b {
 		switch x.kind {
@@ -484,27 +485,24 @@ func (g *gadgets[V]) pack(b []pbit[V]) V {
 				cval.Add(&cval, g.pow2[i])
 			}
 		default:
-			terms = append(terms, g.api.mulConst(g.lc(x), g.pow2[i]))
+			terms = append(terms, g.lc(x))
+			coeffs = append(coeffs, g.pow2[i])
 		}
 	}
 	terms = append(terms, g.api.constant(&cval))
-	return g.alloc(g.api.add(terms...))
+	coeffs = append(coeffs, nil)
+	return g.alloc(g.api.sum(terms, coeffs))
 }
 
 // sum2 is Σ 2^i·x_i of boolean variables.
-func (g *gadgets[V]) sum2(xs []V) V {
-	terms := make([]V, 0, len(xs)+1)
-	for i, x := range xs {
-		terms = append(terms, g.api.mulConst(x, g.pow2[i]))
-	}
-	terms = append(terms, g.zero)
-	return g.api.add(terms...)
-}
+func (g *gadgets[V]) sum2(xs []V) V { return g.api.sum(xs, g.pow2[:len(xs)]) }
 
 // poseidon is neptune's poseidon_hash of in, at width len(in)+1: the
 // first round's S-boxes on in plus its constants (3 constraints each, the
 // tag's a constant), every later S-box on a linear combination allocated
-// first (4), the output allocated (1).
+// first (4), the output allocated (1); full rounds mix by a dense matrix,
+// partial ones by a sparse one as neptune's do (each element's linear
+// combination grows by a term a round, not by the whole state).
 func (g *gadgets[V]) poseidon(in []V) V {
 	t := len(in) + 1
 	rp := g.prm.PoseidonRP
@@ -531,8 +529,8 @@ func (g *gadgets[V]) poseidon(in []V) V {
 	}
 	half := c.rf / 2
 	for r := range c.rf + c.rp {
+		full := r < half || r >= half+c.rp
 		if r > 0 {
-			full := r < half || r >= half+c.rp
 			for j := range state {
 				state[j] = api.add(state[j], api.constant(c.rc[r][j]))
 				if full || j == 0 {
@@ -541,12 +539,16 @@ func (g *gadgets[V]) poseidon(in []V) V {
 			}
 		}
 		next := make([]V, t)
-		terms := make([]V, t)
-		for i := range next {
-			for j, x := range state {
-				terms[j] = api.mulConst(x, c.mds[i][j])
+		if full {
+			for i := range next {
+				next[i] = api.sum(state, c.mds[i])
 			}
-			next[i] = api.add(terms...)
+		} else {
+			w, v := c.w[r-half], c.v[r-half]
+			next[0] = api.sum(state, w)
+			for j := 1; j < t; j++ {
+				next[j] = api.sum([]V{state[j], state[0]}, []*big.Int{nil, v[j]})
+			}
 		}
 		state = next
 	}

@@ -131,8 +131,12 @@ func poseidonRP(t int) int {
 type poseidonConsts struct {
 	t, rf, rp int
 	rc        [][]*big.Int // a round's t round constants
-	mds       [][]*big.Int // Cauchy: 1/(i + t + j)
-	tag       *big.Int     // neptune's Merkle tree domain tag 2^(t−1) − 1
+	mds       [][]*big.Int // the full rounds' matrix, Cauchy: 1/(i + t + j)
+	// a partial round's sparse matrix (neptune's form): element 0 is
+	// Σ w_j·s_j, element j ≥ 1 is s_j + v_j·s_0; invertible where
+	// w_0 ≠ Σ w_j·v_j (drawn again until it is)
+	w, v [][]*big.Int
+	tag  *big.Int // neptune's Merkle tree domain tag 2^(t−1) − 1
 }
 
 var poseidonCache sync.Map // key: "p/t/rf/rp" → *poseidonConsts
@@ -148,13 +152,32 @@ func poseidonFor(p *big.Int, t, rf, rp int) *poseidonConsts {
 		return c.(*poseidonConsts)
 	}
 	c := &poseidonConsts{t: t, rf: rf, rp: rp}
+	draw := func(what string, r, j, try int) *big.Int {
+		d := sha256.Sum256(fmt.Appendf(nil, "zkpipe porep poseidon t=%d rf=%d rp=%d %s round=%d element=%d try=%d", t, rf, rp, what, r, j, try))
+		return new(big.Int).Mod(new(big.Int).SetBytes(d[:]), p)
+	}
 	for r := range rf + rp {
 		row := make([]*big.Int, t)
 		for j := range row {
-			d := sha256.Sum256(fmt.Appendf(nil, "zkpipe porep poseidon t=%d rf=%d rp=%d round=%d element=%d", t, rf, rp, r, j))
-			row[j] = new(big.Int).Mod(new(big.Int).SetBytes(d[:]), p)
+			row[j] = draw("constant", r, j, 0)
 		}
 		c.rc = append(c.rc, row)
+	}
+	for r := range rp {
+		for try := 0; ; try++ {
+			w, v := make([]*big.Int, t), make([]*big.Int, t)
+			schur := new(big.Int)
+			for j := range t {
+				w[j], v[j] = draw("w", r, j, try), draw("v", r, j, try)
+				if j > 0 {
+					schur.Add(schur, new(big.Int).Mul(w[j], v[j]))
+				}
+			}
+			if schur.Sub(w[0], schur).Mod(schur, p).Sign() != 0 {
+				c.w, c.v = append(c.w, w), append(c.v, v)
+				break
+			}
+		}
 	}
 	for i := range t {
 		row := make([]*big.Int, t)
@@ -169,9 +192,9 @@ func poseidonFor(p *big.Int, t, rf, rp int) *poseidonConsts {
 }
 
 // poseidonHash is the permutation of [tag, in…] and its element 1, as the
-// circuit computes it (poseidonGadget): each round adds its constants,
+// circuit computes it (gadgets.poseidon): each round adds its constants,
 // then the S-boxes (all elements in a full round, the first in a partial
-// one), then the MDS matrix.
+// one), then the full rounds' matrix or a partial round's sparse one.
 func poseidonHash(c *poseidonConsts, p *big.Int, in []*big.Int) *big.Int {
 	state := make([]*big.Int, c.t)
 	state[0] = new(big.Int).Set(c.tag)
@@ -193,12 +216,25 @@ func poseidonHash(c *poseidonConsts, p *big.Int, in []*big.Int) *big.Int {
 				state[j] = x4.Mul(x4, x).Mod(x4, p)
 			}
 		}
-		for i := range next {
+		if full {
+			for i := range next {
+				s := new(big.Int)
+				for j, x := range state {
+					s.Add(s, new(big.Int).Mul(c.mds[i][j], x))
+				}
+				next[i] = s.Mod(s, p)
+			}
+		} else {
+			w, v := c.w[r-half], c.v[r-half]
 			s := new(big.Int)
 			for j, x := range state {
-				s.Add(s, new(big.Int).Mul(c.mds[i][j], x))
+				s.Add(s, new(big.Int).Mul(w[j], x))
 			}
-			next[i] = s.Mod(s, p)
+			next[0] = s.Mod(s, p)
+			for j := 1; j < c.t; j++ {
+				x := new(big.Int).Mul(v[j], state[0])
+				next[j] = x.Add(x, state[j]).Mod(x, p)
+			}
 		}
 		state, next = next, state
 	}

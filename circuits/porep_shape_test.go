@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
+	"github.com/zkpipe/zkpipe/engine/core"
 )
 
 // BenchmarkPorepShape measures porep's shape on BLS12-381 as
@@ -18,7 +19,8 @@ import (
 // 1 (in a witness solved by gnark), the share of wires in A and in B
 // (those with a point in the proving key), gnark's proving key in bytes
 // (uncompressed: G1 A, B, K and Z, G2 B), the R1CS in memory and as
-// written, and the direct build's and gnark's solve's time. "challenge"
+// written, and the direct build's and gnark's solve's time, wall and CPU
+// (the process's). "challenge"
 // is one challenge of the real shape (7.24M constraints): a partition is
 // 18 of them and 568 constraints more.
 //
@@ -33,12 +35,12 @@ func BenchmarkPorepShape(b *testing.B) {
 			bi := porep(b)
 			for range b.N {
 				runtime.GC()
-				start := time.Now()
+				cpu0, start := core.ProcessCPU(), time.Now()
 				ccs, err := bi.CompileOn(curve.BLS12_381, s.n)
 				if err != nil {
 					b.Fatal(err)
 				}
-				build := time.Since(start)
+				build, buildCPU := time.Since(start), core.ProcessCPU()-cpu0
 				r := ccs.(*blscs.R1CS)
 				pub, sec := r.GetNbPublicVariables(), r.GetNbSecretVariables()
 				wires := pub + sec + r.NbInternalVariables
@@ -67,12 +69,12 @@ func BenchmarkPorepShape(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				start = time.Now()
+				cpu0, start = core.ProcessCPU(), time.Now()
 				sol, err := ccs.Solve(w)
 				if err != nil {
 					b.Fatal(err)
 				}
-				solve := time.Since(start)
+				solve, solveCPU := time.Since(start), core.ProcessCPU()-cpu0
 				W := sol.(*blscs.R1CSSolution).W
 				bitsN := 0
 				var one blsfr.Element
@@ -103,7 +105,11 @@ func BenchmarkPorepShape(b *testing.B) {
 				b.ReportMetric(float64(cw), "r1cs-file-B")
 				b.ReportMetric(float64(terms)/float64(r.GetNbConstraints()), "terms/constraint")
 				b.ReportMetric(build.Seconds(), "build-s")
+				b.ReportMetric(buildCPU.Seconds(), "build-cpu-s")
 				b.ReportMetric(solve.Seconds(), "gnark-solve-s")
+				b.ReportMetric(solveCPU.Seconds(), "gnark-solve-cpu-s")
+				b.ReportMetric(float64(nA), "A-wires")
+				b.ReportMetric(float64(nB), "B-wires")
 			}
 		})
 	}
