@@ -64,6 +64,17 @@ PY
 	return "$rc"
 }
 
+# unpack: the carried binaries are xz'd (the tree that travels is at most 64 MiB)
+step_unpack() {
+	python3 -c '
+import lzma, os, shutil, sys
+for f in sys.argv[1:]:
+    with lzma.open(f) as i, open(f[:-3], "wb") as o:
+        shutil.copyfileobj(i, o)
+    os.chmod(f[:-3], 0o755)' "$BIN"/*.xz
+	ls -la "$BIN"
+}
+
 step_build() {
 	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee -a "$LOGS/summary.txt"
 	nproc | sed 's/^/cores: /' | tee -a "$LOGS/summary.txt"
@@ -71,7 +82,7 @@ step_build() {
 }
 
 step_gputests() {
-	measure gputests "$BIN/gpu.test" -test.count=1 -test.v \
+	measure gputests timeout 300 "$BIN/gpu.test" -test.count=1 -test.v \
 		-test.run 'CUDAMSMPieces|CUDAMatchesCPU$|CUDAMatchesCPUBLS12381|CUDATablesMatchCPUBLS12381|CUDAProofsVerify$|CUDAProofsVerifyBLS12381|CUDATransferClassifyMatchesClassify|CUDADeviceMemory'
 	grep -E '^(--- FAIL|FAIL|ok|PASS)' "$LOGS/gputests.log" | tail -5
 }
@@ -163,7 +174,10 @@ step_bench() {
 step_summary() { cat "$LOGS/summary.txt"; }
 
 step_pack() {
-	[ -n "${OUT:-}" ] && tar czf "$OUT/seed27-logs.tgz" -C "$LOGS" --exclude='*.jsonl' . && ls -la "$OUT"
+	[ -n "${OUT:-}" ] || return 0
+	tar czf "$OUT/seed27-logs.tgz" -C "$LOGS" --exclude='*.jsonl' .
+	[ -f "$BIN/libzkpipe_cuda.so" ] && cp "$BIN/libzkpipe_cuda.so" "$OUT/"
+	ls -la "$OUT"
 }
 
 while [ $# -gt 0 ]; do
