@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -229,7 +231,9 @@ func setupCircom(c *cli.Context) error {
 		return usageErrorf(c, "--r1cs and --zkey go together: the circom r1cs to read and the zkey to write")
 	}
 	for _, f := range []string{"builtin", "constraints", "dir", "curve", "hash-to-field", "circuit", "out", "n"} {
-		if c.IsSet(f) {
+		// a variable set for the built-ins' setups (ZKPIPE_CURVE) is not
+		// a request of this one: only an argument is refused
+		if c.IsSet(f) && !fromEnvironment(c, f) {
 			return usageErrorf(c, "--%s is for a built-in circuit's setup; --r1cs sets up the circom circuit of its file (its curve the file's)", f)
 		}
 	}
@@ -315,4 +319,19 @@ func log2Int(n int) int {
 		k++
 	}
 	return k
+}
+
+// fromEnvironment reports whether one of the variables of c's flag name
+// is set (so its value may be the environment's, not an argument's).
+func fromEnvironment(c *cli.Context, name string) bool {
+	for _, f := range c.Command.Flags {
+		if df, ok := f.(cli.DocGenerationFlag); ok && slices.Contains(f.Names(), name) {
+			for _, v := range df.GetEnvVars() {
+				if _, ok := os.LookupEnv(v); ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -267,13 +267,19 @@ func TestSetupCircomRefuses(t *testing.T) {
 			}
 		})
 	}
+	// a variable of the built-ins' setup is not an argument: not refused
+	cmd := exec.Command(binary(t), "setup", "--device", "cpu", "--r1cs", mul, "--zkey", out)
+	cmd.Env = append(os.Environ(), "ZKPIPE_CURVE=bls12-381", "ZKPIPE_BUILTIN=bits")
+	if code := exitCode(t, cmd); code != 0 {
+		t.Errorf("setup --r1cs under ZKPIPE_CURVE and ZKPIPE_BUILTIN: exit %d", code)
+	}
 	if b, _ := os.ReadFile(r1csCopy); !bytes.Equal(b, orig) {
 		t.Error("the --r1cs was written over")
 	}
 	if b, _ := os.ReadFile(small); !bytes.Equal(b, sp) {
 		t.Error("the --ptau was written over")
 	}
-	cmd := exec.Command(binary(t), "setup", "--builtin", "nosuch", "--dir", filepath.Join(root, "d"))
+	cmd = exec.Command(binary(t), "setup", "--builtin", "nosuch", "--dir", filepath.Join(root, "d"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if code := exitCode(t, cmd); code != 2 || !strings.Contains(stderr.String(), "unknown built-in circuit") || strings.Contains(stderr.String(), throwawayKeys) {
