@@ -33,8 +33,11 @@ type Writer interface {
 // with the same bounds (exact size, header checked before any value is
 // allocated), and Releases them once decoded. Safe for concurrent use.
 type Input struct {
-	name  string
-	fetch Fetch
+	name   string
+	fetch  Fetch
+	stream Stream
+
+	cur io.Closer // a Streamed input's reader now open
 
 	mu      sync.Mutex
 	data    []byte
@@ -49,6 +52,20 @@ type Input struct {
 // only while a parse worker reads them: held by jobs waiting in a queue,
 // they could keep the memory that the jobs ahead wait for at admission.
 type Fetch func(ctx context.Context) (data []byte, hold *mem.Reservation, err error)
+
+// Stream opens an Input's bytes as a reader of size bytes under ctx (the
+// parse stage's), with the memory governor's hold on what the source reads
+// of them (nil: none): the bytes come a chunk at a time, never whole in the
+// Input (a fleet worker's witness, read from its object store as the source
+// decodes it). Release closes the reader and the hold.
+type Stream func(ctx context.Context) (r io.ReadCloser, size int64, hold *mem.Reservation, err error)
+
+// Streamed makes an Input whose bytes open reads as the source reads them:
+// each Open opens them anew (closing the reader before); nothing of them is
+// kept in the Input, so a witness of gigabytes is held once, by its reader.
+func Streamed(name string, open Stream) *Input {
+	return &Input{name: name, stream: open}
+}
 
 // NewInput makes an Input of data in hand, named name in messages ("witness
 // a.witness"); hold (nil: none) is closed by Release. The Input owns data
@@ -79,6 +96,9 @@ func (in *Input) Open(ctx context.Context) (r io.Reader, size int64, err error) 
 	if gone {
 		return nil, 0, ErrReleased
 	}
+	if in.stream != nil {
+		return in.openStream(ctx)
+	}
 	if !fetched {
 		// not under mu: a Release meanwhile must not wait for the store
 		data, hold, err := in.fetch(ctx)
@@ -102,16 +122,43 @@ func (in *Input) Open(ctx context.Context) (r io.Reader, size int64, err error) 
 	return bytes.NewReader(in.data), int64(len(in.data)), nil
 }
 
+// openStream is Open of a Streamed input.
+func (in *Input) openStream(ctx context.Context) (io.Reader, int64, error) {
+	r, size, hold, err := in.stream(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	in.mu.Lock()
+	if in.gone {
+		in.mu.Unlock()
+		r.Close()
+		hold.Close()
+		return nil, 0, ErrReleased
+	}
+	prev, prevHold := in.cur, in.hold
+	in.cur, in.hold = r, hold
+	in.mu.Unlock()
+	if prev != nil {
+		prev.Close()
+	}
+	prevHold.Close()
+	return r, size, nil
+}
+
 // Release drops the bytes (a reader from Open still holds them until it
-// is dropped) and closes the hold. Safe more than once, and on nil.
+// is dropped; a Streamed input's reader is closed) and closes the hold.
+// Safe more than once, and on nil.
 func (in *Input) Release() {
 	if in == nil {
 		return
 	}
 	in.mu.Lock()
-	hold := in.hold
-	in.data, in.hold, in.gone = nil, nil, true
+	hold, cur := in.hold, in.cur
+	in.data, in.hold, in.cur, in.gone = nil, nil, nil, true
 	in.mu.Unlock()
+	if cur != nil {
+		cur.Close()
+	}
 	hold.Close()
 }
 

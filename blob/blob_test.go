@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/zkpipe/zkpipe/mem"
@@ -97,3 +98,51 @@ func TestFetchedInput(t *testing.T) {
 		t.Errorf("the late fetch's hold was not given back (%d)", back-3)
 	}
 }
+
+// A streamed input is opened anew at each Open, the reader before closed;
+// Release closes the reader and the hold; opened after Release, or
+// released while it opened, it gives everything back.
+func TestStreamedInput(t *testing.T) {
+	opens, closes := 0, 0
+	var back int64
+	open := func(context.Context) (io.ReadCloser, int64, *mem.Reservation, error) {
+		opens++
+		return closer{strings.NewReader("wit"), &closes}, 3, mem.NewReservation(3, func(n int64) { back += n }), nil
+	}
+	in := Streamed("w", open)
+	for range 2 {
+		r, size, err := in.Open(context.Background())
+		if err != nil || size != 3 {
+			t.Fatalf("Open: %d %v", size, err)
+		}
+		if b, _ := io.ReadAll(r); string(b) != "wit" {
+			t.Errorf("read %q", b)
+		}
+	}
+	if opens != 2 || closes != 1 || back != 3 {
+		t.Errorf("%d opens, %d closes, %d bytes given back; want 2, 1, 3", opens, closes, back)
+	}
+	in.Release()
+	if closes != 2 || back != 6 {
+		t.Errorf("after Release: %d closes, %d bytes given back; want 2, 6", closes, back)
+	}
+	if _, _, err := in.Open(context.Background()); !errors.Is(err, ErrReleased) {
+		t.Errorf("Open after Release: %v", err)
+	}
+	var late *Input
+	late = Streamed("late", func(ctx context.Context) (io.ReadCloser, int64, *mem.Reservation, error) {
+		r, n, h, err := open(ctx)
+		late.Release()
+		return r, n, h, err
+	})
+	if _, _, err := late.Open(context.Background()); !errors.Is(err, ErrReleased) || closes != 3 || back != 9 {
+		t.Errorf("released during its open: %v, %d closes, %d back", err, closes, back)
+	}
+}
+
+type closer struct {
+	io.Reader
+	n *int
+}
+
+func (c closer) Close() error { *c.n++; return nil }

@@ -42,6 +42,9 @@ func queueFlags() []cli.Flag {
 			Usage: "a job unanswered and without heartbeat this long goes to another worker (set when the queue is first created)"},
 		&cli.DurationFlag{Name: "duplicate-window", Value: fleet.DefaultDuplicates, Category: "queue", EnvVars: env("duplicate-window"),
 			Usage: "a second submit of an id within this window is dropped by the server (set when the queue is first created)"},
+		&cli.IntFlag{Name: "replicas", Category: "queue", EnvVars: env("replicas"), DefaultText: "auto",
+			Usage: "how many servers of a JetStream cluster hold each stream and bucket; given, the existing ones are scaled to it " +
+				"(auto: 3 in a cluster of three or more servers, 1 otherwise; those that exist keep theirs)"},
 	}
 }
 
@@ -59,7 +62,8 @@ func natsAuth(c *cli.Context) fleet.Auth {
 }
 
 func queueConfig(c *cli.Context) fleet.Config {
-	return fleet.Config{AckWait: c.Duration("ack-wait"), Duplicates: c.Duration("duplicate-window")}
+	return fleet.Config{AckWait: c.Duration("ack-wait"), Duplicates: c.Duration("duplicate-window"), Replicas: c.Int("replicas"),
+		Log: logOut(c)}
 }
 
 // openQueue connects to --nats and opens (or creates) the queue.

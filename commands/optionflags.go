@@ -64,6 +64,11 @@ var optionFlags = func() map[string]string {
 		"fleet.ServerOptions.Token":          "--nats-token",
 		"fleet.ServerOptions.ConfigFile":     "--nats-config",
 		"fleet.ServerOptions.OpenMonitoring": "--nats-open-monitoring",
+		"fleet.ServerOptions.ServerName":     "--server-name",
+		"fleet.ServerOptions.ClusterName":    "--cluster-name",
+		"fleet.ServerOptions.ClusterListen":  "--cluster-listen",
+		"fleet.ServerOptions.Routes":         "--routes",
+		"fleet.Config.Replicas":              "--replicas",
 		"fleet.SubmitOptions.Priority":       "--priority",
 		"fleet.SubmitOptions.Circuit":        "--circuit", // as submit said before --default-circuit
 		"fleet.WorkerOptions.JobTimeout":     "--job-timeout",

@@ -61,7 +61,7 @@ func TestOptionFlagsNameEveryOption(t *testing.T) {
 		"engine.Options": reflect.TypeOf(engine.Options{}), "mem.Config": reflect.TypeOf(mem.Config{}),
 		"fleet.Auth": reflect.TypeOf(fleet.Auth{}), "fleet.ServerOptions": reflect.TypeOf(fleet.ServerOptions{}),
 		"fleet.SubmitOptions": reflect.TypeOf(fleet.SubmitOptions{}), "fleet.WorkerOptions": reflect.TypeOf(fleet.WorkerOptions{}),
-		"fleet.ResultsOptions": reflect.TypeOf(fleet.ResultsOptions{}),
+		"fleet.ResultsOptions": reflect.TypeOf(fleet.ResultsOptions{}), "fleet.Config": reflect.TypeOf(fleet.Config{}),
 	}
 	flags := map[string]bool{}
 	var walk func([]*cli.Command)

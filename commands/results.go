@@ -90,7 +90,25 @@ func resultsCommand() *cli.Command {
 				}
 				return w.Write(flagNamedResult(r))
 			}
-			err = fleet.Collect(sig.intake, q, fleet.ResultsOptions{Out: c.String("out"), Follow: c.Bool("follow"), Verifier: local, Statements: statements}, emit)
+			// A job or request answered twice (a redelivery after a
+			// server's or worker's death) is taken once: the later line
+			// of an id is dropped, and counted.
+			var dups, others int
+			dup := func(first, again stream.Result) {
+				if fleet.SameStatement(first, again) {
+					dups++
+					return
+				}
+				others++
+				fmt.Fprintf(logOut(c), "zkpipe: results: job %s answered again with another statement (public inputs %v, first %v): the first answer stands\n",
+					again.ID, again.PublicInputs, first.PublicInputs)
+			}
+			err = fleet.Collect(sig.intake, q, fleet.ResultsOptions{Out: c.String("out"), Follow: c.Bool("follow"), Verifier: local, Statements: statements,
+				Duplicate: dup}, emit)
+			if dups+others > 0 {
+				fmt.Fprintf(logOut(c), "zkpipe: results: %d lines; %d duplicate answers dropped (an id answered again with the same statement), %d with another\n",
+					total, dups, others)
+			}
 			if err != nil && !(errors.Is(err, sig.intake.Err()) && sig.intake.Err() != nil) {
 				return err
 			}

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/urfave/cli/v2"
@@ -25,6 +27,14 @@ func serveCommand() *cli.Command {
 		&cli.BoolFlag{Name: "nats-open-monitoring", Category: "NATS", EnvVars: env("nats-open-monitoring"),
 			Usage: "allow the --nats-config's monitoring (http, https) or profiling port beyond loopback: nats-server has no auth for them"},
 		&cli.BoolFlag{Name: "nats-log", Category: "NATS", EnvVars: env("nats-log"), Usage: "show the NATS server's log"},
+		&cli.StringFlag{Name: "server-name", Category: "cluster", EnvVars: env("server-name"),
+			Usage: "this server's name in its JetStream cluster, unique there (nats-server's server_name)"},
+		&cli.StringFlag{Name: "cluster-name", Category: "cluster", EnvVars: env("cluster-name"),
+			Usage: "the JetStream cluster's name, the same on each of its servers (nats-server's cluster { name })"},
+		&cli.StringFlag{Name: "cluster-listen", Category: "cluster", EnvVars: env("cluster-listen"),
+			Usage: "HOST:PORT the cluster's routes listen on; beyond loopback it needs a --nats-config cluster block with authorization or verified TLS"},
+		&cli.StringSliceFlag{Name: "routes", Category: "cluster", EnvVars: env("routes"),
+			Usage: "the cluster's servers' route URLs, nats://HOST:PORT, comma-separated or repeated (this server's own may be among them)"},
 	}
 	flags = append(flags, natsFlags(false)...)
 	flags = append(flags, queueFlags()...)
@@ -47,12 +57,24 @@ func serve(c *cli.Context) error {
 		Listen: c.String("nats-listen"), StoreDir: c.String("store"),
 		User: auth.User, Password: auth.Password, Token: auth.Token,
 		ConfigFile: c.String("nats-config"), OpenMonitoring: c.Bool("nats-open-monitoring"), Log: c.Bool("nats-log"), Notify: logOut(c),
+		ServerName: c.String("server-name"), ClusterName: c.String("cluster-name"), ClusterListen: c.String("cluster-listen"),
+		Routes: splitList(c.StringSlice("routes")),
 	})
 	if err != nil {
 		return err
 	}
 	defer srv.Shutdown()
 	fmt.Fprintf(logOut(c), "zkpipe: NATS JetStream on %s (store %s)\n", srv.ClientURL(), c.String("store"))
+	// A server of a cluster: nothing of JetStream answers before a quorum
+	// of its servers elects a leader, however long that takes.
+	quorumCtx, stopWait := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+	err = srv.AwaitQuorum(quorumCtx, logOut(c), 5*time.Second)
+	stopWait()
+	if err != nil {
+		return err
+	}
+	cfg := queueConfig(c)
+	cfg.ClusterSize = srv.ClusterSize() // better known here than by a client
 	conn, err := fleet.Connect(srv.ClientURL(), auth, "serve", nats.InProcessServer(srv.Server))
 	if err != nil {
 		return err
@@ -61,9 +83,12 @@ func serve(c *cli.Context) error {
 	if _, err := srv.AnswerStatus(conn); err != nil {
 		return err
 	}
-	q, err := fleet.Setup(c.Context, conn, queueConfig(c))
+	q, err := fleet.Setup(c.Context, conn, cfg)
 	if err != nil {
 		return err
+	}
+	if srv.Clustered() {
+		fmt.Fprintf(logOut(c), "zkpipe: JetStream cluster %s: %d servers, streams and buckets with %d replicas\n", srv.ClusterName(), srv.ClusterSize(), q.Replicas())
 	}
 	if c.Bool("worker") {
 		return runWorker(c, q)
@@ -88,4 +113,18 @@ func serve(c *cli.Context) error {
 	defer stop()
 	<-ctx.Done()
 	return nil
+}
+
+// splitList flattens a list flag's values, each of which may itself be
+// comma-separated, dropping empty items.
+func splitList(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		for _, x := range strings.Split(v, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
 }

@@ -22,6 +22,7 @@ func submitCommand() *cli.Command {
 		Name:  "submit",
 		Usage: "queue jobs (the JSON Lines of zkpipe prove) for the workers; witness files are uploaded",
 		Description: "Each line is checked as prove checks it; its witness (or wtns) file goes to the object store. " +
+			"A request of partitions is queued as one job per partition (ID/0, ID/1, …) that any worker may take, and answered by one result line. " +
 			"An id already queued within the duplicate window, or already proven, is not queued again. " +
 			"Prints one line per job not queued, and a summary, on stderr.",
 		UsageText: "zkpipe submit --nats URL [--priority high|normal|low] JOBS|-",

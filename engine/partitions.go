@@ -3,9 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/zkpipe/zkpipe/stages"
@@ -65,70 +62,12 @@ func (r *request) add(i int, line stream.Result, trace tracing.Job) (stream.Resu
 	if r.left > 0 {
 		return stream.Result{}, tracing.Job{}, false
 	}
-	line = requestLine(r.id, r.circuit, r.lines)
+	line = stream.RequestLine(r.id, r.circuit, r.lines)
 	trace = tracing.Job{ID: r.id, Circuit: line.Circuit, Partitions: r.traces, ReservedBytes: line.ReservedBytes}
 	if line.Error != "" {
 		trace.Err = fmt.Errorf("%s", line.Error)
 	}
 	return line, trace, true
-}
-
-// requestLine is the one result line of request id from its partitions'
-// lines, in order: ok only when each proved; otherwise its error names the
-// partitions that failed and the first one's error.
-func requestLine(id, circuit string, parts []stream.Result) stream.Result {
-	out := stream.Result{ID: id, Circuit: circuit, Stages: []stream.StageTime{},
-		Partitions: make([]stream.PartitionResult, len(parts))}
-	var failed []string
-	firstErr := ""
-	retryable := true
-	device := ""
-	start, end := math.Inf(1), math.Inf(-1)
-	for i, l := range parts {
-		out.Partitions[i] = stream.PartitionResult{Index: i, ID: l.ID, Proof: l.Proof, Public: l.Public,
-			PublicInputs: l.PublicInputs, Calldata: l.Calldata, Error: l.Error, FailedStage: l.FailedStage,
-			Device: l.Device, Stages: l.Stages, TotalMS: l.TotalMS,
-			ReservedBytes: l.ReservedBytes, MinorFaults: l.MinorFaults, DeviceReservedBytes: l.DeviceReservedBytes}
-		if out.Circuit == "" {
-			out.Circuit = l.Circuit
-		}
-		if l.Error != "" {
-			failed = append(failed, strconv.Itoa(i))
-			if firstErr == "" {
-				firstErr = l.Error
-			}
-			retryable = retryable && l.Retryable
-		}
-		if i == 0 || l.Device == device {
-			device = l.Device
-		} else {
-			device = ""
-		}
-		for _, s := range l.Stages {
-			start, end = math.Min(start, s.QueuedAtMS), math.Max(end, s.EndedAtMS)
-		}
-		out.ReservedBytes += l.ReservedBytes
-		out.MinorFaults += l.MinorFaults
-		out.RSSPeakBytes = max(out.RSSPeakBytes, l.RSSPeakBytes)
-		out.DeviceReservedBytes = max(out.DeviceReservedBytes, l.DeviceReservedBytes)
-	}
-	out.Device = device
-	if end >= start {
-		out.TotalMS = end - start
-	}
-	if len(failed) > 0 {
-		what := "partition " + failed[0]
-		if len(failed) > 1 {
-			what = "partitions " + strings.Join(failed, ", ")
-		}
-		written := ""
-		if len(failed) < len(parts) {
-			written = " (the others' proofs are written)"
-		}
-		out.Error = fmt.Sprintf("job %s: %s of %d failed%s; first: %s", id, what, len(parts), written, firstErr)
-		out.Retryable = retryable
-	}
-	return out
 }
 
 // takeRequest is take for a request of partitions (t.mu held): a request
@@ -225,7 +164,7 @@ func (e *Engine) resumeRequest(ctx context.Context, req stream.Request) (stream.
 		lines[i] = r
 	}
 	e.resumed.Add(int64(len(lines)))
-	line := requestLine(req.ID, req.Circuit, lines)
+	line := stream.RequestLine(req.ID, req.Circuit, lines)
 	line.Resumed = true
 	return line, true
 }

@@ -17,12 +17,20 @@
 //	                        its ack)
 //	kv zkpipe-handbacks     stream sequence of a job message → how often
 //	                        workers handed it back (handback.go)
+//	kv zkpipe-requests      REQUEST=TAG → a request of partitions' answers
+//	                        so far (requests.go); each partition is a job
+//	                        message REQUEST/INDEX with Zkpipe-Request headers
 //	object zkpipe-proofs    ID: the job's outputs in one object (Outputs:
 //	                        its result line and its files, as the engine
 //	                        wrote them: ID.proof, ID.public, ID.proof.json,
 //	                        ID.calldata with --calldata); its presence means the
 //	                        job is done. One object, not one per file: each
 //	                        object costs the collector a consumer of its own
+//
+// Every stream and bucket has Config.Replicas replicas (3 in a cluster of
+// three or more servers): the queue survives the loss of a server, and
+// each write of the fleet's is idempotent and tried again while the
+// cluster elects new leaders (retry.go).
 //
 // A worker's duties, in order, for each job it pulls (Worker.Run):
 //
@@ -38,11 +46,13 @@
 //     terminated with its error (or, if it shared the prover, handed back
 //     to run alone) and the stuck prover is given up (ErrProverStuck);
 //  4. on a proof: store its outputs (the engine writes them to the job's
-//     own writer, in memory; the witness came from the store into memory
-//     too, reserved with the prover's memory budget: nothing of a job
-//     touches the worker's disk), publish the result line, remove the
-//     witness, and only then ack; a killed worker's jobs are redelivered to
-//     another after the ack wait;
+//     own writer, in memory; the witness came from the store a chunk at a
+//     time as parse read it, reserved with the prover's memory budget:
+//     nothing of a job touches the worker's disk), publish the result line
+//     (a partition: record its answer with its request's, publishing the
+//     request's line if that completes it), remove the witness, and only
+//     then ack; a killed worker's jobs are redelivered to another after the
+//     ack wait;
 //  5. on a failed job (bad witness, unknown circuit, unsatisfied): publish the
 //     error result, remove the witness and terminate the message (msg.Term):
 //     never redelivered;

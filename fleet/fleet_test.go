@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,9 +136,18 @@ type fakeProver struct {
 
 	mu       sync.Mutex
 	circuits map[string]*stages.Circuit
-	order    []string         // ids in the order they entered
-	held     int64            // witness bytes reserved with HoldInput and not yet released
-	holds    map[string]int64 // bytes asked of HoldInput, by what
+	order    []string          // ids in the order they entered
+	held     int64             // witness bytes reserved with HoldInput and not yet released
+	holds    map[string]int64  // bytes asked of HoldInput, by what
+	reads    map[string]readOf // each job's witness as the prover read it
+}
+
+// readOf is a witness as the fake prover read it: through what reader, and
+// its bytes' SHA-256.
+type readOf struct {
+	reader string
+	sum    [32]byte
+	n      int
 }
 
 func newFake(t *testing.T, capacity int) *fakeProver {
@@ -217,6 +227,12 @@ func (f *fakeProver) Run(ctx context.Context, jobs <-chan stream.Line, emit func
 			var err error
 			if r, _, oerr := l.Witness.Open(ctx); oerr == nil {
 				b, err = io.ReadAll(r)
+				f.mu.Lock()
+				if f.reads == nil {
+					f.reads = map[string]readOf{}
+				}
+				f.reads[id] = readOf{reader: fmt.Sprintf("%T", r), sum: sha256.Sum256(b), n: len(b)}
+				f.mu.Unlock()
 			} else {
 				err = fmt.Errorf("no witness in hand (%v)", oerr)
 			}
@@ -687,46 +703,6 @@ func TestHostFaultsGoBackToTheQueue(t *testing.T) {
 	for id, r := range waitResults(t, q, 4, 20*time.Second) {
 		if r.Error != "" {
 			t.Errorf("%s: %s", id, r.Error)
-		}
-	}
-}
-
-// The fleet proves single jobs only: submit refuses a request of
-// partitions, naming it, and queues the jobs beside it; a worker answers
-// one published past submit with the same error, terminated, not proven.
-func TestPartitionRequestsRefused(t *testing.T) {
-	q, _ := startQueue(t, 5*time.Second)
-	pushChain(t, q)
-	var out []fleet.Submitted
-	refused, err := fleet.Submit(context.Background(), q, strings.NewReader(
-		`{"id":"r1","partitions":[{"generate":{"seed":1}},{"generate":{"seed":2}}]}`+"\n"+genJob("g1")),
-		fleet.SubmitOptions{}, func(s fleet.Submitted) { out = append(out, s) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if refused != 1 || len(out) != 2 || out[0].Queued || !out[1].Queued {
-		t.Fatalf("refused %d: %+v", refused, out)
-	}
-	if want := "line 1: job r1: a request of partitions (2): the fleet proves single jobs only"; out[0].Err == nil || !strings.Contains(out[0].Err.Error(), want) {
-		t.Errorf("submit's error %v, want %q", out[0].Err, want)
-	}
-	if _, err := q.Conn.JS.Publish(context.Background(), "zkpipe.jobs.normal",
-		[]byte(`{"id":"r2","circuit":"chain","partitions":[{"generate":{"seed":1}}]}`)); err != nil {
-		t.Fatal(err)
-	}
-	f := newFake(t, 2)
-	runWorker(t, q, f)
-	res := waitResults(t, q, 2, 20*time.Second)
-	settled(t, q)
-	if r := res["r2"]; !strings.Contains(r.Error, "job r2: a request of partitions (1): the fleet proves single jobs only") {
-		t.Errorf("worker's answer to r2: %+v", r)
-	}
-	if r := res["g1"]; r.Error != "" {
-		t.Errorf("g1: %s", r.Error)
-	}
-	for _, id := range f.entered() {
-		if strings.HasPrefix(id, "r") {
-			t.Errorf("the fake prover got %s", id)
 		}
 	}
 }

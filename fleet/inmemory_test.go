@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -293,5 +294,53 @@ func TestWorkerCalldata(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWitnessIsStreamed: a witness of half a megabyte (circuit big, 2^14
+// constraints: five of the store's chunks) reaches the prover as a reader
+// of the store's chunks, not as bytes the worker fetched first (the
+// source's read is the only copy), whole and unchanged, with its own size
+// reserved while it is read rather than the most its circuit's witness
+// could be. Before, the worker read it whole into memory, then the source
+// copied it.
+func TestWitnessIsStreamed(t *testing.T) {
+	q, _ := startQueue(t, 5*time.Second)
+	dir := bigCircuit(t)
+	if _, err := fleet.PushDir(t.Context(), q, dir); err != nil {
+		t.Fatal(err)
+	}
+	c, err := gnarksrc.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Source.(*gnarksrc.Source).Witness(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "big.witness")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t, 2)
+	runWorker(t, q, f)
+	submit(t, q, "", fmt.Sprintf(`{"id":"wb","circuit":"big","witness":%q}`, p))
+	waitResults(t, q, 1, 30*time.Second) // failed: the fake wants its own witness
+	f.mu.Lock()
+	got, held := f.reads["wb"], f.holds["wb"]
+	f.mu.Unlock()
+	if got.reader != "*fleet.storeReader" || got.n != len(b) || got.sum != sha256.Sum256(b) {
+		t.Errorf("the prover read %d bytes through %s (same bytes: %v); want the %d bytes of the file through the store's reader",
+			got.n, got.reader, got.sum == sha256.Sum256(b), len(b))
+	}
+	if held != int64(len(b)) {
+		t.Errorf("reserved %d bytes while it was read, want its size %d", held, len(b))
+	}
+	if n := f.heldBytes(); n != 0 {
+		t.Errorf("%d bytes still held", n)
 	}
 }

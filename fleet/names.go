@@ -25,6 +25,19 @@ const (
 	// stream sequence) that a worker handed back to the queue, how often
 	// and how often for a fault of its own (see handBacks).
 	HandBackBucket = "zkpipe-handbacks"
+	// RequestBucket is a key-value bucket: for each request of partitions
+	// being proven (by its id and submission), its partitions' answers so
+	// far (see requests.go).
+	RequestBucket = "zkpipe-requests"
+
+	// A partition of a request is a job message of its own, its id
+	// "REQUEST/INDEX" (stream.PartitionID), with these headers: the
+	// request's id, the partition's index, the request's partition count
+	// and its submission's tag (requestTag).
+	hdrRequest    = "Zkpipe-Request"
+	hdrPartition  = "Zkpipe-Partition"
+	hdrPartitions = "Zkpipe-Partitions"
+	hdrTag        = "Zkpipe-Request-Tag"
 
 	// witnessRef marks a job's witness (or wtns) as an object in
 	// WitnessBucket rather than a path on the worker.

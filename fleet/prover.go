@@ -45,7 +45,8 @@ type Observer interface {
 	// Job is each job answered, by outcome: "proved", "failed" (an error
 	// result, terminated), "republished" (answered from stored outputs),
 	// "requeued" (handed back to the queue: a store or network error, or
-	// the worker stopping).
+	// the worker stopping), "duplicate" (an answer the server already had,
+	// dropped by its message id: a job or request answered twice).
 	Job(outcome string)
 	// Waited is how long a job waited in the queue, from submit to this
 	// worker taking it (its first delivery only).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,6 +27,33 @@ type ResultsOptions struct {
 	// a proof of one of its jobs must also have the public inputs of the
 	// job's submitted witness. nil: proofs are checked against the key only.
 	Statements *Statements
+	// Duplicate, when set, hears of each line Collect drops because a line
+	// of its id was taken before in this call (a job or request answered
+	// twice, as a redelivery after a server's death may make it): first
+	// is the line taken (as published), again the one dropped. SameStatement
+	// tells whether they claim the same public inputs.
+	Duplicate func(first, again stream.Result)
+}
+
+// SameStatement tells whether two result lines of one id claim the same
+// statement: both failed, or both proved with the same public inputs (a
+// request: each partition's).
+func SameStatement(a, b stream.Result) bool {
+	if (a.Error == "") != (b.Error == "") {
+		return false
+	}
+	if a.Error != "" {
+		return true
+	}
+	if !slices.Equal(a.PublicInputs, b.PublicInputs) || len(a.Partitions) != len(b.Partitions) {
+		return false
+	}
+	for i := range a.Partitions {
+		if !slices.Equal(a.Partitions[i].PublicInputs, b.Partitions[i].PublicInputs) || (a.Partitions[i].Error == "") != (b.Partitions[i].Error == "") {
+			return false
+		}
+	}
+	return true
 }
 
 // Collect reads the result lines in the order they were published, checks
@@ -89,7 +117,8 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 	}()
 	keys := newStoreKeys(q)
 	var provenMu sync.Mutex
-	proven := map[string]bool{} // id → taken with a proof (false: with an error)
+	proven := map[string]bool{}          // id → taken with a proof (false: with an error)
+	firsts := map[string]stream.Result{} // id → the line taken, as published (with o.Duplicate)
 	go func() {
 		defer close(readerDone)
 		defer close(order)
@@ -111,8 +140,15 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 				take := !seen || (!ok && res.Error == "")
 				if take {
 					proven[res.ID] = res.Error == ""
+					if o.Duplicate != nil {
+						firsts[res.ID] = res
+					}
 				}
+				first := firsts[res.ID]
 				provenMu.Unlock()
+				if !take && o.Duplicate != nil {
+					o.Duplicate(first, res)
+				}
 				if take {
 					c := &collected{res: res, done: make(chan struct{})}
 					if res.Error == "" {
@@ -235,10 +271,69 @@ func fetchOutputs(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptio
 		// it names the files written: ../x would write outside o.Out
 		return badOutputs{fmt.Errorf("job %q: a result line with an invalid id", res.ID)}
 	}
+	if res.Partitions != nil {
+		return fetchRequest(ctx, q, keys, o, res)
+	}
+	return fetchJob(ctx, q, keys, o, res)
+}
+
+// fetchRequest is fetchOutputs for a request of partitions' line: each
+// partition that proved is checked and written as a job's outputs are
+// (OUT/ID/INDEX.proof, …, as prove writes them); one whose stored proof
+// is missing or fails fails in the line, whose error then names it.
+func fetchRequest(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptions, res *stream.Result) error {
+	if len(res.Partitions) > MaxPartitions {
+		return badOutputs{fmt.Errorf("job %s: a result line of %d partitions, more than a request may have (%d)", res.ID, len(res.Partitions), MaxPartitions)}
+	}
+	parts := make([]stream.Result, len(res.Partitions))
+	verified, bound := "", true
+	for i, p := range res.Partitions {
+		if p.Index != i || p.ID != stream.PartitionID(res.ID, i) {
+			return badOutputs{fmt.Errorf("job %s: partition %d of its result line is %q (index %d): not this request's", res.ID, i, p.ID, p.Index)}
+		}
+		parts[i] = stream.Result{ID: p.ID, Circuit: res.Circuit, Device: p.Device, Error: p.Error, FailedStage: p.FailedStage,
+			Stages: p.Stages, TotalMS: p.TotalMS}
+		if p.Error != "" {
+			continue
+		}
+		pr := parts[i]
+		err := fetchJob(ctx, q, keys, o, &pr)
+		var bad badOutputs
+		switch {
+		case errors.As(err, &bad):
+			pr = stream.Result{ID: p.ID, Circuit: res.Circuit, Error: bad.Error(), FailedStage: "results", Stages: []stream.StageTime{}}
+		case err != nil:
+			return err
+		default:
+			verified = pr.VerifiedWith
+			bound = bound && pr.Statement == Bound
+		}
+		parts[i] = pr
+	}
+	line := stream.RequestLine(res.ID, res.Circuit, parts)
+	line.Stages, line.TotalMS, line.Device = res.Stages, res.TotalMS, res.Device
+	line.RSSPeakBytes, line.ReservedBytes, line.MinorFaults = res.RSSPeakBytes, res.ReservedBytes, res.MinorFaults
+	if line.Error == "" {
+		line.VerifiedWith = verified
+		if bound && o.Statements != nil {
+			line.Statement = Bound
+		} else if o.Statements != nil && len(parts) > 0 {
+			line.Statement = parts[0].Statement
+		}
+	}
+	*res = line
+	return nil
+}
+
+// fetchJob checks one job's stored outputs (or a partition's) and writes
+// its files.
+func fetchJob(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptions, res *stream.Result) error {
 	var data []byte
 	var err error
 	for try := 0; try < 5; try++ {
-		if data, err = getOutputs(ctx, q, res.ID); err == nil || errors.Is(err, errTooLarge) || ctx.Err() != nil {
+		// through a cluster's leader election too
+		err = retry(ctx, failoverWait, func() (err error) { data, err = getOutputs(ctx, q, res.ID); return err })
+		if err == nil || errors.Is(err, errTooLarge) || ctx.Err() != nil || unavailable(err) {
 			break
 		}
 		// A worker may be storing it again (a redelivered job).
@@ -262,7 +357,7 @@ func fetchOutputs(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptio
 	if v != nil {
 		got, err = v.check(res.ID, out.Files)
 	} else {
-		v, got, err = keys.check(ctx, res.Circuit, res.ID, out.Files)
+		err = retry(ctx, failoverWait, func() (err error) { v, got, err = keys.check(ctx, res.Circuit, res.ID, out.Files); return err })
 		if v == nil && err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -37,8 +38,18 @@ type ServerOptions struct {
 	// Log writes the server's notices and errors; off when false.
 	Log bool
 	// Notify gets zkpipe's own notices about the server (the store's disk
-	// full, JetStream started again); nil discards them.
+	// full, JetStream started again, a cluster's quorum awaited); nil
+	// discards them.
 	Notify io.Writer
+
+	// A JetStream cluster: this server's name (unique in the cluster), the
+	// cluster's name, the address its routes listen on (host:port) and the
+	// route URLs of the cluster's servers (nats://host:port; this one's
+	// own may be among them). Each overrides the config file's server_name
+	// and cluster {} block when set; either way, a clustered server's
+	// Start returns before its cluster has a quorum (AwaitQuorum).
+	ServerName, ClusterName, ClusterListen string
+	Routes                                 []string
 }
 
 // ErrOpenListener refuses a server reachable from other hosts with no auth.
@@ -58,6 +69,9 @@ type Server struct {
 	unlockOnce sync.Once
 	stop       chan struct{}
 	problem    atomic.Value // string: StoreProblem
+
+	clustered   bool
+	clusterName string
 }
 
 // Shutdown stops the server, waits until it has stopped and then releases
@@ -100,7 +114,8 @@ func StartServer(o ServerOptions) (*Server, error) {
 	if o.Log {
 		srv.ConfigureLogger()
 	}
-	s := &Server{Server: srv, storeDir: o.StoreDir, unlock: unlock, stop: make(chan struct{})}
+	s := &Server{Server: srv, storeDir: o.StoreDir, unlock: unlock, stop: make(chan struct{}),
+		clustered: opts.Cluster.Port != 0, clusterName: opts.Cluster.Name}
 	srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
 		s.Shutdown()
@@ -146,6 +161,9 @@ func serverOptions(o ServerOptions) (*server.Options, error) {
 		port = server.RANDOM_PORT
 	}
 	opts.Host, opts.Port = host, port
+	if err := clusterOptions(opts, o); err != nil {
+		return nil, err
+	}
 	opts.JetStream = true
 	opts.StoreDir = o.StoreDir
 	opts.NoSigs = true
@@ -164,6 +182,120 @@ func serverOptions(o ServerOptions) (*server.Options, error) {
 			"or a fleet.ServerOptions.ConfigFile with users, nkeys, an operator or verified client certificates; or listen on 127.0.0.1", o.Listen, ErrOpenListener)
 	}
 	return opts, nil
+}
+
+// clusterOptions applies o's cluster fields over the config file's.
+func clusterOptions(opts *server.Options, o ServerOptions) error {
+	if o.ServerName != "" {
+		opts.ServerName = o.ServerName
+	}
+	if o.ClusterName != "" {
+		opts.Cluster.Name = o.ClusterName
+	}
+	if o.ClusterListen != "" {
+		host, portStr, err := net.SplitHostPort(o.ClusterListen)
+		port, perr := strconv.Atoi(portStr)
+		if err != nil || perr != nil || port < 0 || port > 65535 {
+			return fmt.Errorf("fleet.ServerOptions.ClusterListen %q: want HOST:PORT", o.ClusterListen)
+		}
+		if port == 0 {
+			port = server.RANDOM_PORT
+		}
+		opts.Cluster.Host, opts.Cluster.Port = host, port
+	}
+	if len(o.Routes) > 0 {
+		opts.Routes = nil
+		for _, r := range o.Routes {
+			u := server.RoutesFromStr(r)
+			if len(u) == 0 || u[0].Host == "" {
+				return fmt.Errorf("fleet.ServerOptions.Routes %q: want nats://HOST:PORT (a cluster listener of another server)", r)
+			}
+			opts.Routes = append(opts.Routes, u...)
+		}
+	}
+	clustered := opts.Cluster.Port != 0 || len(opts.Routes) > 0
+	switch {
+	case clustered && opts.Cluster.Port == 0:
+		return errors.New("fleet.ServerOptions.Routes without fleet.ServerOptions.ClusterListen: a server of a cluster listens for its routes too")
+	case clustered && opts.ServerName == "":
+		return errors.New("fleet.ServerOptions.ServerName: a JetStream cluster's servers need names of their own (server_name)")
+	case clustered && opts.Cluster.Name == "":
+		return errors.New("fleet.ServerOptions.ClusterName: a JetStream cluster needs a name (cluster { name })")
+	}
+	return nil
+}
+
+// ClusterName is the name of the server's cluster ("" for none).
+func (s *Server) ClusterName() string { return s.clusterName }
+
+// Clustered tells whether the server is one of a JetStream cluster.
+func (s *Server) Clustered() bool { return s.clustered }
+
+// AwaitQuorum waits until the server's JetStream cluster has a meta
+// leader (a quorum of its servers in touch), saying on notify every
+// interval what it waits for, for as long as it takes or until ctx ends.
+// A server of no cluster returns at once.
+func (s *Server) AwaitQuorum(ctx context.Context, notify io.Writer, interval time.Duration) error {
+	if !s.clustered {
+		return nil
+	}
+	if notify == nil {
+		notify = io.Discard
+	}
+	t0 := time.Now()
+	next := t0
+	for {
+		meta := s.meta()
+		if meta.Leader != "" && s.JetStreamIsCurrent() {
+			if time.Since(t0) > interval {
+				fmt.Fprintf(notify, "zkpipe: serve: JetStream cluster %s has a quorum after %s: leader %s, %d servers known\n",
+					meta.Name, time.Since(t0).Round(time.Millisecond), meta.Leader, meta.Size)
+			}
+			return nil
+		}
+		if now := time.Now(); !now.Before(next) {
+			fmt.Fprintf(notify, "zkpipe: serve: waiting for JetStream cluster %s's quorum (%s so far): in touch with %d of its other servers, %d known, no leader yet; start the others\n",
+				s.clusterName, now.Sub(t0).Round(time.Second), s.peersInTouch(), max(meta.Size-1, 0))
+			next = now.Add(interval)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("JetStream cluster %s: no quorum after %s: %w", s.clusterName, time.Since(t0).Round(time.Second), ctx.Err())
+		case <-s.stop:
+			return errors.New("the NATS server stopped")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// ClusterSize is how many servers the server's JetStream cluster knows
+// (its meta group's size), 1 for a server of no cluster.
+func (s *Server) ClusterSize() int {
+	if !s.clustered {
+		return 1
+	}
+	return max(s.meta().Size, 1)
+}
+
+// peersInTouch is how many other servers of the cluster have a route to
+// this one.
+func (s *Server) peersInTouch() int {
+	r, err := s.Routez(&server.RoutezOptions{})
+	if err != nil || r == nil {
+		return 0
+	}
+	names := map[string]bool{}
+	for _, ri := range r.Routes {
+		names[ri.RemoteName] = true
+	}
+	return len(names)
+}
+
+func (s *Server) meta() server.MetaClusterInfo {
+	if j, err := s.Jsz(&server.JSzOptions{}); err == nil && j != nil && j.Meta != nil {
+		return *j.Meta
+	}
+	return server.MetaClusterInfo{}
 }
 
 // CheckListeners runs the checks StartServer runs on o's listeners without

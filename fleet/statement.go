@@ -63,6 +63,16 @@ func readStatements(ctx context.Context, f *boundedread.File) (map[string]statem
 		if l.Err != nil {
 			continue // refused by submit too: never queued
 		}
+		if l.Request.IsPartitioned() {
+			if l.Request.CheckPartitions(MaxPartitions) != nil {
+				continue // refused by submit
+			}
+			for i := range l.Request.Partitions {
+				p := l.Request.Partition(i)
+				jobs[p.ID] = statementOf(p)
+			}
+			continue
+		}
 		jobs[l.Request.ID] = statementOf(l.Request)
 	}
 	return jobs, <-readErr

@@ -141,7 +141,8 @@ type held struct {
 	storeFault atomic.Pointer[error] // the store failed the witness's fetch
 	out        *blob.Memory
 	circuit    string
-	counted    bool // delivered before: a hand-back count may exist
+	part       *partRef // a partition of a request; nil: a job
+	counted    bool     // delivered before: a hand-back count may exist
 	// suspect: an earlier delivery ended with no answer (its worker died,
 	// or stopped or timed out while the job was in its prover); it runs
 	// alone, so that what happens to the worker then is its own doing.
@@ -518,13 +519,19 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		w.fail(ctx, h, "", fmt.Errorf("job %s: malformed job: %v", h.id, err))
 		return
 	}
-	if !validName(req.ID) {
+	part, err := partOf(msg.Headers(), req.ID)
+	switch {
+	case err != nil:
+		w.fail(ctx, h, "", fmt.Errorf("job %s: %w", h.id, err))
+		return
+	case part == nil && !validName(req.ID):
 		w.fail(ctx, h, "", fmt.Errorf("job %s: invalid id %q", h.id, req.ID))
 		return
 	}
-	h.id = req.ID
+	h.id, h.part, h.circuit = req.ID, part, req.Circuit
 	if req.IsPartitioned() {
-		// published past submit's check: answered, never proven
+		// published past submit, which queues a partition a message: its
+		// partitions are not proven as one job
 		w.fail(ctx, h, req.Circuit, partitionsRefused(req))
 		return
 	}
@@ -558,7 +565,8 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 	}
 	h.circuit = req.Circuit
 	if h.counted {
-		hb, _, err := w.q.readHandBacks(ctx, h.seq)
+		var hb handBacks
+		err := retry(ctx, failoverWait, func() (err error) { hb, _, err = w.q.readHandBacks(ctx, h.seq); return err })
 		lost := int(meta.NumDelivered) - 1 - hb.Back
 		if err != nil {
 			// unknown: count every delivery against the job, as
@@ -635,7 +643,7 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 			}
 			return
 		}
-		h.witness = blob.Fetched("witness object "+obj, w.witnessFetch(h, obj, limit))
+		h.witness = blob.Streamed("witness object "+obj, w.witnessStream(h, obj, limit))
 	}
 	h.out = new(blob.Memory)
 	if h.suspect {
@@ -645,7 +653,7 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	select {
-	case w.jobs <- stream.Line{Number: int(h.seq), Request: req, Witness: h.witness, Out: h.out}:
+	case w.jobs <- stream.Line{Number: int(h.seq), Request: req, Witness: h.witness, Out: h.out, IDChecked: h.part != nil}:
 	case <-ctx.Done():
 		w.requeue(h, nil)
 	case <-w.stopped:
@@ -746,8 +754,8 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 // 32 a wire at most, a .wtns 88 bytes and 32 a wire; 4 KiB more allows for
 // sections a reader skips.
 func (w *Worker) witnessFits(ctx context.Context, circuit, obj string) (int64, error) {
-	info, err := w.q.Witness.GetInfo(ctx, obj)
-	if err != nil {
+	var info *jetstream.ObjectInfo
+	if err := retry(ctx, failoverWait, func() (err error) { info, err = w.q.Witness.GetInfo(ctx, obj); return err }); err != nil {
 		return 0, err
 	}
 	wires, ok := w.wiresOf(circuit)
@@ -775,53 +783,87 @@ func (w *Worker) wiresOf(circuit string) (int, bool) {
 	return 0, false
 }
 
-// witnessFetch fetches witness object obj of h into memory when the
-// prover's parse opens it, at most limit bytes, reserved meanwhile with the
-// prover's memory budget (the job's own reservation comes only after
-// parse). Fetched in parse, not before the job enters: bytes held by jobs
-// waiting in the prover's queues could keep the memory that the jobs ahead
-// of them wait for at admission, and none would move. A failure of the
-// store's (not of the witness) is kept in h: the job then goes back to the
-// queue instead of failing.
-func (w *Worker) witnessFetch(h *held, obj string, limit int64) blob.Fetch {
-	return func(ctx context.Context) ([]byte, *mem.Reservation, error) {
-		hold, err := w.p.HoldInput(ctx, h.id, limit)
-		if err != nil {
-			return nil, nil, err // never fits (the job's), or the prover stopped
-		}
-		data, err := w.fetchWitness(ctx, obj, limit)
+// witnessStream opens witness object obj of h when the prover's parse
+// opens it: a reader of the store's chunks as the source decodes them, so
+// that a witness of gigabytes is never whole in the worker twice (the
+// source's copy is the one), its size (at most limit) reserved meanwhile
+// with the prover's memory budget (the job's own reservation comes only
+// after parse). Opened in parse, not before the job enters: bytes held by
+// jobs waiting in the prover's queues could keep the memory that the jobs
+// ahead of them wait for at admission, and none would move. A failure of
+// the store's (not of the witness), at the open or while it is read, is
+// kept in h: the job then goes back to the queue instead of failing.
+func (w *Worker) witnessStream(h *held, obj string, limit int64) blob.Stream {
+	fault := func(ctx context.Context, err error) error {
 		switch {
 		case errors.Is(err, jetstream.ErrObjectNotFound):
-			err = errors.New("not in the store")
-		case err != nil && !errors.Is(err, errTooLarge) && ctx.Err() == nil:
+			return errors.New("not in the store")
+		case !errors.Is(err, errTooLarge) && ctx.Err() == nil:
 			h.storeFault.Store(&err)
 		}
-		if err != nil {
-			hold.Close()
-			return nil, nil, err
+		return err
+	}
+	return func(ctx context.Context) (io.ReadCloser, int64, *mem.Reservation, error) {
+		var info *jetstream.ObjectInfo
+		if err := retry(ctx, failoverWait, func() (err error) { info, err = w.q.Witness.GetInfo(ctx, obj); return err }); err != nil {
+			return nil, 0, nil, fault(ctx, err)
 		}
-		hold.Release(limit - int64(len(data))) // what it is, not what it could have been
-		return data, hold, nil
+		size := int64(info.Size)
+		if size > limit {
+			return nil, 0, nil, fmt.Errorf("%w: witness %s: %d bytes, more than a witness of its circuit can be (%d)", errTooLarge, obj, size, limit)
+		}
+		hold, err := w.p.HoldInput(ctx, h.id, size)
+		if err != nil {
+			return nil, 0, nil, err // never fits (the job's), or the prover stopped
+		}
+		var r jetstream.ObjectResult
+		if err := retry(ctx, failoverWait, func() (err error) { r, err = w.q.Witness.Get(ctx, obj); return err }); err != nil {
+			hold.Close()
+			return nil, 0, nil, fault(ctx, err)
+		}
+		if got, err := r.Info(); err != nil || got.NUID != info.NUID {
+			r.Close()
+			hold.Close()
+			return nil, 0, nil, fault(ctx, fmt.Errorf("witness %s: replaced while it was opened: %w", obj, jetstream.ErrObjectNotFound))
+		}
+		return &storeReader{r: r, left: size, fault: func(err error) { fault(ctx, err) }}, size, hold, nil
 	}
 }
 
-// fetchWitness reads witness object obj into memory, at most limit bytes
-// whatever the store's size for it said (errTooLarge beyond).
-func (w *Worker) fetchWitness(ctx context.Context, obj string, limit int64) ([]byte, error) {
-	r, err := w.q.Witness.Get(ctx, obj)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%w: witness %s: more than %d bytes, more than a witness of its circuit can be", errTooLarge, obj, limit)
-	}
-	return data, nil
+// storeReader reads a witness object's chunks, no more than left bytes,
+// reporting a failure of the store's read (not its end) to fault.
+type storeReader struct {
+	r     jetstream.ObjectResult
+	left  int64
+	fault func(error)
 }
+
+func (s *storeReader) Read(p []byte) (int, error) {
+	if s.left <= 0 {
+		// the object's own end, where the store checks its digest
+		var one [1]byte
+		n, err := s.r.Read(one[:])
+		switch {
+		case n > 0:
+			err = fmt.Errorf("the witness object holds more than its declared size")
+		case err == nil || err == io.EOF:
+			return 0, io.EOF
+		}
+		s.fault(err)
+		return 0, err
+	}
+	if int64(len(p)) > s.left {
+		p = p[:s.left]
+	}
+	n, err := s.r.Read(p)
+	s.left -= int64(n)
+	if err != nil && err != io.EOF {
+		s.fault(err)
+	}
+	return n, err
+}
+
+func (s *storeReader) Close() error { return s.r.Close() }
 
 // republish answers h from its stored outputs, if the job is done and
 // they hold a proof that its circuit's verifying key accepts, of the
@@ -834,7 +876,7 @@ func (w *Worker) fetchWitness(ctx context.Context, obj string, limit int64) ([]b
 func (w *Worker) republish(ctx context.Context, h *held, req stream.Request) (bool, error) {
 	circuit := req.Circuit
 	// GetInfo is one direct get; most jobs are not done.
-	if _, err := w.q.Proofs.GetInfo(ctx, outputsObject(h.id)); errors.Is(err, jetstream.ErrObjectNotFound) {
+	if err := retry(ctx, failoverWait, func() error { _, err := w.q.Proofs.GetInfo(ctx, outputsObject(h.id)); return err }); errors.Is(err, jetstream.ErrObjectNotFound) {
 		return false, nil
 	} else if err != nil {
 		return false, err
@@ -881,7 +923,7 @@ func (w *Worker) republish(ctx context.Context, h *held, req stream.Request) (bo
 	line := o.Result
 	line.ID, line.Circuit, line.Error, line.FailedStage, line.Retryable = h.id, circuit, "", "", false
 	line.Proof, line.Public, line.Calldata, line.PublicInputs, line.Statement = got.proof, got.public, got.calldata, got.inputs, ""
-	if err := w.publish(ctx, h, line); err != nil {
+	if err := w.answer(ctx, h, line); err != nil {
 		return false, err
 	}
 	w.cleanup(ctx, h) // before the ack: a worker that dies first leaves the job to the next
@@ -1075,7 +1117,7 @@ func (w *Worker) fail(ctx context.Context, h *held, circuit string, err error) {
 }
 
 func (w *Worker) answerFailed(ctx context.Context, h *held, res stream.Result) {
-	if err := w.publish(ctx, h, res); err != nil {
+	if err := w.answer(ctx, h, res); err != nil {
 		w.requeue(h, err)
 		return
 	}
@@ -1128,7 +1170,7 @@ func (w *Worker) finish(ctx context.Context, h *held, res stream.Result) {
 	}
 	err := w.store(ctx, h, res)
 	if err == nil {
-		err = w.publish(ctx, h, res)
+		err = w.answer(ctx, h, res)
 	}
 	if err != nil {
 		w.requeue(h, err)
@@ -1168,25 +1210,42 @@ func (w *Worker) store(ctx context.Context, h *held, line stream.Result) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.q.Proofs.PutBytes(ctx, outputsObject(id), data); err != nil {
+	if err := retry(ctx, failoverWait, func() error { _, err := w.q.Proofs.PutBytes(ctx, outputsObject(id), data); return err }); err != nil {
 		return w.q.Explain(fmt.Errorf("store outputs of %s: %w", id, err)) // "store disk full" when serve says so
 	}
 	return nil
 }
 
-// publish sends h's result line. Its message id is the job's stream
-// sequence: a redelivered job's result is dropped as a duplicate, a job
-// submitted again gets a new one.
-func (w *Worker) publish(ctx context.Context, h *held, res stream.Result) error {
+// answer publishes h's result line or, for a partition of a request,
+// records it with its request's (partAnswered).
+func (w *Worker) answer(ctx context.Context, h *held, res stream.Result) error {
+	if h.part != nil {
+		return w.partAnswered(ctx, h, res)
+	}
+	// Its message id is the job's stream sequence: a redelivered job's
+	// result is dropped as a duplicate, a job submitted again gets a new one.
+	return w.publishAs(ctx, res, fmt.Sprintf("%s@%d", res.ID, h.seq))
+}
+
+// publishAs publishes res, a job's or a request's result line, under the
+// message id msgID (tried again while JetStream does not answer): a line
+// the server already has is dropped, and counted.
+func (w *Worker) publishAs(ctx context.Context, res stream.Result, msgID string) error {
 	data, err := json.Marshal(res)
 	if err != nil {
 		return err
 	}
 	m := nats.NewMsg(resultSubject(res.ID))
 	m.Data = data
-	m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s@%d", res.ID, h.seq))
-	if _, err := w.q.Conn.JS.PublishMsg(ctx, m); err != nil {
+	m.Header.Set(jetstream.MsgIDHeader, msgID)
+	var ack *jetstream.PubAck
+	if err := retry(ctx, failoverWait, func() (err error) { ack, err = w.q.Conn.JS.PublishMsg(ctx, m); return err }); err != nil {
 		return fmt.Errorf("publish result of %s: %w", res.ID, err)
+	}
+	if ack.Duplicate {
+		// the server had this line (a redelivered job answered again, a
+		// publish whose ack was lost): dropped, the one before stands
+		w.observe("duplicate")
 	}
 	return nil
 }
@@ -1195,12 +1254,12 @@ func (w *Worker) publish(ctx context.Context, h *held, res stream.Result) error 
 // is acked: its witness objects and its hand-back count.
 func (w *Worker) cleanup(ctx context.Context, h *held) {
 	for _, o := range h.objects {
-		if err := w.q.Witness.Delete(ctx, o); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		if err := retry(ctx, failoverWait, func() error { return w.q.Witness.Delete(ctx, o) }); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 			w.logf("delete witness %s: %v", o, err)
 		}
 	}
 	if h.counted {
-		if err := w.q.HandBacks.Delete(ctx, handBackKey(h.seq)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		if err := retry(ctx, failoverWait, func() error { return w.q.HandBacks.Delete(ctx, handBackKey(h.seq)) }); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 			w.logf("job %s: delete its hand-back count: %v", h.id, err)
 		}
 	}
@@ -1266,7 +1325,9 @@ const answerWait = 5 * time.Second
 func (w *Worker) ack(h *held) {
 	ctx, cancel := context.WithTimeout(context.Background(), answerWait)
 	defer cancel()
-	if err := h.msg.DoubleAck(ctx); err != nil {
+	// (tried again while the consumer's leader is being elected; a lost
+	// ack only costs a redelivery, answered from the stored outputs)
+	if err := retry(ctx, answerWait, func() error { return h.msg.DoubleAck(ctx) }); err != nil {
 		w.logf("ack %s: %v", h.id, err)
 	}
 }

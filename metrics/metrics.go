@@ -117,7 +117,7 @@ func Outcome(r stream.Result) string {
 }
 
 // FleetOutcomes are the outcomes of zkpipe_fleet_jobs_total (fleet.Observer).
-var FleetOutcomes = []string{"proved", "failed", "republished", "requeued"}
+var FleetOutcomes = []string{"proved", "failed", "republished", "requeued", "duplicate"}
 
 // New makes the collectors of what o says the process produces and
 // registers them, with zkpipe_build_info, Go's and the process's.
@@ -146,7 +146,7 @@ func New(o Options) *Metrics {
 		}, []string{"stage"}),
 		fleetJobs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "zkpipe_fleet_jobs_total",
-			Help: "Jobs a fleet worker answered, by outcome: proved, failed (error result, terminated), republished (from stored outputs), requeued (handed back).",
+			Help: "Jobs a fleet worker answered, by outcome: proved, failed (error result, terminated), republished (from stored outputs), requeued (handed back), duplicate (an answer the server already had, dropped by its id).",
 		}, []string{"outcome"}),
 		fleetWait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "zkpipe_fleet_queue_seconds",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -136,4 +137,63 @@ func topLevelWitness(r Request) string {
 		return "wtns"
 	}
 	return "input"
+}
+
+// RequestLine is the one result line of request id from its partitions'
+// lines, in order: ok only when each proved; otherwise its error names the
+// partitions that failed and the first one's error. zkpipe prove and the
+// fleet answer a request with it alike.
+func RequestLine(id, circuit string, parts []Result) Result {
+	out := Result{ID: id, Circuit: circuit, Stages: []StageTime{},
+		Partitions: make([]PartitionResult, len(parts))}
+	var failed []string
+	firstErr := ""
+	retryable := true
+	device := ""
+	start, end := math.Inf(1), math.Inf(-1)
+	for i, l := range parts {
+		out.Partitions[i] = PartitionResult{Index: i, ID: l.ID, Proof: l.Proof, Public: l.Public,
+			PublicInputs: l.PublicInputs, Calldata: l.Calldata, Error: l.Error, FailedStage: l.FailedStage,
+			Device: l.Device, Stages: l.Stages, TotalMS: l.TotalMS,
+			ReservedBytes: l.ReservedBytes, MinorFaults: l.MinorFaults, DeviceReservedBytes: l.DeviceReservedBytes}
+		if out.Circuit == "" {
+			out.Circuit = l.Circuit
+		}
+		if l.Error != "" {
+			failed = append(failed, strconv.Itoa(i))
+			if firstErr == "" {
+				firstErr = l.Error
+			}
+			retryable = retryable && l.Retryable
+		}
+		if i == 0 || l.Device == device {
+			device = l.Device
+		} else {
+			device = ""
+		}
+		for _, s := range l.Stages {
+			start, end = math.Min(start, s.QueuedAtMS), math.Max(end, s.EndedAtMS)
+		}
+		out.ReservedBytes += l.ReservedBytes
+		out.MinorFaults += l.MinorFaults
+		out.RSSPeakBytes = max(out.RSSPeakBytes, l.RSSPeakBytes)
+		out.DeviceReservedBytes = max(out.DeviceReservedBytes, l.DeviceReservedBytes)
+	}
+	out.Device = device
+	if end >= start {
+		out.TotalMS = end - start
+	}
+	if len(failed) > 0 {
+		what := "partition " + failed[0]
+		if len(failed) > 1 {
+			what = "partitions " + strings.Join(failed, ", ")
+		}
+		written := ""
+		if len(failed) < len(parts) {
+			written = " (the others' proofs are written)"
+		}
+		out.Error = fmt.Sprintf("job %s: %s of %d failed%s; first: %s", id, what, len(parts), written, firstErr)
+		out.Retryable = retryable
+	}
+	return out
 }

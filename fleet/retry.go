@@ -1,0 +1,42 @@
+package fleet
+
+import (
+	"context"
+	"time"
+)
+
+// A JetStream cluster that loses a server elects new leaders for what the
+// server led (its streams, consumers, the meta group) within seconds; in
+// the meantime calls to them go unanswered (timeouts, no responders, 503).
+// The fleet's writes are idempotent (a message id, an object's name, a
+// key), so each is tried again through such a spell, within a bound:
+// nothing blocks for ever, and a caller whose bound passes goes on as it
+// did before (a worker hands the job back, submit fails).
+
+// failoverWait bounds how long one call is tried again while JetStream
+// does not answer: a leader election takes a few seconds; a minute covers
+// a server restarting as well.
+const failoverWait = time.Minute
+
+// retry calls f until it succeeds, fails otherwise than unavailable, ctx
+// ends or wait has passed, backing off from 100 ms to 2 s; it returns f's
+// last error (ctx's when ctx ended).
+func retry(ctx context.Context, wait time.Duration, f func() error) error {
+	end := time.Now().Add(wait)
+	delay := 100 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || !unavailable(err) || time.Now().After(end) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
