@@ -292,7 +292,7 @@ func fetchRequest(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptio
 			return badOutputs{fmt.Errorf("job %s: partition %d of its result line is %q (index %d): not this request's", res.ID, i, p.ID, p.Index)}
 		}
 		parts[i] = stream.Result{ID: p.ID, Circuit: res.Circuit, Device: p.Device, Error: p.Error, FailedStage: p.FailedStage,
-			Stages: p.Stages, TotalMS: p.TotalMS}
+			Stages: p.Stages, TotalMS: p.TotalMS, ReservedBytes: p.ReservedBytes, MinorFaults: p.MinorFaults, DeviceReservedBytes: p.DeviceReservedBytes}
 		if p.Error != "" {
 			continue
 		}
@@ -301,7 +301,8 @@ func fetchRequest(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptio
 		var bad badOutputs
 		switch {
 		case errors.As(err, &bad):
-			pr = stream.Result{ID: p.ID, Circuit: res.Circuit, Error: bad.Error(), FailedStage: "results", Stages: []stream.StageTime{}}
+			pr = stream.Result{ID: p.ID, Circuit: res.Circuit, Error: bad.Error(), FailedStage: "results", Stages: []stream.StageTime{},
+				ReservedBytes: p.ReservedBytes, MinorFaults: p.MinorFaults, DeviceReservedBytes: p.DeviceReservedBytes}
 		case err != nil:
 			return err
 		default:
@@ -311,8 +312,7 @@ func fetchRequest(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptio
 		parts[i] = pr
 	}
 	line := stream.RequestLine(res.ID, res.Circuit, parts)
-	line.Stages, line.TotalMS, line.Device = res.Stages, res.TotalMS, res.Device
-	line.RSSPeakBytes, line.ReservedBytes, line.MinorFaults = res.RSSPeakBytes, res.ReservedBytes, res.MinorFaults
+	line.Stages, line.TotalMS, line.Device, line.RSSPeakBytes = res.Stages, res.TotalMS, res.Device, res.RSSPeakBytes
 	if line.Error == "" {
 		line.VerifiedWith = verified
 		if bound && o.Statements != nil {
