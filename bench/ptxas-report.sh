@@ -13,7 +13,7 @@
 # the library for sm_90 here: `ARCH=sm_90 OBJ=/tmp/o LINK=0 PARTS="6 8"
 # gpu/cuda/build.sh -Xptxas -v > LOG 2>&1` (on two cores part 6 takes about
 # ten minutes). Its register counts differ from CUDA 13's by a few, its
-# spills by up to a third, in the same direction so far (notes/h100-2026-12-06b).
+# spills by up to a third, in the same direction so far (notes/h100-2026-12-06b.md).
 set -euo pipefail
 a=$1
 b=${2:-}

@@ -40,7 +40,7 @@ type CPU struct {
 // bound of two was meant to keep the MSMs' buckets in cache, but on the
 // H200 host (2026-12-03, BLS12-381 mulchain 2^20, 8 proofs in one call) two
 // gave 0.243 proofs/s and 64.2 s of CPU a proof against 0.250 and 63.2 s
-// with no bound: it did not earn its place (notes/h200-2026-12-03b). Each
+// with no bound: it did not earn its place (notes/h200-2026-12-03b.md). Each
 // MSM (gnark-crypto's then, cpumsm's now, which runs alike) runs a
 // goroutine a window, each with its own buckets
 // (2^15 of them at 2^20 points: 9.4 MiB for BLS12-381's G1, 19 MiB for its

@@ -40,7 +40,7 @@ type CUDAConfig struct {
 	// every WaitPollMicros µs (1 to 1000) whether the rest is done,
 	// sleeping in between; 0 is 20 µs. -1 sleeps until CUDA wakes it
 	// throughout (blocking sync), whose wake-ups cost 0.2–0.8 ms a G1 MSM
-	// on one H100 machine (notes/h100-2026-12-06g).
+	// on one H100 machine (notes/h100-2026-12-06g.md).
 	WaitPollMicros int
 	// MSMPieceLog bounds one MSM run: an MSM of more than 2^MSMPieceLog
 	// scalars runs in pieces of that many, their window sums added, so that

@@ -34,7 +34,7 @@ HD Bls12381Fp mul_sub<Bls12381Fp>(const Bls12381Fp &a, const Bls12381Fp &b, cons
 // ZK_BLS_LAZY=1 builds BLS12-381's G1 additions (XYZZ<Bls12381Fp>::add_affine
 // and add, the MSM's hot loop) on lazy intermediates (add_affine_lazy,
 // add_lazy: no final subtraction in the products, values in [0, 2q)), the
-// default: 0-2% faster G1 MSMs on the H200 (notes/h200-2026-12-03d); 0
+// default: 0-2% faster G1 MSMs on the H200 (notes/h200-2026-12-03d.md); 0
 // keeps the canonical formulas. Both are correct (hosttest checks the lazy
 // ones against the canonical ones whatever the flag); points in and out
 // are canonical either way.
@@ -56,7 +56,7 @@ template <> struct LazyCurve<Bls12381Fp> {
 // and in add the products with o.ZZ and o.ZZZ right after the checks, not at
 // the end. The same formulas, the same products. CUDA 13's spill stores,
 // before → after: level0 580 → 572 bytes, levelN 1,248 → 772, k_reduce
-// 2,304 → 1,376. Measured on the H100 (notes/h100-2026-12-06b, calls 1 and 3):
+// 2,304 → 1,376. Measured on the H100 (notes/h100-2026-12-06b.md, calls 1 and 3):
 // the G2 MSM 2^20 27.4 and 27.6 ms against 27.9, 28.0 and 28.0; G1 and
 // BN254 are not touched. hosttest checks both orders.
 #ifndef ZK_XYZZ_EARLY_Z

@@ -51,8 +51,8 @@ const uint32_t MSM_CHUNK = 32; // points one thread sums per level, by default
 // tiles, so fewer partial sums for levelN's full additions. Measured on
 // the H100, as ZKPIPE_MSM_CHUNK:
 // - G2 (96-byte coordinates, level0 and levelN at 255 registers with
-//   spills) 128: 64 beat 32 in notes/h100-2026-12-06b (G2 MSM 2^20 27.3,
-//   27.1 ms against 27.9, 28.0); 128 against 64 in notes/h100-2026-12-06e
+//   spills) 128: 64 beat 32 in notes/h100-2026-12-06b.md (G2 MSM 2^20 27.3,
+//   27.1 ms against 27.9, 28.0); 128 against 64 in notes/h100-2026-12-06e.md
 //   was 24.8, 25.0 against 25.3, 25.7 on call 4's machine and 24.9, 24.9,
 //   25.0 against 24.7, 24.8, 24.6 on call 5's: level within noise, and at
 //   or under 25 in every sample, which 64 was not.
@@ -81,7 +81,7 @@ template <> struct MsmChunk<Bls12381Fp2> {
 // G1 2^20 at a chunk of 128, 3 waves: 8.6 ms against 8.2 at 64). Never
 // below L, so the plan's bounds (level_total, msm_plan_bytes) hold.
 // Level0Widens<F>: the groups whose chunk level0_chunk widens, where it was
-// measured: BLS12-381's G1 (H100, notes/h100-2026-12-06f calls 2 and 3, as
+// measured: BLS12-381's G1 (H100, notes/h100-2026-12-06f.md calls 2 and 3, as
 // ZKPIPE_MSM_CHUNK: 2^22 at 135 (8 whole waves) 25.4 to 25.6 ms against
 // 25.5 to 25.9 at 64; 2^24 at 128 92.4, 92.5 against 93.1 to 93.5, and with
 // 22-bit windows 90.1, 90.1 against 90.8, 90.9).
@@ -157,7 +157,7 @@ inline int msm_tuning_of(const zk_config &cfg, MsmTuning *t) {
 //
 // Waits (spin false): blocking sync's wake-up cost 0.2–0.4 ms a host wait
 // on one H100 machine, two a G1 MSM (its 2^22 MSM 26.2 ms against 25.4
-// spinning; notes/h100-2026-12-06g call 1). With poll_us > 0 an MSM's last
+// spinning; notes/h100-2026-12-06g.md call 1). With poll_us > 0 an MSM's last
 // wait sleeps in blocking sync through level 0 (CudaDev::mark) and looks
 // every poll_us µs at the short rest (levelN and the bucket reduction,
 // 0.7 ms or more), sleeping in between; its fullest-bucket read waits for
@@ -191,7 +191,7 @@ inline int context_config_of(const zk_config *cfg, ContextConfig *out) {
 // LEVEL0_PREFETCHES: whether level0 over F loads the next point before this
 // one's addition (msm.cuh, level0_body's PF). G1 only: over Fp2 it spills
 // (44 bytes) and G2 2^20 ran 12.4 ms without it against 12.9 with (run 1 of
-// notes/h200-2026-12-01e); one body less is also a quarter less of the G2
+// notes/h200-2026-12-01e.md); one body less is also a quarter less of the G2
 // part's compile time. Over G1 it is 0.2–0.5 ms faster at 2^20–2^24.
 //
 // BLS12-381's G1 (48-byte limbs, twice BN254's registers a product) does
@@ -219,7 +219,7 @@ inline u32 msm_segment(u32 half, u32 knob, u32 base = 8) {
 // MsmSegment<F>: msm_segment's base for an MSM over F. BLS12-381's G2
 // takes 4: its segment kernel runs 2S − 1 additions of about 60 µs each
 // (one warp a scheduler, 5 KB of spills), so halving S pays more than the
-// bit classes' doubled work costs. H100, notes/h100-2026-12-06d calls 2 and
+// bit classes' doubled work costs. H100, notes/h100-2026-12-06d.md calls 2 and
 // 3, ZKPIPE_MSM_SEGMENT=4 against 8: its MSM 2^20 26.1 and 26.3 ms against
 // 26.7 and 26.8; 26.9 and 27.0 against 27.2 and 27.3 on another H100 (2:
 // 27.4 and 27.2). BLS12-381's G1 was level at 4 (8.6, 8.8 against 8.7,
@@ -362,7 +362,7 @@ template <class F> struct MsmTable {
 // wide (BLS12-381's groups: 20 bits from 2^19 bases) and, from 2^24 bases,
 // from24 bits where not 0. BLS12-381's G1 takes 22 there: 12 windows
 // instead of 20 bits' 13, 8% fewer additions for a set of 2^21 buckets
-// instead of 2^19 (H100, notes/h100-2026-12-06f calls 2 and 3, as
+// instead of 2^19 (H100, notes/h100-2026-12-06f.md calls 2 and 3, as
 // ZKPIPE_MSM_WINDOW=22: its MSM 2^24 90.8 and 90.9 ms against 93.1 to 93.5).
 // G2 keeps 20: its 2^21 buckets' reduction (full additions over Fp2, the
 // slowest kernels) was not measured.

@@ -27,7 +27,7 @@
 // chains run emulated: BLS12-381's Horner over a table MSM's 16 class sums
 // (driver.cuh, reduce_buckets, with the GPU waiting) took 163 µs on the
 // H100 machine's host core against 25 with the 64-bit limbs
-// (notes/h100-2026-12-06g, hornerbench.cpp). -DZK_HOST_MUL64=0 keeps the
+// (notes/h100-2026-12-06g.md, hornerbench.cpp). -DZK_HOST_MUL64=0 keeps the
 // emulated chains there too. The host stand-in (g++) keeps the device's
 // products, so that CI runs the device's arithmetic. Both products give the
 // same canonical values (hosttest checks mul32 against mul64, and passes
@@ -1148,7 +1148,7 @@ typedef Field<Bls12381FrParams> Bls12381Fr;
 // (Field::fp2_mul_wide: three exact products, two reductions; ahead of
 // ZK_BLS_FP2_KARATSUBA where both are set). Measured on the H200: the G2
 // MSM 2^20 went from 28.1 to 33.9 ms, its 128 registers spilling 10 KB in
-// k_segment (notes/h200-2026-12-03d): off until segment_body has room.
+// k_segment (notes/h200-2026-12-03d.md): off until segment_body has room.
 #ifndef ZK_BLS_FP2_WIDE
 #define ZK_BLS_FP2_WIDE 0
 #endif

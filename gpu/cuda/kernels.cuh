@@ -60,7 +60,7 @@ __global__ void k_chunks(const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
 // registers and one block of 256 threads an SM (it takes 190). At 190 a
 // warp holds 6,144 registers, and an SM's four schedulers each have a
 // quarter of the 65,536: two warps each, 8 an SM, whatever the block
-// (-DZK_BLS_G1_LEVEL0_BLOCK=64 was no faster, notes/h100-2026-12-06b).
+// (-DZK_BLS_G1_LEVEL0_BLOCK=64 was no faster, notes/h100-2026-12-06b.md).
 // Three warps a scheduler need at most 168 registers: BLS12-381's G1 takes
 // blocks of 128, three an SM (ZK_BLS_G1_LEVEL0_BLOCK, ZK_BLS_G1_MINB), and
 // its body fits in 164 with no spills (CUDA 13 and 11.8). H100, notes/
@@ -68,7 +68,7 @@ __global__ void k_chunks(const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
 // 2^20 8.7 and 8.7 ms against 9.0 and 8.9, 2^22 26.9 and 26.8 against 27.3
 // and 27.7, 2^24 96.4 and 96.5 against 98.6 and 98.6 (-DZK_BLS_G1_MINB=1
 // -DZK_BLS_G1_LEVEL0_BLOCK=256 builds that). Two blocks of 256 cap it at
-// 128 registers: 232 bytes of spills, and no faster (notes/h100-2026-12-06
+// 128 registers: 232 bytes of spills, and no faster (notes/h100-2026-12-06.md
 // call 6: 2^20 8.7 ms against 8.8, 2^22 26.9 both; with the prefetching
 // body, 388 bytes, 8.9 and 27.4). The same
 // two knobs for BLS12-381's G2 (255 registers, 572 bytes of spills):
@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(Level0Block<F>::value, Level0MinBlocks<F>::val
 // ZK_BLS_G2_MINB=k (unset: no bounds, the build as it was) puts
 // __launch_bounds__(block, k) on the MSM's point kernels (k_levelN,
 // k_segment, k_reduce) over BLS12-381's Fp2, whose k_segment spills 8.6 KB
-// (notes/h200-2026-12-03b/build.log), and (block, 1) on the others, which
+// (lab:notes/h200-2026-12-03b/build.log), and (block, 1) on the others, which
 // leaves their register cap at 255 as before. ptxas's cap is
 // min(255, 65536/(block·k)): k = 1 lets the G2 kernels take all 255, as
 // today; k = 2 caps k_levelN (256 threads) at 128 and k_segment and
@@ -285,8 +285,8 @@ __global__ void __launch_bounds__(512) k_ntt_pass(S *x, u32 n, u32 mlow, int s, 
 // NttMinBlocks: BLS12-381's butterflies spill at 102 registers (CUDA 13:
 // 132 bytes of stores, lazy or eager, against BN254's 8); -DZK_BLS_NTT_MINB=4
 // gives its kernels four blocks an SM (128 registers), 6 six (85): both
-// slower (H100, notes/h100-2026-12-06c call 4, lazy: 2^24 4.77 and 5.02 ms
-// against 4.62; eager, notes/h100-2026-12-06 call 6: 4.74 against 4.68).
+// slower (H100, notes/h100-2026-12-06c.md call 4, lazy: 2^24 4.77 and 5.02 ms
+// against 4.62; eager, notes/h100-2026-12-06.md call 6: 4.74 against 4.68).
 template <class S> struct NttMinBlocks {
     static constexpr int value = 5;
 };

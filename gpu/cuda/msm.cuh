@@ -159,7 +159,7 @@ HD bool chunk_at(u32 t, const u32 *start, const u32 *cnt, const u32 *off, const 
 // level0 (255 registers, two warps a scheduler) read a point's y only once
 // P = x·ZZ − X is known (XYZZ::add_affine_late), so that y's 24 registers
 // are not held through P's product. Spill stores fell from 572 to 52 bytes
-// (CUDA 13; nvcc 11.8: 584 to 132); H100, notes/h100-2026-12-06d call 6,
+// (CUDA 13; nvcc 11.8: 584 to 132); H100, notes/h100-2026-12-06d.md call 6,
 // A B A B: its MSM 2^20 25.4, 25.3, 25.4 ms against 27.0, 26.6, 26.4;
 // BLS12-381's mulchain 2^20 stream 15.53 and 15.97 proofs/s against 15.31
 // and 15.50 (call 7).
@@ -303,10 +303,10 @@ HD void segment_body(u32 s, const XYZZ<F> *P, const u32 *start, const u32 *cnt, 
 // while the launch keeps BITSUM_MIN_BLOCKS blocks: at 2^19 buckets
 // (BLS12-381's G1 MSM 2^22) bitsum's 262K additions in 2,048 blocks of 256
 // items took 0.59 ms, as long as the segment kernel's 1M, most threads idle
-// in the trees (notes/h100-2026-12-06f); 256 blocks of 2048 items measured
+// in the trees (notes/h100-2026-12-06f.md); 256 blocks of 2048 items measured
 // 25.6 and 25.8 ms against 26.2 and 26.2, and 89.8 and 89.5 at 2^24 against
 // 89.9 and 90.0, but 9.0 against 8.4 and 8.8 at 2^20, where 2^15 buckets
-// make 208 blocks of 256 (notes/h100-2026-12-06g call 1). -DZK_BITSUM_PER_MAX=256
+// make 208 blocks of 256 (notes/h100-2026-12-06g.md call 1). -DZK_BITSUM_PER_MAX=256
 // builds the fixed blocks of before.
 #ifndef ZK_BITSUM_PER
 #define ZK_BITSUM_PER 256
@@ -421,14 +421,14 @@ template <class S = Fr> HD int msm_windows(int c) { return (S::BITS + 1 + c - 1)
 // costs only those buckets' reduction (two additions a bucket) while it
 // saves n additions a window it removes: past 2^20 bases, ⌊log₂n⌋ − 2 bits
 // up to 20 (2^22 and up: 20 bits, 13 windows instead of 16). Runs 1–3 of
-// notes/h200-2026-12-01d: 20 bits best or level at 2^22 and 2^24 (19 and
+// notes/h200-2026-12-01d.md: 20 bits best or level at 2^22 and 2^24 (19 and
 // 20 within the runs' spread at 2^22, 20 with less table memory); 21, 22
 // and 24 lost to the reduction of their 2^20 or more buckets.
 //
 // wide: a curve whose additions cost about 2.25× BN254's (BLS12-381) while
 // its digits, sorts and buckets cost the same, so that fewer windows pay
 // sooner: from 2^19 bases it takes 20 bits (13 windows, not msm_window's 15
-// bits and 18). Measured on the H100 (notes/h100-2026-12-06, call 6): BLS12-381
+// bits and 18). Measured on the H100 (notes/h100-2026-12-06.md, call 6): BLS12-381
 // mulchain 2^20 (tails of about 10^6 bases) 15.34 and 15.40 proofs/s against
 // 14.39 and 14.38, a G1 MSM over 2^19 bases 6.1 ms against 6.4; at 2^20 bases
 // 16 bits stay best (8.9 ms against 9.3 for 20); BN254 unchanged (its stream

@@ -248,7 +248,7 @@ template <bool LAZY, class S> HD S bf_mul(const S &a, const S &w) {
 // BN254's Fr has 4q < 2^256. BLS12-381's Fr (255 bits) has only 2q < 2^256,
 // which suffices as every product has a canonical twiddle (mul_lazy_by) and
 // a sum's carry out of 2^256 is kept (add_lazy2q): 2^24 in 4.62 ms against
-// 4.68 eager (H100, notes/h100-2026-12-06c, call 2: A B A B, BN254's NTT
+// 4.68 eager (H100, notes/h100-2026-12-06c.md, call 2: A B A B, BN254's NTT
 // unchanged at 3.99). ZK_BLS_NTT_LAZY=0 builds its butterflies eager.
 #ifndef ZK_BLS_NTT_LAZY
 #define ZK_BLS_NTT_LAZY 1
