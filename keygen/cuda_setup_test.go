@@ -63,7 +63,8 @@ func TestCUDASetupProvesAndVerifiesWithGnark(t *testing.T) {
 
 // From one toxic waste (keygen.SetToxicWaste, the tests' seeded source),
 // the keys with the GPU's products are the CPU comb's, byte for byte in
-// gnark's raw encoding: proving key, verifying key, every query.
+// gnark's raw encoding: proving key, verifying key, every query; and so is
+// the key SetupTo streams with the GPU's products, a chunk a call.
 func TestCUDASetupEqualsCPU(t *testing.T) {
 	fb := openCUDA(t)
 	for _, id := range bothCurves {
@@ -79,6 +80,11 @@ func TestCUDASetupEqualsCPU(t *testing.T) {
 				}
 				if !bytes.Equal(cpuVK, gpuVK) {
 					t.Errorf("verifying keys differ (%d and %d bytes)", len(cpuVK), len(gpuVK))
+				}
+				streamedPK, streamedVK := seededSetupTo(t, c.CCS, fb)
+				if !bytes.Equal(cpuPK, streamedPK) || !bytes.Equal(cpuVK, streamedVK) {
+					t.Errorf("SetupTo on the device: proving key equal %v (%d and %d bytes), verifying key equal %v",
+						bytes.Equal(cpuPK, streamedPK), len(cpuPK), len(streamedPK), bytes.Equal(cpuVK, streamedVK))
 				}
 			})
 		}
@@ -106,6 +112,28 @@ func seededSetup(t *testing.T, ccs constraint.ConstraintSystem, fb keygen.FixedB
 	var pb, vb bytes.Buffer
 	if _, err := p.WriteRawTo(&pb); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := v.WriteRawTo(&vb); err != nil {
+		t.Fatal(err)
+	}
+	return pb.Bytes(), vb.Bytes()
+}
+
+// seededSetupTo is seededSetup through SetupTo on fb, in chunks of 16000
+// bytes (a device call each).
+func seededSetupTo(t *testing.T, ccs constraint.ConstraintSystem, fb keygen.FixedBase) (pk, vk []byte) {
+	t.Helper()
+	restore := keygen.SetToxicWaste(rand.NewChaCha8([32]byte{26, 1}))
+	defer restore()
+	defer keygen.SetChunkBytes(16000)()
+	counted := &countingFixedBase{FixedBase: fb}
+	var pb, vb bytes.Buffer
+	v, _, err := keygen.SetupTo(&pb, ccs, keygen.WithFixedBase(counted))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counted.g1 < 5 || counted.g2 < 2 {
+		t.Fatalf("SetupTo on the device called it %d times for G1 and %d for G2", counted.g1, counted.g2)
 	}
 	if _, err := v.WriteRawTo(&vb); err != nil {
 		t.Fatal(err)

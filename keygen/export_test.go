@@ -100,13 +100,13 @@ func Public(t *testing.T, w witness.Witness) witness.Witness {
 	return p
 }
 
-// SetRawRoundBytes sets how much of a slice WriteRawProvingKey encodes
-// between writes, so a test's small key takes many rounds; the returned
-// func restores it.
-func SetRawRoundBytes(n int) (restore func()) {
-	old := rawRoundBytes
-	rawRoundBytes = n
-	return func() { rawRoundBytes = old }
+// SetChunkBytes sets the memory of a chunk of a point slice written to a
+// file (WriteRawProvingKey's, SetupTo's with a device or without), so a
+// test's small key takes many chunks; the returned func restores it.
+func SetChunkBytes(n int) (restore func()) {
+	old, oldDevice := chunkBytes, deviceChunkBytes
+	chunkBytes, deviceChunkBytes = n, n
+	return func() { chunkBytes, deviceChunkBytes = old, oldDevice }
 }
 
 // SetToxicWaste has every Setup until restore draw its toxic waste from r

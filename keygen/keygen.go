@@ -1,8 +1,9 @@
-// Package keygen computes Groth16 proving and verifying keys in memory, in
-// gnark's own types, the same keys gnark's groth16.Setup makes (every
-// query in its order and length, the infinity flags, the BSB22
-// commitment keys) but over all cores and without gnark's per-point
-// doublings:
+// Package keygen computes Groth16 proving and verifying keys, in memory
+// (Setup) or with the proving key streamed to a writer as it is computed
+// (SetupTo: a setup's memory is then not its key's), in gnark's own
+// types, the same keys gnark's groth16.Setup makes (every query in its
+// order and length, the infinity flags, the BSB22 commitment keys) but
+// over all cores and without gnark's per-point doublings:
 //
 //  1. The QAP at τ: L_i(τ) = ωⁱ(τⁿ − 1)/(n(τ − ωⁱ)) for every row, one
 //     batch inversion a chunk of rows, no FFT; A_j(τ), B_j(τ), C_j(τ)
@@ -42,12 +43,15 @@ import (
 	"github.com/zkpipe/zkpipe/curve"
 )
 
-// setupFunc is one curve's Setup: ok is false when ccs is not that curve's
-// R1CS.
-type setupFunc func(ccs constraint.ConstraintSystem, clock *phaseClock, o *options) (pk groth16.ProvingKey, vk groth16.VerifyingKey, ok bool, err error)
+// curveSetup is one curve's Setup and SetupTo: ok is false when ccs is not
+// that curve's R1CS.
+type curveSetup struct {
+	inMemory func(ccs constraint.ConstraintSystem, clock *phaseClock, o *options) (pk groth16.ProvingKey, vk groth16.VerifyingKey, ok bool, err error)
+	to       func(w io.Writer, ccs constraint.ConstraintSystem, clock *phaseClock, o *options) (vk groth16.VerifyingKey, n int64, ok bool, err error)
+}
 
 // setups holds each curve's Setup, registered by its generated file.
-var setups = map[curve.ID]setupFunc{}
+var setups = map[curve.ID]curveSetup{}
 
 // Setup returns fresh Groth16 keys for ccs, an R1CS of a curve of package
 // curve (BN254 or BLS12-381), as gnark's typed keys of that curve
@@ -60,13 +64,9 @@ func Setup(ccs constraint.ConstraintSystem, opts ...Option) (groth16.ProvingKey,
 	if ccs == nil {
 		return nil, nil, fmt.Errorf("keygen: no constraint system")
 	}
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	clock := &phaseClock{log: o.phaseLog, last: time.Now()}
+	o, clock := resolve(opts)
 	for _, s := range setups {
-		pk, vk, ok, err := s(ccs, clock, &o)
+		pk, vk, ok, err := s.inMemory(ccs, clock, o)
 		if ok {
 			if err != nil {
 				return nil, nil, fmt.Errorf("keygen: %w", err)
@@ -74,7 +74,48 @@ func Setup(ccs constraint.ConstraintSystem, opts ...Option) (groth16.ProvingKey,
 			return pk, vk, nil
 		}
 	}
-	return nil, nil, fmt.Errorf("keygen: a %T is not an R1CS of %s or %s (Groth16 needs an R1CS of a supported curve)", ccs, curve.BN254, curve.BLS12_381)
+	return nil, nil, notR1CS(ccs)
+}
+
+// SetupTo is Setup for a key written, not kept: it writes the proving key
+// to w in gnark's raw encoding (WriteRawProvingKey's bytes, gnark's
+// WriteRawTo's) as its points are computed, and returns the verifying key
+// and the bytes written. Its memory is not the key's (a 2^27 BLS12-381
+// key is some 50–70 GiB): ccs, its terms and L_i(τ) (12 B a coefficient,
+// 32 B a constraint), one query's scalars at a time (32 B a wire, K's
+// 40), and two chunks of points (32 MiB each; 256 MiB with a FixedBase
+// device). From one toxic waste its bytes are Setup's key's through
+// WriteRawProvingKey. With WithoutDomainTables or not, the file is the
+// one gnark's Setup writes (its domain's tables flag set: they are
+// computed when the key is read).
+func SetupTo(w io.Writer, ccs constraint.ConstraintSystem, opts ...Option) (groth16.VerifyingKey, int64, error) {
+	if ccs == nil {
+		return nil, 0, fmt.Errorf("keygen: no constraint system")
+	}
+	o, clock := resolve(opts)
+	for _, s := range setups {
+		vk, n, ok, err := s.to(w, ccs, clock, o)
+		if ok {
+			if err != nil {
+				return nil, n, fmt.Errorf("keygen: %w", err)
+			}
+			return vk, n, nil
+		}
+	}
+	return nil, 0, notR1CS(ccs)
+}
+
+// resolve is opts in one value, and the clock of its phase log.
+func resolve(opts []Option) (*options, *phaseClock) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &o, &phaseClock{log: o.phaseLog, last: time.Now()}
+}
+
+func notR1CS(ccs constraint.ConstraintSystem) error {
+	return fmt.Errorf("keygen: a %T is not an R1CS of %s or %s (Groth16 needs an R1CS of a supported curve)", ccs, curve.BN254, curve.BLS12_381)
 }
 
 // testToxicWaste, when not nil, replaces crypto/rand as the source of the

@@ -105,8 +105,8 @@ func TestRefusesNonR1CS(t *testing.T) {
 
 // WriteRawProvingKey writes gnark's pk.WriteRawTo bytes exactly, on both
 // curves, for every kind of circuit (commitment keys included), whether
-// a slice fits one round of its parallel encoding or takes many (rounds
-// of 1000 bytes: 15 G1 points, 7 G2 points, a partial round last).
+// a slice fits one chunk of its parallel encoding or takes many (chunks
+// of 1000 bytes: 15 G1 points, 7 G2 points, a partial chunk last).
 func TestWriteRawProvingKeyIsGnarks(t *testing.T) {
 	for _, id := range bothCurves {
 		for _, c := range keygen.Cases(t, id) {
@@ -119,7 +119,7 @@ func TestWriteRawProvingKeyIsGnarks(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, round := range []int{16 << 20, 1000} {
-				restore := keygen.SetRawRoundBytes(round)
+				restore := keygen.SetChunkBytes(round)
 				var got bytes.Buffer
 				n, err := keygen.WriteRawProvingKey(&got, pk)
 				restore()
@@ -127,7 +127,7 @@ func TestWriteRawProvingKeyIsGnarks(t *testing.T) {
 					t.Fatal(err)
 				}
 				if n != int64(got.Len()) || !bytes.Equal(got.Bytes(), want.Bytes()) {
-					t.Fatalf("%s/%s, rounds of %d bytes: wrote %d bytes (said %d), gnark's WriteRawTo %d; equal: %v",
+					t.Fatalf("%s/%s, chunks of %d bytes: wrote %d bytes (said %d), gnark's WriteRawTo %d; equal: %v",
 						id, c.Name, round, got.Len(), n, want.Len(), bytes.Equal(got.Bytes(), want.Bytes()))
 				}
 			}
@@ -205,7 +205,7 @@ func TestPhaseLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	total := time.Since(start)
-	want := []string{"layout", "terms", "lagrange", "qap", "K and Z scalars", "infinity", "G1 table", "G1 A", "G1 B", "G1 Z", "G1 K", "commitments", "G2 table", "G2 B", "verifying key"}
+	want := []string{"layout", "terms", "lagrange", "A(τ)", "G1 A", "B(τ)", "G1 B", "G1 Z", "K(τ)", "G1 K", "commitments", "B(τ) again", "G2 B", "verifying key"}
 	if fmt.Sprint(phases) != fmt.Sprint(want) {
 		t.Fatalf("phases %q, want %q", phases, want)
 	}

@@ -1,6 +1,7 @@
 package keygen
 
 import (
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -99,4 +100,17 @@ func signedDigits(digits []int32, k [4]uint64, c int) {
 	if carry != 0 {
 		panic("keygen: signed digits carry out of the last window")
 	}
+}
+
+// zBlock is the block of Z's indices that shares one exponentiation
+// (zScalars: some 400 multiplications, 0.1 a scalar at 2^12).
+const zBlock = 1 << 12
+
+// reverseBits is i's low b bits in reverse order (fft.BitReverse's
+// permutation of a domain of 2^b).
+func reverseBits(i, b int) int {
+	if b == 0 {
+		return 0
+	}
+	return int(bits.Reverse64(uint64(i)) >> (64 - b))
 }

@@ -20,173 +20,257 @@ import (
 )
 
 func init() {
-	setups[curve.BLS12_381] = func(ccsI constraint.ConstraintSystem, clock *phaseClock, o *options) (groth16.ProvingKey, groth16.VerifyingKey, bool, error) {
-		r1cs, ok := ccsI.(*cs.R1CS)
-		if !ok {
-			return nil, nil, false, nil
-		}
-		pk, vk, err := setupBLS12381(r1cs, clock, o)
-		if err != nil {
-			return nil, nil, true, err
-		}
-		return pk, vk, true, nil
+	setups[curve.BLS12_381] = curveSetup{
+		inMemory: func(ccsI constraint.ConstraintSystem, clock *phaseClock, o *options) (groth16.ProvingKey, groth16.VerifyingKey, bool, error) {
+			r1cs, ok := ccsI.(*cs.R1CS)
+			if !ok {
+				return nil, nil, false, nil
+			}
+			// The domain's FFT tables (4n elements: what gnark's Setup puts
+			// in pk.Domain, and its file's flag says) are built beside the
+			// keys, where they cost no wall time, unless WithoutDomainTables
+			// leaves them out.
+			var fullDomain chan *fft.Domain
+			if !o.noDomainTables {
+				fullDomain = make(chan *fft.Domain, 1)
+				go func() { fullDomain <- fft.NewDomain(uint64(r1cs.GetNbConstraints())) }()
+			}
+			pk := &groth16bls12381.ProvingKey{}
+			vk, err := setupBLS12381(r1cs, clock, o, pk, &memPKBLS12381{pk: pk})
+			if fullDomain != nil {
+				pk.Domain = *<-fullDomain
+			}
+			if err != nil {
+				return nil, nil, true, err
+			}
+			return pk, vk, true, nil
+		},
+		to: func(w io.Writer, ccsI constraint.ConstraintSystem, clock *phaseClock, o *options) (groth16.VerifyingKey, int64, bool, error) {
+			r1cs, ok := ccsI.(*cs.R1CS)
+			if !ok {
+				return nil, 0, false, nil
+			}
+			budget := chunkBytes
+			if o.fixedBase != nil {
+				budget = max(budget, deviceChunkBytes)
+			}
+			pk := &groth16bls12381.ProvingKey{}
+			pw := newPKWriterBLS12381(w, pk, budget)
+			vk, err := setupBLS12381(r1cs, clock, o, pk, pw)
+			if err != nil {
+				return nil, pw.cw.n, true, err
+			}
+			return vk, pw.cw.n, true, nil
+		},
 	}
 }
 
-// setupBLS12381 is gnark v0.16.3's backend/groth16/bls12-381/setup.go, the same keys
-// in the same layout, computed over all cores (package doc). Its sections
-// follow gnark's: the QAP at τ, the G1 queries, the commitments, the G2
-// queries, the verifying key. clock is told as each phase ends.
-func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options) (*groth16bls12381.ProvingKey, *groth16bls12381.VerifyingKey, error) {
+// pkOutBLS12381 takes a proving key's point slices as setupBLS12381 computes
+// them, in the order of gnark's encoding: pk.G1.A, B, Z and K (g1, four
+// calls), then pk.G2.B (g2). fill(dst, start) sets dst to the slice's
+// points [start, start+len(dst)); g1 and g2 call it for consecutive ranges
+// that cover the slice, in order. The key's other fields are set before
+// the slice that follows them in the encoding: pk.Domain and [α]₁ [β]₁
+// [δ]₁ before A, [β]₂ [δ]₂ before G2's B, the infinity flags and the
+// commitment keys before end. So a writer (pkWriterBLS12381) can encode
+// the key as it is computed, and hold a chunk of it at a time.
+type pkOutBLS12381 interface {
+	g1(n int, fill func(dst []bls12381.G1Affine, start int) error) error
+	g2(n int, fill func(dst []bls12381.G2Affine, start int) error) error
+	end() error
+}
+
+// memPKBLS12381 is a pkOutBLS12381 that keeps the key in memory: each slice
+// is made at its length and filled at once.
+type memPKBLS12381 struct {
+	pk   *groth16bls12381.ProvingKey
+	next int
+}
+
+func (m *memPKBLS12381) g1(n int, fill func(dst []bls12381.G1Affine, start int) error) error {
+	s := make([]bls12381.G1Affine, n)
+	if err := fill(s, 0); err != nil {
+		return err
+	}
+	slices := [...]*[]bls12381.G1Affine{&m.pk.G1.A, &m.pk.G1.B, &m.pk.G1.Z, &m.pk.G1.K}
+	*slices[m.next] = s
+	m.next++
+	return nil
+}
+
+func (m *memPKBLS12381) g2(n int, fill func(dst []bls12381.G2Affine, start int) error) error {
+	m.pk.G2.B = make([]bls12381.G2Affine, n)
+	return fill(m.pk.G2.B, 0)
+}
+
+func (m *memPKBLS12381) end() error { return nil }
+
+// setupBLS12381 is gnark v0.16.3's backend/groth16/bls12-381/setup.go, the
+// same keys in the same layout, computed over all cores (package doc) and
+// handed to out one query at a time, in the order of gnark's encoding, so
+// that a setup written to a file never holds its key: what is live is
+// the r1cs, its terms and L (the QAP's), one query's scalars (A, B or K
+// over the wires; Z a chunk at a time) and the chunks out holds.
+// B(τ) is summed twice (for G1, then again for G2 after Z and K) rather
+// than kept: a pass over B's terms is a fraction of a second where the
+// scalars are 32 B a wire. pk is out's key: setupBLS12381 sets its
+// fields that are not point slices, as pkOutBLS12381 says. clock is
+// told as each phase ends.
+func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options, pk *groth16bls12381.ProvingKey, out pkOutBLS12381) (*groth16bls12381.VerifyingKey, error) {
 	nbPublicVars := r1cs.GetNbPublicVariables()
 	nbWires := r1cs.NbInternalVariables + nbPublicVars + r1cs.GetNbSecretVariables()
 	commitmentInfo, ok := r1cs.CommitmentInfo.(constraint.Groth16Commitments)
 	if !ok {
-		return nil, nil, fmt.Errorf("commitment info is a %T, not Groth16's", r1cs.CommitmentInfo)
+		return nil, fmt.Errorf("commitment info is a %T, not Groth16's", r1cs.CommitmentInfo)
 	}
 	layout, err := newKLayout(nbWires, nbPublicVars, commitmentInfo)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	nbConstraints := r1cs.GetNbConstraints()
-	// The domain's values now; its FFT tables (4n elements: what gnark's
-	// Setup puts in pk.Domain, and its file's flag says) are built beside
-	// the keys, where they cost no wall time, unless WithoutDomainTables
-	// leaves them out.
+	// the domain's values; its tables are the in-memory key's (init)
 	domain := fft.NewDomain(uint64(nbConstraints), fft.WithoutPrecompute())
-	fullDomain := make(chan *fft.Domain, 1)
-	if o.noDomainTables {
-		fullDomain <- domain
-	} else {
-		go func() { fullDomain <- fft.NewDomain(uint64(nbConstraints)) }()
-	}
+	pk.Domain = *domain
 	n := int(domain.Cardinality)
 
 	tw, err := sampleToxicWasteBLS12381(n)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer tw.zero()
 	// Each large buffer, once dead, goes back before the next is made
 	// (release): the caller's garbage (a compile's) now.
 	release := releaser(int64(max(nbWires, n)) * fr.Bytes)
 	release()
-	clock.done("layout")
-
-	// ---------------------------------------------------------------------
-	// The QAP at τ: A_j(τ), B_j(τ), C_j(τ) for every wire j.
-
-	tm, err := collectTerms(&r1cs.System, nbWires)
-	if err != nil {
-		return nil, nil, err
-	}
-	if tm.rows != nbConstraints {
-		return nil, nil, fmt.Errorf("%d R1C instructions for %d constraints", tm.rows, nbConstraints)
-	}
-	clock.done("terms")
-	L := lagrangeBLS12381(&tw.t, domain, nbConstraints)
-	clock.done("lagrange")
-	A, B, C := qapBLS12381(r1cs.Coefficients, tm, L, nbWires)
-	clock.done("qap")
-	zeroBLS12381(L)
-	L, tm = nil, nil
-	release()
-
-	// K: (β·A_j + α·B_j + C_j)/γ for the public, commitment and committed
-	// wires, /δ for the others, placed as kLayout says.
-	K := make([]fr.Element, nbWires)
-	parallelFor(nbWires, 1<<12, func(start, end int) {
-		var t0, t1 fr.Element
-		for j := start; j < end; j++ {
-			t1.Mul(&A[j], &tw.beta)
-			t0.Mul(&B[j], &tw.alpha)
-			t1.Add(&t1, &t0).Add(&t1, &C[j])
-			if layout.gamma[j] {
-				t1.Mul(&t1, &tw.gammaInv)
-			} else {
-				t1.Mul(&t1, &tw.deltaInv)
-			}
-			K[layout.dest[j]] = t1
-		}
-		t0.SetZero()
-		t1.SetZero()
-	})
-	zeroBLS12381(C)
-	C = nil
-	release()
-
-	// Z: τⁱ·(τⁿ − 1)/δ for i < n, bit-reversed (the prover's H is), the
-	// first n − 1 kept: deg H = 2(n−1) − n = n − 2.
-	Z := make([]fr.Element, n)
-	parallelFor(n, 1<<12, func(start, end int) {
-		var z fr.Element
-		z.Exp(tw.t, big.NewInt(int64(start)))
-		z.Mul(&z, &tw.zt).Mul(&z, &tw.deltaInv)
-		for i := start; i < end; i++ {
-			Z[i] = z
-			z.Mul(&z, &tw.t)
-		}
-		z.SetZero()
-	})
-	bitReverseBLS12381(Z)
-	clock.done("K and Z scalars")
-
-	// InfinityA/B: the wires with A_j(τ) = 0 (B_j(τ) = 0) have no point in
-	// pk.G1.A (pk.G1.B and pk.G2.B), in wire order.
-	pk := &groth16bls12381.ProvingKey{}
 	vk := &groth16bls12381.VerifyingKey{}
-	pk.InfinityA, A = dropZerosBLS12381(A)
-	pk.InfinityB, B = dropZerosBLS12381(B)
-	pk.NbInfinityA = uint64(nbWires - len(A))
-	pk.NbInfinityB = uint64(nbWires - len(B))
-	clock.done("infinity")
-
-	// ---------------------------------------------------------------------
-	// G1: [α]₁ [β]₁ [δ]₁, [A_j(τ)]₁, [B_j(τ)]₁, [Z]₁, vk's and pk's [K]₁
-
 	_, _, g1, g2 := bls12381.Generators()
-	nbG1 := 3 + len(A) + len(B) + n - 1 + nbWires // and the commitments' σ·K
+	// the comb for about every G1 product: A and B at most a wire each
+	nbG1 := 3 + 3*nbWires + n - 1
 	for _, size := range layout.ck {
 		nbG1 += size
 	}
 	fixed1 := newProductsG1BLS12381(o.fixedBase, &g1, nbG1)
-	clock.done("G1 table")
 	var abd [3]bls12381.G1Affine
 	secrets := []fr.Element{tw.alpha, tw.beta, tw.delta}
 	err = fixed1.mul(abd[:], secrets)
 	zeroBLS12381(secrets)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta = abd[0], abd[1], abd[2]
-	pk.G1.A = make([]bls12381.G1Affine, len(A))
-	if err := fixed1.mul(pk.G1.A, A); err != nil {
-		return nil, nil, err
+	clock.done("layout")
+
+	// ---------------------------------------------------------------------
+	// The QAP at τ: the terms by wire, L_i(τ) for every row.
+
+	tm, err := collectTerms(&r1cs.System, nbWires)
+	if err != nil {
+		return nil, err
+	}
+	if tm.rows != nbConstraints {
+		return nil, fmt.Errorf("%d R1C instructions for %d constraints", tm.rows, nbConstraints)
+	}
+	clock.done("terms")
+	L := lagrangeBLS12381(&tw.t, domain, nbConstraints)
+	clock.done("lagrange")
+	qap := func(matrix int) []fr.Element {
+		s := make([]fr.Element, nbWires)
+		qapAddBLS12381(s, r1cs.Coefficients, tm, L, matrix)
+		return s
+	}
+	// scalars is a fill's buffer of scalars, kept from chunk to chunk
+	var scalars []fr.Element
+	chunkOf := func(m int) []fr.Element {
+		if cap(scalars) < m {
+			zeroBLS12381(scalars)
+			scalars = make([]fr.Element, m)
+		}
+		return scalars[:m]
+	}
+	defer func() { zeroBLS12381(scalars) }()
+
+	// ---------------------------------------------------------------------
+	// G1: [A_j(τ)]₁, [B_j(τ)]₁, [Z]₁, vk's and pk's [K]₁, the commitments'
+	// bases. InfinityA/B: the wires with A_j(τ) = 0 (B_j(τ) = 0) have no
+	// point in pk.G1.A (pk.G1.B and pk.G2.B), in wire order.
+
+	A := qap(matrixA)
+	pk.InfinityA, A = dropZerosBLS12381(A)
+	pk.NbInfinityA = uint64(nbWires - len(A))
+	clock.done("A(τ)")
+	if err := out.g1(len(A), func(dst []bls12381.G1Affine, start int) error {
+		return fixed1.mul(dst, A[start:start+len(dst)])
+	}); err != nil {
+		return nil, err
 	}
 	clock.done("G1 A")
 	zeroBLS12381(A)
 	A = nil
 	release()
-	pk.G1.B = make([]bls12381.G1Affine, len(B))
-	if err := fixed1.mul(pk.G1.B, B); err != nil {
-		return nil, nil, err
+
+	B := qap(matrixB)
+	pk.InfinityB, B = dropZerosBLS12381(B)
+	pk.NbInfinityB = uint64(nbWires - len(B))
+	nbB := len(B)
+	clock.done("B(τ)")
+	if err := out.g1(len(B), func(dst []bls12381.G1Affine, start int) error {
+		return fixed1.mul(dst, B[start:start+len(dst)])
+	}); err != nil {
+		return nil, err
 	}
 	clock.done("G1 B")
-	pk.G1.Z = make([]bls12381.G1Affine, n-1)
-	if err := fixed1.mul(pk.G1.Z, Z[:n-1]); err != nil {
-		return nil, nil, err
+	zeroBLS12381(B)
+	B = nil
+	release()
+
+	// Z: τⁱ·(τⁿ − 1)/δ for i < n, bit-reversed (the prover's H is), the
+	// first n − 1 kept: deg H = 2(n−1) − n = n − 2.
+	zs := newZScalarsBLS12381(&tw.t, &tw.zt, &tw.deltaInv, n)
+	err = out.g1(n-1, func(dst []bls12381.G1Affine, start int) error {
+		z := chunkOf(len(dst))
+		zs.at(z, start)
+		return fixed1.mul(dst, z)
+	})
+	zs.zero()
+	if err != nil {
+		return nil, err
 	}
 	clock.done("G1 Z")
-	zeroBLS12381(Z)
-	Z = nil
-	release()
-	vk.G1.K = make([]bls12381.G1Affine, layout.nbVK)
-	if err := fixed1.mul(vk.G1.K, K[:layout.nbVK]); err != nil {
-		return nil, nil, err
+
+	// K: (β·A_j + α·B_j + C_j)/γ for the public, commitment and committed
+	// wires, /δ for the others, in wire order, read in kLayout's order.
+	K := make([]fr.Element, nbWires)
+	qapKBLS12381(K, r1cs.Coefficients, tm, L, &tw.alpha, &tw.beta)
+	parallelFor(nbWires, 1<<12, func(start, end int) {
+		for j := start; j < end; j++ {
+			if layout.gamma[j] {
+				K[j].Mul(&K[j], &tw.gammaInv)
+			} else {
+				K[j].Mul(&K[j], &tw.deltaInv)
+			}
+		}
+	})
+	wireAt := layout.wires()
+	gather := func(dst []fr.Element, from int) {
+		parallelFor(len(dst), 1<<12, func(start, end int) {
+			for i := start; i < end; i++ {
+				dst[i] = K[wireAt[from+i]]
+			}
+		})
 	}
-	pk.G1.K = make([]bls12381.G1Affine, layout.nbPK)
-	if err := fixed1.mul(pk.G1.K, K[layout.nbVK:layout.nbVK+layout.nbPK]); err != nil {
-		return nil, nil, err
+	clock.done("K(τ)")
+	vk.G1.K = make([]bls12381.G1Affine, layout.nbVK)
+	k := chunkOf(layout.nbVK)
+	gather(k, 0)
+	if err := fixed1.mul(vk.G1.K, k); err != nil {
+		return nil, err
+	}
+	if err := out.g1(layout.nbPK, func(dst []bls12381.G1Affine, start int) error {
+		k := chunkOf(len(dst))
+		gather(k, layout.nbVK+start)
+		return fixed1.mul(dst, k)
+	}); err != nil {
+		return nil, err
 	}
 	clock.done("G1 K")
 
@@ -196,23 +280,24 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options) (*groth16bls123
 	// (shared by every commitment, as gnark's WithG2Point), GSigmaNeg = −σ·G.
 
 	if len(commitmentInfo) > 0 {
-		cG2, err := bls12381.RandomOnG2()
+		cG2, err := randomOnG2BLS12381()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		pk.CommitmentKeys = make([]pedersen.ProvingKey, len(commitmentInfo))
 		vk.CommitmentKeys = make([]pedersen.VerifyingKey, len(commitmentInfo))
 		off := layout.nbVK + layout.nbPK
 		for i, size := range layout.ck {
-			ck := K[off : off+size]
+			ck := chunkOf(size)
+			gather(ck, off)
 			off += size
 			sigma, err := randomNonZeroBLS12381()
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			basis := make([]bls12381.G1Affine, size)
 			if err := fixed1.mul(basis, ck); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			parallelFor(size, 1<<12, func(start, end int) {
 				for j := start; j < end; j++ {
@@ -221,7 +306,7 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options) (*groth16bls123
 			})
 			basisExpSigma := make([]bls12381.G1Affine, size)
 			if err := fixed1.mul(basisExpSigma, ck); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			pk.CommitmentKeys[i] = pedersen.ProvingKey{Basis: basis, BasisExpSigma: basisExpSigma}
 
@@ -235,33 +320,41 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options) (*groth16bls123
 	}
 	vk.PublicAndCommitmentCommitted = commitmentInfo.GetPublicAndCommitmentCommitted(commitmentInfo.CommitmentIndexes(), nbPublicVars)
 	zeroBLS12381(K)
-	K = nil
+	K, wireAt = nil, nil
 	fixed1 = nil
 	release()
 	clock.done("commitments")
 
 	// ---------------------------------------------------------------------
-	// G2: [B_j(τ)]₂, [β]₂ [δ]₂ [γ]₂
+	// G2: [β]₂ [δ]₂ [γ]₂, [B_j(τ)]₂
 
-	fixed2 := newProductsG2BLS12381(o.fixedBase, &g2, len(B)+3)
-	clock.done("G2 table")
-	pk.G2.B = make([]bls12381.G2Affine, len(B))
-	if err := fixed2.mul(pk.G2.B, B); err != nil {
-		return nil, nil, err
-	}
-	clock.done("G2 B")
-	zeroBLS12381(B)
-	B = nil
-	release()
+	fixed2 := newProductsG2BLS12381(o.fixedBase, &g2, nbB+3)
 	var bdg [3]bls12381.G2Affine
 	secrets = []fr.Element{tw.beta, tw.delta, tw.gamma}
 	err = fixed2.mul(bdg[:], secrets)
 	zeroBLS12381(secrets)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	pk.G2.Beta, pk.G2.Delta = bdg[0], bdg[1]
 	vk.G2.Beta, vk.G2.Delta, vk.G2.Gamma = bdg[0], bdg[1], bdg[2]
+	B = qap(matrixB)
+	_, B = dropZerosBLS12381(B)
+	zeroBLS12381(L)
+	L, tm = nil, nil
+	release()
+	if len(B) != nbB {
+		return nil, fmt.Errorf("B(τ) summed again has %d nonzero values, %d the first time", len(B), nbB)
+	}
+	clock.done("B(τ) again")
+	if err := out.g2(len(B), func(dst []bls12381.G2Affine, start int) error {
+		return fixed2.mul(dst, B[start:start+len(dst)])
+	}); err != nil {
+		return nil, err
+	}
+	clock.done("G2 B")
+	zeroBLS12381(B)
+	B = nil
 
 	// ---------------------------------------------------------------------
 	// The verifying key: e(α, β) and −[δ]₂, −[γ]₂ precomputed (gnark's
@@ -271,11 +364,13 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options) (*groth16bls123
 	vk.G1.Beta = pk.G1.Beta
 	vk.G1.Delta = pk.G1.Delta
 	if err := vk.Precompute(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	pk.Domain = *<-fullDomain
+	if err := out.end(); err != nil {
+		return nil, err
+	}
 	clock.done("verifying key")
-	return pk, vk, nil
+	return vk, nil
 }
 
 // toxicWasteBLS12381 is the setup's secret, in Montgomery form: τ (t), α, β,
@@ -382,20 +477,17 @@ func lagrangeAtBLS12381(t, shift, gen *fr.Element, N uint64, m int) []fr.Element
 	return L
 }
 
-// qapBLS12381 sums A_j(τ) = Σ_i a_ij·L_i(τ) (and B, C) over the terms, each
-// core a range of wires (terms.go), the coefficient IDs read as gnark's
-// setupABC reads them.
-func qapBLS12381(coeffs []fr.Element, tm *terms, L []fr.Element, nbWires int) (A, B, C []fr.Element) {
-	A = make([]fr.Element, nbWires)
-	B = make([]fr.Element, nbWires)
-	C = make([]fr.Element, nbWires)
-	abc := [3][]fr.Element{A, B, C}
+// qapAddBLS12381 adds M_j(τ) = Σ_i m_ij·L_i(τ) to out[j] for every wire j,
+// M the matrix (matrixA, matrixB or matrixC), over its terms, each core a
+// range of wires (terms.go), the coefficient IDs read as gnark's setupABC
+// reads them.
+func qapAddBLS12381(out, coeffs []fr.Element, tm *terms, L []fr.Element, matrix int) {
 	parallelFor(tm.nbRanges, 1, func(start, end int) {
 		var v fr.Element
 		for r := start; r < end; r++ {
-			for _, chunk := range tm.byChunk {
+			for _, chunk := range tm.byChunk[matrix] {
 				for _, t := range chunk[r] {
-					res := &abc[t.coeff>>matrixShift][t.wire]
+					res := &out[t.wire]
 					l := &L[t.row]
 					switch cid := t.coeff & coeffMask; cid {
 					case constraint.CoeffIdOne:
@@ -414,7 +506,104 @@ func qapBLS12381(coeffs []fr.Element, tm *terms, L []fr.Element, nbWires int) (A
 		}
 		v.SetZero()
 	})
-	return A, B, C
+}
+
+// qapKBLS12381 sets K[j] = β·A_j(τ) + α·B_j(τ) + C_j(τ) for every wire j,
+// K all zero, with a multiplication a wire rather than one a term:
+// K = α·((β/α)·A + B) + C.
+func qapKBLS12381(K, coeffs []fr.Element, tm *terms, L []fr.Element, alpha, beta *fr.Element) {
+	var ba fr.Element
+	ba.Inverse(alpha).Mul(&ba, beta)
+	scale := func(f *fr.Element) {
+		parallelFor(len(K), 1<<12, func(start, end int) {
+			for j := start; j < end; j++ {
+				K[j].Mul(&K[j], f)
+			}
+		})
+	}
+	qapAddBLS12381(K, coeffs, tm, L, matrixA)
+	scale(&ba)
+	qapAddBLS12381(K, coeffs, tm, L, matrixB)
+	scale(alpha)
+	qapAddBLS12381(K, coeffs, tm, L, matrixC)
+	ba.SetZero()
+}
+
+// zScalarsBLS12381 are pk.G1.Z's scalars, Z_i = τ^rev(i)·(τⁿ − 1)/δ for
+// i < n, rev the bit reversal of log n bits, made for any range of i (a
+// chunk of the slice) without the others: rev(s + j) = rev(s) + rev(j)
+// for s a multiple of zBlock and j < zBlock (their bits are apart), so an
+// aligned block of zBlock indices takes one exponentiation, τ^rev(s), and
+// a multiplication an index by τ^rev(j) from a table of zBlock powers.
+type zScalarsBLS12381 struct {
+	t, c  fr.Element   // τ, and (τⁿ − 1)/δ
+	logn  int          // log n
+	block int          // zBlock, or n when smaller
+	pow   []fr.Element // pow[j] = τ^rev(j), j < block
+}
+
+func newZScalarsBLS12381(t, zt, deltaInv *fr.Element, n int) *zScalarsBLS12381 {
+	z := &zScalarsBLS12381{t: *t, logn: bits.TrailingZeros(uint(n)), block: min(n, zBlock)}
+	z.c.Mul(zt, deltaInv)
+	// τ^rev(j) for j < block: rev(j) = rev_b(j)·n/block, b = log block
+	var u fr.Element
+	u.Exp(*t, big.NewInt(int64(n/z.block)))
+	inOrder := make([]fr.Element, z.block) // u^m
+	inOrder[0].SetOne()
+	for m := 1; m < z.block; m++ {
+		inOrder[m].Mul(&inOrder[m-1], &u)
+	}
+	b := bits.TrailingZeros(uint(z.block))
+	z.pow = make([]fr.Element, z.block)
+	for j := range z.pow {
+		z.pow[j] = inOrder[reverseBits(j, b)]
+	}
+	zeroBLS12381(inOrder)
+	u.SetZero()
+	return z
+}
+
+// at sets dst[k] = Z_{start+k}, over all cores.
+func (z *zScalarsBLS12381) at(dst []fr.Element, start int) {
+	end := start + len(dst)
+	first := start / z.block
+	blocks := (end+z.block-1)/z.block - first
+	parallelFor(blocks, 1, func(bs, be int) {
+		var base fr.Element
+		for k := first + bs; k < first+be; k++ {
+			s := k * z.block
+			base.Exp(z.t, big.NewInt(int64(reverseBits(s, z.logn))))
+			base.Mul(&base, &z.c)
+			for i := max(s, start); i < min(s+z.block, end); i++ {
+				dst[i-start].Mul(&base, &z.pow[i-s])
+			}
+		}
+		base.SetZero()
+	})
+}
+
+func (z *zScalarsBLS12381) zero() {
+	zeroBLS12381(z.pow)
+	z.t.SetZero()
+	z.c.SetZero()
+}
+
+// randomOnG2BLS12381 is the commitments' G2 point: gnark-crypto's RandomOnG2
+// (crypto/rand), or with the tests' toxic waste (testToxicWaste) a
+// multiple of the generator drawn from it, so that a seeded setup with
+// commitments is one key.
+func randomOnG2BLS12381() (bls12381.G2Affine, error) {
+	if testToxicWaste == nil {
+		return bls12381.RandomOnG2()
+	}
+	s, err := randomNonZeroBLS12381()
+	if err != nil {
+		return bls12381.G2Affine{}, err
+	}
+	var p bls12381.G2Affine
+	var k big.Int
+	p.ScalarMultiplicationBase(s.BigInt(&k))
+	return p, nil
 }
 
 // dropZerosBLS12381 marks the zero elements of s and compacts the others to
@@ -432,23 +621,6 @@ func dropZerosBLS12381(s []fr.Element) ([]bool, []fr.Element) {
 	}
 	zeroBLS12381(s[k:])
 	return infinity, s[:k]
-}
-
-// bitReverseBLS12381 is fft.BitReverse over all cores: each pair (i, rev(i))
-// is swapped by the goroutine that holds the smaller index, so no two
-// touch one element. len(s) is a power of two.
-func bitReverseBLS12381(s []fr.Element) {
-	if len(s) < 2 {
-		return
-	}
-	shift := 64 - uint(bits.TrailingZeros(uint(len(s))))
-	parallelFor(len(s), 1<<14, func(start, end int) {
-		for i := start; i < end; i++ {
-			if j := int(bits.Reverse64(uint64(i)) >> shift); j > i {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	})
 }
 
 // zeroBLS12381 overwrites secret-derived scalars before they are dropped.

@@ -92,10 +92,11 @@ func commitmentSizesBLS12381(pk *groth16bls12381.ProvingKey) [][2]int {
 	return out
 }
 
-// The QAP at τ (lagrange, collectTerms, qap) is gnark's setupABC's: the
+// The QAP at τ (lagrange, collectTerms, qapAdd) is gnark's setupABC's: the
 // same A_j(τ), B_j(τ), C_j(τ) for every wire, from gnark's recurrence
 // L_0 = (τⁿ − 1)/(n(τ − 1)), L_{i+1} = ω·L_i·(τ − ωⁱ)/(τ − ωⁱ⁺¹) over its
-// R1CIterator, one row after another.
+// R1CIterator, one row after another; and qapK's K_j is β·A_j + α·B_j + C_j
+// from them.
 func TestQAPIsGnarksBLS12381(t *testing.T) {
 	for _, c := range Cases(t, curve.BLS12_381) {
 		t.Run(c.Name, func(t *testing.T) {
@@ -113,13 +114,27 @@ func TestQAPIsGnarksBLS12381(t *testing.T) {
 			if tm.rows != r1cs.GetNbConstraints() {
 				t.Fatalf("%d rows, %d constraints", tm.rows, r1cs.GetNbConstraints())
 			}
-			A, B, C := qapBLS12381(r1cs.Coefficients, tm, lagrangeBLS12381(&tw.t, domain, r1cs.GetNbConstraints()), nbWires)
+			L := lagrangeBLS12381(&tw.t, domain, r1cs.GetNbConstraints())
+			var abc [3][]fr.Element
+			for m := range abc {
+				abc[m] = make([]fr.Element, nbWires)
+				qapAddBLS12381(abc[m], r1cs.Coefficients, tm, L, m)
+			}
+			K := make([]fr.Element, nbWires)
+			qapKBLS12381(K, r1cs.Coefficients, tm, L, &tw.alpha, &tw.beta)
 			wantA, wantB, wantC := gnarkABCBLS12381(r1cs, domain, &tw.t, nbWires)
+			wantK := make([]fr.Element, nbWires)
+			for j := range wantK {
+				var t0 fr.Element
+				wantK[j].Mul(&wantA[j], &tw.beta)
+				t0.Mul(&wantB[j], &tw.alpha)
+				wantK[j].Add(&wantK[j], &t0).Add(&wantK[j], &wantC[j])
+			}
 			for _, m := range []struct {
 				name      string
 				got, want []fr.Element
 			}{
-				{"A", A, wantA}, {"B", B, wantB}, {"C", C, wantC},
+				{"A", abc[matrixA], wantA}, {"B", abc[matrixB], wantB}, {"C", abc[matrixC], wantC}, {"K", K, wantK},
 			} {
 				nonzero := 0
 				for j := range m.want {
@@ -135,6 +150,44 @@ func TestQAPIsGnarksBLS12381(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// zScalars' Z_i for any range of i are gnark's: τⁱ·(τⁿ − 1)/δ for every
+// i < n, then fft.BitReverse, for domains below, at and above a block of
+// zBlock, and ranges that start and end inside blocks, span several and
+// lie within one.
+func TestZScalarsAreGnarksBLS12381(t *testing.T) {
+	for _, n := range []int{1, 2, 8, zBlock, 4 * zBlock} {
+		tw, err := sampleToxicWasteBLS12381(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]fr.Element, n)
+		var z fr.Element
+		z.Mul(&tw.zt, &tw.deltaInv)
+		for i := range want {
+			want[i] = z
+			z.Mul(&z, &tw.t)
+		}
+		fft.BitReverse(want)
+		zs := newZScalarsBLS12381(&tw.t, &tw.zt, &tw.deltaInv, n)
+		ranges := [][2]int{
+			{0, n}, {0, n - 1}, {n / 3, n - n/5}, {n / 2, n/2 + 1}, {zBlock - 3, zBlock + 5}, {n - 1, n},
+		}
+		for _, r := range ranges {
+			start, end := r[0], r[1]
+			if start < 0 || end > n || start >= end {
+				continue
+			}
+			got := make([]fr.Element, end-start)
+			zs.at(got, start)
+			for k := range got {
+				if !got[k].Equal(&want[start+k]) {
+					t.Fatalf("n = %d, range [%d, %d): Z_%d = %s, want %s", n, start, end, start+k, got[k].String(), want[start+k].String())
+				}
+			}
+		}
 	}
 }
 

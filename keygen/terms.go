@@ -20,16 +20,25 @@ const (
 	coeffMask   = 1<<matrixShift - 1
 )
 
-// terms are an R1CS's coefficients bucketed by wire range: byChunk[k][r]
-// holds the terms of the k-th chunk of constraints whose wires are in
-// [r·span, (r+1)·span). Summing range r reads byChunk[*][r] and writes
-// only its own wires, so the ranges sum in parallel without locks.
+// terms are an R1CS's coefficients bucketed by matrix and wire range:
+// byChunk[m][k][r] holds the terms of matrix m (0: A, 1: B, 2: C) in the
+// k-th chunk of constraints whose wires are in [r·span, (r+1)·span).
+// Summing range r reads byChunk[m][*][r] and writes only its own wires,
+// so the ranges sum in parallel without locks, and a sum over one matrix
+// reads that matrix's terms alone.
 type terms struct {
-	byChunk  [][][]term
+	byChunk  [3][][][]term
 	span     int
 	nbRanges int
 	rows     int // the R1C constraints seen, gnark's GetNbConstraints
 }
+
+// The matrices of an R1CS, as terms number them.
+const (
+	matrixA = iota
+	matrixB
+	matrixC
+)
 
 // collectTerms decodes sys's R1C instructions over all cores, numbering
 // rows as gnark's R1CIterator does (an R1C instruction a row, the others
@@ -66,11 +75,17 @@ func collectTerms(sys *constraint.System, nbWires int) (*terms, error) {
 	nbRanges := 4 * workers
 	span := max(1, (nbWires+nbRanges-1)/nbRanges)
 	nbRanges = (nbWires + span - 1) / span
-	t := &terms{byChunk: make([][][]term, nbChunks), span: span, nbRanges: nbRanges, rows: firstRow[nbChunks]}
+	t := &terms{span: span, nbRanges: nbRanges, rows: firstRow[nbChunks]}
+	for m := range t.byChunk {
+		t.byChunk[m] = make([][][]term, nbChunks)
+	}
 	errs := make([]error, nbChunks)
 	parallelFor(nbChunks, 1, func(start, end int) {
 		for k := start; k < end; k++ {
-			buckets := make([][]term, nbRanges)
+			var buckets [3][][]term
+			for m := range buckets {
+				buckets[m] = make([][]term, nbRanges)
+			}
 			row := uint32(firstRow[k])
 			var c constraint.R1C
 			for _, inst := range insts[k*chunk : min((k+1)*chunk, len(insts))] {
@@ -93,12 +108,14 @@ func collectTerms(sys *constraint.System, nbWires int) (*terms, error) {
 							return
 						}
 						r := w / span
-						buckets[r] = append(buckets[r], term{wire: tm.VID, row: row, coeff: uint32(m)<<matrixShift | tm.CID})
+						buckets[m][r] = append(buckets[m][r], term{wire: tm.VID, row: row, coeff: uint32(m)<<matrixShift | tm.CID})
 					}
 				}
 				row++
 			}
-			t.byChunk[k] = buckets
+			for m := range buckets {
+				t.byChunk[m][k] = buckets[m]
+			}
 		}
 	})
 	for _, err := range errs {
@@ -191,4 +208,14 @@ func newKLayout(nbWires, nbPublicVars int, commitments constraint.Groth16Commitm
 		}
 	}
 	return l, nil
+}
+
+// wires is the inverse of dest: the wire of each K scalar, in the
+// concatenated order (vk.G1.K, pk.G1.K, the commitments').
+func (l *kLayout) wires() []uint32 {
+	w := make([]uint32, len(l.dest))
+	for j, d := range l.dest {
+		w[d] = uint32(j)
+	}
+	return w
 }

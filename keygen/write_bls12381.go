@@ -22,53 +22,94 @@ func init() {
 	})
 }
 
-// writeRawPKBLS12381 writes gnark v0.16.3's pk.WriteRawTo bytes
-// (backend/groth16/bls12-381/marshal.go's writeTo, raw): the domain, then
-// through gnark-crypto's raw encoder each field in gnark's order, except
-// that the point slices are encoded over all cores (rawSlice): gnark's
-// encoder converts and writes one point at a time, a 2^25 key's 5.5 GiB
-// on one core.
+// writeRawPKBLS12381 writes an in-memory key through pkWriterBLS12381, each
+// slice copied into its chunks.
 func writeRawPKBLS12381(w io.Writer, pk *groth16bls12381.ProvingKey) (int64, error) {
+	pw := newPKWriterBLS12381(w, pk, chunkBytes)
+	for _, s := range [][]bls12381.G1Affine{pk.G1.A, pk.G1.B, pk.G1.Z, pk.G1.K} {
+		if err := pw.g1(len(s), copyFrom(s)); err != nil {
+			return pw.cw.n, err
+		}
+	}
+	if err := pw.g2(len(pk.G2.B), copyFrom(pk.G2.B)); err != nil {
+		return pw.cw.n, err
+	}
+	err := pw.end()
+	return pw.cw.n, err
+}
+
+// pkWriterBLS12381 is a pkOutBLS12381 that writes gnark v0.16.3's
+// pk.WriteRawTo bytes (backend/groth16/bls12-381/marshal.go's writeTo, raw) as
+// the key is computed: the domain (its tables flag set, as gnark's Setup
+// writes it: writeDomainWithTables), then through gnark-crypto's raw
+// encoder each field in gnark's order, the point slices chunk by chunk
+// over all cores (pointStream): gnark's encoder converts and writes one
+// point at a time, a 2^25 key's 5.5 GiB on one core. It reads pk's other
+// fields as pkOut's contract has them set.
+type pkWriterBLS12381 struct {
+	pk   *groth16bls12381.ProvingKey
+	cw   *countingWriter
+	enc  *bls12381.Encoder
+	g1s  *pointStream[bls12381.G1Affine]
+	g2s  *pointStream[bls12381.G2Affine]
+	next int // G1 slices written
+}
+
+// newPKWriterBLS12381 writes pk to w, with point chunks of about budget bytes.
+func newPKWriterBLS12381(w io.Writer, pk *groth16bls12381.ProvingKey, budget int) *pkWriterBLS12381 {
 	cw := &countingWriter{w: w}
-	if err := writeDomainWithTables(cw, &pk.Domain, fr.Bytes); err != nil {
-		return cw.n, err
+	return &pkWriterBLS12381{
+		pk: pk, cw: cw, enc: bls12381.NewEncoder(cw, bls12381.RawEncoding()),
+		g1s: newPointStream(cw, bls12381.SizeOfG1AffineUncompressed, budget, func(dst []byte, p *bls12381.G1Affine) {
+			r := p.RawBytes()
+			copy(dst, r[:])
+		}),
+		g2s: newPointStream(cw, bls12381.SizeOfG2AffineUncompressed, budget, func(dst []byte, p *bls12381.G2Affine) {
+			r := p.RawBytes()
+			copy(dst, r[:])
+		}),
 	}
-	enc := bls12381.NewEncoder(cw, bls12381.RawEncoding())
-	encode := func(v any) error { return enc.Encode(v) }
-	g1 := func(s []bls12381.G1Affine) func() error {
-		return func() error {
-			return rawSlice(cw, len(s), bls12381.SizeOfG1AffineUncompressed, func(i int, b []byte) {
-				r := s[i].RawBytes()
-				copy(b, r[:])
-			})
+}
+
+func (w *pkWriterBLS12381) values(vs ...any) error {
+	for _, v := range vs {
+		if err := w.enc.Encode(v); err != nil {
+			return err
 		}
 	}
-	g2 := func(s []bls12381.G2Affine) func() error {
-		return func() error {
-			return rawSlice(cw, len(s), bls12381.SizeOfG2AffineUncompressed, func(i int, b []byte) {
-				r := s[i].RawBytes()
-				copy(b, r[:])
-			})
+	return nil
+}
+
+func (w *pkWriterBLS12381) g1(n int, fill func(dst []bls12381.G1Affine, start int) error) error {
+	if w.next == 0 {
+		if err := writeDomainWithTables(w.cw, &w.pk.Domain, fr.Bytes); err != nil {
+			return err
+		}
+		if err := w.values(&w.pk.G1.Alpha, &w.pk.G1.Beta, &w.pk.G1.Delta); err != nil {
+			return err
 		}
 	}
-	value := func(v any) func() error { return func() error { return encode(v) } }
-	for _, write := range []func() error{
-		value(&pk.G1.Alpha), value(&pk.G1.Beta), value(&pk.G1.Delta),
-		g1(pk.G1.A), g1(pk.G1.B), g1(pk.G1.Z), g1(pk.G1.K),
-		value(&pk.G2.Beta), value(&pk.G2.Delta),
-		g2(pk.G2.B),
-		value(uint64(len(pk.InfinityA))), value(pk.NbInfinityA), value(pk.NbInfinityB),
-		value(pk.InfinityA), value(pk.InfinityB),
-		value(uint32(len(pk.CommitmentKeys))),
-	} {
-		if err := write(); err != nil {
-			return cw.n, err
-		}
+	w.next++
+	return w.g1s.slice(n, fill)
+}
+
+func (w *pkWriterBLS12381) g2(n int, fill func(dst []bls12381.G2Affine, start int) error) error {
+	if err := w.values(&w.pk.G2.Beta, &w.pk.G2.Delta); err != nil {
+		return err
+	}
+	return w.g2s.slice(n, fill)
+}
+
+func (w *pkWriterBLS12381) end() error {
+	pk := w.pk
+	if err := w.values(uint64(len(pk.InfinityA)), pk.NbInfinityA, pk.NbInfinityB,
+		pk.InfinityA, pk.InfinityB, uint32(len(pk.CommitmentKeys))); err != nil {
+		return err
 	}
 	for i := range pk.CommitmentKeys {
-		if _, err := pk.CommitmentKeys[i].WriteRawTo(cw); err != nil {
-			return cw.n, err
+		if _, err := pk.CommitmentKeys[i].WriteRawTo(w.cw); err != nil {
+			return err
 		}
 	}
-	return cw.n, nil
+	return nil
 }

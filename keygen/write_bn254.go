@@ -22,53 +22,94 @@ func init() {
 	})
 }
 
-// writeRawPKBN254 writes gnark v0.16.3's pk.WriteRawTo bytes
-// (backend/groth16/bn254/marshal.go's writeTo, raw): the domain, then
-// through gnark-crypto's raw encoder each field in gnark's order, except
-// that the point slices are encoded over all cores (rawSlice): gnark's
-// encoder converts and writes one point at a time, a 2^25 key's 5.5 GiB
-// on one core.
+// writeRawPKBN254 writes an in-memory key through pkWriterBN254, each
+// slice copied into its chunks.
 func writeRawPKBN254(w io.Writer, pk *groth16bn254.ProvingKey) (int64, error) {
+	pw := newPKWriterBN254(w, pk, chunkBytes)
+	for _, s := range [][]bn254.G1Affine{pk.G1.A, pk.G1.B, pk.G1.Z, pk.G1.K} {
+		if err := pw.g1(len(s), copyFrom(s)); err != nil {
+			return pw.cw.n, err
+		}
+	}
+	if err := pw.g2(len(pk.G2.B), copyFrom(pk.G2.B)); err != nil {
+		return pw.cw.n, err
+	}
+	err := pw.end()
+	return pw.cw.n, err
+}
+
+// pkWriterBN254 is a pkOutBN254 that writes gnark v0.16.3's
+// pk.WriteRawTo bytes (backend/groth16/bn254/marshal.go's writeTo, raw) as
+// the key is computed: the domain (its tables flag set, as gnark's Setup
+// writes it: writeDomainWithTables), then through gnark-crypto's raw
+// encoder each field in gnark's order, the point slices chunk by chunk
+// over all cores (pointStream): gnark's encoder converts and writes one
+// point at a time, a 2^25 key's 5.5 GiB on one core. It reads pk's other
+// fields as pkOut's contract has them set.
+type pkWriterBN254 struct {
+	pk   *groth16bn254.ProvingKey
+	cw   *countingWriter
+	enc  *bn254.Encoder
+	g1s  *pointStream[bn254.G1Affine]
+	g2s  *pointStream[bn254.G2Affine]
+	next int // G1 slices written
+}
+
+// newPKWriterBN254 writes pk to w, with point chunks of about budget bytes.
+func newPKWriterBN254(w io.Writer, pk *groth16bn254.ProvingKey, budget int) *pkWriterBN254 {
 	cw := &countingWriter{w: w}
-	if err := writeDomainWithTables(cw, &pk.Domain, fr.Bytes); err != nil {
-		return cw.n, err
+	return &pkWriterBN254{
+		pk: pk, cw: cw, enc: bn254.NewEncoder(cw, bn254.RawEncoding()),
+		g1s: newPointStream(cw, bn254.SizeOfG1AffineUncompressed, budget, func(dst []byte, p *bn254.G1Affine) {
+			r := p.RawBytes()
+			copy(dst, r[:])
+		}),
+		g2s: newPointStream(cw, bn254.SizeOfG2AffineUncompressed, budget, func(dst []byte, p *bn254.G2Affine) {
+			r := p.RawBytes()
+			copy(dst, r[:])
+		}),
 	}
-	enc := bn254.NewEncoder(cw, bn254.RawEncoding())
-	encode := func(v any) error { return enc.Encode(v) }
-	g1 := func(s []bn254.G1Affine) func() error {
-		return func() error {
-			return rawSlice(cw, len(s), bn254.SizeOfG1AffineUncompressed, func(i int, b []byte) {
-				r := s[i].RawBytes()
-				copy(b, r[:])
-			})
+}
+
+func (w *pkWriterBN254) values(vs ...any) error {
+	for _, v := range vs {
+		if err := w.enc.Encode(v); err != nil {
+			return err
 		}
 	}
-	g2 := func(s []bn254.G2Affine) func() error {
-		return func() error {
-			return rawSlice(cw, len(s), bn254.SizeOfG2AffineUncompressed, func(i int, b []byte) {
-				r := s[i].RawBytes()
-				copy(b, r[:])
-			})
+	return nil
+}
+
+func (w *pkWriterBN254) g1(n int, fill func(dst []bn254.G1Affine, start int) error) error {
+	if w.next == 0 {
+		if err := writeDomainWithTables(w.cw, &w.pk.Domain, fr.Bytes); err != nil {
+			return err
+		}
+		if err := w.values(&w.pk.G1.Alpha, &w.pk.G1.Beta, &w.pk.G1.Delta); err != nil {
+			return err
 		}
 	}
-	value := func(v any) func() error { return func() error { return encode(v) } }
-	for _, write := range []func() error{
-		value(&pk.G1.Alpha), value(&pk.G1.Beta), value(&pk.G1.Delta),
-		g1(pk.G1.A), g1(pk.G1.B), g1(pk.G1.Z), g1(pk.G1.K),
-		value(&pk.G2.Beta), value(&pk.G2.Delta),
-		g2(pk.G2.B),
-		value(uint64(len(pk.InfinityA))), value(pk.NbInfinityA), value(pk.NbInfinityB),
-		value(pk.InfinityA), value(pk.InfinityB),
-		value(uint32(len(pk.CommitmentKeys))),
-	} {
-		if err := write(); err != nil {
-			return cw.n, err
-		}
+	w.next++
+	return w.g1s.slice(n, fill)
+}
+
+func (w *pkWriterBN254) g2(n int, fill func(dst []bn254.G2Affine, start int) error) error {
+	if err := w.values(&w.pk.G2.Beta, &w.pk.G2.Delta); err != nil {
+		return err
+	}
+	return w.g2s.slice(n, fill)
+}
+
+func (w *pkWriterBN254) end() error {
+	pk := w.pk
+	if err := w.values(uint64(len(pk.InfinityA)), pk.NbInfinityA, pk.NbInfinityB,
+		pk.InfinityA, pk.InfinityB, uint32(len(pk.CommitmentKeys))); err != nil {
+		return err
 	}
 	for i := range pk.CommitmentKeys {
-		if _, err := pk.CommitmentKeys[i].WriteRawTo(cw); err != nil {
-			return cw.n, err
+		if _, err := pk.CommitmentKeys[i].WriteRawTo(w.cw); err != nil {
+			return err
 		}
 	}
-	return cw.n, nil
+	return nil
 }

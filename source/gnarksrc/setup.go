@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/constraint"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
@@ -43,12 +44,17 @@ func SetupOn(id curve.ID, name string, n int, dir string) (SetupInfo, error) {
 
 // SetupLogged is SetupOn telling log, when not nil, as each phase ends:
 // "compile", "write circuit.r1cs", keygen.Setup's phases
-// (keygen.WithPhaseLog), then "write" and each other file's name, always
-// from the calling goroutine.
+// (keygen.WithPhaseLog: the proving key is written as its points are
+// computed, keygen.SetupTo, so each query's phase includes its share of
+// the file), then "write" and each other file's name, always from the
+// calling goroutine.
 //
-// opts go to keygen.Setup after its phase log and
-// keygen.WithoutDomainTables: keygen.WithFixedBase puts the fixed-base
-// products on a GPU.
+// The proving key is streamed into its file, never whole in memory: the
+// setup's peak is the compiled circuit, its terms and one query's scalars
+// (keygen.SetupTo), well below the key's size.
+//
+// opts go to keygen.SetupTo after its phase log: keygen.WithFixedBase
+// puts the fixed-base products on a GPU.
 func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase string, elapsed time.Duration), opts ...keygen.Option) (SetupInfo, error) {
 	if log == nil {
 		log = func(string, time.Duration) {}
@@ -62,28 +68,30 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 	}
 	out := stages.Dir(dir)
 	// circuit.r1cs first, while the heap holds the circuit and little
-	// else: gnark's encoder (CBOR, one core) builds the whole file in
-	// memory, several times its size, a transient that beside the proving
-	// key's write was the setup's peak (+355 MB of 1.9 GB, bits at 3.9M
-	// constraints). keygen.Setup collects its garbage as it starts.
+	// else: gnark's encoder builds the whole file in memory, a transient
+	// that beside the keys' buffers would add to the setup's peak.
+	// keygen collects its garbage as it starts.
 	start := time.Now()
 	if _, err := out.WriteStream(R1CSFile, func(w io.Writer) error { _, err := ccs.WriteTo(w); return err }); err != nil {
 		return SetupInfo{}, fmt.Errorf("encode %s: %w", R1CSFile, err)
 	}
 	log("write "+R1CSFile, time.Since(start))
-	// the key is written and dropped: its domain's FFT tables (128 B a
-	// domain point, 16 GiB at 2^27) are not built, and the file says they
-	// are, as gnark's Setup's does (keygen.WithoutDomainTables)
-	pk, vk, err := keygen.Setup(ccs, append([]keygen.Option{keygen.WithPhaseLog(log), keygen.WithoutDomainTables()}, opts...)...)
-	if err != nil {
+	var vk groth16.VerifyingKey
+	if _, err := out.WriteStream(PKFile, func(w io.Writer) (err error) {
+		vk, _, err = keygen.SetupTo(w, ccs, append([]keygen.Option{keygen.WithPhaseLog(log)}, opts...)...)
+		start = time.Now()
+		return err
+	}); err != nil {
 		return SetupInfo{}, fmt.Errorf("setup %s: %w", name, err)
 	}
+	// what is left of the proving key's file once keygen is done: its
+	// last buffer and the sync
+	log("write "+PKFile, time.Since(start))
 	meta, _ := json.Marshal(Meta{Builtin: name, Constraints: n, R1CSConstraints: ccs.GetNbConstraints(), Curve: id.String()})
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer) error
 	}{
-		{PKFile, func(w io.Writer) error { _, err := keygen.WriteRawProvingKey(w, pk); return err }},
 		{VKFile, func(w io.Writer) error { _, err := vk.WriteTo(w); return err }},
 		{MetaFile, func(w io.Writer) error { _, err := w.Write(meta); return err }},
 	} {
