@@ -147,7 +147,10 @@ func newCircomTerms(r *circomsrc.R1CS, special [4]proofdata.Scalar) (*circomTerm
 	nbRanges := 4 * workers
 	span := max(1, (nbWires+nbRanges-1)/nbRanges)
 	nbRanges = (nbWires + span - 1) / span
-	buckets := make([][]term, nbRanges)
+	var buckets [3][][]term // by matrix, then wire range
+	for m := range buckets {
+		buckets[m] = make([][]term, nbRanges)
+	}
 	add := func(m, row int, t circomsrc.Term) error {
 		id, ok := ids[t.Value]
 		if !ok {
@@ -162,7 +165,7 @@ func newCircomTerms(r *circomsrc.R1CS, special [4]proofdata.Scalar) (*circomTerm
 			return nil // no term: snarkjs's sums skip nothing, but 0·P adds nothing
 		}
 		w := int(t.Wire)
-		buckets[w/span] = append(buckets[w/span], term{wire: t.Wire, row: uint32(row), coeff: uint32(m)<<matrixShift | id})
+		buckets[m][w/span] = append(buckets[m][w/span], term{wire: t.Wire, row: uint32(row), coeff: uint32(m)<<matrixShift | id})
 		return nil
 	}
 	for k := range r.Constraints {
@@ -180,6 +183,9 @@ func newCircomTerms(r *circomsrc.R1CS, special [4]proofdata.Scalar) (*circomTerm
 			return nil, err
 		}
 	}
-	ct.tm = &terms{byChunk: [][][]term{buckets}, span: span, nbRanges: nbRanges, rows: ct.rows}
+	ct.tm = &terms{span: span, nbRanges: nbRanges, rows: ct.rows}
+	for m := range buckets {
+		ct.tm.byChunk[m] = [][][]term{buckets[m]}
+	}
 	return ct, nil
 }

@@ -5,6 +5,7 @@ package keygen
 import (
 	"fmt"
 	"math/big"
+	"slices"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -60,7 +61,12 @@ func zkeyBLS12381(z *circomsrc.Zkey, ct *circomTerms, clock *phaseClock, o *opti
 
 	L := lagrangeAtBLS12381(&tw.t, &one, &wn, uint64(n), ct.rows)
 	clock.done("lagrange")
-	A, B, C := qapBLS12381(proofdata.Elements[fr.Element](ct.coeffs), ct.tm, L, nbWires)
+	var abc [3][]fr.Element // A_j(τ), B_j(τ), C_j(τ)
+	for m := range abc {
+		abc[m] = make([]fr.Element, nbWires)
+		qapAddBLS12381(abc[m], proofdata.Elements[fr.Element](ct.coeffs), ct.tm, L, m)
+	}
+	A, B, C := abc[matrixA], abc[matrixB], abc[matrixC]
 	clock.done("qap")
 	zeroBLS12381(L)
 	L = nil
@@ -178,7 +184,7 @@ func zkeyPtauBLS12381(z *circomsrc.Zkey, ct *circomTerms, pp *circomsrc.PtauPhas
 	parallelFor(ct.tm.nbRanges, 1, func(start, end int) {
 		var s big.Int
 		for r := start; r < end; r++ {
-			for _, chunk := range ct.tm.byChunk {
+			for _, chunk := range slices.Concat(ct.tm.byChunk[:]...) {
 				for _, t := range chunk[r] {
 					cid, row, w := t.coeff&coeffMask, t.row, t.wire
 					c := &coeffs[cid]

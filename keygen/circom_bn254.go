@@ -5,6 +5,7 @@ package keygen
 import (
 	"fmt"
 	"math/big"
+	"slices"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
@@ -60,7 +61,12 @@ func zkeyBN254(z *circomsrc.Zkey, ct *circomTerms, clock *phaseClock, o *options
 
 	L := lagrangeAtBN254(&tw.t, &one, &wn, uint64(n), ct.rows)
 	clock.done("lagrange")
-	A, B, C := qapBN254(proofdata.Elements[fr.Element](ct.coeffs), ct.tm, L, nbWires)
+	var abc [3][]fr.Element // A_j(τ), B_j(τ), C_j(τ)
+	for m := range abc {
+		abc[m] = make([]fr.Element, nbWires)
+		qapAddBN254(abc[m], proofdata.Elements[fr.Element](ct.coeffs), ct.tm, L, m)
+	}
+	A, B, C := abc[matrixA], abc[matrixB], abc[matrixC]
 	clock.done("qap")
 	zeroBN254(L)
 	L = nil
@@ -178,7 +184,7 @@ func zkeyPtauBN254(z *circomsrc.Zkey, ct *circomTerms, pp *circomsrc.PtauPhase2,
 	parallelFor(ct.tm.nbRanges, 1, func(start, end int) {
 		var s big.Int
 		for r := start; r < end; r++ {
-			for _, chunk := range ct.tm.byChunk {
+			for _, chunk := range slices.Concat(ct.tm.byChunk[:]...) {
 				for _, t := range chunk[r] {
 					cid, row, w := t.coeff&coeffMask, t.row, t.wire
 					c := &coeffs[cid]

@@ -102,6 +102,9 @@ func signedDigits(digits []int32, k [4]uint64, c int) {
 	}
 }
 
+// lagrangeBlock is the rows of L_i(τ) that share one inversion.
+const lagrangeBlock = 256
+
 // zBlock is the block of Z's indices that shares one exponentiation
 // (zScalars: some 400 multiplications, 0.1 a scalar at 2^12).
 const zBlock = 1 << 12

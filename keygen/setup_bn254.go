@@ -170,6 +170,7 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock, o *options, pk *groth16bn254.P
 	if tm.rows != nbConstraints {
 		return nil, fmt.Errorf("%d R1C instructions for %d constraints", tm.rows, nbConstraints)
 	}
+	release() // the buckets' growth
 	clock.done("terms")
 	L := lagrangeBN254(&tw.t, domain, nbConstraints)
 	clock.done("lagrange")
@@ -447,8 +448,11 @@ func lagrangeBN254(t *fr.Element, domain *fft.Domain, m int) []fr.Element {
 //
 // shift 1 and gen ω_N give L_0 … L_{m−1}; shift ω_2n and gen ω_n the odd
 // ones of the domain of 2n (a zkey's H). Each core takes a chunk of k,
-// its xₖ from one exponentiation and its 1/(τ − xₖ) from one batch
-// inversion. τᴺ ≠ 1, or a denominator is zero.
+// its xₖ from one exponentiation, and 1/(τ − xₖ) by Montgomery's batch
+// inversion a block of lagrangeBlock roots (an inversion is some 100
+// multiplications: under half a multiplication a root), in place with two
+// block-sized buffers a core, so that L is the only memory it takes.
+// τᴺ ≠ 1, or a denominator is zero.
 func lagrangeAtBN254(t, shift, gen *fr.Element, N uint64, m int) []fr.Element {
 	L := make([]fr.Element, m)
 	var c, nInv, one fr.Element
@@ -456,22 +460,31 @@ func lagrangeAtBN254(t, shift, gen *fr.Element, N uint64, m int) []fr.Element {
 	nInv.SetUint64(N).Inverse(&nInv)
 	c.Exp(*t, new(big.Int).SetUint64(N)).Sub(&c, &one).Mul(&c, &nInv)
 	parallelFor(m, 1<<12, func(start, end int) {
-		w := make([]fr.Element, end-start) // xₖ, then τ − xₖ
-		var wi fr.Element
-		wi.Exp(*gen, big.NewInt(int64(start))).Mul(&wi, shift)
-		for k := range w {
-			w[k] = wi
-			wi.Mul(&wi, gen)
+		var x, prefix [lagrangeBlock]fr.Element // xₖ; the products of τ − xⱼ before k
+		var xk, acc, inv fr.Element
+		xk.Exp(*gen, big.NewInt(int64(start))).Mul(&xk, shift)
+		for s := start; s < end; s += lagrangeBlock {
+			k := min(lagrangeBlock, end-s)
+			acc.SetOne()
+			for i := range k {
+				x[i] = xk
+				xk.Mul(&xk, gen)
+				L[s+i].Sub(t, &x[i])
+				prefix[i] = acc
+				acc.Mul(&acc, &L[s+i])
+			}
+			acc.Inverse(&acc) // 1/Π(τ − xₖ) over the block
+			for i := k - 1; i >= 0; i-- {
+				inv.Mul(&acc, &prefix[i]) // 1/(τ − xₖ)
+				acc.Mul(&acc, &L[s+i])
+				L[s+i].Mul(&x[i], &inv).Mul(&L[s+i], &c)
+			}
 		}
-		for k := range w {
-			L[start+k].Sub(t, &w[k])
-		}
-		inv := fr.BatchInvert(L[start:end])
-		for k := range w {
-			L[start+k].Mul(&w[k], &inv[k]).Mul(&L[start+k], &c)
-		}
-		zeroBN254(w)
-		zeroBN254(inv)
+		clear(x[:])
+		clear(prefix[:])
+		xk.SetZero()
+		acc.SetZero()
+		inv.SetZero()
 	})
 	c.SetZero()
 	return L

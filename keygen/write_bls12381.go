@@ -94,6 +94,7 @@ func (w *pkWriterBLS12381) g1(n int, fill func(dst []bls12381.G1Affine, start in
 }
 
 func (w *pkWriterBLS12381) g2(n int, fill func(dst []bls12381.G2Affine, start int) error) error {
+	w.g1s.bufs = [2][]bls12381.G1Affine{} // the G1 slices are written
 	if err := w.values(&w.pk.G2.Beta, &w.pk.G2.Delta); err != nil {
 		return err
 	}

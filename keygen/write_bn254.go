@@ -94,6 +94,7 @@ func (w *pkWriterBN254) g1(n int, fill func(dst []bn254.G1Affine, start int) err
 }
 
 func (w *pkWriterBN254) g2(n int, fill func(dst []bn254.G2Affine, start int) error) error {
+	w.g1s.bufs = [2][]bn254.G1Affine{} // the G1 slices are written
 	if err := w.values(&w.pk.G2.Beta, &w.pk.G2.Delta); err != nil {
 		return err
 	}
