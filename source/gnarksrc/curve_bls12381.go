@@ -35,6 +35,12 @@ func init() {
 		nbCommitments: nbCommitmentsBLS12381,
 		readPK:        readPKBLS12381,
 		compressed:    compressedBLS12381,
+		newR1CS: func() r1csTarget {
+			r := &cs.R1CS{}
+			return r1csTarget{ccs: r, sys: &r.System, setCoeffs: func(raw []byte, n int) {
+				r.Coefficients = decodeCoefficients[fr.Element](raw, n)
+			}}
+		},
 		// gnark's default hash-to-field over BLS12-381's Fr (its prover's and verifier's)
 		defaultHash: func() hash.Hash { return hash_to_field.New([]byte(constraint.CommitmentDst)) },
 	}

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/consensys/gnark/backend/groth16"
@@ -153,6 +154,9 @@ type gnarkCurveFuncs struct {
 	// compressed is gnark-crypto's isCompressed: whether a point whose
 	// first byte is msb is in the compressed encoding (layout).
 	compressed func(msb byte) bool
+	// newR1CS is an empty R1CS of the curve, as groth16.NewCS makes it,
+	// for readR1CS (r1csload.go).
+	newR1CS func() r1csTarget
 }
 
 var gnarkCurves [curve.Count]gnarkCurveFuncs
@@ -189,12 +193,18 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 		id, err = r1csCurve(r, size)
 		return err
 	}
-	readR1CS := func(r io.Reader) (int64, error) {
+	// a regular file's sections are decoded over all cores (readR1CS,
+	// r1csload.go); a pipe's by gnark's ReadFrom, as its bytes come
+	readR1CSAt := func(r io.ReaderAt, size int64, read *atomic.Int64) (err error) {
+		ccs, err = readR1CS(r, size, id, read)
+		return err
+	}
+	readR1CSStream := func(r io.Reader) (int64, error) {
 		ccs = groth16.NewCS(id.ECC())
 		return ccs.ReadFrom(r)
 	}
 	// the r1cs is decoded into memory: no larger than the machine's
-	if err := readFile(filepath.Join(dir, R1CSFile), "constraint system", boundedread.MachineMemory(), o, checkR1CS, readR1CS); err != nil {
+	if err := readFileAt(filepath.Join(dir, R1CSFile), "constraint system", boundedread.MachineMemory(), o, checkR1CS, readR1CSAt, readR1CSStream); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	fp := id.Params().FpBytes

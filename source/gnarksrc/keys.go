@@ -104,6 +104,16 @@ func checkInfinity(ccs constraint.ConstraintSystem, nbWires int, infinityA, infi
 // (a pipe is read whole first, within limit, and walked in memory); and
 // after decoding, the file must end where the decoder stopped.
 func readFile(path, what string, limit int64, o Options, check func(r io.ReaderAt, size int64) error, read func(r io.Reader) (int64, error)) error {
+	return readFileAt(path, what, limit, o, check, nil, read)
+}
+
+// readFileAt is readFile with readAt, which decodes a regular file (after
+// check) from its offsets in place of read (a pipe's reader still),
+// adding the bytes it has read to its counter for the progress lines. It
+// must decode every byte of the file or fail: no trailing-bytes check
+// follows it.
+func readFileAt(path, what string, limit int64, o Options, check func(r io.ReaderAt, size int64) error,
+	readAt func(r io.ReaderAt, size int64, read *atomic.Int64) error, read func(r io.Reader) (int64, error)) error {
 	// the deadline is of waiting for the file, not of decoding it: a
 	// compressed key's square roots take what the machine needs
 	bo := o.load()
@@ -129,6 +139,14 @@ func readFile(path, what string, limit int64, o Options, check func(r io.ReaderA
 				return struct{}{}, fmt.Errorf("%s: %w", path, err)
 			}
 			in = bytes.NewReader(data)
+		}
+		if readAt != nil && f.Size() >= 0 {
+			cr := &countingReader{}
+			defer reportLoad(o, path, f.Size(), cr)()
+			if err := readAt(f, f.Size(), &cr.n); err != nil {
+				return struct{}{}, fmt.Errorf("read %s: %w", path, err)
+			}
+			return struct{}{}, nil
 		}
 		br := bufio.NewReaderSize(in, 1<<20)
 		cr := &countingReader{r: br}
