@@ -222,7 +222,7 @@ func (g *gnarkBLS12381) checkKeys(commits constraint.Groth16Commitments) error {
 	if want := nbSecret + ccs.GetNbInternalVariables() - nbPrivateCommitted - len(commits); nbK != want {
 		return fmt.Errorf("%s: proving key has %d private (K) points, %s has %d private wires: not of one circuit", PKFile, nbK, R1CSFile, want)
 	}
-	if err := checkInfinity(ccs, nbWires, pk.InfinityA, pk.InfinityB); err != nil {
+	if err := checkInfinity(&ccs.System, nbWires, pk.InfinityA, pk.InfinityB); err != nil {
 		return err
 	}
 	if len(pk.CommitmentKeys) != len(commits) {

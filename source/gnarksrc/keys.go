@@ -65,30 +65,51 @@ func checkWires(ccs constraint.ConstraintSystem, infA, infB int, domainSize uint
 }
 
 // checkInfinity checks that InfinityA[i] (B) is set exactly when wire i is
-// absent from the r1cs's A (B) matrix.
-func checkInfinity(ccs constraint.ConstraintSystem, nbWires int, infinityA, infinityB []bool) error {
-	r1cs, ok := ccs.(interface{ GetR1CIterator() constraint.R1CIterator })
-	if !ok {
-		return fmt.Errorf("%s: a %T, not an R1CS", R1CSFile, ccs)
+// absent from the r1cs's A (B) matrix. The R1C instructions are decoded
+// over all cores (a 2^27 circuit's were some 4 s on one), each marking
+// the wires it uses in two bitsets.
+func checkInfinity(sys *constraint.System, nbWires int, infinityA, infinityB []bool) error {
+	isR1C := make([]bool, len(sys.Blueprints))
+	for i, b := range sys.Blueprints {
+		_, isR1C[i] = b.(constraint.BlueprintR1C)
 	}
-	inA, inB := make([]bool, nbWires), make([]bool, nbWires)
-	it := r1cs.GetR1CIterator()
-	for c := it.Next(); c != nil; c = it.Next() {
-		for _, t := range c.L {
-			if t.CoeffID() != constraint.CoeffIdZero && t.WireID() < nbWires {
-				inA[t.WireID()] = true
-			}
-		}
-		for _, t := range c.R {
-			if t.CoeffID() != constraint.CoeffIdZero && t.WireID() < nbWires {
-				inB[t.WireID()] = true
+	inA, inB := make([]uint64, (nbWires+63)/64), make([]uint64, (nbWires+63)/64)
+	mark := func(set []uint64, le constraint.LinearExpression) {
+		for _, t := range le {
+			if w := t.WireID(); t.CoeffID() != constraint.CoeffIdZero && w < nbWires {
+				if bit := uint64(1) << (w % 64); atomic.LoadUint64(&set[w/64])&bit == 0 {
+					atomic.OrUint64(&set[w/64], bit)
+				}
 			}
 		}
 	}
-	for i := range nbWires {
-		if infinityA[i] == inA[i] || infinityB[i] == inB[i] {
-			return fmt.Errorf("%s and %s disagree on which wires the A and B matrices use (wire %d): not of one circuit", R1CSFile, PKFile, i)
+	forRanges(len(sys.Instructions), 1<<14, func(lo, hi int) {
+		var c constraint.R1C
+		for _, inst := range sys.Instructions[lo:hi] {
+			if int(inst.BlueprintID) >= len(isR1C) || !isR1C[inst.BlueprintID] {
+				continue
+			}
+			sys.Blueprints[inst.BlueprintID].(constraint.BlueprintR1C).DecompressR1C(&c, inst.Unpack(sys))
+			mark(inA, c.L)
+			mark(inB, c.R)
 		}
+	})
+	var bad atomic.Int64
+	bad.Store(int64(nbWires))
+	forRanges(nbWires, 1<<16, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if infinityA[i] == (inA[i/64]>>(i%64)&1 == 1) || infinityB[i] == (inB[i/64]>>(i%64)&1 == 1) {
+				for {
+					b := bad.Load()
+					if int64(i) >= b || bad.CompareAndSwap(b, int64(i)) {
+						return
+					}
+				}
+			}
+		}
+	})
+	if i := bad.Load(); i < int64(nbWires) {
+		return fmt.Errorf("%s and %s disagree on which wires the A and B matrices use (wire %d): not of one circuit", R1CSFile, PKFile, i)
 	}
 	return nil
 }
