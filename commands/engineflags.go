@@ -136,13 +136,17 @@ func engineOptions(c *cli.Context, out string) (engine.Options, error) {
 	if err != nil {
 		return engine.Options{}, err
 	}
+	bases, err := gpu.ParseBasesPlace(c.String("cuda-bases"))
+	if err != nil {
+		return engine.Options{}, fmt.Errorf("--cuda-bases: %w", err)
+	}
 	o := engine.Options{
 		Device: c.String("device"), BG2Device: c.String("bg2-device"),
 		MSMTasks: c.Int("msm-tasks"), FFTTasks: c.Int("fft-tasks"), ShareCores: c.Bool("share-cores"),
 		CPUHeavyOps: c.Int("cpu-heavy-ops"),
 		CUDA: engine.CUDAOptions{Lib: c.String("cuda-lib"), Config: cudaConfigFromEnv(), Devices: devices, AllDevices: all,
 			PinnedMiB: pinned, Lanes: c.Int("cuda-lanes"), ClassifyWorkers: c.Int("cuda-classify-workers"), MSMTableMiB: tables,
-			ComputeStreams: c.Int("cuda-compute-streams")},
+			ComputeStreams: c.Int("cuda-compute-streams"), Bases: bases},
 		Shapes:       map[string]stages.Shape{},
 		TailMSMBatch: c.Int("tail-msm-batch"),
 		FixedShape:   !c.Bool("adapt-shape"), AdaptEvery: c.Duration("adapt-every"),
@@ -247,6 +251,8 @@ func cudaFlags() []cli.Flag {
 			Usage: "goroutines that classify one job's queries into the pinned buffers, shared by its queries, each taking parts of at least 65536 scalars (1: one a query, as before parts)"},
 		&cli.StringFlag{Name: "cuda-msm-tables", Value: "auto", Category: "compute", EnvVars: env("cuda-msm-tables"),
 			Usage: "device memory one circuit's precomputed MSM tables may take (each base's multiples for every window, built at load: faster MSMs for about 16× the bases' memory): a size such as 8GiB, off, or auto (32GiB, off under --device-budget)"},
+		&cli.StringFlag{Name: "cuda-bases", Value: "auto", Category: "compute", EnvVars: env("cuda-bases"),
+			Usage: "where a circuit's bases live between proofs: device (uploaded once at load), host (pinned host memory, streamed to the GPU in pieces for every proof, as on a card smaller than the key), or auto (device where the key and one job fit, else host)"},
 		&cli.IntFlag{Name: "cuda-compute-streams", Value: 2, Category: "compute", EnvVars: env("cuda-compute-streams"),
 			Usage: "device operations (MSMs, batch-additions, H) that run at once on each GPU, each on its own stream with its own scratch: one job's H beside another's tail MSMs, and a job's A, B1 and K tail MSMs side by side (1: one at a time)"},
 	}

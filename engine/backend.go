@@ -137,6 +137,10 @@ func openCUDA(o CUDAOptions) (*gpu.CUDA, string, error) {
 	if o.ComputeStreams > 0 {
 		opts = append(opts, gpu.WithComputeStreams(o.ComputeStreams))
 	}
+	opts = append(opts, gpu.WithBases(o.Bases))
+	if o.StreamPiece > 0 {
+		opts = append(opts, gpu.WithStreamPiece(o.StreamPiece))
+	}
 	c, err := gpu.OpenCUDA(o.Lib, opts...)
 	if err != nil {
 		return nil, "", err

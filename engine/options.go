@@ -128,6 +128,14 @@ type CUDAOptions struct {
 	// H) run at once on each GPU, each on a stream of its own; 0 means 2,
 	// 1 serialises them.
 	ComputeStreams int
+	// Bases says where each circuit's bases live between proofs
+	// (gpu.WithBases): on the GPU, in pinned host memory streamed to it in
+	// pieces for every proof (a key larger than the card), or auto, the
+	// zero value: on the GPU where the key and one job fit.
+	Bases gpu.BasesPlace
+	// StreamPiece is the points of one streamed piece (gpu.WithStreamPiece);
+	// 0 means gpu.DefaultStreamPiece.
+	StreamPiece int
 }
 
 // MemoryOptions are the memory governor's budgets.

@@ -370,6 +370,9 @@ func (c *CPU) DeviceMemory() (free, total int64) { return 0, 0 }
 // PinnedBytes is 0: the CPU pins nothing.
 func (c *CPU) PinnedBytes() int { return 0 }
 
+// PinnedKeyBytes is 0: a key stays in ordinary host memory.
+func (c *CPU) PinnedKeyBytes(*proofdata.Key) int64 { return 0 }
+
 // PinnedSlots is 0, 0: nothing is staged through pinned buffers.
 func (c *CPU) PinnedSlots() (slot, slots int) { return 0, 0 }
 

@@ -30,6 +30,15 @@ func g1Query(s *proofdata.G1Sums, i int) *proofdata.Point {
 // points overlap their sorts and reductions).
 func (c *CUDA) tails(ctx context.Context, r *cudaResident, sts []*cudaStaged) ([]proofdata.G1Sums, error) {
 	out := make([]proofdata.G1Sums, len(sts))
+	if r.streamed {
+		for j, st := range sts {
+			if st.tails == nil {
+				return out, fmt.Errorf("cuda: the tails of streamed bases run in batch-addition (BatchAddG1), which has not run")
+			}
+			out[j] = *st.tails
+		}
+		return out, ctx.Err()
+	}
 	bases := [3]uintptr{r.a, r.b1, r.k}
 	names := [3]string{"A", "B", "K"}
 	var errs [3]error

@@ -128,3 +128,15 @@ func (cudaBLS12381) onesG2(f *cudaFns, bases uintptr, q *cudaQuery, s uintptr) (
 	p, err := ones[xyzz2BLS12381, bls12381.G2Jac](f.onesG2, zkCurveBLS12381, "ones g2", bases, q, s)
 	return &p, err
 }
+
+func (cudaBLS12381) addG1(a, b proofdata.Point) proofdata.Point {
+	r := *a.(*bls12381.G1Jac)
+	r.AddAssign(b.(*bls12381.G1Jac))
+	return &r
+}
+
+func (cudaBLS12381) addG2(a, b proofdata.Point) proofdata.Point {
+	r := *a.(*bls12381.G2Jac)
+	r.AddAssign(b.(*bls12381.G2Jac))
+	return &r
+}

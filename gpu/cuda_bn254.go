@@ -128,3 +128,15 @@ func (cudaBN254) onesG2(f *cudaFns, bases uintptr, q *cudaQuery, s uintptr) (pro
 	p, err := ones[xyzz2BN254, bn254.G2Jac](f.onesG2, zkCurveBN254, "ones g2", bases, q, s)
 	return &p, err
 }
+
+func (cudaBN254) addG1(a, b proofdata.Point) proofdata.Point {
+	r := *a.(*bn254.G1Jac)
+	r.AddAssign(b.(*bn254.G1Jac))
+	return &r
+}
+
+func (cudaBN254) addG2(a, b proofdata.Point) proofdata.Point {
+	r := *a.(*bn254.G2Jac)
+	r.AddAssign(b.(*bn254.G2Jac))
+	return &r
+}

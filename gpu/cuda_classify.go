@@ -71,6 +71,14 @@ func (c *CUDA) TransferClassify(ctx context.Context, res proofdata.Resident, v *
 	} else {
 		qs = append(qs, pinnedQuery{sel: selB, dev: &st.q[1], host: &v.QB})
 	}
+	if r.streamed {
+		for i := range qs {
+			qs[i].piece = c.streamPiece
+		}
+		if hostB {
+			st.q[1].cuts = cutsOf(v.QB.Idx, v.QB.Len, c.streamPiece)
+		}
+	}
 	if err := c.classifyQueries(ctx, st, r.one, w, v.Tail, qs); err != nil {
 		c.freeStaged(st)
 		return nil, err
@@ -88,6 +96,9 @@ type pinnedQuery struct {
 	dev  *cudaQuery
 	host *proofdata.Query
 	room int // the significant scalars dev's values and indexes hold
+	// piece: the points of a streamed piece of the query's bases, whose
+	// significant scalars classifyInto counts (cudaQuery.cuts); 0: not streamed
+	piece int
 }
 
 // classifyQueries allocates each query's device buffers (its bitmap, and
@@ -174,6 +185,10 @@ func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, one proofdata.Scal
 		return e.err("upload", c.fn.h2dAsync(dst, src, uint64(bytes), l.stream, e.p()))
 	}
 	var parts []proofdata.ClassifyPart
+	var counts []int // significant scalars a streamed piece
+	if q.piece > 0 {
+		counts = make([]int, piecesOf(n, q.piece))
+	}
 	k, ones := 0, 0
 	for i, lo := 0, 0; lo < n; i, lo = i+1, lo+per {
 		if err := ctx.Err(); err != nil {
@@ -198,6 +213,9 @@ func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, one proofdata.Scal
 			err = errors.Join(err,
 				h2d(q.dev.vals+uintptr(proofdata.ScalarBytes*k), unsafe.Pointer(&vals[off]), proofdata.ScalarBytes*p.K),
 				h2d(q.dev.idx+uintptr(4*k), unsafe.Pointer(&idx[off]), 4*p.K))
+			if counts != nil {
+				countPieces(counts, idx[off:off+p.K], q.piece)
+			}
 			k, ones = k+p.K, ones+p.NumOnes
 		}
 		if err != nil {
@@ -208,6 +226,9 @@ func (c *CUDA) classifyInto(ctx context.Context, l *cudaLane, one proofdata.Scal
 		return err
 	}
 	q.dev.len, q.dev.nvals = n, k
+	if counts != nil {
+		q.dev.cuts = pieceCuts(counts)
+	}
 	*q.host = proofdata.Query{Len: n, NumOnes: ones, Dense: k == n}
 	if k == n {
 		q.dev.idx = 0 // dense: the bases as they are (the buffer is freed with the rest)

@@ -41,6 +41,8 @@ type CUDA struct {
 	classifyWorkers int            // goroutines classifying one job's queries (WithClassifyWorkers; 0: GOMAXPROCS)
 	tableBudget     int64          // device bytes one key's MSM tables may take (cuda_table.go)
 	tableMin        int            // the fewest bases a set needs for a table
+	basesPlace      BasesPlace     // where keys' bases live (cuda_streamed.go)
+	streamPiece     int            // points of one streamed piece
 	fixedBaseWindow int32          // zk_fixed_base's window bits (0: the library's choice by size; tests set others)
 	lanes           chan *cudaLane // transfer lanes, each taken by one upload at a time
 	all             []*cudaLane
@@ -84,15 +86,17 @@ type cudaCompute struct {
 type CUDAOption func(*cudaConfig)
 
 type cudaConfig struct {
-	lib        CUDAConfig
-	device     int
-	pinBytes   int
-	lanes      int
-	streams    int
-	tailSplit  bool
-	tableBytes int64
-	tableMin   int
-	classify   int
+	lib         CUDAConfig
+	device      int
+	pinBytes    int
+	lanes       int
+	streams     int
+	tailSplit   bool
+	tableBytes  int64
+	tableMin    int
+	classify    int
+	bases       BasesPlace
+	streamPiece int
 }
 
 // MaxComputeStreams bounds WithComputeStreams: past a few, streams only add
@@ -151,6 +155,9 @@ func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
 	if cfg.classify < 0 {
 		return nil, fmt.Errorf("cuda: %d classify workers: want ≥ 1, or 0 for GOMAXPROCS", cfg.classify)
 	}
+	if p := cfg.streamPiece; p < 64 || p&(p-1) != 0 {
+		return nil, fmt.Errorf("cuda: streamed pieces of %d points: want a power of two of at least 64", p)
+	}
 	if cfg.streams < 1 || cfg.streams > MaxComputeStreams {
 		return nil, fmt.Errorf("cuda: %d compute streams: want 1 to %d", cfg.streams, MaxComputeStreams)
 	}
@@ -162,7 +169,8 @@ func OpenCUDA(lib string, opts ...CUDAOption) (*CUDA, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &CUDA{lib: l, fn: &l.fn, cfg: cfg.lib, pinBytes: cfg.pinBytes, classifyWorkers: cfg.classify, tableBudget: cfg.tableBytes, tableMin: cfg.tableMin, lanes: make(chan *cudaLane, cfg.lanes),
+	c := &CUDA{lib: l, fn: &l.fn, cfg: cfg.lib, pinBytes: cfg.pinBytes, classifyWorkers: cfg.classify, tableBudget: cfg.tableBytes, tableMin: cfg.tableMin,
+		basesPlace: cfg.bases, streamPiece: cfg.streamPiece, lanes: make(chan *cudaLane, cfg.lanes),
 		computes: make(chan *cudaCompute, cfg.streams), tailSplit: cfg.tailSplit,
 		done: make(chan struct{}), residents: map[*cudaResident]struct{}{}, staged: map[*cudaStaged]struct{}{}}
 	c.opDone = sync.NewCond(&c.opMu)
@@ -207,7 +215,7 @@ func (c *CUDA) Name() string { return "cuda" }
 // newCUDAConfig is the defaults with opts applied.
 func newCUDAConfig(opts []CUDAOption) cudaConfig {
 	cfg := cudaConfig{pinBytes: 32 << 20, lanes: 4, streams: 2, tailSplit: true,
-		tableBytes: DefaultMSMTableBytes, tableMin: DefaultMSMTableMinBases}
+		tableBytes: DefaultMSMTableBytes, tableMin: DefaultMSMTableMinBases, streamPiece: DefaultStreamPiece}
 	for _, o := range opts {
 		o(&cfg)
 	}

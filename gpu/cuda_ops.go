@@ -32,6 +32,10 @@ type cudaCurveOps interface {
 	msmG2(f *cudaFns, t msmTable, op string, bases uintptr, v msmVec, s uintptr) (proofdata.Point, error)
 	onesG1(f *cudaFns, bases uintptr, q *cudaQuery, s uintptr) (proofdata.Point, error)
 	onesG2(f *cudaFns, bases uintptr, q *cudaQuery, s uintptr) (proofdata.Point, error)
+	// addG1 and addG2 are a + b of two points as msmG1/onesG1 (msmG2,
+	// onesG2) return them: streamed pieces' sums (cuda_streamed.go)
+	addG1(a, b proofdata.Point) proofdata.Point
+	addG2(a, b proofdata.Point) proofdata.Point
 }
 
 // cudaKeyParts is what Load uploads of a key: its bases (A, B₁, K, Z, B₂),
@@ -88,6 +92,12 @@ func (d *deviceSink) close() {
 	d.mu.Unlock()
 }
 
+// loadSink takes a Load's deferred bases until closed.
+type loadSink interface {
+	proofdata.BaseSink
+	close()
+}
+
 // cudaCurves are the curves the library proves on, by curve (each
 // generated file registers its own).
 var cudaCurves = map[curve.ID]cudaCurveOps{}
@@ -115,7 +125,13 @@ type cudaResident struct {
 	zinv                 proofdata.Scalar
 	tables               map[uintptr]msmTable // by base set (cuda_table.go)
 	tailsAtOnce          int                  // c.tailsAtOnce(key), fixed at Load
-	freeOnce             sync.Once
+	// streamed: the bases are not on the device (a, b1, k, z and b2 are 0)
+	// but at host (A, B₁, K, Z, B₂) in hostBlock, pinned memory streamed to
+	// the device piece by piece (cuda_streamed.go)
+	streamed  bool
+	hostBlock unsafe.Pointer
+	host      [5]unsafe.Pointer
+	freeOnce  sync.Once
 	freeErr              error
 }
 
@@ -144,6 +160,9 @@ func (r *cudaResident) free() error {
 		c := r.c
 		var e cerr
 		r.freeErr = r.freeTables(c.xfer)
+		if r.hostBlock != nil {
+			r.freeErr = errors.Join(r.freeErr, e.err("pinned free", c.fn.hostFree(r.hostBlock, e.p())))
+		}
 		for _, p := range []uintptr{r.a, r.b1, r.k, r.z, r.b2, r.tw, r.twinv, r.gn, r.ginvn} {
 			if p != 0 {
 				r.freeErr = errors.Join(r.freeErr, e.err("free", c.fn.devFree(p, c.xfer, e.p())))
@@ -154,16 +173,27 @@ func (r *cudaResident) free() error {
 	return r.freeErr
 }
 
-// ResidentBytes is the device memory Load takes for k: its bases and the
-// domain's four tables (the twiddles, n/2 each, and the two-level coset
-// tables: cosetEntries).
+// ResidentBytes is the device memory Load takes for k: its bases (unless
+// they are streamed from the host: PinnedKeyBytes), their MSM tables if
+// any, and the domain's four tables (the twiddles, n/2 each, and the
+// two-level coset tables: cosetEntries).
 func (c *CUDA) ResidentBytes(k *proofdata.Key) int64 {
-	p := k.Curve.Params()
-	g1, g2 := int64(p.G1AffineBytes), int64(p.G2AffineBytes)
+	if c.streams(k) {
+		return domainBytes(k)
+	}
+	return c.deviceResidentBytes(k)
+}
+
+// deviceResidentBytes is ResidentBytes for k's bases on the device.
+func (c *CUDA) deviceResidentBytes(k *proofdata.Key) int64 {
+	return baseBytes(k) + domainBytes(k) + c.keyTableBytes(k)
+}
+
+// domainBytes is what k's domain's tables take on the device.
+func domainBytes(k *proofdata.Key) int64 {
 	n := int64(k.N())
-	bases := g1*int64(k.Size.A+k.Size.B+k.Size.K+k.Size.Z) + g2*int64(k.Size.B2)
 	logn := bits.TrailingZeros64(uint64(n))
-	return bases + proofdata.ScalarBytes*(2*max(n/2, 1)+2*int64(cosetEntries(logn))) + c.keyTableBytes(k)
+	return proofdata.ScalarBytes * (2*max(n/2, 1) + 2*int64(cosetEntries(logn)))
 }
 
 // cosetEntries is the length of a domain of 2^logn's two-level coset table
@@ -190,8 +220,13 @@ func cosetEntries(logn int) int {
 // It is the largest phase. An MSM's scratch is bounded by its pieces
 // (CUDAConfig.MSMPieceLog): a 2^27 job of BLS12-381 holds 12 GiB of a, b, c
 // and its queries at the NTT, where one run of H's MSM alone took 48 GiB.
+//
+// With its bases streamed from the host (PinnedKeyBytes), a job holds two
+// device buffers of a piece's points beside its MSMs', whose runs are a
+// piece long (cuda_streamed.go).
 func (c *CUDA) JobBytes(k *proofdata.Key, tail int) int64 {
-	return c.jobBytes(k, tail, c.tailsAtOnce(k))
+	streamed := c.streams(k)
+	return c.jobBytes(k, tail, c.tailsAtOnce(k), streamed)
 }
 
 // tailsAtOnce is how many of a job of k's tail MSMs run at once: the
@@ -200,7 +235,10 @@ func (c *CUDA) JobBytes(k *proofdata.Key, tail int) int64 {
 // beside k's bases.
 func (c *CUDA) tailsAtOnce(k *proofdata.Key) int {
 	s := c.tailStreams()
-	if s > 1 && c.memTotal > 0 && c.ResidentBytes(k)+c.jobBytes(k, 0, s) > int64(c.memTotal) {
+	if c.streams(k) {
+		return 1 // batch-addition runs the tails, a base set at a time
+	}
+	if s > 1 && c.memTotal > 0 && c.ResidentBytes(k)+c.jobBytes(k, 0, s, false) > int64(c.memTotal) {
 		return 1
 	}
 	return s
@@ -217,8 +255,9 @@ func queryBytes(q, tail int) int64 {
 	return 8*int64((q+63)/64) + int64(t)*(proofdata.ScalarBytes+4)
 }
 
-// jobBytes is JobBytes with at most streams tail MSMs at once.
-func (c *CUDA) jobBytes(k *proofdata.Key, tail, streams int) int64 {
+// jobBytes is JobBytes with at most streams tail MSMs at once, its bases
+// streamed from the host or not.
+func (c *CUDA) jobBytes(k *proofdata.Key, tail, streams int, streamed bool) int64 {
 	n := int64(k.N())
 	var queries int64
 	for _, q := range []int{k.Size.A, k.Size.B, k.Size.K} {
@@ -227,9 +266,21 @@ func (c *CUDA) jobBytes(k *proofdata.Key, tail, streams int) int64 {
 	id := k.Curve
 	msmLen := func(q int) int {
 		if tail > 0 {
-			return min(q, tail)
+			q = min(q, tail)
+		}
+		if streamed {
+			q = min(q, c.streamPiece)
 		}
 		return q
+	}
+	var staging int64
+	if streamed {
+		p := id.Params()
+		size := int64(p.G1AffineBytes)
+		if k.Size.B2 > 0 {
+			size = int64(p.G2AffineBytes)
+		}
+		staging = 2 * int64(c.streamPiece) * size
 	}
 	tails := []int64{c.msmScratchBytes(id, msmLen(k.Size.A), false), c.msmScratchBytes(id, msmLen(k.Size.B), false),
 		c.msmScratchBytes(id, msmLen(k.Size.K), false)}
@@ -239,8 +290,12 @@ func (c *CUDA) jobBytes(k *proofdata.Key, tail, streams int) int64 {
 		tailScratch += t
 	}
 	v := n * proofdata.ScalarBytes // one of a, b, c
-	return queries + max(3*v, v+c.msmScratchBytes(id, k.HLen(), false), tailScratch,
-		c.msmScratchBytes(id, msmLen(k.Size.B), true), c.onesScratchBytes(k))
+	hLen := k.HLen()
+	if streamed {
+		hLen = min(hLen, c.streamPiece)
+	}
+	return queries + max(3*v, v+staging+c.msmScratchBytes(id, hLen, false), staging+tailScratch,
+		staging+c.msmScratchBytes(id, msmLen(k.Size.B), true), staging+c.onesScratchBytes(k))
 }
 
 // onesScratchBytes is what batch-addition holds at most: a partial sum a
@@ -310,7 +365,7 @@ type cudaLoad struct {
 	c     *CUDA
 	r     *cudaResident
 	parts proofdata.KeyParts // the deferred bases to stream here
-	sink  *deviceSink
+	sink  loadSink           // where they go: deviceSink, or hostSink for streamed bases
 	cv    cudaCurveOps
 	kp    cudaKeyParts
 }
@@ -334,7 +389,16 @@ func (c *CUDA) beginLoad(k *proofdata.Key) (*cudaLoad, error) {
 		return nil, err
 	}
 	r := &cudaResident{c: c, key: k, cv: cv, one: proofdata.One(k.Curve), logn: bits.TrailingZeros(uint(n)), zinv: kp.zinv,
-		tailsAtOnce: c.tailsAtOnce(k)}
+		tailsAtOnce: c.tailsAtOnce(k), streamed: c.streams(k)}
+	if r.streamed {
+		block, ptrs, sink, err := c.pinHostBases(k, kp.bases)
+		if err != nil {
+			c.exit()
+			return nil, err
+		}
+		r.hostBlock, r.host = block, ptrs
+		return &cudaLoad{c: c, r: r, parts: k.Deferred() & cudaBaseParts, cv: cv, kp: kp, sink: sink}, nil
+	}
 	p, err := c.stage(kp.bases[:])
 	if err != nil {
 		err = errors.Join(err, r.free())
@@ -342,13 +406,12 @@ func (c *CUDA) beginLoad(k *proofdata.Key) (*cudaLoad, error) {
 		return nil, err
 	}
 	r.a, r.b1, r.k, r.z, r.b2 = p[0], p[1], p[2], p[3], p[4]
-	l := &cudaLoad{c: c, r: r, parts: k.Deferred() & cudaBaseParts, cv: cv, kp: kp,
-		sink: &deviceSink{c: c, dst: map[proofdata.KeyParts]uintptr{}, size: map[proofdata.KeyParts]int{}}}
+	sink := &deviceSink{c: c, dst: map[proofdata.KeyParts]uintptr{}, size: map[proofdata.KeyParts]int{}}
 	s := k.Size
 	for i, n := range [5]int{s.A, s.B, s.K, s.Z, s.B2} {
-		l.sink.dst[cudaBaseOrder[i]], l.sink.size[cudaBaseOrder[i]] = p[i], n
+		sink.dst[cudaBaseOrder[i]], sink.size[cudaBaseOrder[i]] = p[i], n
 	}
-	return l, nil
+	return &cudaLoad{c: c, r: r, parts: k.Deferred() & cudaBaseParts, cv: cv, kp: kp, sink: sink}, nil
 }
 
 // Write takes a chunk of the deferred bases (proofdata.BaseSink): see
@@ -401,12 +464,19 @@ type cudaQuery struct {
 	ones       uintptr // bitmap, (len+63)/64 words
 	idx        uintptr // 0 when dense
 	vals       uintptr
+	// cuts: with bases streamed from the host, the significant scalars of
+	// piece p are [cuts[p], cuts[p+1]) (a sparse query's; cuda_streamed.go)
+	cuts []int
 }
 
 type cudaStaged struct {
 	a, b, c uintptr // n elements each, zero-padded
 	q       [3]cudaQuery
 	bufs    []uintptr
+	// with bases streamed from the host, batch-addition's pass over each
+	// base set also runs its tail MSM: their sums, for TailMSMG1 and MSMG2
+	tails  *proofdata.G1Sums
+	tailB2 proofdata.Point
 }
 
 // Transfer uploads one proof's vectors (a, b, c padded to n with zeros, and
@@ -457,6 +527,9 @@ func (c *CUDA) Transfer(ctx context.Context, res proofdata.Resident, v *proofdat
 		if !q.Dense {
 			dq.idx = p[next]
 			next++
+			if r.streamed {
+				dq.cuts = cutsOf(q.Idx, q.Len, c.streamPiece)
+			}
 		}
 	}
 	c.liveMu.Lock()
@@ -580,10 +653,16 @@ func (c *CUDA) MSMH(ctx context.Context, s *proofdata.Staged) (proofdata.Point, 
 		if err := c.freeVectors(st, cs, &st.b, &st.c); err != nil {
 			return err
 		}
-		t, _ := r.table(r.z)
-		hs, err := r.cv.msmG1(c.fn, t, "msm g1", r.z, []msmVec{{st.a, 0, r.key.HLen()}}, cs)
-		if err == nil {
-			h = hs[0]
+		var err error
+		if r.streamed {
+			h, err = c.streamedH(ctx, r, st, cs)
+		} else {
+			t, _ := r.table(r.z)
+			var hs []proofdata.Point
+			hs, err = r.cv.msmG1(c.fn, t, "msm g1", r.z, []msmVec{{st.a, 0, r.key.HLen()}}, cs)
+			if err == nil {
+				h = hs[0]
+			}
 		}
 		// the MSM has returned its sums: no kernel reads h any more
 		return errors.Join(err, c.freeVectors(st, cs, &st.a))
@@ -720,6 +799,13 @@ func (c *CUDA) BatchAddG1(ctx context.Context, s *proofdata.Staged) (proofdata.G
 		return out, err
 	}
 	defer done()
+	if r.streamed {
+		err = c.onCompute(func(cs uintptr) error { out, err = c.streamedG1(ctx, r, st, cs); return err })
+		if err != nil {
+			return out, err
+		}
+		return out, ctx.Err()
+	}
 	// Three short launches: one stream, in turn.
 	err = c.onCompute(func(cs uintptr) error {
 		for i, t := range []struct {
@@ -749,6 +835,10 @@ func (c *CUDA) BatchAddG2(ctx context.Context, s *proofdata.Staged) (proofdata.P
 	defer done()
 	var p proofdata.Point
 	err = c.onCompute(func(cs uintptr) (err error) {
+		if r.streamed {
+			p, st.tailB2, err = c.streamedQuery(ctx, r, cs, r.host[4], r.key.Size.B2, true, &st.q[1])
+			return err
+		}
 		p, err = r.cv.onesG2(c.fn, r.b2, &st.q[1], cs)
 		return err
 	})
@@ -783,6 +873,12 @@ func (c *CUDA) MSMG2(ctx context.Context, s *proofdata.Staged) (proofdata.Point,
 	}
 	defer done()
 	q := &st.q[1]
+	if r.streamed {
+		if st.tailB2 == nil {
+			return nil, fmt.Errorf("cuda: B₂'s tail of streamed bases runs in batch-addition (BatchAddG2), which has not run")
+		}
+		return st.tailB2, ctx.Err()
+	}
 	var res proofdata.Point
 	err = c.onCompute(func(cs uintptr) (err error) {
 		t, _ := r.table(r.b2)

@@ -115,6 +115,9 @@ func (c *CUDA) keyTableBytes(k *proofdata.Key) int64 {
 // made so far are r's to free (freeTables).
 func (r *cudaResident) buildTables() error {
 	c := r.c
+	if r.streamed || c.keyTableBytes(r.key) == 0 { // no tables of bases streamed from the host
+		return nil
+	}
 	if c.keyTableBytes(r.key) == 0 {
 		return nil
 	}

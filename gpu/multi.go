@@ -36,6 +36,7 @@ type Device interface {
 	JobBytes(k *proofdata.Key, tail int) int64
 	DeviceMemory() (free, total int64)
 	PinnedBytes() int
+	PinnedKeyBytes(k *proofdata.Key) int64
 }
 
 // ErrDeviceLost marks an error after which a device cannot be used again
@@ -516,6 +517,16 @@ func (m *Multi) ResidentBytes(k *proofdata.Key) int64 {
 	var n int64
 	for _, d := range m.devs {
 		n += d.ResidentBytes(k)
+	}
+	return n
+}
+
+// PinnedKeyBytes is what k's streamed bases take in pinned host memory on
+// all the devices together (each keeps its own copy).
+func (m *Multi) PinnedKeyBytes(k *proofdata.Key) int64 {
+	var n int64
+	for _, d := range m.devs {
+		n += d.PinnedKeyBytes(k)
 	}
 	return n
 }

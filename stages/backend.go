@@ -86,6 +86,12 @@ type Backend interface {
 	// (gpu.CPU): nothing is charged.
 	ResidentBytes(k *proofdata.Key) int64
 	JobBytes(k *proofdata.Key, tail int) int64
+	// PinnedKeyBytes is the page-locked host memory Load keeps for k: the
+	// bases of a key the backend streams to its device piece by piece
+	// because they do not fit there (gpu.CUDA's BasesOnHost, cuzk's way
+	// on a small card); 0 for one it holds on its device or in ordinary
+	// host memory. The engine charges it to the pinned budget.
+	PinnedKeyBytes(k *proofdata.Key) int64
 	// DeviceMemory is the device memory free now and the device's total
 	// (mem.DeviceMemory): the governor's device budget. total 0: the
 	// backend has no device memory (gpu.CPU), and no device budget is kept.

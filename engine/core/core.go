@@ -119,6 +119,16 @@ func (p *Prover) AddCircuit(c *stages.Circuit) error {
 			}
 			charge = h
 		}
+		// bases the backend streams from pinned host memory (gpu.CUDA's
+		// BasesOnHost) are held there for the run: charged as pinned
+		if g, sz := p.cfg.Governor, p.cfg.Backend.PinnedKeyBytes(c.Key); g != nil && sz > 0 {
+			h, err := g.ChargePinned(sz)
+			if err != nil {
+				charge.Close()
+				return fmt.Errorf("engine: circuit %s's bases in pinned host memory on %s: %w", c.Name, p.cfg.Backend.Name(), err)
+			}
+			p.deviceKeys = append(p.deviceKeys, h)
+		}
 		// the host's parts first: a B_G2 on the CPU beside a GPU reads B₂
 		// there; the backend's Load reads or streams the rest (a key file's
 		// bases unread until now: proofdata.DeferredParts)

@@ -48,6 +48,7 @@ func (b *holdingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (proofda
 
 func (b *holdingBackend) ResidentBytes(*proofdata.Key) int64 { return 1 << 20 }
 func (b *holdingBackend) JobBytes(*proofdata.Key, int) int64 { return 1 << 20 }
+func (b *holdingBackend) PinnedKeyBytes(*proofdata.Key) int64 { return 0 }
 
 type fixedDevice struct{}
 
@@ -130,6 +131,7 @@ func (r countedResident) Close() error { r.b.open.Add(-1); return r.Resident.Clo
 
 func (b *countingBackend) ResidentBytes(*proofdata.Key) int64 { return 1 << 20 }
 func (b *countingBackend) JobBytes(*proofdata.Key, int) int64 { return 1 << 20 }
+func (b *countingBackend) PinnedKeyBytes(*proofdata.Key) int64 { return 0 }
 
 func (b *countingBackend) Load(k *proofdata.Key) (proofdata.Resident, error) {
 	r, err := b.CPU.Load(k)
