@@ -132,7 +132,7 @@ type cudaResident struct {
 	hostBlock unsafe.Pointer
 	host      [5]unsafe.Pointer
 	freeOnce  sync.Once
-	freeErr              error
+	freeErr   error
 }
 
 func (r *cudaResident) Key() *proofdata.Key { return r.key }

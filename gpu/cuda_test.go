@@ -87,7 +87,7 @@ func measureConfig() gpu.CUDAConfig {
 	return gpu.CUDAConfig{MSMWindow: atoi("ZKPIPE_MSM_WINDOW"), MSMChunk: atoi("ZKPIPE_MSM_CHUNK"),
 		MSMSegment: atoi("ZKPIPE_MSM_SEGMENT"), Spin: os.Getenv("ZKPIPE_CUDA_SPIN") == "1",
 		WaitPollMicros: atoi("ZKPIPE_CUDA_WAIT_POLL_US"), MSMPieceLog: atoi("ZKPIPE_MSM_PIECE_LOG"),
-		SerialTails:    os.Getenv("ZKPIPE_CUDA_TAIL_SPLIT") == "0"}
+		SerialTails: os.Getenv("ZKPIPE_CUDA_TAIL_SPLIT") == "0"}
 }
 
 func TestOpenCUDAMissingLibrary(t *testing.T) {

@@ -46,8 +46,8 @@ func (b *holdingBackend) MSMH(ctx context.Context, s *proofdata.Staged) (proofda
 	return nil, ctx.Err()
 }
 
-func (b *holdingBackend) ResidentBytes(*proofdata.Key) int64 { return 1 << 20 }
-func (b *holdingBackend) JobBytes(*proofdata.Key, int) int64 { return 1 << 20 }
+func (b *holdingBackend) ResidentBytes(*proofdata.Key) int64  { return 1 << 20 }
+func (b *holdingBackend) JobBytes(*proofdata.Key, int) int64  { return 1 << 20 }
 func (b *holdingBackend) PinnedKeyBytes(*proofdata.Key) int64 { return 0 }
 
 type fixedDevice struct{}
@@ -129,8 +129,8 @@ type countedResident struct {
 
 func (r countedResident) Close() error { r.b.open.Add(-1); return r.Resident.Close() }
 
-func (b *countingBackend) ResidentBytes(*proofdata.Key) int64 { return 1 << 20 }
-func (b *countingBackend) JobBytes(*proofdata.Key, int) int64 { return 1 << 20 }
+func (b *countingBackend) ResidentBytes(*proofdata.Key) int64  { return 1 << 20 }
+func (b *countingBackend) JobBytes(*proofdata.Key, int) int64  { return 1 << 20 }
 func (b *countingBackend) PinnedKeyBytes(*proofdata.Key) int64 { return 0 }
 
 func (b *countingBackend) Load(k *proofdata.Key) (proofdata.Resident, error) {
