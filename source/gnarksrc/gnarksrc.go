@@ -187,10 +187,7 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	var id curve.ID
 	var ccs constraint.ConstraintSystem
 	checkR1CS := func(r io.ReaderAt, size int64) (err error) {
-		if err := checkR1CSLayout(r, size); err != nil {
-			return err
-		}
-		id, err = r1csCurve(r, size)
+		id, err = checkR1CSLayout(r, size)
 		return err
 	}
 	// a regular file's sections are decoded over all cores (readR1CS,
@@ -219,7 +216,12 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	if !o.ReadKeyWhole && !o.KeepProvingKey {
 		def = newPKDeferral(pkPath, o)
 	}
-	if err := readFile(pkPath, "proving key of this r1cs", pkLimit(ccs, fp), o, checkPKLayout(id), readProvingKey(id, pk, def)); err != nil {
+	// the keys' layouts checked against what the r1cs says they hold
+	shape, err := shapeOf(ccs)
+	if err != nil {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	if err := readFile(pkPath, "proving key of this r1cs", pkLimit(ccs, fp), o, checkPKLayout(id, shape), readProvingKey(id, pk, def)); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	if def != nil && def.parts != 0 {
@@ -228,7 +230,7 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 		}
 	}
 	vk := groth16.NewVerifyingKey(id.ECC())
-	if err := readFile(filepath.Join(dir, VKFile), "verifying key", vkLimit, o, checkVKLayout(id), vk.ReadFrom); err != nil {
+	if err := readFile(filepath.Join(dir, VKFile), "verifying key", vkLimit, o, checkVKLayout(id, shape), vk.ReadFrom); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	var meta *Meta

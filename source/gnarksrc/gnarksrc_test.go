@@ -58,7 +58,7 @@ func TestLoadDirNamesWhatIsWrong(t *testing.T) {
 			os.WriteFile(filepath.Join(d, gnarksrc.PKFile), b[:len(b)/3], 0o644)
 		}},
 		{"garbage r1cs", "circuit.r1cs", func(d string) { os.WriteFile(filepath.Join(d, gnarksrc.R1CSFile), []byte("not an r1cs"), 0o644) }},
-		{"key of another circuit", "proving key is for", func(d string) {
+		{"key of another circuit", "not of one circuit", func(d string) {
 			b, _ := os.ReadFile(filepath.Join(bits, gnarksrc.PKFile))
 			os.WriteFile(filepath.Join(d, gnarksrc.PKFile), b, 0o644)
 		}},

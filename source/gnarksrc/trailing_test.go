@@ -144,7 +144,7 @@ func TestCircuitFilesDeclaringMoreThanTheyHold(t *testing.T) {
 		edit             func(b []byte)
 	}{
 		{"r1cs body", R1CSFile, "its header says", func(b []byte) { binary.LittleEndian.PutUint64(b, 1<<40) }},
-		{"r1cs sections", R1CSFile, "its sections say more", func(b []byte) { binary.LittleEndian.PutUint64(b[32:], 1<<40) }},
+		{"r1cs sections", R1CSFile, "its levels section says 1099511627776 bytes, the file has", func(b []byte) { binary.LittleEndian.PutUint64(b[32:], 1<<40) }},
 		{"pk domain", PKFile, "domain of 1099511627776", func(b []byte) { binary.BigEndian.PutUint64(b, 1<<40) }},
 		{"pk A", PKFile, "truncated, or not as gnark writes it", func(b []byte) { binary.BigEndian.PutUint32(b[pkA:], 1<<32-1) }},
 		// the vk's points are compressed, as Setup writes it

@@ -41,7 +41,7 @@ func ReadVerifyingKey(path string) (groth16.VerifyingKey, error) {
 func vkCurve(r io.ReaderAt, size int64) (curve.ID, error) {
 	var first error
 	for _, id := range curve.All {
-		err := checkVKLayout(id)(r, size)
+		err := checkVKLayout(id, nil)(r, size)
 		if err == nil {
 			return id, nil
 		}
@@ -140,11 +140,15 @@ func readProofFiles(ctx context.Context, vk groth16.VerifyingKey, proofPath, pub
 		return nil, nil, err
 	}
 	proof := groth16.NewProof(id.ECC())
-	if err := checkProofLayout(proofData, id); err != nil {
+	nbPublic, err := NbPublicInputs(vk)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkProofLayout(proofData, id, vk.NbPublicWitness()-nbPublic); err != nil {
 		// the points' sizes tell the curves apart: say so rather than
 		// "truncated"
 		for _, other := range curve.All {
-			if other != id && checkProofLayout(proofData, other) == nil {
+			if other != id && checkProofLayout(proofData, other, -1) == nil {
 				return nil, nil, fmt.Errorf("%s: a %s proof for a %s circuit", proofPath, strings.ToUpper(other.String()), strings.ToUpper(id.String()))
 			}
 		}
@@ -152,10 +156,6 @@ func readProofFiles(ctx context.Context, vk groth16.VerifyingKey, proofPath, pub
 	}
 	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", proofPath, err)
-	}
-	nbPublic, err := NbPublicInputs(vk)
-	if err != nil {
-		return nil, nil, err
 	}
 	data, err := readLimited(ctx, publicPath, publicWitnessSize(nbPublic))
 	if err != nil {
@@ -207,7 +207,7 @@ func VerifyProofWith(vk groth16.VerifyingKey, h HashToField, proofName string, p
 		return nil, nil, err
 	}
 	proof := groth16.NewProof(id.ECC())
-	if err := checkProofLayout(proofData, id); err != nil {
+	if err := checkProofLayout(proofData, id, vk.NbPublicWitness()-nbPublic); err != nil {
 		return nil, nil, fmt.Errorf("proof %s: %w", proofName, err)
 	}
 	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
