@@ -22,6 +22,10 @@
 #                              N partitions in one request (bits at 2^27: 63 GiB of keys)
 #   summary                    the figures so far
 #
+# PROVE_FLAGS adds flags to every zkpipe prove (e.g. --cuda-bases host: the
+# bases streamed from pinned host memory, as on a card smaller than the
+# key), TAG a suffix to the names of its logs.
+#
 # Each step appends its line to $LOGS/summary.txt (wall seconds, peak RSS of
 # the process, minor faults, the GPU's peak memory in use sampled every
 # 250 ms); logs and results stay under $LOGS (default /tmp/seed27), which
@@ -121,12 +125,12 @@ step_request() {
 	local dir=$1 n=$2 budget=${3:-}
 	local circ name
 	circ=$(basename "$dir")
-	name=request-$(basename "$(dirname "$dir")")-$n-${budget:-default}
+	name=request-$(basename "$(dirname "$dir")")-$n-${budget:-default}${TAG:+-$TAG}
 	jobs "$LOGS/$name.jsonl" "$circ" "$n" 1
 	rm -rf "/tmp/proofs-$name"
 	measure "$name" "$BIN/zkpipe" prove --circuit "$dir" --jobs "$LOGS/$name.jsonl" \
 		--out "/tmp/proofs-$name" --results "$LOGS/$name.results" --device "$DEVICE" \
-		${budget:+--mem-budget "$budget"} --mem-status 5s
+		${budget:+--mem-budget "$budget"} --mem-status 5s ${PROVE_FLAGS:-}
 	local proofs
 	proofs=$(find "/tmp/proofs-$name" -name '*.proof' | sort)
 	if "$BIN/zkpipe" verify --circuit "$dir" $proofs >"$LOGS/verify-$name.log" 2>&1; then
