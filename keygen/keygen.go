@@ -81,10 +81,13 @@ func Setup(ccs constraint.ConstraintSystem, opts ...Option) (groth16.ProvingKey,
 // to w in gnark's raw encoding (WriteRawProvingKey's bytes, gnark's
 // WriteRawTo's) as its points are computed, and returns the verifying key
 // and the bytes written. Its memory is not the key's (a 2^27 BLS12-381
-// key is some 50–70 GiB): ccs, its terms and L_i(τ) (12 B a coefficient,
-// 32 B a constraint), one query's scalars at a time (32 B a wire, K's
-// 40), and two chunks of points (32 MiB each; 256 MiB with a FixedBase
-// device). From one toxic waste its bytes are Setup's key's through
+// key is some 45–70 GiB): its terms and L_i(τ) (12 B a coefficient, 32 B
+// a constraint), one query's scalars at a time (32 B a wire, K's 40), and
+// two chunks of points (32 MiB each; 256 MiB with a FixedBase device).
+// ccs is not kept past the collection of its terms: a caller that passes
+// the only reference to it (compiled for the setup and dropped) lets its
+// instructions and calldata go for the rest of the setup (100–130 B a
+// constraint). From one toxic waste its bytes are Setup's key's through
 // WriteRawProvingKey. With WithoutDomainTables or not, the file is the
 // one gnark's Setup writes (its domain's tables flag set: they are
 // computed when the key is read).
@@ -92,17 +95,27 @@ func SetupTo(w io.Writer, ccs constraint.ConstraintSystem, opts ...Option) (grot
 	if ccs == nil {
 		return nil, 0, fmt.Errorf("keygen: no constraint system")
 	}
-	o, clock := resolve(opts)
-	for _, s := range setups {
-		vk, n, ok, err := s.to(w, ccs, clock, o)
-		if ok {
-			if err != nil {
-				return nil, n, fmt.Errorf("keygen: %w", err)
-			}
-			return vk, n, nil
+	// the curve's setup chosen before the call, and nothing of ccs used
+	// after it, so that this frame does not hold ccs while it runs
+	notR1CSErr := notR1CS(ccs)
+	var s curveSetup
+	for _, id := range curve.All {
+		if ccs.Field().Cmp(id.ECC().ScalarField()) == 0 {
+			s = setups[id]
 		}
 	}
-	return nil, 0, notR1CS(ccs)
+	if s.to == nil {
+		return nil, 0, notR1CSErr
+	}
+	o, clock := resolve(opts)
+	vk, n, ok, err := s.to(w, ccs, clock, o)
+	switch {
+	case !ok:
+		return nil, 0, notR1CSErr
+	case err != nil:
+		return nil, n, fmt.Errorf("keygen: %w", err)
+	}
+	return vk, n, nil
 }
 
 // resolve is opts in one value, and the clock of its phase log.

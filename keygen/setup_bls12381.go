@@ -167,6 +167,11 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options, pk *groth16bls1
 	if err != nil {
 		return nil, err
 	}
+	// r1cs's last use: from here on the terms and its coefficients are
+	// the circuit, and a caller that passed the only reference (SetupTo's
+	// doc) has its instructions and calldata collected
+	coeffs := r1cs.Coefficients
+	r1cs = nil
 	if tm.rows != nbConstraints {
 		return nil, fmt.Errorf("%d R1C instructions for %d constraints", tm.rows, nbConstraints)
 	}
@@ -176,7 +181,7 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options, pk *groth16bls1
 	clock.done("lagrange")
 	qap := func(matrix int) []fr.Element {
 		s := make([]fr.Element, nbWires)
-		qapAddBLS12381(s, r1cs.Coefficients, tm, L, matrix)
+		qapAddBLS12381(s, coeffs, tm, L, matrix)
 		return s
 	}
 	// scalars is a fill's buffer of scalars, kept from chunk to chunk
@@ -241,7 +246,7 @@ func setupBLS12381(r1cs *cs.R1CS, clock *phaseClock, o *options, pk *groth16bls1
 	// K: (β·A_j + α·B_j + C_j)/γ for the public, commitment and committed
 	// wires, /δ for the others, in wire order, read in kLayout's order.
 	K := make([]fr.Element, nbWires)
-	qapKBLS12381(K, r1cs.Coefficients, tm, L, &tw.alpha, &tw.beta)
+	qapKBLS12381(K, coeffs, tm, L, &tw.alpha, &tw.beta)
 	parallelFor(nbWires, 1<<12, func(start, end int) {
 		for j := start; j < end; j++ {
 			if layout.gamma[j] {

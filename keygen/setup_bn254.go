@@ -167,6 +167,11 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock, o *options, pk *groth16bn254.P
 	if err != nil {
 		return nil, err
 	}
+	// r1cs's last use: from here on the terms and its coefficients are
+	// the circuit, and a caller that passed the only reference (SetupTo's
+	// doc) has its instructions and calldata collected
+	coeffs := r1cs.Coefficients
+	r1cs = nil
 	if tm.rows != nbConstraints {
 		return nil, fmt.Errorf("%d R1C instructions for %d constraints", tm.rows, nbConstraints)
 	}
@@ -176,7 +181,7 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock, o *options, pk *groth16bn254.P
 	clock.done("lagrange")
 	qap := func(matrix int) []fr.Element {
 		s := make([]fr.Element, nbWires)
-		qapAddBN254(s, r1cs.Coefficients, tm, L, matrix)
+		qapAddBN254(s, coeffs, tm, L, matrix)
 		return s
 	}
 	// scalars is a fill's buffer of scalars, kept from chunk to chunk
@@ -241,7 +246,7 @@ func setupBN254(r1cs *cs.R1CS, clock *phaseClock, o *options, pk *groth16bn254.P
 	// K: (β·A_j + α·B_j + C_j)/γ for the public, commitment and committed
 	// wires, /δ for the others, in wire order, read in kLayout's order.
 	K := make([]fr.Element, nbWires)
-	qapKBN254(K, r1cs.Coefficients, tm, L, &tw.alpha, &tw.beta)
+	qapKBN254(K, coeffs, tm, L, &tw.alpha, &tw.beta)
 	parallelFor(nbWires, 1<<12, func(start, end int) {
 		for j := start; j < end; j++ {
 			if layout.gamma[j] {

@@ -76,9 +76,15 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 		return SetupInfo{}, fmt.Errorf("encode %s: %w", R1CSFile, err)
 	}
 	log("write "+R1CSFile, time.Since(start))
+	info := setupInfo(ccs)
+	meta, _ := json.Marshal(Meta{Builtin: name, Constraints: n, R1CSConstraints: ccs.GetNbConstraints(), Curve: id.String()})
 	var vk groth16.VerifyingKey
 	if _, err := out.WriteStream(PKFile, func(w io.Writer) (err error) {
-		vk, _, err = keygen.SetupTo(w, ccs, append([]keygen.Option{keygen.WithPhaseLog(log)}, opts...)...)
+		// keygen gets the only reference: the circuit's instructions and
+		// calldata (100–130 B a constraint) go once it has their terms
+		c := ccs
+		ccs = nil
+		vk, _, err = keygen.SetupTo(w, c, append([]keygen.Option{keygen.WithPhaseLog(log)}, opts...)...)
 		start = time.Now()
 		return err
 	}); err != nil {
@@ -87,7 +93,6 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 	// what is left of the proving key's file once keygen is done: its
 	// last buffer and the sync
 	log("write "+PKFile, time.Since(start))
-	meta, _ := json.Marshal(Meta{Builtin: name, Constraints: n, R1CSConstraints: ccs.GetNbConstraints(), Curve: id.String()})
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer) error
@@ -101,7 +106,7 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 		}
 		log("write "+f.name, time.Since(start))
 	}
-	return setupInfo(ccs), nil
+	return info, nil
 }
 
 // compileBuiltin compiles the built-in name at about n constraints over
