@@ -192,10 +192,9 @@ func TestR1CSCorruptionsFail(t *testing.T) {
 	}
 }
 
-// LoadDir reads circuit.r1cs with readR1CS: a directory whose r1cs has a
-// malformed calldata is refused naming the file and the section, and one
-// whose r1cs comes through a FIFO (gnark's stream reader) loads as the
-// regular file does.
+// LoadDir reads circuit.r1cs with readR1CS (the system gnark's ReadFrom
+// decodes), and a directory whose r1cs has a malformed calldata is
+// refused naming the file and the section.
 func TestLoadDirReadsR1CSInParallel(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "chain")
 	if _, err := Setup("mulchain", 300, dir); err != nil {
@@ -227,7 +226,7 @@ func TestLoadDirReadsR1CSInParallel(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = LoadDir(dir)
-	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "its calldata") {
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "calldata") {
 		t.Fatalf("LoadDir of a malformed r1cs: %v", err)
 	}
 }
