@@ -7,7 +7,9 @@
 # Run on the device machine from the repository root.
 #
 # Usage: bench/cuda-variants.sh LOGDIR [NAME:PARTS:FLAGS ...]
-#   bench/cuda-variants.sh /tmp/v 'old:6 8 9:-DZK_XYZZ_EARLY_Z=0' 'minb:1 5:-DZK_BLS_NTT_MINB=4'
+#   bench/cuda-variants.sh /tmp/v 'ntt6:1:-DZK_NTT_STAGES=6' 'lg9:1:-DZK_NTT_LGBLOCK=9 -DZK_NTT_STAGES=6'
+# (the build options are the few notes/cuda-variants.md lists as kept; a variant
+# that is no build option is a patch: apply it in a copy of the tree first)
 # gives gpu/cuda/libzkpipe_cuda.so (the default build) and
 # gpu/cuda/lib<NAME>.so for each variant; LOGDIR holds each build's log
 # (ptxas -v: registers and spills a kernel) and prints the parts' times.

@@ -31,39 +31,35 @@ HD Bls12381Fp mul_sub<Bls12381Fp>(const Bls12381Fp &a, const Bls12381Fp &b, cons
 }
 #endif
 
-// ZK_BLS_LAZY=1 builds BLS12-381's G1 additions (XYZZ<Bls12381Fp>::add_affine
-// and add, the MSM's hot loop) on lazy intermediates (add_affine_lazy,
-// add_lazy: no final subtraction in the products, values in [0, 2q)), the
-// default: 0-2% faster G1 MSMs on the H200 (notes/h200-2026-12-03d.md); 0
-// keeps the canonical formulas. Both are correct (hosttest checks the lazy
-// ones against the canonical ones whatever the flag); points in and out
-// are canonical either way.
-#ifndef ZK_BLS_LAZY
-#define ZK_BLS_LAZY 1
-#endif
+// LazyCurve: BLS12-381's G1 additions (XYZZ<Bls12381Fp>::add_affine and
+// add, the MSM's hot loop) run on lazy intermediates (add_affine_lazy,
+// add_lazy: no final subtraction in the products, values in [0, 2q)): 0-2%
+// faster G1 MSMs on the H200 than the canonical formulas (notes/
+// h200-2026-12-03d.md), which the other fields and the 64-bit products keep.
+// hosttest checks the lazy ones against the canonical ones; points in and
+// out are canonical either way. (The canonical build of BLS12-381's G1,
+// ZK_BLS_LAZY=0, is retired: notes/cuda-variants.md.)
 template <class F> struct LazyCurve {
     static constexpr bool ON = false;
 };
-#if ZK_BLS_LAZY && !ZK_MUL64_HERE
+#if !ZK_MUL64_HERE
 template <> struct LazyCurve<Bls12381Fp> {
     static constexpr bool ON = true;
 };
 #endif
 
-// ZK_XYZZ_EARLY_Z=1 (the default; 0 for the old order) orders the canonical
-// additions over BLS12-381's Fp2 (G2: 96-byte coordinates) so that fewer
+// EarlyZ: the canonical additions over BLS12-381's Fp2 (G2: 96-byte
+// coordinates) are ordered so that fewer
 // values are live at once: ZZ·PP as soon as Q = X·PP (or U1·PP) has read PP,
 // and in add the products with o.ZZ and o.ZZZ right after the checks, not at
 // the end. The same formulas, the same products. CUDA 13's spill stores,
 // before → after: level0 580 → 572 bytes, levelN 1,248 → 772, k_reduce
 // 2,304 → 1,376. Measured on the H100 (notes/h100-2026-12-06b.md, calls 1 and 3):
 // the G2 MSM 2^20 27.4 and 27.6 ms against 27.9, 28.0 and 28.0; G1 and
-// BN254 are not touched. hosttest checks both orders.
-#ifndef ZK_XYZZ_EARLY_Z
-#define ZK_XYZZ_EARLY_Z 1
-#endif
+// BN254 keep the old order (hosttest checks both orders: G1's and G2's);
+// the old order over Fp2 (ZK_XYZZ_EARLY_Z=0) is retired: notes/cuda-variants.md.
 template <class F> struct EarlyZ {
-    static constexpr bool ON = ZK_XYZZ_EARLY_Z != 0 && sizeof(F) >= 96;
+    static constexpr bool ON = sizeof(F) >= 96;
 };
 
 // XYZZ: x = X/ZZ, y = Y/ZZZ, ZZ³ = ZZZ²; ZZ = 0 is the point at infinity.
@@ -166,7 +162,7 @@ template <class F> struct XYZZ {
 
     // add_affine_late: add_affine_eager of (x, ±*yp), reading y only once
     // P = x·ZZ − X is known, so that y's registers are not held through
-    // P's product (msm.cuh, ZK_LEVEL0_LATE_Y: BLS12-381's G2 level0).
+    // P's product (msm.cuh, LateY: BLS12-381's G2 level0).
     HD void add_affine_late(const F &x, const F *yp, bool neg, const F &one) {
         if (is_inf()) {
             X = x;

@@ -195,12 +195,11 @@ inline int context_config_of(const zk_config *cfg, ContextConfig *out) {
 // part's compile time. Over G1 it is 0.2–0.5 ms faster at 2^20–2^24.
 //
 // BLS12-381's G1 (48-byte limbs, twice BN254's registers a product) does
-// not prefetch by default: -DZK_BLS_G1_PREFETCH=1 builds it to measure.
-#ifndef ZK_BLS_G1_PREFETCH
-#define ZK_BLS_G1_PREFETCH 0
-#endif
+// not prefetch: its prefetching body spilled 388 bytes and ran 8.9 and 27.4 ms
+// at 2^20 and 2^22 against 8.8 and 26.9 (H100, notes/h100-2026-12-06.md call 6;
+// ZK_BLS_G1_PREFETCH, retired: notes/cuda-variants.md).
 template <class F> constexpr bool LEVEL0_PREFETCHES = sizeof(F) == sizeof(Fp);
-template <> constexpr bool LEVEL0_PREFETCHES<Bls12381Fp> = ZK_BLS_G1_PREFETCH != 0;
+template <> constexpr bool LEVEL0_PREFETCHES<Bls12381Fp> = false;
 
 // msm_segment: buckets a segment thread reduces, for half buckets a set:
 // the knob if set, else base (MsmSegment's), widened past 2^18 buckets to
@@ -588,10 +587,6 @@ template <class F> size_t msm_scratch_bytes(size_t n, const MsmTuning &t) {
     return plain > table ? plain : table;
 }
 
-#ifndef ZK_MSM_EARLY_BOUND
-#define ZK_MSM_EARLY_BOUND 1
-#endif
-
 // msm_core: the window sums of the k = pl.k MSMs Σ scalars[j][i]·bases[idx[j] ?
 // idx[j][i] : i], i < pl.ns[j], in one run over the same bases: vector j's
 // nw (or, over a table, 1) sums at host_out[j·pl.bw/k …], the caller
@@ -660,9 +655,10 @@ int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, co
     // device (a bucket can hold n points, m over a table, but random
     // scalars put about m/nb in each: 2 levels where the bound takes 5,
     // and every level launches a thread a bucket).
-    // The count is read while level 0 runs (to_host_early; ZK_MSM_EARLY_BOUND=0
-    // reads it before level 0 is queued, as before): a host wait in between
-    // left the GPU idle for the host's wake-up and the next launches.
+    // The count is read while level 0 runs (to_host_early): a host wait
+    // before level 0 is queued left the GPU idle for the host's wake-up and
+    // the next launches (that order, ZK_MSM_EARLY_BOUND=0, measured level on
+    // the H100 and is retired: notes/cuda-variants.md).
     size_t bound = 0, prev_total = m;
     u32 most_h = 0;
     {
@@ -673,8 +669,7 @@ int msm_core(D &d, const Affine<F> *bases, const ScalarOf<F> *const *scalars, co
         void *mt = nullptr;
         TRY(sc.get((char **)&mt, mb));
         TRY(d.max_of(mt, &mb, cnt, most, nb));
-        TRY(d.to_host_early(&most_h, most, sizeof most_h));
-        if (!ZK_MSM_EARLY_BOUND) TRY(d.copied());
+        TRY(d.to_host_early(&most_h, most, sizeof most_h)); // read while level 0 runs
         sc.drop(mt);
         sc.drop(most);
     }
@@ -872,6 +867,8 @@ template <class F, class D> int ones_run(D &d, const Affine<F> *bases, const u64
 #define ZK_FIXED_BASE_CHUNK ((size_t)1 << 22)
 #endif
 const size_t FIXED_BASE_CHUNK = ZK_FIXED_BASE_CHUNK;
+static_assert(FIXED_BASE_CHUNK >= 1 && FIXED_BASE_CHUNK <= ((size_t)1 << 22),
+              "ZK_FIXED_BASE_CHUNK: 1 to 2^22 scalars a pass (2^22: the production build's)");
 
 // fixed_base_run: out[i] = scalars[i]·base for i < n, every pointer host
 // memory (base one affine point, scalars Montgomery Fr, out affine, (0, 0)

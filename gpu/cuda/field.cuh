@@ -20,6 +20,9 @@
 #ifndef ZK_FIELD_MUL
 #define ZK_FIELD_MUL 32
 #endif
+#if ZK_FIELD_MUL != 32 && ZK_FIELD_MUL != 64
+#error "ZK_FIELD_MUL: 32 (the default) or 64 (the reference)"
+#endif
 
 // ZK_MUL64_HERE: whether this compilation's operators take the 64-bit limbs:
 // with ZK_FIELD_MUL=64, and in the GPU library's host code (nvcc's host
@@ -27,15 +30,12 @@
 // chains run emulated: BLS12-381's Horner over a table MSM's 16 class sums
 // (driver.cuh, reduce_buckets, with the GPU waiting) took 163 µs on the
 // H100 machine's host core against 25 with the 64-bit limbs
-// (notes/h100-2026-12-06g.md, hornerbench.cpp). -DZK_HOST_MUL64=0 keeps the
-// emulated chains there too. The host stand-in (g++) keeps the device's
-// products, so that CI runs the device's arithmetic. Both products give the
-// same canonical values (hosttest checks mul32 against mul64, and passes
-// built either way).
-#ifndef ZK_HOST_MUL64
-#define ZK_HOST_MUL64 1
-#endif
-#if ZK_FIELD_MUL == 64 || (ZK_HOST_MUL64 && defined(__CUDACC__) && !defined(__CUDA_ARCH__))
+// (notes/h100-2026-12-06g.md, gpu/cuda/hornerbench.cpp; the emulated chains
+// there, ZK_HOST_MUL64=0, are retired: notes/cuda-variants.md). The host
+// stand-in (g++) keeps the device's products, so that CI runs the device's
+// arithmetic. Both products give the same canonical values (hosttest checks
+// mul32 against mul64, and passes built either way).
+#if ZK_FIELD_MUL == 64 || (defined(__CUDACC__) && !defined(__CUDA_ARCH__))
 #define ZK_MUL64_HERE 1
 #else
 #define ZK_MUL64_HERE 0
@@ -723,30 +723,22 @@ template <class P> struct Field {
 
     // sqr32: sqr32_8's rows, written out for N32 = 8 (BN254's fields and
     // BLS12-381's Fr), and sqr32_n's for any other even N32 (BLS12-381's Fp,
-    // 12). ZK_SQR_VIA_MUL=1 builds every square as mul32(x, x) instead (the
-    // product before sqr32_n, for fieldbench's and the MSMs' before/after).
+    // 12); hosttest's test_sqr holds both to mul32(x, x), the square before
+    // sqr32_n (ZK_SQR_VIA_MUL, retired: notes/cuda-variants.md).
     HD static Field sqr32(const Field &x) {
-#if defined(ZK_SQR_VIA_MUL) && ZK_SQR_VIA_MUL
-        return mul32(x, x);
-#else
         if constexpr (N32 == 8)
             return sqr32_8(x);
         else
             return join(sqr32_n_raw(x));
-#endif
     }
     // sqr_lazy: x² R⁻¹ in [0, 2q) for x in [0, 2q), no final subtraction
     // (sqr32_n_raw's comment: the bounds; mul_lazy's for mul32(x, x)).
     HD static Field sqr_lazy(const Field &x) {
         static_assert(HEADROOM_4Q, "lazy reduction needs 4q < R");
-#if defined(ZK_SQR_VIA_MUL) && ZK_SQR_VIA_MUL
-        return mul_lazy(x, x);
-#else
         if constexpr (N32 == 8)
             return mul_lazy(x, x); // sqr32_8 ends in its subtraction; BN254 keeps mont32 here
         else
             return join(sqr32_n_raw(x, false));
-#endif
     }
     struct Limbs32 {
         u32 l[N32];
@@ -830,7 +822,7 @@ template <class P> struct Field {
         return redc_wide(E, canonical);
     }
     // redc_wide: W·R⁻¹ mod q from a 2n-limb W < q·R (sqr32_n_raw's
-    // reduction, shared): n reduce_rows over the low half L (a mul_by_1:
+    // reduction): n reduce_rows over the low half L (a mul_by_1:
     // only q·m_i rows) give (L + M·q)/R ≤ q, then the high half H is added:
     // T = (W + M·q)/R < W/R + q < 2q < R, so the last addition drops no
     // carry; `canonical` subtracts q once if T ≥ q. W is overwritten.
@@ -853,120 +845,6 @@ template <class P> struct Field {
         r.l[n - 1] = addc(even[n - 1], W[2 * n - 1], cc);
         if (canonical) sub_q_if_ge(r.l);
         return r;
-    }
-
-    // mul_wide: the exact 2n-limb product W = a·b, no reduction: n rows of
-    // n limb products, each row's pairs (lo, hi) split by the parity of
-    // their position i + j into two arrays E and O (as sqr32_n_raw's cross
-    // products: every chain unbroken), then W = E + O. Row i's chain for j
-    // of parity par lands in the array of parity i + par and puts its carry
-    // in the limb above its top pair, i + n + par: that limb is fresh or
-    // holds one earlier row's carry (≤ 1), so it takes the carry without
-    // one of its own. The last row's odd chain tops out at limb 2n − 1:
-    // E and O are each a sum of some of a·b's non-negative partial products,
-    // so each is < a·b < 2^(64n) and that chain has no carry out.
-    HD static void mul_wide(const u32 a[N32], const u32 b[N32], u32 W[2 * N32]) {
-        constexpr int n = N32;
-        u32 O[2 * n], cc = 0;
-        u32 *E = W;
-#pragma unroll
-        for (int k = 0; k < 2 * n; k++) E[k] = 0, O[k] = 0;
-#pragma unroll
-        for (int i = 0; i < n; i++) {
-#pragma unroll
-            for (int par = 0; par < 2; par++) {
-                u32 *X = ((i + par) & 1) ? O : E;
-                X[i + par] = mad_lo_cc(a[par], b[i], X[i + par], cc);
-                if (i == n - 1 && par == 1 && n == 2) {
-                    X[i + par + 1] = madc_hi(a[par], b[i], X[i + par + 1], cc);
-                    continue;
-                }
-                X[i + par + 1] = madc_hi_cc(a[par], b[i], X[i + par + 1], cc);
-#pragma unroll
-                for (int j = par + 2; j < n; j += 2) {
-                    X[i + j] = madc_lo_cc(a[j], b[i], X[i + j], cc);
-                    if (i == n - 1 && par == 1 && j == n - 1)
-                        X[i + j + 1] = madc_hi(a[j], b[i], X[i + j + 1], cc);
-                    else
-                        X[i + j + 1] = madc_hi_cc(a[j], b[i], X[i + j + 1], cc);
-                }
-                if (!(i == n - 1 && par == 1)) X[i + n + par] = addc(X[i + n + par], 0, cc);
-            }
-        }
-        E[0] = add_cc(E[0], O[0], cc);
-#pragma unroll
-        for (int k = 1; k < 2 * n - 1; k++) E[k] = addc_cc(E[k], O[k], cc);
-        E[2 * n - 1] = addc(E[2 * n - 1], O[2 * n - 1], cc);
-    }
-
-    // cq2h32: limb k of C = q·2^(32n − 1) = q·R/2, the multiple of q that
-    // fp2_mul_wide adds to make a0·b0 − a1·b1 non-negative.
-    HD static u32 cq2h32(int k) {
-        const int m = k - (N32 - 1); // C's limb k takes q's limbs m and m − 1
-        if (m < 0) return 0;
-        u32 lo = m >= 1 ? q32(m - 1) >> 1 : 0, hi = m < N32 ? q32(m) << 31 : 0;
-        return hi | lo;
-    }
-
-    // fp2_mul_wide: the F[u]/(u² + 1) product (a0 + a1·u)(b0 + b1·u) by
-    // Karatsuba with the reduction deferred: three exact 2n-limb products
-    // V0 = a0·b0, V1 = a1·b1, S = (a0 + a1)(b0 + b1) and two reductions,
-    // r0 = redc(V0 − V1 + C), r1 = redc(S − V0 − V1), where mul_dot takes two
-    // dot products of two products and one reduction each (3n² + 2n² limb
-    // products against 4n² + 2n²: 720 against 864 for n = 12).
-    // Bounds, for inputs below 2q with 8q < R (BLS12-381's Fp: q < 2^381,
-    // R = 2^384): a0 + a1 < 4q < R fits n limbs; C = q·R/2 > 4q² > V1, so
-    // V0 − V1 + C is in (0, 4q² + qR/2) ⊂ [0, qR); S − V0 − V1 = a0·b1 +
-    // a1·b0 < 8q² < qR. redc_wide then gives each part below 2q, and
-    // canonical below q. C ≡ 0 mod q leaves r0 ≡ (V0 − V1)·R⁻¹.
-    HD static void fp2_mul_wide(const Field &a0, const Field &a1, const Field &b0, const Field &b1, Field &r0,
-                                Field &r1) {
-        static_assert(HEADROOM_4Q, "fp2_mul_wide's sums need 4q < R");
-        constexpr int n = N32;
-        u32 x[n], y[n], V0[2 * n], V1[2 * n], cc = 0;
-        a0.split(x);
-        b0.split(y);
-        mul_wide(x, y, V0);
-        a1.split(x);
-        b1.split(y);
-        mul_wide(x, y, V1);
-        // V1 ← V0 + V1 (< 8q² < R², no carry out); V0 ← V0 + C − V1
-        u32 t[2 * n];
-#pragma unroll
-        for (int k = 0; k < n - 1; k++) t[k] = V0[k];
-        t[n - 1] = add_cc(V0[n - 1], cq2h32(n - 1), cc);
-#pragma unroll
-        for (int k = n; k < 2 * n - 1; k++) t[k] = addc_cc(V0[k], cq2h32(k), cc);
-        t[2 * n - 1] = addc(V0[2 * n - 1], cq2h32(2 * n - 1), cc);
-        t[0] = sub_cc(t[0], V1[0], cc);
-#pragma unroll
-        for (int k = 1; k < 2 * n - 1; k++) t[k] = subc_cc(t[k], V1[k], cc);
-        t[2 * n - 1] = subc(t[2 * n - 1], V1[2 * n - 1], cc);
-        V1[0] = add_cc(V1[0], V0[0], cc);
-#pragma unroll
-        for (int k = 1; k < 2 * n - 1; k++) V1[k] = addc_cc(V1[k], V0[k], cc);
-        V1[2 * n - 1] = addc(V1[2 * n - 1], V0[2 * n - 1], cc);
-        r0 = join(redc_wide(t));
-        // S = (a0 + a1)(b0 + b1), then S − (V0 + V1)
-        u32 s[n], v[n];
-        a0.split(x);
-        a1.split(s);
-        x[0] = add_cc(x[0], s[0], cc);
-#pragma unroll
-        for (int k = 1; k < n - 1; k++) x[k] = addc_cc(x[k], s[k], cc);
-        x[n - 1] = addc(x[n - 1], s[n - 1], cc);
-        b0.split(y);
-        b1.split(v);
-        y[0] = add_cc(y[0], v[0], cc);
-#pragma unroll
-        for (int k = 1; k < n - 1; k++) y[k] = addc_cc(y[k], v[k], cc);
-        y[n - 1] = addc(y[n - 1], v[n - 1], cc);
-        mul_wide(x, y, V0);
-        V0[0] = sub_cc(V0[0], V1[0], cc);
-#pragma unroll
-        for (int k = 1; k < 2 * n - 1; k++) V0[k] = subc_cc(V0[k], V1[k], cc);
-        V0[2 * n - 1] = subc(V0[2 * n - 1], V1[2 * n - 1], cc);
-        r1 = join(redc_wide(V0));
     }
 
     // sqr32_8 serves BLS12-381's Fr too (q ≈ 2^254.9, no HEADROOM_4Q):
@@ -1137,21 +1015,13 @@ typedef Field<Bls12381FrParams> Bls12381Fr;
 
 // Fp2T<F> = F[u]/(u² + 1), gnark's E2 {A0, A1}: over BN254's Fp (Fp2) and
 // BLS12-381's (both have −1 a non-square: q ≡ 3 mod 4).
-// ZK_BLS_FP2_KARATSUBA=1 builds BLS12-381's Fp2 product as Karatsuba's three
-// 6-limb products instead of mul_dot's two 12-limb dot products (both
-// correct; which is faster on the H200 is fieldbench's and the G2 MSM's to
-// say: bench/h200-session.sh, notes/cuda-curve-seam.md).
-#ifndef ZK_BLS_FP2_KARATSUBA
-#define ZK_BLS_FP2_KARATSUBA 0
-#endif
-// ZK_BLS_FP2_WIDE=1 builds it as Karatsuba with the reductions deferred
-// (Field::fp2_mul_wide: three exact products, two reductions; ahead of
-// ZK_BLS_FP2_KARATSUBA where both are set). Measured on the H200: the G2
-// MSM 2^20 went from 28.1 to 33.9 ms, its 128 registers spilling 10 KB in
-// k_segment (notes/h200-2026-12-03d.md): off until segment_body has room.
-#ifndef ZK_BLS_FP2_WIDE
-#define ZK_BLS_FP2_WIDE 0
-#endif
+// The product is mul_dot's two dot products where F has dot32 (the 32-bit
+// build), Karatsuba's three products otherwise. Over BLS12-381's Fp,
+// Karatsuba lost to mul_dot (G2 MSM 2^20 31.4 ms against 27.4, H100,
+// notes/h100-2026-12-06b.md), and so did Karatsuba with the reductions
+// deferred (28.1 → 33.9 ms on the H200, 10 KB of spills in k_segment,
+// notes/h200-2026-12-03d.md): ZK_BLS_FP2_KARATSUBA and ZK_BLS_FP2_WIDE are
+// retired (notes/cuda-variants.md).
 
 template <class F> struct Fp2T {
     F a0, a1;
@@ -1194,11 +1064,6 @@ template <class F> struct Fp2T {
         r.a1 = s - v0 - v1;
         return r;
     }
-    HD static Fp2T mul_wide(const Fp2T &a, const Fp2T &b) {
-        Fp2T r;
-        F::fp2_mul_wide(a.a0, a.a1, b.a0, b.a1, r.a0, r.a1);
-        return r;
-    }
     HD static Fp2T mul_dot(const Fp2T &a, const Fp2T &b) {
         Fp2T r;
         r.a0 = F::dot32(a.a0, b.a0, a.a1, F::sub32(F::zero(), b.a1));
@@ -1209,9 +1074,7 @@ template <class F> struct Fp2T {
     HD friend Fp2T operator*(const Fp2T &a, const Fp2T &b) { return mul_karatsuba(a, b); }
 #else
     HD friend Fp2T operator*(const Fp2T &a, const Fp2T &b) {
-        if constexpr (ZK_BLS_FP2_WIDE && F::N == 6)
-            return mul_wide(a, b);
-        else if constexpr (F::DOT32_OK && !(ZK_BLS_FP2_KARATSUBA && F::N == 6))
+        if constexpr (F::DOT32_OK)
             return mul_dot(a, b);
         else
             return mul_karatsuba(a, b);

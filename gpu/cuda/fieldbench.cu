@@ -90,7 +90,7 @@ template <class F> __global__ void k_madd(const F *in, F *out, int iters) {
 }
 
 // k_madd_form: k_madd on the canonical formula (add_affine_eager) or the
-// lazy one (add_affine_lazy), whichever ZK_BLS_LAZY builds into add_affine.
+// lazy one (add_affine_lazy), which BLS12-381's G1 runs (curve.cuh LazyCurve).
 template <class F, bool LAZY> __global__ void k_madd_form(const F *in, F *out, int iters) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     F px = in[4 * i], py = in[4 * i + 1];

@@ -808,54 +808,10 @@ template <class F> void test_fp2_over(const char *name) {
         CHECK(k.a0.eq(x.a0 * z.a0 - x.a1 * z.a1) && k.a1.eq(x.a0 * z.a1 + x.a1 * z.a0), "%s fp2 karatsuba %zu", name,
               i);
         if constexpr (F::DOT32_OK) CHECK(E::mul_dot(x, z).eq(k), "%s fp2 dot vs karatsuba %zu", name, i);
-        CHECK(E::mul_wide(x, z).eq(k), "%s fp2 wide vs karatsuba %zu", name, i);
         CHECK((x * z).eq(k) && x.sqr().eq(x * x), "%s fp2 mul/sqr %zu", name, i);
         E one = E::zero();
         one.a0 = F::one();
         CHECK(x.is_zero() || (x * x.inv()).eq(one), "%s fp2 inv %zu", name, i);
-    }
-}
-
-// test_mul_wide: Field::mul_wide's 2n limbs equal the schoolbook product
-// exactly on the edges and random values (and on all-ones limbs, above q:
-// the chains' carries at their widest), and fp2_mul_wide's parts are the
-// Montgomery forms of a0·b0 − a1·b1 and a0·b1 + a1·b0 for canonical inputs
-// and, where 8q < R (BLS12-381's Fp), lazy ones in [q, 2q).
-template <class F> void test_mul_wide(const char *name, bool lazy_inputs) {
-    FieldRef<F> ref;
-    constexpr int n = F::N32;
-    std::vector<F> xs = param_values<F>(60);
-    u32 ones[n];
-    for (int k = 0; k < n; k++) ones[k] = ~0u;
-    for (size_t i = 0; i + 1 < xs.size(); i++) {
-        u32 a[n], b[n], w[2 * n];
-        xs[i].split(a);
-        xs[i + 1].split(b);
-        if (i == 0) std::copy(ones, ones + n, a), std::copy(ones, ones + n, b);
-        F::mul_wide(a, b, w);
-        Nat wn(w, w + 2 * n), an(a, a + n), bn(b, b + n);
-        nat_trim(wn), nat_trim(an), nat_trim(bn);
-        CHECK(nat_cmp(wn, nat_mul(an, bn)) == 0, "%s mul_wide %zu", name, i);
-    }
-    Nat q = ref.q;
-    for (size_t i = 0; i + 3 < xs.size(); i++) {
-        for (int up = 0; up < (lazy_inputs ? 2 : 1); up++) {
-            F v[4];
-            Nat vn[4];
-            for (int k = 0; k < 4; k++) {
-                vn[k] = nat_of(xs[i + k]);
-                if (up && ((i + k) % 3 != 0)) vn[k] = nat_add(vn[k], q); // some in [q, 2q)
-                v[k] = field_of_nat<F>(vn[k]);
-            }
-            F r0, r1;
-            F::fp2_mul_wide(v[0], v[1], v[2], v[3], r0, r1);
-            Nat re = nat_add(nat_mul(vn[0], vn[2]), nat_sub(nat_mul(q, q), ref.mod(nat_mul(vn[1], vn[3]))));
-            Nat im = nat_add(nat_mul(vn[0], vn[3]), nat_mul(vn[1], vn[2]));
-            CHECK(nat_cmp(nat_of(r0), q) < 0 && nat_cmp(ref.mod(nat_shl(nat_of(r0), ref.R32)), ref.mod(re)) == 0,
-                  "%s fp2_mul_wide real part %zu/%d", name, i, up);
-            CHECK(nat_cmp(nat_of(r1), q) < 0 && nat_cmp(ref.mod(nat_shl(nat_of(r1), ref.R32)), ref.mod(im)) == 0,
-                  "%s fp2_mul_wide imaginary part %zu/%d", name, i, up);
-        }
     }
 }
 
@@ -911,9 +867,6 @@ void test_fields_by_params() {
     test_params<Fr>("bn254 fr", true, true);
     test_params<Bls12381Fp>("bls12-381 fp", true, true);
     test_params<Bls12381Fr>("bls12-381 fr", false, false);
-    test_mul_wide<Fp>("bn254 fp", false);
-    test_mul_wide<Fr>("bn254 fr", false);
-    test_mul_wide<Bls12381Fp>("bls12-381 fp", true);
     test_fp2_over<Fp>("bn254");
     test_fp2_over<Bls12381Fp>("bls12-381");
 }
@@ -1291,8 +1244,8 @@ void regs_pass_gl(std::vector<S> &x, const DM &d, const std::vector<S> &tw, cons
 // groups across lanes where regs_lanes_ok (ntt.cuh's GL). trace
 // (non-null): x after each pass; lanes_used (non-null): how many passes
 // took groups across lanes.
-// Over a field whose kernels are eager (NTT_LAZY false: BLS12-381's Fr
-// built with ZK_BLS_NTT_LAZY=0) lazy is refused (a failed check).
+// Over a field whose kernels are eager (NTT_LAZY false: none today; BLS12-381's
+// Fr was, built with the retired ZK_BLS_NTT_LAZY=0) lazy is refused (a failed check).
 template <class T> struct same_type { typedef T type; }; // a parameter that takes no part in deduction
 template <class S, class DM>
 void regs_passes(std::vector<S> &x, const DM &d, const std::vector<S> &tw, bool difp, int stages, int lgblock,
@@ -1558,7 +1511,7 @@ template <class F> void test_add_affine_late(const char *name, const Affine<F> &
 
 // test_lazy_curve: BLS12-381 G1's lazy additions (add_affine_lazy,
 // add_lazy: curve.cuh) against the canonical ones (add_affine_eager,
-// add_eager), whichever ZK_BLS_LAZY builds into add/add_affine: the same
+// add_eager), the first of which add/add_affine run (curve.cuh LazyCurve): the same
 // limbs out (both canonical), over sums of multiples of G that reach every
 // branch: P ≢ 0, the doubling (a point plus itself), the inverse (plus its
 // negation), infinity on either side.
@@ -1724,13 +1677,13 @@ template <class S> NttDom<S> ntt_dom(int logn, u64 gen) {
 
 // test_bls12381_ntt: over BLS12-381's Fr (generator 7, two-adicity 32): ω
 // has order n exactly; the radix-2 DIF is the DFT in bit-reversed order;
-// the regs passes (eager, and lazy as the kernels run them unless built
-// with ZK_BLS_NTT_LAZY=0) match it at several plans,
+// the regs passes (eager, and lazy as the kernels run them) match it at
+// several plans,
 // DIT and the scaled DIF of compute_h included; DIT after the inverse DIF
 // with 1/n is the identity.
 void test_bls12381_ntt(int logn) {
     typedef Bls12381Fr S;
-    static_assert(NTT_LAZY<S> == (ZK_BLS_NTT_LAZY != 0) && NTT_LAZY<Fr>, "BLS12-381's NTT is lazy unless built eager");
+    static_assert(NTT_LAZY<S> && NTT_LAZY<Fr>, "both curves' NTTs run lazy");
     const bool L = NTT_LAZY<S>; // as the kernels run it
     NttDom<S> d = ntt_dom<S>(logn, 7);
     {

@@ -60,37 +60,27 @@ __global__ void k_chunks(const u32 *cnt, u32 nb, u32 L, u32 *chunks) {
 // registers and one block of 256 threads an SM (it takes 190). At 190 a
 // warp holds 6,144 registers, and an SM's four schedulers each have a
 // quarter of the 65,536: two warps each, 8 an SM, whatever the block
-// (-DZK_BLS_G1_LEVEL0_BLOCK=64 was no faster, notes/h100-2026-12-06b.md).
+// (blocks of 64 were no faster, notes/h100-2026-12-06b.md).
 // Three warps a scheduler need at most 168 registers: BLS12-381's G1 takes
-// blocks of 128, three an SM (ZK_BLS_G1_LEVEL0_BLOCK, ZK_BLS_G1_MINB), and
+// blocks of 128, three an SM, and
 // its body fits in 164 with no spills (CUDA 13 and 11.8). H100, notes/
 // h100-2026-12-06c call 5, A B A B against 256 × 1 (190 registers): G1
 // 2^20 8.7 and 8.7 ms against 9.0 and 8.9, 2^22 26.9 and 26.8 against 27.3
-// and 27.7, 2^24 96.4 and 96.5 against 98.6 and 98.6 (-DZK_BLS_G1_MINB=1
-// -DZK_BLS_G1_LEVEL0_BLOCK=256 builds that). Two blocks of 256 cap it at
-// 128 registers: 232 bytes of spills, and no faster (notes/h100-2026-12-06.md
-// call 6: 2^20 8.7 ms against 8.8, 2^22 26.9 both; with the prefetching
-// body, 388 bytes, 8.9 and 27.4). The same
-// two knobs for BLS12-381's G2 (255 registers, 572 bytes of spills):
-// ZK_BLS_G2_LEVEL0_MINB, ZK_BLS_G2_LEVEL0_BLOCK; at 128 × 3 it spills 1,468
-// bytes and its MSM 2^20 takes 37.1 ms against 27.5 (call 5).
-#ifndef ZK_BLS_G1_MINB
-#define ZK_BLS_G1_MINB 3
-#endif
-#ifndef ZK_BLS_G1_LEVEL0_BLOCK
-#define ZK_BLS_G1_LEVEL0_BLOCK 128
-#endif
+// and 27.7, 2^24 96.4 and 96.5 against 98.6 and 98.6. Two blocks of 256
+// cap it at 128 registers: 232 bytes of spills, and no faster
+// (notes/h100-2026-12-06.md call 6: 2^20 8.7 ms against 8.8, 2^22 26.9 both;
+// with the prefetching body, 388 bytes, 8.9 and 27.4). BLS12-381's G2 keeps
+// 256 × 1 (255 registers, 572 bytes of spills): at 128 × 3 it spills 1,468
+// bytes and its MSM 2^20 takes 37.1 ms against 27.5 (call 5). The build
+// options that set these (ZK_BLS_G1_MINB, ZK_BLS_G1_LEVEL0_BLOCK,
+// ZK_BLS_G2_LEVEL0_MINB, ZK_BLS_G2_LEVEL0_BLOCK) are retired:
+// notes/cuda-variants.md.
 template <class F> struct Level0MinBlocks {
     static constexpr int value = sizeof(F) == 32 ? 2 : 1;
 };
 template <> struct Level0MinBlocks<Bls12381Fp> {
-    static constexpr int value = ZK_BLS_G1_MINB;
+    static constexpr int value = 3;
 };
-#ifdef ZK_BLS_G2_LEVEL0_MINB
-template <> struct Level0MinBlocks<Bls12381Fp2> {
-    static constexpr int value = ZK_BLS_G2_LEVEL0_MINB;
-};
-#endif
 
 // Level0Block: k_level0's threads a block (zkpipe.cu's launch, and the
 // kernel's launch bound). At most TPB.
@@ -98,17 +88,8 @@ template <class F> struct Level0Block {
     static constexpr int value = TPB;
 };
 template <> struct Level0Block<Bls12381Fp> {
-    static constexpr int value = ZK_BLS_G1_LEVEL0_BLOCK;
+    static constexpr int value = 128;
 };
-static_assert(ZK_BLS_G1_LEVEL0_BLOCK >= 32 && ZK_BLS_G1_LEVEL0_BLOCK <= TPB && ZK_BLS_G1_LEVEL0_BLOCK % 32 == 0,
-              "ZK_BLS_G1_LEVEL0_BLOCK: whole warps, at most TPB");
-#ifdef ZK_BLS_G2_LEVEL0_BLOCK
-template <> struct Level0Block<Bls12381Fp2> {
-    static constexpr int value = ZK_BLS_G2_LEVEL0_BLOCK;
-};
-static_assert(ZK_BLS_G2_LEVEL0_BLOCK >= 32 && ZK_BLS_G2_LEVEL0_BLOCK <= TPB && ZK_BLS_G2_LEVEL0_BLOCK % 32 == 0,
-              "ZK_BLS_G2_LEVEL0_BLOCK: whole warps, at most TPB");
-#endif
 
 // Two blocks an SM over Fp: the prefetching body would take 136 registers
 // a thread, one block of 256 threads an SM.
@@ -119,38 +100,22 @@ __global__ void __launch_bounds__(Level0Block<F>::value, Level0MinBlocks<F>::val
     if (t < tiles) level0_body<F, PF>(t, bases, idx, keys, vals, m, nb, start, off, L, out);
 }
 
-// ZK_BLS_G2_MINB=k (unset: no bounds, the build as it was) puts
-// __launch_bounds__(block, k) on the MSM's point kernels (k_levelN,
-// k_segment, k_reduce) over BLS12-381's Fp2, whose k_segment spills 8.6 KB
-// (lab:notes/h200-2026-12-03b/build.log), and (block, 1) on the others, which
-// leaves their register cap at 255 as before. ptxas's cap is
-// min(255, 65536/(block·k)): k = 1 lets the G2 kernels take all 255, as
-// today; k = 2 caps k_levelN (256 threads) at 128 and k_segment and
-// k_reduce (128) at 255; k = 3, 4 at about 168, 128 for those two: more
-// occupancy for more spills. Which wins is the H200's to say (-Xptxas
-// -warn-spills prints each build's spills).
-template <class F> struct MsmMinBlocks {
-    static constexpr int value = 1;
-};
-#ifdef ZK_BLS_G2_MINB
-template <> struct MsmMinBlocks<Bls12381Fp2> {
-    static constexpr int value = ZK_BLS_G2_MINB;
-};
-#define ZK_MSM_BOUNDS(threads, F) __launch_bounds__(threads, MsmMinBlocks<F>::value)
-#else
-#define ZK_MSM_BOUNDS(threads, F)
-#endif
+// The MSM's point kernels (k_levelN, k_segment, k_reduce, k_bitsum,
+// k_weigh) carry no launch bounds: ptxas may give them all 255 registers
+// (BLS12-381's G2 k_segment still spills 8.6 KB, lab:notes/h200-2026-12-03b/
+// build.log). Caps that trade spills for occupancy lost (ZK_BLS_G2_MINB,
+// retired with its figures: notes/cuda-variants.md).
 const int SEGMENT_TPB = 128; // k_segment's block (zkpipe.cu launches it with 128)
 
 template <class F>
-__global__ void ZK_MSM_BOUNDS(TPB, F) k_levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks,
+__global__ void k_levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks,
                          u32 nb, u32 L, u32 total, XYZZ<F> *out) {
     u32 t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < total) levelN_body(t, in, start, cnt, off, chunks, nb, L, out);
 }
 
 template <class F>
-__global__ void ZK_MSM_BOUNDS(SEGMENT_TPB, F) k_segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg,
+__global__ void k_segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg,
                           XYZZ<F> *acc, XYZZ<F> *run) {
     u32 s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s < nseg) segment_body(s, P, start, cnt, half, S, acc, run);
@@ -201,7 +166,7 @@ template <class F> __device__ void block_sum(XYZZ<F> acc, XYZZ<F> *sh) {
 }
 
 // k_reduce: block b sums in[b·per, min(m, (b+1)·per)) into out[b].
-template <class F> __global__ void ZK_MSM_BOUNDS(RED, F) k_reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out) {
+template <class F> __global__ void k_reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out) {
     __shared__ XYZZ<F> sh[RED];
     size_t lo = (size_t)blockIdx.x * per;
     size_t hi = lo + per < m ? lo + per : m;
@@ -215,7 +180,7 @@ template <class F> __global__ void ZK_MSM_BOUNDS(RED, F) k_reduce(const XYZZ<F> 
 // (part+1)·per) of class k of the set (msm.cuh, bit_class_item) into
 // out[b]; a part past the class's items writes infinity.
 template <class F>
-__global__ void ZK_MSM_BOUNDS(RED, F) k_bitsum(const XYZZ<F> *acc, const XYZZ<F> *run, u32 spw, u32 K, u32 parts, u32 per,
+__global__ void k_bitsum(const XYZZ<F> *acc, const XYZZ<F> *run, u32 spw, u32 K, u32 parts, u32 per,
                                                XYZZ<F> *out) {
     __shared__ XYZZ<F> sh[RED];
     u32 b = blockIdx.x, part = b % parts, k = (b / parts) % K, set = b / parts / K;
@@ -229,7 +194,7 @@ __global__ void ZK_MSM_BOUNDS(RED, F) k_bitsum(const XYZZ<F> *acc, const XYZZ<F>
 
 // k_weigh: class sum t times its weight (msm.cuh, weigh_body), for
 // reduce_buckets' device combine.
-template <class F> __global__ void ZK_MSM_BOUNDS(TPB, F) k_weigh(const XYZZ<F> *sums, u32 n, u32 K, int lgS, XYZZ<F> *out) {
+template <class F> __global__ void k_weigh(const XYZZ<F> *sums, u32 n, u32 K, int lgS, XYZZ<F> *out) {
     u32 t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < n) weigh_body(t, sums, K, lgS, out);
 }
@@ -280,21 +245,17 @@ __global__ void __launch_bounds__(512) k_ntt_pass(S *x, u32 n, u32 mlow, int s, 
 // were measured against this kernel are in notes/cuda-variants.md; ntt.cuh
 // keeps LAZY and GL as template parameters of the bodies (hosttest.cpp
 // checks them). BLS12-381's Fr (2q < 2^256, not 4q) is lazy too, its
-// products by canonical twiddles (NTT_LAZY; ZK_BLS_NTT_LAZY=0 for eager).
+// products by canonical twiddles (NTT_LAZY).
 //
-// NttMinBlocks: BLS12-381's butterflies spill at 102 registers (CUDA 13:
-// 132 bytes of stores, lazy or eager, against BN254's 8); -DZK_BLS_NTT_MINB=4
-// gives its kernels four blocks an SM (128 registers), 6 six (85): both
-// slower (H100, notes/h100-2026-12-06c.md call 4, lazy: 2^24 4.77 and 5.02 ms
-// against 4.62; eager, notes/h100-2026-12-06.md call 6: 4.74 against 4.68).
+// NttMinBlocks: five blocks an SM. BLS12-381's butterflies spill at 102
+// registers (CUDA 13: 132 bytes of stores, lazy or eager, against BN254's
+// 8); four blocks an SM (128 registers) or six (85) were both slower (H100,
+// notes/h100-2026-12-06c.md call 4, lazy: 2^24 4.77 and 5.02 ms against
+// 4.62; eager, notes/h100-2026-12-06.md call 6: 4.74 against 4.68;
+// ZK_BLS_NTT_MINB, retired: notes/cuda-variants.md).
 template <class S> struct NttMinBlocks {
     static constexpr int value = 5;
 };
-#ifdef ZK_BLS_NTT_MINB
-template <> struct NttMinBlocks<Bls12381Fr> {
-    static constexpr int value = ZK_BLS_NTT_MINB;
-};
-#endif
 template <class S, bool DIF>
 __global__ void __launch_bounds__(128, NttMinBlocks<S>::value)
     k_ntt_regs(S *x, int lgn, int lgm, int s, int lgG, const S *tw, const S *scale, int canon) {

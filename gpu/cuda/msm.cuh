@@ -155,19 +155,18 @@ HD bool chunk_at(u32 t, const u32 *start, const u32 *cnt, const u32 *off, const 
     return true;
 }
 
-// ZK_LEVEL0_LATE_Y=1 (the default; 0 for the old body) has BLS12-381's G2
-// level0 (255 registers, two warps a scheduler) read a point's y only once
+// LateY: BLS12-381's G2 level0 (255 registers, two warps a scheduler) reads
+// a point's y only once
 // P = x·ZZ − X is known (XYZZ::add_affine_late), so that y's 24 registers
 // are not held through P's product. Spill stores fell from 572 to 52 bytes
 // (CUDA 13; nvcc 11.8: 584 to 132); H100, notes/h100-2026-12-06d.md call 6,
 // A B A B: its MSM 2^20 25.4, 25.3, 25.4 ms against 27.0, 26.6, 26.4;
 // BLS12-381's mulchain 2^20 stream 15.53 and 15.97 proofs/s against 15.31
-// and 15.50 (call 7).
-#ifndef ZK_LEVEL0_LATE_Y
-#define ZK_LEVEL0_LATE_Y 1
-#endif
+// and 15.50 (call 7). The other fields read points whole (hosttest checks
+// both bodies); the old G2 body (ZK_LEVEL0_LATE_Y=0) is retired:
+// notes/cuda-variants.md.
 template <class F> struct LateY {
-    static constexpr bool ON = ZK_LEVEL0_LATE_Y != 0 && sizeof(F) == sizeof(Bls12381Fp2);
+    static constexpr bool ON = sizeof(F) == sizeof(Bls12381Fp2);
 };
 
 // level0_body: tile t of the m sorted (key, val) pairs, keys < nb a bucket's
@@ -306,15 +305,11 @@ HD void segment_body(u32 s, const XYZZ<F> *P, const u32 *start, const u32 *cnt, 
 // in the trees (notes/h100-2026-12-06f.md); 256 blocks of 2048 items measured
 // 25.6 and 25.8 ms against 26.2 and 26.2, and 89.8 and 89.5 at 2^24 against
 // 89.9 and 90.0, but 9.0 against 8.4 and 8.8 at 2^20, where 2^15 buckets
-// make 208 blocks of 256 (notes/h100-2026-12-06g.md call 1). -DZK_BITSUM_PER_MAX=256
-// builds the fixed blocks of before.
-#ifndef ZK_BITSUM_PER
-#define ZK_BITSUM_PER 256
-#endif
-#ifndef ZK_BITSUM_PER_MAX
-#define ZK_BITSUM_PER_MAX 2048
-#endif
-const u32 BITSUM_PER = ZK_BITSUM_PER, BITSUM_PER_MAX = ZK_BITSUM_PER_MAX, BITSUM_MIN_BLOCKS = 256;
+// make 208 blocks of 256 (notes/h100-2026-12-06g.md call 1; the fixed blocks
+// of 256, ZK_BITSUM_PER_MAX=256, 7.9 / 25.3 / 88.9 ms in call 2 against 8.0 /
+// 25.0 / 88.7: ZK_BITSUM_PER and ZK_BITSUM_PER_MAX are retired,
+// notes/cuda-variants.md).
+const u32 BITSUM_PER = 256, BITSUM_PER_MAX = 2048, BITSUM_MIN_BLOCKS = 256;
 
 // bitsum_per: the items a k_bitsum block sums for sets of K classes over
 // spw segments (spw a power of two): BITSUM_PER (or spw, if fewer), doubled

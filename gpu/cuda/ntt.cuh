@@ -249,11 +249,9 @@ template <bool LAZY, class S> HD S bf_mul(const S &a, const S &w) {
 // which suffices as every product has a canonical twiddle (mul_lazy_by) and
 // a sum's carry out of 2^256 is kept (add_lazy2q): 2^24 in 4.62 ms against
 // 4.68 eager (H100, notes/h100-2026-12-06c.md, call 2: A B A B, BN254's NTT
-// unchanged at 3.99). ZK_BLS_NTT_LAZY=0 builds its butterflies eager.
-#ifndef ZK_BLS_NTT_LAZY
-#define ZK_BLS_NTT_LAZY 1
-#endif
-template <class S> constexpr bool NTT_LAZY = S::HEADROOM_4Q || (ZK_BLS_NTT_LAZY && S::LAZY_BY_OK);
+// unchanged at 3.99; the eager build, ZK_BLS_NTT_LAZY=0, is retired:
+// notes/cuda-variants.md). hosttest checks the lazy butterflies against the eager.
+template <class S> constexpr bool NTT_LAZY = S::HEADROOM_4Q || S::LAZY_BY_OK;
 
 // regs_rounds is how many rounds a pass of s stages takes.
 HD int regs_rounds(int s) { return (s + 2) / 3; }

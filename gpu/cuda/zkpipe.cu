@@ -45,6 +45,9 @@
 #ifndef ZK_PART
 #define ZK_PART_HAS(k) 1
 #else
+#if ZK_PART < 1 || ZK_PART > 9
+#error "ZK_PART: 1 to 9 (build.sh's parts)"
+#endif
 #define ZK_PART_HAS(k) (ZK_PART == (k))
 #endif
 
