@@ -456,7 +456,7 @@ func r1csLayout(r io.ReaderAt, size int64) (*layout, curve.ID, error) {
 			return l, 0, fmt.Errorf("its %s section says %d bytes, the file has %d for it: truncated, or not a gnark r1cs", names[i], n, size-off)
 		}
 		lens[i] = int64(n)
-		l.parts = append(l.parts, layoutPart{name: "r1cs's " + names[i] + " section", off: off, size: int64(n), countAt: int64(32 + 8*i), width: 8, countLE: true, unit: 1, within: []int64{0}})
+		l.parts = append(l.parts, layoutPart{name: "its " + names[i] + " section", off: off, size: int64(n), countAt: int64(32 + 8*i), width: 8, countLE: true, unit: 1, within: []int64{0}})
 		off += int64(n)
 	}
 	sec := func(i int) (int64, int64) { return l.parts[i].off, l.parts[i].off + lens[i] }
@@ -467,7 +467,7 @@ func r1csLayout(r io.ReaderAt, size int64) (*layout, curve.ID, error) {
 	start, end := sec(0)
 	w.at(start)
 	levels := w.u64()
-	if err := boundedread.Between(boundedread.Items(levels, 8, 8), lens[0], fmt.Sprintf("%d levels", levels)).Check("r1cs's levels section", lens[0], -1); err != nil {
+	if err := boundedread.Between(boundedread.Items(levels, 8, 8), lens[0], fmt.Sprintf("%d levels", levels)).Check("its levels section", lens[0], -1); err != nil {
 		return l, 0, err
 	}
 	var leveled uint64
@@ -478,7 +478,7 @@ func r1csLayout(r io.ReaderAt, size int64) (*layout, curve.ID, error) {
 		}
 		leveled += n
 	}
-	if err := w.ends(end, "r1cs's levels section", fmt.Sprintf("its %d levels", levels)); err != nil {
+	if err := w.ends(end, "its levels section", fmt.Sprintf("its %d levels", levels)); err != nil {
 		return l, 0, err
 	}
 	// instructions: three u32 lists and a u64 list, one value each an
@@ -489,27 +489,27 @@ func r1csLayout(r io.ReaderAt, size int64) (*layout, curve.ID, error) {
 	for i, unit := range []int64{4, 4, 4, 8} {
 		lists[i] = w.clist(unit, end)
 	}
-	if err := w.ends(end, "r1cs's instructions section", "its four lists"); err != nil {
+	if err := w.ends(end, "its instructions section", "its four lists"); err != nil {
 		return l, 0, err
 	}
 	if lists[1] != lists[0] || lists[2] != lists[0] || lists[3] != lists[0] || leveled != lists[0] {
-		return l, 0, fmt.Errorf("r1cs's instructions section: lists of %v instructions, its levels %d: not a gnark r1cs", lists, leveled)
+		return l, 0, fmt.Errorf("its instructions section: lists of %v instructions, its levels %d: not a gnark r1cs", lists, leveled)
 	}
 	// calldata: varints of u32s, 1 to 5 bytes each, at least one an
 	// instruction (its blueprint's size or fields)
 	start, end = sec(2)
 	w.at(start)
 	count := w.u64()
-	if err := boundedread.Between(boundedread.Items(count, 1, 8), boundedread.Items(count, 5, 8), fmt.Sprintf("%d varints", count)).Check("r1cs's calldata section", lens[2], -1); err != nil {
+	if err := boundedread.Between(boundedread.Items(count, 1, 8), boundedread.Items(count, 5, 8), fmt.Sprintf("%d varints", count)).Check("its calldata section", lens[2], -1); err != nil {
 		return l, 0, err
 	}
 	if w.err == nil && lists[0] > count {
-		return l, 0, fmt.Errorf("r1cs's calldata section: %d words for %d instructions: not a gnark r1cs", count, lists[0])
+		return l, 0, fmt.Errorf("its calldata section: %d words for %d instructions: not a gnark r1cs", count, lists[0])
 	}
 	for i := uint64(0); i < count && w.err == nil; i++ {
 		w.uvarint(end)
 	}
-	if err := w.ends(end, "r1cs's calldata section", fmt.Sprintf("its %d varints", count)); err != nil {
+	if err := w.ends(end, "its calldata section", fmt.Sprintf("its %d varints", count)); err != nil {
 		return l, 0, err
 	}
 	// CBOR: one item, decoded as it is read (its buffer the item's size)
@@ -519,17 +519,17 @@ func r1csLayout(r io.ReaderAt, size int64) (*layout, curve.ID, error) {
 		return l, 0, err
 	}
 	if n != lens[3] {
-		return l, 0, fmt.Errorf("r1cs's CBOR section: its item takes %d bytes, the section has %d", n, lens[3])
+		return l, 0, fmt.Errorf("its CBOR section: its item takes %d bytes, the section has %d", n, lens[3])
 	}
 	// coefficients: the rest
 	w.at(end)
 	ct := w.u64()
 	rest := size - end
-	l.parts = append(l.parts, layoutPart{name: "r1cs's coefficients", off: end + 8, size: rest - 8, countAt: end, width: 8, countLE: true, unit: 32, within: []int64{0}})
+	l.parts = append(l.parts, layoutPart{name: "its coefficients", off: end + 8, size: rest - 8, countAt: end, width: 8, countLE: true, unit: 32, within: []int64{0}})
 	if w.err != nil {
-		return l, 0, fmt.Errorf("r1cs's coefficients: %w", w.err)
+		return l, 0, fmt.Errorf("its coefficients: %w", w.err)
 	}
-	if err := boundedread.Exactly(boundedread.Items(ct, 32, 8), fmt.Sprintf("%d coefficients", ct)).Check("r1cs's coefficients", rest, -1); err != nil {
+	if err := boundedread.Exactly(boundedread.Items(ct, 32, 8), fmt.Sprintf("%d coefficients", ct)).Check("its coefficients", rest, -1); err != nil {
 		return l, 0, err
 	}
 	return l, id, nil

@@ -158,7 +158,7 @@ func TestPartsPaddedInTheMiddle(t *testing.T) {
 			}{{4 << 20, false}, {4 << 20, true}, {32 << 20, true}, {4 << 30, false}, {4 << 30, true}} {
 				for _, p := range parts {
 					pad := c.pad
-					if c.counted && (p.countAt < 0 || p.name == "r1cs's coefficients") {
+					if c.counted && (p.countAt < 0 || p.name == "its coefficients") {
 						// no count, or one nothing but the file bounds (the
 						// coefficient table: zeros are coefficients too)
 						continue
