@@ -506,11 +506,11 @@ func r1csLayout(r io.ReaderAt, size int64) (*layout, curve.ID, error) {
 	if w.err == nil && lists[0] > count {
 		return l, 0, fmt.Errorf("its calldata section: %d words for %d instructions: not a gnark r1cs", count, lists[0])
 	}
-	for i := uint64(0); i < count && w.err == nil; i++ {
-		w.uvarint(end)
+	if w.err == nil {
+		w.err = walkVarints(r, w.pos, end, count)
 	}
-	if err := w.ends(end, "its calldata section", fmt.Sprintf("its %d varints", count)); err != nil {
-		return l, 0, err
+	if w.err != nil {
+		return l, 0, fmt.Errorf("its calldata section: %w", w.err)
 	}
 	// CBOR: one item, decoded as it is read (its buffer the item's size)
 	start, end = sec(3)
@@ -619,22 +619,6 @@ func (w *window) clist(unit, end int64) uint64 {
 	}
 	w.pos = start + int64(n)*unit
 	return values
-}
-
-// uvarint passes one varint of a u32 (at most 5 bytes), before end.
-func (w *window) uvarint(end int64) {
-	for i := 0; i < binary.MaxVarintLen32 && w.err == nil; i++ {
-		if w.pos >= end {
-			w.err = fmt.Errorf("a varint overruns its section at byte %d", w.pos)
-			return
-		}
-		if w.bytes(1)[0] < 0x80 {
-			return
-		}
-	}
-	if w.err == nil {
-		w.err = fmt.Errorf("a varint of more than 5 bytes at byte %d", w.pos)
-	}
 }
 
 // ends checks the walk of a section (what) ended exactly at its end.
