@@ -30,7 +30,7 @@ func setupCommand() *cli.Command {
 			&cli.StringFlag{Name: "builtin", Usage: fmt.Sprintf("built-in circuit: %v", circuits.Names()), Value: "mulchain", EnvVars: env("builtin")},
 			&cli.IntFlag{Name: "constraints", Aliases: []string{"c"}, Usage: "about how many constraints", Value: 1 << 12, EnvVars: env("constraints")},
 			&cli.StringFlag{Name: "dir", Usage: "circuit directory to write (its base name is the circuit's name; required)", EnvVars: env("setup-dir")},
-			&cli.StringFlag{Name: "curve", Value: curve.BN254.String(), Usage: fmt.Sprintf("the circuit's curve: %s or %s (prove and verify read it from the files)", curve.BN254, curve.BLS12_381), EnvVars: env("curve")},
+			&cli.StringFlag{Name: "curve", Value: curve.BN254.String(), Usage: fmt.Sprintf("the circuit's curve: %s (prove and verify read it from the files)", curve.Names("or")), EnvVars: env("curve")},
 			&cli.StringFlag{Name: "hash-to-field", Value: string(gnarksrc.HashDefault), Usage: "how commitments hash to their challenge, recorded in the directory for prove and verify: default (gnark's), sha256 (what gnark's Solidity verifier computes) or keccak256", EnvVars: env("hash-to-field")},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr how long each phase took (compile, each query's products, each file)", EnvVars: env("setup-verbose")},
 			&cli.StringFlag{Name: "device", Value: "auto", EnvVars: env("device"),

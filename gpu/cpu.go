@@ -201,10 +201,6 @@ type cpuCurve interface {
 	msmG2(ctx context.Context, k *proofdata.Key, v *proofdata.Vectors) (proofdata.Point, error)
 }
 
-// cpuCurves makes each curve's half for a CPU backend (filled by the
-// generated files' init).
-var cpuCurves [curve.Count]func(*CPU) cpuCurve
-
 // half is k's curve's half of c.
 func (c *CPU) half(k *proofdata.Key) (cpuCurve, error) {
 	if !k.Curve.Valid() || c.curves[k.Curve] == nil {

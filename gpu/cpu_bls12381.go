@@ -18,14 +18,13 @@ import (
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-func init() {
-	cpuCurves[curve.BLS12_381] = func(c *CPU) cpuCurve {
-		h := &cpuBLS12381{c: c, msm: cpumsm.NewScratchBLS12381(msmScratchSets, msmScratchDigits)}
-		// gathered bases a tail MSM: mem.Pool's default of 4 a size drops
-		// them as soon as two jobs run at once (see NewCPU)
-		h.gather1.Limit, h.gather2.Limit = 8, 8
-		return h
-	}
+// newCPUBLS12381 is c's BLS12-381 half (cpuCurves).
+func newCPUBLS12381(c *CPU) cpuCurve {
+	h := &cpuBLS12381{c: c, msm: cpumsm.NewScratchBLS12381(msmScratchSets, msmScratchDigits)}
+	// gathered bases a tail MSM: mem.Pool's default of 4 a size drops
+	// them as soon as two jobs run at once (see NewCPU)
+	h.gather1.Limit, h.gather2.Limit = 8, 8
+	return h
 }
 
 // cpuBLS12381 is the CPU backend's BLS12-381 half: MSMs (cpumsm, with

@@ -18,14 +18,13 @@ import (
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-func init() {
-	cpuCurves[curve.BN254] = func(c *CPU) cpuCurve {
-		h := &cpuBN254{c: c, msm: cpumsm.NewScratchBN254(msmScratchSets, msmScratchDigits)}
-		// gathered bases a tail MSM: mem.Pool's default of 4 a size drops
-		// them as soon as two jobs run at once (see NewCPU)
-		h.gather1.Limit, h.gather2.Limit = 8, 8
-		return h
-	}
+// newCPUBN254 is c's BN254 half (cpuCurves).
+func newCPUBN254(c *CPU) cpuCurve {
+	h := &cpuBN254{c: c, msm: cpumsm.NewScratchBN254(msmScratchSets, msmScratchDigits)}
+	// gathered bases a tail MSM: mem.Pool's default of 4 a size drops
+	// them as soon as two jobs run at once (see NewCPU)
+	h.gather1.Limit, h.gather2.Limit = 8, 8
+	return h
 }
 
 // cpuBN254 is the CPU backend's BN254 half: MSMs (cpumsm, with

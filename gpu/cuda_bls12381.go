@@ -14,8 +14,6 @@ import (
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-func init() { cudaCurves[curve.BLS12_381] = cudaBLS12381{} }
-
 // cudaBLS12381 is the CUDA backend's BLS12-381 half: the key's bases and
 // domain as the library takes them (gnark's affine layout, Montgomery
 // form: the library reads gnark-crypto's ecc/bls12-381 points as they

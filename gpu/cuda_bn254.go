@@ -14,8 +14,6 @@ import (
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-func init() { cudaCurves[curve.BN254] = cudaBN254{} }
-
 // cudaBN254 is the CUDA backend's BN254 half: the key's bases and
 // domain as the library takes them (gnark's affine layout, Montgomery
 // form: the library reads gnark-crypto's ecc/bn254 points as they

@@ -98,10 +98,6 @@ type loadSink interface {
 	close()
 }
 
-// cudaCurves are the curves the library proves on, by curve (each
-// generated file registers its own).
-var cudaCurves = map[curve.ID]cudaCurveOps{}
-
 // cudaCurve is k's curve's half, or errors.ErrUnsupported naming it.
 func cudaCurve(k *proofdata.Key) (cudaCurveOps, error) {
 	cv, ok := cudaCurves[k.Curve]

@@ -44,9 +44,6 @@ type circomSetup struct {
 	ptau func(z *circomsrc.Zkey, ct *circomTerms, p *circomsrc.PtauPhase2, clock *phaseClock) (hashH any, err error)
 }
 
-// circomSetups holds each curve's, registered by its generated file.
-var circomSetups = map[curve.ID]*circomSetup{}
-
 // Zkey returns a Groth16 key for the circom circuit r, in snarkjs's layout
 // (circomsrc.WriteZkey writes its file), from fresh toxic waste drawn from
 // crypto/rand and zeroed when Zkey returns, never logged or stored: a test
@@ -108,7 +105,7 @@ func newCircomZkey(r *circomsrc.R1CS, opts []Option) (*circomsrc.Zkey, *circomTe
 	clock := &phaseClock{log: o.phaseLog, last: time.Now()}
 	s, ok := circomSetups[r.Curve]
 	if !ok {
-		return nil, nil, nil, nil, nil, fmt.Errorf("keygen: a %s r1cs; circom keys are made for %s and %s", r.Curve, curve.BN254, curve.BLS12_381)
+		return nil, nil, nil, nil, nil, fmt.Errorf("keygen: a %s r1cs; circom keys are made for %s", r.Curve, curve.Names("and"))
 	}
 	n, err := r.ZkeyDomainSize()
 	if err != nil {

@@ -15,12 +15,13 @@ import (
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 )
 
-func init() {
+// circomSetupBLS12381 is BLS12-381's circom setup (circomSetups).
+func circomSetupBLS12381() *circomSetup {
 	var one, two, minusOne fr.Element
 	one.SetOne()
 	two.SetUint64(2)
 	minusOne.Neg(&one)
-	circomSetups[curve.BLS12_381] = &circomSetup{
+	return &circomSetup{
 		special: [4]proofdata.Scalar{{}, proofdata.Scalar(one), proofdata.Scalar(two), proofdata.Scalar(minusOne)},
 		fresh:   zkeyBLS12381,
 		ptau:    zkeyPtauBLS12381,

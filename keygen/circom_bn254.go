@@ -15,12 +15,13 @@ import (
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 )
 
-func init() {
+// circomSetupBN254 is BN254's circom setup (circomSetups).
+func circomSetupBN254() *circomSetup {
 	var one, two, minusOne fr.Element
 	one.SetOne()
 	two.SetUint64(2)
 	minusOne.Neg(&one)
-	circomSetups[curve.BN254] = &circomSetup{
+	return &circomSetup{
 		special: [4]proofdata.Scalar{{}, proofdata.Scalar(one), proofdata.Scalar(two), proofdata.Scalar(minusOne)},
 		fresh:   zkeyBN254,
 		ptau:    zkeyPtauBN254,

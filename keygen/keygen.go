@@ -50,9 +50,6 @@ type curveSetup struct {
 	to       func(w io.Writer, ccs constraint.ConstraintSystem, clock *phaseClock, o *options) (vk groth16.VerifyingKey, n int64, ok bool, err error)
 }
 
-// setups holds each curve's Setup, registered by its generated file.
-var setups = map[curve.ID]curveSetup{}
-
 // Setup returns fresh Groth16 keys for ccs, an R1CS of a curve of package
 // curve (BN254 or BLS12-381), as gnark's typed keys of that curve
 // (*groth16bn254.ProvingKey, …): gnark's groth16.Prove and Verify accept
@@ -128,7 +125,7 @@ func resolve(opts []Option) (*options, *phaseClock) {
 }
 
 func notR1CS(ccs constraint.ConstraintSystem) error {
-	return fmt.Errorf("keygen: a %T is not an R1CS of %s or %s (Groth16 needs an R1CS of a supported curve)", ccs, curve.BN254, curve.BLS12_381)
+	return fmt.Errorf("keygen: a %T is not an R1CS of %s (Groth16 needs an R1CS of a supported curve)", ccs, curve.Names("or"))
 }
 
 // testToxicWaste, when not nil, replaces crypto/rand as the source of the

@@ -16,11 +16,11 @@ import (
 	groth16bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
-	"github.com/zkpipe/zkpipe/curve"
 )
 
-func init() {
-	setups[curve.BLS12_381] = curveSetup{
+// curveSetupBLS12381 is BLS12-381's Setup (setups).
+func curveSetupBLS12381() curveSetup {
+	return curveSetup{
 		inMemory: func(ccsI constraint.ConstraintSystem, clock *phaseClock, o *options) (groth16.ProvingKey, groth16.VerifyingKey, bool, error) {
 			r1cs, ok := ccsI.(*cs.R1CS)
 			if !ok {

@@ -16,11 +16,11 @@ import (
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bn254"
-	"github.com/zkpipe/zkpipe/curve"
 )
 
-func init() {
-	setups[curve.BN254] = curveSetup{
+// curveSetupBN254 is BN254's Setup (setups).
+func curveSetupBN254() curveSetup {
+	return curveSetup{
 		inMemory: func(ccsI constraint.ConstraintSystem, clock *phaseClock, o *options) (groth16.ProvingKey, groth16.VerifyingKey, bool, error) {
 			r1cs, ok := ccsI.(*cs.R1CS)
 			if !ok {

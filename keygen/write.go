@@ -10,10 +10,6 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 )
 
-// rawPKWriters holds each curve's WriteRawProvingKey, registered by its
-// generated file (write_<curve>.go); ok is false for another curve's key.
-var rawPKWriters []func(w io.Writer, pk groth16.ProvingKey) (n int64, ok bool, err error)
-
 // WriteRawProvingKey writes pk as gnark's pk.WriteRawTo does, byte for
 // byte (its points uncompressed, so they load without a square root
 // each), with the point slices encoded over all cores: gnark's encoder

@@ -11,15 +11,15 @@ import (
 	groth16bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 )
 
-func init() {
-	rawPKWriters = append(rawPKWriters, func(w io.Writer, pkI groth16.ProvingKey) (int64, bool, error) {
-		pk, ok := pkI.(*groth16bls12381.ProvingKey)
-		if !ok {
-			return 0, false, nil
-		}
-		n, err := writeRawPKBLS12381(w, pk)
-		return n, true, err
-	})
+// writeRawPKOfBLS12381 writes pkI when it is a BLS12-381 key, and says
+// !ok for another curve's (rawPKWriters).
+func writeRawPKOfBLS12381(w io.Writer, pkI groth16.ProvingKey) (int64, bool, error) {
+	pk, ok := pkI.(*groth16bls12381.ProvingKey)
+	if !ok {
+		return 0, false, nil
+	}
+	n, err := writeRawPKBLS12381(w, pk)
+	return n, true, err
 }
 
 // writeRawPKBLS12381 writes an in-memory key through pkWriterBLS12381, each

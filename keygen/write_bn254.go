@@ -11,15 +11,15 @@ import (
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 )
 
-func init() {
-	rawPKWriters = append(rawPKWriters, func(w io.Writer, pkI groth16.ProvingKey) (int64, bool, error) {
-		pk, ok := pkI.(*groth16bn254.ProvingKey)
-		if !ok {
-			return 0, false, nil
-		}
-		n, err := writeRawPKBN254(w, pk)
-		return n, true, err
-	})
+// writeRawPKOfBN254 writes pkI when it is a BN254 key, and says
+// !ok for another curve's (rawPKWriters).
+func writeRawPKOfBN254(w io.Writer, pkI groth16.ProvingKey) (int64, bool, error) {
+	pk, ok := pkI.(*groth16bn254.ProvingKey)
+	if !ok {
+		return 0, false, nil
+	}
+	n, err := writeRawPKBN254(w, pk)
+	return n, true, err
 }
 
 // writeRawPKBN254 writes an in-memory key through pkWriterBN254, each

@@ -3,14 +3,7 @@ package stages
 import (
 	"context"
 	"fmt"
-
-	"github.com/zkpipe/zkpipe/curve"
-	"github.com/zkpipe/zkpipe/proofdata"
 )
-
-// assemblers holds each curve's group arithmetic of Assemble
-// (assemble_<curve>.go, generated from one template by internal/generator).
-var assemblers [curve.Count]func(k *proofdata.Key, j *Job) (Points, error)
 
 // Assemble adds the batch sums and tails and randomises with fresh r, s from
 // crypto/rand (fr.Element.SetRandom), over the circuit's curve:

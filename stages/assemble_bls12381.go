@@ -13,8 +13,6 @@ import (
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-func init() { assemblers[curve.BLS12_381] = assembleBLS12381 }
-
 // assembleBLS12381 is Assemble's group arithmetic over BLS12-381 (see
 // Assemble for the formulas).
 func assembleBLS12381(k *proofdata.Key, j *Job) (Points, error) {

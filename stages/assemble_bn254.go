@@ -13,8 +13,6 @@ import (
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
-func init() { assemblers[curve.BN254] = assembleBN254 }
-
 // assembleBN254 is Assemble's group arithmetic over BN254 (see
 // Assemble for the formulas).
 func assembleBN254(k *proofdata.Key, j *Job) (Points, error) {

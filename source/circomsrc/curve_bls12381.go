@@ -20,8 +20,6 @@ import (
 	"github.com/zkpipe/zkpipe/stages"
 )
 
-func init() { circomCurves[curve.BLS12_381] = circomBLS12381{} }
-
 // circomBLS12381 is circomCurve over BLS12-381: snarkjs's "bls12381".
 type circomBLS12381 struct{}
 

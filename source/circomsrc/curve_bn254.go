@@ -20,8 +20,6 @@ import (
 	"github.com/zkpipe/zkpipe/stages"
 )
 
-func init() { circomCurves[curve.BN254] = circomBN254{} }
-
 // circomBN254 is circomCurve over BN254: snarkjs's "bn128".
 type circomBN254 struct{}
 

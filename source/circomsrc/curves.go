@@ -70,9 +70,6 @@ type circomCurve interface {
 	equalVK(a, b *VerifyingKey) bool
 }
 
-// circomCurves holds each curve's half, by ID (each curve_<c>.go's init).
-var circomCurves [curve.Count]circomCurve
-
 // curveOf is id's half; id is one a reader found (curveByModulus).
 func curveOf(id curve.ID) circomCurve { return circomCurves[id] }
 

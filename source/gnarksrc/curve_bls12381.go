@@ -27,8 +27,9 @@ import (
 	"github.com/zkpipe/zkpipe/stages"
 )
 
-func init() {
-	gnarkCurves[curve.BLS12_381] = gnarkCurveFuncs{
+// gnarkFuncsBLS12381 are BLS12-381's functions (gnarkCurves).
+func gnarkFuncsBLS12381() gnarkCurveFuncs {
+	return gnarkCurveFuncs{
 		from:          fromBLS12381,
 		proofJSON:     proofJSONBLS12381,
 		nbPublic:      nbPublicBLS12381,

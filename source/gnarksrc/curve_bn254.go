@@ -27,8 +27,9 @@ import (
 	"github.com/zkpipe/zkpipe/stages"
 )
 
-func init() {
-	gnarkCurves[curve.BN254] = gnarkCurveFuncs{
+// gnarkFuncsBN254 are BN254's functions (gnarkCurves).
+func gnarkFuncsBN254() gnarkCurveFuncs {
+	return gnarkCurveFuncs{
 		from:          fromBN254,
 		proofJSON:     proofJSONBN254,
 		nbPublic:      nbPublicBN254,

@@ -159,8 +159,6 @@ type gnarkCurveFuncs struct {
 	newR1CS func() r1csTarget
 }
 
-var gnarkCurves [curve.Count]gnarkCurveFuncs
-
 func (s *Source) Kind() string { return "gnark" }
 
 // Curve is the circuit's curve.
@@ -603,7 +601,7 @@ func ProofJSON(p groth16.Proof) (JSONProof, error) {
 			}
 		}
 	}
-	return JSONProof{}, fmt.Errorf("proof json: a %T, not a gnark proof of %s or %s", p, curve.BN254, curve.BLS12_381)
+	return JSONProof{}, fmt.Errorf("proof json: a %T, not a gnark proof of %s", p, curve.Names("or"))
 }
 
 // NbPublicInputs is how many public inputs a proof of vk has: its public
@@ -617,7 +615,7 @@ func NbPublicInputs(vk groth16.VerifyingKey) (int, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("a %T, not a gnark verifying key of %s or %s", vk, curve.BN254, curve.BLS12_381)
+	return 0, fmt.Errorf("a %T, not a gnark verifying key of %s", vk, curve.Names("or"))
 }
 
 // NbCommitments is how many BSB22 commitments vk's circuit has (whose
@@ -630,7 +628,7 @@ func NbCommitments(vk groth16.VerifyingKey) (int, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("a %T, not a gnark verifying key of %s or %s", vk, curve.BN254, curve.BLS12_381)
+	return 0, fmt.Errorf("a %T, not a gnark verifying key of %s", vk, curve.Names("or"))
 }
 
 // snarkjsCurve is the curve's name in snarkjs's JSON ("bn128", "bls12381").

@@ -655,5 +655,5 @@ func r1csCurve(r io.Reader) (curve.ID, int64, error) {
 			return id, int64(dec.NumBytesRead()), nil
 		}
 	}
-	return 0, 0, fmt.Errorf("a circuit over the field of modulus 0x%s: zkpipe proves on %s and %s only", q.Text(16), curve.BN254, curve.BLS12_381)
+	return 0, 0, fmt.Errorf("a circuit over the field of modulus 0x%s: zkpipe proves on %s only", q.Text(16), curve.Names("and"))
 }
