@@ -3,7 +3,10 @@
 package solve_test
 
 import (
+	"flag"
 	"fmt"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/engine/core"
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/gnarksrc/solve/bn254"
 )
 
@@ -141,59 +145,86 @@ func BenchmarkSolve(b *testing.B) {
 	}
 }
 
-// BenchmarkSolvePorep is the synthesis rate of porep (SHA-256 bit by bit:
-// a deep chain of levels, each a few constraints a challenge wide, its
-// additions' bits from a hint each), zkpipe's Solve and gnark's
-// ccs.Solve on the same system and witness in one run: constraints a
-// second of wall time, and a CPU second (the process's CPU time, all
-// goroutines), and the cores busy.
+// porepLogn is BenchmarkSolvePorep's sizes, log2 of the constraints:
+// on the GPU host, -args -porep-logn 24,27 (2^27 is a 13.8 GB system plus
+// 16.7 GB of vectors a way, and gnark's way allocates its own).
+var porepLogn = flag.String("porep-logn", "18,19,20", "BenchmarkSolvePorep's sizes, log2 of the constraints, comma-separated")
+
+// BenchmarkSolvePorep is the synthesis cost of porep (SHA-256 bit by bit:
+// a deep chain of levels, its additions' bits from gnark's nBits hint,
+// Poseidon in Merkle paths), zkpipe's Solve and gnark's ccs.Solve on the
+// same system and witness in one run. zkpipe's solves into the same
+// buffers every time, as the engine's pools give them; gnark's allocates
+// its own, as it does in gnark's prover. cpu-ns/constraint is the
+// process's CPU time (all goroutines, the GC's too) a constraint, the
+// figure that multiplies into a request's CPU seconds; wall-ns/constraint
+// its wall time; cores their ratio; minflt/op the minor page faults a solve.
+// The system is built once a size, outside the timings.
 //
-//	go test -run '^$' -bench 'SolvePorep' -benchtime 3x ./source/gnarksrc/solve/...
+//	go test -run '^$' -bench 'SolvePorep' -benchtime 3x -cpu 1,2 ./source/gnarksrc/solve/...
+//	GOMAXPROCS=16 go test -run '^$' -bench 'SolvePorep/2\^27/zkpipe' -benchtime 3x -timeout 1h ./source/gnarksrc/solve/bls12381 -args -porep-logn 27
 func BenchmarkSolvePorep(b *testing.B) {
-	for _, logn := range []int{18, 19, 20} {
-		n := 1 << logn
-		c, err := circuits.Lookup("porep")
-		if err != nil {
-			b.Fatal(err)
+	for _, f := range strings.Split(*porepLogn, ",") {
+		logn, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || logn < 12 || logn > 27 {
+			b.Fatalf("-porep-logn: %q is not a size from 12 to 27", f)
 		}
-		ccsI, err := c.CompileOn(curve.BN254, n)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sys := ccsI.(*cs.R1CS)
-		w, err := c.WitnessOn(curve.BN254, n, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		wires, m := solve.Lengths(sys)
-		for _, way := range []struct {
-			name  string
-			solve func() error
-		}{
-			{"zkpipe", func() error {
-				bufs := solve.Buffers{W: make([]fr.Element, wires), Solved: make([]bool, wires),
-					A: make([]fr.Element, m), B: make([]fr.Element, m), C: make([]fr.Element, m)}
-				return solve.Solve(sys, w.Vector().(fr.Vector), bufs)
-			}},
-			{"gnark", func() error {
-				_, err := sys.Solve(w)
-				return err
-			}},
-		} {
-			b.Run(fmt.Sprintf("2^%d/%s", logn, way.name), func(b *testing.B) {
-				b.ResetTimer()
-				cpu0, t0 := core.ProcessCPU(), time.Now()
-				for range b.N {
-					if err := way.solve(); err != nil {
-						b.Fatal(err)
-					}
-				}
-				wall, cpu := time.Since(t0), core.ProcessCPU()-cpu0
-				done := float64(b.N * m)
-				b.ReportMetric(done/wall.Seconds(), "constraints/s")
-				b.ReportMetric(done/cpu.Seconds(), "constraints/cpu-s")
-				b.ReportMetric(float64(cpu)/float64(wall), "cores")
-			})
-		}
+		b.Run(fmt.Sprintf("2^%d", logn), func(b *testing.B) { benchmarkSolvePorep(b, logn) })
 	}
+}
+
+func benchmarkSolvePorep(b *testing.B, logn int) {
+	n := 1 << logn
+	c, err := circuits.Lookup("porep")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ccsI, err := c.CompileOn(curve.BN254, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sys := ccsI.(*cs.R1CS)
+	w, err := c.WitnessOn(curve.BN254, n, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	wires, m := solve.Lengths(sys)
+	var bufs solve.Buffers
+	for _, way := range []struct {
+		name  string
+		solve func() error
+	}{
+		{"zkpipe", func() error {
+			if bufs.W == nil { // the engine's pools: allocated once, reused
+				bufs = solve.Buffers{W: make([]fr.Element, wires), Solved: make([]bool, wires),
+					A: make([]fr.Element, m), B: make([]fr.Element, m), C: make([]fr.Element, m)}
+			}
+			return solve.Solve(sys, w.Vector().(fr.Vector), bufs)
+		}},
+		{"gnark", func() error {
+			_, err := sys.Solve(w)
+			return err
+		}},
+	} {
+		b.Run(way.name, func(b *testing.B) {
+			if err := way.solve(); err != nil { // warm: the pools' first fill is not the steady state
+				b.Fatal(err)
+			}
+			runtime.GC()
+			b.ResetTimer()
+			cpu0, t0, f0 := core.ProcessCPU(), time.Now(), mem.ReadUsage().MinorFaults
+			for range b.N {
+				if err := way.solve(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			wall, cpu, faults := time.Since(t0), core.ProcessCPU()-cpu0, mem.ReadUsage().MinorFaults-f0
+			done := float64(b.N * m)
+			b.ReportMetric(float64(cpu.Nanoseconds())/done, "cpu-ns/constraint")
+			b.ReportMetric(float64(wall.Nanoseconds())/done, "wall-ns/constraint")
+			b.ReportMetric(float64(cpu)/float64(wall), "cores")
+			b.ReportMetric(float64(faults)/float64(b.N), "minflt/op")
+		})
+	}
+	bufs = solve.Buffers{}
 }
