@@ -17,17 +17,29 @@
 //     resolveNativeHints takes *cs.R1CS;
 //   - newSolver takes Buffers and uses them as values, solved, a, b and c
 //     instead of allocating them (it checks their lengths and clears solved,
-//     a, b, c, over the solver's tasks: package solve's Clear); a, b, c keep
-//     the caller's capacity, where gnark's have capacity
-//     NextPowerOfTwo(constraints);
+//     and a, b, c where needed, over the solver's tasks: package solve's
+//     Clear); a, b, c keep the caller's capacity, where gnark's have
+//     capacity NextPowerOfTwo(constraints);
 //   - newSolver handles R1CS only: the witness offset is always 1 (the
 //     constant one wire) and the SparseR1CS set-up (publicOffset,
 //     initSparseLRO) is gone from it. The SparseR1CS branches elsewhere in
-//     the file are upstream's, unchanged and unreached.
+//     the file are upstream's, unchanged and unreached;
+//   - zkpipe's fast paths (templates/solve_r1c.go.tmpl: r1c.go beside
+//     this file): newSolver resolves each blueprint's kind once
+//     (blueprintKinds) and clears a, b, c only where the R1Cs do not
+//     write every one; processInstruction sends gnark's generic R1C to
+//     solveGenericR1C and its generic hint to solveGenericHint before its
+//     own dispatch; accumulateInto's terms go through addTerm;
+//     readLinearExpression and solveHintGeneric's inputs are summed by
+//     sumLE; solveR1C (other R1C blueprints) zeroes its a, b, c before
+//     adding into them; solveBitsNBits moved to r1c.go, rewritten.
 // Everything else (levels, blueprints, hints, gnark's native std hints) is
-// upstream's code unchanged. To update gnark: copy the new solver.go here,
-// reapply the list above in the template, set copiedFromGnark, run
-// go generate ./internal/generator and package solve's tests.
+// upstream's code unchanged. The fast paths compute the same field
+// elements as the code they stand for (TestFastPathsMatchGnark,
+// TestSolveMatchesGnark*). To update gnark: copy the new solver.go here,
+// reapply the list above in the template, check r1c.go's reading of the
+// R1C and hint calldata against the new blueprints, set copiedFromGnark,
+// run go generate ./internal/generator and package solve's tests.
 
 package solve
 
@@ -69,6 +81,9 @@ type solver struct {
 	// used to out api.Println
 	logger  zerolog.Logger
 	nbTasks int
+
+	// kinds are the blueprints' kinds (solve_r1c.go), indexed by BlueprintID
+	kinds []blueprintKind
 
 	a, b, c fr.Vector // R1CS solver builds the a,b,c matrices
 	l, r, o fr.Vector // SparseR1CS solver builds the L,R,O small-domain vectors
@@ -138,13 +153,17 @@ func newSolver(sys *cs.R1CS, witness fr.Vector, bufs Buffers, opts ...csolver.Op
 	}
 
 	// Pooled buffers hold an earlier proof's values: the flags must start
-	// false and a, b, c zero (solveR1C accumulates into them); every value
-	// is written before it is read. Cleared over the solver's tasks: at
-	// 2^24 constraints a, b, c are 1.5 GiB, one core's work for 150 ms.
+	// false; every value is written before it is read, and so is every
+	// a[i], b[i], c[i] where the R1Cs write each once (blueprintKinds;
+	// else they start zeroed). Cleared over the solver's tasks: at 2^24
+	// constraints a, b, c are 1.5 GiB, one core's work for 150 ms.
+	kinds, writesABC := blueprintKinds(sys)
 	shared.Clear(bufs.Solved, opt.NbTasks)
-	shared.Clear(bufs.A, opt.NbTasks)
-	shared.Clear(bufs.B, opt.NbTasks)
-	shared.Clear(bufs.C, opt.NbTasks)
+	if !writesABC {
+		shared.Clear(bufs.A, opt.NbTasks)
+		shared.Clear(bufs.B, opt.NbTasks)
+		shared.Clear(bufs.C, opt.NbTasks)
+	}
 	s := solver{
 		R1CS:            sys,
 		values:          bufs.W,
@@ -153,6 +172,7 @@ func newSolver(sys *cs.R1CS, witness fr.Vector, bufs Buffers, opts ...csolver.Op
 		nativeHints:     resolveNativeHints(sys, hintFunctions),
 		logger:          opt.Logger,
 		nbTasks:         opt.NbTasks,
+		kinds:           kinds,
 		q:               sys.Field(),
 		a:               bufs.A,
 		b:               bufs.B,
@@ -241,23 +261,7 @@ func (s *solver) accumulateInto(t constraint.Term, r *fr.Element) {
 		r.Add(r, &s.Coefficients[cID])
 		return
 	}
-
-	switch cID {
-	case constraint.CoeffIdZero:
-		return
-	case constraint.CoeffIdOne:
-		r.Add(r, &s.values[vID])
-	case constraint.CoeffIdTwo:
-		var res fr.Element
-		res.Double(&s.values[vID])
-		r.Add(r, &res)
-	case constraint.CoeffIdMinusOne:
-		r.Sub(r, &s.values[vID])
-	default:
-		var res fr.Element
-		res.Mul(&s.Coefficients[cID], &s.values[vID])
-		r.Add(r, &res)
-	}
+	s.addTerm(r, uint32(cID), uint32(vID))
 }
 
 // valueWithCoeff returns coeff * values[vID], with shortcuts for the common
@@ -425,6 +429,12 @@ func (s *solver) Read(calldata []uint32) (constraint.U64, int) {
 // and fill L,R,O in place. R1CS goes through solveR1C. Generic hints take the
 // calldata-based hint path. Anything else falls back to BlueprintSolvable.
 func (s *solver) processInstruction(pi constraint.PackedInstruction, scratch *scratch) error {
+	switch s.kinds[pi.BlueprintID] {
+	case kindGenericR1C:
+		return s.solveGenericR1C(pi.ConstraintOffset, s.CallData[pi.StartCallData:])
+	case kindGenericHint:
+		return s.solveGenericHint(s.CallData[pi.StartCallData:], scratch)
+	}
 	blueprint := s.Blueprints[pi.BlueprintID]
 	cID := pi.ConstraintOffset
 	calldata := s.CallData[pi.StartCallData:]
@@ -517,11 +527,8 @@ func (s *solver) solveHintGeneric(hintID csolver.HintID, calldata []uint32, scra
 	for i := 0; i < nbInputs; i++ {
 		n := int(calldata[j])
 		j++
-		v.SetZero()
-		for k := 0; k < n; k++ {
-			s.accumulateInto(constraint.Term{CID: calldata[j], VID: calldata[j+1]}, &v)
-			j += 2
-		}
+		v = s.sumLE(calldata[j : j+2*n])
+		j += 2 * n
 		scratch.setInput(inputs[i], &v, i)
 	}
 
@@ -565,20 +572,6 @@ func (s *solver) setUint64(id int, value uint64) {
 	var v fr.Element
 	v.SetUint64(value)
 	s.set(id, v)
-}
-
-// solveBitsNBits is the native impl of std/math/bits.nBits.
-func (s *solver) solveBitsNBits(calldata []uint32, _ *scratch) error {
-	if int(calldata[2]) != 1 {
-		return fmt.Errorf("expected one input, got %d", calldata[2])
-	}
-	input, nRead := s.readLinearExpression(calldata[3:])
-	j := 3 + nRead
-	outputStart, outputEnd := calldata[j], calldata[j+1]
-	for i := 0; i < int(outputEnd-outputStart); i++ {
-		s.setUint64(int(outputStart)+i, elementBitWindow(&input, i, 1))
-	}
-	return nil
 }
 
 // solveRangecheckDecompose is the native impl of std/rangecheck.DecomposeHint:
@@ -967,14 +960,8 @@ func (s *solver) solveBatchInverse(calldata []uint32, wireOffset uint32, scratch
 // (n, cID_0, vID_0, ..., cID_{n-1}, vID_{n-1}) and returns the value and the
 // number of uint32 words consumed.
 func (s *solver) readLinearExpression(calldata []uint32) (fr.Element, int) {
-	var v fr.Element
 	n := int(calldata[0])
-	j := 1
-	for k := 0; k < n; k++ {
-		s.accumulateInto(constraint.Term{CID: calldata[j], VID: calldata[j+1]}, &v)
-		j += 2
-	}
-	return v, j
+	return s.sumLE(calldata[1 : 1+2*n]), 1 + 2*n
 }
 
 // inverseInPlace inverts v in place, returning false when v is zero.
@@ -1114,6 +1101,9 @@ func (s *solver) run() error {
 // the constraint is satisfied later.
 func (s *solver) solveR1C(cID uint32, r *constraint.R1C) error {
 	a, b, c := &s.a[cID], &s.b[cID], &s.c[cID]
+	a.SetZero()
+	b.SetZero()
+	c.SetZero()
 
 	// the index of the non-zero entry shows if L, R or O has an uninstantiated wire
 	// the content is the ID of the wire non instantiated
