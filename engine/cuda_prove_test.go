@@ -106,3 +106,4 @@ func TestCUDAStreamedBasesProve(t *testing.T) {
 		}
 	}
 }
+

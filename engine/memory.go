@@ -132,6 +132,11 @@ func (r *goRuntime) restore() {
 // selections (keyBytes), none of its R1CS's live ~5 GiB (84.5 B a
 // constraint, measured at 2^16 and 2^18); two 8.06 GiB jobs were admitted
 // under an 18 GiB budget beside it and RSS reached 21.2 GiB.
+//
+// Pinned memory is resident, and already charged when it was pinned (the
+// backend's bounce buffers, a key's bases streamed from the host: 44 GiB
+// for a 2^27 porep key, which counted twice left no room for a job under a
+// 124 GiB budget on the H100 host): RSS less that.
 func chargeResident(g *mem.Governor, circuits []*stages.Circuit) *mem.Reservation {
 	runtime.GC() // what loading left behind is not resident state
 	u := mem.ReadUsage()
@@ -139,7 +144,14 @@ func chargeResident(g *mem.Governor, circuits []*stages.Circuit) *mem.Reservatio
 	for _, c := range circuits {
 		keys += residentBytes(c)
 	}
-	return g.Charge(max(u.RSS-u.Reusable, u.GoHeld, keys))
+	return g.Charge(residentCharge(u, g.Stats().Pinned, keys))
+}
+
+// residentCharge is what chargeResident charges: the memory in use after
+// loading less what is reusable and what is charged already as pinned, at
+// least the runtime's held heap and the keys' estimate.
+func residentCharge(u mem.Usage, pinned, keys int64) int64 {
+	return max(u.RSS-u.Reusable-pinned, u.GoHeld, keys)
 }
 
 // residentBytes is the host memory a loaded circuit keeps for the run, as
