@@ -106,4 +106,3 @@ func TestCUDAStreamedBasesProve(t *testing.T) {
 		}
 	}
 }
-
