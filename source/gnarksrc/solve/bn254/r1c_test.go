@@ -51,8 +51,9 @@ func TestFastPathsMatchGnark(t *testing.T) {
 		}
 		b := solve.Buffers{W: bufs.W[:wires], Solved: bufs.Solved[:wires], A: bufs.A[:m], B: bufs.B[:m], C: bufs.C[:m]}
 		for _, tasks := range []int{1, 3} {
-			sol, errG := sys.Solve(w, csolver.WithNbTasks(tasks))
-			errZ := solve.Solve(sys, w.Vector().(fr.Vector), b, csolver.WithNbTasks(tasks))
+			opts := []csolver.Option{csolver.WithNbTasks(tasks), csolver.WithHints(testHint)}
+			sol, errG := sys.Solve(w, opts...)
+			errZ := solve.Solve(sys, w.Vector().(fr.Vector), b, opts...)
 			if errG != nil {
 				failed++
 				// one task: the same first failing constraint; more: any
@@ -107,8 +108,6 @@ func testHint(q *big.Int, in, out []*big.Int) error {
 	}
 	return nil
 }
-
-func init() { csolver.RegisterHint(testHint) }
 
 // nBitsHint is gnark's std/math/bits hint, registered by its package.
 var nBitsHint = func() csolver.Hint {
