@@ -20,6 +20,9 @@
 #   memory DIR N BUDGET...     request DIR N BUDGET for each BUDGET in turn: cuzk's table
 #   bench CIRCUIT CURVE LOG N  zkpipe bench --builtin (keys in memory, never on disk) with
 #                              N partitions in one request (bits at 2^27: 63 GiB of keys)
+#   solve LOG                  synthesis of one porep partition of 2^LOG on BLS12-381: zkpipe's
+#                              solver and gnark's ccs.Solve in one run, CPU and wall s
+#                              (needs $BIN/solve.test: go test -c ./source/gnarksrc/solve/bls12381)
 #   summary                    the figures so far
 #
 # PROVE_FLAGS adds flags to every zkpipe prove (e.g. --cuda-bases host: the
@@ -173,6 +176,13 @@ step_bench() {
 	measure "bench-$circ-$curve-$lg" "$BIN/zkpipe" bench --builtin "$circ" --curve "$curve" \
 		--constraints $((1 << lg)) -n "$n" --skip-gnark --device "$DEVICE" --bg2-device "$DEVICE"
 	tail -15 "$LOGS/bench-$circ-$curve-$lg.log"
+}
+
+step_solve() {
+	local lg=$1
+	GOMAXPROCS=$(nproc) measure "solve-$lg" "$BIN/solve.test" -test.run '^$' -test.bench "SolvePorep/2\\^$lg" \
+		-test.benchtime 2x -test.timeout 1h -porep-logn "$lg"
+	grep -E 'SolvePorep' "$LOGS/solve-$lg.log" | tee -a "$LOGS/summary.txt"
 }
 
 step_summary() { cat "$LOGS/summary.txt"; }
