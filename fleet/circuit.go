@@ -282,7 +282,7 @@ func incomplete(ctx context.Context, q *Queue, objs map[string]*jetstream.Object
 // ../evil/circuit.pk, put there by any user of the queue) are skipped, as
 // are circuits being pushed.
 func Circuits(ctx context.Context, q *Queue) ([]string, error) {
-	infos, err := q.Circuits.List(ctx)
+	infos, err := listObjects(ctx, q.Circuits)
 	if errors.Is(err, jetstream.ErrNoObjectsFound) {
 		return nil, nil
 	}
@@ -312,7 +312,7 @@ func Circuits(ctx context.Context, q *Queue) ([]string, error) {
 
 // circuitObjects maps the files of circuit name to their object infos.
 func circuitObjects(ctx context.Context, q *Queue, name string) (map[string]*jetstream.ObjectInfo, error) {
-	infos, err := q.Circuits.List(ctx)
+	infos, err := listObjects(ctx, q.Circuits)
 	if errors.Is(err, jetstream.ErrNoObjectsFound) {
 		return nil, nil
 	}
@@ -326,6 +326,17 @@ func circuitObjects(ctx context.Context, q *Queue, name string) (map[string]*jet
 		}
 	}
 	return out, nil
+}
+
+// listObjects lists store's objects, each try bounded (a list whose
+// stream lost its leader meanwhile would wait as long as ctx lasts).
+func listObjects(ctx context.Context, store jetstream.ObjectStore) ([]*jetstream.ObjectInfo, error) {
+	var infos []*jetstream.ObjectInfo
+	err := retryEach(ctx, failoverWait, 15*time.Second, func(ctx context.Context) (err error) {
+		infos, err = store.List(ctx)
+		return err
+	})
+	return infos, err
 }
 
 // ErrNoCircuit is a job's circuit missing from the store.
@@ -375,7 +386,7 @@ func FetchCircuit(ctx context.Context, q *Queue, name, cache string, o gnarksrc.
 			return nil, fmt.Errorf("circuit %s: the store's %s is %d bytes, more than a circuit's %s can be (%d): not fetched",
 				name, obj, info.Size, obj, limit)
 		}
-		if err := fetchObject(ctx, q.Circuits, info, local(obj)); err != nil {
+		if err := retry(ctx, failoverWait, func(ctx context.Context) error { return fetchObject(ctx, q, info, local(obj)) }); err != nil {
 			if errors.Is(err, jetstream.ErrObjectNotFound) || errors.Is(err, errDigestChanged) {
 				return nil, fmt.Errorf("circuit %s: %w: %s changed while it was fetched", name, ErrCircuitIncomplete, obj)
 			}
@@ -436,11 +447,11 @@ func circuitFileLimit(obj string) uint64 {
 
 // fetchObject writes the object to path, whole or not at all, unless path
 // already holds it; no more than the object's declared size is written.
-func fetchObject(ctx context.Context, store jetstream.ObjectStore, info *jetstream.ObjectInfo, path string) error {
+func fetchObject(ctx context.Context, q *Queue, info *jetstream.ObjectInfo, path string) error {
 	if d, err := fileDigest(path); err == nil && d == info.Digest {
 		return nil
 	}
-	r, err := store.Get(ctx, info.Name)
+	r, err := q.getObject(ctx, CircuitBucket, info.Name)
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", info.Name, err)
 	}

@@ -16,7 +16,7 @@ import (
 // testCluster is n embedded nats-servers of one JetStream cluster on
 // loopback, each with its own store.
 type testCluster struct {
-	t       *testing.T
+	t       testing.TB
 	opts    []fleet.ServerOptions
 	servers []*fleet.Server
 	urls    []string // client URLs
@@ -24,7 +24,7 @@ type testCluster struct {
 
 // startCluster starts n servers routed to each other and waits for the
 // cluster's quorum.
-func startCluster(t *testing.T, n int) *testCluster {
+func startCluster(t testing.TB, n int) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t}
 	var routes []string

@@ -89,7 +89,7 @@ func realProof(t *testing.T) (proof, public []byte) {
 	return p[0], p[1]
 }
 
-func circuitDir(t *testing.T) string {
+func circuitDir(t testing.TB) string {
 	t.Helper()
 	dir, err := chainDir()
 	if err != nil {
@@ -99,7 +99,7 @@ func circuitDir(t *testing.T) string {
 }
 
 // startQueue runs an embedded NATS server on a free port and opens the queue.
-func startQueue(t *testing.T, ackWait time.Duration) (*fleet.Queue, string) {
+func startQueue(t testing.TB, ackWait time.Duration) (*fleet.Queue, string) {
 	t.Helper()
 	srv, err := fleet.StartServer(fleet.ServerOptions{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
 	if err != nil {
@@ -109,7 +109,7 @@ func startQueue(t *testing.T, ackWait time.Duration) (*fleet.Queue, string) {
 	return openQueue(t, srv.ClientURL(), ackWait), srv.ClientURL()
 }
 
-func openQueue(t *testing.T, url string, ackWait time.Duration) *fleet.Queue {
+func openQueue(t testing.TB, url string, ackWait time.Duration) *fleet.Queue {
 	t.Helper()
 	conn, err := fleet.Connect(url, fleet.Auth{}, "test")
 	if err != nil {
@@ -130,6 +130,9 @@ type fakeProver struct {
 	cap   int
 	delay time.Duration
 	gate  chan struct{}
+	// slowRead: each read of a witness takes this long (a source decoding
+	// a witness of gigabytes as it arrives).
+	slowRead time.Duration
 	// hostFault fails every job as a lost GPU or a full disk would:
 	// Retryable, not the job's fault.
 	hostFault bool
@@ -142,6 +145,23 @@ type fakeProver struct {
 	reads    map[string]readOf // each job's witness as the prover read it
 }
 
+// readSlowly reads r 128 KiB at a time, each read after d.
+func readSlowly(r io.Reader, d time.Duration) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 128<<10)
+	for {
+		time.Sleep(d)
+		n, err := r.Read(buf)
+		out = append(out, buf[:n]...)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
 // readOf is a witness as the fake prover read it: through what reader, and
 // its bytes' SHA-256.
 type readOf struct {
@@ -150,7 +170,7 @@ type readOf struct {
 	n      int
 }
 
-func newFake(t *testing.T, capacity int) *fakeProver {
+func newFake(t testing.TB, capacity int) *fakeProver {
 	return &fakeProver{cap: capacity, circuits: map[string]*stages.Circuit{}}
 }
 
@@ -226,18 +246,26 @@ func (f *fakeProver) Run(ctx context.Context, jobs <-chan stream.Line, emit func
 			var b []byte
 			var err error
 			if r, _, oerr := l.Witness.Open(ctx); oerr == nil {
-				b, err = io.ReadAll(r)
+				typ := fmt.Sprintf("%T", r)
+				if f.slowRead > 0 {
+					b, err = readSlowly(r, f.slowRead)
+				} else {
+					b, err = io.ReadAll(r)
+				}
 				f.mu.Lock()
 				if f.reads == nil {
 					f.reads = map[string]readOf{}
 				}
-				f.reads[id] = readOf{reader: fmt.Sprintf("%T", r), sum: sha256.Sum256(b), n: len(b)}
+				f.reads[id] = readOf{reader: typ, sum: sha256.Sum256(b), n: len(b)}
 				f.mu.Unlock()
 			} else {
 				err = fmt.Errorf("no witness in hand (%v)", oerr)
 			}
 			l.Witness.Release() // as a source does, once decoded
 			if err != nil || !bytes.Equal(b, fakeWitness("witness of "+id)) {
+				if len(b) > 256 {
+					b = b[:256] // a line's error need not carry half a megabyte
+				}
 				res.Error = fmt.Sprintf("job %s: parse: witness %q: %v", id, b, err)
 			}
 		}
@@ -264,7 +292,7 @@ func (f *fakeProver) Run(ctx context.Context, jobs <-chan stream.Line, emit func
 }
 
 // runWorker runs a worker over p until the test ends.
-func runWorker(t *testing.T, q *fleet.Queue, p fleet.Prover) *fleet.Worker {
+func runWorker(t testing.TB, q *fleet.Queue, p fleet.Prover) *fleet.Worker {
 	t.Helper()
 	w := fleet.NewWorker(q, p, fleet.WorkerOptions{Cache: t.TempDir(), Poll: 100 * time.Millisecond, Log: testLog{t}})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -279,14 +307,14 @@ func runWorker(t *testing.T, q *fleet.Queue, p fleet.Prover) *fleet.Worker {
 	return w
 }
 
-type testLog struct{ t *testing.T }
+type testLog struct{ t testing.TB }
 
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
 
-func submit(t *testing.T, q *fleet.Queue, priority string, lines ...string) []fleet.Submitted {
+func submit(t testing.TB, q *fleet.Queue, priority string, lines ...string) []fleet.Submitted {
 	t.Helper()
 	var out []fleet.Submitted
 	refused, err := fleet.Submit(context.Background(), q, strings.NewReader(strings.Join(lines, "\n")),
@@ -303,7 +331,7 @@ func submit(t *testing.T, q *fleet.Queue, priority string, lines ...string) []fl
 func genJob(id string) string { return fmt.Sprintf(`{"id":%q,"generate":{"seed":1}}`, id) }
 
 // waitResults waits until n ids have results and collects them.
-func waitResults(t *testing.T, q *fleet.Queue, n int, timeout time.Duration) map[string]stream.Result {
+func waitResults(t testing.TB, q *fleet.Queue, n int, timeout time.Duration) map[string]stream.Result {
 	t.Helper()
 	// Each result line published wakes the wait (subscribed before the
 	// first look, so none is missed); the stream may count it a moment
@@ -346,7 +374,7 @@ func waitResults(t *testing.T, q *fleet.Queue, n int, timeout time.Duration) map
 }
 
 // settled waits until the jobs stream is empty: every job acked or terminated.
-func settled(t *testing.T, q *fleet.Queue) {
+func settled(t testing.TB, q *fleet.Queue) {
 	t.Helper()
 	for i := 0; ; i++ {
 		info, err := q.Jobs.Info(context.Background())
@@ -387,7 +415,7 @@ func waitPending(t *testing.T, q *fleet.Queue, want map[string]int) {
 	}
 }
 
-func pushChain(t *testing.T, q *fleet.Queue) {
+func pushChain(t testing.TB, q *fleet.Queue) {
 	t.Helper()
 	if _, err := fleet.PushDir(context.Background(), q, circuitDir(t)); err != nil {
 		t.Fatal(err)

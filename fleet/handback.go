@@ -92,7 +92,7 @@ func (q *Queue) markSolo(ctx context.Context, seq uint64) error {
 // the next), so the update is a compare and swap on the key's revision,
 // tried again on a conflict.
 func (q *Queue) updateHandBacks(ctx context.Context, seq uint64, change func(*handBacks)) error {
-	return retry(ctx, failoverWait, func() error { return q.updateHandBacksOnce(ctx, seq, change) })
+	return retryQuick(ctx, func(ctx context.Context) error { return q.updateHandBacksOnce(ctx, seq, change) })
 }
 
 func (q *Queue) updateHandBacksOnce(ctx context.Context, seq uint64, change func(*handBacks)) error {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -297,16 +298,31 @@ func TestWorkerCalldata(t *testing.T) {
 	}
 }
 
-// TestWitnessIsStreamed: a witness of half a megabyte (circuit big, 2^14
-// constraints: five of the store's chunks) reaches the prover as a reader
+// wideDir is a commit circuit of 2^14 constraints named wide: its witness
+// holds 2^14 secret values (half a megabyte, five of the store's chunks).
+var wideDir = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "zkpipe-fleet-wide-")
+	if err != nil {
+		return "", err
+	}
+	dir = filepath.Join(dir, "wide")
+	_, err = gnarksrc.Setup("commit", 1<<14, dir)
+	return dir, err
+})
+
+// TestWitnessIsStreamed: a witness of half a megabyte (circuit wide) reaches the prover as a reader
 // of the store's chunks, not as bytes the worker fetched first (the
-// source's read is the only copy), whole and unchanged, with its own size
-// reserved while it is read rather than the most its circuit's witness
-// could be. Before, the worker read it whole into memory, then the source
+// source's read is the only copy), whole and unchanged even though the
+// prover reads it slowly (7.5 s: nats.go's own object reader gives up after
+// 5 s), with its own size reserved while it is read rather than the most
+// its circuit's witness could be. Before, the worker read it whole into memory, then the source
 // copied it.
 func TestWitnessIsStreamed(t *testing.T) {
 	q, _ := startQueue(t, 5*time.Second)
-	dir := bigCircuit(t)
+	dir, err := wideDir()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := fleet.PushDir(t.Context(), q, dir); err != nil {
 		t.Fatal(err)
 	}
@@ -327,12 +343,18 @@ func TestWitnessIsStreamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFake(t, 2)
+	// a read that lasts past nats.go's object reader's 5 s: cut short
+	// there, whole here
+	f.slowRead = 1500 * time.Millisecond
 	runWorker(t, q, f)
-	submit(t, q, "", fmt.Sprintf(`{"id":"wb","circuit":"big","witness":%q}`, p))
+	submit(t, q, "", fmt.Sprintf(`{"id":"wb","circuit":"wide","witness":%q}`, p))
 	waitResults(t, q, 1, 30*time.Second) // failed: the fake wants its own witness
 	f.mu.Lock()
 	got, held := f.reads["wb"], f.holds["wb"]
 	f.mu.Unlock()
+	if len(b) < 512<<10 {
+		t.Fatalf("a witness of %d bytes: not the half megabyte meant", len(b))
+	}
 	if got.reader != "*fleet.storeReader" || got.n != len(b) || got.sum != sha256.Sum256(b) {
 		t.Errorf("the prover read %d bytes through %s (same bytes: %v); want the %d bytes of the file through the store's reader",
 			got.n, got.reader, got.sum == sha256.Sum256(b), len(b))

@@ -25,20 +25,36 @@ import (
 	"github.com/zkpipe/zkpipe/stream"
 )
 
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	return zkpipebin.Path(t, "runs worker processes")
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		// never the same port twice in one test binary: a process started
+		// later on a port handed out before would meet the first's
+		portsMu.Lock()
+		dup := ports[addr]
+		ports[addr] = true
+		portsMu.Unlock()
+		if !dup {
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
+
+var (
+	portsMu sync.Mutex
+	ports   = map[string]bool{}
+)
 
 // proc is a zkpipe process; its output goes to a file, logged if the test
 // fails.
@@ -48,7 +64,7 @@ type proc struct {
 	log  string        // its output so far
 }
 
-func start(t *testing.T, bin, name string, args ...string) *proc {
+func start(t testing.TB, bin, name string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	log, err := os.CreateTemp(t.TempDir(), name+"-*.log")
@@ -79,7 +95,7 @@ func start(t *testing.T, bin, name string, args ...string) *proc {
 	return p
 }
 
-func waitHealthy(t *testing.T, addr string) {
+func waitHealthy(t testing.TB, addr string) {
 	t.Helper()
 	for i := 0; ; i++ {
 		r, err := http.Get("http://" + addr + "/healthz")
@@ -107,7 +123,7 @@ func runFailed(t *testing.T, bin string, args ...string) {
 	}
 }
 
-func run(t *testing.T, bin string, stdin string, args ...string) string {
+func run(t testing.TB, bin string, stdin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin = strings.NewReader(stdin)

@@ -124,7 +124,7 @@ func (q *Queue) recordPart(ctx context.Context, p *partRef, circuit string, res 
 		res.Error = res.Error[:maxRecordedError] + "…"
 	}
 	var rec requestRecord
-	err := retry(ctx, failoverWait, func() error {
+	err := retry(ctx, failoverWait, func(ctx context.Context) error {
 		// a conflict: another partition recorded meanwhile, or this
 		// server's copy of the record was behind; read it again
 		var err error
@@ -141,6 +141,15 @@ func (q *Queue) recordPart(ctx context.Context, p *partRef, circuit string, res 
 			e, gerr := q.Requests.Get(ctx, p.key())
 			switch {
 			case errors.Is(gerr, jetstream.ErrKeyNotFound):
+				// none: the request's first answer, or one after the
+				// request's line is out and its record gone (a partition
+				// answered again), which must not start a record anew
+				if answered, err := q.answered(ctx, p); err != nil || answered {
+					if answered {
+						rec.K = -1
+					}
+					return err
+				}
 			case gerr != nil:
 				return gerr
 			default:
@@ -175,6 +184,18 @@ func (q *Queue) recordPart(ctx context.Context, p *partRef, circuit string, res 
 	return rec, nil
 }
 
+// answered tells whether p's request has its line of p's submission.
+func (q *Queue) answered(ctx context.Context, p *partRef) (bool, error) {
+	m, err := q.Results.GetLastMsgForSubject(ctx, resultSubject(p.request))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return m.Header.Get(jetstream.MsgIDHeader) == p.answerID(), nil
+}
+
 // conflict tells a compare-and-swap that lost (the key changed since it
 // was read, or was created meanwhile).
 func conflict(err error) bool {
@@ -183,9 +204,10 @@ func conflict(err error) bool {
 		errors.As(err, &api) && (api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
-// complete is the request's line when every partition has its answer.
+// complete is the request's line when every partition has its answer
+// (and the line is not out already: K −1).
 func (r requestRecord) complete(id string) (stream.Result, bool) {
-	if len(r.Parts) < r.K {
+	if r.K < 0 || len(r.Parts) < r.K {
 		return stream.Result{}, false
 	}
 	idx := make([]int, 0, len(r.Parts))
@@ -215,6 +237,11 @@ func (w *Worker) partAnswered(ctx context.Context, h *held, res stream.Result) e
 		return err
 	}
 	line, done := rec.complete(p.request)
+	if rec.K < 0 {
+		w.logf("job %s: answered again, after its request's line: nothing more to do", h.id)
+		w.observe("duplicate")
+		return nil
+	}
 	if !done {
 		return nil
 	}
@@ -226,7 +253,7 @@ func (w *Worker) partAnswered(ctx context.Context, h *held, res stream.Result) e
 	} else {
 		w.logf("request %s answered: its %d partitions proved", p.request, p.k)
 	}
-	if err := retry(ctx, failoverWait, func() error { return w.q.Requests.Delete(ctx, p.key()) }); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if err := retryQuick(ctx, func(ctx context.Context) error { return w.q.Requests.Delete(ctx, p.key()) }); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		w.logf("request %s: delete its record: %v", p.request, err)
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 	"time"
@@ -78,8 +77,8 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 	}
 	defer out.Close()
 	if !o.Follow {
-		info, err := q.Results.Info(ctx)
-		if err != nil {
+		var info *jetstream.StreamInfo
+		if err := retryQuick(ctx, func(ctx context.Context) (err error) { info, err = q.Results.Info(ctx); return err }); err != nil {
 			return err
 		}
 		if info.State.Msgs == 0 {
@@ -88,17 +87,11 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cons, err := q.Results.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy})
-	if err != nil {
+	it := &lines{q: q, ctx: ctx}
+	if err := it.open(); err != nil {
 		return err
 	}
-	it, err := cons.Messages()
-	if err != nil {
-		return err
-	}
-	defer it.Stop()
-	stop := context.AfterFunc(ctx, it.Stop)
-	defer stop()
+	defer it.stop()
 
 	// The reader takes lines in order and starts fetching each one's
 	// outputs, up to fetchAhead at once (each is a round trip or more to
@@ -124,7 +117,7 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 		defer close(order)
 		readErr <- func() error {
 			for {
-				m, err := it.Next()
+				m, err := it.next()
 				if err != nil {
 					return err
 				}
@@ -212,6 +205,71 @@ func Collect(ctx context.Context, q *Queue, o ResultsOptions, emit func(stream.R
 	return nil
 }
 
+// lines reads the results stream in order from its first line, across a
+// cluster's failovers: an ordered consumer whose server dies (or whose
+// stream's leader moves) stops with an error; it is made again from the
+// line after the last one read, for up to failoverWait.
+type lines struct {
+	q    *Queue
+	ctx  context.Context
+	it   jetstream.MessagesContext
+	halt func() bool // stops the AfterFunc that stops it
+	last uint64      // the stream sequence of the last line read
+}
+
+func (l *lines) open() error {
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
+	if l.last > 0 {
+		cfg = jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: l.last + 1}
+	}
+	return retry(l.ctx, failoverWait, func(context.Context) error {
+		cons, err := l.q.Results.OrderedConsumer(l.ctx, cfg)
+		if err != nil {
+			return err
+		}
+		it, err := cons.Messages()
+		if err != nil {
+			return err
+		}
+		l.it, l.halt = it, context.AfterFunc(l.ctx, it.Stop)
+		return nil
+	})
+}
+
+func (l *lines) stop() {
+	if l.it != nil {
+		l.halt()
+		l.it.Stop()
+	}
+}
+
+// next is the next line; an error is ctx's, or the stream's for longer
+// than failoverWait.
+func (l *lines) next() (jetstream.Msg, error) {
+	var end time.Time
+	for {
+		m, err := l.it.Next()
+		if err == nil {
+			if meta, merr := m.Metadata(); merr == nil {
+				l.last = meta.Sequence.Stream
+			}
+			return m, nil
+		}
+		if l.ctx.Err() != nil {
+			return nil, l.ctx.Err()
+		}
+		if end.IsZero() {
+			end = time.Now().Add(failoverWait)
+		} else if time.Now().After(end) {
+			return nil, err
+		}
+		l.stop()
+		if oerr := l.open(); oerr != nil {
+			return nil, fmt.Errorf("%w; reading the results again: %v", err, oerr)
+		}
+	}
+}
+
 // fetchAhead is how many results' outputs Collect fetches at once.
 const fetchAhead = 16
 
@@ -233,26 +291,7 @@ var errTooLarge = errors.New("more than a proof's outputs can be")
 // getOutputs reads the outputs object of job id, refusing one over
 // maxOutputsBytes by its size in the store, or by what it gives.
 func getOutputs(ctx context.Context, q *Queue, id string) ([]byte, error) {
-	r, err := q.Proofs.Get(ctx, outputsObject(id))
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	info, err := r.Info()
-	if err != nil {
-		return nil, err
-	}
-	if info.Size > maxOutputsBytes {
-		return nil, fmt.Errorf("%d bytes in the store, %w (%d)", info.Size, errTooLarge, maxOutputsBytes)
-	}
-	data, err := io.ReadAll(io.LimitReader(r, maxOutputsBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxOutputsBytes {
-		return nil, fmt.Errorf("%w (%d)", errTooLarge, maxOutputsBytes)
-	}
-	return data, nil
+	return q.readObject(ctx, ProofBucket, outputsObject(id), maxOutputsBytes)
 }
 
 // badOutputs is why a job's stored outputs cannot be reported proved (not
@@ -332,7 +371,7 @@ func fetchJob(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptions, 
 	var err error
 	for try := 0; try < 5; try++ {
 		// through a cluster's leader election too
-		err = retry(ctx, failoverWait, func() (err error) { data, err = getOutputs(ctx, q, res.ID); return err })
+		err = retry(ctx, failoverWait, func(ctx context.Context) (err error) { data, err = getOutputs(ctx, q, res.ID); return err })
 		if err == nil || errors.Is(err, errTooLarge) || ctx.Err() != nil || unavailable(err) {
 			break
 		}
@@ -357,7 +396,10 @@ func fetchJob(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptions, 
 	if v != nil {
 		got, err = v.check(res.ID, out.Files)
 	} else {
-		err = retry(ctx, failoverWait, func() (err error) { v, got, err = keys.check(ctx, res.Circuit, res.ID, out.Files); return err })
+		err = retry(ctx, failoverWait, func(ctx context.Context) (err error) {
+			v, got, err = keys.check(ctx, res.Circuit, res.ID, out.Files)
+			return err
+		})
 		if v == nil && err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -72,6 +72,7 @@ type Server struct {
 
 	clustered   bool
 	clusterName string
+	peers       int // the other servers its routes name
 }
 
 // Shutdown stops the server, waits until it has stopped and then releases
@@ -115,7 +116,7 @@ func StartServer(o ServerOptions) (*Server, error) {
 		srv.ConfigureLogger()
 	}
 	s := &Server{Server: srv, storeDir: o.StoreDir, unlock: unlock, stop: make(chan struct{}),
-		clustered: opts.Cluster.Port != 0, clusterName: opts.Cluster.Name}
+		clustered: opts.Cluster.Port != 0, clusterName: opts.Cluster.Name, peers: otherRoutes(opts)}
 	srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
 		s.Shutdown()
@@ -268,13 +269,41 @@ func (s *Server) AwaitQuorum(ctx context.Context, notify io.Writer, interval tim
 	}
 }
 
-// ClusterSize is how many servers the server's JetStream cluster knows
-// (its meta group's size), 1 for a server of no cluster.
+// ClusterSize is how many servers the server's JetStream cluster has, as
+// far as it knows: its meta group's size, or this server and the others
+// its routes name, whichever is more (early on, the meta group knows only
+// those in touch); 1 for a server of no cluster.
 func (s *Server) ClusterSize() int {
 	if !s.clustered {
 		return 1
 	}
-	return max(s.meta().Size, 1)
+	return max(s.meta().Size, s.peers+1)
+}
+
+// otherRoutes counts the distinct routes of opts that are not the server's
+// own cluster listener (a cluster's servers often share one routes list).
+func otherRoutes(opts *server.Options) int {
+	own := net.JoinHostPort(opts.Cluster.Host, strconv.Itoa(opts.Cluster.Port))
+	seen := map[string]bool{}
+	for _, u := range opts.Routes {
+		host, port, err := net.SplitHostPort(u.Host)
+		if err != nil {
+			continue
+		}
+		if loopback(host) || host == "" {
+			host = "127.0.0.1"
+		}
+		hp := net.JoinHostPort(host, port)
+		ownHost, ownPort, _ := net.SplitHostPort(own)
+		if loopback(ownHost) || ownHost == "" || ownHost == "0.0.0.0" {
+			ownHost = "127.0.0.1"
+		}
+		if hp == net.JoinHostPort(ownHost, ownPort) {
+			continue
+		}
+		seen[hp] = true
+	}
+	return len(seen)
 }
 
 // peersInTouch is how many other servers of the cluster have a route to

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -107,8 +108,8 @@ func unavailable(err error) bool {
 		return api.Code == 503 && api.ErrorCode != jsInsufficientResources || api.ErrorCode == jsClusterNoPeers
 	}
 	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrConnectionReconnecting) ||
-		errors.Is(err, jetstream.ErrAsyncPublishTimeout)
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 func setup(ctx context.Context, c *Conn, cfg Config) (*Queue, error) {
@@ -258,10 +259,10 @@ func (q *Queue) Replicas() int { return q.replicas }
 // cluster of three or more (size, or the servers the client knows of:
 // those it was given and those the cluster told it of), 1 otherwise.
 func autoReplicas(c *Conn, size int) int {
-	if c.NC.ConnectedClusterName() == "" {
-		return 1
-	}
 	if size <= 0 {
+		if c.NC.ConnectedClusterName() == "" {
+			return 1
+		}
 		size = len(knownServers(c.NC))
 	}
 	if size >= 3 {

@@ -122,7 +122,7 @@ func (q *Queue) storedInputs(ctx context.Context, ref string, wtns bool, nPublic
 	}
 	ctx, cancel := context.WithTimeout(ctx, boundedread.DefaultTimeout)
 	defer cancel()
-	r, err := q.Witness.Get(ctx, obj)
+	r, err := q.getObject(ctx, WitnessBucket, obj)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, fmt.Errorf("witness %s: %w", obj, errNoStoredWitness)
 	}

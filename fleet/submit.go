@@ -133,9 +133,14 @@ func submitOne(ctx context.Context, q *Queue, keys *storeKeys, shapes map[string
 	// key and, for a witness or wtns job, is of this witness's public
 	// inputs, since anyone with access to the queue can put outputs there.
 	var info *jetstream.ObjectInfo
-	err = retry(ctx, failoverWait, func() (err error) { info, err = q.Proofs.GetInfo(ctx, outputsObject(req.ID)); return err })
+	err = retryQuick(ctx, func(ctx context.Context) (err error) {
+		info, err = q.Proofs.GetInfo(ctx, outputsObject(req.ID))
+		return err
+	})
 	if err == nil {
-		err := retry(ctx, failoverWait, func() error { return storedProofValid(ctx, q, keys, req.ID, req.Circuit, statementOf(req)) })
+		err := retry(ctx, failoverWait, func(ctx context.Context) error {
+			return storedProofValid(ctx, q, keys, req.ID, req.Circuit, statementOf(req))
+		})
 		if err == nil {
 			s.Done = true
 			return s, nil
@@ -193,7 +198,7 @@ func shapeFor(ctx context.Context, keys *storeKeys, shapes map[string]witnessSha
 	if ws, ok := shapes[req.Circuit]; ok {
 		return ws, nil, nil
 	}
-	err = retry(ctx, failoverWait, func() (err error) { ws, err = keys.shape(ctx, req.Circuit); return err })
+	err = retry(ctx, failoverWait, func(ctx context.Context) (err error) { ws, err = keys.shape(ctx, req.Circuit); return err })
 	switch {
 	case errors.Is(err, ErrNoCircuit) || errors.Is(err, ErrCircuitIncomplete) || errors.Is(err, errRejected):
 		return ws, fmt.Errorf("line %d: job %s: its witness cannot be checked against circuit %s: %w (push the circuit before its jobs)", line, req.ID, req.Circuit, err), nil
@@ -213,7 +218,10 @@ type lastSeen struct {
 // lastResult is id's last result line, nil when it has none.
 func lastResult(ctx context.Context, q *Queue, id string) (*lastSeen, error) {
 	var last *jetstream.RawStreamMsg
-	err := retry(ctx, failoverWait, func() (err error) { last, err = q.Results.GetLastMsgForSubject(ctx, resultSubject(id)); return err })
+	err := retryQuick(ctx, func(ctx context.Context) (err error) {
+		last, err = q.Results.GetLastMsgForSubject(ctx, resultSubject(id))
+		return err
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, nil
 	}
@@ -256,7 +264,7 @@ func upload(ctx context.Context, q *Queue, ws witnessShape, req *stream.Request,
 		name := req.ID + "@" + rand.Text() + w.ext
 		// no more than fstat said: a file that grows meanwhile is cut,
 		// and the worker's parse says so; read and sent a chunk at a time
-		err = retry(ctx, failoverWait, func() error {
+		err = retry(ctx, failoverWait, func(ctx context.Context) error {
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return err
 			}
@@ -291,7 +299,7 @@ func publishJob(ctx context.Context, q *Queue, req stream.Request, msgID, priori
 	}
 	msg.Header.Set(jetstream.MsgIDHeader, msgID)
 	var ack *jetstream.PubAck
-	err = retry(ctx, failoverWait, func() (err error) { ack, err = q.Conn.JS.PublishMsg(ctx, msg); return err })
+	err = retryQuick(ctx, func(ctx context.Context) (err error) { ack, err = q.Conn.JS.PublishMsg(ctx, msg); return err })
 	if errors.Is(err, nats.ErrMaxPayload) || err == nil && ack.Duplicate {
 		// certainly not queued by this call: no job will read or remove
 		// these objects. (Another error may hide a message the server
@@ -334,7 +342,9 @@ func submitRequest(ctx context.Context, q *Queue, keys *storeKeys, shapes map[st
 			done := true
 			for i := range req.Partitions {
 				part := req.Partition(i)
-				err := retry(ctx, failoverWait, func() error { return storedProofValid(ctx, q, keys, part.ID, req.Circuit, statementOf(part)) })
+				err := retry(ctx, failoverWait, func(ctx context.Context) error {
+					return storedProofValid(ctx, q, keys, part.ID, req.Circuit, statementOf(part))
+				})
 				if errors.Is(err, errRejected) || errors.Is(err, errTooLarge) || errors.Is(err, jetstream.ErrObjectNotFound) {
 					done = false
 					break

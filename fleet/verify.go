@@ -253,7 +253,7 @@ func (k *storeKeys) get(ctx context.Context, name string) (*Verifier, error) {
 		if f == gnarksrc.VKFile && info.Size > maxVKBytes {
 			return nil, fmt.Errorf("%w: %s: %d bytes, more than a verifying key can be (%d)", errRejected, obj, info.Size, maxVKBytes)
 		}
-		r, err := k.q.Circuits.Get(ctx, obj)
+		r, err := k.q.getObject(ctx, CircuitBucket, obj)
 		if err != nil {
 			return nil, err
 		}
@@ -296,7 +296,7 @@ func (k *storeKeys) hashToField(ctx context.Context, name string) (gnarksrc.Hash
 	if info.Size > circuitFileLimit(gnarksrc.HashFile) {
 		return "", "", fmt.Errorf("%w: %s: %d bytes, more than a hash-to-field name can be", errRejected, obj, info.Size)
 	}
-	r, err := k.q.Circuits.Get(ctx, obj)
+	r, err := k.q.getObject(ctx, CircuitBucket, obj)
 	if err != nil {
 		return "", "", err
 	}

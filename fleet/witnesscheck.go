@@ -82,7 +82,7 @@ func (k *storeKeys) shape(ctx context.Context, circuit string) (witnessShape, er
 // zkey obj in the store, reading only as far as that section (snarkjs
 // writes it second, after a 4-byte header section).
 func zkeyWires(ctx context.Context, q *Queue, obj string) (int, error) {
-	r, err := q.Circuits.Get(ctx, obj)
+	r, err := q.getObject(ctx, CircuitBucket, obj)
 	if err != nil {
 		return 0, err
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -566,7 +567,7 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 	h.circuit = req.Circuit
 	if h.counted {
 		var hb handBacks
-		err := retry(ctx, failoverWait, func() (err error) { hb, _, err = w.q.readHandBacks(ctx, h.seq); return err })
+		err := retryQuick(ctx, func(ctx context.Context) (err error) { hb, _, err = w.q.readHandBacks(ctx, h.seq); return err })
 		lost := int(meta.NumDelivered) - 1 - hb.Back
 		if err != nil {
 			// unknown: count every delivery against the job, as
@@ -755,7 +756,7 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 // sections a reader skips.
 func (w *Worker) witnessFits(ctx context.Context, circuit, obj string) (int64, error) {
 	var info *jetstream.ObjectInfo
-	if err := retry(ctx, failoverWait, func() (err error) { info, err = w.q.Witness.GetInfo(ctx, obj); return err }); err != nil {
+	if err := retryQuick(ctx, func(ctx context.Context) (err error) { info, err = w.q.Witness.GetInfo(ctx, obj); return err }); err != nil {
 		return 0, err
 	}
 	wires, ok := w.wiresOf(circuit)
@@ -805,7 +806,7 @@ func (w *Worker) witnessStream(h *held, obj string, limit int64) blob.Stream {
 	}
 	return func(ctx context.Context) (io.ReadCloser, int64, *mem.Reservation, error) {
 		var info *jetstream.ObjectInfo
-		if err := retry(ctx, failoverWait, func() (err error) { info, err = w.q.Witness.GetInfo(ctx, obj); return err }); err != nil {
+		if err := retryQuick(ctx, func(ctx context.Context) (err error) { info, err = w.q.Witness.GetInfo(ctx, obj); return err }); err != nil {
 			return nil, 0, nil, fault(ctx, err)
 		}
 		size := int64(info.Size)
@@ -816,8 +817,8 @@ func (w *Worker) witnessStream(h *held, obj string, limit int64) blob.Stream {
 		if err != nil {
 			return nil, 0, nil, err // never fits (the job's), or the prover stopped
 		}
-		var r jetstream.ObjectResult
-		if err := retry(ctx, failoverWait, func() (err error) { r, err = w.q.Witness.Get(ctx, obj); return err }); err != nil {
+		r, err := w.q.openObject(ctx, WitnessBucket, info)
+		if err != nil {
 			hold.Close()
 			return nil, 0, nil, fault(ctx, err)
 		}
@@ -833,7 +834,7 @@ func (w *Worker) witnessStream(h *held, obj string, limit int64) blob.Stream {
 // storeReader reads a witness object's chunks, no more than left bytes,
 // reporting a failure of the store's read (not its end) to fault.
 type storeReader struct {
-	r     jetstream.ObjectResult
+	r     *objectReader
 	left  int64
 	fault func(error)
 }
@@ -876,7 +877,7 @@ func (s *storeReader) Close() error { return s.r.Close() }
 func (w *Worker) republish(ctx context.Context, h *held, req stream.Request) (bool, error) {
 	circuit := req.Circuit
 	// GetInfo is one direct get; most jobs are not done.
-	if err := retry(ctx, failoverWait, func() error { _, err := w.q.Proofs.GetInfo(ctx, outputsObject(h.id)); return err }); errors.Is(err, jetstream.ErrObjectNotFound) {
+	if err := retryQuick(ctx, func(ctx context.Context) error { _, err := w.q.Proofs.GetInfo(ctx, outputsObject(h.id)); return err }); errors.Is(err, jetstream.ErrObjectNotFound) {
 		return false, nil
 	} else if err != nil {
 		return false, err
@@ -885,7 +886,10 @@ func (w *Worker) republish(ctx context.Context, h *held, req stream.Request) (bo
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return false, nil
 	}
-	if errors.Is(err, errTooLarge) {
+	if err != nil && ctx.Err() == nil {
+		// too large, or unreadable: a store cut off while it was written
+		// (its meta stored, chunks missing) never reads; proving the job
+		// again replaces it, and costs a proof at worst
 		w.logf("job %s: stored outputs %v; proving it again", h.id, err)
 		return false, nil
 	}
@@ -1210,7 +1214,10 @@ func (w *Worker) store(ctx context.Context, h *held, line stream.Result) error {
 	if err != nil {
 		return err
 	}
-	if err := retry(ctx, failoverWait, func() error { _, err := w.q.Proofs.PutBytes(ctx, outputsObject(id), data); return err }); err != nil {
+	if err := retry(ctx, failoverWait, func(ctx context.Context) error {
+		_, err := w.q.Proofs.PutBytes(ctx, outputsObject(id), data)
+		return err
+	}); err != nil {
 		return w.q.Explain(fmt.Errorf("store outputs of %s: %w", id, err)) // "store disk full" when serve says so
 	}
 	return nil
@@ -1239,12 +1246,33 @@ func (w *Worker) publishAs(ctx context.Context, res stream.Result, msgID string)
 	m.Data = data
 	m.Header.Set(jetstream.MsgIDHeader, msgID)
 	var ack *jetstream.PubAck
-	if err := retry(ctx, failoverWait, func() (err error) { ack, err = w.q.Conn.JS.PublishMsg(ctx, m); return err }); err != nil {
+	err = retryQuick(ctx, func(ctx context.Context) (err error) { ack, err = w.q.Conn.JS.PublishMsg(ctx, m); return err })
+	if errors.Is(err, nats.ErrMaxPayload) {
+		// more than the server takes in a message (public inputs by the
+		// hundred thousand, a long error): the line without its public
+		// inputs, which results takes from the verified files anyway, its
+		// error cut short, its partitions' timings dropped
+		slim := res
+		slim.PublicInputs, slim.Shape, slim.ShapeChanges = nil, "", nil
+		if len(slim.Error) > maxRecordedError {
+			slim.Error = slim.Error[:maxRecordedError] + "…"
+		}
+		slim.Partitions = slices.Clone(res.Partitions)
+		for i := range slim.Partitions {
+			slim.Partitions[i].PublicInputs, slim.Partitions[i].Stages = nil, nil
+		}
+		if m.Data, err = json.Marshal(slim); err == nil {
+			w.logf("job %s: its result line is %d bytes, more than the server takes in a message (%d): published without its public inputs", res.ID, len(data), w.q.Conn.NC.MaxPayload())
+			err = retryQuick(ctx, func(ctx context.Context) (err error) { ack, err = w.q.Conn.JS.PublishMsg(ctx, m); return err })
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("publish result of %s: %w", res.ID, err)
 	}
 	if ack.Duplicate {
 		// the server had this line (a redelivered job answered again, a
 		// publish whose ack was lost): dropped, the one before stands
+		w.logf("job %s: answered again (message id %s): the server had it already: dropped", res.ID, msgID)
 		w.observe("duplicate")
 	}
 	return nil
@@ -1254,12 +1282,12 @@ func (w *Worker) publishAs(ctx context.Context, res stream.Result, msgID string)
 // is acked: its witness objects and its hand-back count.
 func (w *Worker) cleanup(ctx context.Context, h *held) {
 	for _, o := range h.objects {
-		if err := retry(ctx, failoverWait, func() error { return w.q.Witness.Delete(ctx, o) }); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		if err := retryQuick(ctx, func(ctx context.Context) error { return w.q.Witness.Delete(ctx, o) }); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 			w.logf("delete witness %s: %v", o, err)
 		}
 	}
 	if h.counted {
-		if err := retry(ctx, failoverWait, func() error { return w.q.HandBacks.Delete(ctx, handBackKey(h.seq)) }); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		if err := retryQuick(ctx, func(ctx context.Context) error { return w.q.HandBacks.Delete(ctx, handBackKey(h.seq)) }); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 			w.logf("job %s: delete its hand-back count: %v", h.id, err)
 		}
 	}
@@ -1327,7 +1355,7 @@ func (w *Worker) ack(h *held) {
 	defer cancel()
 	// (tried again while the consumer's leader is being elected; a lost
 	// ack only costs a redelivery, answered from the stored outputs)
-	if err := retry(ctx, answerWait, func() error { return h.msg.DoubleAck(ctx) }); err != nil {
+	if err := retry(ctx, answerWait, func(ctx context.Context) error { return h.msg.DoubleAck(ctx) }); err != nil {
 		w.logf("ack %s: %v", h.id, err)
 	}
 }
