@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/fleet"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
+	"github.com/zkpipe/zkpipe/stream"
 )
 
 // BenchmarkFailover: three serve processes in one cluster; each iteration
@@ -170,4 +172,74 @@ func waitCount(t testing.TB, q *fleet.Queue, n int, timeout time.Duration) {
 			t.Fatalf("fewer than %d results after %s", n, timeout)
 		}
 	}
+}
+
+// BenchmarkPartitionRequest: one request of 10 partitions of a 2^16
+// circuit, proven by zkpipe prove on this machine, and through the fleet
+// (one serve, two worker processes on this host) from its submit to its
+// one result line: s/request each, every partition proved.
+//
+//	go test ./fleet -run - -bench PartitionRequest -benchtime 2x
+func BenchmarkPartitionRequest(b *testing.B) {
+	dir, err := big16Dir()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin := binary(b)
+	request := func(id string) string {
+		var parts []string
+		for i := range 10 {
+			parts = append(parts, fmt.Sprintf(`{"generate":{"seed":%d}}`, i+1))
+		}
+		return fmt.Sprintf(`{"id":%q,"circuit":"big16","partitions":[%s]}`, id, strings.Join(parts, ","))
+	}
+	b.Run("prove", func(b *testing.B) {
+		tmp := b.TempDir()
+		var total time.Duration
+		for i := range b.N {
+			jobs := filepath.Join(tmp, fmt.Sprintf("r%d.jsonl", i))
+			os.WriteFile(jobs, []byte(request(fmt.Sprint("r", i))+"\n"), 0o644)
+			out := filepath.Join(tmp, fmt.Sprint("out", i))
+			t0 := time.Now()
+			o := run(b, bin, "", "prove", "--circuit", dir, "--jobs", jobs, "--out", out, "--results", filepath.Join(tmp, fmt.Sprint("res", i)), "--mem-status", "0")
+			total += time.Since(t0)
+			lines, err := stream.ReadResultsFile(filepath.Join(tmp, fmt.Sprint("res", i)))
+			if err != nil || len(lines) != 1 || lines[0].Error != "" || len(lines[0].Partitions) != 10 {
+				b.Fatalf("prove: %v %+v\n%s", err, lines, o)
+			}
+		}
+		b.ReportMetric(total.Seconds()/float64(b.N), "s/request")
+	})
+	b.Run("fleet-2-workers", func(b *testing.B) {
+		tmp := b.TempDir()
+		nats, metrics := freePort(b), freePort(b)
+		url := "nats://" + nats
+		start(b, bin, "serve", "serve", "--worker=false", "--nats-listen", nats, "--store", filepath.Join(tmp, "store"), "--metrics-addr", metrics, "--mem-status", "0")
+		waitHealthy(b, metrics)
+		run(b, bin, "", "circuit", "push", "--nats", url, dir)
+		for w := range 2 {
+			start(b, bin, fmt.Sprint("worker", w), "worker", "--nats", url, "--cache", filepath.Join(tmp, fmt.Sprint("cache", w)), "--mem-status", "0")
+		}
+		q := openQueue(b, url, 0)
+		// warm: both workers load the circuit
+		run(b, bin, request("warm")+"\n", "submit", "--nats", url, "-")
+		waitCount(b, q, 1, 10*time.Minute)
+		b.ResetTimer()
+		var total time.Duration
+		for i := range b.N {
+			t0 := time.Now()
+			run(b, bin, request(fmt.Sprint("r", i))+"\n", "submit", "--nats", url, "-")
+			waitCount(b, q, i+2, 10*time.Minute)
+			total += time.Since(t0)
+			m, err := q.Results.GetLastMsgForSubject(context.Background(), fmt.Sprint("zkpipe.results.r", i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var r stream.Result
+			if json.Unmarshal(m.Data, &r); r.Error != "" || len(r.Partitions) != 10 {
+				b.Fatalf("fleet: %s", m.Data)
+			}
+		}
+		b.ReportMetric(total.Seconds()/float64(b.N), "s/request")
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkpipe/zkpipe/fleet"
+	"github.com/zkpipe/zkpipe/internal/hostilewasm"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 )
 
@@ -108,4 +109,55 @@ func TestCircuitLoadIsHeld(t *testing.T) {
 	if n := f.heldBytes(); n != 0 {
 		t.Errorf("%d bytes still held after the load and the job", n)
 	}
+}
+
+// TestKillerPartitionFailsItsRequestAlone: a request of three partitions
+// of a circom circuit whose calculator grows its memory without bound for
+// one input only (partition 1's), in real worker processes that the test
+// kills with SIGKILL at 256 MiB of RSS, as the OOM killer would, with
+// --max-deliveries 2: partition 1 is answered as dead after its runs
+// alone, partitions 0 and 2 are proved, and the request gets one line,
+// failed, naming partition 1; a job beside it is proven.
+func TestKillerPartitionFailsItsRequestAlone(t *testing.T) {
+	bin := binary(t)
+	q, url := startQueue(t, 2*time.Second)
+	pushChain(t, q)
+	pushPoison(t, q, "hogsig", func(w []byte) ([]byte, error) { return hostilewasm.GrowOnSignal(w, "poison", 16384) })
+	submit(t, q, "", `{"id":"pr","circuit":"hogsig","partitions":[{"input":{"a":"3","b":"11"}},{"input":{"a":"3","b":"11","poison":"1"}},{"input":{"a":"4","b":"11"}}]}`,
+		`{"id":"fine","circuit":"chain","generate":{"seed":1}}`)
+	cache := t.TempDir()
+	answered := func() bool {
+		info, err := q.Results.Info(context.Background())
+		return err == nil && info.State.Msgs >= 2
+	}
+	kills := 0
+	for run := 0; !answered(); run++ {
+		if run > 10 {
+			t.Fatalf("not answered after %d workers, %d of them killed", run, kills)
+		}
+		p := start(t, bin, fmt.Sprint("worker", run), "worker", "--nats", url, "--cache", cache, "--mem-status", "0",
+			"--parse-workers", "1", "--synthesize-workers", "1", "--max-deliveries", "2", "--wasm-memory", "4GiB")
+		if oomKiller(p, 256<<20, answered) {
+			kills++
+			continue
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("worker %d exited: %v", run, p.cmd.ProcessState)
+		default:
+		}
+	}
+	res := waitResults(t, q, 2, 10*time.Second)
+	t.Logf("%d workers killed", kills)
+	if r := res["fine"]; r.Error != "" {
+		t.Errorf("fine: %s", r.Error)
+	}
+	r := res["pr"]
+	if !strings.HasPrefix(r.Error, "job pr: partition 1 of 3 failed (the others' proofs are written); first: job pr/1: delivered ") ||
+		!strings.Contains(r.Error, "2 of them it ran alone") || len(r.Partitions) != 3 ||
+		r.Partitions[0].Proof == "" || r.Partitions[2].Proof == "" || r.Partitions[1].Error == "" || kills < 3 {
+		t.Errorf("after %d kills: %+v", kills, r)
+	}
+	settled(t, q)
+	noneLeft(t, q)
 }
