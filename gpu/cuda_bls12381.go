@@ -5,6 +5,7 @@ package gpu
 import (
 	"fmt"
 	"math/big"
+	"unsafe"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
@@ -21,6 +22,29 @@ import (
 type cudaBLS12381 struct{}
 
 func (cudaBLS12381) id() int32 { return zkCurveBLS12381 }
+
+// FixedBaseG1BLS12381 sets out[i] = scalars[i]·base in BLS12-381's G1
+// (keygen.FixedBase; cuda_fixedbase.go).
+func (c *CUDA) FixedBaseG1BLS12381(out []bls12381.G1Affine, base *bls12381.G1Affine, scalars []fr.Element) error {
+	return fixedBase(c, zkCurveBLS12381, false, out, base, scalars)
+}
+
+// FixedBaseG2BLS12381 sets out[i] = scalars[i]·base in BLS12-381's G2.
+func (c *CUDA) FixedBaseG2BLS12381(out []bls12381.G2Affine, base *bls12381.G2Affine, scalars []fr.Element) error {
+	return fixedBase(c, zkCurveBLS12381, true, out, base, scalars)
+}
+
+// abi is BLS12-381's sizes in zk_abi (zk_curve_abi), as this package lays
+// the types out.
+func (cudaBLS12381) abi() zkCurveABI {
+	return zkCurveABI{
+		FrBytes:       uint32(unsafe.Sizeof(fr.Element{})),
+		G1AffineBytes: uint32(unsafe.Sizeof(bls12381.G1Affine{})),
+		G2AffineBytes: uint32(unsafe.Sizeof(bls12381.G2Affine{})),
+		G1XYZZBytes:   uint32(unsafe.Sizeof(xyzz1BLS12381{})),
+		G2XYZZBytes:   uint32(unsafe.Sizeof(xyzz2BLS12381{})),
+	}
+}
 
 // xyzz1BLS12381 and xyzz2BLS12381 are XYZZ points of G1 and G2 (x =
 // X/ZZ, y = Y/ZZZ) as the library returns them.

@@ -5,6 +5,7 @@ package gpu
 import (
 	"fmt"
 	"math/big"
+	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
@@ -21,6 +22,29 @@ import (
 type cudaBN254 struct{}
 
 func (cudaBN254) id() int32 { return zkCurveBN254 }
+
+// FixedBaseG1BN254 sets out[i] = scalars[i]·base in BN254's G1
+// (keygen.FixedBase; cuda_fixedbase.go).
+func (c *CUDA) FixedBaseG1BN254(out []bn254.G1Affine, base *bn254.G1Affine, scalars []fr.Element) error {
+	return fixedBase(c, zkCurveBN254, false, out, base, scalars)
+}
+
+// FixedBaseG2BN254 sets out[i] = scalars[i]·base in BN254's G2.
+func (c *CUDA) FixedBaseG2BN254(out []bn254.G2Affine, base *bn254.G2Affine, scalars []fr.Element) error {
+	return fixedBase(c, zkCurveBN254, true, out, base, scalars)
+}
+
+// abi is BN254's sizes in zk_abi (zk_curve_abi), as this package lays
+// the types out.
+func (cudaBN254) abi() zkCurveABI {
+	return zkCurveABI{
+		FrBytes:       uint32(unsafe.Sizeof(fr.Element{})),
+		G1AffineBytes: uint32(unsafe.Sizeof(bn254.G1Affine{})),
+		G2AffineBytes: uint32(unsafe.Sizeof(bn254.G2Affine{})),
+		G1XYZZBytes:   uint32(unsafe.Sizeof(xyzz1BN254{})),
+		G2XYZZBytes:   uint32(unsafe.Sizeof(xyzz2BN254{})),
+	}
+}
 
 // xyzz1BN254 and xyzz2BN254 are XYZZ points of G1 and G2 (x =
 // X/ZZ, y = Y/ZZZ) as the library returns them.

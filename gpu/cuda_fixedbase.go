@@ -6,10 +6,6 @@ import (
 	"strings"
 	"unsafe"
 
-	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
 // The fixed-base products of a Groth16 setup (keygen.FixedBase): out[i] =
@@ -18,26 +14,8 @@ import (
 // scalar, affine results made by batch inversion on the device). The
 // slices are the caller's host memory, read and written in place: the
 // library copies them in chunks of 2^22, so device memory stays bounded.
-
-// FixedBaseG1BN254 sets out[i] = scalars[i]·base in BN254's G1.
-func (c *CUDA) FixedBaseG1BN254(out []bn254.G1Affine, base *bn254.G1Affine, scalars []fr.Element) error {
-	return fixedBase(c, zkCurveBN254, false, out, base, scalars)
-}
-
-// FixedBaseG2BN254 sets out[i] = scalars[i]·base in BN254's G2.
-func (c *CUDA) FixedBaseG2BN254(out []bn254.G2Affine, base *bn254.G2Affine, scalars []fr.Element) error {
-	return fixedBase(c, zkCurveBN254, true, out, base, scalars)
-}
-
-// FixedBaseG1BLS12381 sets out[i] = scalars[i]·base in BLS12-381's G1.
-func (c *CUDA) FixedBaseG1BLS12381(out []bls12381.G1Affine, base *bls12381.G1Affine, scalars []blsfr.Element) error {
-	return fixedBase(c, zkCurveBLS12381, false, out, base, scalars)
-}
-
-// FixedBaseG2BLS12381 sets out[i] = scalars[i]·base in BLS12-381's G2.
-func (c *CUDA) FixedBaseG2BLS12381(out []bls12381.G2Affine, base *bls12381.G2Affine, scalars []blsfr.Element) error {
-	return fixedBase(c, zkCurveBLS12381, true, out, base, scalars)
-}
+// Each curve's FixedBaseG1<Curve> and FixedBaseG2<Curve> are its
+// cuda_<curve>.go's.
 
 // Emulated reports whether the library is the host stand-in (hostlib.cpp:
 // the GPU's code run on the CPU, for tests), not a GPU: a setup's

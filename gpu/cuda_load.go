@@ -11,10 +11,6 @@ import (
 	"sync"
 	"unsafe"
 
-	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark-crypto/ecc/bn254"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/ebitengine/purego"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
@@ -26,48 +22,37 @@ const CUDALibraryName = "libzkpipe_cuda.so"
 // The C ABI this package is built for: gpu/cuda/zkpipe.h. A library whose
 // zk_abi_version returns another version, or other struct sizes, is refused.
 const (
-	cudaABIVersion = 14  // 14: zk_config.msm_piece_log; 13: zk_config.wait_poll_us; 12: zk_msm_table_layout by group; 11: zk_fixed_base
+	cudaABIVersion = 15  // 15: zk_abi's sizes a curve (gpu/cuda/curves.h); 14: zk_config.msm_piece_log; 13: zk_config.wait_poll_us; 12: zk_msm_table_layout by group; 11: zk_fixed_base
 	zkErrBytes     = 512 // ZK_ERR_BYTES: each call's error buffer
 	maxWindows     = 64  // ZK_MAX_WINDOWS: window sums an MSM returns at most
 	MaxMSMBatch    = 64  // ZK_MAX_BATCH: scalar vectors one batched MSM takes at most
 )
 
-// The library's curve ids (ZK_CURVE_*, ABI 10): every curve-dependent
-// entry point takes one.
-const (
-	zkCurveBN254    int32 = 0
-	zkCurveBLS12381 int32 = 1
-)
+// zkCurveABI mirrors zk_curve_abi (zkpipe.h): one curve's sizes.
+type zkCurveABI struct {
+	FrBytes, G1AffineBytes, G2AffineBytes, G1XYZZBytes, G2XYZZBytes uint32
+}
 
-// zkABI mirrors zk_abi (zkpipe.h): the sizes both sides share.
+// zkABI mirrors zk_abi (zkpipe.h): the sizes both sides share, and each
+// curve's (curvetable.go: zkCurves, in the library's order).
 type zkABI struct {
-	ABIBytes, FrBytes, G1AffineBytes, G2AffineBytes, G1XYZZBytes, G2XYZZBytes uint32
-	ErrBytes, MaxWindows, PointerBytes, CountBytes                            uint32
-	ConfigBytes, MSMArgsBytes                                                 uint32
-	// BLS12-381's (ABI 10); the sizes above are BN254's
-	BLSFrBytes, BLSG1AffineBytes, BLSG2AffineBytes, BLSG1XYZZBytes, BLSG2XYZZBytes uint32
+	ABIBytes, ErrBytes, MaxWindows, PointerBytes, CountBytes uint32
+	ConfigBytes, MSMArgsBytes                                uint32
+	CurveCount                                               uint32
+	Curves                                                   [zkCurves]zkCurveABI
 }
 
 // wantABI is zkABI as this package lays the shared types out.
 var wantABI = zkABI{
-	ABIBytes:      uint32(unsafe.Sizeof(zkABI{})),
-	FrBytes:       uint32(unsafe.Sizeof(fr.Element{})),
-	G1AffineBytes: uint32(unsafe.Sizeof(bn254.G1Affine{})),
-	G2AffineBytes: uint32(unsafe.Sizeof(bn254.G2Affine{})),
-	G1XYZZBytes:   uint32(unsafe.Sizeof(xyzz1BN254{})),
-	G2XYZZBytes:   uint32(unsafe.Sizeof(xyzz2BN254{})),
-	ErrBytes:      zkErrBytes,
-	MaxWindows:    maxWindows,
-	PointerBytes:  uint32(unsafe.Sizeof(uintptr(0))),
-	CountBytes:    8,
-	ConfigBytes:   uint32(unsafe.Sizeof(zkConfig{})),
-	MSMArgsBytes:  uint32(unsafe.Sizeof(zkMSMArgs{})),
-
-	BLSFrBytes:       uint32(unsafe.Sizeof(blsfr.Element{})),
-	BLSG1AffineBytes: uint32(unsafe.Sizeof(bls12381.G1Affine{})),
-	BLSG2AffineBytes: uint32(unsafe.Sizeof(bls12381.G2Affine{})),
-	BLSG1XYZZBytes:   uint32(unsafe.Sizeof(xyzz1BLS12381{})),
-	BLSG2XYZZBytes:   uint32(unsafe.Sizeof(xyzz2BLS12381{})),
+	ABIBytes:     uint32(unsafe.Sizeof(zkABI{})),
+	ErrBytes:     zkErrBytes,
+	MaxWindows:   maxWindows,
+	PointerBytes: uint32(unsafe.Sizeof(uintptr(0))),
+	CountBytes:   8,
+	ConfigBytes:  uint32(unsafe.Sizeof(zkConfig{})),
+	MSMArgsBytes: uint32(unsafe.Sizeof(zkMSMArgs{})),
+	CurveCount:   zkCurves,
+	Curves:       wantCurveABI,
 }
 
 // zkConfig mirrors zk_config (zkpipe.h): CUDAConfig as the library takes it

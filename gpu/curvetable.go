@@ -16,3 +16,20 @@ var cudaCurves = map[curve.ID]cudaCurveOps{
 	curve.BN254:     cudaBN254{},
 	curve.BLS12_381: cudaBLS12381{},
 }
+
+// The library's curve ids (ZK_CURVE_*, gpu/cuda/curves.h): a curve's place
+// in the list, from 0, as the library's list has them (every
+// curve-dependent entry point takes one).
+const (
+	zkCurveBN254    int32 = 0
+	zkCurveBLS12381 int32 = 1
+)
+
+// zkCurves is how many curves zk_abi describes (ZK_CURVE_COUNT).
+const zkCurves = 2
+
+// wantCurveABI is each curve's sizes in zk_abi, in the library's order.
+var wantCurveABI = [zkCurves]zkCurveABI{
+	cudaBN254{}.abi(),
+	cudaBLS12381{}.abi(),
+}

@@ -5,9 +5,26 @@ package keygen
 import (
 	"io"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	bls12381fr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bn254 "github.com/consensys/gnark-crypto/ecc/bn254"
+	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/zkpipe/zkpipe/curve"
 )
+
+// FixedBase computes a setup's fixed-base products on a device: out[i] =
+// scalars[i]·base for every i, one base (the curve's generator of G1 or
+// G2) and many scalars (gnark's Fr, Montgomery form), out in gnark's
+// affine form with (0, 0) for a zero scalar; out and scalars have one
+// length. gpu.CUDA is one (the library's zk_fixed_base). It must give
+// exactly the points the CPU comb gives: the keys are the same either way.
+type FixedBase interface {
+	FixedBaseG1BN254(out []bn254.G1Affine, base *bn254.G1Affine, scalars []bn254fr.Element) error
+	FixedBaseG2BN254(out []bn254.G2Affine, base *bn254.G2Affine, scalars []bn254fr.Element) error
+	FixedBaseG1BLS12381(out []bls12381.G1Affine, base *bls12381.G1Affine, scalars []bls12381fr.Element) error
+	FixedBaseG2BLS12381(out []bls12381.G2Affine, base *bls12381.G2Affine, scalars []bls12381fr.Element) error
+}
 
 // setups holds each curve's Setup (its setup_<curve>.go), by ID.
 var setups = map[curve.ID]curveSetup{

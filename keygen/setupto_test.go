@@ -104,7 +104,7 @@ func TestSetupToHoldsNoKey(t *testing.T) {
 			defer restore()
 			s := &heapSampler{}
 			s.start()
-			vk, n, err := keygen.SetupTo(&sampledWriter{io.Discard, s}, ccs, keygen.WithFixedBase(generatorProducts{s}))
+			vk, n, err := keygen.SetupTo(&sampledWriter{io.Discard, s}, ccs, keygen.WithFixedBase(generatorProducts{s: s}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestSetupToHoldsNoKey(t *testing.T) {
 
 			s = &heapSampler{}
 			s.start()
-			pk, _, err := keygen.Setup(ccs, keygen.WithFixedBase(generatorProducts{s}), keygen.WithoutDomainTables())
+			pk, _, err := keygen.Setup(ccs, keygen.WithFixedBase(generatorProducts{s: s}), keygen.WithoutDomainTables())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,7 +233,10 @@ func (w *sampledWriter) Write(p []byte) (int, error) {
 
 // generatorProducts is a FixedBase whose every product is the base, the
 // heap sampled at each batch.
-type generatorProducts struct{ s *heapSampler }
+type generatorProducts struct {
+	keygen.FixedBase // nil: a curve this test does not set up has no products here
+	s                *heapSampler
+}
 
 func fill[P any](s *heapSampler, out []P, base *P) error {
 	s.sample()

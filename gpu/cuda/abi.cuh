@@ -9,22 +9,19 @@
 extern "C" uint32_t zk_abi_version(zk_abi *out) {
     if (out) {
         out->abi_bytes = sizeof(zk_abi);
-        out->fr_bytes = sizeof(Fr);
-        out->g1_affine_bytes = sizeof(Affine<Fp>);
-        out->g2_affine_bytes = sizeof(Affine<Fp2>);
-        out->g1_xyzz_bytes = sizeof(XYZZ<Fp>);
-        out->g2_xyzz_bytes = sizeof(XYZZ<Fp2>);
         out->err_bytes = ZK_ERR_BYTES;
         out->max_windows = ZK_MAX_WINDOWS;
         out->pointer_bytes = sizeof(void *);
         out->count_bytes = sizeof(uint64_t);
         out->config_bytes = sizeof(zk_config);
         out->msm_args_bytes = sizeof(zk_msm_args);
-        out->bls_fr_bytes = sizeof(Bls12381Fr);
-        out->bls_g1_affine_bytes = sizeof(Affine<Bls12381Fp>);
-        out->bls_g2_affine_bytes = sizeof(Affine<Bls12381Fp2>);
-        out->bls_g1_xyzz_bytes = sizeof(XYZZ<Bls12381Fp>);
-        out->bls_g2_xyzz_bytes = sizeof(XYZZ<Bls12381Fp2>);
+        out->curve_count = ZK_CURVE_COUNT;
+        // each curve's sizes, in curves.h's order
+#define ZK_ABI_CURVE_(out, ID, name, label, C, ...)                                                                    \
+    out->curves[ZK_CURVE_##ID] = zk_curve_abi{sizeof(C::Fr), sizeof(Affine<C::Fp>), sizeof(Affine<C::Fp2>),            \
+                                              sizeof(XYZZ<C::Fp>), sizeof(XYZZ<C::Fp2>)};
+        ZK_CURVES(ZK_ABI_CURVE_, out)
+#undef ZK_ABI_CURVE_
     }
     return ZK_ABI_VERSION;
 }

@@ -5,11 +5,12 @@
 # the default one; ARCH=sm_90 for an nvcc without sm_90a, e.g. 11.8's, to
 # check that the sources compile and read ptxas's report)
 #
-# The library is nine translation units of zkpipe.cu (ZK_PART: 1 the
-# device and the NTTs; per curve, BN254 then BLS12-381: the G1 MSMs, the G2
-# MSMs, the G2 tables and ones, 2–4 and 5–7; 8 and 9 BLS12-381's G2
-# reduction kernels, split from 6), compiled at once and linked: on one core BN254's
-# parts take nvcc about 4 minutes, the longest part about 2.
+# The library is translation units of zkpipe.cu, one a part (ZK_PART: 1 the
+# device and the NTTs; then each curve's, as curves.h lists them: BN254's
+# G1 MSMs, G2 MSMs, G2 tables and ones 2–4, BLS12-381's 5–7, and 8 and 9
+# BLS12-381's G2 reduction kernels, split from 6), compiled at once and
+# linked: on one core BN254's parts take nvcc about 4 minutes, the longest
+# part about 2.
 #
 # Variants of a few parts without rebuilding the rest (a device call's
 # longest step is the build, 5 minutes on 16 cores when part 6 was one
@@ -34,8 +35,11 @@ else
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 fi
+# every part: curves.h's list (ZK_BUILD_PARTS), its 0s dropped
+all_parts=$(printf '#include "curves.h"\nZK_BUILD_PARTS\n' | ${CXX:-g++} -E -P -x c++ -I. - | tr -s ' \t' '\n' | grep -v '^0*$' | tr '\n' ' ')
+[ -n "$all_parts" ] || { echo "build.sh: no parts from curves.h" >&2; exit 1; }
 pids=""
-for part in ${PARTS-1 2 3 4 5 6 7 8 9}; do
+for part in ${PARTS-$all_parts}; do
 	(
 		t0=$(date +%s)
 		$NVCC -O3 -std=c++17 -c -Xcompiler -fPIC $gencode -Xptxas -warn-spills -DZK_PART=$part \
@@ -52,6 +56,7 @@ cat "$tmp"/part*.log 2>/dev/null || true
 [ -f "$tmp/times" ] && sort -n -k3 "$tmp/times" # which part bounds the build
 [ "$rc" = 0 ] || { echo "nvcc failed" >&2; exit 1; }
 [ "${LINK:-1}" = 0 ] && exit 0
-$NVCC -shared $gencode -o "$LIB" "$tmp"/part1.o "$tmp"/part2.o "$tmp"/part3.o "$tmp"/part4.o \
-	"$tmp"/part5.o "$tmp"/part6.o "$tmp"/part7.o "$tmp"/part8.o "$tmp"/part9.o
+objs=""
+for part in $all_parts; do objs="$objs $tmp/part$part.o"; done
+$NVCC -shared $gencode -o "$LIB" $objs
 echo "built $(pwd)/$LIB"

@@ -3,6 +3,7 @@
 // field.cuh), and the curve traits (Bn254, Bls12381: fields and b, b′).
 #pragma once
 
+#include "curves.h"
 #include "field.cuh"
 
 // Affine point as gnark lays it out (X, Y in Montgomery form); (0, 0) is the
@@ -334,7 +335,8 @@ template <class F> struct XYZZ {
     }
 };
 
-template <class F> HD F field_one();
+// field_one<F>: 1 in F, Montgomery form (F::one(); a few fields' written out).
+template <class F> HD F field_one() { return F::one(); }
 template <> HD Fp field_one<Fp>() {
     // R mod p
     Fp r;
@@ -408,23 +410,19 @@ struct Bls12381 {
     }
 };
 
-// GroupOf<F>: the curve whose G1 (G2 = false) or G2 (true) has base field F.
+// GroupOf<F>: the curve whose G1 (G2 = false) or G2 (true) has base field
+// F, for every curve of curves.h's list.
 template <class F> struct GroupOf;
-template <> struct GroupOf<Fp> {
-    typedef Bn254 C;
-    static constexpr bool G2 = false;
-};
-template <> struct GroupOf<Fp2> {
-    typedef Bn254 C;
-    static constexpr bool G2 = true;
-};
-template <> struct GroupOf<Bls12381Fp> {
-    typedef Bls12381 C;
-    static constexpr bool G2 = false;
-};
-template <> struct GroupOf<Bls12381Fp2> {
-    typedef Bls12381 C;
-    static constexpr bool G2 = true;
-};
+#define ZK_GROUP_OF_(a, ID, name, label, T, ...)                                                                       \
+    template <> struct GroupOf<T::Fp> {                                                                                \
+        typedef T C;                                                                                                   \
+        static constexpr bool G2 = false;                                                                              \
+    };                                                                                                                 \
+    template <> struct GroupOf<T::Fp2> {                                                                               \
+        typedef T C;                                                                                                   \
+        static constexpr bool G2 = true;                                                                               \
+    };
+ZK_CURVES(ZK_GROUP_OF_, ~)
+#undef ZK_GROUP_OF_
 // ScalarOf<F>: the scalars of an MSM over F.
 template <class F> using ScalarOf = typename GroupOf<F>::C::Fr;

@@ -4,9 +4,10 @@
 // each opening the caller's error buffer (ErrScope) the same way. What a
 // library supplies before including it:
 //
-//   ZK_PART_1(…) … ZK_PART_7(…)  its arguments where this translation unit
-//                builds that part (zkpipe.cu's ZK_PART, build.sh), else
-//                nothing; the stand-in builds every part in one unit
+//   ZK_PART_0(…) … ZK_PART_16(…)  its arguments where this translation
+//                unit builds that part (zkpipe.cu's ZK_PART, build.sh), else
+//                nothing (part 0: no part, always nothing); the stand-in
+//                builds every part in one unit
 //   dev_<name>(…) for each ZK_DEVICE entry: the entry without its err
 //                argument, the library's own (CUDA calls, or host memory);
 //                dev_compute_h<S> and dev_bench_ntt<S>, over the scalars S
@@ -27,7 +28,6 @@
 #include "zkpipe.h"
 
 #define ZK_UNPAREN(...) __VA_ARGS__
-#define ZK_IN_PART(part, ...) ZK_PART_##part(__VA_ARGS__)
 
 // ZK_DEVICE(part, name, params, args): name(params…, char *err) calls
 // dev_name(args…) inside the call's error scope.
@@ -56,17 +56,19 @@
         return __VA_ARGS__;                                                                                            \
     })
 
-// ZK_BY_CURVE(what, curve, bn254, bls12381): returns the expression of the
-// curve named by id curve (zkpipe.h, ZK_CURVE_*), or fails naming it.
-#define ZK_BY_CURVE(what, curve, bn254, bls12381)                                                                      \
+// ZK_BY_CURVE(what, curve, E): returns E(name, C), the expression E makes
+// of the curve named by id curve (name and traits C: curves.h's entry), or
+// fails naming it. E is a macro each entry defines before it.
+#define ZK_BY_CURVE_CASE_(E, ID, name, label, C, ...)                                                                  \
+    case ZK_CURVE_##ID:                                                                                                \
+        return E(name, C);
+#define ZK_CURVE_LABEL_(a, ID, name, label, ...) " " label
+#define ZK_BY_CURVE(what, curve, E)                                                                                    \
     switch (curve) {                                                                                                   \
-    case ZK_CURVE_BN254:                                                                                               \
-        return bn254;                                                                                                  \
-    case ZK_CURVE_BLS12_381:                                                                                           \
-        return bls12381;                                                                                               \
+        ZK_CURVES(ZK_BY_CURVE_CASE_, E)                                                                                \
     }                                                                                                                  \
-    return FAILF("%s: curve %d, want %d (BN254) or %d (BLS12-381)", what, (int)(curve), ZK_CURVE_BN254,              \
-                 ZK_CURVE_BLS12_381)
+    return FAILF("%s: curve %d, want 0 to %d (in order:" ZK_CURVES(ZK_CURVE_LABEL_, ~) ")", what, (int)(curve),      \
+                 ZK_CURVE_COUNT - 1)
 
 // ZK_CONFIG(part, name, params, ctx, body): as ZK_DRIVER, for an entry that
 // only plans by context ctx's config (no stream, no device work).
@@ -101,52 +103,48 @@ ZK_DEVICE(1, zk_h2d_async, (void *dst, const void *src, uint64_t bytes, void *s)
 
 // the NTT over the curve's Fr: H forks side streams, and the bench times
 // with the GPU's events
+#define ZK_E_COMPUTE_H(name, C) dev_compute_h<C::Fr>(a, b, c, logn, tw, twinv, gn, ginvn, conv, zinv, s, side0, side1)
 ZK_PART_1(extern "C" int zk_compute_h(int32_t curve, void *a, void *b, void *c, int32_t logn, const void *tw,
                                       const void *twinv, const void *gn, const void *ginvn, int32_t conv,
                                       const uint64_t *zinv, void *s, void *side0, void *side1, char *err) {
     ErrScope es_(err);
-    ZK_BY_CURVE("compute h", curve,
-                dev_compute_h<Fr>(a, b, c, logn, tw, twinv, gn, ginvn, conv, zinv, s, side0, side1),
-                dev_compute_h<Bls12381Fr>(a, b, c, logn, tw, twinv, gn, ginvn, conv, zinv, s, side0, side1));
+    ZK_BY_CURVE("compute h", curve, ZK_E_COMPUTE_H);
 })
+#define ZK_E_BENCH_NTT(name, C) dev_bench_ntt<C::Fr>(x, logn, tw, reps, ms, s)
 ZK_PART_1(extern "C" int zk_bench_ntt(int32_t curve, void *x, int32_t logn, const void *tw, int32_t reps, float *ms,
                                       void *s, char *err) {
     ErrScope es_(err);
-    ZK_BY_CURVE("bench ntt", curve, dev_bench_ntt<Fr>(x, logn, tw, reps, ms, s),
-                dev_bench_ntt<Bls12381Fr>(x, logn, tw, reps, ms, s));
+    ZK_BY_CURVE("bench ntt", curve, ZK_E_BENCH_NTT);
 })
+#define ZK_E_DOMAIN(name, C)                                                                                           \
+    domain_tables_run(d, (C::Fr *)tw, (C::Fr *)twinv, (C::Fr *)gn, (C::Fr *)ginvn, logn, (const C::Fr *)consts)
 ZK_PART_1(extern "C" int zk_domain_tables(int32_t curve, void *tw, void *twinv, void *gn, void *ginvn, int32_t logn,
                                           const uint64_t *consts, void *s, char *err) {
     ErrScope es_(err);
     ZK_OPEN(s, false);
-    ZK_BY_CURVE("domain", curve,
-                domain_tables_run(d, (Fr *)tw, (Fr *)twinv, (Fr *)gn, (Fr *)ginvn, logn, (const Fr *)consts),
-                domain_tables_run(d, (Bls12381Fr *)tw, (Bls12381Fr *)twinv, (Bls12381Fr *)gn, (Bls12381Fr *)ginvn,
-                                  logn, (const Bls12381Fr *)consts));
+    ZK_BY_CURVE("domain", curve, ZK_E_DOMAIN);
 })
 
 // MSM planning by the context's config
+#define ZK_E_TABLE_LAYOUT(name, C)                                                                                     \
+    g2 ? msm_table_layout_raw<C::Fp2>(t, nbase, c, nw) : msm_table_layout_raw<C::Fp>(t, nbase, c, nw)
 ZK_PART_1(extern "C" int zk_msm_table_layout(void *ctx, int32_t curve, uint64_t nbase, int32_t g2, int32_t *c,
                                              int32_t *nw, char *err) {
     ErrScope es_(err);
     ZK_OPEN_CTX(ctx);
-    ZK_BY_CURVE("msm table", curve,
-                g2 ? msm_table_layout_raw<Fp2>(t, nbase, c, nw) : msm_table_layout_raw<Fp>(t, nbase, c, nw),
-                g2 ? msm_table_layout_raw<Bls12381Fp2>(t, nbase, c, nw)
-                   : msm_table_layout_raw<Bls12381Fp>(t, nbase, c, nw));
+    ZK_BY_CURVE("msm table", curve, ZK_E_TABLE_LAYOUT);
 })
+#define ZK_E_SCRATCH(name, C) (*out = g2 ? msm_scratch_bytes<C::Fp2>(n, t) : msm_scratch_bytes<C::Fp>(n, t), 0)
 ZK_PART_1(extern "C" int zk_msm_scratch_bytes(void *ctx, int32_t curve, uint64_t n, int32_t g2, uint64_t *out,
                                               char *err) {
     ErrScope es_(err);
     ZK_OPEN_CTX(ctx);
-    ZK_BY_CURVE("msm scratch", curve,
-                (*out = g2 ? msm_scratch_bytes<Fp2>(n, t) : msm_scratch_bytes<Fp>(n, t), 0),
-                (*out = g2 ? msm_scratch_bytes<Bls12381Fp2>(n, t) : msm_scratch_bytes<Bls12381Fp>(n, t), 0));
+    ZK_BY_CURVE("msm scratch", curve, ZK_E_SCRATCH);
 })
 
-// ─── the group kernels' halves, a part each: BN254's G1 in part 2, its G2
-// MSM in 3, its G2 tables and ones in 4; BLS12-381's G1 in 5, its G2 MSM in
-// 6, its G2 tables and ones in 7 (C++ names, not part of zkpipe.h) ────────
+// ─── the group kernels' halves, a part each (curves.h: BN254's G1 in part
+// 2, its G2 MSM in 3, its G2 tables and ones in 4; BLS12-381's in 5, 6 and
+// 7) (C++ names, not part of zkpipe.h) ─────────────────────────────────────
 
 #define ZK_PRECOMPUTE_PARAMS (const void *bases, uint64_t nbase, void *table, void *s)
 #define ZK_ONES_PARAMS (const void *bases, const uint64_t *bitmap, uint64_t n, void *out, void *s)
@@ -168,47 +166,48 @@ ZK_PART_1(extern "C" int zk_msm_scratch_bytes(void *ctx, int32_t curve, uint64_t
     ZK_HALF(g2tabpart, fixed_base_##curve##_g2, ZK_FIXED_BASE_PARAMS, s, true,                                       \
             fixed_base_run<Fp2T<F>>(d, c, (const Affine<Fp2T<F>> *)base, (const ScalarOf<Fp2T<F>> *)scalars, n,     \
                                     (Affine<Fp2T<F>> *)out))
-ZK_GROUP_HALVES(Fp, 2, 3, 4, bn254)
-ZK_GROUP_HALVES(Bls12381Fp, 5, 6, 7, bls12381)
+#define ZK_GROUP_HALVES_OF_(a, ID, name, label, C, g1, g2, g2tab, ...) ZK_GROUP_HALVES(C::Fp, g1, g2, g2tab, name)
+ZK_CURVES(ZK_GROUP_HALVES_OF_, ~)
 
 // ─── the group entries: by curve and group, to the halves ───────────────────
 
+#define ZK_E_PRECOMPUTE_G1(name, C) precompute_##name##_g1(bases, nbase, table, s)
 ZK_PART_1(extern "C" int zk_precompute_g1(int32_t curve, const void *bases, uint64_t nbase, void *table, void *s,
                                           char *err) {
     ErrScope es_(err);
-    ZK_BY_CURVE("precompute g1", curve, precompute_bn254_g1(bases, nbase, table, s),
-                precompute_bls12381_g1(bases, nbase, table, s));
+    ZK_BY_CURVE("precompute g1", curve, ZK_E_PRECOMPUTE_G1);
 })
+#define ZK_E_PRECOMPUTE_G2(name, C) precompute_##name##_g2(bases, nbase, table, s)
 ZK_PART_1(extern "C" int zk_precompute_g2(int32_t curve, const void *bases, uint64_t nbase, void *table, void *s,
                                           char *err) {
     ErrScope es_(err);
-    ZK_BY_CURVE("precompute g2", curve, precompute_bn254_g2(bases, nbase, table, s),
-                precompute_bls12381_g2(bases, nbase, table, s));
+    ZK_BY_CURVE("precompute g2", curve, ZK_E_PRECOMPUTE_G2);
 })
+#define ZK_E_ONES_G1(name, C) ones_##name##_g1(bases, bitmap, n, out, s)
 ZK_PART_1(extern "C" int zk_ones_g1(int32_t curve, const void *bases, const uint64_t *bitmap, uint64_t n, void *out,
                                     void *s, char *err) {
     ErrScope es_(err);
-    ZK_BY_CURVE("ones g1", curve, ones_bn254_g1(bases, bitmap, n, out, s), ones_bls12381_g1(bases, bitmap, n, out, s));
+    ZK_BY_CURVE("ones g1", curve, ZK_E_ONES_G1);
 })
+#define ZK_E_ONES_G2(name, C) ones_##name##_g2(bases, bitmap, n, out, s)
 ZK_PART_1(extern "C" int zk_ones_g2(int32_t curve, const void *bases, const uint64_t *bitmap, uint64_t n, void *out,
                                     void *s, char *err) {
     ErrScope es_(err);
-    ZK_BY_CURVE("ones g2", curve, ones_bn254_g2(bases, bitmap, n, out, s), ones_bls12381_g2(bases, bitmap, n, out, s));
+    ZK_BY_CURVE("ones g2", curve, ZK_E_ONES_G2);
 })
+#define ZK_E_MSM(name, C) a->g2 ? msm_##name##_g2(a, out, c, nw, s) : msm_##name##_g1(a, out, c, nw, s)
 ZK_PART_1(extern "C" int zk_msm(const zk_msm_args *a, void *out, int32_t *c, int32_t *nw, void *s, char *err) {
     ErrScope es_(err);
     if (!a || a->args_bytes != sizeof(zk_msm_args))
         return FAILF("msm: args of %u bytes, this library's are %zu", a ? a->args_bytes : 0, sizeof(zk_msm_args));
     if (a->g2 != 0 && a->g2 != 1) return FAILF("msm: group %d, want 0 (G1) or 1 (G2)", a->g2);
-    ZK_BY_CURVE("msm", a->curve, a->g2 ? msm_bn254_g2(a, out, c, nw, s) : msm_bn254_g1(a, out, c, nw, s),
-                a->g2 ? msm_bls12381_g2(a, out, c, nw, s) : msm_bls12381_g1(a, out, c, nw, s));
+    ZK_BY_CURVE("msm", a->curve, ZK_E_MSM);
 })
+#define ZK_E_FIXED_BASE(name, C)                                                                                       \
+    g2 ? fixed_base_##name##_g2(c, base, scalars, n, out, s) : fixed_base_##name##_g1(c, base, scalars, n, out, s)
 ZK_PART_1(extern "C" int zk_fixed_base(int32_t curve, int32_t g2, int32_t c, const void *base, const void *scalars,
                                        uint64_t n, void *out, void *s, char *err) {
     ErrScope es_(err);
     if (g2 != 0 && g2 != 1) return FAILF("fixed base: group %d, want 0 (G1) or 1 (G2)", g2);
-    ZK_BY_CURVE("fixed base", curve,
-                g2 ? fixed_base_bn254_g2(c, base, scalars, n, out, s) : fixed_base_bn254_g1(c, base, scalars, n, out, s),
-                g2 ? fixed_base_bls12381_g2(c, base, scalars, n, out, s)
-                   : fixed_base_bls12381_g1(c, base, scalars, n, out, s));
+    ZK_BY_CURVE("fixed base", curve, ZK_E_FIXED_BASE);
 })

@@ -1031,6 +1031,12 @@ template <class F> struct Fp2T {
         r.a1 = F::zero();
         return r;
     }
+    HD static Fp2T one() {
+        Fp2T r;
+        r.a0 = F::one();
+        r.a1 = F::zero();
+        return r;
+    }
     HD bool is_zero() const { return a0.is_zero() && a1.is_zero(); }
     HD bool eq(const Fp2T &o) const { return a0.eq(o.a0) && a1.eq(o.a1); }
     HD friend Fp2T operator+(const Fp2T &a, const Fp2T &b) {

@@ -544,13 +544,25 @@ int zk_host_calls_peak(int reset) { return reset ? calls_peak.exchange(calls_now
 
 // ─── zkpipe.h: entries.cuh's list, over HostDev ─────────────────────────────
 
-#define ZK_PART_1(...) __VA_ARGS__ // the stand-in is every part in one unit
-#define ZK_PART_2(...) __VA_ARGS__
-#define ZK_PART_3(...) __VA_ARGS__
-#define ZK_PART_4(...) __VA_ARGS__
-#define ZK_PART_5(...) __VA_ARGS__
-#define ZK_PART_6(...) __VA_ARGS__
-#define ZK_PART_7(...) __VA_ARGS__
+// the stand-in is every part in one unit (part 0 is none: curves.h)
+#define ZK_PART_KEEP_(...) __VA_ARGS__
+#define ZK_PART_0(...)
+#define ZK_PART_1 ZK_PART_KEEP_
+#define ZK_PART_2 ZK_PART_KEEP_
+#define ZK_PART_3 ZK_PART_KEEP_
+#define ZK_PART_4 ZK_PART_KEEP_
+#define ZK_PART_5 ZK_PART_KEEP_
+#define ZK_PART_6 ZK_PART_KEEP_
+#define ZK_PART_7 ZK_PART_KEEP_
+#define ZK_PART_8 ZK_PART_KEEP_
+#define ZK_PART_9 ZK_PART_KEEP_
+#define ZK_PART_10 ZK_PART_KEEP_
+#define ZK_PART_11 ZK_PART_KEEP_
+#define ZK_PART_12 ZK_PART_KEEP_
+#define ZK_PART_13 ZK_PART_KEEP_
+#define ZK_PART_14 ZK_PART_KEEP_
+#define ZK_PART_15 ZK_PART_KEEP_
+#define ZK_PART_16 ZK_PART_KEEP_
 
 // ZK_OPEN: the call's stream is its device's (for injected failures); a
 // kernel call marks it busy (KernelCall). s may be NULL in the stand-in

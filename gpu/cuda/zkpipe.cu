@@ -30,12 +30,13 @@
 #include <string.h>
 #include <unordered_map>
 
-// ZK_PART (build.sh): the library is compiled as nine translation units
-// in parallel, each with one part of the C API and so only its kernels:
-// 1 the device, streams, memory and the NTTs of both curves; BN254's: 2 the
-// G1 MSMs, tables and ones; 3 the G2 MSMs; 4 the G2 tables and ones;
-// BLS12-381's: 5, 6 and 7 the same, with 6's reduction kernels in 8
-// (levelN, reduce, bitsum, weigh) and 9 (segment) (nvcc takes ~4 minutes over BN254's
+// ZK_PART (build.sh): the library is compiled as translation units in
+// parallel, each with one part of the C API and so only its kernels: 1 the
+// device, streams, memory and the NTTs of every curve; then each curve's
+// parts, as curves.h lists them: BN254's 2 the G1 MSMs, tables and ones; 3
+// the G2 MSMs; 4 the G2 tables and ones; BLS12-381's 5, 6 and 7 the same,
+// with 6's reduction kernels in 8 (levelN, reduce, bitsum, weigh) and 9
+// (segment) (nvcc takes ~4 minutes over BN254's
 // kernels on one core, most of it on the G2 kernels; BLS12-381's G2 MSMs
 // alone took 301 s of a 302 s build on the H100's 16 cores, and of the
 // reduction kernels' PTX, nvcc 11.8's, k_segment is 550k lines of 930k).
@@ -43,12 +44,31 @@
 // hence inline (one definition across units); the rest of this file is per
 // unit.
 #ifndef ZK_PART
-#define ZK_PART_HAS(k) 1
+#define ZK_PART_HAS(k) ((k) != 0)
 #else
-#if ZK_PART < 1 || ZK_PART > 9
-#error "ZK_PART: 1 to 9 (build.sh's parts)"
+#if ZK_PART < 1 || ZK_PART > ZK_PARTS_MAX
+#error "ZK_PART: one of build.sh's parts (ZK_BUILD_PARTS, curves.h)"
 #endif
 #define ZK_PART_HAS(k) (ZK_PART == (k))
+#endif
+
+// zk_parts: the parts curves.h lists (0: a curve's G2 kernels not split);
+// a ZK_PART not among them builds nothing.
+#define ZK_CURVE_PARTS_LIST_(a, ID, name, label, C, g1, g2, g2tab, red, seg) , g1, g2, g2tab, red, seg
+constexpr int zk_parts[] = {1 ZK_CURVES(ZK_CURVE_PARTS_LIST_, ~)};
+constexpr bool zk_parts_ok() {
+    for (int p : zk_parts)
+        if (p < 0 || p > ZK_PARTS_MAX) return false;
+    return true;
+}
+static_assert(zk_parts_ok(), "curves.h: a part past ZK_PARTS_MAX (zkpipe.cu defines ZK_PART_0 to ZK_PART_16)");
+#ifdef ZK_PART
+constexpr bool zk_part_listed() {
+    for (int p : zk_parts)
+        if (p == ZK_PART) return true;
+    return false;
+}
+static_assert(zk_part_listed(), "ZK_PART: not one of curves.h's parts (build.sh's list, ZK_BUILD_PARTS)");
 #endif
 
 // ZkContext is one zk_init: a device and the config it was opened with
@@ -75,22 +95,30 @@ struct ZkContext {
 inline std::shared_mutex streams_mu;
 inline std::unordered_map<void *, const ZkContext *> stream_ctx;
 
-// Parts 8 and 9: the launches of BLS12-381's G2 reduction kernels (levelN,
-// reduce, bitsum and weigh in 8, segment in 9: full XYZZ additions over its
-// Fp2, spilling, the longest to compile), declared in every part and each
-// defined in one, so that part 6 (the rest of that group's MSM), 8 and 9
-// compile side by side. CudaDev's levelN, segment, reduce, bitsum and weigh
-// call them for that group (SplitG2); every launch is a launch_* function's.
-int bls12381_g2_levelN(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, const u32 *start, const u32 *cnt, const u32 *off,
-                       const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<Bls12381Fp2> *out);
-int bls12381_g2_segment(cudaStream_t s, const XYZZ<Bls12381Fp2> *P, const u32 *start, const u32 *cnt, u32 half, u32 S,
-                        u32 nseg, XYZZ<Bls12381Fp2> *acc, XYZZ<Bls12381Fp2> *run);
-int bls12381_g2_reduce(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, size_t m, size_t per, XYZZ<Bls12381Fp2> *out,
-                       size_t groups);
-int bls12381_g2_bitsum(cudaStream_t s, const XYZZ<Bls12381Fp2> *acc, const XYZZ<Bls12381Fp2> *run, u32 spw, u32 K,
-                       u32 parts, u32 per, XYZZ<Bls12381Fp2> *out, size_t groups);
-int bls12381_g2_weigh(cudaStream_t s, const XYZZ<Bls12381Fp2> *sums, u32 n, u32 K, int lgS, XYZZ<Bls12381Fp2> *out);
-template <class F> constexpr bool SplitG2 = std::is_same<F, Bls12381Fp2>::value;
+// A curve's split G2 reduction (curves.h's red and seg parts; BLS12-381's:
+// levelN, reduce, bitsum and weigh in 8, segment in 9: full XYZZ additions
+// over its Fp2, spilling, the longest to compile): the kernels' launches are
+// declared in every part and each defined in one, so that the group's part
+// (6, the rest of its MSM), red and seg compile side by side. CudaDev's
+// levelN, segment, reduce, bitsum and weigh call them for that group
+// (SplitG2); every launch is a launch_* function's.
+template <class F>
+int split_levelN(cudaStream_t s, const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off,
+                 const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<F> *out);
+template <class F>
+int split_segment(cudaStream_t s, const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg,
+                  XYZZ<F> *acc, XYZZ<F> *run);
+template <class F> int split_reduce(cudaStream_t s, const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out, size_t groups);
+template <class F>
+int split_bitsum(cudaStream_t s, const XYZZ<F> *acc, const XYZZ<F> *run, u32 spw, u32 K, u32 parts, u32 per,
+                 XYZZ<F> *out, size_t groups);
+template <class F> int split_weigh(cudaStream_t s, const XYZZ<F> *sums, u32 n, u32 K, int lgS, XYZZ<F> *out);
+// SplitG2<F>: F is the G2 field of a curve whose G2 reduction is split.
+template <class F> constexpr bool SplitG2 = false;
+#define ZK_SPLIT_G2_(a, ID, name, label, C, g1, g2, g2tab, red, seg)                                                   \
+    template <> constexpr bool SplitG2<C::Fp2> = (red) != 0;
+ZK_CURVES(ZK_SPLIT_G2_, ~)
+#undef ZK_SPLIT_G2_
 
 namespace {
 
@@ -448,27 +476,27 @@ struct CudaDev {
     template <class F>
     int levelN(const XYZZ<F> *in, const u32 *start, const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb, u32 L,
                u32 total, XYZZ<F> *out) {
-        if constexpr (SplitG2<F>) return bls12381_g2_levelN(s, in, start, cnt, off, chunks, nb, L, total, out);
+        if constexpr (SplitG2<F>) return split_levelN<F>(s, in, start, cnt, off, chunks, nb, L, total, out);
         else return launch_levelN<F>(s, in, start, cnt, off, chunks, nb, L, total, out);
     }
     template <class F>
     int segment(const XYZZ<F> *P, const u32 *start, const u32 *cnt, u32 half, u32 S, u32 nseg, XYZZ<F> *acc,
                 XYZZ<F> *run) {
-        if constexpr (SplitG2<F>) return bls12381_g2_segment(s, P, start, cnt, half, S, nseg, acc, run);
+        if constexpr (SplitG2<F>) return split_segment<F>(s, P, start, cnt, half, S, nseg, acc, run);
         else return launch_segment<F>(s, P, start, cnt, half, S, nseg, acc, run);
     }
     template <class F>
     int bitsum(const XYZZ<F> *acc, const XYZZ<F> *run, u32 spw, u32 K, u32 parts, u32 per, XYZZ<F> *out,
                size_t groups) {
-        if constexpr (SplitG2<F>) return bls12381_g2_bitsum(s, acc, run, spw, K, parts, per, out, groups);
+        if constexpr (SplitG2<F>) return split_bitsum<F>(s, acc, run, spw, K, parts, per, out, groups);
         else return launch_bitsum<F>(s, acc, run, spw, K, parts, per, out, groups);
     }
     template <class F> int weigh(const XYZZ<F> *sums, u32 n, u32 K, int lgS, XYZZ<F> *out) {
-        if constexpr (SplitG2<F>) return bls12381_g2_weigh(s, sums, n, K, lgS, out);
+        if constexpr (SplitG2<F>) return split_weigh<F>(s, sums, n, K, lgS, out);
         else return launch_weigh<F>(s, sums, n, K, lgS, out);
     }
     template <class F> int reduce(const XYZZ<F> *in, size_t m, size_t per, XYZZ<F> *out, size_t groups) {
-        if constexpr (SplitG2<F>) return bls12381_g2_reduce(s, in, m, per, out, groups);
+        if constexpr (SplitG2<F>) return split_reduce<F>(s, in, m, per, out, groups);
         else return launch_reduce<F>(s, in, m, per, out, groups);
     }
     template <class F> int ones(const Affine<F> *bases, const u64 *bitmap, size_t n, size_t nw, XYZZ<F> *part) {
@@ -546,67 +574,115 @@ struct CudaDev {
 
 } // namespace
 
-#if ZK_PART_HAS(8)
-int bls12381_g2_levelN(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, const u32 *start, const u32 *cnt, const u32 *off,
-                       const u32 *chunks, u32 nb, u32 L, u32 total, XYZZ<Bls12381Fp2> *out) {
-    return launch_levelN(s, in, start, cnt, off, chunks, nb, L, total, out);
-}
-int bls12381_g2_reduce(cudaStream_t s, const XYZZ<Bls12381Fp2> *in, size_t m, size_t per, XYZZ<Bls12381Fp2> *out,
-                       size_t groups) {
-    return launch_reduce(s, in, m, per, out, groups);
-}
-int bls12381_g2_bitsum(cudaStream_t s, const XYZZ<Bls12381Fp2> *acc, const XYZZ<Bls12381Fp2> *run, u32 spw, u32 K,
-                       u32 parts, u32 per, XYZZ<Bls12381Fp2> *out, size_t groups) {
-    return launch_bitsum(s, acc, run, spw, K, parts, per, out, groups);
-}
-int bls12381_g2_weigh(cudaStream_t s, const XYZZ<Bls12381Fp2> *sums, u32 n, u32 K, int lgS, XYZZ<Bls12381Fp2> *out) {
-    return launch_weigh(s, sums, n, K, lgS, out);
-}
-#endif
-#if ZK_PART_HAS(9)
-int bls12381_g2_segment(cudaStream_t s, const XYZZ<Bls12381Fp2> *P, const u32 *start, const u32 *cnt, u32 half, u32 S,
-                        u32 nseg, XYZZ<Bls12381Fp2> *acc, XYZZ<Bls12381Fp2> *run) {
-    return launch_segment(s, P, start, cnt, half, S, nseg, acc, run);
-}
-#endif
+// ─── parts: ZK_PART_k(…) keeps its arguments where this unit builds part k ──
 
-// ─── C API: entries.cuh's list, over CudaDev ───────────────────────────────
-
+#define ZK_PART_KEEP_(...) __VA_ARGS__
+#define ZK_PART_DROP_(...)
+#define ZK_PART_0 ZK_PART_DROP_
 #if ZK_PART_HAS(1)
-#define ZK_PART_1(...) __VA_ARGS__
+#define ZK_PART_1 ZK_PART_KEEP_
 #else
-#define ZK_PART_1(...)
+#define ZK_PART_1 ZK_PART_DROP_
 #endif
 #if ZK_PART_HAS(2)
-#define ZK_PART_2(...) __VA_ARGS__
+#define ZK_PART_2 ZK_PART_KEEP_
 #else
-#define ZK_PART_2(...)
+#define ZK_PART_2 ZK_PART_DROP_
 #endif
 #if ZK_PART_HAS(3)
-#define ZK_PART_3(...) __VA_ARGS__
+#define ZK_PART_3 ZK_PART_KEEP_
 #else
-#define ZK_PART_3(...)
+#define ZK_PART_3 ZK_PART_DROP_
 #endif
 #if ZK_PART_HAS(4)
-#define ZK_PART_4(...) __VA_ARGS__
+#define ZK_PART_4 ZK_PART_KEEP_
 #else
-#define ZK_PART_4(...)
+#define ZK_PART_4 ZK_PART_DROP_
 #endif
 #if ZK_PART_HAS(5)
-#define ZK_PART_5(...) __VA_ARGS__
+#define ZK_PART_5 ZK_PART_KEEP_
 #else
-#define ZK_PART_5(...)
+#define ZK_PART_5 ZK_PART_DROP_
 #endif
 #if ZK_PART_HAS(6)
-#define ZK_PART_6(...) __VA_ARGS__
+#define ZK_PART_6 ZK_PART_KEEP_
 #else
-#define ZK_PART_6(...)
+#define ZK_PART_6 ZK_PART_DROP_
 #endif
 #if ZK_PART_HAS(7)
-#define ZK_PART_7(...) __VA_ARGS__
+#define ZK_PART_7 ZK_PART_KEEP_
 #else
-#define ZK_PART_7(...)
+#define ZK_PART_7 ZK_PART_DROP_
 #endif
+#if ZK_PART_HAS(8)
+#define ZK_PART_8 ZK_PART_KEEP_
+#else
+#define ZK_PART_8 ZK_PART_DROP_
+#endif
+#if ZK_PART_HAS(9)
+#define ZK_PART_9 ZK_PART_KEEP_
+#else
+#define ZK_PART_9 ZK_PART_DROP_
+#endif
+#if ZK_PART_HAS(10)
+#define ZK_PART_10 ZK_PART_KEEP_
+#else
+#define ZK_PART_10 ZK_PART_DROP_
+#endif
+#if ZK_PART_HAS(11)
+#define ZK_PART_11 ZK_PART_KEEP_
+#else
+#define ZK_PART_11 ZK_PART_DROP_
+#endif
+#if ZK_PART_HAS(12)
+#define ZK_PART_12 ZK_PART_KEEP_
+#else
+#define ZK_PART_12 ZK_PART_DROP_
+#endif
+#if ZK_PART_HAS(13)
+#define ZK_PART_13 ZK_PART_KEEP_
+#else
+#define ZK_PART_13 ZK_PART_DROP_
+#endif
+#if ZK_PART_HAS(14)
+#define ZK_PART_14 ZK_PART_KEEP_
+#else
+#define ZK_PART_14 ZK_PART_DROP_
+#endif
+#if ZK_PART_HAS(15)
+#define ZK_PART_15 ZK_PART_KEEP_
+#else
+#define ZK_PART_15 ZK_PART_DROP_
+#endif
+#if ZK_PART_HAS(16)
+#define ZK_PART_16 ZK_PART_KEEP_
+#else
+#define ZK_PART_16 ZK_PART_DROP_
+#endif
+
+// A split G2 reduction's launches, each in its curve's red or seg part.
+#define ZK_SPLIT_DEFS_(a, ID, name, label, C, g1, g2, g2tab, red, seg)                                                 \
+    ZK_IN_PART(red, template <> int split_levelN<C::Fp2>(cudaStream_t s, const XYZZ<C::Fp2> *in, const u32 *start,    \
+                                                         const u32 *cnt, const u32 *off, const u32 *chunks, u32 nb,    \
+                                                         u32 L, u32 total, XYZZ<C::Fp2> *out) {                        \
+        return launch_levelN(s, in, start, cnt, off, chunks, nb, L, total, out);                                       \
+    } template <> int split_reduce<C::Fp2>(cudaStream_t s, const XYZZ<C::Fp2> *in, size_t m, size_t per,              \
+                                           XYZZ<C::Fp2> *out, size_t groups) {                                         \
+        return launch_reduce(s, in, m, per, out, groups);                                                              \
+    } template <> int split_bitsum<C::Fp2>(cudaStream_t s, const XYZZ<C::Fp2> *acc, const XYZZ<C::Fp2> *run, u32 spw, \
+                                           u32 K, u32 parts, u32 per, XYZZ<C::Fp2> *out, size_t groups) {             \
+        return launch_bitsum(s, acc, run, spw, K, parts, per, out, groups);                                            \
+    } template <> int split_weigh<C::Fp2>(cudaStream_t s, const XYZZ<C::Fp2> *sums, u32 n, u32 K, int lgS,            \
+                                          XYZZ<C::Fp2> *out) { return launch_weigh(s, sums, n, K, lgS, out); })        \
+    ZK_IN_PART(seg, template <> int split_segment<C::Fp2>(cudaStream_t s, const XYZZ<C::Fp2> *P, const u32 *start,    \
+                                                          const u32 *cnt, u32 half, u32 S, u32 nseg,                   \
+                                                          XYZZ<C::Fp2> *acc, XYZZ<C::Fp2> *run) {                      \
+        return launch_segment(s, P, start, cnt, half, S, nseg, acc, run);                                              \
+    })
+ZK_CURVES(ZK_SPLIT_DEFS_, ~)
+#undef ZK_SPLIT_DEFS_
+
+// ─── C API: entries.cuh's list, over CudaDev ───────────────────────────────
 
 #define ZK_OPEN(sv, busy)                                                                                              \
     ON(sv);                                                                                                            \
@@ -639,14 +715,14 @@ int dev_zk_init(int32_t dev, const zk_config *cfg, void **ctx, char *name, int32
     CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     int regs_smem = (int)regs_smem_bytes(1u << 12);
     if (optin < regs_smem) regs_smem = optin;
-    for (auto k : {k_ntt_regs<Fr, true>, k_ntt_regs<Fr, false>}) {
-        CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
-        CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+    // every curve's Fr has kernels of its own
+#define ZK_NTT_SMEM_(a, ID, name, label, C, ...)                                                                       \
+    for (auto k : {k_ntt_regs<C::Fr, true>, k_ntt_regs<C::Fr, false>}) {                                               \
+        CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));                           \
+        CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100));                              \
     }
-    for (auto k : {k_ntt_regs<Bls12381Fr, true>, k_ntt_regs<Bls12381Fr, false>}) { // BLS12-381's Fr: its own kernels
-        CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, regs_smem));
-        CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-    }
+    ZK_CURVES(ZK_NTT_SMEM_, ~)
+#undef ZK_NTT_SMEM_
     cudaError_t sync_mode = set_sync_mode(cc.spin);
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, dev));

@@ -16,9 +16,10 @@
  *     call on a stream runs on that device, whichever host thread makes it
  *     (one process may drive several GPUs; Go moves goroutines between
  *     threads, and CUDA's current device is per thread);
- *   - a curve-dependent entry takes the curve's id (ZK_CURVE_*: an argument,
- *     or zk_msm_args.curve): the scalars are its Fr, the points its G1 or G2,
- *     the sizes zk_abi's for that curve; one context serves both curves;
+ *   - a curve-dependent entry takes the curve's id (ZK_CURVE_*, curves.h's
+ *     list: an argument, or zk_msm_args.curve): the scalars are its Fr, the
+ *     points its G1 or G2, the sizes zk_abi's for that curve; one context
+ *     serves every curve;
  *   - field elements are Montgomery limbs in gnark-crypto's layout (Fr: 4×64
  *     bits on both curves; Fp: 4 on BN254, 6 on BLS12-381), points are
  *     affine (x, y) as gnark lays them out, results are XYZZ.
@@ -28,39 +29,43 @@
 
 #include <stdint.h>
 
+#include "curves.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define ZK_ABI_VERSION 14 /* 14: zk_config.msm_piece_log; 13: zk_config.wait_poll_us; 12: zk_msm_table_layout by group; 11: zk_fixed_base; 10: curve ids (BLS12-381); 9: zk_config at zk_init, contexts, one zk_msm */
+#define ZK_ABI_VERSION 15 /* 15: zk_abi's sizes a curve, curves.h's list; 14: zk_config.msm_piece_log; 13: zk_config.wait_poll_us; 12: zk_msm_table_layout by group; 11: zk_fixed_base; 10: curve ids (BLS12-381); 9: zk_config at zk_init, contexts, one zk_msm */
 #define ZK_ERR_BYTES 512
 #define ZK_MAX_WINDOWS 64 /* an MSM returns at most this many window sums */
 #define ZK_MAX_BATCH 64   /* scalar vectors one batched MSM takes at most (ABI 7) */
 
-/* The curves (ABI 10). */
-#define ZK_CURVE_BN254 0
-#define ZK_CURVE_BLS12_381 1
+/* The curves' ids, ZK_CURVE_BN254 = 0, ZK_CURVE_BLS12_381 = 1 (curves.h;
+ * ABI 10), and how many there are. */
+#define ZK_CURVE_ID_(a, ID, ...) ZK_CURVE_##ID,
+enum { ZK_CURVES(ZK_CURVE_ID_, ~) ZK_CURVE_COUNT };
 
-/* zk_abi: the sizes both sides share, each in bytes (max_windows excepted). */
+/* zk_curve_abi: one curve's sizes in zk_abi, each in bytes. */
 typedef struct {
-    uint32_t abi_bytes;       /* sizeof(zk_abi) */
-    uint32_t fr_bytes;        /* 32 */
-    uint32_t g1_affine_bytes; /* 64 */
-    uint32_t g2_affine_bytes; /* 128 */
-    uint32_t g1_xyzz_bytes;   /* 128 */
-    uint32_t g2_xyzz_bytes;   /* 256 */
-    uint32_t err_bytes;       /* ZK_ERR_BYTES */
-    uint32_t max_windows;     /* ZK_MAX_WINDOWS */
-    uint32_t pointer_bytes;   /* 8 */
-    uint32_t count_bytes;     /* sizeof(uint64_t): counts are 64-bit */
-    uint32_t config_bytes;    /* sizeof(zk_config) (ABI 9) */
-    uint32_t msm_args_bytes;  /* sizeof(zk_msm_args) (ABI 9) */
-    /* BLS12-381's (ABI 10); the fields above are BN254's */
-    uint32_t bls_fr_bytes;        /* 32 */
-    uint32_t bls_g1_affine_bytes; /* 96 */
-    uint32_t bls_g2_affine_bytes; /* 192 */
-    uint32_t bls_g1_xyzz_bytes;   /* 192 */
-    uint32_t bls_g2_xyzz_bytes;   /* 384 */
+    uint32_t fr_bytes;        /* 32 (BN254, BLS12-381) */
+    uint32_t g1_affine_bytes; /* 64, 96 */
+    uint32_t g2_affine_bytes; /* 128, 192 */
+    uint32_t g1_xyzz_bytes;   /* 128, 192 */
+    uint32_t g2_xyzz_bytes;   /* 256, 384 */
+} zk_curve_abi;
+
+/* zk_abi: the sizes both sides share, each in bytes (max_windows and
+ * curve_count excepted). */
+typedef struct {
+    uint32_t abi_bytes;      /* sizeof(zk_abi) */
+    uint32_t err_bytes;      /* ZK_ERR_BYTES */
+    uint32_t max_windows;    /* ZK_MAX_WINDOWS */
+    uint32_t pointer_bytes;  /* 8 */
+    uint32_t count_bytes;    /* sizeof(uint64_t): counts are 64-bit */
+    uint32_t config_bytes;   /* sizeof(zk_config) (ABI 9) */
+    uint32_t msm_args_bytes; /* sizeof(zk_msm_args) (ABI 9) */
+    uint32_t curve_count;    /* ZK_CURVE_COUNT (ABI 15) */
+    zk_curve_abi curves[ZK_CURVE_COUNT]; /* by ZK_CURVE_* (ABI 15) */
 } zk_abi;
 
 /* zk_abi_version fills *out (when not NULL) and returns ZK_ABI_VERSION. */

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"testing"
 )
 
@@ -43,5 +45,27 @@ func TestNoInitInGeneratedFiles(t *testing.T) {
 		if bytes.Contains(src, []byte("\nfunc init()")) {
 			t.Errorf("%s: a func init() in a generated file: declare the curve's half and list it in a table", path)
 		}
+	}
+}
+
+// TestCUDACurveListMatches: the CUDA library's list of curves
+// (gpu/cuda/curves.h's ZK_CURVES) names the curves of curves in the same
+// order: a curve's place is its library id on both sides (ZK_CURVE_*, the
+// generated zkCurve constants, zk_abi's size table).
+func TestCUDACurveListMatches(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "gpu", "cuda", "curves.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cuda []string
+	for _, m := range regexp.MustCompile(`(?m)^\s*X\(a, (\w+),`).FindAllSubmatch(src, -1) {
+		cuda = append(cuda, string(m[1]))
+	}
+	var gen []string
+	for _, c := range curves {
+		gen = append(gen, c.ID)
+	}
+	if !slices.Equal(cuda, gen) {
+		t.Errorf("gpu/cuda/curves.h lists %v, internal/generator's curves %v: one list a language, in one order", cuda, gen)
 	}
 }
