@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"strings"
 	"unsafe"
-
 )
 
 // The fixed-base products of a Groth16 setup (keygen.FixedBase): out[i] =

@@ -59,23 +59,54 @@ var cudaBaseOrder = [5]proofdata.KeyParts{proofdata.PartA, proofdata.PartB1, pro
 // a read's deadline while a worker still writes) it takes no more writes:
 // the buffers may be freed.
 type deviceSink struct {
-	c    *CUDA
-	dst  map[proofdata.KeyParts]uintptr
+	c *CUDA
+	sinkParts[uintptr]
+}
+
+// sinkParts is what a Load's sink knows of the key's parts: where each
+// part's points go (a device or a host address, P) and how many it holds,
+// and, once closed, that the load is over.
+type sinkParts[P any] struct {
+	dst  map[proofdata.KeyParts]P
 	size map[proofdata.KeyParts]int // points a part's buffer holds
 	mu   sync.RWMutex               // writes in flight (read) against close
 	shut bool
 }
 
-func (d *deviceSink) Write(part proofdata.KeyParts, at, count int, points []byte) error {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	base, ok := d.dst[part]
+func newSinkParts[P any]() sinkParts[P] {
+	return sinkParts[P]{dst: map[proofdata.KeyParts]P{}, size: map[proofdata.KeyParts]int{}}
+}
+
+// start begins a write of count points at at of part: the part's address,
+// with the read lock held until the caller's done (or an error: nothing held).
+func (s *sinkParts[P]) start(part proofdata.KeyParts, at, count int, points []byte) (base P, done func(), err error) {
+	s.mu.RLock()
+	base, ok := s.dst[part]
 	switch {
-	case d.shut:
-		return fmt.Errorf("cuda: key load over")
-	case !ok || count <= 0 || at < 0 || at+count > d.size[part] || len(points)%count != 0:
-		return fmt.Errorf("cuda: %d points at %d of key part %b: not in its %d", count, at, part, d.size[part])
+	case s.shut:
+		err = fmt.Errorf("cuda: key load over")
+	case !ok || count <= 0 || at < 0 || at+count > s.size[part] || len(points)%count != 0:
+		err = fmt.Errorf("cuda: %d points at %d of key part %b: not in its %d", count, at, part, s.size[part])
 	}
+	if err != nil {
+		s.mu.RUnlock()
+		return base, nil, err
+	}
+	return base, s.mu.RUnlock, nil
+}
+
+func (s *sinkParts[P]) close() {
+	s.mu.Lock()
+	s.shut = true
+	s.mu.Unlock()
+}
+
+func (d *deviceSink) Write(part proofdata.KeyParts, at, count int, points []byte) error {
+	base, done, err := d.start(part, at, count, points)
+	if err != nil {
+		return err
+	}
+	defer done()
 	l, err := d.c.takeLane()
 	if err != nil {
 		return err
@@ -84,12 +115,6 @@ func (d *deviceSink) Write(part proofdata.KeyParts, at, count int, points []byte
 	var e cerr
 	dst := base + uintptr(at*(len(points)/count))
 	return e.err("upload", d.c.fn.upload(dst, unsafe.Pointer(&points[0]), uint64(len(points)), l.pin[0], l.pin[1], uint64(d.c.pinBytes), l.stream, e.p()))
-}
-
-func (d *deviceSink) close() {
-	d.mu.Lock()
-	d.shut = true
-	d.mu.Unlock()
 }
 
 // loadSink takes a Load's deferred bases until closed.
@@ -402,7 +427,7 @@ func (c *CUDA) beginLoad(k *proofdata.Key) (*cudaLoad, error) {
 		return nil, err
 	}
 	r.a, r.b1, r.k, r.z, r.b2 = p[0], p[1], p[2], p[3], p[4]
-	sink := &deviceSink{c: c, dst: map[proofdata.KeyParts]uintptr{}, size: map[proofdata.KeyParts]int{}}
+	sink := &deviceSink{c: c, sinkParts: newSinkParts[uintptr]()}
 	s := k.Size
 	for i, n := range [5]int{s.A, s.B, s.K, s.Z, s.B2} {
 		sink.dst[cudaBaseOrder[i]], sink.size[cudaBaseOrder[i]] = p[i], n

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"unsafe"
 
 	"github.com/zkpipe/zkpipe/mem"
@@ -109,31 +108,16 @@ func (c *CUDA) PinnedKeyBytes(k *proofdata.Key) int64 {
 // hostSink is deviceSink's twin for streamed bases: chunks copied into the
 // pinned host buffers, by the stream's workers at once. Once closed it
 // takes no more writes (the buffers may be freed).
-type hostSink struct {
-	dst  map[proofdata.KeyParts]unsafe.Pointer
-	size map[proofdata.KeyParts]int
-	mu   sync.RWMutex // writes in flight (read) against close
-	shut bool
-}
+type hostSink struct{ sinkParts[unsafe.Pointer] }
 
 func (h *hostSink) Write(part proofdata.KeyParts, at, count int, points []byte) error {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	base, ok := h.dst[part]
-	switch {
-	case h.shut:
-		return fmt.Errorf("cuda: key load over")
-	case !ok || count <= 0 || at < 0 || at+count > h.size[part] || len(points)%count != 0:
-		return fmt.Errorf("cuda: %d points at %d of key part %b: not in its %d", count, at, part, h.size[part])
+	base, done, err := h.start(part, at, count, points)
+	if err != nil {
+		return err
 	}
+	defer done()
 	copy(unsafe.Slice((*byte)(unsafe.Add(base, at*(len(points)/count))), len(points)), points)
 	return nil
-}
-
-func (h *hostSink) close() {
-	h.mu.Lock()
-	h.shut = true
-	h.mu.Unlock()
 }
 
 // pinHostBases takes pinned host memory for k's bases and copies in those
@@ -145,7 +129,7 @@ func (c *CUDA) pinHostBases(k *proofdata.Key, bases [5]hostBuf) (block unsafe.Po
 	if err := e.err("pinned alloc", c.fn.hostAlloc(&block, uint64(max(total, 1)), e.p())); err != nil {
 		return nil, ptrs, nil, fmt.Errorf("cuda: %s of pinned host memory for a key's bases: %w", mem.FormatBytes(total), err)
 	}
-	sink = &hostSink{dst: map[proofdata.KeyParts]unsafe.Pointer{}, size: map[proofdata.KeyParts]int{}}
+	sink = &hostSink{newSinkParts[unsafe.Pointer]()}
 	s := k.Size
 	off := 0
 	for i, n := range [5]int{s.A, s.B, s.K, s.Z, s.B2} {
