@@ -31,16 +31,16 @@ import (
 
 // Curve is what a template knows of one curve.
 type Curve struct {
-	ID     string // its constant in package curve, and gnark-crypto's ecc.ID: curve.BN254, ecc.BN254
+	ID string // its constant in package curve, and gnark-crypto's ecc.ID: curve.BN254, ecc.BN254
 	// Note is the comment on its constant in package curve.
 	Note string
 	// Aliases are the other names curve.Parse takes for it (its name is
 	// Path: "bn254").
 	Aliases []string
-	Suffix string // the suffix of its identifiers in shared packages: cpuBN254
-	Dir    string // its directory and file names in zkpipe: solve/bn254, cpu_bn254.go
-	Path   string // its segment of gnark's and gnark-crypto's import paths: ecc/bls12-381
-	Pkg    string // gnark-crypto's package name for it: bls12381
+	Suffix  string // the suffix of its identifiers in shared packages: cpuBN254
+	Dir     string // its directory and file names in zkpipe: solve/bn254, cpu_bn254.go
+	Path    string // its segment of gnark's and gnark-crypto's import paths: ecc/bls12-381
+	Pkg     string // gnark-crypto's package name for it: bls12381
 	// Name is how errors and comments name it ("BN254", "BLS12-381").
 	Name string
 	// Snarkjs is snarkjs's name for it, in its JSON's "curve" ("bn128").
