@@ -52,6 +52,9 @@ type Curve struct {
 	// InvalidMasks are the metadata bits no point has, "" where every
 	// value means one (BN254's two bits).
 	InvalidMasks string
+	// G1CofactorOne: every point on the curve's G1 is in its prime-order
+	// subgroup (BN254), so no subgroup check is made of G1 points.
+	G1CofactorOne bool
 }
 
 // Import is the import line of gnark-crypto's curve package, aliased when
@@ -88,7 +91,7 @@ func (c Curve) Groups() []Group { return []Group{{"G1", c.Pkg}, {"G2", c.Pkg}} }
 var curves = []Curve{
 	{ID: "BN254", Note: "alt_bn128: Ethereum's precompiles, snarkjs's default", Aliases: []string{"bn128", "alt_bn128"},
 		Suffix: "BN254", Dir: "bn254", Path: "bn254", Pkg: "bn254", Name: "BN254", Snarkjs: "bn128",
-		PointMask: "0b11 << 6"},
+		PointMask: "0b11 << 6", G1CofactorOne: true},
 	{ID: "BLS12_381", Note: "Zcash, Filecoin, Ethereum's EIP-2537", Aliases: []string{"bls12_381", "bls12381"},
 		Suffix: "BLS12381", Dir: "bls12381", Path: "bls12-381", Pkg: "bls12381", Name: "BLS12-381", Snarkjs: "bls12381",
 		PointMask: "0b111 << 5", RawInfinity: "0b010 << 5", InvalidMasks: "0b001 << 5, 0b011 << 5, 0b111 << 5"},

@@ -17,6 +17,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
+	"github.com/zkpipe/zkpipe/source/subgroup"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -93,6 +94,9 @@ func g1sBLS12381(f *binFile, typ uint32, name string, count int) ([]bls12381.G1A
 			return nil, r.err
 		}
 	}
+	if err := subgroupG1BLS12381(out, 0); err != nil {
+		return nil, fmt.Errorf("%s: %s section: %w", r.kind, r.name, err)
+	}
 	// parsed: the raw section (as large as out) is garbage from here, so
 	// a zkey read from a file peaks near its size, not twice it
 	delete(f.sections, typ)
@@ -105,6 +109,22 @@ func (circomBLS12381) headPoints(r *reader, z *Zkey) {
 	p.Beta2, p.Gamma2 = g2BLS12381(r, item{"[β]₂", -1}), g2BLS12381(r, item{"[γ]₂", -1})
 	p.Delta1, p.Delta2 = g1BLS12381(r, item{"[δ]₁", -1}), g2BLS12381(r, item{"[δ]₂", -1})
 	z.Points = p
+	for _, q := range []struct {
+		name string
+		p    *bls12381.G1Affine
+	}{{"[α]₁", &p.Alpha1}, {"[β]₁", &p.Beta1}, {"[δ]₁", &p.Delta1}} {
+		if err := subgroup.One(q.p, q.name, false, (*bls12381.G1Affine).IsInSubGroup); err != nil && r.err == nil {
+			r.err = fmt.Errorf("%s: %s section: %w", r.kind, r.name, err)
+		}
+	}
+	for _, q := range []struct {
+		name string
+		p    *bls12381.G2Affine
+	}{{"[β]₂", &p.Beta2}, {"[γ]₂", &p.Gamma2}, {"[δ]₂", &p.Delta2}} {
+		if err := subgroup.One(q.p, q.name, false, (*bls12381.G2Affine).IsInSubGroup); err != nil && r.err == nil {
+			r.err = fmt.Errorf("%s: %s section: %w", r.kind, r.name, err)
+		}
+	}
 }
 
 func (circomBLS12381) ic(f *binFile, z *Zkey) (err error) {
@@ -137,6 +157,9 @@ func (circomBLS12381) bodyPoints(f *binFile, z *Zkey) (err error) {
 			return r.err
 		}
 	}
+	if err := subgroupG2BLS12381(p.B2, 0); err != nil {
+		return fmt.Errorf("zkey: B2 section: %w", err)
+	}
 	if err := r.done(); err != nil {
 		return err
 	}
@@ -154,6 +177,7 @@ func (circomBLS12381) decode(r *reader, g2 bool, first int, inf []bool) error {
 	if len(dst) == 0 {
 		return nil
 	}
+	kind, name := r.kind, r.name
 	if g2 {
 		ps := unsafe.Slice((*bls12381.G2Affine)(unsafe.Pointer(&dst[0])), len(dst)/(4*fp.Bytes))
 		for i := range ps {
@@ -162,6 +186,9 @@ func (circomBLS12381) decode(r *reader, g2 bool, first int, inf []bool) error {
 				return r.err
 			}
 			ps[i], inf[i] = q, q.IsInfinity()
+		}
+		if err := subgroupG2BLS12381(ps, first); err != nil {
+			return fmt.Errorf("%s: %s section: %w", kind, name, err)
 		}
 		return nil
 	}
@@ -172,6 +199,50 @@ func (circomBLS12381) decode(r *reader, g2 bool, first int, inf []bool) error {
 			return r.err
 		}
 		ps[i], inf[i] = q, q.IsInfinity()
+	}
+	if err := subgroupG1BLS12381(ps, first); err != nil {
+		return fmt.Errorf("%s: %s section: %w", kind, name, err)
+	}
+	return nil
+}
+
+// decodeOne is decode of one G1 point, point i of its section, without
+// the subgroup check: its caller batches them (subgroup).
+func (circomBLS12381) decodeOne(r *reader, i int) error {
+	dst := r.b
+	q := g1BLS12381(r, item{"point", i})
+	if r.err != nil {
+		return r.err
+	}
+	*(*bls12381.G1Affine)(unsafe.Pointer(&dst[0])) = q
+	return nil
+}
+
+// subgroupG1BLS12381 checks that ps, points first… of a section, are
+// in G1's prime-order subgroup (package subgroup).
+func subgroupG1BLS12381(ps []bls12381.G1Affine, first int) error {
+	return subgroup.Check(ps, first, subgroup.Batch[bls12381.G1Affine, bls12381.G1Jac], (*bls12381.G1Affine).IsInSubGroup)
+}
+
+// subgroupG2BLS12381 is subgroupG1BLS12381 in G2.
+func subgroupG2BLS12381(ps []bls12381.G2Affine, first int) error {
+	return subgroup.Check(ps, first, subgroup.Batch[bls12381.G2Affine, bls12381.G2Jac], (*bls12381.G2Affine).IsInSubGroup)
+}
+
+// subgroup checks raw's points (G1, decoded in place: decode's) at indices
+// idx of their section, naming the first not in the subgroup.
+func (circomBLS12381) subgroup(raw []byte, idx []int) error {
+	if len(idx) == 0 {
+		return nil
+	}
+	ps := unsafe.Slice((*bls12381.G1Affine)(unsafe.Pointer(&raw[0])), len(idx))
+	if subgroupG1BLS12381(ps, 0) == nil {
+		return nil
+	}
+	for i := range ps {
+		if !ps[i].IsInSubGroup() {
+			return fmt.Errorf("point %d is not in the prime-order subgroup", idx[i])
+		}
 	}
 	return nil
 }

@@ -32,7 +32,9 @@ type circomCurve interface {
 	headPoints(r *reader, z *Zkey) // [α]₁ [β]₁ [β]₂ [γ]₂ [δ]₁ [δ]₂ into a new z.Points
 	ic(f *binFile, z *Zkey) error
 	bodyPoints(f *binFile, z *Zkey) error
-	decode(r *reader, g2 bool, first int, inf []bool) error // points checked in place (zkeydefer.go)
+	decode(r *reader, g2 bool, first int, inf []bool) error // points checked in place (zkeydefer.go), in their subgroup too
+	decodeOne(r *reader, i int) error                       // decode's of one G1 point, no subgroup check
+	subgroup(raw []byte, idx []int) error                   // decoded G1 points, of these indices, in their subgroup
 	hostParts(k *proofdata.Key, parts proofdata.KeyParts) (map[proofdata.KeyParts][]byte, func())
 	power() (uint64, error) // snarkjsPower's K
 	coef(r *reader, what item) proofdata.Scalar

@@ -333,6 +333,7 @@ type hWindow struct {
 type chunkBuf struct {
 	words []uint64 // a point's words aligned as gnark-crypto's points
 	inf   []bool
+	idx   []int // putRows's: the window's points of the chunk
 }
 
 // read hands sink the points of parts (deferred ones), in the file's
@@ -552,7 +553,10 @@ func (d *zkeyDeferral) put(c zkeyChunk, sink proofdata.BaseSink) error {
 func (d *zkeyDeferral) putRows(c zkeyChunk, raw []byte) error {
 	s, w, n := d.sect[c.part], c.win, uint64(d.sect[c.part].n)
 	r := reader{kind: "zkey", name: s.name}
-	var inf [1]bool
+	// the window's points of the chunk, decoded, moved to the chunk's
+	// front for one batched subgroup check
+	idx := c.buf.idx[:0]
+	defer func() { c.buf.idx = idx }()
 	for i := range c.k {
 		j := int(d.rowMul * uint64(c.first+i) % n)
 		if j < w.j0 || j >= w.j0+w.n {
@@ -560,10 +564,15 @@ func (d *zkeyDeferral) putRows(c zkeyChunk, raw []byte) error {
 		}
 		p := raw[i*s.size : (i+1)*s.size]
 		r.b = p
-		if err := d.cc.decode(&r, false, c.first+i, inf[:]); err != nil {
+		if err := d.cc.decodeOne(&r, c.first+i); err != nil {
 			return err
 		}
 		copy(w.mem[(j-w.j0)*s.size:], p)
+		copy(raw[len(idx)*s.size:], p)
+		idx = append(idx, c.first+i)
+	}
+	if err := d.cc.subgroup(raw, idx); err != nil {
+		return fmt.Errorf("zkey: %s section: %w", s.name, err)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 	"github.com/zkpipe/zkpipe/proofdata"
+	"github.com/zkpipe/zkpipe/source/subgroup"
 )
 
 // readPKBLS12381 is readProvingKey (pkload.go) for a BLS12-381 key.
@@ -103,6 +104,23 @@ func readPointsBLS12381(l *keyLoader, pk *groth16bls12381.ProvingKey) (int64, er
 			return l.n, fmt.Errorf("proving key's %s: %w", f.name, err)
 		}
 	}
+	// the single points in their subgroups (the slices: as read)
+	for _, p := range []struct {
+		name string
+		p    *bls12381.G1Affine
+	}{{"[α]₁", &pk.G1.Alpha}, {"[β]₁", &pk.G1.Beta}, {"[δ]₁", &pk.G1.Delta}} {
+		if err := subgroup.One(p.p, "proving key's "+p.name, false, (*bls12381.G1Affine).IsInSubGroup); err != nil {
+			return l.n, err
+		}
+	}
+	for _, p := range []struct {
+		name string
+		p    *bls12381.G2Affine
+	}{{"[β]₂", &pk.G2.Beta}, {"[δ]₂", &pk.G2.Delta}} {
+		if err := subgroup.One(p.p, "proving key's "+p.name, false, (*bls12381.G2Affine).IsInSubGroup); err != nil {
+			return l.n, err
+		}
+	}
 	for i := range nbCommitments {
 		// pedersen.ProvingKey.ReadFrom's reading, subgroup checks included
 		var ck pedersen.ProvingKey
@@ -146,9 +164,13 @@ func readG1sBLS12381(l *keyLoader, part proofdata.KeyParts, s *[]bls12381.G1Affi
 		return err
 	}
 	*s = make([]bls12381.G1Affine, n)
-	return l.points(head[4:], n, size, func() func(int, []byte) error {
+	return l.chunks(head[4:], n, size, func(int) pointWorker {
 		set := g1SetterBLS12381(comp, subgroup)
-		return func(i int, b []byte) error { return set(&(*s)[i], b) }
+		w := pointWorker{set: func(i int, b []byte) error { return set(&(*s)[i], b) }}
+		if !subgroup { // (else each point was checked as it was set)
+			w.done = func(start, count int) error { return subgroupG1BLS12381((*s)[start:start+count], start, n) }
+		}
+		return w
 	})
 }
 
@@ -203,9 +225,10 @@ func readG2sBLS12381(l *keyLoader, s *[]bls12381.G2Affine) error {
 		return err
 	}
 	*s = make([]bls12381.G2Affine, n)
-	return l.points(head[4:], n, size, func() func(int, []byte) error {
+	return l.chunks(head[4:], n, size, func(int) pointWorker {
 		set := g2SetterBLS12381(comp)
-		return func(i int, b []byte) error { return set(&(*s)[i], b) }
+		return pointWorker{set: func(i int, b []byte) error { return set(&(*s)[i], b) },
+			done: func(start, count int) error { return subgroupG2BLS12381((*s)[start:start+count], start, n) }}
 	})
 }
 
@@ -234,13 +257,40 @@ func streamWorkerBLS12381(part proofdata.KeyParts, s deferredSlice, per int, sin
 	if part == proofdata.PartB2 {
 		buf, set := make([]bls12381.G2Affine, per), g2SetterBLS12381(s.compressed)
 		return pointWorker{begin: begin,
-			set:  func(i int, b []byte) error { return set(&buf[i-at], b) },
-			done: func(start, count int) error { return sink.Write(part, start, count, pointBytes(buf[:count])) }}
+			set: func(i int, b []byte) error { return set(&buf[i-at], b) },
+			done: func(start, count int) error {
+				if err := subgroupG2BLS12381(buf[:count], start, s.n); err != nil {
+					return err
+				}
+				return sink.Write(part, start, count, pointBytes(buf[:count]))
+			}}
 	}
 	buf, set := make([]bls12381.G1Affine, per), g1SetterBLS12381(s.compressed, false)
 	return pointWorker{begin: begin,
-		set:  func(i int, b []byte) error { return set(&buf[i-at], b) },
-		done: func(start, count int) error { return sink.Write(part, start, count, pointBytes(buf[:count])) }}
+		set: func(i int, b []byte) error { return set(&buf[i-at], b) },
+		done: func(start, count int) error {
+			if err := subgroupG1BLS12381(buf[:count], start, s.n); err != nil {
+				return err
+			}
+			return sink.Write(part, start, count, pointBytes(buf[:count]))
+		}}
+}
+
+// subgroupG1BLS12381 checks that ps, points first… of a slice of n,
+// are in G1's prime-order subgroup (package subgroup).
+func subgroupG1BLS12381(ps []bls12381.G1Affine, first, n int) error {
+	if err := subgroup.Check(ps, first, subgroup.Batch[bls12381.G1Affine, bls12381.G1Jac], (*bls12381.G1Affine).IsInSubGroup); err != nil {
+		return fmt.Errorf("%w (of %d)", err, n)
+	}
+	return nil
+}
+
+// subgroupG2BLS12381 is subgroupG1BLS12381 in G2.
+func subgroupG2BLS12381(ps []bls12381.G2Affine, first, n int) error {
+	if err := subgroup.Check(ps, first, subgroup.Batch[bls12381.G2Affine, bls12381.G2Jac], (*bls12381.G2Affine).IsInSubGroup); err != nil {
+		return fmt.Errorf("%w (of %d)", err, n)
+	}
+	return nil
 }
 
 // gnark-crypto's BLS12-381 metadata bits, the top bits of a point's first

@@ -16,6 +16,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/zkpipe/zkpipe/proofdata"
+	"github.com/zkpipe/zkpipe/source/subgroup"
 )
 
 // readPKBN254 is readProvingKey (pkload.go) for a BN254 key.
@@ -103,6 +104,23 @@ func readPointsBN254(l *keyLoader, pk *groth16bn254.ProvingKey) (int64, error) {
 			return l.n, fmt.Errorf("proving key's %s: %w", f.name, err)
 		}
 	}
+	// the single points in their subgroups (the slices: as read)
+	for _, p := range []struct {
+		name string
+		p    *bn254.G1Affine
+	}{{"[α]₁", &pk.G1.Alpha}, {"[β]₁", &pk.G1.Beta}, {"[δ]₁", &pk.G1.Delta}} {
+		if err := subgroup.One(p.p, "proving key's "+p.name, true, (*bn254.G1Affine).IsInSubGroup); err != nil {
+			return l.n, err
+		}
+	}
+	for _, p := range []struct {
+		name string
+		p    *bn254.G2Affine
+	}{{"[β]₂", &pk.G2.Beta}, {"[δ]₂", &pk.G2.Delta}} {
+		if err := subgroup.One(p.p, "proving key's "+p.name, false, (*bn254.G2Affine).IsInSubGroup); err != nil {
+			return l.n, err
+		}
+	}
 	for i := range nbCommitments {
 		// pedersen.ProvingKey.ReadFrom's reading, subgroup checks included
 		var ck pedersen.ProvingKey
@@ -146,9 +164,13 @@ func readG1sBN254(l *keyLoader, part proofdata.KeyParts, s *[]bn254.G1Affine, su
 		return err
 	}
 	*s = make([]bn254.G1Affine, n)
-	return l.points(head[4:], n, size, func() func(int, []byte) error {
+	return l.chunks(head[4:], n, size, func(int) pointWorker {
 		set := g1SetterBN254(comp, subgroup)
-		return func(i int, b []byte) error { return set(&(*s)[i], b) }
+		w := pointWorker{set: func(i int, b []byte) error { return set(&(*s)[i], b) }}
+		if !subgroup { // (else each point was checked as it was set)
+			w.done = func(start, count int) error { return subgroupG1BN254((*s)[start:start+count], start, n) }
+		}
+		return w
 	})
 }
 
@@ -203,9 +225,10 @@ func readG2sBN254(l *keyLoader, s *[]bn254.G2Affine) error {
 		return err
 	}
 	*s = make([]bn254.G2Affine, n)
-	return l.points(head[4:], n, size, func() func(int, []byte) error {
+	return l.chunks(head[4:], n, size, func(int) pointWorker {
 		set := g2SetterBN254(comp)
-		return func(i int, b []byte) error { return set(&(*s)[i], b) }
+		return pointWorker{set: func(i int, b []byte) error { return set(&(*s)[i], b) },
+			done: func(start, count int) error { return subgroupG2BN254((*s)[start:start+count], start, n) }}
 	})
 }
 
@@ -234,13 +257,41 @@ func streamWorkerBN254(part proofdata.KeyParts, s deferredSlice, per int, sink p
 	if part == proofdata.PartB2 {
 		buf, set := make([]bn254.G2Affine, per), g2SetterBN254(s.compressed)
 		return pointWorker{begin: begin,
-			set:  func(i int, b []byte) error { return set(&buf[i-at], b) },
-			done: func(start, count int) error { return sink.Write(part, start, count, pointBytes(buf[:count])) }}
+			set: func(i int, b []byte) error { return set(&buf[i-at], b) },
+			done: func(start, count int) error {
+				if err := subgroupG2BN254(buf[:count], start, s.n); err != nil {
+					return err
+				}
+				return sink.Write(part, start, count, pointBytes(buf[:count]))
+			}}
 	}
 	buf, set := make([]bn254.G1Affine, per), g1SetterBN254(s.compressed, false)
 	return pointWorker{begin: begin,
-		set:  func(i int, b []byte) error { return set(&buf[i-at], b) },
-		done: func(start, count int) error { return sink.Write(part, start, count, pointBytes(buf[:count])) }}
+		set: func(i int, b []byte) error { return set(&buf[i-at], b) },
+		done: func(start, count int) error {
+			if err := subgroupG1BN254(buf[:count], start, s.n); err != nil {
+				return err
+			}
+			return sink.Write(part, start, count, pointBytes(buf[:count]))
+		}}
+}
+
+// subgroupG1BN254 checks that ps, points first… of a slice of n,
+// are in G1's prime-order subgroup (package subgroup): BN254's G1 has
+// cofactor 1, every point the decoder found on the curve is.
+func subgroupG1BN254(ps []bn254.G1Affine, first, n int) error {
+	if err := subgroup.Check(ps, first, nil, (*bn254.G1Affine).IsInSubGroup); err != nil {
+		return fmt.Errorf("%w (of %d)", err, n)
+	}
+	return nil
+}
+
+// subgroupG2BN254 is subgroupG1BN254 in G2.
+func subgroupG2BN254(ps []bn254.G2Affine, first, n int) error {
+	if err := subgroup.Check(ps, first, subgroup.Batch[bn254.G2Affine, bn254.G2Jac], (*bn254.G2Affine).IsInSubGroup); err != nil {
+		return fmt.Errorf("%w (of %d)", err, n)
+	}
+	return nil
 }
 
 // gnark-crypto's BN254 metadata bits, the top bits of a point's first
