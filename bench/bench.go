@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/stream"
 )
 

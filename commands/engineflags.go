@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"

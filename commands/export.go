@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/ioplan"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
-	"github.com/zkpipe/zkpipe/stages"
 )
 
 func exportCommand() *cli.Command {
@@ -46,7 +46,7 @@ func exportCommand() *cli.Command {
 					return err
 				}
 				if p := c.String(name); p != "-" {
-					_, err := stages.Dir(filepath.Dir(p)).Write(filepath.Base(p), buf.Bytes())
+					_, err := blob.Dir(filepath.Dir(p)).Write(filepath.Base(p), buf.Bytes())
 					return err
 				}
 				_, err = os.Stdout.Write(buf.Bytes())

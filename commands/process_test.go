@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/internal/zkpipebin"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
-	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -166,7 +166,7 @@ func TestKillThenSkipDoneProvesOnlyTheRest(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(out)
 	for _, e := range entries {
-		if stages.IsTempName(e.Name()) {
+		if blob.IsTempName(e.Name()) {
 			t.Errorf("temporary file left in --out: %s", e.Name())
 		}
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark/backend/groth16"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/circuits"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stream"
 )

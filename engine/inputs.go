@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/ioplan"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stages"
@@ -52,9 +53,9 @@ func InOutDir(out, path string) bool {
 		if !sameDir(out, filepath.Dir(parent)) || !stream.ValidID(request) {
 			return false
 		}
-		return stages.IsTempName(base) || stream.IsPartitionName(request, base, outputSuffixes)
+		return blob.IsTempName(base) || stream.IsPartitionName(request, base, outputSuffixes)
 	}
-	if base == LockFile || stages.IsTempName(base) {
+	if base == LockFile || blob.IsTempName(base) {
 		return true
 	}
 	for _, s := range outputSuffixes {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
@@ -22,10 +23,10 @@ var ErrDirInUse = errors.New("in use by another zkpipe")
 // other zkpipe writes there, so two runs with overlapping ids cannot leave a
 // job's proof from one and its public inputs from the other.
 //
-// Files are written as stages.Dir writes them (temporary file, sync,
+// Files are written as blob.Dir writes them (temporary file, sync,
 // rename). The first failed write is kept: see Failed.
 type OutDir struct {
-	dir    stages.Dir
+	dir    blob.Dir
 	unlock func() error
 
 	mu       sync.Mutex
@@ -50,7 +51,7 @@ func OpenOutDir(dir string) (*OutDir, error) {
 		return nil, fmt.Errorf("output directory %s: %w", dir, err)
 	}
 	for _, e := range entries {
-		if stages.IsTempName(e.Name()) {
+		if blob.IsTempName(e.Name()) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 		// a request of partitions writes in a subdirectory named by its id
@@ -60,13 +61,13 @@ func OpenOutDir(dir string) (*OutDir, error) {
 				continue
 			}
 			for _, f := range sub {
-				if stages.IsTempName(f.Name()) {
+				if blob.IsTempName(f.Name()) {
 					os.Remove(filepath.Join(dir, e.Name(), f.Name()))
 				}
 			}
 		}
 	}
-	return &OutDir{dir: stages.Dir(dir), unlock: unlock}, nil
+	return &OutDir{dir: blob.Dir(dir), unlock: unlock}, nil
 }
 
 // openOutput opens what takes the jobs' outputs: Options.Output, or the

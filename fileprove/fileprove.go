@@ -9,16 +9,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/zkpipe/zkpipe/blob"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/ioplan"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
-	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -34,15 +33,15 @@ type Job struct {
 	LoadTimeout time.Duration // each circuit file; 0: boundedread's default
 }
 
-// id names the job inside the engine's scratch directory.
+// id names the job inside the engine.
 const id = "proof"
 
-// Prove proves j with an engine of opts (its Out is replaced by a scratch
-// directory beside j.Proof) and writes j.Public and j.Proof, each
-// atomically, only once the proof read back from the engine's files passes
-// the zkey's verifying key (circomsrc.VerifyFiles, the check snarkjs
-// groth16 verify makes). Any other outcome is an error naming the file or
-// the stage that failed, and leaves j.Proof and j.Public as they were.
+// Prove proves j with an engine of opts (its outputs kept in memory:
+// Options.Output, no directory) and writes j.Public and j.Proof, each
+// atomically, only once the proof the engine wrote passes the zkey's
+// verifying key (VerifyJSON, the check snarkjs groth16 verify makes). Any
+// other outcome is an error naming the file or the stage that failed, and
+// leaves j.Proof and j.Public as they were.
 func Prove(ctx context.Context, opts engine.Options, j Job) error {
 	if err := j.check(); err != nil {
 		return err
@@ -70,13 +69,8 @@ func Prove(ctx context.Context, opts engine.Options, j Job) error {
 		return err
 	}
 	vk := circ.Source.(*circomsrc.Source).VerifyingKey()
-	scratch, err := os.MkdirTemp(filepath.Dir(j.Proof), ".zkpipe-groth16-")
-	if err != nil {
-		circ.Source.(*circomsrc.Source).Close(context.Background())
-		return fmt.Errorf("scratch directory beside %s: %w", j.Proof, err)
-	}
-	defer os.RemoveAll(scratch)
-	opts.Out = scratch
+	out := &blob.Memory{}
+	opts.Out, opts.Output = "", out
 	eng, err := engine.New(ctx, opts, circ) // from here the engine owns circ
 	if err != nil {
 		return err
@@ -96,7 +90,12 @@ func Prove(ctx context.Context, opts engine.Options, j Job) error {
 	case got.Error != "":
 		return errors.New(strings.TrimPrefix(got.Error, "job "+id+": ")) // the one job needs no name
 	}
-	if err := circomsrc.VerifyFiles(ctx, vk, got.Proof, got.Public); err != nil {
+	proof, okProof := out.File(got.Proof)
+	public, okPublic := out.File(got.Public)
+	if !okProof || !okPublic {
+		return fmt.Errorf("the engine wrote no %s and %s (it wrote %v)", got.Proof, got.Public, out.Names())
+	}
+	if _, err := vk.VerifyJSON(got.Proof, proof, got.Public, public); err != nil {
 		return fmt.Errorf("the proof written does not verify (%w); nothing written", err)
 	}
 	// snarkjs's outputs, each replaced atomically, the proof last, once
@@ -105,12 +104,11 @@ func Prove(ctx context.Context, opts engine.Options, j Job) error {
 	if err := j.check(); err != nil {
 		return err
 	}
-	for _, f := range []struct{ from, to string }{{got.Public, j.Public}, {got.Proof, j.Proof}} {
-		data, err := os.ReadFile(f.from)
-		if err != nil {
-			return err
-		}
-		if _, err := stages.Dir(filepath.Dir(f.to)).Write(filepath.Base(f.to), data); err != nil {
+	for _, f := range []struct {
+		data []byte
+		to   string
+	}{{public, j.Public}, {proof, j.Proof}} {
+		if _, err := blob.Dir(filepath.Dir(f.to)).Write(filepath.Base(f.to), f.data); err != nil {
 			return err
 		}
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/engine"
-	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -420,7 +420,7 @@ func fetchJob(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptions, 
 		}
 		res.Statement = bound
 	}
-	dir := stages.Dir(o.Out)
+	dir := blob.Dir(o.Out)
 	res.Calldata = "" // unless the job stored one: the line's own name is not trusted
 	for i, name := range got.names {
 		p, err := dir.Write(name, got.data[i])

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stream"

@@ -126,7 +126,7 @@ func (p *Plan) Write(name, path string) {
 }
 
 // Replace records the output file path as name ("--contract"), written
-// whole beside it and renamed into place (stages.Dir.Write), so its
+// whole beside it and renamed into place (blob.Dir.Write), so its
 // directory must let a file be made there. "-" and "" are no file.
 func (p *Plan) Replace(name, path string) {
 	if path != "" && path != "-" {

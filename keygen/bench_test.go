@@ -116,7 +116,7 @@ func BenchmarkWriteRawProvingKey(b *testing.B) {
 					if _, err := f.Seek(0, io.SeekStart); err != nil {
 						b.Fatal(err)
 					}
-					bw := bufio.NewWriterSize(f, 1<<20) // stages.Dir.WriteStream's
+					bw := bufio.NewWriterSize(f, 1<<20) // blob.Dir.WriteStream's
 					n, err := w.write(bw)
 					if err == nil {
 						err = bw.Flush()

@@ -16,6 +16,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
@@ -166,7 +167,7 @@ func TestGnarkRejectsTamperedProofsWrongInputsAndWrongKeys(t *testing.T) {
 
 // failingOutput fails every write of one job, as a full disk would.
 type failingOutput struct {
-	stages.Dir
+	blob.Dir
 	failID string
 }
 
@@ -181,7 +182,7 @@ func TestAFullDiskFailsOnlyThatJob(t *testing.T) {
 	keys := provertest.Setup(t, "mulchain", 300)
 	dir := t.TempDir()
 	cfg := provertest.Config(dir, 2, 1)
-	cfg.Out = failingOutput{Dir: stages.Dir(dir), failID: "j1"}
+	cfg.Out = failingOutput{Dir: blob.Dir(dir), failID: "j1"}
 	var jobs []*stages.Job
 	for i := range 3 {
 		jobs = append(jobs, &stages.Job{Request: stream.Request{ID: fmt.Sprintf("j%d", i), Generate: &stream.Generate{Seed: int64(i)}}})
@@ -203,28 +204,6 @@ func TestAFullDiskFailsOnlyThatJob(t *testing.T) {
 		if err := verify(t, keys.VK, r); err != nil {
 			t.Errorf("%s: %v", r.ID, err)
 		}
-	}
-}
-
-func TestDirWritesWholeFilesOrNone(t *testing.T) {
-	dir := t.TempDir()
-	d := stages.Dir(dir)
-	p, err := d.Write("a.proof", []byte("first"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.Write("a.proof", []byte("second, longer")); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(p); string(b) != "second, longer" {
-		t.Errorf("rewrite left %q", b)
-	}
-	if _, err := stages.Dir(filepath.Join(dir, "missing")).Write("b.proof", []byte("x")); err == nil {
-		t.Error("write into a missing directory succeeded")
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("directory holds %d entries, want only a.proof (no temporaries)", len(entries))
 	}
 }
 

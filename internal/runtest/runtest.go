@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/stages"
@@ -20,7 +21,7 @@ import (
 // writing into dir.
 func Config(dir string, workers, queue int) core.Config {
 	cpu := gpu.NewCPU(2, 2)
-	cfg := core.Config{Shapes: map[string]stages.Shape{}, Backend: cpu, G2: cpu, Out: stages.Dir(dir)}
+	cfg := core.Config{Shapes: map[string]stages.Shape{}, Backend: cpu, G2: cpu, Out: blob.Dir(dir)}
 	for _, n := range stages.Names {
 		cfg.Shapes[n] = stages.Shape{Workers: workers, Queue: queue}
 	}

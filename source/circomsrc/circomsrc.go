@@ -22,9 +22,9 @@ import (
 	"time"
 
 	"github.com/zkpipe/zkpipe/blob"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 	"github.com/zkpipe/zkpipe/stages"
 )
 

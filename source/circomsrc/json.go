@@ -7,9 +7,9 @@ import (
 	"math/big"
 	"strconv"
 
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // ─── snarkjs JSON ────────────────────────────────────────────────────────────

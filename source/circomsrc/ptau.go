@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/curve"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // ─── a prepared powers of tau (.ptau) ────────────────────────────────────────

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 )
 
 // allocated is how many bytes the Go heap has handed out so far.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // ParseWtns parses a snarkjs witness (.wtns, versions 1 and 2) of BN254,

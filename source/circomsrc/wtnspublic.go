@@ -6,8 +6,8 @@ import (
 	"io"
 	"math"
 
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/proofdata"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // ReadWtnsPublic reads the public signals of the snarkjs witness at path:

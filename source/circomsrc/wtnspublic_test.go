@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 )
 
 // ReadWtnsPublic gives the public signals that snarkjs puts in public.json:

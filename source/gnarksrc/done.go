@@ -10,7 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/blob"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -54,7 +55,7 @@ func (s *Source) Done(dir, id string) (stages.Emitted, error) {
 		if err != nil {
 			return stages.Emitted{}, fmt.Errorf("%s: %w", em.Proof, err)
 		}
-		if em.Calldata, err = stages.Dir(dir).Write(id+".calldata", cd); err != nil {
+		if em.Calldata, err = blob.Dir(dir).Write(id+".calldata", cd); err != nil {
 			return stages.Emitted{}, err
 		}
 	}

@@ -12,9 +12,9 @@ import (
 	"strings"
 
 	"github.com/consensys/gnark/backend"
+	"github.com/zkpipe/zkpipe/blob"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/curve"
-	"github.com/zkpipe/zkpipe/source/boundedread"
-	"github.com/zkpipe/zkpipe/stages"
 	"golang.org/x/crypto/sha3"
 )
 
@@ -112,6 +112,6 @@ func WriteHashToField(dir string, h HashToField) error {
 	if _, err := ParseHashToField(string(h)); err != nil {
 		return err
 	}
-	_, err := stages.Dir(dir).Write(HashFile, []byte(string(h)+"\n"))
+	_, err := blob.Dir(dir).Write(HashFile, []byte(string(h)+"\n"))
 	return err
 }

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/consensys/gnark/constraint"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/mem"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // checkKeys refuses a circuit whose constraint system, proving key and

@@ -10,10 +10,10 @@ import (
 
 	"github.com/consensys/gnark/constraint"
 	"github.com/fxamacker/cbor/v2"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // ─── a gnark file's layout, checked before it is decoded ─────────────────────

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark/backend/groth16"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/internal/hostilefile"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // padded returns data with part grown by about pad bytes of zeros in its

@@ -11,8 +11,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/proofdata"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // ─── a proving key's bases, read where they will live ────────────────────────

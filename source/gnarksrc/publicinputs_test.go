@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/circuits"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // ReadPublicInputs gives the values of gnark's own public witness

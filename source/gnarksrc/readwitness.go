@@ -5,7 +5,7 @@ import (
 
 	"github.com/consensys/gnark/backend"
 	"github.com/consensys/gnark/backend/witness"
-	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 )
 
 // ReadWitness reads the gnark binary full witness at path as this circuit's

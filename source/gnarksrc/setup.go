@@ -9,11 +9,11 @@ import (
 
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/constraint"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/keygen"
 	"github.com/zkpipe/zkpipe/mem"
-	"github.com/zkpipe/zkpipe/stages"
 )
 
 // SetupInfo describes a circuit directory Setup wrote.
@@ -66,7 +66,7 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return SetupInfo{}, err
 	}
-	out := stages.Dir(dir)
+	out := blob.Dir(dir)
 	// circuit.r1cs first, while the heap holds the circuit and little
 	// else: gnark's encoder builds the whole file in memory, a transient
 	// that beside the keys' buffers would add to the setup's peak.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/stream"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/zkpipe/zkpipe/blob"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // A gnark binary witness (gnark v0.16.3, backend/witness.WriteTo), all

@@ -15,8 +15,8 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/zkpipe/zkpipe/blob"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/circuits"
-	"github.com/zkpipe/zkpipe/source/boundedread"
 )
 
 // chainShape is mulchain's witness: Y public, X secret (76 bytes).

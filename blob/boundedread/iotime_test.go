@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 )
 
 // With IOTime, a reader's work between reads (a decoder's square roots)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 )
 
 func fifo(t *testing.T) string {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkpipe/zkpipe/source/boundedread"
+	"github.com/zkpipe/zkpipe/blob/boundedread"
 )
 
 // MinRate gives a regular file time for its size: a slow read of a large
