@@ -99,6 +99,11 @@ func Setup(ctx context.Context, c *Conn, cfg Config) (*Queue, error) {
 	}
 }
 
+// setupAttempt bounds each of Setup's calls: one sent to a leader that has
+// just died would otherwise wait the client's 5 s before Setup tries again,
+// though a new leader may answer sooner.
+const setupAttempt = 2 * attemptTimeout
+
 // unavailable tells a JetStream that does not answer now (no leader, a
 // server restarting, the connection reconnecting) from one that refuses.
 // A stream that cannot be placed counts: its servers may be starting.
@@ -221,6 +226,8 @@ var backingStreams = []string{JobsStream, ResultsStream,
 // (!chosen), a stream that has others is scaled to want; chosen, one that
 // has fewer is noted on log.
 func (q *Queue) checkReplicas(ctx context.Context, want int, chosen bool, log io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, setupAttempt*time.Duration(len(backingStreams)))
+	defer cancel()
 	for _, name := range backingStreams {
 		s, err := q.Conn.JS.Stream(ctx, name)
 		if err != nil {
@@ -314,6 +321,8 @@ const HandBackTTL = 30 * 24 * time.Hour
 func (q *Queue) AckWait() time.Duration { return q.ackWait }
 
 func openStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	ctx, cancel := context.WithTimeout(ctx, setupAttempt)
+	defer cancel()
 	s, err := js.Stream(ctx, cfg.Name)
 	if err == nil {
 		return s, nil
@@ -332,6 +341,8 @@ func openStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Strea
 }
 
 func openConsumer(ctx context.Context, s jetstream.Stream, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+	ctx, cancel := context.WithTimeout(ctx, setupAttempt)
+	defer cancel()
 	c, err := s.Consumer(ctx, cfg.Durable)
 	if err == nil {
 		return c, nil
@@ -350,6 +361,8 @@ func openConsumer(ctx context.Context, s jetstream.Stream, cfg jetstream.Consume
 }
 
 func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig) (jetstream.ObjectStore, error) {
+	ctx, cancel := context.WithTimeout(ctx, setupAttempt)
+	defer cancel()
 	o, err := js.ObjectStore(ctx, cfg.Bucket)
 	if err == nil {
 		return o, nil
@@ -368,6 +381,8 @@ func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.Objec
 }
 
 func openKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	ctx, cancel := context.WithTimeout(ctx, setupAttempt)
+	defer cancel()
 	kv, err := js.KeyValue(ctx, cfg.Bucket)
 	if err == nil {
 		return kv, nil
