@@ -38,7 +38,7 @@ func runPlan(c *cli.Context, out string) *ioplan.Plan {
 // replaces the key, one named hash-to-field changes how its commitments
 // hash.
 func readCircuitDir(p *ioplan.Plan, dir string) {
-	p.ReadDir("--circuit", dir, gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile, gnarksrc.HashFile)
+	p.ReadDir("--circuit", dir, gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile, gnarksrc.HashFile, gnarksrc.PKDigestFile)
 }
 
 // writeOut records the engine's output directory out ("": a fresh

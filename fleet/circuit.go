@@ -31,7 +31,7 @@ const (
 // circuitFiles are the names a circuit's objects may have under NAME/.
 var circuitFiles = map[string]bool{
 	gnarksrc.R1CSFile: true, gnarksrc.PKFile: true, gnarksrc.VKFile: true, gnarksrc.MetaFile: true, gnarksrc.HashFile: true,
-	zkeyObject: true, wasmObject: true,
+	gnarksrc.PKDigestFile: true, zkeyObject: true, wasmObject: true,
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -52,10 +52,10 @@ func PushDir(ctx context.Context, q *Queue, dir string) (string, error) {
 		return "", err
 	}
 	files := map[string]string{}
-	for _, f := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile, gnarksrc.HashFile} {
+	for _, f := range []string{gnarksrc.R1CSFile, gnarksrc.PKFile, gnarksrc.VKFile, gnarksrc.MetaFile, gnarksrc.HashFile, gnarksrc.PKDigestFile} {
 		p := filepath.Join(dir, f)
 		if _, err := os.Stat(p); err != nil {
-			if (f == gnarksrc.MetaFile || f == gnarksrc.HashFile) && errors.Is(err, os.ErrNotExist) {
+			if (f == gnarksrc.MetaFile || f == gnarksrc.HashFile || f == gnarksrc.PKDigestFile) && errors.Is(err, os.ErrNotExist) {
 				continue
 			}
 			return "", fmt.Errorf("circuit %s: %w", name, err)
@@ -437,7 +437,7 @@ func circuitFileLimit(obj string) uint64 {
 	switch obj {
 	case gnarksrc.VKFile:
 		return 64 << 20
-	case gnarksrc.MetaFile, gnarksrc.HashFile:
+	case gnarksrc.MetaFile, gnarksrc.HashFile, gnarksrc.PKDigestFile:
 		return 64 << 10
 	case wasmObject:
 		return 1 << 30

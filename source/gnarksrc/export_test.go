@@ -10,5 +10,5 @@ import (
 // ReadProvingKey is readProvingKey, for BenchmarkKeyLoad: pk (a fresh key
 // of curve id) decoded from r, the point slices over all cores.
 func ReadProvingKey(id curve.ID, pk groth16.ProvingKey, r io.Reader) (int64, error) {
-	return readProvingKey(id, pk, nil)(r)
+	return readProvingKey(id, pk, nil, false)(r)
 }

@@ -150,7 +150,7 @@ type gnarkCurveFuncs struct {
 	defaultHash   func() hash.Hash // gnark's default hash-to-field over the curve's Fr
 	// readPK decodes a proving key of the curve into pk, a fresh one
 	// (readProvingKey, pkload.go).
-	readPK func(r io.Reader, pk groth16.ProvingKey, def *pkDeferral) (int64, error)
+	readPK func(r io.Reader, pk groth16.ProvingKey, def *pkDeferral, trusted bool) (int64, error)
 	// compressed is gnark-crypto's isCompressed: whether a point whose
 	// first byte is msb is in the compressed encoding (layout).
 	compressed func(msb byte) bool
@@ -219,7 +219,13 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
-	if err := readFile(pkPath, "proving key of this r1cs", pkLimit(ccs, fp), o, checkPKLayout(id, shape), readProvingKey(id, pk, def)); err != nil {
+	// a key setup wrote and nobody changed since (its digest, PKDigestFile)
+	// has its points in their subgroups: no check point by point
+	trusted := pkTrusted(dir, o)
+	if trusted && o.Progress != nil {
+		fmt.Fprintf(o.Progress, "zkpipe: %s has the digest setup wrote (%s): its points' subgroup checks skipped\n", pkPath, PKDigestFile)
+	}
+	if err := readFile(pkPath, "proving key of this r1cs", pkLimit(ccs, fp), o, checkPKLayout(id, shape), readProvingKey(id, pk, def, trusted)); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
 	}
 	if def != nil && def.parts != 0 {

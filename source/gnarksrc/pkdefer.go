@@ -60,6 +60,7 @@ type deferredSlice struct {
 	off        int64
 	n, size    int
 	compressed bool
+	trusted    bool // its points are not checked for subgroup membership (keyLoader.trusted)
 }
 
 func newPKDeferral(path string, o Options) *pkDeferral {
@@ -92,7 +93,7 @@ func (l *keyLoader) deferSlice(part proofdata.KeyParts, head []byte, n, size int
 		return false, nil
 	}
 	pre := int64(len(head) - 4)
-	d.slices[part] = deferredSlice{off: l.n - pre, n: n, size: size, compressed: compressed}
+	d.slices[part] = deferredSlice{off: l.n - pre, n: n, size: size, compressed: compressed, trusted: l.trusted}
 	if err := l.skip(int64(n)*int64(size) - pre); err != nil {
 		return false, truncated(err, fmt.Sprintf("its %d points", n))
 	}

@@ -65,13 +65,13 @@ import (
 // (pkdefer.go): their slices' places are recorded in def, the domain's
 // tables are not computed (its constants are read), and pk's slices of them
 // stay nil.
-func readProvingKey(id curve.ID, pk groth16.ProvingKey, def *pkDeferral) func(r io.Reader) (int64, error) {
+func readProvingKey(id curve.ID, pk groth16.ProvingKey, def *pkDeferral, trusted bool) func(r io.Reader) (int64, error) {
 	return func(r io.Reader) (int64, error) {
 		read := gnarkCurves[id].readPK
 		if read == nil {
 			return 0, fmt.Errorf("no proving-key reader for %s", id)
 		}
-		return read(r, pk, def)
+		return read(r, pk, def, trusted)
 	}
 }
 
@@ -97,6 +97,9 @@ type keyLoader struct {
 	workers int
 	spare   [][]byte // chunk buffers for the next slice
 	def     *pkDeferral
+	// trusted: the file has the digest setup wrote (PKDigestFile), its
+	// point slices are not checked for subgroup membership
+	trusted bool
 }
 
 func newKeyLoader(r io.Reader) *keyLoader {

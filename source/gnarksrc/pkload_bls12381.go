@@ -20,12 +20,12 @@ import (
 )
 
 // readPKBLS12381 is readProvingKey (pkload.go) for a BLS12-381 key.
-func readPKBLS12381(r io.Reader, pkI groth16.ProvingKey, def *pkDeferral) (int64, error) {
+func readPKBLS12381(r io.Reader, pkI groth16.ProvingKey, def *pkDeferral, trusted bool) (int64, error) {
 	pk, ok := pkI.(*groth16bls12381.ProvingKey)
 	if !ok {
 		return 0, fmt.Errorf("a %T, not a BLS12-381 proving key", pkI)
 	}
-	return readProvingKeyBLS12381(r, pk, def)
+	return readProvingKeyBLS12381(r, pk, def, trusted)
 }
 
 // readProvingKeyBLS12381 decodes gnark's encoding of a BLS12-381 proving
@@ -33,10 +33,11 @@ func readPKBLS12381(r io.Reader, pkI groth16.ProvingKey, def *pkDeferral) (int64
 // layout: the values pk.UnsafeReadFrom decodes, with the point slices
 // converted or decompressed over all cores. It returns the bytes read.
 //
-// With def, what def wants is left unread where r can skip (readProvingKey).
-func readProvingKeyBLS12381(r io.Reader, pk *groth16bls12381.ProvingKey, def *pkDeferral) (int64, error) {
+// With def, what def wants is left unread where r can skip (readProvingKey);
+// trusted: the point slices' subgroup checks are skipped (PKDigestFile).
+func readProvingKeyBLS12381(r io.Reader, pk *groth16bls12381.ProvingKey, def *pkDeferral, trusted bool) (int64, error) {
 	l := newKeyLoader(r)
-	l.def = def
+	l.def, l.trusted = def, trusted
 	// The domain's twiddles and coset tables (some 4n scalars, seconds at
 	// 2^26) are computed while the points are read: its bytes first, its
 	// ReadFrom beside the rest. Every return waits for it, so that nothing
@@ -167,7 +168,7 @@ func readG1sBLS12381(l *keyLoader, part proofdata.KeyParts, s *[]bls12381.G1Affi
 	return l.chunks(head[4:], n, size, func(int) pointWorker {
 		set := g1SetterBLS12381(comp, subgroup)
 		w := pointWorker{set: func(i int, b []byte) error { return set(&(*s)[i], b) }}
-		if !subgroup { // (else each point was checked as it was set)
+		if !subgroup && !l.trusted { // (else each point was checked as it was set, or need not be)
 			w.done = func(start, count int) error { return subgroupG1BLS12381((*s)[start:start+count], start, n) }
 		}
 		return w
@@ -227,8 +228,11 @@ func readG2sBLS12381(l *keyLoader, s *[]bls12381.G2Affine) error {
 	*s = make([]bls12381.G2Affine, n)
 	return l.chunks(head[4:], n, size, func(int) pointWorker {
 		set := g2SetterBLS12381(comp)
-		return pointWorker{set: func(i int, b []byte) error { return set(&(*s)[i], b) },
-			done: func(start, count int) error { return subgroupG2BLS12381((*s)[start:start+count], start, n) }}
+		w := pointWorker{set: func(i int, b []byte) error { return set(&(*s)[i], b) }}
+		if !l.trusted {
+			w.done = func(start, count int) error { return subgroupG2BLS12381((*s)[start:start+count], start, n) }
+		}
+		return w
 	})
 }
 
@@ -259,8 +263,10 @@ func streamWorkerBLS12381(part proofdata.KeyParts, s deferredSlice, per int, sin
 		return pointWorker{begin: begin,
 			set: func(i int, b []byte) error { return set(&buf[i-at], b) },
 			done: func(start, count int) error {
-				if err := subgroupG2BLS12381(buf[:count], start, s.n); err != nil {
-					return err
+				if !s.trusted {
+					if err := subgroupG2BLS12381(buf[:count], start, s.n); err != nil {
+						return err
+					}
 				}
 				return sink.Write(part, start, count, pointBytes(buf[:count]))
 			}}
@@ -269,8 +275,10 @@ func streamWorkerBLS12381(part proofdata.KeyParts, s deferredSlice, per int, sin
 	return pointWorker{begin: begin,
 		set: func(i int, b []byte) error { return set(&buf[i-at], b) },
 		done: func(start, count int) error {
-			if err := subgroupG1BLS12381(buf[:count], start, s.n); err != nil {
-				return err
+			if !s.trusted {
+				if err := subgroupG1BLS12381(buf[:count], start, s.n); err != nil {
+					return err
+				}
 			}
 			return sink.Write(part, start, count, pointBytes(buf[:count]))
 		}}

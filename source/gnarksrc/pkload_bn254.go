@@ -20,12 +20,12 @@ import (
 )
 
 // readPKBN254 is readProvingKey (pkload.go) for a BN254 key.
-func readPKBN254(r io.Reader, pkI groth16.ProvingKey, def *pkDeferral) (int64, error) {
+func readPKBN254(r io.Reader, pkI groth16.ProvingKey, def *pkDeferral, trusted bool) (int64, error) {
 	pk, ok := pkI.(*groth16bn254.ProvingKey)
 	if !ok {
 		return 0, fmt.Errorf("a %T, not a BN254 proving key", pkI)
 	}
-	return readProvingKeyBN254(r, pk, def)
+	return readProvingKeyBN254(r, pk, def, trusted)
 }
 
 // readProvingKeyBN254 decodes gnark's encoding of a BN254 proving
@@ -33,10 +33,11 @@ func readPKBN254(r io.Reader, pkI groth16.ProvingKey, def *pkDeferral) (int64, e
 // layout: the values pk.UnsafeReadFrom decodes, with the point slices
 // converted or decompressed over all cores. It returns the bytes read.
 //
-// With def, what def wants is left unread where r can skip (readProvingKey).
-func readProvingKeyBN254(r io.Reader, pk *groth16bn254.ProvingKey, def *pkDeferral) (int64, error) {
+// With def, what def wants is left unread where r can skip (readProvingKey);
+// trusted: the point slices' subgroup checks are skipped (PKDigestFile).
+func readProvingKeyBN254(r io.Reader, pk *groth16bn254.ProvingKey, def *pkDeferral, trusted bool) (int64, error) {
 	l := newKeyLoader(r)
-	l.def = def
+	l.def, l.trusted = def, trusted
 	// The domain's twiddles and coset tables (some 4n scalars, seconds at
 	// 2^26) are computed while the points are read: its bytes first, its
 	// ReadFrom beside the rest. Every return waits for it, so that nothing
@@ -167,7 +168,7 @@ func readG1sBN254(l *keyLoader, part proofdata.KeyParts, s *[]bn254.G1Affine, su
 	return l.chunks(head[4:], n, size, func(int) pointWorker {
 		set := g1SetterBN254(comp, subgroup)
 		w := pointWorker{set: func(i int, b []byte) error { return set(&(*s)[i], b) }}
-		if !subgroup { // (else each point was checked as it was set)
+		if !subgroup && !l.trusted { // (else each point was checked as it was set, or need not be)
 			w.done = func(start, count int) error { return subgroupG1BN254((*s)[start:start+count], start, n) }
 		}
 		return w
@@ -227,8 +228,11 @@ func readG2sBN254(l *keyLoader, s *[]bn254.G2Affine) error {
 	*s = make([]bn254.G2Affine, n)
 	return l.chunks(head[4:], n, size, func(int) pointWorker {
 		set := g2SetterBN254(comp)
-		return pointWorker{set: func(i int, b []byte) error { return set(&(*s)[i], b) },
-			done: func(start, count int) error { return subgroupG2BN254((*s)[start:start+count], start, n) }}
+		w := pointWorker{set: func(i int, b []byte) error { return set(&(*s)[i], b) }}
+		if !l.trusted {
+			w.done = func(start, count int) error { return subgroupG2BN254((*s)[start:start+count], start, n) }
+		}
+		return w
 	})
 }
 
@@ -259,8 +263,10 @@ func streamWorkerBN254(part proofdata.KeyParts, s deferredSlice, per int, sink p
 		return pointWorker{begin: begin,
 			set: func(i int, b []byte) error { return set(&buf[i-at], b) },
 			done: func(start, count int) error {
-				if err := subgroupG2BN254(buf[:count], start, s.n); err != nil {
-					return err
+				if !s.trusted {
+					if err := subgroupG2BN254(buf[:count], start, s.n); err != nil {
+						return err
+					}
 				}
 				return sink.Write(part, start, count, pointBytes(buf[:count]))
 			}}
@@ -269,8 +275,10 @@ func streamWorkerBN254(part proofdata.KeyParts, s deferredSlice, per int, sink p
 	return pointWorker{begin: begin,
 		set: func(i int, b []byte) error { return set(&buf[i-at], b) },
 		done: func(start, count int) error {
-			if err := subgroupG1BN254(buf[:count], start, s.n); err != nil {
-				return err
+			if !s.trusted {
+				if err := subgroupG1BN254(buf[:count], start, s.n); err != nil {
+					return err
+				}
 			}
 			return sink.Write(part, start, count, pointBytes(buf[:count]))
 		}}

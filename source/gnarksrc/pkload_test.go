@@ -46,7 +46,7 @@ func gnarkKey(id curve.ID, data []byte) (groth16.ProvingKey, error) {
 // ourKey decodes data with readProvingKey, returning the bytes it read.
 func ourKey(id curve.ID, data []byte) (groth16.ProvingKey, int64, error) {
 	pk := groth16.NewProvingKey(id.ECC())
-	n, err := readProvingKey(id, pk, nil)(bytes.NewReader(data))
+	n, err := readProvingKey(id, pk, nil, false)(bytes.NewReader(data))
 	return pk, n, err
 }
 

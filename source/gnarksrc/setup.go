@@ -93,6 +93,13 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 	// what is left of the proving key's file once keygen is done: its
 	// last buffer and the sync
 	log("write "+PKFile, time.Since(start))
+	// its digest, which lets a load of this very file skip the subgroup
+	// checks of points that are in their subgroups by construction
+	start = time.Now()
+	if err := writePKDigest(dir); err != nil {
+		return SetupInfo{}, err
+	}
+	log("write "+PKDigestFile, time.Since(start))
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer) error
