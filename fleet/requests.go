@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"time"
 
@@ -210,11 +209,6 @@ func (r requestRecord) complete(id string) (stream.Result, bool) {
 	if r.K < 0 || len(r.Parts) < r.K {
 		return stream.Result{}, false
 	}
-	idx := make([]int, 0, len(r.Parts))
-	for i := range r.Parts {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
 	parts := make([]stream.Result, r.K)
 	for i := range r.K {
 		res, ok := r.Parts[i]

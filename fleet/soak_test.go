@@ -151,7 +151,8 @@ func soak(t *testing.T, cfg soakConfig) {
 	streamLeader := func(name string) string { return c.streamLeader(q, name) }
 	byName := c.byName
 	kills := map[string]int{}  // what the killed server led
-	var probes []time.Duration // kill to a submit acknowledged
+	var probes []time.Duration   // kill to a submit acknowledged
+	var catchUps []time.Duration // restart to its replicas current
 	workerKills := 0
 	for k := 0; k < cfg.serverKills; k++ {
 		// in turn: the meta leader, the jobs stream's leader, the results
@@ -221,7 +222,18 @@ func soak(t *testing.T, cfg soakConfig) {
 		}
 		time.Sleep(max(cfg.down-time.Since(from), 0))
 		startServer(victim)
+		restarted := time.Now()
 		waitHealthy(t, victim.metrics)
+		// caught up: every replica of the queue's streams current again
+		for _, name := range []string{fleet.JobsStream, fleet.ResultsStream} {
+			for !c.current(q, name, victim.name) {
+				if time.Since(restarted) > time.Minute {
+					t.Fatalf("kill %d: %s restarted a minute ago, and its replica of %s is not current", k, victim.name, name)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		catchUps = append(catchUps, time.Since(restarted))
 		time.Sleep(cfg.down / 2)
 	}
 	for k := cfg.serverKills; k < cfg.workerKills; k++ {
@@ -334,9 +346,9 @@ func soak(t *testing.T, cfg soakConfig) {
 	t.Logf("SOAK: %s; %d servers killed (meta leader %d, jobs stream leader %d, results stream leader %d), %d workers killed; "+
 		"%d jobs and %d requests of %d acknowledged, %d answered, %d proofs verified by gnark, lost %d; "+
 		"duplicates dropped: %d by the server (a worker's answer again), %d by results, %d submit lines already queued (%d submits done again); "+
-		"while a server was down, a submit acknowledged %v after its kill",
+		"while a server was down, a submit acknowledged %v after its kill; restarted, its replicas current after %v",
 		elapsed.Round(time.Millisecond), kills["servers"], kills["meta"], kills[fleet.JobsStream], kills[fleet.ResultsStream], workerKills,
-		cfg.jobs+len(probes), cfg.requests, cfg.k, len(seen), proofs, lost, workerDups, resultsDups, submitDups, submitRetries, probes)
+		cfg.jobs+len(probes), cfg.requests, cfg.k, len(seen), proofs, lost, workerDups, resultsDups, submitDups, submitRetries, probes, catchUps)
 }
 
 // procCluster is three serve processes (--worker=false) of one cluster on
@@ -433,6 +445,30 @@ func (c *procCluster) streamLeader(q *fleet.Queue, name string) string {
 		return ""
 	}
 	return info.Cluster.Leader
+}
+
+// current tells whether server's replica of stream name is current (or
+// it leads the stream).
+func (c *procCluster) current(q *fleet.Queue, name, server string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	st, err := q.Conn.JS.Stream(ctx, name)
+	if err != nil {
+		return false
+	}
+	info, err := st.Info(ctx)
+	if err != nil || info.Cluster == nil {
+		return false
+	}
+	if info.Cluster.Leader == server {
+		return true
+	}
+	for _, r := range info.Cluster.Replicas {
+		if r.Name == server {
+			return r.Current && !r.Offline
+		}
+	}
+	return false
 }
 
 func (c *procCluster) byName(n string) *soakServer {
