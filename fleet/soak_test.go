@@ -150,7 +150,7 @@ func soak(t *testing.T, cfg soakConfig) {
 	metaLeader := c.metaLeader
 	streamLeader := func(name string) string { return c.streamLeader(q, name) }
 	byName := c.byName
-	kills := map[string]int{}  // what the killed server led
+	kills := map[string]int{}    // what the killed server led
 	var probes []time.Duration   // kill to a submit acknowledged
 	var catchUps []time.Duration // restart to its replicas current
 	workerKills := 0
