@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -94,6 +95,8 @@ func workerFlags() []cli.Flag {
 			Usage: "answer a job with an error, and drop it, once this many of its deliveries ended with no answer while it ran alone (its workers died on it; a job whose worker died runs alone from then on)"},
 		&cli.IntFlag{Name: "max-host-faults", Value: 20, Category: "worker", EnvVars: env("max-host-faults"),
 			Usage: "answer a job with an error, and drop it, once workers have handed it back this often for faults of their own (a lost GPU, a full disk)"},
+		&cli.IntFlag{Name: "max-in-hand", Category: "worker", EnvVars: env("max-in-hand"), DefaultText: "the pipeline's capacity",
+			Usage: "the most jobs the worker holds at once (pulled, not yet answered); whatever it is, the worker pulls only what its first stages (parse, synthesize) can start soon, and the rest wait in the queue for any worker"},
 		&cli.DurationFlag{Name: "job-timeout", Value: fleet.DefaultJobTimeout, Category: "worker", EnvVars: env("job-timeout"),
 			Usage: "a job still unanswered this long after it entered the pipeline is terminated with an error (or, if it shared the pipeline with others, handed back to run alone), and the pipeline is started anew"},
 		calldataFlag("worker"),
@@ -126,8 +129,11 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 	if err != nil {
 		return err
 	}
+	if n := c.Int("max-in-hand"); n < 0 {
+		return fmt.Errorf("--max-in-hand %d: want 0 (the pipeline's capacity) or more", n)
+	}
 	wo := fleet.WorkerOptions{Cache: cache, Wasm: wasm, MaxDeliveries: c.Int("max-deliveries"), MaxHostFaults: c.Int("max-host-faults"),
-		JobTimeout: timeout, Log: logOut(c), Gnark: gnarkOptions(c)}
+		JobTimeout: timeout, MaxInHand: c.Int("max-in-hand"), Log: logOut(c), Gnark: gnarkOptions(c)}
 	wo.Gnark.Calldata = c.Bool("calldata") // the gnark circuits it fetches write ID.calldata
 	var ep atomic.Pointer[engine.Engine]
 	var wp atomic.Pointer[fleet.Worker] // set below; a scrape before then sees no worker
@@ -145,6 +151,10 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 				return w.InHand(), w.Capacity()
 			}
 			return 0, 0
+		}, Backlog: func() (map[string]int, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), backlogTimeout)
+			defer cancel()
+			return q.Backlog(ctx)
 		}})
 		srv, err := metrics.Serve(addr, m, func() error {
 			if !q.Conn.NC.IsConnected() {
@@ -173,8 +183,9 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 		ep.Store(eng)
 		w := fleet.NewWorker(q, eng, wo)
 		wp.Store(w)
-		fmt.Fprintf(logOut(c), "zkpipe: worker on %s: up to %d jobs in hand, ack wait %s, job timeout %s, cache %s\n",
-			q.Conn.NC.ConnectedUrlRedacted(), w.Capacity(), q.AckWait(), timeout, cache)
+		places, _ := eng.Intake()
+		fmt.Fprintf(logOut(c), "zkpipe: worker on %s: up to %d jobs in hand, pulled as parse and synthesize have room (%d places), ack wait %s, job timeout %s, cache %s\n",
+			q.Conn.NC.ConnectedUrlRedacted(), w.Capacity(), places, q.AckWait(), timeout, cache)
 		err = w.Run(sig.hard, sig.intake)
 		if sig.aborted() {
 			eng.Close()
@@ -190,6 +201,10 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 		fmt.Fprintf(logOut(c), "zkpipe: worker: %v; starting a new engine\n", err)
 	}
 }
+
+// backlogTimeout bounds a scrape's look at the queue's backlog: a scrape
+// must not wait on a server that does not answer.
+const backlogTimeout = 5 * time.Second
 
 // engineCloseGrace bounds the close of an engine that got stuck on a job.
 const engineCloseGrace = 30 * time.Second

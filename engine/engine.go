@@ -238,6 +238,38 @@ func (e *Engine) Capacity() int {
 	return n
 }
 
+// Intake is what a feeder of Run (a fleet worker) needs to hand the engine
+// only jobs it starts soon: the places of its first stages, parse and
+// synthesize (their workers, as many as the shape has now, and their
+// queues), and how many jobs of the current Run have gone through them
+// (moved on to pin/transfer, or failed there or before; pipeline.Through).
+// The jobs sent to Run less those gone through wait in those stages or on
+// their way in: a feeder that keeps them within the places holds back no
+// job that another engine could start, while Capacity bounds all the
+// jobs in flight. A line answered at intake (Options.SkipDone) never
+// enters the stages, and a request of partitions enters as one job each.
+func (e *Engine) Intake() (places int, through int64) {
+	first := []string{stages.Parse, stages.Synthesize}
+	e.mu.Lock()
+	p := e.pipe
+	e.mu.Unlock()
+	workers := map[string]int{}
+	if p != nil {
+		for _, c := range p.Snapshot() {
+			workers[c.Name] = c.Workers
+		}
+		through = p.Through(first[len(first)-1])
+	}
+	for _, name := range first {
+		s := e.opts.shape(name)
+		if w, ok := workers[name]; ok {
+			s.Workers = w
+		}
+		places += max(s.Workers, 1) + s.Queue
+	}
+	return places, through
+}
+
 // Out is the output directory; nil under Options.Output.
 func (e *Engine) Out() *OutDir { return e.out }
 
@@ -366,14 +398,16 @@ func (e *Engine) run(ctx, streamIntake context.Context, feed func(in *jobIntake)
 		stopIntake()
 	})
 
-	in := &jobIntake{e: e, in: make(chan *stages.Job), done: intakeCtx.Done(), reads: reads, hard: hard, send: send}
-	defer context.AfterFunc(intakeCtx, in.close)()
-	feed(in)
-
+	// The pipeline is this run's before a line is taken (Intake counts
+	// the lines of this run's feeder).
 	p := e.core.Pipeline()
 	e.mu.Lock()
 	e.pipe, e.t0 = p, time.Now()
 	e.mu.Unlock()
+	in := &jobIntake{e: e, in: make(chan *stages.Job), done: intakeCtx.Done(), reads: reads, hard: hard, send: send}
+	defer context.AfterFunc(intakeCtx, in.close)()
+	feed(in)
+
 	e.status.every, e.status.line = e.opts.Memory.Status, e.statusLine
 	e.status.start()
 	defer e.status.stop()

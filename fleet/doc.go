@@ -34,9 +34,13 @@
 //
 // A worker's duties, in order, for each job it pulls (Worker.Run):
 //
-//  1. pull only while fewer than the prover's Capacity() jobs are in hand, so
-//     the pipeline's backpressure (and the memory governor's) reaches the
-//     queue; high before normal before low;
+//  1. pull only what the prover can start soon: while the jobs sent to it
+//     that have not gone through its first stages leave one of their
+//     places free (Prover.Intake), and fewer than its Capacity() (or
+//     WorkerOptions.MaxInHand) jobs are in hand; so the pipeline's
+//     backpressure (and the memory governor's) reaches the queue, and a job
+//     this worker could not start for a while waits there for any worker;
+//     high before normal before low;
 //  2. answer a job whose outputs are stored from them, without proving, once
 //     their proof passes the job's circuit's verifying key (verify.go: the
 //     store is writable by anyone with access to the queue); outputs that

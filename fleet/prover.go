@@ -33,8 +33,17 @@ type Prover interface {
 	// ctx ends.
 	Run(ctx context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error
 	// Capacity is how many jobs the pipeline can hold at once: the most a
-	// worker pulls from the queue before results come back.
+	// worker holds before results come back (WorkerOptions.MaxInHand may
+	// cap it further).
 	Capacity() int
+	// Intake is what the prover can start soon: the places of its first
+	// stages (their workers and queues: engine.Engine's parse and
+	// synthesize), and how many of the jobs sent to Run have gone through
+	// them so far (moved on, or answered). A worker pulls only while the
+	// jobs it sent, less those gone through, leave a place free: a job
+	// the prover could not start for a while waits in the queue, where
+	// any worker may take it, not in this worker's hand.
+	Intake() (places int, through int64)
 }
 
 // Observer hears what a worker does, for metrics. Its methods must be quick

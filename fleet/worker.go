@@ -58,7 +58,12 @@ type WorkerOptions struct {
 	JobTimeout time.Duration
 	// Poll is how often an idle worker looks for jobs it was not woken for
 	// (redeliveries, jobs published by other tools); 0 means a second.
-	Poll     time.Duration
+	Poll time.Duration
+	// MaxInHand caps the jobs the worker holds at once (pulled and not yet
+	// answered); 0 means the prover's Capacity. Whatever the cap, it pulls
+	// only what the prover can start soon (Prover.Intake): the rest wait in
+	// the queue for any worker.
+	MaxInHand int
 	Log      io.Writer // nil: os.Stderr
 	Observer Observer  // nil: none
 	// Gnark is how the worker reads the gnark circuits it fetches (its
@@ -97,6 +102,7 @@ type Worker struct {
 	o     WorkerOptions
 	slots chan struct{} // one per job in hand: the bound on pulled jobs
 	wake  chan struct{}
+	sent  atomic.Int64 // jobs sent to the prover (Run's channel), ever
 
 	hostFaults atomic.Int32 // jobs in a row that failed for the worker's reasons
 	stopPull   context.CancelFunc
@@ -183,6 +189,9 @@ func NewWorker(q *Queue, p Prover, o WorkerOptions) *Worker {
 		o.Log = os.Stderr
 	}
 	c := max(p.Capacity(), 1)
+	if o.MaxInHand > 0 {
+		c = min(c, o.MaxInHand)
+	}
 	return &Worker{
 		q: q, p: p, o: o,
 		slots:     make(chan struct{}, c),
@@ -205,7 +214,8 @@ func (w *Worker) InHand() int {
 	return len(w.held)
 }
 
-// Capacity is the most jobs the worker holds at once.
+// Capacity is the most jobs the worker holds at once: the prover's
+// Capacity, or WorkerOptions.MaxInHand if fewer.
 func (w *Worker) Capacity() int { return cap(w.slots) }
 
 func (w *Worker) logf(format string, args ...any) {
@@ -323,12 +333,20 @@ func (w *Worker) signal() {
 	}
 }
 
-// intake pulls jobs while there is room, highest priority first.
+// intake pulls jobs while there is room, highest priority first: no more
+// than the slots left (Capacity: the jobs in hand) and the prover's room
+// (what it can start soon), so that jobs it could not start for a while
+// wait in the queue, where another worker may take them.
 func (w *Worker) intake(ctx context.Context) {
 	poll := time.NewTicker(w.o.Poll)
 	defer poll.Stop()
 	for {
-		// One slot, waiting for it; then as many more as are free.
+		if !w.awaitRoom(ctx) {
+			return
+		}
+		// One slot, waiting for it; then as many more as are free and
+		// the prover has room for (only this goroutine sends it jobs:
+		// the room does not shrink meanwhile).
 		select {
 		case w.slots <- struct{}{}:
 		case <-ctx.Done():
@@ -336,9 +354,9 @@ func (w *Worker) intake(ctx context.Context) {
 		case <-w.stopped:
 			return
 		}
-		n := 1
+		n, most := 1, min(cap(w.slots), w.room())
 	more:
-		for n < cap(w.slots) {
+		for n < most {
 			select {
 			case w.slots <- struct{}{}:
 				n++
@@ -361,6 +379,42 @@ func (w *Worker) intake(ctx context.Context) {
 			return
 		case <-w.stopped:
 			return
+		}
+	}
+}
+
+// roomPoll is how often a worker whose prover has no room looks again: the
+// prover tells no one when a job leaves its first stages, and a look is a
+// few atomic loads.
+const roomPoll = 20 * time.Millisecond
+
+// room is how many more jobs the prover can start soon: the places of its
+// first stages less the jobs sent to it that have not gone through them
+// (Prover.Intake). A job counts from before its send, so a job on its way
+// in is never missed.
+func (w *Worker) room() int {
+	places, through := w.p.Intake()
+	return places - int(w.sent.Load()-through)
+}
+
+// awaitRoom waits until the prover has room for a job; false when ctx ends
+// or the prover stops first.
+func (w *Worker) awaitRoom(ctx context.Context) bool {
+	if w.room() > 0 {
+		return true
+	}
+	t := time.NewTicker(roomPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if w.room() > 0 {
+				return true
+			}
+		case <-ctx.Done():
+			return false
+		case <-w.stopped:
+			return false
 		}
 	}
 }
@@ -653,11 +707,14 @@ func (w *Worker) start(ctx context.Context, msg jetstream.Msg) {
 		w.requeue(h, nil)
 		return
 	}
+	w.sent.Add(1) // before the send: room never misses a job on its way in
 	select {
 	case w.jobs <- stream.Line{Number: int(h.seq), Request: req, Witness: h.witness, Out: h.out, IDChecked: h.part != nil}:
 	case <-ctx.Done():
+		w.sent.Add(-1)
 		w.requeue(h, nil)
 	case <-w.stopped:
+		w.sent.Add(-1)
 		w.requeue(h, nil)
 	}
 }

@@ -2,7 +2,8 @@
 // outcome, each stage's run and queue times (from the result lines, so the
 // stage names are those of the flags, the result lines and the spans), the
 // jobs in each stage, memory against its budgets, admission waits, the
-// compute device's busy time, and a fleet worker's jobs in hand; each only
+// compute device's busy time, a fleet worker's jobs in hand and its queue's
+// backlog; each only
 // where the process produces it (Options), and zkpipe_build_info always.
 // Serve puts them on /metrics beside /healthz.
 //
@@ -32,6 +33,11 @@ type Options struct {
 	// Fleet is a fleet worker's jobs in hand and the most it holds. Set,
 	// the process is a fleet worker: the zkpipe_fleet_ metrics are exported.
 	Fleet func() (inHand, capacity int)
+	// Backlog is the fleet queue's jobs waiting for a worker, by priority
+	// (fleet.Queue.Backlog), read at each scrape. Set, the
+	// zkpipe_fleet_backlog_jobs gauge is exported; a failed read leaves it
+	// out of that scrape (no stale figure).
+	Backlog func() (map[string]int, error)
 	// Circuit reports whether a circuit is one this process has loaded
 	// (engine.Engine.HasCircuit): only those get a circuit label of their
 	// own, every other name "other". Nil: the first MaxCircuitLabels names
@@ -188,6 +194,9 @@ func New(o Options) *Metrics {
 			m.fleetJobs.WithLabelValues(oc)
 		}
 		m.reg.MustRegister(m.fleetJobs, m.fleetWait, fleetState{o.Fleet})
+	}
+	if o.Backlog != nil {
+		m.reg.MustRegister(backlogState{o.Backlog})
 	}
 	return m
 }

@@ -39,7 +39,8 @@ func scrape(t *testing.T) map[string]*dto.MetricFamily {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	m := metrics.New(metrics.Options{Engine: eng.Snapshot, Fleet: func() (int, int) { return 0, eng.Capacity() }})
+	m := metrics.New(metrics.Options{Engine: eng.Snapshot, Fleet: func() (int, int) { return 0, eng.Capacity() },
+		Backlog: func() (map[string]int, error) { return map[string]int{"high": 0, "normal": 3, "low": 0}, nil }})
 	srv, err := metrics.Serve("127.0.0.1:0", m, nil)
 	if err != nil {
 		t.Fatal(err)

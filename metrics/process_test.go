@@ -118,7 +118,8 @@ func TestEachProcessExportsWhatItProduces(t *testing.T) {
 	eng := provingEngine(t, chainDir(t), t.TempDir(), engine.Options{})
 	prove := metrics.New(metrics.Options{Engine: eng.Snapshot, Circuit: eng.HasCircuit})
 	worker := metrics.New(metrics.Options{Engine: eng.Snapshot, Circuit: eng.HasCircuit,
-		Fleet: func() (int, int) { return 0, eng.Capacity() }})
+		Fleet:   func() (int, int) { return 0, eng.Capacity() },
+		Backlog: func() (map[string]int, error) { return map[string]int{"high": 0, "normal": 2, "low": 0}, nil }})
 	queue := metrics.New(metrics.Options{})
 	addrs := map[string]string{"prove": serve(t, prove), "worker": serve(t, worker), "queue": serve(t, queue)}
 
@@ -140,7 +141,7 @@ func TestEachProcessExportsWhatItProduces(t *testing.T) {
 			}
 			want := map[string][]string{
 				"prove":  {"zkpipe_proofs_total", "zkpipe_stage_run_seconds", "zkpipe_stage_jobs", "zkpipe_rss_bytes"},
-				"worker": {"zkpipe_stage_run_seconds", "zkpipe_stage_jobs", "zkpipe_fleet_jobs_total", "zkpipe_fleet_queue_seconds", "zkpipe_fleet_capacity"},
+				"worker": {"zkpipe_stage_run_seconds", "zkpipe_stage_jobs", "zkpipe_fleet_jobs_total", "zkpipe_fleet_queue_seconds", "zkpipe_fleet_capacity", "zkpipe_fleet_backlog_jobs"},
 			}[who]
 			if when == "after jobs" && who != "queue" {
 				want = append(want, "zkpipe_proofs_total", "zkpipe_device_busy_seconds_total")

@@ -12,6 +12,10 @@ import (
 type (
 	engineState struct{ snap func() engine.Snapshot }
 	fleetState  struct{ counts func() (inHand, capacity int) }
+	// backlogState reads the fleet queue's backlog at each scrape.
+	backlogState struct {
+		read func() (map[string]int, error)
+	}
 )
 
 var (
@@ -32,8 +36,11 @@ var (
 	descGranted   = prometheus.NewDesc("zkpipe_admissions_total", "Jobs admitted to synthesize.", nil, nil)
 	descRejected  = prometheus.NewDesc("zkpipe_admission_rejected_total", "Jobs larger than the budget, failed at admission.", nil, nil)
 	descInHand    = prometheus.NewDesc("zkpipe_fleet_jobs_in_hand", "Jobs a fleet worker has pulled and not yet answered.", nil, nil)
-	descFleetCap  = prometheus.NewDesc("zkpipe_fleet_capacity", "The most jobs a fleet worker pulls at once (the pipeline's capacity).", nil, nil)
-	engineDescs   = []*prometheus.Desc{descStageJobs, descRSS, descRSSPeak, descBudget, descCharged, descReserved, descPinned, descPinnedBud,
+	descFleetCap  = prometheus.NewDesc("zkpipe_fleet_capacity", "The most jobs a fleet worker holds at once (the pipeline's capacity, or --max-in-hand).", nil, nil)
+	descBacklog   = prometheus.NewDesc("zkpipe_fleet_backlog_jobs",
+		"Jobs waiting in the fleet's queue for a worker, by priority (not yet delivered to any; the same figure on every worker of a queue).",
+		[]string{"priority"}, nil)
+	engineDescs = []*prometheus.Desc{descStageJobs, descRSS, descRSSPeak, descBudget, descCharged, descReserved, descPinned, descPinnedBud,
 		descAdmitted, descWaiting, descWaits, descWaitSecs, descGranted, descRejected}
 )
 
@@ -52,6 +59,18 @@ func (s fleetState) Collect(ch chan<- prometheus.Metric) {
 	in, c := s.counts()
 	ch <- prometheus.MustNewConstMetric(descInHand, prometheus.GaugeValue, float64(in))
 	ch <- prometheus.MustNewConstMetric(descFleetCap, prometheus.GaugeValue, float64(c))
+}
+
+func (s backlogState) Describe(ch chan<- *prometheus.Desc) { ch <- descBacklog }
+
+func (s backlogState) Collect(ch chan<- prometheus.Metric) {
+	waiting, err := s.read()
+	if err != nil {
+		return // absent from this scrape: the queue is out of reach
+	}
+	for priority, n := range waiting {
+		ch <- prometheus.MustNewConstMetric(descBacklog, prometheus.GaugeValue, float64(n), priority)
+	}
 }
 
 func (s engineState) Collect(ch chan<- prometheus.Metric) {

@@ -80,6 +80,9 @@ type Pipeline[J any] struct {
 	queued  []atomic.Int64
 	running []atomic.Int64
 	busy    []atomic.Int64
+	// through[i]: jobs that went through stages 0..i: moved on from stage
+	// i, reached the sink from it, or failed at it or before
+	through []atomic.Int64
 	pools   []*pool
 	used    atomic.Bool
 
@@ -114,6 +117,7 @@ func New[J any](stages ...Stage[J]) *Pipeline[J] {
 		queued:  make([]atomic.Int64, len(stages)),
 		running: make([]atomic.Int64, len(stages)),
 		busy:    make([]atomic.Int64, len(stages)),
+		through: make([]atomic.Int64, len(stages)),
 	}
 	for _, s := range stages {
 		p.pools = append(p.pools, newPool(s.Workers, max(s.MaxWorkers, s.Workers)))
@@ -143,6 +147,22 @@ func (p *Pipeline[J]) Snapshot() []StageCount {
 		out[i] = StageCount{Name: s.Name, Queued: int(p.queued[i].Load()), Running: int(p.running[i].Load()), Busy: int(p.busy[i].Load()), Workers: p.pools[i].wanted()}
 	}
 	return out
+}
+
+// Through reports how many jobs have gone through the named stage and the
+// stages before it: moved on from it, reached the sink from it, or failed
+// at it or earlier. The jobs taken from Run's src less Through(name) are
+// in those stages or on their way into the first (a feeder that keeps
+// them within those stages' workers and queues hands the pipeline only
+// jobs it starts soon). Safe from any goroutine; 0 for a stage it does not
+// have. Jobs that cancellation drops are not counted.
+func (p *Pipeline[J]) Through(name string) int64 {
+	for i, s := range p.stages {
+		if s.Name == name {
+			return p.through[i].Load()
+		}
+	}
+	return 0
 }
 
 // envelope carries a job and its record between stages.
@@ -266,12 +286,18 @@ func (p *Pipeline[J]) work(ctx context.Context, i, w int, in <-chan *envelope[J]
 			}
 			select {
 			case out <- env:
+				p.through[i].Add(1)
 				return true
 			case <-ctx.Done():
 				p.queued[i+1].Add(-1)
 				p.drop(env)
 				return false
 			}
+		}
+		// leaving the pipeline: through this stage and (failed) every
+		// later one
+		for k := i; k < len(p.stages); k++ {
+			p.through[k].Add(1)
 		}
 		r := Result[J]{Job: env.job, Timings: env.timings, Err: err}
 		if err != nil {

@@ -386,3 +386,58 @@ func runUntilCancelled(t *testing.T, ctx context.Context, round int, p *pipeline
 		t.Fatalf("round %d: %d jobs taken, %d reached sink or Drop", round, taken.Load(), len(seen))
 	}
 }
+
+// Through counts the jobs past a stage and those before it, failed ones
+// included: with the second stage held shut, every job is through the
+// first (moved on or failed there), and only the ones failed at the first
+// are through the second and third; once it opens, all are through all.
+func TestThroughCountsJobsPastTheFirstStages(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	gate := make(chan struct{})
+	bad := errors.New("bad")
+	p := pipeline.New(
+		stage("a", 2, 1, func(_ context.Context, j *job) error {
+			if j.id%5 == 0 {
+				return bad
+			}
+			return nil
+		}),
+		stage("b", 1, 10, func(ctx context.Context, _ *job) error {
+			select {
+			case <-gate:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}),
+		stage("c", 1, 1, func(_ context.Context, j *job) error {
+			if j.id == 3 {
+				return bad
+			}
+			return nil
+		}),
+	)
+	done := make(chan []pipeline.Result[*job])
+	go func() { done <- collect(t, p, feed(context.Background(), 10)) }()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if s := p.Snapshot(); s[1].Queued+s[1].Running == 8 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stage b never held the 8 jobs that passed a: %+v", p.Snapshot())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if a, b, c, x := p.Through("a"), p.Through("b"), p.Through("c"), p.Through("x"); a != 10 || b != 2 || c != 2 || x != 0 {
+		t.Errorf("with b shut: through a %d, b %d, c %d, x %d; want 10, 2, 2 (the failed ones), 0", a, b, c, x)
+	}
+	close(gate)
+	if res := <-done; len(res) != 10 {
+		t.Fatalf("%d results", len(res))
+	}
+	for _, s := range []string{"a", "b", "c"} {
+		if n := p.Through(s); n != 10 {
+			t.Errorf("through %s: %d, want 10", s, n)
+		}
+	}
+}
