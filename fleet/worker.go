@@ -64,8 +64,8 @@ type WorkerOptions struct {
 	// only what the prover can start soon (Prover.Intake): the rest wait in
 	// the queue for any worker.
 	MaxInHand int
-	Log      io.Writer // nil: os.Stderr
-	Observer Observer  // nil: none
+	Log       io.Writer // nil: os.Stderr
+	Observer  Observer  // nil: none
 	// Gnark is how the worker reads the gnark circuits it fetches (its
 	// ReadTimeout bounds circom witnesses too).
 	Gnark gnarksrc.Options
