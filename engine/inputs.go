@@ -107,5 +107,5 @@ func (e *Engine) HoldInput(ctx context.Context, job string, bytes int64) (*mem.R
 		return nil, ErrClosed
 	}
 	defer e.exit()
-	return e.gov.Admit(ctx, job+" (its witness, fetched)", bytes)
+	return e.gov.Hold(ctx, job+" (its witness, fetched)", bytes)
 }

@@ -51,7 +51,8 @@ type Governor struct {
 	pinned   int64 // pinned pools, against pinnedBudget
 	reserved int64 // what admitted jobs still hold
 	queue    []*waiter
-	inflight map[*Reservation]struct{} // admitted, not yet closed
+	inflight map[*Reservation]struct{} // admitted (or held: Hold), not yet closed
+	holding  int                       // of inflight, Hold's: inputs, not jobs
 	sampling bool                      // the sampler goroutine runs
 	last     Usage                     // the latest sample
 	lastGC   time.Time
@@ -156,6 +157,7 @@ func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 // waiter is a job waiting for admission.
 type waiter struct {
 	need  int64
+	input bool          // Hold's: an input held, not a job admitted
 	ready chan struct{} // closed once res or err is set
 	res   *Reservation
 	err   error
@@ -200,6 +202,20 @@ func (g *Governor) Budget() int64 { return g.budget }
 // ctx.Err() if ctx ends first (a job cancelled after being granted gives its
 // bytes straight back).
 func (g *Governor) Admit(ctx context.Context, job string, need int64) (*Reservation, error) {
+	return g.admit(ctx, need, false)
+}
+
+// Hold reserves need bytes of a job's input held in memory before the job
+// is admitted (a fleet worker's witness, fetched as parse opens it) as
+// Admit does: in the same line, under the same tests, with the same
+// errors. It is no admission: it counts in Reserved, not in Admitted,
+// Waiting, Granted or Waits, so that a job that held its witness and was
+// then admitted counts once. Close the hold once the input is let go.
+func (g *Governor) Hold(ctx context.Context, what string, need int64) (*Reservation, error) {
+	return g.admit(ctx, need, true)
+}
+
+func (g *Governor) admit(ctx context.Context, need int64, input bool) (*Reservation, error) {
 	need = max(need, 0)
 	g.mu.Lock()
 	if g.budget != Unlimited && need > g.budget-g.charged {
@@ -207,16 +223,21 @@ func (g *Governor) Admit(ctx context.Context, job string, need int64) (*Reservat
 		g.mu.Unlock()
 		return nil, &TooLargeError{Need: need, Budget: g.budget, Resident: g.charged}
 	}
-	w := &waiter{need: need, ready: make(chan struct{})}
+	w := &waiter{need: need, input: input, ready: make(chan struct{})}
 	g.queue = append(g.queue, w)
 	g.grantLocked(nil)
 	if w.res != nil || w.err != nil {
 		g.mu.Unlock()
 		return w.res, w.err
 	}
-	g.stats.Waits++
+	waitTime := &g.stats.WaitTime
+	if input {
+		waitTime = new(time.Duration) // no job's wait
+	} else {
+		g.stats.Waits++
+	}
 	g.mu.Unlock()
-	return g.await(ctx, w, &g.queue, &g.stats.WaitTime, func() { g.grantLocked(nil) })
+	return g.await(ctx, w, &g.queue, waitTime, func() { g.grantLocked(nil) })
 }
 
 // await waits, with g.mu not held, until w is granted or ctx ends, adding
@@ -279,7 +300,7 @@ func (g *Governor) grantLocked(u *Usage) {
 			v := g.measure()
 			u = &v
 		}
-		w.res = g.admitLocked(w.need, *u)
+		w.res = g.admitLocked(w.need, *u, w.input)
 		close(w.ready)
 	}
 }
@@ -309,16 +330,22 @@ func (g *Governor) fitsLocked(need int64, u **Usage) (ok, byMeasure bool) {
 	return false, true
 }
 
-// admitLocked grants need bytes to a job, given the reading u.
-func (g *Governor) admitLocked(need int64, u Usage) *Reservation {
+// admitLocked grants need bytes to a job (an input: Hold), given the
+// reading u.
+func (g *Governor) admitLocked(need int64, u Usage, input bool) *Reservation {
 	g.sampleLocked(u) // closes the interval before this job joins
 	r := NewReservation(need, g.give)
+	r.input = input
 	r.onClose = func(rest int64) { g.closeJob(r, rest) }
 	g.reserved += need
 	g.inflight[r] = struct{}{}
 	s := &g.stats
-	s.Granted++
-	s.PeakAdmitted = max(s.PeakAdmitted, len(g.inflight))
+	if input {
+		g.holding++
+	} else {
+		s.Granted++
+	}
+	s.PeakAdmitted = max(s.PeakAdmitted, len(g.inflight)-g.holding)
 	s.PeakReserved = max(s.PeakReserved, g.reserved)
 	r.observe(u.RSS, 0)
 	if !g.sampling {
@@ -344,6 +371,9 @@ func (g *Governor) closeJob(r *Reservation, rest int64) {
 	u := g.measure()
 	g.sampleLocked(u)
 	delete(g.inflight, r)
+	if r.input {
+		g.holding--
+	}
 	g.reserved -= rest
 	g.grantLocked(&u)
 }
@@ -449,7 +479,12 @@ func (g *Governor) Stats() Stats {
 	s := g.stats
 	s.Budget, s.PinnedBudget = g.budget, g.pinnedBudget
 	s.Charged, s.Pinned, s.Reserved = g.charged, g.pinned, g.reserved
-	s.Admitted, s.Waiting = len(g.inflight), len(g.queue)
+	s.Admitted, s.Waiting = len(g.inflight)-g.holding, 0
+	for _, w := range g.queue {
+		if !w.input {
+			s.Waiting++
+		}
+	}
 	s.RSS, s.Reusable = g.last.RSS, g.last.Reusable
 	g.deviceStatsLocked(&s)
 	return s

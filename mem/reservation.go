@@ -19,6 +19,7 @@ type Reservation struct {
 	release func(int64) // hands bytes back to whoever granted them
 	closed  bool
 	onClose func(rest int64) // the governor's: takes back the rest and ends the job's accounting
+	input   bool             // the governor's Hold: an input held, not a job admitted
 
 	// measured while in flight (the governor writes them under mu)
 	peakRSS int64
