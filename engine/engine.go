@@ -408,7 +408,7 @@ func (e *Engine) run(ctx, streamIntake context.Context, feed func(in *jobIntake)
 	defer context.AfterFunc(intakeCtx, in.close)()
 	feed(in)
 
-	e.status.every, e.status.line = e.opts.Memory.Status, e.statusLine
+	e.status.every, e.status.line, e.status.state = e.opts.Memory.Status, e.statusLine, e.statusState
 	e.status.start()
 	defer e.status.stop()
 	observe, stopAdapting := e.startAdapting(hard)
@@ -613,6 +613,11 @@ func (e *Engine) finished(ctx context.Context, j *stages.Job) (stream.Result, bo
 	}
 	return stream.Result{ID: j.ID, Circuit: c.Name, Proof: em.Proof, Public: em.Public,
 		PublicInputs: em.PublicInputs, Calldata: em.Calldata, Resumed: true, Stages: []stream.StageTime{}}, true
+}
+
+func (e *Engine) statusState() (key string, busy bool) {
+	s := e.Snapshot()
+	return statusState(s.Proved, s.Failed, s.Stages, s.Memory)
 }
 
 func (e *Engine) statusLine() string {

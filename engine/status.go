@@ -13,18 +13,29 @@ import (
 	"github.com/zkpipe/zkpipe/stages"
 )
 
-// statusTicker prints the engine's status line every so often until stop.
+// statusTicker prints the engine's status line every so often until stop:
+// at each tick while jobs are in flight, when anything moved since the
+// last line printed (the proofs, the stages' jobs and workers, the jobs
+// admitted or waiting for memory), and otherwise once a quiet interval
+// (a minute) has passed: an idle service says it is alive without a line
+// a second.
 type statusTicker struct {
 	out   io.Writer
 	every time.Duration
 	line  func() string
+	// state is what moves (a key of the counts that matter) and whether
+	// jobs are in flight
+	state func() (key string, busy bool)
 
 	quit chan struct{}
 	wg   sync.WaitGroup
 }
 
-// start prints a line every t.every (at least a second) until stop; a zero
-// interval prints nothing.
+// statusQuiet is the longest an idle engine goes without a status line.
+const statusQuiet = time.Minute
+
+// start prints a line every t.every (at least a second) until stop, as
+// statusTicker says; a zero interval prints nothing.
 func (t *statusTicker) start() {
 	if t.every <= 0 || t.quit != nil {
 		return
@@ -36,15 +47,34 @@ func (t *statusTicker) start() {
 		defer t.wg.Done()
 		tick := time.NewTicker(t.every)
 		defer tick.Stop()
+		var last statusPrinted
 		for {
 			select {
-			case <-tick.C:
-				fmt.Fprintln(t.out, t.line())
+			case now := <-tick.C:
+				key, busy := t.state()
+				if last.due(now, key, busy) {
+					fmt.Fprintln(t.out, t.line())
+					last = statusPrinted{at: now, key: key, any: true}
+				}
 			case <-t.quit:
 				return
 			}
 		}
 	}()
+}
+
+// statusPrinted is the last status line printed: when, and what moved then.
+type statusPrinted struct {
+	at  time.Time
+	key string
+	any bool // a line was printed
+}
+
+// due says whether a tick at now prints: the first one, any while jobs are
+// in flight, one that sees something moved, and one statusQuiet after the
+// last line.
+func (p statusPrinted) due(now time.Time, key string, busy bool) bool {
+	return !p.any || busy || key != p.key || now.Sub(p.at) >= statusQuiet
 }
 
 // stop ends the ticker and prints a last line.
@@ -56,6 +86,23 @@ func (t *statusTicker) stop() {
 	t.wg.Wait()
 	fmt.Fprintln(t.out, t.line())
 	t.quit = nil
+}
+
+// statusState is what moves on the status line (the proofs, each stage's
+// queued and running jobs and its workers, the jobs admitted and waiting
+// for memory or the device), leaving out the clock, the rate and the
+// memory readings, which change while nothing happens; busy: jobs are in
+// the stages or admitted.
+func statusState(proved, failed int64, stages []pipeline.StageCount, m mem.Stats) (key string, busy bool) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %d", proved, failed)
+	for _, st := range stages {
+		fmt.Fprintf(&b, " %d+%d/%d", st.Queued, st.Running, st.Workers)
+		busy = busy || st.Queued+st.Running > 0
+	}
+	fmt.Fprintf(&b, " %d %d %d %d %d", m.Admitted, m.Waiting, m.Granted, m.DeviceAdmitted, m.DeviceWaiting)
+	busy = busy || m.Admitted+m.Waiting+m.DeviceAdmitted+m.DeviceWaiting > 0
+	return b.String(), busy
 }
 
 // statusLine is, for example:

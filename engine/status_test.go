@@ -1,13 +1,16 @@
 package engine
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/pipeline"
+	"github.com/zkpipe/zkpipe/stream"
 )
 
 func TestStatusLine(t *testing.T) {
@@ -87,4 +90,109 @@ func TestStatusLinePinnedOnlyWhenPinning(t *testing.T) {
 	if l := statusLine(0, 0, 0, nil, g.Stats()); strings.Contains(l, "pinned") {
 		t.Errorf("CPU governor's status line: %s", l)
 	}
+}
+
+// A status line is due at the first tick, at every tick while jobs are in
+// flight, when something moved since the last line, and a minute after the
+// last one when nothing moves: not every second of an idle service.
+func TestStatusDue(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	idle, _ := statusState(3, 0, []pipeline.StageCount{{Name: "parse", Workers: 1}}, mem.Stats{Granted: 3})
+	moved, _ := statusState(4, 0, []pipeline.StageCount{{Name: "parse", Workers: 1}}, mem.Stats{Granted: 4})
+	_, busy := statusState(3, 0, []pipeline.StageCount{{Name: "parse", Running: 1, Workers: 1}}, mem.Stats{Granted: 3})
+	_, admitted := statusState(3, 0, nil, mem.Stats{Admitted: 1})
+	if !busy || !admitted {
+		t.Fatalf("a job in a stage (%v) or admitted (%v) is not in flight", busy, admitted)
+	}
+	last := statusPrinted{at: t0, key: idle, any: true}
+	for _, c := range []struct {
+		what string
+		p    statusPrinted
+		at   time.Duration
+		key  string
+		busy bool
+		want bool
+	}{
+		{"the first tick", statusPrinted{}, time.Second, idle, false, true},
+		{"idle, a second later", last, time.Second, idle, false, false},
+		{"idle, 59 s later", last, 59 * time.Second, idle, false, false},
+		{"idle, a minute later", last, time.Minute, idle, false, true},
+		{"a proof since", last, time.Second, moved, false, true},
+		{"jobs in flight", last, time.Second, idle, true, true},
+	} {
+		if got := c.p.due(t0.Add(c.at), c.key, c.busy); got != c.want {
+			t.Errorf("%s: due %v, want %v", c.what, got, c.want)
+		}
+	}
+}
+
+// An idle Run prints its status line once, then again only when a job
+// moves it: not at every tick (--mem-status 1s printed one a second, 322
+// identical lines in 6 minutes of an idle serve).
+func TestIdleStatusLineOnChange(t *testing.T) {
+	o := cpuOptions(t.TempDir())
+	o.Memory.Status = time.Second
+	var log lockedLog
+	o.Log = &log
+	e, err := New(context.Background(), o, loadChain(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	jobs := make(chan stream.Line)
+	results := make(chan stream.Result, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- e.Run(context.Background(), jobs, func(r stream.Result) error { results <- r; return nil })
+	}()
+	// three ticks or more, idle
+	time.Sleep(3500 * time.Millisecond)
+	if n := log.statusLines(); n > 1 {
+		t.Errorf("%d status lines in 3.5 s of an idle run with a tick a second, want 1:\n%s", n, log.String())
+	}
+	jobs <- stream.Line{Number: 1, Request: stream.Request{ID: "a", Generate: &stream.Generate{Seed: 1}}}
+	if r := <-results; r.Error != "" {
+		t.Fatal(r.Error)
+	}
+	before := log.statusLines()
+	time.Sleep(3500 * time.Millisecond)
+	if n := log.statusLines() - before; n > 1 {
+		t.Errorf("%d status lines in the 3.5 s after a job, want at most 1 (the one saying it proved):\n%s", n, log.String())
+	}
+	close(jobs)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "zkpipe: 1 proofs") {
+		t.Errorf("no status line says the job proved:\n%s", log.String())
+	}
+}
+
+// lockedLog is a log the engine's goroutines write to at once.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// statusLines counts the status lines written so far.
+func (l *lockedLog) statusLines() int {
+	n := 0
+	for _, line := range strings.Split(l.String(), "\n") {
+		if strings.HasPrefix(line, "zkpipe: ") && strings.Contains(line, " proofs") && strings.Contains(line, " | rss ") {
+			n++
+		}
+	}
+	return n
 }
