@@ -90,7 +90,7 @@ func workerFlags() []cli.Flag {
 	}
 	return []cli.Flag{
 		&cli.StringFlag{Name: "cache", Value: dir, Category: "worker", EnvVars: env("cache"),
-			Usage: "zkpipe's cache directory: the worker's; circuits fetched from the store stay here (witnesses and proofs pass through memory, not here; locked: one worker per cache)"},
+			Usage: "zkpipe's cache directory: circuits fetched from the store stay here, shared by the workers of this host (each circuit fetched and loaded under a lock of its own; witnesses and proofs pass through memory, not here)"},
 		&cli.IntFlag{Name: "max-deliveries", Value: 5, Category: "worker", EnvVars: env("max-deliveries"),
 			Usage: "answer a job with an error, and drop it, once this many of its deliveries ended with no answer while it ran alone (its workers died on it; a job whose worker died runs alone from then on)"},
 		&cli.IntFlag{Name: "max-host-faults", Value: 20, Category: "worker", EnvVars: env("max-host-faults"),
@@ -112,15 +112,11 @@ func runWorker(c *cli.Context, q *fleet.Queue) error {
 	sig := watchSignals(c.Context, logOut(c))
 	defer sig.stop()
 	cache := c.String("cache")
-	// One worker per cache: two would fetch circuits over each other.
+	// The workers of a host share the cache: a lock per circuit while it
+	// is fetched and loaded (fleet.WorkerOptions.Cache).
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return fmt.Errorf("--cache %s: %w", cache, err)
 	}
-	unlock, err := engine.LockDir(cache)
-	if err != nil {
-		return fmt.Errorf("--cache %s: %w", cache, err)
-	}
-	defer unlock()
 	timeout := c.Duration("job-timeout")
 	if timeout <= 0 {
 		return fmt.Errorf("--job-timeout %s: want a positive duration", timeout)

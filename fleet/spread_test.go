@@ -61,6 +61,21 @@ func (s *slowStart) Run(ctx context.Context, jobs <-chan stream.Line, emit func(
 	return s.fakeProver.Run(ctx, started, emit)
 }
 
+// buffered is the fake taking every line sent to it at once, to prove them
+// one at a time: a prover with room for all it is sent.
+type buffered struct{ *fakeProver }
+
+func (b *buffered) Run(ctx context.Context, jobs <-chan stream.Line, emit func(stream.Result) error) error {
+	taken := make(chan stream.Line, 100)
+	go func() {
+		defer close(taken)
+		for l := range jobs {
+			taken <- l
+		}
+	}()
+	return b.fakeProver.Run(ctx, taken, emit)
+}
+
 // backlog is the queue's jobs waiting, all priorities.
 func backlog(t *testing.T, q *fleet.Queue) int {
 	t.Helper()
@@ -135,7 +150,7 @@ func TestALateWorkerGetsWhatTheFirstCannotStart(t *testing.T) {
 func TestMaxInHandCapsTheJobsHeld(t *testing.T) {
 	q, _ := startQueue(t, 5*time.Second)
 	pushChain(t, q)
-	p := newFake(t, 16)
+	p := &buffered{fakeProver: newFake(t, 16)}
 	p.gate = make(chan struct{})
 	w := fleet.NewWorker(q, p, fleet.WorkerOptions{Cache: t.TempDir(), Poll: 50 * time.Millisecond, Log: testLog{t}, MaxInHand: 3})
 	if w.Capacity() != 3 {

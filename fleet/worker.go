@@ -27,9 +27,12 @@ import (
 
 // WorkerOptions configure a Worker.
 type WorkerOptions struct {
-	// Cache is the worker's directory: circuits fetched from the store stay
-	// in Cache/circuits. Nothing else is written there: a job's witness is
-	// fetched into memory and its outputs stored from memory.
+	// Cache is where circuits fetched from the store stay (Cache/circuits),
+	// shared by the workers of a host: each circuit is fetched and loaded
+	// under a lock of its own (sharedcache.go), so one fetch serves them
+	// all. Nothing else is written there, and a worker needs no scratch
+	// of its own: a job's witness is fetched into memory and its outputs
+	// stored from memory.
 	Cache string
 	// MaxDeliveries answers a job with an error and terminates it once
 	// this many of its deliveries ended without an answer (the worker was
@@ -785,7 +788,16 @@ func (w *Worker) ensureCircuit(ctx context.Context, name string) error {
 		}
 		return r.Close, nil
 	}
-	c, err := FetchCircuit(loadCtx, w.q, name, filepath.Join(w.o.Cache, "circuits"), w.o.Gnark, wasm)
+	// The host's workers share the cache: the circuit's lock from its
+	// fetch to its load (sharedcache.go). Waiting for another's load is
+	// no fault of the job's: a wait past the bound sends it back.
+	cache := filepath.Join(w.o.Cache, "circuits")
+	unlock, err := w.lockCircuit(loadCtx, cache, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	c, err := FetchCircuit(loadCtx, w.q, name, cache, w.o.Gnark, wasm)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(loadCtx.Err(), context.DeadlineExceeded) {
 			// the circuit's fault, not a hiccup: not wrapped, so that
