@@ -2,6 +2,9 @@ package commands
 
 import (
 	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/fleet"
@@ -55,7 +58,9 @@ func circuitCommand() *cli.Command {
 			},
 			{
 				Name:  "list",
-				Usage: "list the circuits in the store",
+				Usage: "list the circuits in the store: name, kind, curve, constraints, hash-to-field",
+				Description: "A column is ? where the store does not say (a circuit an older zkpipe pushed: push it again); " +
+					"a circom circuit's hash-to-field is -, its proofs having no commitments to hash.",
 				Flags: flags,
 				Action: func(c *cli.Context) error {
 					q, err := openQueue(c, "circuit list")
@@ -63,16 +68,38 @@ func circuitCommand() *cli.Command {
 						return err
 					}
 					defer q.Conn.Close()
-					names, err := fleet.Circuits(c.Context, q)
+					list, err := fleet.CircuitList(c.Context, q)
 					if err != nil {
 						return err
 					}
-					for _, n := range names {
-						fmt.Fprintln(c.App.Writer, n)
-					}
-					return nil
+					return writeCircuitList(c.App.Writer, list)
 				},
 			},
 		},
 	}
+}
+
+// writeCircuitList writes circuit list's table: a header, then a row a
+// circuit.
+func writeCircuitList(w io.Writer, list []fleet.CircuitInfo) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tCURVE\tCONSTRAINTS\tHASH-TO-FIELD")
+	or := func(s, none string) string {
+		if s == "" {
+			return none
+		}
+		return s
+	}
+	for _, c := range list {
+		n := "?"
+		if c.Constraints > 0 {
+			n = strconv.Itoa(c.Constraints)
+		}
+		htf := or(c.HashToField, "?")
+		if c.Kind == "circom" {
+			htf = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Name, c.Kind, or(c.Curve, "?"), n, htf)
+	}
+	return tw.Flush()
 }

@@ -269,8 +269,8 @@ func memFlags() []cli.Flag {
 		&cli.StringFlag{Name: "device-budget", DefaultText: "auto", Category: "memory", EnvVars: env("device-budget"),
 			Usage: "GPU memory that resident keys and jobs in flight may hold, a size (80GiB); unset: the GPU's free memory at start. A job waits at pin/transfer until its device memory fits"},
 		&cli.DurationFlag{Name: "mem-status", Value: time.Second, Category: "memory", EnvVars: env("mem-status"),
-			Usage: "print a status line on stderr this often (at least 1s; 0: never): proofs, proofs/s, " +
-				"each stage's queued+running jobs, RSS and pinned memory against their budgets"},
+			Usage: "print a status line on stderr this often while jobs are in flight (at least 1s; 0: never), and when idle " +
+				"only on a change or once a minute: proofs, proofs/s, each stage's queued+running jobs, RSS and pinned memory against their budgets"},
 	}
 }
 

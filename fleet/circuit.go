@@ -71,7 +71,7 @@ func PushDir(ctx context.Context, q *Queue, dir string) (string, error) {
 	if err := c.Key.CheckDeferred(); err != nil {
 		return "", fmt.Errorf("circuit %s: %w", name, err)
 	}
-	return name, push(ctx, q, name, files)
+	return name, push(ctx, q, name, files, describe(c, c.Constraints))
 }
 
 // PushCircom stores a circom circuit, named after its zkey less .zkey, with
@@ -97,7 +97,9 @@ func PushCircom(ctx context.Context, q *Queue, zkey, wasm string) (string, error
 	if err := c.Key.CheckDeferred(); err != nil {
 		return "", fmt.Errorf("circuit %s: %w", name, err)
 	}
-	return name, push(ctx, q, name, files)
+	// circom's count: a zkey's rows are its constraints' and one a
+	// public input, the constant one's included (c.NbPublic)
+	return name, push(ctx, q, name, files, describe(c, c.Constraints-c.NbPublic))
 }
 
 // checkRegular opens each of files, refusing anything but a regular file.
@@ -139,7 +141,9 @@ type pushNote struct {
 // store can put one.
 const maxPushNote = 4 << 10
 
-func push(ctx context.Context, q *Queue, name string, files map[string]string) (err error) {
+// push stores files as circuit name's objects, each with the metadata
+// described (what CircuitList shows of it).
+func push(ctx context.Context, q *Queue, name string, files map[string]string, described map[string]string) (err error) {
 	// Every file is checked before the store is touched.
 	if err := checkRegular(name, files); err != nil {
 		return err
@@ -193,7 +197,7 @@ func push(ctx context.Context, q *Queue, name string, files map[string]string) (
 			return err
 		}
 		put = append(put, obj) // a failed put may have stored its meta
-		_, err = q.Circuits.Put(ctx, jetstream.ObjectMeta{Name: name + "/" + obj}, io.LimitReader(f, size))
+		_, err = q.Circuits.Put(ctx, jetstream.ObjectMeta{Name: name + "/" + obj, Metadata: described}, io.LimitReader(f, size))
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("store %s of circuit %s: %w", obj, name, err)
@@ -282,6 +286,21 @@ func incomplete(ctx context.Context, q *Queue, objs map[string]*jetstream.Object
 // ../evil/circuit.pk, put there by any user of the queue) are skipped, as
 // are circuits being pushed.
 func Circuits(ctx context.Context, q *Queue) ([]string, error) {
+	whole, err := wholeCircuits(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for n := range whole {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// wholeCircuits maps each whole circuit in the store (as Circuits says) to
+// its objects, by file.
+func wholeCircuits(ctx context.Context, q *Queue) (map[string]map[string]*jetstream.ObjectInfo, error) {
 	infos, err := listObjects(ctx, q.Circuits)
 	if errors.Is(err, jetstream.ErrNoObjectsFound) {
 		return nil, nil
@@ -300,14 +319,12 @@ func Circuits(ctx context.Context, q *Queue) ([]string, error) {
 		}
 		byName[n][f] = in
 	}
-	var out []string
 	for n, objs := range byName {
-		if complete(objs) == "" {
-			out = append(out, n)
+		if complete(objs) != "" {
+			delete(byName, n)
 		}
 	}
-	sort.Strings(out)
-	return out, nil
+	return byName, nil
 }
 
 // circuitObjects maps the files of circuit name to their object infos.
