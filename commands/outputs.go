@@ -2,10 +2,12 @@ package commands
 
 import (
 	"os"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/ioplan"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
@@ -44,5 +46,17 @@ func readCircuitDir(p *ioplan.Plan, dir string) {
 // writeOut records the engine's output directory out ("": a fresh
 // temporary one, no clash possible) as --out.
 func writeOut(p *ioplan.Plan, out string) {
-	p.WriteIn("--out", out, func(path string) bool { return engine.InOutDir(out, path) })
+	p.WriteIn("--out", out, func(path string) bool { return engine.InOutDir(out, path, outputSuffixes) })
 }
+
+// outputSuffixes end the names of the outputs every kind of circuit writes
+// (each source spells its own: gnarksrc's and circomsrc's OutputSuffixes).
+var outputSuffixes = func() []string {
+	var out []string
+	for _, s := range append(slices.Clone(gnarksrc.OutputSuffixes), circomsrc.OutputSuffixes...) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}()

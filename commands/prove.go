@@ -227,9 +227,7 @@ func loadCircuitFiles(c *cli.Context, dirs, zkeys, wasms, r1css []string) (circs
 // closeCircuits releases circuits no engine took.
 func closeCircuits(circs []*stages.Circuit) {
 	for _, c := range circs {
-		if s, ok := c.Source.(interface{ Close(context.Context) error }); ok {
-			s.Close(context.Background())
-		}
+		c.Source.Close(context.Background())
 	}
 }
 

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
@@ -44,10 +44,12 @@ func verifyCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			v := gnarksrc.NewVerifier(vk, htf, false)
 			bad, htfBad := 0, 0
 			for _, p := range c.Args().Slice() {
-				pub := strings.TrimSuffix(p, ".proof") + ".public"
-				if err := gnarksrc.VerifyFilesWith(vk, htf, p, pub); err != nil {
+				// each proof's public witness beside it, named as the
+				// circuit's outputs are (p.proof's p.public)
+				if _, err := v.Check(c.Context, blob.DirReader(""), v.Beside(p)); err != nil {
 					fmt.Printf("%s: REJECTED: %v\n", p, err)
 					bad++
 					if errors.Is(err, gnarksrc.ErrHashToField) {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
@@ -81,21 +82,6 @@ func (e *Engine) enter() bool {
 }
 
 func (e *Engine) exit() { e.busy.Done() }
-
-// Resumable is a circuit source that can find a finished job's outputs in a
-// directory and check them against the circuit's verifying key (gnarksrc and
-// circomsrc sources are). Done's error wraps fs.ErrNotExist when the job left
-// no proof there. PublicInputs are those a proof of req must have, when they
-// are known before proving (known false: only once proven, as for circom
-// input jobs): a verified proof of other inputs is not the job's.
-type Resumable interface {
-	Done(dir, id string) (stages.Emitted, error)
-	PublicInputs(ctx context.Context, req stream.Request) (inputs []string, known bool, err error)
-}
-
-// closer is a circuit source holding something to release (circom's witness
-// calculator).
-type closer interface{ Close(context.Context) error }
 
 // New opens what opts describe and makes the circuits' keys resident. The
 // engine owns the circuits from then on: Close releases them, and so does a
@@ -587,18 +573,14 @@ func (e *Engine) finished(ctx context.Context, j *stages.Job) (stream.Result, bo
 		return stream.Result{}, false // parse will say why
 	}
 	j.Circuit = c
-	r, ok := c.Source.(Resumable)
-	if !ok {
-		return stream.Result{}, false
-	}
-	em, err := r.Done(e.out.Path(), j.ID)
+	em, err := e.stored(ctx, c, j.ID)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(e.log, "zkpipe: job %s: the outputs of an earlier run do not verify (%v); proving it again\n", j.ID, err)
 		}
 		return stream.Result{}, false
 	}
-	want, known, err := r.PublicInputs(ctx, j.Request)
+	want, known, err := c.Source.PublicInputs(ctx, j.Request)
 	switch {
 	case err != nil:
 		fmt.Fprintf(e.log, "zkpipe: job %s: its public inputs cannot be read to compare with the earlier run's (%v); proving it again\n", j.ID, err)
@@ -618,6 +600,38 @@ func (e *Engine) finished(ctx context.Context, j *stages.Job) (stream.Result, bo
 func (e *Engine) statusState() (key string, busy bool) {
 	s := e.Snapshot()
 	return statusState(s.Proved, s.Failed, s.Stages, s.Memory)
+}
+
+// stored checks the outputs job id left in the output directory with its
+// circuit's Verifier: its proof and public inputs verify, the outputs the
+// job keeps as made (gnark's ID.proof.json) are those of that proof, and
+// the others made from it (calldata, where the circuit's proofs have it)
+// are written again. An error wraps fs.ErrNotExist when the job left no
+// proof there.
+func (e *Engine) stored(ctx context.Context, c *stages.Circuit, id string) (stages.Emitted, error) {
+	v, dir := c.Source.Verifier(), e.out.Path()
+	r := blob.DirReader(dir)
+	got, err := v.Check(ctx, r, v.Outputs(id))
+	if err != nil {
+		return stages.Emitted{}, err
+	}
+	if err := got.HoldsKept(ctx, r); err != nil {
+		return stages.Emitted{}, err
+	}
+	em := stages.Emitted{Proof: r.Where(got.Outputs.Proof), Public: r.Where(got.Outputs.Public), PublicInputs: got.PublicInputs}
+	for _, m := range got.Made {
+		if m.Kept {
+			continue
+		}
+		path, err := blob.Dir(dir).Write(m.Name, m.Data)
+		if err != nil {
+			return stages.Emitted{}, err
+		}
+		if m.Calldata {
+			em.Calldata = path
+		}
+	}
+	return em, nil
 }
 
 func (e *Engine) statusLine() string {
@@ -711,8 +725,8 @@ func closeCircuit(c *stages.Circuit) error {
 		errs = append(errs, c.Resident.Close())
 		c.Resident = nil
 	}
-	if s, ok := c.Source.(closer); ok {
-		errs = append(errs, s.Close(context.Background()))
+	if c.Source != nil {
+		errs = append(errs, c.Source.Close(context.Background()))
 	}
 	return errors.Join(errs...)
 }

@@ -404,15 +404,18 @@ func TestRunChecksIdsOfItsCallers(t *testing.T) {
 	}
 }
 
-// serialSource is a source whose synthesize runs on one core a job, as
-// circom's does; only SerialSynthesis is called.
-type serialSource struct{ stages.Source }
+// serialSource is a source whose synthesize runs on one core a job (serial,
+// as circom's does) or not (as gnark's); only SerialSynthesis is called.
+type serialSource struct {
+	stages.Source
+	serial bool
+}
 
-func (serialSource) SerialSynthesis() bool { return true }
+func (s serialSource) SerialSynthesis() bool { return s.serial }
 
 func TestSerialSynthesis(t *testing.T) {
-	serial := &stages.Circuit{Name: "s", Source: serialSource{}}
-	other := &stages.Circuit{Name: "g", Source: struct{ stages.Source }{}}
+	serial := &stages.Circuit{Name: "s", Source: serialSource{serial: true}}
+	other := &stages.Circuit{Name: "g", Source: serialSource{}}
 	for _, c := range []struct {
 		circuits []*stages.Circuit
 		want     bool

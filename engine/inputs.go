@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/zkpipe/zkpipe/blob"
@@ -29,19 +30,16 @@ type Output struct {
 // symlinks, hard links and spellings of one path (./a, a) are one file.
 type Files = ioplan.Files
 
-// outputSuffixes end the names the engine writes in an output directory
-// (ID and one of them), besides temporary files and the lock.
-var outputSuffixes = []string{".proof", ".public", ".proof.json", ".public.json", ".calldata"}
-
 // InOutDir reports whether path, symlinks resolved, is a file the engine
 // writes (or locks) in the output directory out: its parent is out and its
-// name is an output's (ID.proof, ID.public, ID.proof.json, ID.public.json,
-// ID.calldata),
-// a temporary file's, or the lock, or it is a partition's output in the
-// subdirectory of its request (REQUEST/INDEX.proof, …; its temporary files
-// too). Such a file is replaced while the run goes, so it can be no input
-// of it.
-func InOutDir(out, path string) bool {
+// name is an output's (an ID and one of suffixes, which end the names the
+// circuits' sources write: stages.Suffixes of their Verifiers; gnark's
+// ID.proof, ID.public, ID.proof.json, ID.calldata, circom's ID.proof.json,
+// ID.public.json), a temporary file's, or the lock, or it is a partition's
+// output in the subdirectory of its request (REQUEST/INDEX.proof, …; its
+// temporary files too). Such a file is replaced while the run goes, so it
+// can be no input of it.
+func InOutDir(out, path string, suffixes []string) bool {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		real = path // not there (yet): its name is all there is
@@ -53,12 +51,12 @@ func InOutDir(out, path string) bool {
 		if !sameDir(out, filepath.Dir(parent)) || !stream.ValidID(request) {
 			return false
 		}
-		return blob.IsTempName(base) || stream.IsPartitionName(request, base, outputSuffixes)
+		return blob.IsTempName(base) || stream.IsPartitionName(request, base, suffixes)
 	}
 	if base == LockFile || blob.IsTempName(base) {
 		return true
 	}
-	for _, s := range outputSuffixes {
+	for _, s := range suffixes {
 		if id, ok := strings.CutSuffix(base, s); ok && stream.ValidID(id) {
 			return true
 		}
@@ -88,7 +86,7 @@ func (e *Engine) checkWitness(j *stages.Job) error {
 		if name, ok := writes.Find(p); ok {
 			return fmt.Errorf("witness %s is %s, which this run writes: %w", p, name, ErrInputClash)
 		}
-		if e.out != nil && InOutDir(e.out.Path(), p) {
+		if e.out != nil && InOutDir(e.out.Path(), p, e.outputSuffixes()) {
 			return fmt.Errorf("witness %s is a file this run writes in engine.Options.Out %s: %w", p, e.out.Path(), ErrInputClash)
 		}
 	}
@@ -108,4 +106,18 @@ func (e *Engine) HoldInput(ctx context.Context, job string, bytes int64) (*mem.R
 	}
 	defer e.exit()
 	return e.gov.Hold(ctx, job+" (its witness, fetched)", bytes)
+}
+
+// outputSuffixes end the names the engine's circuits write in its output
+// directory (InOutDir).
+func (e *Engine) outputSuffixes() []string {
+	var out []string
+	for _, c := range e.core.Circuits() {
+		for _, s := range stages.Suffixes(c.Source.Verifier()) {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }

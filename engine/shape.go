@@ -71,7 +71,7 @@ func autoShape(set map[string]stages.Shape, cores int, onGPU, bg2OnGPU, serialSy
 // core a job (stages.SerialSynthesizer); false without circuits.
 func serialSynthesis(circuits []*stages.Circuit) bool {
 	for _, c := range circuits {
-		if s, ok := c.Source.(stages.SerialSynthesizer); !ok || !s.SerialSynthesis() {
+		if !c.Source.SerialSynthesis() {
 			return false
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/ioplan"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
+	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -39,7 +40,7 @@ const id = "proof"
 // Prove proves j with an engine of opts (its outputs kept in memory:
 // Options.Output, no directory) and writes j.Public and j.Proof, each
 // atomically, only once the proof the engine wrote passes the zkey's
-// verifying key (VerifyJSON, the check snarkjs groth16 verify makes). Any
+// verifying key (its Verifier, the check snarkjs groth16 verify makes). Any
 // other outcome is an error naming the file or the stage that failed, and
 // leaves j.Proof and j.Public as they were.
 func Prove(ctx context.Context, opts engine.Options, j Job) error {
@@ -68,7 +69,7 @@ func Prove(ctx context.Context, opts engine.Options, j Job) error {
 	if err != nil {
 		return err
 	}
-	vk := circ.Source.(*circomsrc.Source).VerifyingKey()
+	v := circ.Source.Verifier()
 	out := &blob.Memory{}
 	opts.Out, opts.Output = "", out
 	eng, err := engine.New(ctx, opts, circ) // from here the engine owns circ
@@ -90,12 +91,8 @@ func Prove(ctx context.Context, opts engine.Options, j Job) error {
 	case got.Error != "":
 		return errors.New(strings.TrimPrefix(got.Error, "job "+id+": ")) // the one job needs no name
 	}
-	proof, okProof := out.File(got.Proof)
-	public, okPublic := out.File(got.Public)
-	if !okProof || !okPublic {
-		return fmt.Errorf("the engine wrote no %s and %s (it wrote %v)", got.Proof, got.Public, out.Names())
-	}
-	if _, err := vk.VerifyJSON(got.Proof, proof, got.Public, public); err != nil {
+	ok, err := v.Check(ctx, out, stages.Outputs{Proof: got.Proof, Public: got.Public})
+	if err != nil {
 		return fmt.Errorf("the proof written does not verify (%w); nothing written", err)
 	}
 	// snarkjs's outputs, each replaced atomically, the proof last, once
@@ -107,7 +104,7 @@ func Prove(ctx context.Context, opts engine.Options, j Job) error {
 	for _, f := range []struct {
 		data []byte
 		to   string
-	}{{public, j.Public}, {proof, j.Proof}} {
+	}{{ok.Public, j.Public}, {ok.Proof, j.Proof}} {
 		if _, err := blob.Dir(filepath.Dir(f.to)).Write(filepath.Base(f.to), f.data); err != nil {
 			return err
 		}

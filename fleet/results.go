@@ -394,7 +394,7 @@ func fetchJob(ctx context.Context, q *Queue, keys *storeKeys, o ResultsOptions, 
 	v := o.Verifier
 	var got checked
 	if v != nil {
-		got, err = v.check(res.ID, out.Files)
+		got, err = v.check(ctx, res.ID, out.Files)
 	} else {
 		err = retry(ctx, failoverWait, func(ctx context.Context) (err error) {
 			v, got, err = keys.check(ctx, res.Circuit, res.ID, out.Files)

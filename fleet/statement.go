@@ -153,9 +153,4 @@ func (st statement) bind(ctx context.Context, v *Verifier, inputs []string, read
 
 // publicCount is how many public inputs v's key takes (the one wire
 // excluded): how many signals of a wtns are public.
-func (v *Verifier) publicCount() int {
-	if v.gnark != nil {
-		return v.gnark.NbPublicWitness()
-	}
-	return v.circom.NPublic
-}
+func (v *Verifier) publicCount() int { return v.outputs.NbPublic() }

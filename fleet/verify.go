@@ -2,19 +2,16 @@ package fleet
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"sync"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
-	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/blob/boundedread"
-	"github.com/zkpipe/zkpipe/evm"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -26,9 +23,25 @@ import (
 type Verifier struct {
 	// Against says what the key is, for a result line's verified_with.
 	Against string
-	gnark   groth16.VerifyingKey // of the circuit's curve
-	htf     gnarksrc.HashToField // the gnark circuit's hash-to-field (its directory's)
-	circom  *circomsrc.VerifyingKey
+	outputs stages.Verifier // the circuit's source's: it names and checks the outputs
+	// A key read from a file or the store (not a loaded circuit's): what
+	// a submitted witness is checked against (witnesscheck.go).
+	gnark  groth16.VerifyingKey // of the circuit's curve
+	htf    gnarksrc.HashToField // the gnark circuit's hash-to-field (its directory's)
+	circom *circomsrc.VerifyingKey
+}
+
+// keyVerifier is the Verifier of a key read from a file or the store: its
+// stored calldata is made again where a job stored one (the worker's
+// --calldata is not known here).
+func keyVerifier(against string, gnark groth16.VerifyingKey, htf gnarksrc.HashToField, circom *circomsrc.VerifyingKey) *Verifier {
+	v := &Verifier{Against: against, gnark: gnark, htf: htf, circom: circom}
+	if circom != nil {
+		v.outputs = circomsrc.NewVerifier(circom)
+	} else {
+		v.outputs = gnarksrc.NewVerifier(gnark, htf, true)
+	}
+	return v
 }
 
 // LocalVerifier reads a verifying key the user holds, the strongest anchor
@@ -43,7 +56,7 @@ func LocalVerifier(ctx context.Context, circuitDir, vkey string) (*Verifier, err
 		if err != nil {
 			return nil, fmt.Errorf("--vkey: %w", err)
 		}
-		return &Verifier{Against: "--vkey " + vkey, circom: vk}, nil
+		return keyVerifier("--vkey "+vkey, nil, "", vk), nil
 	case circuitDir != "":
 		p := filepath.Join(circuitDir, gnarksrc.VKFile)
 		data, err := boundedread.ReadAll(ctx, p, maxVKBytes, boundedread.Options{})
@@ -58,20 +71,15 @@ func LocalVerifier(ctx context.Context, circuitDir, vkey string) (*Verifier, err
 		if err != nil {
 			return nil, fmt.Errorf("--circuit: %w", err)
 		}
-		return &Verifier{Against: "--circuit " + circuitDir, gnark: vk, htf: htf}, nil
+		return keyVerifier("--circuit "+circuitDir, vk, htf, nil), nil
 	}
 	return nil, nil
 }
 
-// circuitVerifier is the verifying key of a circuit this process loaded.
+// circuitVerifier is the verifying key of a circuit this process loaded:
+// its source's Verifier.
 func circuitVerifier(c *stages.Circuit, against string) *Verifier {
-	switch s := c.Source.(type) {
-	case *gnarksrc.Source:
-		return &Verifier{Against: against, gnark: s.VerifyingKey(), htf: s.HashToField()}
-	case *circomsrc.Source:
-		return &Verifier{Against: against, circom: s.VerifyingKey()}
-	}
-	return nil
+	return &Verifier{Against: against, outputs: c.Source.Verifier()}
 }
 
 // maxVKBytes bounds a gnark verifying key read from the store or a file:
@@ -92,88 +100,32 @@ type checked struct {
 // errRejected marks stored outputs that are not a valid proof for the key.
 var errRejected = errors.New("rejected")
 
-// check verifies job id's stored files. Only the files of a proof are
-// taken, by the names the key's kind gives them, not those the stored
-// result line claims; gnark's JSON form, and its Solidity calldata where
-// the job stored one (worker --calldata), are made again from the verified
-// proof rather than trusted.
-func (v *Verifier) check(id string, files map[string][]byte) (checked, error) {
-	var c checked
-	need := func(name string) ([]byte, error) {
-		b, ok := files[name]
-		if !ok {
-			return nil, fmt.Errorf("%w: the stored outputs hold no %s", errRejected, name)
+// check verifies job id's stored files with the circuit's source's
+// Verifier. Only the files of a proof are taken, by the names the source
+// gives them, not those the stored result line claims; what is made from
+// the proof (gnark's JSON form, and its Solidity calldata where the job
+// stored one) is made again from the verified proof rather than trusted.
+func (v *Verifier) check(ctx context.Context, id string, files map[string][]byte) (checked, error) {
+	o := v.outputs.Outputs(id)
+	for _, name := range []string{o.Proof, o.Public} {
+		if _, ok := files[name]; !ok {
+			return checked{}, fmt.Errorf("%w: the stored outputs hold no %s", errRejected, name)
 		}
-		return b, nil
 	}
-	if v.gnark != nil {
-		c.proof, c.public = id+".proof", id+".public"
-		pb, err := need(c.proof)
-		if err != nil {
-			return c, err
-		}
-		wb, err := need(c.public)
-		if err != nil {
-			return c, err
-		}
-		proof, inputs, err := gnarksrc.VerifyProofWith(v.gnark, v.htf, c.proof, pb, c.public, wb)
-		if err != nil {
-			return c, fmt.Errorf("%w: %v", errRejected, err)
-		}
-		pj, err := gnarksrc.ProofJSON(proof)
-		if err != nil {
-			return c, err
-		}
-		js, err := json.Marshal(pj)
-		if err != nil {
-			return c, err
-		}
-		c.names = []string{c.public, id + ".proof.json"}
-		c.data = [][]byte{wb, js}
-		if _, ok := files[id+".calldata"]; ok {
-			bp, ok := proof.(*groth16bn254.Proof) // Solidity calldata: BN254's alone
-			if !ok {
-				return c, fmt.Errorf("%w: %s: calldata beside a proof of a curve other than BN254", errRejected, id)
-			}
-			vec, err := publicVector(inputs)
-			if err != nil {
-				return c, err
-			}
-			c.calldata = id + ".calldata"
-			c.names, c.data = append(c.names, c.calldata), append(c.data, evm.CalldataHex(bp, vec))
-		}
-		c.names, c.data = append(c.names, c.proof), append(c.data, pb)
-		c.inputs = inputs
-		return c, nil
-	}
-	c.proof, c.public = id+".proof.json", id+".public.json"
-	pb, err := need(c.proof)
+	got, err := v.outputs.Check(ctx, blob.Files(files), o)
 	if err != nil {
-		return c, err
+		if ctx.Err() != nil {
+			return checked{}, err
+		}
+		return checked{}, fmt.Errorf("%w: %v", errRejected, err)
 	}
-	wb, err := need(c.public)
-	if err != nil {
-		return c, err
+	c := checked{proof: o.Proof, public: o.Public, calldata: got.Calldata(), inputs: got.PublicInputs}
+	c.names, c.data = []string{o.Public}, [][]byte{got.Public}
+	for _, m := range got.Made {
+		c.names, c.data = append(c.names, m.Name), append(c.data, m.Data)
 	}
-	inputs, err := v.circom.VerifyJSON(c.proof, pb, c.public, wb)
-	if err != nil {
-		return c, fmt.Errorf("%w: %v", errRejected, err)
-	}
-	c.names, c.data, c.inputs = []string{c.public, c.proof}, [][]byte{wb, pb}, inputs
+	c.names, c.data = append(c.names, o.Proof), append(c.data, got.Proof)
 	return c, nil
-}
-
-// publicVector is a verified proof's public inputs (decimal) as field
-// elements, for its calldata.
-// publicVector is a BN254 proof's public inputs as its calldata takes them.
-func publicVector(inputs []string) (fr.Vector, error) {
-	vec := make(fr.Vector, len(inputs))
-	for i, in := range inputs {
-		if _, err := vec[i].SetString(in); err != nil {
-			return nil, fmt.Errorf("public input %d: %w", i, err)
-		}
-	}
-	return vec, nil
 }
 
 // storeKeys reads circuits' verifying keys from the circuit store, each once
@@ -203,7 +155,7 @@ func (k *storeKeys) check(ctx context.Context, circuit, id string, files map[str
 	v := k.last[circuit]
 	k.mu.Unlock()
 	if v != nil {
-		if got, err := v.check(id, files); err == nil {
+		if got, err := v.check(ctx, id, files); err == nil {
 			return v, got, nil
 		}
 	}
@@ -211,7 +163,7 @@ func (k *storeKeys) check(ctx context.Context, circuit, id string, files map[str
 	if err != nil {
 		return nil, checked{}, err
 	}
-	got, err := v.check(id, files)
+	got, err := v.check(ctx, id, files)
 	return v, got, err
 }
 
@@ -257,14 +209,15 @@ func (k *storeKeys) get(ctx context.Context, name string) (*Verifier, error) {
 		if err != nil {
 			return nil, err
 		}
-		v := &Verifier{Against: fmt.Sprintf("circuit store %s (%s)", obj, info.Digest), htf: htf}
+		var gnark groth16.VerifyingKey
+		var circom *circomsrc.VerifyingKey
 		if f == gnarksrc.VKFile {
 			var data []byte
 			if data, err = io.ReadAll(io.LimitReader(r, maxVKBytes)); err == nil {
-				v.gnark, err = gnarksrc.ParseVerifyingKey(data)
+				gnark, err = gnarksrc.ParseVerifyingKey(data)
 			}
 		} else {
-			v.circom, err = circomsrc.ReadZkeyVerifyingKey(r)
+			circom, err = circomsrc.ReadZkeyVerifyingKey(r)
 		}
 		r.Close()
 		if err != nil {
@@ -273,6 +226,7 @@ func (k *storeKeys) get(ctx context.Context, name string) (*Verifier, error) {
 			}
 			return nil, fmt.Errorf("%w: %s: %v", errRejected, obj, err)
 		}
+		v := keyVerifier(fmt.Sprintf("circuit store %s (%s)", obj, info.Digest), gnark, htf, circom)
 		k.mu.Lock()
 		k.m[obj] = storeKey{digest, v}
 		k.last[name] = v

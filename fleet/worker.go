@@ -985,7 +985,7 @@ func (w *Worker) republish(ctx context.Context, h *held, req stream.Request) (bo
 		}
 		return false, err
 	}
-	got, err := v.check(h.id, o.Files)
+	got, err := v.check(ctx, h.id, o.Files)
 	if err != nil {
 		w.logf("job %s: stored proof rejected by %s (%v); proving it again", h.id, v.Against, err)
 		return false, nil

@@ -4,12 +4,15 @@ import (
 	"context"
 
 	"github.com/zkpipe/zkpipe/proofdata"
+	"github.com/zkpipe/zkpipe/stream"
 )
 
 // Source is what differs between kinds of circuit (gnark's files, circom's
-// zkey): how a job's witness is read and solved, and how its proof is
-// written. From pin/transfer to the proof's points, every circuit shares the
-// same stages.
+// zkey): how a job's witness is read and solved, how its proof is written
+// and checked again. From pin/transfer to the proof's points, every circuit
+// shares the same stages. It is the whole contract: what a source can or
+// cannot do is a method that says so, never an interface found by a type
+// assertion, and nothing outside the sources downcasts to one.
 type Source interface {
 	// Kind names the source ("gnark", "circom") for results and traces.
 	Kind() string
@@ -28,14 +31,23 @@ type Source interface {
 	// the key (engine: at start, and for a circuit added while running),
 	// since jobs' footprints do not hold it: bits 2^26's R1CS is ~5 GiB.
 	HostBytes() int64
-}
-
-// SerialSynthesizer is a Source whose Synthesize runs on one core a job
-// (circom's: the wasm witness calculator, then a = A·W and b = B·W), unlike
-// gnark's solver, which spreads a job over cores. The auto shape gives
-// synthesize more workers when every circuit's source is one.
-type SerialSynthesizer interface {
+	// SerialSynthesis says whether Synthesize runs on one core a job
+	// (circom's: the wasm witness calculator, then a = A·W and b = B·W),
+	// unlike gnark's solver, which spreads a job over cores. The auto shape
+	// gives synthesize more workers when every circuit's source does.
 	SerialSynthesis() bool
+	// PublicInputs are those a proof of req must have, when they are known
+	// before proving (known false: only once proven, as for circom input
+	// jobs): a verified proof of other inputs is not the job's (a resume
+	// checks a stored proof's against them).
+	PublicInputs(ctx context.Context, req stream.Request) (inputs []string, known bool, err error)
+	// Verifier checks a job's stored outputs against the circuit's
+	// verifying key, and names them.
+	Verifier() Verifier
+	// Close releases what the source holds besides memory (circom's
+	// witness calculator), once its circuit is done with; nil when there is
+	// nothing.
+	Close(ctx context.Context) error
 }
 
 // Points are the proof's group elements before encoding: A = Ar, B = Bs,

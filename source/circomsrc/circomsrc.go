@@ -414,10 +414,10 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 	if err := s.checkWritten(j, proof, public, pj, pub); err != nil {
 		return em, err
 	}
-	if em.Public, err = out.Write(j.ID+".public.json", pub); err != nil {
+	if em.Public, err = out.Write(j.ID+publicSuffix, pub); err != nil {
 		return em, err
 	}
-	if em.Proof, err = out.Write(j.ID+".proof.json", pj); err != nil {
+	if em.Proof, err = out.Write(j.ID+proofSuffix, pj); err != nil {
 		return em, err
 	}
 	em.Value = proof
@@ -427,11 +427,11 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 // checkWritten verifies the proof.json and public.json bytes about to be
 // written, read back as ReadProof and ReadPublic (and snarkjs) read them.
 func (s *Source) checkWritten(j *stages.Job, proof *Proof, public []proofdata.Scalar, pj, pub []byte) error {
-	back, err := parseProof(j.ID+".proof.json", pj, s.zkey.Curve)
+	back, err := parseProof(j.ID+proofSuffix, pj, s.zkey.Curve)
 	if err != nil {
 		return fmt.Errorf("the proof as written would not read back: %w; nothing written", err)
 	}
-	backPub, err := parsePublic(j.ID+".public.json", pub, s.zkey.Curve)
+	backPub, err := parsePublic(j.ID+publicSuffix, pub, s.zkey.Curve)
 	if err != nil {
 		return fmt.Errorf("the public inputs as written would not read back: %w; nothing written", err)
 	}

@@ -562,10 +562,10 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 	}
 	em := stages.Emitted{Value: proof}
 	// The binary proof goes last: its presence marks the job as done.
-	if em.Public, err = out.Write(j.ID+".public", pub); err != nil {
+	if em.Public, err = out.Write(j.ID+publicSuffix, pub); err != nil {
 		return em, err
 	}
-	if _, err = out.Write(j.ID+".proof.json", js); err != nil {
+	if _, err = out.Write(j.ID+jsonSuffix, js); err != nil {
 		return em, err
 	}
 	if s.opts.Calldata {
@@ -573,11 +573,11 @@ func (s *Source) Emit(_ context.Context, j *stages.Job, p *stages.Points, out st
 		if err != nil {
 			return em, err
 		}
-		if em.Calldata, err = out.Write(j.ID+".calldata", cd); err != nil {
+		if em.Calldata, err = out.Write(j.ID+calldataSuffix, cd); err != nil {
 			return em, err
 		}
 	}
-	if em.Proof, err = out.Write(j.ID+".proof", buf.Bytes()); err != nil {
+	if em.Proof, err = out.Write(j.ID+proofSuffix, buf.Bytes()); err != nil {
 		return em, err
 	}
 	if em.PublicInputs, err = publicDecimals(st.public); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/std/rangecheck"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -87,8 +88,9 @@ func TestHashToFieldPerCircuit(t *testing.T) {
 					t.Errorf("gnark's Verify accepts a %s proof with %s", h, other)
 				}
 			}
-			if _, err := src.Done(out, "j"); err != nil {
-				t.Errorf("Done (--skip-done) rejects the proof: %v", err)
+			ver := src.Verifier()
+			if _, err := ver.Check(t.Context(), blob.DirReader(out), ver.Outputs("j")); err != nil {
+				t.Errorf("its Verifier (--skip-done) rejects the proof: %v", err)
 			}
 			if err := gnarksrc.VerifyFilesWith(vkI, h, res[0].Proof, res[0].Public); err != nil {
 				t.Errorf("VerifyFilesWith %s: %v", h, err)

@@ -11,9 +11,11 @@ import (
 
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/blob/boundedread"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/proofdata"
+	"github.com/zkpipe/zkpipe/stages"
 )
 
 // ReadVerifyingKey reads a gnark verifying key file of any curve of
@@ -65,24 +67,27 @@ func VerifyFiles(vk groth16.VerifyingKey, proofPath, publicPath string) error {
 }
 
 // VerifyFilesWith is VerifyFiles for a circuit whose commitments hash with h
-// (its directory's ReadHashToField). A proof of a circuit with
-// commitments that fails under h is checked under the other hash-to-field
-// functions too, and the error (wrapping ErrHashToField) says which one
-// the check used, that a proof made under another does not verify with
-// it, and which other, if any, it verifies under: a proof made before the
-// circuit's hash-to-field changed fails with "pairing doesn't match"
-// alone otherwise.
+// (its directory's ReadHashToField): a Verifier's Check of the two files.
+// A proof of a circuit with commitments that fails under h is checked under
+// the other hash-to-field functions too, and the error (wrapping
+// ErrHashToField) says which one the check used, that a proof made under
+// another does not verify with it, and which other, if any, it verifies
+// under: a proof made before the circuit's hash-to-field changed fails with
+// "pairing doesn't match" alone otherwise.
 func VerifyFilesWith(vk groth16.VerifyingKey, h HashToField, proofPath, publicPath string) error {
-	proof, pub, err := readProofFiles(context.Background(), vk, proofPath, publicPath)
-	if err != nil {
-		return err
-	}
-	err = groth16.Verify(proof, vk, pub, h.VerifierOption())
+	_, err := NewVerifier(vk, h, false).Check(context.Background(), blob.DirReader(""), stages.Outputs{Proof: proofPath, Public: publicPath})
+	return err
+}
+
+// verifyProof checks proof against the public witness pub with gnark's
+// groth16.Verify and h's hash-to-field (the error as VerifyFilesWith says).
+func verifyProof(vk groth16.VerifyingKey, h HashToField, proofName string, proof groth16.Proof, pub witness.Witness) error {
+	err := groth16.Verify(proof, vk, pub, h.VerifierOption())
 	if err == nil {
 		return nil
 	}
 	if n, nerr := NbCommitments(vk); nerr != nil || n == 0 {
-		return fmt.Errorf("%s: %w", proofPath, err)
+		return fmt.Errorf("%s: %w", proofName, err)
 	}
 	var under []string
 	for _, other := range []HashToField{HashDefault, HashSHA256, HashKeccak256} {
@@ -94,7 +99,7 @@ func VerifyFilesWith(vk groth16.VerifyingKey, h HashToField, proofPath, publicPa
 	if len(under) > 0 {
 		why = fmt.Sprintf("it verifies under %s: it was made under that hash-to-field (before the circuit's changed?); check it with --hash-to-field %s", strings.Join(under, " and "), under[0])
 	}
-	return fmt.Errorf("%s: %w: checked with hash-to-field %s, and a proof made under another hash-to-field does not verify with it; %s (%w)", proofPath, err, h, why, ErrHashToField)
+	return fmt.Errorf("%s: %w: checked with hash-to-field %s, and a proof made under another hash-to-field does not verify with it; %s (%w)", proofName, err, h, why, ErrHashToField)
 }
 
 // ErrHashToField marks a proof of a circuit with commitments that failed
@@ -115,57 +120,46 @@ func otherHashes(h HashToField) string {
 // verifyFiles reads a proof and its public witness, each bounded by what it
 // can be under vk (a proof is a few hundred bytes, more with commitments; a
 // public witness 12 bytes and 32 an input), checks them with groth16.Verify
-// with h's hash-to-field and returns the proof and the public witness. A FIFO nobody writes to, or a stalled
-// mount, fails at ctx's end or boundedread's default deadline.
+// with h's hash-to-field and returns the proof and the public witness. A
+// FIFO nobody writes to, or a stalled mount, fails at ctx's end or
+// boundedread's default deadline.
 func verifyFiles(ctx context.Context, vk groth16.VerifyingKey, h HashToField, proofPath, publicPath string) (groth16.Proof, witness.Witness, error) {
-	proof, pub, err := readProofFiles(ctx, vk, proofPath, publicPath)
+	r := blob.DirReader("")
+	proof, pub, _, _, err := NewVerifier(vk, h, false).read(ctx, r, stages.Outputs{Proof: proofPath, Public: publicPath})
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := groth16.Verify(proof, vk, pub, h.VerifierOption()); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", proofPath, err)
+	if err := verifyProof(vk, h, proofPath, proof, pub); err != nil {
+		return nil, nil, err
 	}
 	return proof, pub, nil
 }
 
-// readProofFiles reads and checks a proof and its public witness for vk
-// (verifyFiles), without verifying it.
-func readProofFiles(ctx context.Context, vk groth16.VerifyingKey, proofPath, publicPath string) (groth16.Proof, witness.Witness, error) {
-	proofData, err := readLimited(ctx, proofPath, 1<<16)
-	if err != nil {
-		return nil, nil, err
-	}
+// decodeProof decodes a stored gnark binary proof for vk, checking its
+// layout first (the points' sizes tell the curves apart: a proof of the
+// other curve says so rather than "truncated").
+func decodeProof(vk groth16.VerifyingKey, name string, data []byte) (groth16.Proof, error) {
 	id, err := proofCurve(vk)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	proof := groth16.NewProof(id.ECC())
 	nbPublic, err := NbPublicInputs(vk)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if err := checkProofLayout(proofData, id, vk.NbPublicWitness()-nbPublic); err != nil {
-		// the points' sizes tell the curves apart: say so rather than
-		// "truncated"
+	if err := checkProofLayout(data, id, vk.NbPublicWitness()-nbPublic); err != nil {
 		for _, other := range curve.All {
-			if other != id && checkProofLayout(proofData, other, -1) == nil {
-				return nil, nil, fmt.Errorf("%s: a %s proof for a %s circuit", proofPath, strings.ToUpper(other.String()), strings.ToUpper(id.String()))
+			if other != id && checkProofLayout(data, other, -1) == nil {
+				return nil, fmt.Errorf("%s: a %s proof for a %s circuit", name, strings.ToUpper(other.String()), strings.ToUpper(id.String()))
 			}
 		}
-		return nil, nil, fmt.Errorf("%s: %w", proofPath, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", proofPath, err)
+	proof := groth16.NewProof(id.ECC())
+	if _, err := proof.ReadFrom(bytes.NewReader(data)); err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	data, err := readLimited(ctx, publicPath, publicWitnessSize(nbPublic))
-	if err != nil {
-		return nil, nil, err
-	}
-	pub, err := parsePublicWitness(id, nbPublic, data)
-	if err != nil {
-		return nil, nil, fmt.Errorf("public witness %s: %w", publicPath, err)
-	}
-	return proof, pub, nil
+	return proof, nil
 }
 
 // readLimited reads the file at path, refusing one longer than limit bytes
@@ -198,31 +192,12 @@ func VerifyProof(vk groth16.VerifyingKey, proofName string, proofData []byte, pu
 
 // VerifyProofWith is VerifyProof for a circuit whose commitments hash with h.
 func VerifyProofWith(vk groth16.VerifyingKey, h HashToField, proofName string, proofData []byte, publicName string, publicData []byte) (groth16.Proof, []string, error) {
-	id, err := proofCurve(vk)
+	proof, pub, inputs, _, err := NewVerifier(vk, h, false).read(context.Background(), blob.Files{proofName: proofData, publicName: publicData}, stages.Outputs{Proof: proofName, Public: publicName})
 	if err != nil {
 		return nil, nil, err
 	}
-	nbPublic, err := NbPublicInputs(vk)
-	if err != nil {
+	if err := verifyProof(vk, h, proofName, proof, pub); err != nil {
 		return nil, nil, err
-	}
-	proof := groth16.NewProof(id.ECC())
-	if err := checkProofLayout(proofData, id, vk.NbPublicWitness()-nbPublic); err != nil {
-		return nil, nil, fmt.Errorf("proof %s: %w", proofName, err)
-	}
-	if _, err := proof.ReadFrom(bytes.NewReader(proofData)); err != nil {
-		return nil, nil, fmt.Errorf("proof %s: %w", proofName, err)
-	}
-	pub, err := parsePublicWitness(id, nbPublic, publicData)
-	if err != nil {
-		return nil, nil, fmt.Errorf("public witness %s: %w", publicName, err)
-	}
-	if err := groth16.Verify(proof, vk, pub, h.VerifierOption()); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", proofName, err)
-	}
-	inputs, err := publicDecimals(pub)
-	if err != nil {
-		return nil, nil, fmt.Errorf("public witness %s: %w", publicName, err)
 	}
 	return proof, inputs, nil
 }
