@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -30,16 +31,19 @@ import (
 // hint of gnark's generic path, assertions that hold (booleans, a
 // recomposition, an identity), an R1C blueprint of another Go type
 // (gnark's dispatch) and one counting two constraints (a, b, c cleared
-// first), and in some systems a false assertion. Each round
-// is a new seed, logged; the buffers hold an earlier round's values.
+// first), and in some systems a false assertion. A round in three is
+// wide (thousands of instructions over the first few wires: levels
+// hundreds wide, split over the helpers of run). Each round is a new
+// seed, logged; the buffers hold an earlier round's values.
 func TestFastPathsMatchGnark(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // 4 tasks on any machine
 	var bufs solve.Buffers
 	failed := 0
 	for round := range uint64(60) {
 		rng := rand.New(rand.NewPCG(seed, round))
-		sys, w := randomSystem(t, rng)
+		sys, w := randomSystem(t, rng, round%3 == 2)
 		wires, m := solve.Lengths(sys)
 		if len(bufs.W) < wires || len(bufs.A) < m {
 			bufs = solve.Buffers{W: make([]fr.Element, 2*wires), Solved: make([]bool, 2*wires),
@@ -50,10 +54,13 @@ func TestFastPathsMatchGnark(t *testing.T) {
 			}
 		}
 		b := solve.Buffers{W: bufs.W[:wires], Solved: bufs.Solved[:wires], A: bufs.A[:m], B: bufs.B[:m], C: bufs.C[:m]}
-		for _, tasks := range []int{1, 3} {
+		// one task; four; four in claimed chunks (the benchmark's)
+		for k, tasks := range []int{1, 4, 4} {
 			opts := []csolver.Option{csolver.WithNbTasks(tasks), csolver.WithHints(testHint)}
 			sol, errG := sys.Solve(w, opts...)
+			chunked := solve.UseChunkedLevels(k == 2)
 			errZ := solve.Solve(sys, w.Vector().(fr.Vector), b, opts...)
+			solve.UseChunkedLevels(chunked)
 			if errG != nil {
 				failed++
 				// one task: the same first failing constraint; more: any
@@ -120,8 +127,9 @@ var nBitsHint = func() csolver.Hint {
 }()
 
 // randomSystem is a system of 150–400 random instructions over a few
-// inputs, and a witness for its inputs.
-func randomSystem(t *testing.T, rng *rand.Rand) (*cs.R1CS, witness.Witness) {
+// inputs (wide: 1,500–4,000, most over the first few wires), and a
+// witness for its inputs.
+func randomSystem(t *testing.T, rng *rand.Rand, wide bool) (*cs.R1CS, witness.Witness) {
 	sys := cs.NewR1CS(0)
 	generic := sys.AddBlueprint(&constraint.BlueprintGenericR1C{})
 	other := sys.AddBlueprint(&otherR1C{})
@@ -176,11 +184,17 @@ func randomSystem(t *testing.T, rng *rand.Rand) (*cs.R1CS, witness.Witness) {
 		}
 		return sys.AddCoeff(sys.FromInterface(value()))
 	}
+	pick := func(ws []int) int {
+		if wide && rng.IntN(10) > 0 {
+			return ws[rng.IntN(min(len(ws), 24))]
+		}
+		return ws[rng.IntN(len(ws))]
+	}
 	wire := func() int {
 		if len(bitWires) > 0 && rng.IntN(3) > 0 {
-			return bitWires[rng.IntN(len(bitWires))]
+			return pick(bitWires)
 		}
-		return fields[rng.IntN(len(fields))]
+		return pick(fields)
 	}
 	le := func(n int) constraint.LinearExpression {
 		l := make(constraint.LinearExpression, n)
@@ -233,6 +247,9 @@ func randomSystem(t *testing.T, rng *rand.Rand) (*cs.R1CS, witness.Witness) {
 
 	falseAt := -1
 	n := 150 + rng.IntN(250)
+	if wide {
+		n = 1500 + rng.IntN(2500)
+	}
 	if rng.IntN(4) == 0 {
 		falseAt = rng.IntN(n)
 	}

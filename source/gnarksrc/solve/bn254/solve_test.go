@@ -152,10 +152,12 @@ var porepLogn = flag.String("porep-logn", "18,19,20", "BenchmarkSolvePorep's siz
 
 // BenchmarkSolvePorep is the synthesis cost of porep (SHA-256 bit by bit:
 // a deep chain of levels, its additions' bits from gnark's nBits hint,
-// Poseidon in Merkle paths), zkpipe's Solve and gnark's ccs.Solve on the
-// same system and witness in one run. zkpipe's solves into the same
-// buffers every time, as the engine's pools give them; gnark's allocates
-// its own, as it does in gnark's prover. cpu-ns/constraint is the
+// Poseidon in Merkle paths), zkpipe's Solve, the same with its levels in
+// chunks claimed by the caller and helpers (zkpipe-chunked-levels, a
+// test's schedule: the two compared on the cores they differ on) and
+// gnark's ccs.Solve on the same system and witness in one run. zkpipe's solves into the same buffers every time,
+// as the engine's pools give them; gnark's allocates its own, as it does
+// in gnark's prover. cpu-ns/constraint is the
 // process's CPU time (all goroutines, the GC's too) a constraint, the
 // figure that multiplies into a request's CPU seconds; wall-ns/constraint
 // its wall time; cores their ratio; minflt/op the minor page faults a solve.
@@ -190,16 +192,21 @@ func benchmarkSolvePorep(b *testing.B, logn int) {
 	}
 	wires, m := solve.Lengths(sys)
 	var bufs solve.Buffers
+	zkpipe := func() error {
+		if bufs.W == nil { // the engine's pools: allocated once, reused
+			bufs = solve.Buffers{W: make([]fr.Element, wires), Solved: make([]bool, wires),
+				A: make([]fr.Element, m), B: make([]fr.Element, m), C: make([]fr.Element, m)}
+		}
+		return solve.Solve(sys, w.Vector().(fr.Vector), bufs)
+	}
 	for _, way := range []struct {
 		name  string
 		solve func() error
 	}{
-		{"zkpipe", func() error {
-			if bufs.W == nil { // the engine's pools: allocated once, reused
-				bufs = solve.Buffers{W: make([]fr.Element, wires), Solved: make([]bool, wires),
-					A: make([]fr.Element, m), B: make([]fr.Element, m), C: make([]fr.Element, m)}
-			}
-			return solve.Solve(sys, w.Vector().(fr.Vector), bufs)
+		{"zkpipe", zkpipe},
+		{"zkpipe-chunked-levels", func() error { // zkpipe's, its levels in claimed chunks
+			defer solve.UseChunkedLevels(solve.UseChunkedLevels(true))
+			return zkpipe()
 		}},
 		{"gnark", func() error {
 			_, err := sys.Solve(w)

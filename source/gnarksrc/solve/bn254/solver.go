@@ -32,7 +32,10 @@
 //     own dispatch; accumulateInto's terms go through addTerm;
 //     readLinearExpression and solveHintGeneric's inputs are summed by
 //     sumLE; solveR1C (other R1C blueprints) zeroes its a, b, c before
-//     adding into them; solveBitsNBits moved to r1c.go, rewritten.
+//     adding into them; solveBitsNBits moved to r1c.go, rewritten;
+//   - run returns a panic as an error, in its goroutine and its pool's
+//     (solveTask), checks the solved flags with bytes.IndexByte, and
+//     gives way to scheduleForTest where a test sets it.
 // Everything else (levels, blueprints, hints, gnark's native std hints) is
 // upstream's code unchanged. The fast paths compute the same field
 // elements as the code they stand for (TestFastPathsMatchGnark,
@@ -44,14 +47,18 @@
 package solve
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"math/big"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/constraint"
@@ -982,9 +989,24 @@ func inverseInPlace(v *fr.Element) bool {
 	return true
 }
 
+// scheduleForTest, when set, solves the levels instead of run's body: a
+// test's other schedule for the levels, compared with gnark's in one
+// binary on the GPU host (BenchmarkSolvePorep). Production never sets it.
+var scheduleForTest atomic.Pointer[func(*solver) error]
+
 // run runs the solver. it returns an error if a constraint is not satisfied or if not all wires
-// were instantiated.
-func (s *solver) run() error {
+// were instantiated. A panic (gnark's, on a malformed system: two unsolved
+// wires in a constraint, a wire solved twice) is an error too, in the
+// caller's goroutine and in the pool's.
+func (s *solver) run() (err error) {
+	if f := scheduleForTest.Load(); f != nil {
+		return (*f)(s)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("solver panic: %v\n%s", p, debug.Stack())
+		}
+	}()
 	// minWorkPerCPU is the minimum target number of constraint a task should hold
 	// in other words, if a level has less than minWorkPerCPU, it will not be parallelized and executed
 	// sequentially without sync.
@@ -1008,12 +1030,10 @@ func (s *solver) run() error {
 		go func() {
 			var scratch scratch
 			for t := range chTasks {
-				for _, i := range t {
-					if err := s.processInstruction(s.Instructions[i], &scratch); err != nil {
-						chError <- err
-						wg.Done()
-						return
-					}
+				if err := s.solveTask(t, &scratch); err != nil {
+					chError <- err
+					wg.Done()
+					return
 				}
 				wg.Done()
 			}
@@ -1085,9 +1105,25 @@ func (s *solver) run() error {
 		}
 	}
 
-	for i := range s.solved {
-		if !s.solved[i] {
-			return errors.New("solver didn't assign a value to all wires")
+	// every wire has a value: solved holds no false, a byte 0 (IndexByte
+	// is vectorised: 130 MB of flags at 2^27)
+	if bytes.IndexByte(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s.solved))), len(s.solved)), 0) >= 0 {
+		return errors.New("solver didn't assign a value to all wires")
+	}
+	return nil
+}
+
+// solveTask is a pool worker's task: its instructions in order, a panic
+// returned as an error (a worker's panic would end the process).
+func (s *solver) solveTask(task []uint32, scratch *scratch) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("solver panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	for _, i := range task {
+		if err := s.processInstruction(s.Instructions[i], scratch); err != nil {
+			return err
 		}
 	}
 	return nil
