@@ -13,9 +13,10 @@ import (
 
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/engine/core"
-	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
+	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -31,7 +32,11 @@ func (t Timing) Rate() float64 { return float64(t.N) / t.Wall.Seconds() }
 // Gnark proves n proofs with gnark's own groth16.Prove, one after another,
 // cycling over the witnesses (a witness and the file it came from, for
 // errors). The first proof is checked with groth16.Verify.
-func Gnark(src *gnarksrc.Source, witnesses []witness.Witness, files []string, n int) (Timing, error) {
+func Gnark(circ *stages.Circuit, witnesses []witness.Witness, files []string, n int) (Timing, error) {
+	src := gnarkOf(circ)
+	if src == nil {
+		return Timing{}, fmt.Errorf("circuit %s is a %s circuit: gnark's prover takes gnark circuits", circ.Name, circ.Source.Kind())
+	}
 	t := Timing{N: n}
 	pk, err := src.WholeProvingKey()
 	if err != nil {
@@ -62,7 +67,11 @@ func Gnark(src *gnarksrc.Source, witnesses []witness.Witness, files []string, n 
 
 // ReadGnarkWitnesses reads each file as a full witness of circuit name,
 // checked against it; the first that does not fit is named.
-func ReadGnarkWitnesses(ctx context.Context, src *gnarksrc.Source, name string, files []string) ([]witness.Witness, error) {
+func ReadGnarkWitnesses(ctx context.Context, circ *stages.Circuit, files []string) ([]witness.Witness, error) {
+	src, name := gnarkOf(circ), circ.Name
+	if src == nil {
+		return nil, fmt.Errorf("circuit %s is a %s circuit: its witnesses are no gnark witness files", name, circ.Source.Kind())
+	}
 	ws := make([]witness.Witness, len(files))
 	for i, f := range files {
 		w, err := src.ReadWitness(ctx, f, name)
@@ -78,7 +87,7 @@ func ReadGnarkWitnesses(ctx context.Context, src *gnarksrc.Source, name string, 
 // groth16 fullprove for an input file with wasm), within timeout, into dir,
 // and checks its proof against vk. It returns the wall time of the prove
 // and the command that ran, for the report.
-func SnarkjsProve(ctx context.Context, snarkjs string, timeout time.Duration, zkey, wasm string, job Job, vk *circomsrc.VerifyingKey, dir string) (time.Duration, string, error) {
+func SnarkjsProve(ctx context.Context, snarkjs string, timeout time.Duration, zkey, wasm string, job Job, v stages.Verifier, dir string) (time.Duration, string, error) {
 	proof, public := filepath.Join(dir, "snarkjs.proof.json"), filepath.Join(dir, "snarkjs.public.json")
 	var args []string
 	switch {
@@ -103,7 +112,7 @@ func SnarkjsProve(ctx context.Context, snarkjs string, timeout time.Duration, zk
 	if err != nil {
 		return 0, what, fmt.Errorf("%s of %s: %w\n%s", what, job.File, err, tail(out))
 	}
-	if err := circomsrc.VerifyFiles(ctx, vk, proof, public); err != nil {
+	if _, err := v.Check(ctx, blob.DirReader(""), stages.Outputs{Proof: proof, Public: public}); err != nil {
 		return 0, what, fmt.Errorf("%s's proof of %s does not verify: %w", what, job.File, err)
 	}
 	return wall, what, nil
@@ -139,7 +148,7 @@ func tail(b []byte) string {
 // GnarkSource resolves a job's circuit name (as the job gives it) to the
 // loaded circuit's name and, for a gnark circuit, its source; nil for a
 // circom one, which gnark does not prove.
-type GnarkSource func(name string) (circuit string, src *gnarksrc.Source)
+type GnarkSource func(name string) *stages.Circuit
 
 // GnarkStream proves the gnark jobs among the n that jobs feeds with
 // gnark's own groth16.Prove, one after another, in the stream's order:
@@ -168,7 +177,8 @@ func GnarkStream(ctx context.Context, jobs *Jobs, n int, resolve GnarkSource) (p
 		if l.Err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", jobs.Path, l.Err)
 		}
-		name, src := resolve(l.Request.Circuit)
+		circ := resolve(l.Request.Circuit)
+		name, src := circ.Name, gnarkOf(circ)
 		if src == nil {
 			skipped++
 			continue
@@ -186,7 +196,7 @@ func GnarkStream(ctx context.Context, jobs *Jobs, n int, resolve GnarkSource) (p
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: gnark: %w", where, err)
 		}
-		one, err := Gnark(src, []witness.Witness{w}, []string{where}, 1)
+		one, err := Gnark(circ, []witness.Witness{w}, []string{where}, 1)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -195,4 +205,23 @@ func GnarkStream(ctx context.Context, jobs *Jobs, n int, resolve GnarkSource) (p
 		per[name] = t
 	}
 	return per, skipped, nil
+}
+
+// gnarkOf is circ's gnark source, nil for another kind: bench compares
+// with gnark's own prover, which takes the constraint system, the keys and
+// the witnesses in gnark's types (bench is the one place outside the
+// sources that knows them).
+func gnarkOf(circ *stages.Circuit) *gnarksrc.Source {
+	s, _ := circ.Source.(*gnarksrc.Source)
+	return s
+}
+
+// BuiltinWitness is witness seed of circ, a built-in gnark circuit
+// (gnarksrc.Source.Witness).
+func BuiltinWitness(circ *stages.Circuit, seed int64) (witness.Witness, error) {
+	s := gnarkOf(circ)
+	if s == nil {
+		return nil, fmt.Errorf("circuit %s is a %s circuit, not a built-in gnark one", circ.Name, circ.Source.Kind())
+	}
+	return s.Witness(seed)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/bench"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/engine/core"
@@ -344,17 +345,16 @@ func setupBuiltin(c *cli.Context, cfg benchConfig) (*stages.Circuit, error) {
 // witnesses a built-in circuit generates.
 func benchGnark(c *cli.Context, cfg benchConfig, out string, circ *stages.Circuit) error {
 	n := cfg.n
-	src := circ.Source.(*gnarksrc.Source)
 	var files []string
 	var ws []witness.Witness
 	var err error
 	if len(cfg.witnessFiles) > 0 {
 		files = cfg.witnessFiles[:min(len(cfg.witnessFiles), n)]
-		if ws, err = bench.ReadGnarkWitnesses(c.Context, src, circ.Name, files); err != nil {
+		if ws, err = bench.ReadGnarkWitnesses(c.Context, circ, files); err != nil {
 			return err
 		}
 	} else {
-		if _, err := src.Witness(1); err != nil {
+		if _, err := bench.BuiltinWitness(circ, 1); err != nil {
 			return fmt.Errorf("circuit %s was not made by zkpipe setup from a built-in, so bench cannot make its witnesses: give them with --witness FILE (repeatable; a directory or a glob too)", circ.Name)
 		}
 		// The same witnesses for both, made beforehand and kept out of the
@@ -364,7 +364,7 @@ func benchGnark(c *cli.Context, cfg benchConfig, out string, circ *stages.Circui
 			return err
 		}
 		for i := range min(n, benchWitnesses) {
-			w, err := src.Witness(int64(i + 1))
+			w, err := bench.BuiltinWitness(circ, int64(i+1))
 			if err != nil {
 				return err
 			}
@@ -391,7 +391,7 @@ func benchGnark(c *cli.Context, cfg benchConfig, out string, circ *stages.Circui
 		if err != nil {
 			return err
 		}
-		t, err := bench.Gnark(src, ws, files, cfg.gnarkN)
+		t, err := bench.Gnark(circ, ws, files, cfg.gnarkN)
 		stop()
 		if err != nil {
 			return err
@@ -405,7 +405,7 @@ func benchGnark(c *cli.Context, cfg benchConfig, out string, circ *stages.Circui
 		return err
 	}
 	for _, r := range lines {
-		if err := gnarksrc.VerifyFilesWith(src.VerifyingKey(), src.HashToField(), r.Proof, r.Public); err != nil {
+		if err := verifyJob(c, circ, r); err != nil {
 			return fmt.Errorf("zkpipe proof %s (witness %s) rejected by gnark: %w", r.ID, fileOf[r.ID], err)
 		}
 	}
@@ -446,7 +446,6 @@ func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
 	if err != nil {
 		return err
 	}
-	src := circ.Source.(*circomsrc.Source)
 	jobs, fileOf, err := bench.Lines(n, js)
 	if err != nil {
 		closeCircuits([]*stages.Circuit{circ})
@@ -461,7 +460,7 @@ func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
 		return err
 	}
 	for _, r := range lines {
-		if err := circomsrc.VerifyFiles(c.Context, src.VerifyingKey(), r.Proof, r.Public); err != nil {
+		if err := verifyJob(c, circ, r); err != nil {
 			return fmt.Errorf("zkpipe proof %s (witness %s) rejected: %w", r.ID, fileOf[r.ID], err)
 		}
 	}
@@ -489,7 +488,7 @@ func benchCircom(c *cli.Context, cfg benchConfig, out string) error {
 	if snarkjs == "" {
 		fmt.Printf("comparison: none (%s)\n", why)
 	} else {
-		sw, what, err := bench.SnarkjsProve(c.Context, snarkjs, cfg.snarkjsTimeout, cfg.zkey, cfg.wasm, js[0], src.VerifyingKey(), scratch)
+		sw, what, err := bench.SnarkjsProve(c.Context, snarkjs, cfg.snarkjsTimeout, cfg.zkey, cfg.wasm, js[0], circ.Source.Verifier(), scratch)
 		if err != nil {
 			return err
 		}
@@ -713,11 +712,7 @@ func loadJobCircuits(c *cli.Context, cfg benchConfig, jobs *bench.Jobs) (jobCirc
 // (the ratio only when every job is gnark's: circom jobs have no such
 // prover to compare with) and returns its timings per circuit.
 func benchJobsGnark(c *cli.Context, cfg benchConfig, jobs *bench.Jobs, n int, circs jobCircuits, rate float64) (map[string]bench.Timing, error) {
-	resolve := func(name string) (string, *gnarksrc.Source) {
-		circ := circs.of(name)
-		src, _ := circ.Source.(*gnarksrc.Source)
-		return circ.Name, src
-	}
+	resolve := func(name string) *stages.Circuit { return circs.of(name) }
 	stop, err := bench.StartProfile(cfg.cpuprofile, "gnark")
 	if err != nil {
 		return nil, err
@@ -752,13 +747,8 @@ func verifyJob(c *cli.Context, circ *stages.Circuit, r stream.Result) error {
 	if circ == nil {
 		return fmt.Errorf("its result names circuit %q, which bench did not load", r.Circuit)
 	}
-	switch src := circ.Source.(type) {
-	case *gnarksrc.Source:
-		return gnarksrc.VerifyFilesWith(src.VerifyingKey(), src.HashToField(), r.Proof, r.Public)
-	case *circomsrc.Source:
-		return circomsrc.VerifyFiles(c.Context, src.VerifyingKey(), r.Proof, r.Public)
-	}
-	return fmt.Errorf("circuit %s: bench cannot verify proofs of a %T", circ.Name, circ.Source)
+	_, err := circ.Source.Verifier().Check(c.Context, blob.DirReader(""), stages.Outputs{Proof: r.Proof, Public: r.Public})
+	return err
 }
 
 // counted is n things: "1 job", "2 jobs".
@@ -770,12 +760,7 @@ func counted(n int, thing string) string {
 }
 
 // sourceKind says which kind of circuit circ is.
-func sourceKind(circ *stages.Circuit) string {
-	if _, ok := circ.Source.(*circomsrc.Source); ok {
-		return "circom"
-	}
-	return "gnark"
-}
+func sourceKind(circ *stages.Circuit) string { return circ.Source.Kind() }
 
 // findSnarkjs finds snarkjs for bench's circom comparison: in
 // $ZKPIPE_NODE_BIN when set (where .ci/circom-tools.sh installs it), else on

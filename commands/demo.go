@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -41,7 +42,7 @@ func demoCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			vk := circ.Source.(*gnarksrc.Source).VerifyingKey()
+			v := circ.Source.Verifier()
 			out := c.String("out")
 			if out == "" {
 				if out, err = os.MkdirTemp("", "zkpipe-demo-"); err != nil {
@@ -64,7 +65,7 @@ func demoCommand() *cli.Command {
 				status := "verified by gnark"
 				if r.Error != "" {
 					status, bad = "FAILED: "+r.Error, bad+1
-				} else if err := gnarksrc.VerifyFiles(vk, r.Proof, r.Public); err != nil {
+				} else if _, err := v.Check(c.Context, blob.DirReader(""), stages.Outputs{Proof: r.Proof, Public: r.Public}); err != nil {
 					status, bad = "REJECTED by gnark: "+err.Error(), bad+1
 				}
 				fmt.Printf("%-8s %s  %s  total %.1f ms\n", r.ID, status, stageSummary(r), r.TotalMS)

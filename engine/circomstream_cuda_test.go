@@ -72,9 +72,9 @@ func TestCUDALoadStreamsTheZkeyFile(t *testing.T) {
 				var proof *circomsrc.Proof
 				var public []string
 				if tc.id == curve.BN254 {
-					proof, public, err = ProveWtnsOf(ctx, e, tc.name, proofdata.Elements[fr.Element](w))
+					proof, public, err = circomsrc.ProveWtnsOf(ctx, e, tc.name, proofdata.Elements[fr.Element](w))
 				} else {
-					proof, public, err = ProveWtnsOf(ctx, e, tc.name, proofdata.Elements[bls12381fr.Element](w))
+					proof, public, err = circomsrc.ProveWtnsOf(ctx, e, tc.name, proofdata.Elements[bls12381fr.Element](w))
 				}
 				if err != nil {
 					t.Fatalf("ProveWtnsOf: %v", err)

@@ -36,8 +36,9 @@
 //     Or prove one witness in memory with Prove, gnark's
 //     groth16.Prove(ccs, pk, w) on the resident engine: a witness.Witness
 //     in, a checked groth16.Proof out, no files; safe from many goroutines
-//     and beside a Run (ProveWtns is the same for circom: the wires in, a
-//     proof and public inputs out, as snarkjs writes them). Run may be
+//     and beside a Run (circomsrc.ProveWtns(ctx, engine, …) is the same for
+//     circom: the wires in, a proof and public inputs out, as snarkjs writes
+//     them; the engine knows no source). Run may be
 //     called again once it has returned.
 //  5. Close the engine.
 //

@@ -7,14 +7,11 @@ import (
 	"sync"
 	"sync/atomic"
 
-	bls12381fr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/pipeline"
-	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -50,7 +47,7 @@ func (e *Engine) Prove(ctx context.Context, circuit string, w witness.Witness) (
 		return nil, fmt.Errorf("engine: Prove: %w", err)
 	}
 	if k := c.Source.Kind(); k != "gnark" {
-		return nil, fmt.Errorf("engine: Prove: circuit %s is a %s circuit; Prove takes gnark circuits (ProveWtns circom's)", c.Name, k)
+		return nil, fmt.Errorf("engine: Prove: circuit %s is a %s circuit; Prove takes gnark circuits (circomsrc.ProveWtns circom's)", c.Name, k)
 	}
 	r, err := e.proveJob(ctx, c, w)
 	if err != nil {
@@ -63,51 +60,30 @@ func (e *Engine) Prove(ctx context.Context, circuit string, w witness.Witness) (
 	return proof, nil
 }
 
-// ProveWtns is Prove for a circom circuit: wtns is the full witness, every
-// wire (circomsrc.ParseWtns reads a .wtns into it), and the proof comes back
-// with its public inputs in decimal; proof.JSON() and public are what
-// snarkjs's groth16 prove writes to proof.json and public.json. The proof
-// has passed the check against the zkey's verifying key, as a stream's do;
-// the rest is as for Prove.
-func (e *Engine) ProveWtns(ctx context.Context, circuit string, wtns []fr.Element) (proof *circomsrc.Proof, public []string, err error) {
-	return ProveWtnsOf(ctx, e, circuit, wtns)
-}
-
-// Wire is one value of a circom witness in the Fr of either curve, in
-// Montgomery form (as gnark-crypto keeps it).
-type Wire interface {
-	fr.Element | bls12381fr.Element
-}
-
-// ProveWtnsOf is ProveWtns for a circom circuit of either curve: wtns is its
-// full witness in that curve's Fr (circomsrc.ParseWtnsOf reads a .wtns of
-// any curve; proofdata.Elements turns its values into the curve's
-// elements). A witness of the other curve's Fr is refused, naming both.
-// (A function, since Go's methods take no type parameters.)
-func ProveWtnsOf[W Wire](ctx context.Context, e *Engine, circuit string, wtns []W) (proof *circomsrc.Proof, public []string, err error) {
-	if wtns == nil {
-		return nil, nil, errors.New("engine: ProveWtns: no witness")
+// ProveInput is the untyped entry under Prove and a source's typed ones
+// (circomsrc.ProveWtns, which declares the interface it takes): it proves
+// one job of the named circuit ("" with one loaded) whose witness w is in
+// hand, as the circuit's source takes it (stages.Job.WitnessValue), and
+// returns what the source's Emit reported, the proof among it
+// (stages.Emitted.Value), as Prove does. kind is the source kind w is for
+// ("circom"): another circuit's is refused, naming both and entry, the
+// caller's name ("ProveWtns"). Errors begin "engine: entry:".
+func (e *Engine) ProveInput(ctx context.Context, circuit, kind, entry string, w any) (stages.Emitted, error) {
+	if w == nil {
+		return stages.Emitted{}, fmt.Errorf("engine: %s: no witness", entry)
 	}
 	if !e.enter() {
-		return nil, nil, ErrClosed
+		return stages.Emitted{}, ErrClosed
 	}
 	defer e.exit()
 	c, err := e.core.Circuit(circuit)
 	if err != nil {
-		return nil, nil, fmt.Errorf("engine: ProveWtns: %w", err)
+		return stages.Emitted{}, fmt.Errorf("engine: %s: %w", entry, err)
 	}
-	if k := c.Source.Kind(); k != "circom" {
-		return nil, nil, fmt.Errorf("engine: ProveWtns: circuit %s is a %s circuit; ProveWtns takes circom circuits", c.Name, k)
+	if k := c.Source.Kind(); k != kind {
+		return stages.Emitted{}, fmt.Errorf("engine: %s: circuit %s is a %s circuit; %s takes %s circuits", entry, c.Name, k, entry, kind)
 	}
-	r, err := e.proveJob(ctx, c, wtns)
-	if err != nil {
-		return nil, nil, err
-	}
-	proof, ok := r.Value.(*circomsrc.Proof)
-	if !ok {
-		return nil, nil, fmt.Errorf("engine: ProveWtns: circuit %s's source gave a %T, not a circom proof", c.Name, r.Value)
-	}
-	return proof, r.PublicInputs, nil
+	return e.proveJob(ctx, c, w)
 }
 
 // provers is the pipeline that Prove's jobs go through, and who waits for

@@ -55,7 +55,7 @@ func TestProveWtnsGivesWhatSnarkjsVerifies(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := outFiles(t, out)
-	proof, public, err := e.ProveWtns(ctx, "mul", wtns)
+	proof, public, err := circomsrc.ProveWtns(ctx, e, "mul", wtns)
 	if err != nil {
 		t.Fatalf("ProveWtns: %v", err)
 	}
@@ -75,19 +75,19 @@ func TestProveWtnsGivesWhatSnarkjsVerifies(t *testing.T) {
 	// bad witnesses fail alone, with errors that say what is wrong
 	bad := append(wtns[:0:0], wtns...)
 	bad[1].SetUint64(34) // the output c claimed 34, not 3^20·11
-	if _, _, err := e.ProveWtns(ctx, "mul", bad); err == nil || !strings.Contains(err.Error(), "does not satisfy") {
+	if _, _, err := circomsrc.ProveWtns(ctx, e, "mul", bad); err == nil || !strings.Contains(err.Error(), "does not satisfy") {
 		t.Errorf("ProveWtns of an unsatisfied witness: %v", err)
 	}
-	if _, _, err := e.ProveWtns(ctx, "mul", wtns[:2]); err == nil || !strings.Contains(err.Error(), "another circuit") {
+	if _, _, err := circomsrc.ProveWtns(ctx, e, "mul", wtns[:2]); err == nil || !strings.Contains(err.Error(), "another circuit") {
 		t.Errorf("ProveWtns of a short witness: %v", err)
 	}
-	if _, _, err := e.ProveWtns(ctx, "chain", wtns); err == nil || !strings.Contains(err.Error(), "takes circom circuits") {
+	if _, _, err := circomsrc.ProveWtns(ctx, e, "chain", wtns); err == nil || !strings.Contains(err.Error(), "takes circom circuits") {
 		t.Errorf("ProveWtns of a gnark circuit: %v", err)
 	}
 	if _, err := e.Prove(ctx, "mul", chainWitness(t, loadChain(t), 1)); err == nil || !strings.Contains(err.Error(), "takes gnark circuits") {
 		t.Errorf("Prove of a circom circuit: %v", err)
 	}
-	if _, _, err := e.ProveWtns(ctx, "mul", wtns); err != nil {
+	if _, _, err := circomsrc.ProveWtns(ctx, e, "mul", wtns); err != nil {
 		t.Errorf("ProveWtns after the failures: %v", err)
 	}
 }
@@ -119,7 +119,7 @@ func TestProveWtnsOfBLS12381GivesWhatSnarkjsVerifies(t *testing.T) {
 		t.Fatalf("ParseWtnsOf: %v, %v", id, err)
 	}
 	wtns := proofdata.Elements[bls12381fr.Element](w)
-	proof, public, err := ProveWtnsOf(ctx, e, "blsmul", wtns)
+	proof, public, err := circomsrc.ProveWtnsOf(ctx, e, "blsmul", wtns)
 	if err != nil {
 		t.Fatalf("ProveWtnsOf: %v", err)
 	}
@@ -133,13 +133,13 @@ func TestProveWtnsOfBLS12381GivesWhatSnarkjsVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ProveWtnsOf(ctx, e, "blsmul", bnWtns); err == nil || !strings.Contains(err.Error(), "bls12-381") || !strings.Contains(err.Error(), "bn254") {
+	if _, _, err := circomsrc.ProveWtnsOf(ctx, e, "blsmul", bnWtns); err == nil || !strings.Contains(err.Error(), "bls12-381") || !strings.Contains(err.Error(), "bn254") {
 		t.Errorf("a BN254 witness for the BLS12-381 circuit: %v, want a refusal naming both curves", err)
 	}
-	if _, _, err := ProveWtnsOf(ctx, e, "mul", wtns); err == nil || !strings.Contains(err.Error(), "bls12-381") || !strings.Contains(err.Error(), "bn254") {
+	if _, _, err := circomsrc.ProveWtnsOf(ctx, e, "mul", wtns); err == nil || !strings.Contains(err.Error(), "bls12-381") || !strings.Contains(err.Error(), "bn254") {
 		t.Errorf("a BLS12-381 witness for the BN254 circuit: %v, want a refusal naming both curves", err)
 	}
-	if _, _, err := e.ProveWtns(ctx, "mul", bnWtns); err != nil {
+	if _, _, err := circomsrc.ProveWtns(ctx, e, "mul", bnWtns); err != nil {
 		t.Errorf("the BN254 circuit after the refusals: %v", err)
 	}
 }

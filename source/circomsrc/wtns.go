@@ -11,7 +11,7 @@ import (
 )
 
 // ParseWtns parses a snarkjs witness (.wtns, versions 1 and 2) of BN254,
-// as engine.ProveWtns takes it; ParseWtnsOf reads one of any curve.
+// as ProveWtns takes it; ParseWtnsOf reads one of any curve.
 func ParseWtns(data []byte) ([]fr.Element, error) {
 	id, w, err := ParseWtnsOf(data)
 	if err != nil {
