@@ -118,7 +118,7 @@ func parsePinned(c *cli.Context) (int, error) {
 func gnarkOptions(c *cli.Context) gnarksrc.Options {
 	// progress of a circuit's load on the status line's interval (off with it)
 	return gnarksrc.Options{ReadTimeout: c.Duration("read-timeout"), SkipVerify: c.Bool("skip-verify"),
-		Progress: os.Stderr, ProgressEvery: c.Duration("mem-status")}
+		Progress: os.Stderr, ProgressEvery: c.Duration("mem-status"), SolveTasks: c.Int("solve-tasks")}
 }
 
 // engineOptions reads the engine's flags into its options; out is the
@@ -228,6 +228,7 @@ func computeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "bg2-device", Value: "auto", Usage: "device of the B_G2 stage: auto (the GPU when --device runs on one), cpu or cuda", EnvVars: env("bg2-device"), Category: "compute"},
 		&cli.IntFlag{Name: "msm-tasks", DefaultText: "auto", Usage: "goroutines one CPU MSM or batch-addition may use (0: one per core; at most 1024)", EnvVars: env("msm-tasks"), Category: "compute"},
 		&cli.IntFlag{Name: "fft-tasks", DefaultText: "auto", Usage: "goroutines one CPU NTT may use (0: one per core)", EnvVars: env("fft-tasks"), Category: "compute"},
+		&cli.IntFlag{Name: "solve-tasks", DefaultText: "auto", Usage: "goroutines one witness solve (synthesize, gnark circuits) spreads each level of constraints over (0: one per core; several solves at once each take that many)", EnvVars: env("solve-tasks"), Category: "compute"},
 		&cli.BoolFlag{Name: "share-cores", EnvVars: env("share-cores"), Category: "compute",
 			Usage: "each CPU MSM and NTT starts with the cores divided among those running at once, instead of every one taking all of them (with --msm-tasks and --fft-tasks unset)"},
 		&cli.IntFlag{Name: "cpu-heavy-ops", DefaultText: "0 (no bound)", EnvVars: env("cpu-heavy-ops"), Category: "compute",

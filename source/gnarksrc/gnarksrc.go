@@ -116,6 +116,12 @@ type Options struct {
 	// host (pkdefer.go); a bad point then fails the engine's load of the
 	// circuit rather than LoadDirWith, with the same error.
 	ReadKeyWhole bool
+	// SolveTasks is how many goroutines one witness solve spreads a level
+	// of constraints over (gnark's solver.WithNbTasks); 0 means one per
+	// core. Several solves at once each take that many: at 2^27 four
+	// concurrent porep solves cost 2.3× their solo CPU seconds on the H100
+	// host (notes/seed27.md), a share of the cores each is the experiment.
+	SolveTasks int
 }
 
 // state is what a job carries between this source's steps.
@@ -330,6 +336,9 @@ func newWith(name string, ccs constraint.ConstraintSystem, pk groth16.ProvingKey
 	src := &Source{curve: g.curve(), g: g, ccs: ccs, pk: pk, vk: vk, commits: commits, opts: o}
 	if len(o.Hints) > 0 {
 		src.solve = []solver.Option{solver.WithHints(o.Hints...)}
+	}
+	if o.SolveTasks > 0 {
+		src.solve = append(src.solve, solver.WithNbTasks(o.SolveTasks))
 	}
 	if err := checkKeys(g, src.commits); err != nil {
 		return nil, fmt.Errorf("circuit %s: %w", name, err)
