@@ -14,7 +14,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/zkpipe/zkpipe/blob"
-	"github.com/zkpipe/zkpipe/engine/core"
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -45,10 +45,10 @@ func Gnark(circ *stages.Circuit, witnesses []witness.Witness, files []string, n 
 	for i := range n {
 		w := witnesses[i%len(witnesses)]
 		runtime.GC()
-		start, cpu0 := time.Now(), core.ProcessCPU()
+		start, cpu0 := time.Now(), mem.ProcessCPU()
 		proof, err := groth16.Prove(src.R1CS(), pk, w, src.ProverOptions()...)
 		t.Wall += time.Since(start)
-		t.CPU += core.ProcessCPU() - cpu0
+		t.CPU += mem.ProcessCPU() - cpu0
 		if err != nil {
 			return t, fmt.Errorf("gnark groth16.Prove of %s: %w", files[i%len(files)], err)
 		}

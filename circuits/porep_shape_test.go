@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
-	"github.com/zkpipe/zkpipe/engine/core"
+	"github.com/zkpipe/zkpipe/mem"
 )
 
 // BenchmarkPorepShape measures porep's shape on BLS12-381 as
@@ -35,12 +35,12 @@ func BenchmarkPorepShape(b *testing.B) {
 			bi := porep(b)
 			for range b.N {
 				runtime.GC()
-				cpu0, start := core.ProcessCPU(), time.Now()
+				cpu0, start := mem.ProcessCPU(), time.Now()
 				ccs, err := bi.CompileOn(curve.BLS12_381, s.n)
 				if err != nil {
 					b.Fatal(err)
 				}
-				build, buildCPU := time.Since(start), core.ProcessCPU()-cpu0
+				build, buildCPU := time.Since(start), mem.ProcessCPU()-cpu0
 				r := ccs.(*blscs.R1CS)
 				pub, sec := r.GetNbPublicVariables(), r.GetNbSecretVariables()
 				wires := pub + sec + r.NbInternalVariables
@@ -69,12 +69,12 @@ func BenchmarkPorepShape(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				cpu0, start = core.ProcessCPU(), time.Now()
+				cpu0, start = mem.ProcessCPU(), time.Now()
 				sol, err := ccs.Solve(w)
 				if err != nil {
 					b.Fatal(err)
 				}
-				solve, solveCPU := time.Since(start), core.ProcessCPU()-cpu0
+				solve, solveCPU := time.Since(start), mem.ProcessCPU()-cpu0
 				W := sol.(*blscs.R1CSSolution).W
 				bitsN := 0
 				var one blsfr.Element

@@ -18,7 +18,6 @@ import (
 	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
-	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/ioplan"
 	"github.com/zkpipe/zkpipe/keygen"
 	"github.com/zkpipe/zkpipe/mem"
@@ -526,7 +525,7 @@ func benchStreamOf(c *cli.Context, cfg benchConfig, out string, circs []*stages.
 	}
 	var start time.Time
 	var cpu0 time.Duration
-	started := func() error { start, cpu0 = time.Now(), core.ProcessCPU(); return nil }
+	started := func() error { start, cpu0 = time.Now(), mem.ProcessCPU(); return nil }
 	opts, err := engineOptions(c, out)
 	if err != nil {
 		closeCircuits(circs)
@@ -547,7 +546,7 @@ func benchStreamOf(c *cli.Context, cfg benchConfig, out string, circs []*stages.
 		}
 		return nil
 	})
-	wall, cpu := time.Since(start), core.ProcessCPU()-cpu0
+	wall, cpu := time.Since(start), mem.ProcessCPU()-cpu0
 	stop()
 	if err != nil {
 		return nil, 0, 0, err

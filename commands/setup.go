@@ -11,10 +11,10 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
-	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/ioplan"
 	"github.com/zkpipe/zkpipe/keygen"
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/circomsrc"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
@@ -157,9 +157,9 @@ func setupPhaseLog(c *cli.Context, who string) func(phase string, elapsed time.D
 	}
 	// the process's CPU time beside each phase's wall time: a phase whose
 	// CPU is about its wall ran on one core
-	lastCPU := core.ProcessCPU()
+	lastCPU := mem.ProcessCPU()
 	return func(phase string, elapsed time.Duration) {
-		cpu := core.ProcessCPU()
+		cpu := mem.ProcessCPU()
 		fmt.Fprintf(logOut(c), "%s: %-36s %9s wall %9s cpu\n", who, phase, elapsed.Round(time.Millisecond), (cpu - lastCPU).Round(time.Millisecond))
 		lastCPU = cpu
 	}

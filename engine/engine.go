@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/zkpipe/zkpipe/blob"
-	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/pipeline"
@@ -39,7 +38,7 @@ type Engine struct {
 	holds   []*mem.Reservation
 	tracer  *tracing.Tracer
 	out     *OutDir
-	core    *core.Prover // the circuits, pools and pipeline assembly
+	core    *Core // the circuits, pools and pipeline assembly
 
 	owned      []*stages.Circuit // closed with the engine
 	autoStages map[string]bool   // stages whose shape autoShape chose
@@ -144,7 +143,7 @@ func New(ctx context.Context, opts Options, circuits ...*stages.Circuit) (_ *Eng
 		perDevice(e.opts.Shapes, len(e.cudas), !bg2OnCPU)
 	}
 	e.maxWorkers = growable(&e.opts, e.autoStages, e.cores)
-	e.core, err = core.New(core.Config{Shapes: e.opts.Shapes, MaxWorkers: e.maxWorkers,
+	e.core, err = NewCore(CoreConfig{Shapes: e.opts.Shapes, MaxWorkers: e.maxWorkers,
 		Backend: e.backend, G2: e.g2, Governor: e.gov, Out: output, TailBatch: opts.TailMSMBatch, HostFault: hostFault,
 		KeepHostKeys: opts.Memory.KeepHostKeys}, circuits...)
 	if err != nil {
@@ -400,7 +399,7 @@ func (e *Engine) run(ctx, streamIntake context.Context, feed func(in *jobIntake)
 	observe, stopAdapting := e.startAdapting(hard)
 	defer stopAdapting()
 
-	err := e.core.Run(hard, p, in.in, func(r core.Result) {
+	err := e.core.Run(hard, p, in.in, func(r CoreResult) {
 		if r.Job.Owned {
 			in.inFlight.Delete(r.Job.ID)
 		}
@@ -447,7 +446,7 @@ func (e *Engine) run(ctx, streamIntake context.Context, feed func(in *jobIntake)
 }
 
 // traceOf is what tracing needs of a finished job.
-func traceOf(r core.Result) tracing.Job {
+func traceOf(r CoreResult) tracing.Job {
 	constraints := 0
 	if r.Job.Circuit != nil {
 		constraints = r.Job.Circuit.Constraints

@@ -156,7 +156,7 @@ type MemoryOptions struct {
 	// 0 means never.
 	Status time.Duration
 	// KeepHostKeys keeps the circuits' keys whole in host memory once
-	// resident on a GPU (core.Config.KeepHostKeys): for a caller that
+	// resident on a GPU (CoreConfig.KeepHostKeys): for a caller that
 	// proves with the same circuits after, on the CPU or with gnark's own
 	// prover. Without it the host keeps only what the stages read there
 	// (nothing on a GPU; B₂ with B_G2 on the CPU), and a circuit given to

@@ -15,8 +15,9 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
-	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/keygen"
 	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stream"
 )
 
@@ -30,11 +31,24 @@ func TestPorepRequestUnderABudgetOfOnePartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := provertest.SetupOn(t, curve.BLS12_381, "porep", max(b.Min(), 8192))
+	// the keys as internal/provertest sets them up (which this package's
+	// own tests cannot import: it runs streams through the engine)
+	n := max(b.Min(), 8192)
+	ccs, err := b.CompileOn(curve.BLS12_381, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, vk, err := keygen.Setup(ccs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	o := cpuOptions(filepath.Join(t.TempDir(), "out"))
 	var e *Engine
 	for try := 0; ; try++ {
-		c := keys.Circuit(t, "porep")
+		c, err := gnarksrc.NewWith("porep", ccs, pk, vk, &gnarksrc.Meta{Builtin: b.Name, Constraints: n}, gnarksrc.Options{KeepProvingKey: true})
+		if err != nil {
+			t.Fatal(err)
+		}
 		debug.FreeOSMemory() // what the engine holds at rest follows RSS: steady it
 		if e, err = New(context.Background(), o, c); err != nil {
 			t.Fatal(err)
@@ -71,7 +85,7 @@ func TestPorepRequestUnderABudgetOfOnePartition(t *testing.T) {
 		if err := readInto(p.Public, pub.ReadFrom); err != nil {
 			t.Fatal(err)
 		}
-		if err := groth16.Verify(proof, keys.VK, pub); err != nil {
+		if err := groth16.Verify(proof, vk, pub); err != nil {
 			t.Errorf("partition %d: gnark rejects its proof: %v", p.Index, err)
 		}
 	}

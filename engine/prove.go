@@ -10,7 +10,6 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/zkpipe/zkpipe/blob"
-	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/pipeline"
 	"github.com/zkpipe/zkpipe/stages"
 )
@@ -116,7 +115,7 @@ func (e *Engine) startProvers() *provers {
 		defer e.busy.Done()
 		defer close(pr.done)
 		// Its error is ctx's: the pipeline stops only when Close cancels it.
-		_ = e.core.Run(ctx, p, pr.in, func(cr core.Result) {
+		_ = e.core.Run(ctx, p, pr.in, func(cr CoreResult) {
 			r := cr.Result
 			// counted before the reply: a caller's Snapshot after its
 			// Prove returns must include its proof

@@ -2,7 +2,7 @@
 // Job that flows through them, the Circuit and Source they read, and the
 // Backend they run on (the whole contract every compute backend
 // satisfies). Each stage is a method of Steps, math on one job; package
-// engine/core assembles them into a pipeline (with the circuits, the pools
+// package engine assembles them into a pipeline (its Core) (with the circuits, the pools
 // and the admissions), and package pipeline owns the goroutines, queues,
 // timings and panics.
 //

@@ -8,7 +8,7 @@ import (
 )
 
 // Steps are the stages of a proof bound to what they run on: each method
-// (Parse … Assemble) is one stage over one job, and package engine/core
+// (Parse … Assemble) is one stage over one job, and package engine
 // assembles them into a pipeline. Safe for concurrent use by the stages'
 // workers.
 type Steps struct {

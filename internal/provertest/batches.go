@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkpipe/zkpipe/engine/core"
+	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -67,7 +67,7 @@ func (b *Batches) Sizes() []int {
 // waits for 5 jobs to queue), and fails t unless every job is proved and
 // gnark accepts every proof and some batch held 2 to 4 jobs. It returns the
 // results and the batches' sizes.
-func ProveBatchedMix(t testing.TB, cfg core.Config, backend stages.Backend) ([]stream.Result, []int) {
+func ProveBatchedMix(t testing.TB, cfg engine.CoreConfig, backend stages.Backend) ([]stream.Result, []int) {
 	t.Helper()
 	chain := Setup(t, "mulchain", 300)
 	bits := Setup(t, "bits", 300)

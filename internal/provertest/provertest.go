@@ -15,7 +15,7 @@ import (
 	"github.com/consensys/gnark/constraint"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
-	"github.com/zkpipe/zkpipe/engine/core"
+	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/internal/runtest"
 	"github.com/zkpipe/zkpipe/keygen"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
@@ -86,11 +86,13 @@ func (k *Keys) Circuit(t testing.TB, name string) *stages.Circuit {
 
 // Config is runtest.Config: a small engine configuration on the CPU
 // backend.
-func Config(dir string, workers, queue int) core.Config { return runtest.Config(dir, workers, queue) }
+func Config(dir string, workers, queue int) engine.CoreConfig {
+	return runtest.Config(dir, workers, queue)
+}
 
 // Run is runtest.Run: jobs proven through the engine, the result lines in
 // the order they finished.
-func Run(t testing.TB, cfg core.Config, circuits []*stages.Circuit, jobs []*stages.Job, timeout time.Duration) []stream.Result {
+func Run(t testing.TB, cfg engine.CoreConfig, circuits []*stages.Circuit, jobs []*stages.Job, timeout time.Duration) []stream.Result {
 	t.Helper()
 	return runtest.Run(t, cfg, circuits, jobs, timeout)
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zkpipe/zkpipe/blob"
-	"github.com/zkpipe/zkpipe/engine/core"
+	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/stages"
 	"github.com/zkpipe/zkpipe/stream"
@@ -19,9 +19,9 @@ import (
 // Config is a small engine configuration on the CPU backend
 // (gpu.NewCPU(2, 2)): every stage with the given workers and queue,
 // writing into dir.
-func Config(dir string, workers, queue int) core.Config {
+func Config(dir string, workers, queue int) engine.CoreConfig {
 	cpu := gpu.NewCPU(2, 2)
-	cfg := core.Config{Shapes: map[string]stages.Shape{}, Backend: cpu, G2: cpu, Out: blob.Dir(dir)}
+	cfg := engine.CoreConfig{Shapes: map[string]stages.Shape{}, Backend: cpu, G2: cpu, Out: blob.Dir(dir)}
 	for _, n := range stages.Names {
 		cfg.Shapes[n] = stages.Shape{Workers: workers, Queue: queue}
 	}
@@ -35,9 +35,9 @@ func Config(dir string, workers, queue int) core.Config {
 // than usual, or busy with other work, must not fail a test that proves
 // correctly; only a stream that hangs does, with its error, before go test
 // kills the binary.
-func Run(t testing.TB, cfg core.Config, circuits []*stages.Circuit, jobs []*stages.Job, timeout time.Duration) []stream.Result {
+func Run(t testing.TB, cfg engine.CoreConfig, circuits []*stages.Circuit, jobs []*stages.Job, timeout time.Duration) []stream.Result {
 	t.Helper()
-	eng, err := core.New(cfg, circuits...)
+	eng, err := engine.NewCore(cfg, circuits...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func Run(t testing.TB, cfg core.Config, circuits []*stages.Circuit, jobs []*stag
 		}
 	}()
 	var out []stream.Result
-	if err := eng.Run(ctx, eng.Pipeline(), src, func(r core.Result) {
+	if err := eng.Run(ctx, eng.Pipeline(), src, func(r engine.CoreResult) {
 		out = append(out, r.Line)
 	}); err != nil {
 		t.Fatalf("stream: %v", err)

@@ -16,7 +16,6 @@ import (
 	csolver "github.com/consensys/gnark/constraint/solver"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
-	"github.com/zkpipe/zkpipe/engine/core"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/gnarksrc/solve/bn254"
 )
@@ -132,14 +131,14 @@ func BenchmarkSolve(b *testing.B) {
 				bufs := solve.Buffers{W: make([]fr.Element, wires), Solved: make([]bool, wires),
 					A: make([]fr.Element, m), B: make([]fr.Element, m), C: make([]fr.Element, m)}
 				b.ResetTimer()
-				cpu0, t0 := core.ProcessCPU(), time.Now()
+				cpu0, t0 := mem.ProcessCPU(), time.Now()
 				for range b.N {
 					if err := solve.Solve(sys, w.Vector().(fr.Vector), bufs); err != nil {
 						b.Fatal(err)
 					}
 				}
 				// cores busy while one proof is solved: above 1 when the levels spread
-				b.ReportMetric(float64(core.ProcessCPU()-cpu0)/float64(time.Since(t0)), "cores")
+				b.ReportMetric(float64(mem.ProcessCPU()-cpu0)/float64(time.Since(t0)), "cores")
 			})
 		}
 	}
@@ -219,13 +218,13 @@ func benchmarkSolvePorep(b *testing.B, logn int) {
 			}
 			runtime.GC()
 			b.ResetTimer()
-			cpu0, t0, f0 := core.ProcessCPU(), time.Now(), mem.ReadUsage().MinorFaults
+			cpu0, t0, f0 := mem.ProcessCPU(), time.Now(), mem.ReadUsage().MinorFaults
 			for range b.N {
 				if err := way.solve(); err != nil {
 					b.Fatal(err)
 				}
 			}
-			wall, cpu, faults := time.Since(t0), core.ProcessCPU()-cpu0, mem.ReadUsage().MinorFaults-f0
+			wall, cpu, faults := time.Since(t0), mem.ProcessCPU()-cpu0, mem.ReadUsage().MinorFaults-f0
 			done := float64(b.N * m)
 			b.ReportMetric(float64(cpu.Nanoseconds())/done, "cpu-ns/constraint")
 			b.ReportMetric(float64(wall.Nanoseconds())/done, "wall-ns/constraint")

@@ -1,6 +1,6 @@
 //go:build unix
 
-package core_test
+package engine_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/zkpipe/zkpipe/curve"
-	"github.com/zkpipe/zkpipe/engine/core"
+	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/proofdata"
@@ -95,7 +95,7 @@ func (b faultingBackend) MSMG2(ctx context.Context, s *proofdata.Staged) (t proo
 // garbage that the collector frees and the scavenger returns to the OS
 // (notes/cpu-faults.md), the figure a fix must bring down.
 //
-//	go test -run '^$' -bench FaultsPerProof -benchtime 1x ./engine/core
+//	go test -run '^$' -bench FaultsPerProof -benchtime 1x ./engine
 func BenchmarkFaultsPerProof(b *testing.B) {
 	for _, id := range []curve.ID{curve.BN254, curve.BLS12_381} {
 		for _, logn := range []int{14, 16} {
@@ -117,7 +117,7 @@ func benchFaults(b *testing.B, keys *provertest.Keys) {
 	cfg.Backend, cfg.G2 = backend, backend
 	circuit := keys.Circuit(b, "chain")
 	circuit.Source = faultingSource{Source: circuit.Source, f: f}
-	eng, err := core.New(cfg, circuit)
+	eng, err := engine.NewCore(cfg, circuit)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -170,14 +170,14 @@ func meanOf(per []map[string]int64, part string) float64 {
 }
 
 // prove runs one job through eng and fails b unless it is proven.
-func prove(b *testing.B, eng *core.Prover, j *stages.Job) {
+func prove(b *testing.B, eng *engine.Core, j *stages.Job) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	src := make(chan *stages.Job, 1)
 	src <- j
 	close(src)
-	var res []core.Result
-	if err := eng.Run(ctx, eng.Pipeline(), src, func(r core.Result) { res = append(res, r) }); err != nil {
+	var res []engine.CoreResult
+	if err := eng.Run(ctx, eng.Pipeline(), src, func(r engine.CoreResult) { res = append(res, r) }); err != nil {
 		b.Fatal(err)
 	}
 	if len(res) != 1 || res[0].Err != nil {

@@ -1,4 +1,4 @@
-package core_test
+package engine_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkpipe/zkpipe/engine/core"
+	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/gpu"
 	"github.com/zkpipe/zkpipe/internal/provertest"
 	"github.com/zkpipe/zkpipe/mem"
@@ -63,7 +63,7 @@ func TestCancelledJobsGiveBackWhatTheyHold(t *testing.T) {
 	cfg.Backend, cfg.G2 = be, be
 	g := mem.NewGovernor(mem.Config{Budget: mem.Unlimited, Device: fixedDevice{}})
 	cfg.Governor = g
-	eng, err := core.New(cfg, keys.Circuit(t, "mulchain"))
+	eng, err := engine.NewCore(cfg, keys.Circuit(t, "mulchain"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestCancelledJobsGiveBackWhatTheyHold(t *testing.T) {
 		cancel()
 	}()
 	var sunk int
-	err = eng.Run(ctx, eng.Pipeline(), src, func(core.Result) { sunk++ })
+	err = eng.Run(ctx, eng.Pipeline(), src, func(engine.CoreResult) { sunk++ })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run: %v", err)
 	}
@@ -152,7 +152,7 @@ func TestEnginesOpenAndCloseManyTimes(t *testing.T) {
 	for i := range 20 {
 		cfg := provertest.Config(t.TempDir(), 1, 1)
 		cfg.Backend, cfg.G2, cfg.Governor = be, be, g
-		eng, err := core.New(cfg, circ)
+		eng, err := engine.NewCore(cfg, circ)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestEnginesOpenAndCloseManyTimes(t *testing.T) {
 		src <- &stages.Job{Request: stream.Request{ID: fmt.Sprintf("j%d", i), Generate: &stream.Generate{Seed: int64(i)}}}
 		close(src)
 		var failed error
-		if err := eng.Run(context.Background(), eng.Pipeline(), src, func(r core.Result) { failed = r.Err }); err != nil || failed != nil {
+		if err := eng.Run(context.Background(), eng.Pipeline(), src, func(r engine.CoreResult) { failed = r.Err }); err != nil || failed != nil {
 			t.Fatalf("round %d: %v, %v", i, err, failed)
 		}
 		if err := eng.Close(); err != nil {
@@ -186,7 +186,7 @@ func TestACircuitTooLargeForTheDeviceIsRefused(t *testing.T) {
 	g := mem.NewGovernor(mem.Config{Budget: mem.Unlimited, Device: fixedDevice{}, DeviceBudget: 512 << 10})
 	cfg := provertest.Config(t.TempDir(), 1, 1)
 	cfg.Backend, cfg.G2, cfg.Governor = be, be, g
-	_, err := core.New(cfg, keys.Circuit(t, "mulchain"))
+	_, err := engine.NewCore(cfg, keys.Circuit(t, "mulchain"))
 	if !errors.Is(err, mem.ErrTooLarge) || !strings.Contains(err.Error(), "1.00 MiB") || !strings.Contains(err.Error(), "512 KiB") {
 		t.Fatalf("New: %v, want a refusal naming 1.00 MiB of keys and the 512 KiB budget", err)
 	}

@@ -1,9 +1,10 @@
-package core
+package engine
 
 import (
 	"sync"
 	"time"
 
+	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/stages"
 )
 
@@ -48,7 +49,7 @@ func (s *cpuShare) end(r *cpuRun) time.Duration {
 }
 
 func (s *cpuShare) advanceLocked() {
-	now := ProcessCPU()
+	now := mem.ProcessCPU()
 	d := now - s.last
 	s.last = now
 	if n := len(s.active); n > 0 && d > 0 {

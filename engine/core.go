@@ -1,14 +1,11 @@
-// Package core is the engine's proving core: the circuits it has loaded,
-// the buffers it pools between jobs, the stages assembled into one
-// pipeline over a backend with the CPU time of each attributed, and each
-// job's result line, built once. Package engine opens what the core runs
-// on (backends, governor, output directory, tracing), feeds it jobs and
-// drives it; tests (internal/provertest) drive it over backends of their
-// own.
-//
-// It is a package of its own, under engine, so that the sources' tests can
-// run streams through it: engine itself imports circomsrc.
-package core
+// The engine's proving core (issue 47: once package engine/core): the
+// circuits it has loaded, the buffers it pools between jobs, the stages
+// assembled into one pipeline over a backend with the CPU time of each
+// attributed, and each job's result line, built once. Engine opens what the
+// core runs on (backends, governor, output directory, tracing), feeds it
+// jobs and drives it; tests (internal/runtest) drive it over backends of
+// their own (NewCore).
+package engine
 
 import (
 	"context"
@@ -26,8 +23,8 @@ import (
 	"github.com/zkpipe/zkpipe/stream"
 )
 
-// Config is everything a Prover needs, resolved by the engine (or a test).
-type Config struct {
+// CoreConfig is everything a Core needs, resolved by the engine (or a test).
+type CoreConfig struct {
 	Shapes map[string]stages.Shape // per stage; a missing stage gets 1 worker, queue 1
 	// MaxWorkers is the most workers a stage may be given while it runs
 	// (pipeline.SetWorkers); a missing stage keeps its Shape's workers.
@@ -54,9 +51,9 @@ type Config struct {
 	KeepHostKeys bool
 }
 
-// Prover proves streams of jobs for a set of loaded circuits.
-type Prover struct {
-	cfg   Config
+// Core proves streams of jobs for a set of loaded circuits.
+type Core struct {
+	cfg   CoreConfig
 	steps stages.Steps
 
 	mu       sync.RWMutex // guards circuits: AddCircuit may run while jobs parse
@@ -78,15 +75,15 @@ type Prover struct {
 	queries, vectors pools
 }
 
-// New checks the circuits and makes their keys resident on the backend.
-func New(cfg Config, circuits ...*stages.Circuit) (*Prover, error) {
+// NewCore checks the circuits and makes their keys resident on the backend.
+func NewCore(cfg CoreConfig, circuits ...*stages.Circuit) (*Core, error) {
 	if cfg.Backend == nil || cfg.Out == nil {
 		return nil, fmt.Errorf("engine: a backend and an output are required")
 	}
 	if cfg.G2 == nil {
 		cfg.G2 = cfg.Backend
 	}
-	p := &Prover{cfg: cfg, circuits: make(map[string]*stages.Circuit)}
+	p := &Core{cfg: cfg, circuits: make(map[string]*stages.Circuit)}
 	p.queries.setLimit(poolLimit)
 	p.vectors.setLimit(poolLimit)
 	p.steps = stages.Steps{Backend: cfg.Backend, G2: cfg.G2, Out: cfg.Out, Buffers: &p.queries}
@@ -101,7 +98,7 @@ func New(cfg Config, circuits ...*stages.Circuit) (*Prover, error) {
 
 // AddCircuit checks c and makes its keys resident on the backend; jobs may
 // name it as soon as it returns. Safe to call while jobs run.
-func (p *Prover) AddCircuit(c *stages.Circuit) error {
+func (p *Core) AddCircuit(c *stages.Circuit) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, dup := p.circuits[c.Name]; dup {
@@ -164,7 +161,7 @@ func (p *Prover) AddCircuit(c *stages.Circuit) error {
 
 // Circuit resolves a job's circuit name: the loaded circuit of that name,
 // or, for an empty name, the only one loaded.
-func (p *Prover) Circuit(name string) (*stages.Circuit, error) {
+func (p *Core) Circuit(name string) (*stages.Circuit, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if name != "" {
@@ -183,7 +180,7 @@ func (p *Prover) Circuit(name string) (*stages.Circuit, error) {
 }
 
 // Circuits lists the loaded circuits, by name.
-func (p *Prover) Circuits() []*stages.Circuit {
+func (p *Core) Circuits() []*stages.Circuit {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	out := make([]*stages.Circuit, 0, len(p.circuits))
@@ -196,7 +193,7 @@ func (p *Prover) Circuits() []*stages.Circuit {
 // Close frees the residents this prover loaded (circuits that came with a
 // Resident are the caller's) and gives back their device charges. Call it
 // after Run has returned; the backend itself is the caller's to close.
-func (p *Prover) Close() error {
+func (p *Core) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var err error
@@ -218,13 +215,13 @@ func (p *Prover) Close() error {
 }
 
 // CircuitNames lists the loaded circuits.
-func (p *Prover) CircuitNames() []string {
+func (p *Core) CircuitNames() []string {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.circuitNames()
 }
 
-func (p *Prover) circuitNames() []string {
+func (p *Core) circuitNames() []string {
 	var out []string
 	for n := range p.circuits {
 		out = append(out, n)
@@ -238,7 +235,7 @@ func (p *Prover) circuitNames() []string {
 // Pipeline builds the eight stages over p's configuration: each stage's
 // step under the job's own context, its CPU time attributed, and the two
 // admissions (memory before synthesize, device memory before pin/transfer).
-func (p *Prover) Pipeline() *pipeline.Pipeline[*stages.Job] {
+func (p *Core) Pipeline() *pipeline.Pipeline[*stages.Job] {
 	shape := func(name string) stages.Shape {
 		s, ok := p.cfg.Shapes[name]
 		if !ok {
@@ -300,7 +297,7 @@ func (p *Prover) Pipeline() *pipeline.Pipeline[*stages.Job] {
 
 // parse resolves the job's circuit in the registry, lends it the vector
 // pools, and runs the parse step.
-func (p *Prover) parse(ctx context.Context, j *stages.Job) error {
+func (p *Core) parse(ctx context.Context, j *stages.Job) error {
 	if j.Err == nil {
 		j.Buffers = &p.vectors
 		if j.Circuit == nil {
@@ -316,7 +313,7 @@ func (p *Prover) parse(ctx context.Context, j *stages.Job) error {
 
 // admit reserves the job's footprint with the memory governor before its
 // vectors exist; waiting here pushes back on parse.
-func (p *Prover) admit(ctx context.Context, j *stages.Job) error {
+func (p *Core) admit(ctx context.Context, j *stages.Job) error {
 	if p.cfg.Governor == nil || j.Circuit == nil {
 		return nil
 	}
@@ -334,7 +331,7 @@ func (p *Prover) admit(ctx context.Context, j *stages.Job) error {
 // backend with no memory of its own. On a backend that stages on its
 // device, the job's queries are held there in room for their tails, which
 // W's significant scalars bound (proofdata.Vectors.Tail): counted here.
-func (p *Prover) admitDevice(ctx context.Context, j *stages.Job) error {
+func (p *Core) admitDevice(ctx context.Context, j *stages.Job) error {
 	if j.Circuit == nil {
 		return nil
 	}
@@ -379,9 +376,9 @@ func admitUnder(admit func(context.Context, *stages.Job) error) func(context.Con
 
 // ─── running ─────────────────────────────────────────────────────────────────
 
-// Result is one finished (or failed) job: the pipeline's record of it and
+// CoreResult is one finished (or failed) job: the pipeline's record of it and
 // its result line.
-type Result struct {
+type CoreResult struct {
 	pipeline.Result[*stages.Job]
 	Line stream.Result
 }
@@ -389,7 +386,7 @@ type Result struct {
 // Run proves every job from jobs on pl (from Pipeline) and calls sink once
 // per job, finished or failed, after handing back everything the job held.
 // Result lines time their stages from Run's start. See pipeline.Run.
-func (p *Prover) Run(ctx context.Context, pl *pipeline.Pipeline[*stages.Job], jobs <-chan *stages.Job, sink func(Result)) error {
+func (p *Core) Run(ctx context.Context, pl *pipeline.Pipeline[*stages.Job], jobs <-chan *stages.Job, sink func(CoreResult)) error {
 	t0 := time.Now()
 	return pl.Run(ctx, jobs, func(r pipeline.Result[*stages.Job]) {
 		if r.Err != nil {
@@ -397,6 +394,6 @@ func (p *Prover) Run(ctx context.Context, pl *pipeline.Pipeline[*stages.Job], jo
 		}
 		p.steps.Release(r.Job)
 		line := p.resultLine(r, t0)
-		sink(Result{Result: r, Line: line})
+		sink(CoreResult{Result: r, Line: line})
 	})
 }

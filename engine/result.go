@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"time"
@@ -11,7 +11,7 @@ import (
 // resultLine turns a finished job into its result line, whole: times are
 // measured from t0, the stream's start; the memory figures are those of
 // the job's reservation.
-func (p *Prover) resultLine(r pipeline.Result[*stages.Job], t0 time.Time) stream.Result {
+func (p *Core) resultLine(r pipeline.Result[*stages.Job], t0 time.Time) stream.Result {
 	j := r.Job
 	out := stream.Result{ID: j.ID, Stages: make([]stream.StageTime, 0, len(r.Timings))}
 	if j.Circuit != nil {
