@@ -28,8 +28,11 @@ func (c *CUDA) HostKeyG2(*proofdata.Key) proofdata.KeyParts { return 0 }
 // them on the device.
 func (c *CUDA) StagesOnDevice() bool { return true }
 
-// On is "": one CUDA backend is one device.
-func (c *CUDA) On(*proofdata.Staged) string { return "" }
+// On is the GPU's name ("cuda:0"): one CUDA backend is one device, and a
+// job's result line says which ran its device stages whether the engine
+// has one GPU (--cuda-device all over a host of one) or several (Multi's
+// own labels then).
+func (c *CUDA) On(*proofdata.Staged) string { return fmt.Sprintf("cuda:%d", c.index) }
 
 // PinnedSlots is 0, 0: the bounce buffers are the backend's own.
 func (c *CUDA) PinnedSlots() (slot, slots int) { return 0, 0 }

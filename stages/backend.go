@@ -37,8 +37,9 @@ type Backend interface {
 	// errors.ErrUnsupported; the stage classifies on the host and calls
 	// Transfer.
 	TransferClassify(ctx context.Context, r proofdata.Resident, v *proofdata.Vectors, w []proofdata.Scalar, selA, selB, selK []uint32, hostB bool) (*proofdata.Staged, error)
-	// On names the device a staged job went to, where its later device
-	// stages run ("cuda:1", for gpu.Multi); "" for a backend of one device.
+	// On names the GPU a staged job went to, where its later device
+	// stages run ("cuda:1": gpu.Multi's pick, or gpu.CUDA's own device);
+	// "" for the CPU.
 	On(s *proofdata.Staged) string
 	// Free releases what Transfer staged; s is not used after.
 	Free(s *proofdata.Staged)

@@ -11,7 +11,7 @@ import (
 type Result struct {
 	ID           string   `json:"id"`
 	Circuit      string   `json:"circuit,omitempty"`
-	Device       string   `json:"device,omitempty"`        // the device of its device stages, when there are several ("cuda:1")
+	Device       string   `json:"device,omitempty"`        // the GPU of its device stages ("cuda:1"); none on the CPU
 	Proof        string   `json:"proof,omitempty"`         // path of the proof file
 	Public       string   `json:"public,omitempty"`        // path of the public witness / public.json
 	PublicInputs []string `json:"public_inputs,omitempty"` // decimal, in order
