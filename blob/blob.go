@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -29,13 +30,16 @@ type Writer interface {
 // Input is a job's input file (a gnark binary witness, a .wtns) as a value
 // instead of a path: bytes in hand (NewInput), or fetched when the source
 // first opens them (Fetched: a fleet worker's witness, from its object
-// store, in the parse stage). The source reads them as it reads a file,
-// with the same bounds (exact size, header checked before any value is
-// allocated), and Releases them once decoded. Safe for concurrent use.
+// store, in the parse stage); or the witness already decoded, in the
+// source's own type (Value: the library's Prove). The source reads bytes
+// as it reads a file, with the same bounds (exact size, header checked
+// before any value is allocated), and Releases them once decoded. Safe for
+// concurrent use.
 type Input struct {
 	name   string
 	fetch  Fetch
 	stream Stream
+	value  any // a decoded witness (Value); no bytes
 
 	cur io.Closer // a Streamed input's reader now open
 
@@ -74,6 +78,22 @@ func NewInput(name string, data []byte, hold *mem.Reservation) *Input {
 	return &Input{name: name, data: data, hold: hold, fetched: true}
 }
 
+// Value makes an Input of a witness already decoded, in the type the
+// circuit's source takes (gnark's witness.Witness; a circom wire slice):
+// it has no bytes to open.
+func Value(name string, v any) *Input {
+	return &Input{name: name, value: v, fetched: true}
+}
+
+// Value is the decoded witness of an Input that Value made, and true; nil
+// and false for bytes.
+func (in *Input) Value() (any, bool) {
+	if in == nil || in.value == nil {
+		return nil, false
+	}
+	return in.value, true
+}
+
 // Fetched makes an Input whose bytes fetch gets when it is first opened.
 func Fetched(name string, fetch Fetch) *Input {
 	return &Input{name: name, fetch: fetch}
@@ -95,6 +115,9 @@ func (in *Input) Open(ctx context.Context) (r io.Reader, size int64, err error) 
 	in.mu.Unlock()
 	if gone {
 		return nil, 0, ErrReleased
+	}
+	if in.value != nil {
+		return nil, 0, fmt.Errorf("%s: a witness value, no bytes to read", in.name)
 	}
 	if in.stream != nil {
 		return in.openStream(ctx)

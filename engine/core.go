@@ -235,7 +235,11 @@ func (p *Core) circuitNames() []string {
 // Pipeline builds the eight stages over p's configuration: each stage's
 // step under the job's own context, its CPU time attributed, and the two
 // admissions (memory before synthesize, device memory before pin/transfer).
-func (p *Core) Pipeline() *pipeline.Pipeline[*stages.Job] {
+// reads (nil: none) bounds the reads of the jobs' input files beside the
+// stage's context (parse runs under both): the engine ends it a few seconds
+// after a run's intake stops, so that a FIFO nobody writes to cannot hold a
+// drain up until its read timeout.
+func (p *Core) Pipeline(reads context.Context) *pipeline.Pipeline[*stages.Job] {
 	shape := func(name string) stages.Shape {
 		s, ok := p.cfg.Shapes[name]
 		if !ok {
@@ -280,7 +284,7 @@ func (p *Core) Pipeline() *pipeline.Pipeline[*stages.Job] {
 		}
 	}
 	pl := pipeline.New(
-		stage(stages.Parse, p.parse),
+		stage(stages.Parse, func(ctx context.Context, j *stages.Job) error { return p.parse(ctx, j, reads) }),
 		synth,
 		xfer,
 		stage(stages.MSMH, st.MSMH),
@@ -296,8 +300,15 @@ func (p *Core) Pipeline() *pipeline.Pipeline[*stages.Job] {
 }
 
 // parse resolves the job's circuit in the registry, lends it the vector
-// pools, and runs the parse step.
-func (p *Core) parse(ctx context.Context, j *stages.Job) error {
+// pools, and runs the parse step, under reads too where there is one.
+func (p *Core) parse(ctx context.Context, j *stages.Job, reads context.Context) error {
+	if reads != nil {
+		// ends with either: a drain must not wait on a FIFO
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(reads, func() { cancel(context.Cause(reads)) })()
+	}
 	if j.Err == nil {
 		j.Buffers = &p.vectors
 		if j.Circuit == nil {

@@ -177,7 +177,7 @@ func prove(b *testing.B, eng *engine.Core, j *stages.Job) {
 	src <- j
 	close(src)
 	var res []engine.CoreResult
-	if err := eng.Run(ctx, eng.Pipeline(), src, func(r engine.CoreResult) { res = append(res, r) }); err != nil {
+	if err := eng.Run(ctx, eng.Pipeline(nil), src, func(r engine.CoreResult) { res = append(res, r) }); err != nil {
 		b.Fatal(err)
 	}
 	if len(res) != 1 || res[0].Err != nil {

@@ -93,7 +93,7 @@ func TestCancelledJobsGiveBackWhatTheyHold(t *testing.T) {
 		cancel()
 	}()
 	var sunk int
-	err = eng.Run(ctx, eng.Pipeline(), src, func(engine.CoreResult) { sunk++ })
+	err = eng.Run(ctx, eng.Pipeline(nil), src, func(engine.CoreResult) { sunk++ })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run: %v", err)
 	}
@@ -163,7 +163,7 @@ func TestEnginesOpenAndCloseManyTimes(t *testing.T) {
 		src <- &stages.Job{Request: stream.Request{ID: fmt.Sprintf("j%d", i), Generate: &stream.Generate{Seed: int64(i)}}}
 		close(src)
 		var failed error
-		if err := eng.Run(context.Background(), eng.Pipeline(), src, func(r engine.CoreResult) { failed = r.Err }); err != nil || failed != nil {
+		if err := eng.Run(context.Background(), eng.Pipeline(nil), src, func(r engine.CoreResult) { failed = r.Err }); err != nil || failed != nil {
 			t.Fatalf("round %d: %v, %v", i, err, failed)
 		}
 		if err := eng.Close(); err != nil {

@@ -385,7 +385,7 @@ func (e *Engine) run(ctx, streamIntake context.Context, feed func(in *jobIntake)
 
 	// The pipeline is this run's before a line is taken (Intake counts
 	// the lines of this run's feeder).
-	p := e.core.Pipeline()
+	p := e.core.Pipeline(reads)
 	e.mu.Lock()
 	e.pipe, e.t0 = p, time.Now()
 	e.mu.Unlock()
@@ -465,9 +465,9 @@ func traceOf(r CoreResult) tracing.Job {
 // earlier run finished is answered from its outputs.
 type jobIntake struct {
 	e     *Engine
+	reads context.Context  // bounds the reads of a resume's check (and the pipeline's parse)
 	in    chan *stages.Job // stage 1's input, closed once by close
 	done  <-chan struct{}  // intake ended: take no more
-	reads context.Context  // Job.Reads
 	hard  context.Context  // the run's
 	send  func(stream.Result)
 
@@ -492,7 +492,7 @@ func (t *jobIntake) take(l stream.Line) bool {
 		return t.takeRequest(l)
 	}
 	e := t.e
-	j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err, Reads: t.reads, WitnessInput: l.Witness, Out: l.Out}
+	j := &stages.Job{Request: l.Request, Line: l.Number, Err: l.Err, WitnessInput: l.Witness, Out: l.Out}
 	switch {
 	case j.Err != nil:
 	case !l.IDChecked && !stream.ValidID(j.ID):

@@ -94,7 +94,7 @@ func (t *jobIntake) takeRequest(l stream.Line) bool {
 		}
 	}
 	if err != nil {
-		return t.enter(&stages.Job{Request: req, Line: l.Number, Err: err, Reads: t.reads, WitnessInput: l.Witness, Out: l.Out})
+		return t.enter(&stages.Job{Request: req, Line: l.Number, Err: err, WitnessInput: l.Witness, Out: l.Out})
 	}
 	if e.opts.SkipDone {
 		if r, done := e.resumeRequest(t.reads, req); done {
@@ -107,7 +107,7 @@ func (t *jobIntake) takeRequest(l stream.Line) bool {
 	}
 	r := newRequest(req)
 	for i := range req.Partitions {
-		j := &stages.Job{Request: req.Partition(i), Line: l.Number, Reads: t.reads, Out: l.Out}
+		j := &stages.Job{Request: req.Partition(i), Line: l.Number, Out: l.Out}
 		j.Err = e.checkWitness(j) // a witness this run writes fails its partition alone
 		t.parts.Store(j, partOf{r, i})
 		select {

@@ -62,7 +62,7 @@ func (e *Engine) Prove(ctx context.Context, circuit string, w witness.Witness) (
 // ProveInput is the untyped entry under Prove and a source's typed ones
 // (circomsrc.ProveWtns, which declares the interface it takes): it proves
 // one job of the named circuit ("" with one loaded) whose witness w is in
-// hand, as the circuit's source takes it (stages.Job.WitnessValue), and
+// hand, as the circuit's source takes it (blob.Value, stages.Job.WitnessInput), and
 // returns what the source's Emit reported, the proof among it
 // (stages.Emitted.Value), as Prove does. kind is the source kind w is for
 // ("circom"): another circuit's is refused, naming both and entry, the
@@ -110,7 +110,7 @@ func (e *Engine) startProvers() *provers {
 	pr := &provers{in: make(chan *stages.Job), done: make(chan struct{}), stop: stop}
 	e.provers = pr
 	e.busy.Add(1) // Close waits for the pipeline to stop
-	p := e.core.Pipeline()
+	p := e.core.Pipeline(nil)
 	go func() {
 		defer e.busy.Done()
 		defer close(pr.done)
@@ -143,7 +143,7 @@ func (e *Engine) proveJob(ctx context.Context, c *stages.Circuit, w any) (stages
 	if pr == nil {
 		return stages.Emitted{}, ErrClosed
 	}
-	j := &stages.Job{Circuit: c, WitnessValue: w, Out: new(blob.Memory), Verify: true, Ctx: ctx}
+	j := &stages.Job{Circuit: c, WitnessInput: blob.Value("its witness value", w), Out: new(blob.Memory), Verify: true, Ctx: ctx}
 	j.ID = fmt.Sprintf("prove-%d", pr.next.Add(1))
 	j.Request.Circuit = c.Name
 	reply := make(chan pipeline.Result[*stages.Job], 1)

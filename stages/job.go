@@ -21,23 +21,18 @@ type Job struct {
 	// job of the id meanwhile is a duplicate).
 	Owned bool
 
-	// Reads bounds the reads of the job's input files beside the stage's
-	// context (parse reads under both): the engine ends it a few seconds
-	// after its intake stops, so that a FIFO nobody writes to cannot hold
-	// a drain up until its read timeout. nil: the stage's alone.
-	Reads context.Context
-
 	// Ctx, when set, ends this job alone, whatever the pipeline's context
 	// (the library's Engine.Prove: its caller's context): every stage runs
-	// under both, and a job whose Ctx is done fails at its next stage.
+	// under both, and a job whose Ctx is done fails at its next stage. (A
+	// run's bound on its jobs' reads, once Job.Reads, is the pipeline's:
+	// engine.Core.Pipeline.)
 	Ctx context.Context
-	// WitnessValue is the job's witness as a value instead of a file (the
-	// library's Engine.Prove): a gnark source takes a witness.Witness.
-	WitnessValue any
-	// WitnessInput is the witness file the request names (Witness or Wtns)
-	// as a value (stream.Line.Witness: bytes in hand, or fetched as parse
-	// opens them): the source reads it instead of the path, with the same
-	// bounds, and releases it once decoded.
+	// WitnessInput is the job's witness in hand instead of a path: the file
+	// the request names (Witness or Wtns) as bytes (stream.Line.Witness: in
+	// hand, or fetched as parse opens them), which the source reads with a
+	// file's bounds and releases once decoded; or, with no file named, the
+	// witness decoded (blob.Value: the library's Engine.Prove, a gnark
+	// witness.Witness or a circom wire slice).
 	WitnessInput *blob.Input
 	// Out, when set, takes the job's files instead of the engine's
 	// output (Memory: the library's Prove writes nothing to disk).

@@ -15,13 +15,6 @@ func (st *Steps) Parse(ctx context.Context, j *Job) error {
 	if j.Circuit == nil {
 		return fmt.Errorf("job %s: no circuit resolved", j.ID)
 	}
-	if j.Reads != nil {
-		// ends with either: a drain must not wait on a FIFO (Job.Reads)
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
-		defer context.AfterFunc(j.Reads, func() { cancel(context.Cause(j.Reads)) })()
-	}
 	if err := j.Circuit.Source.Parse(ctx, j); err != nil {
 		if ctx.Err() != nil && context.Cause(ctx) != ctx.Err() {
 			return fmt.Errorf("%w: %w", err, context.Cause(ctx))

@@ -61,7 +61,7 @@ func Run(t testing.TB, cfg engine.CoreConfig, circuits []*stages.Circuit, jobs [
 		}
 	}()
 	var out []stream.Result
-	if err := eng.Run(ctx, eng.Pipeline(), src, func(r engine.CoreResult) {
+	if err := eng.Run(ctx, eng.Pipeline(nil), src, func(r engine.CoreResult) {
 		out = append(out, r.Line)
 	}); err != nil {
 		t.Fatalf("stream: %v", err)

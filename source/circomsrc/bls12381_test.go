@@ -12,6 +12,7 @@ import (
 
 	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/internal/runtest"
 	"github.com/zkpipe/zkpipe/proofdata"
@@ -147,7 +148,7 @@ func TestBLS12381Stream(t *testing.T) {
 	}
 	valueJob := func(id string, v any) *stages.Job {
 		j := job(id, "blsmul")
-		j.WitnessValue = v
+		j.WitnessInput = blob.Value("its witness value", v)
 		return j
 	}
 	bnWires := make([]bnfr.Element, len(blsWires))

@@ -238,7 +238,8 @@ func keep[P, M any](ps []P, first uint32, mask []M, inf func(*M) bool) ([]P, []u
 
 // ─── parse ───────────────────────────────────────────────────────────────────
 
-// Parse reads a job's .wtns (from Job.WitnessInput when its bytes are in hand,
+// Parse takes the job's witness value (Job.WitnessInput, a blob.Value: its
+// wires), reads its .wtns (from Job.WitnessInput when its bytes are in hand,
 // with the same bound) and checks it is for this circuit, or checks an
 // input job's inputs are a JSON object (the witness is computed in
 // synthesize, off the parse stage). Job.WitnessInput is released, read or not.
@@ -248,13 +249,14 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 	if req.Witness != "" || req.Generate != nil {
 		return fmt.Errorf("circuit %s is a circom circuit: give wtns or input, not witness or generate", name)
 	}
+	value, isValue := j.WitnessInput.Value()
 	switch {
-	case j.WitnessValue != nil && (req.Wtns != "" || len(req.Input) > 0):
+	case isValue && (req.Wtns != "" || len(req.Input) > 0):
 		return fmt.Errorf("give a witness value, wtns or input, only one")
-	case j.WitnessValue != nil:
-		w, ok := s.cc.witnessValue(j.WitnessValue)
+	case isValue:
+		w, ok := s.cc.witnessValue(value)
 		if !ok {
-			return fmt.Errorf("witness value is a %s, circuit %s (%s) wants its wires as %s's []fr.Element (ParseWtnsOf)", typeName(j.WitnessValue), name, s.zkey.Curve, s.zkey.Curve)
+			return fmt.Errorf("witness value is a %s, circuit %s (%s) wants its wires as %s's []fr.Element (ParseWtnsOf)", typeName(value), name, s.zkey.Curve, s.zkey.Curve)
 		}
 		if len(w) != s.zkey.NVars {
 			return fmt.Errorf("witness of %d wires for circuit %s of %d: a witness for another circuit", len(w), name, s.zkey.NVars)

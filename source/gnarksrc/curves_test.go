@@ -16,6 +16,7 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
+	"github.com/zkpipe/zkpipe/blob"
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/internal/provertest"
@@ -242,7 +243,7 @@ func TestWitnessValueOfAnotherCurveIsRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j := &stages.Job{Circuit: c.circuit, WitnessValue: w}
+		j := &stages.Job{Circuit: c.circuit, WitnessInput: blob.Value("its witness value", w)}
 		err = c.circuit.Source.Parse(t.Context(), j)
 		if err == nil || !strings.Contains(err.Error(), "over another field") || !strings.Contains(err.Error(), c.circuit.Curve().String()) {
 			t.Errorf("circuit %s: a %s witness value: %v", c.circuit.Curve(), c.other, err)

@@ -445,10 +445,11 @@ func selectWires(from, n int, keep func(i int) bool) []uint32 {
 
 // ─── parse ───────────────────────────────────────────────────────────────────
 
-// Parse takes the job's witness value (Job.WitnessValue), reads its binary
-// witness file (from Job.WitnessInput when its bytes are in hand, with the same
-// bounds), or generates one for a built-in circuit, and checks it has the
-// circuit's public and secret counts. Job.WitnessInput is released, read or not.
+// Parse takes the job's witness value (Job.WitnessInput, a blob.Value), reads
+// its binary witness file (from Job.WitnessInput when its bytes are in hand,
+// with the same bounds), or generates one for a built-in circuit, and checks
+// it has the circuit's public and secret counts. Job.WitnessInput is
+// released, read or not.
 func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 	defer j.WitnessInput.Release()
 	req := &j.Request
@@ -456,13 +457,14 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 		return fmt.Errorf("circuit %s is a gnark circuit: wtns and input jobs need a circom circuit (--zkey)", j.Circuit.Name)
 	}
 	var full witness.Witness
+	value, isValue := j.WitnessInput.Value()
 	switch {
-	case j.WitnessValue != nil && (req.Witness != "" || req.Generate != nil):
+	case isValue && (req.Witness != "" || req.Generate != nil):
 		return fmt.Errorf("give a witness value, a witness file or generate, only one")
-	case j.WitnessValue != nil:
-		w, ok := j.WitnessValue.(witness.Witness)
+	case isValue:
+		w, ok := value.(witness.Witness)
 		if !ok || w == nil {
-			return fmt.Errorf("witness value is a %T, circuit %s wants a gnark witness.Witness", j.WitnessValue, j.Circuit.Name)
+			return fmt.Errorf("witness value is a %T, circuit %s wants a gnark witness.Witness", value, j.Circuit.Name)
 		}
 		if _, ok := s.g.vectorLen(w); !ok {
 			return fmt.Errorf("witness value is over another field (%T), circuit %s wants %s's", w.Vector(), j.Circuit.Name, s.curve)

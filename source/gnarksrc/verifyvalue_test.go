@@ -30,7 +30,7 @@ func TestJobVerifyChecksEvenUnderSkipVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, verify := range []bool{true, false} {
-		j := &stages.Job{Circuit: c, WitnessValue: w, Verify: verify}
+		j := &stages.Job{Circuit: c, WitnessInput: blob.Value("its witness value", w), Verify: verify}
 		j.ID = "j"
 		if err := s.Parse(context.Background(), j); err != nil {
 			t.Fatalf("Parse of a witness value: %v", err)
@@ -48,7 +48,7 @@ func TestJobVerifyChecksEvenUnderSkipVerify(t *testing.T) {
 			t.Errorf("SkipVerify, Verify unset: Emit: %v, wrote %v, value %v", err, wrote, em.Value)
 		}
 	}
-	j := &stages.Job{Circuit: c, WitnessValue: "not a witness"}
+	j := &stages.Job{Circuit: c, WitnessInput: blob.Value("its witness value", "not a witness")}
 	if err := s.Parse(context.Background(), j); err == nil || !strings.Contains(err.Error(), "gnark witness.Witness") {
 		t.Errorf("Parse of a string witness value: %v", err)
 	}
