@@ -142,7 +142,7 @@ func (b Builtin) CheckSetup(n int, allow int64) error {
 	}
 	c, w := b.floor(n)
 	if err := CheckSetup(c, w, allow); err != nil {
-		return fmt.Errorf("%s at --constraints %d: %w", b.Name, n, err)
+		return fmt.Errorf("%s at %d constraints: %w", b.Name, n, err)
 	}
 	return nil
 }

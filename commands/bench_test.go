@@ -194,7 +194,7 @@ func TestBenchGnarkProofsFlag(t *testing.T) {
 // the message, before the keys' note.
 func TestBenchBuiltinRefusesTooLarge(t *testing.T) {
 	code, log := benchBin(t, nil, "--builtin", "mulchain", "--constraints", "200000000", "-n", "1", "--skip-gnark")
-	if code != 2 || !strings.Contains(log, "over zkpipe's limit of 2^27") || !strings.Contains(log, "mulchain at --constraints 200000000") {
+	if code != 2 || !strings.Contains(log, "over zkpipe's limit of 2^27") || !strings.Contains(log, "mulchain at 200000000 constraints") {
 		t.Errorf("exit %d, want 2 and the limit named:\n%s", code, log)
 	}
 	if strings.Contains(log, "toxic waste") || strings.Contains(log, "setup: mulchain") || strings.Contains(log, "zkpipe stream") {

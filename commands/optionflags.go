@@ -12,7 +12,8 @@ import (
 
 // The packages' messages name the options a user would change by their Go
 // names (engine.Options.Memory.Budget, fleet.WorkerOptions.JobTimeout,
-// mem.Config.Budget): a library user sets those. What the zkpipe command
+// mem.Config.Budget, circomsrc.Limits.Memory, and gpu's engine.Options.CUDA.Lib):
+// a library user sets those; no package but commands names a flag. What the zkpipe command
 // prints names the flag that sets each instead, as optionFlags says: the
 // errors its commands return (withFlagNames), the engine's and the fleet's
 // log lines (flagNamedWriter) and the result lines it writes
@@ -46,6 +47,13 @@ var optionFlags = func() map[string]string {
 		"engine.Options.CUDA.ClassifyWorkers": "--cuda-classify-workers",
 		"engine.Options.CUDA.ComputeStreams":  "--cuda-compute-streams",
 		"engine.Options.Tracing.Group":        "--trace-group",
+		"engine.Options.CUDA.Lib":             "--cuda-lib",
+
+		"circomsrc.Limits.Memory":      "--wasm-memory",
+		"circomsrc.Limits.Timeout":     "--wasm-timeout",
+		"circomsrc.Files.Wasm":         "--wasm",
+		"circomsrc.Files.Zkey":         "--zkey",
+		"gnarksrc.Options.HashToField": "--hash-to-field",
 
 		"mem.Config.Budget": "--mem-budget", // set from engine.Options.Memory.Budget
 		"mem.Config.Pinned": "--pinned-budget",
@@ -92,7 +100,7 @@ var optionsWithoutFlag = map[string]bool{
 // optionName is the shape of an option's name in a message: a package, a
 // type, and fields, a map's key in brackets (Shapes[parse]), not inside a
 // longer word or path (submatch 1 is the name).
-var optionName = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])((?:engine|fleet|mem)\.[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*|\[[a-z0-9-]+\])+)`)
+var optionName = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])((?:engine|fleet|mem|circomsrc|gnarksrc)\.[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*|\[[a-z0-9-]+\])+)`)
 
 // optionNames are the options msg names, in order.
 func optionNames(msg string) []string {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,8 @@ import (
 	"github.com/zkpipe/zkpipe/engine"
 	"github.com/zkpipe/zkpipe/fleet"
 	"github.com/zkpipe/zkpipe/mem"
+	"github.com/zkpipe/zkpipe/source/circomsrc"
+	"github.com/zkpipe/zkpipe/source/gnarksrc"
 )
 
 // Every option a message of engine, fleet or mem names is in optionFlags
@@ -24,7 +27,7 @@ import (
 // every flag it gives is a flag of some command.
 func TestOptionFlagsNameEveryOption(t *testing.T) {
 	named := map[string]string{} // option → where a message names it
-	for _, dir := range []string{"../engine", "../fleet", "../mem"} {
+	for _, dir := range []string{"../engine", "../fleet", "../mem", "../gpu", "../source/circomsrc", "../source/gnarksrc"} {
 		fset := token.NewFileSet()
 		pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
 		if err != nil {
@@ -62,6 +65,8 @@ func TestOptionFlagsNameEveryOption(t *testing.T) {
 		"fleet.Auth": reflect.TypeOf(fleet.Auth{}), "fleet.ServerOptions": reflect.TypeOf(fleet.ServerOptions{}),
 		"fleet.SubmitOptions": reflect.TypeOf(fleet.SubmitOptions{}), "fleet.WorkerOptions": reflect.TypeOf(fleet.WorkerOptions{}),
 		"fleet.ResultsOptions": reflect.TypeOf(fleet.ResultsOptions{}), "fleet.Config": reflect.TypeOf(fleet.Config{}),
+		"circomsrc.Limits": reflect.TypeOf(circomsrc.Limits{}), "circomsrc.Files": reflect.TypeOf(circomsrc.Files{}),
+		"gnarksrc.Options": reflect.TypeOf(gnarksrc.Options{}),
 	}
 	flags := map[string]bool{}
 	var walk func([]*cli.Command)
@@ -175,5 +180,62 @@ func TestMemoryHintsNameTheFlag(t *testing.T) {
 	}
 	if !strings.Contains(status, "its jobs will fail (raise --mem-budget)") || strings.Contains(status, "mem.Config") || strings.Contains(status, "engine.Options") {
 		t.Errorf("status %q, want the warning to say to raise --mem-budget", status)
+	}
+}
+
+// TestLibrariesNameNoFlag: no message of a package but commands (and bench,
+// the bench command's own work, and fleet's, whose commands are its API)
+// names one of zkpipe's flags: a library's errors name the option a
+// program sets (optionFlags maps it back for the command's user).
+func TestLibrariesNameNoFlag(t *testing.T) {
+	flags := map[string]bool{}
+	var walk func([]*cli.Command)
+	walk = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			for _, f := range c.Flags {
+				for _, n := range f.Names() {
+					if len(n) > 1 {
+						flags["--"+n] = true
+					}
+				}
+			}
+			walk(c.Subcommands)
+		}
+	}
+	walk(App().Commands)
+	flagIn := regexp.MustCompile(`--[a-z][a-z0-9-]*`)
+	for _, dir := range []string{"../engine", "../stages", "../gpu", "../mem", "../pipeline", "../source/circomsrc", "../source/gnarksrc",
+		"../keygen", "../blob", "../blob/boundedread", "../stream", "../ioplan", "../circuits", "../proofdata", "../adapt", "../metrics", "../tracing", "../timeline", "../evm", "../curve", "../cpumsm"} {
+		fset := token.NewFileSet()
+		pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pkgs {
+			for _, f := range p.Files {
+				ast.Inspect(f, func(n ast.Node) bool {
+					call, ok := n.(*ast.CallExpr)
+					if !ok {
+						return true
+					}
+					if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || (sel.Sel.Name != "Errorf" && sel.Sel.Name != "New") {
+						return true
+					}
+					for _, a := range call.Args {
+						lit, ok := a.(*ast.BasicLit)
+						if !ok || lit.Kind != token.STRING {
+							continue
+						}
+						s, _ := strconv.Unquote(lit.Value)
+						for _, fl := range flagIn.FindAllString(s, -1) {
+							if flags[fl] {
+								t.Errorf("%s: an error names the flag %s: name the option a program sets", fset.Position(lit.Pos()), fl)
+							}
+						}
+					}
+					return true
+				})
+			}
+		}
 	}
 }

@@ -50,7 +50,7 @@ func verifyCommand() *cli.Command {
 				// each proof's public witness beside it, named as the
 				// circuit's outputs are (p.proof's p.public)
 				if _, err := v.Check(c.Context, blob.DirReader(""), v.Beside(p)); err != nil {
-					fmt.Printf("%s: REJECTED: %v\n", p, err)
+					fmt.Printf("%s: REJECTED: %s\n", p, flagNames(err.Error()))
 					bad++
 					if errors.Is(err, gnarksrc.ErrHashToField) {
 						htfBad++

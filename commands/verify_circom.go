@@ -29,7 +29,7 @@ func verifyCircom(c *cli.Context) error {
 	for i := 0; i < len(args); i += 2 {
 		proof, public := args[i], args[i+1]
 		if err := circomsrc.VerifyFiles(c.Context, vk, proof, public); err != nil {
-			fmt.Printf("%s: REJECTED: %v\n", proof, err)
+			fmt.Printf("%s: REJECTED: %s\n", proof, flagNames(err.Error()))
 			bad++
 			continue
 		}

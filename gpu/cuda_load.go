@@ -103,10 +103,10 @@ func FindCUDALibrary(flag string) (string, error) {
 	if flag != "" {
 		p, err := filepath.Abs(flag)
 		if err != nil {
-			return "", fmt.Errorf("%w: --cuda-lib %s: %v", ErrNoCUDA, flag, err)
+			return "", fmt.Errorf("%w: engine.Options.CUDA.Lib %s: %v", ErrNoCUDA, flag, err)
 		}
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%w: --cuda-lib: %v", ErrNoCUDA, err)
+			return "", fmt.Errorf("%w: engine.Options.CUDA.Lib: %v", ErrNoCUDA, err)
 		}
 		return p, nil
 	}
@@ -126,7 +126,7 @@ func FindCUDALibrary(flag string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%w: no %s beside the executable or in %s; give --cuda-lib", ErrNoCUDA, CUDALibraryName, strings.Join(CUDASystemDirs, ", "))
+	return "", fmt.Errorf("%w: no %s beside the executable or in %s; give its path (engine.Options.CUDA.Lib)", ErrNoCUDA, CUDALibraryName, strings.Join(CUDASystemDirs, ", "))
 }
 
 // CUDASystemDirs are the system directories FindCUDALibrary looks in, in

@@ -293,7 +293,7 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 		j.Source = &state{w: w}
 	case len(req.Input) > 0:
 		if s.calc == nil {
-			return fmt.Errorf("an input job needs the circuit's witness calculator: give --wasm for circuit %s", name)
+			return fmt.Errorf("an input job needs the circuit's witness calculator: give circomsrc.Files.Wasm (its witness calculator) for circuit %s", name)
 		}
 		if _, err := flattenInput(req.Input, s.cc.r()); err != nil {
 			return err

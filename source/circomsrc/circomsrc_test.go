@@ -154,7 +154,7 @@ func TestStream(t *testing.T) {
 		"bad-value":       `"x1" is not an integer`,
 		"bad-long":        "input a: a value of 4194304 characters, more than the 1024",
 		"bad-missingfile": "no such file",
-		"bad-nowasm":      "give --wasm",
+		"bad-nowasm":      "give circomsrc.Files.Wasm",
 		"bad-both":        "not both",
 		"bad-gnark":       "give wtns or input",
 	}

@@ -81,7 +81,7 @@ func TestCalculatorMemoryLimit(t *testing.T) {
 		t.Fatalf("limit %d, job bytes %d", c.MemoryLimit(), c.JobBytes())
 	}
 	_, err := c.Calculate(context.Background(), json.RawMessage(poisonInput))
-	if err == nil || !strings.Contains(err.Error(), "memory limit of 8MiB (--wasm-memory)") {
+	if err == nil || !strings.Contains(err.Error(), "memory limit of 8MiB (circomsrc.Limits.Memory)") {
 		t.Fatalf("growing past the limit: %v", err)
 	}
 

@@ -275,10 +275,10 @@ func NewCalculator(ctx context.Context, wasm []byte) (*Calculator, error) {
 // one fails to load, saying which, instead of hanging start-up.
 func NewCalculatorWith(ctx context.Context, wasm []byte, lim Limits) (*Calculator, error) {
 	if lim.Memory < 0 || lim.Memory > maxWasmMemory {
-		return nil, fmt.Errorf("wasm: a memory limit of %d bytes (--wasm-memory): want 0 (the default) up to wasm32's 4 GiB", lim.Memory)
+		return nil, fmt.Errorf("wasm: a memory limit of %d bytes (circomsrc.Limits.Memory): want 0 (the default) up to wasm32's 4 GiB", lim.Memory)
 	}
 	if lim.Timeout < 0 {
-		return nil, fmt.Errorf("wasm: a deadline of %s (--wasm-timeout): want 0 (the default, by the circuit's size) or more", lim.Timeout)
+		return nil, fmt.Errorf("wasm: a deadline of %s (circomsrc.Limits.Timeout): want 0 (the default, by the circuit's size) or more", lim.Timeout)
 	}
 	initial, err := declaredMemory(wasm)
 	if err != nil {
@@ -293,7 +293,7 @@ func NewCalculatorWith(ctx context.Context, wasm []byte, lim Limits) (*Calculato
 	}
 	pages := uint32((limit + wasmPage - 1) / wasmPage)
 	if initial > int64(pages)*wasmPage {
-		return nil, fmt.Errorf("wasm: the module declares %s of memory, more than its limit of %s (--wasm-memory)",
+		return nil, fmt.Errorf("wasm: the module declares %s of memory, more than its limit of %s (circomsrc.Limits.Memory)",
 			formatBytes(initial), formatBytes(int64(pages)*wasmPage))
 	}
 	loadTimeout := lim.Timeout
@@ -381,7 +381,7 @@ func NewCalculatorWith(ctx context.Context, wasm []byte, lim Limits) (*Calculato
 	if lim.Hold != nil {
 		release, err := lim.Hold(parent, c.MemoryLimit())
 		if err != nil {
-			return fail(fmt.Errorf("wasm: the witness calculator's instance at load (%s, its memory limit: --wasm-memory): %w", formatBytes(c.MemoryLimit()), err))
+			return fail(fmt.Errorf("wasm: the witness calculator's instance at load (%s, its memory limit: circomsrc.Limits.Memory): %w", formatBytes(c.MemoryLimit()), err))
 		}
 		defer release() // after the instance is closed (below)
 	}
@@ -433,9 +433,9 @@ func (c *Calculator) failure(parent, ctx context.Context, in *instance, d time.D
 	case parent.Err() != nil:
 		return fmt.Errorf("%s stopped: %w", what, context.Cause(parent))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("%s ran past its deadline of %s (--wasm-timeout); stopped", what, d)
+		return fmt.Errorf("%s ran past its deadline of %s (circomsrc.Limits.Timeout); stopped", what, d)
 	case in != nil && in.memPages() >= c.limitPages:
-		return fmt.Errorf("%s reached the witness calculator's memory limit of %s (--wasm-memory): %w", what, formatBytes(c.MemoryLimit()), err)
+		return fmt.Errorf("%s reached the witness calculator's memory limit of %s (circomsrc.Limits.Memory): %w", what, formatBytes(c.MemoryLimit()), err)
 	}
 	return err
 }
@@ -557,7 +557,7 @@ func (c *Calculator) CalculateInto(ctx context.Context, input json.RawMessage, w
 			switch {
 			case st.fail != nil && in.memPages() >= c.limitPages:
 				// circom's own "not enough memory": the limit's doing, not the inputs'
-				err = fmt.Errorf("wasm: the witness calculation reached the witness calculator's memory limit of %s (--wasm-memory): %w",
+				err = fmt.Errorf("wasm: the witness calculation reached the witness calculator's memory limit of %s (circomsrc.Limits.Memory): %w",
 					formatBytes(c.MemoryLimit()), st.fail)
 			case st.fail != nil:
 				err = fmt.Errorf("inputs rejected by the circuit: %w", st.fail)

@@ -454,7 +454,7 @@ func (s *Source) Parse(ctx context.Context, j *stages.Job) error {
 	defer j.WitnessInput.Release()
 	req := &j.Request
 	if req.Wtns != "" || len(req.Input) > 0 {
-		return fmt.Errorf("circuit %s is a gnark circuit: wtns and input jobs need a circom circuit (--zkey)", j.Circuit.Name)
+		return fmt.Errorf("circuit %s is a gnark circuit: wtns and input jobs need a circom circuit (circomsrc.Files.Zkey)", j.Circuit.Name)
 	}
 	var full witness.Witness
 	value, isValue := j.WitnessInput.Value()

@@ -138,7 +138,7 @@ func compileBuiltin(id curve.ID, name string, n int, log func(phase string, elap
 	}
 	log("compile", time.Since(start))
 	if err := circuits.CheckSetupOf(ccs, allow); err != nil {
-		return nil, fmt.Errorf("%s at --constraints %d: %w", name, n, err)
+		return nil, fmt.Errorf("%s at %d constraints: %w", name, n, err)
 	}
 	return ccs, nil
 }

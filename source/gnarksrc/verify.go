@@ -97,7 +97,7 @@ func verifyProof(vk groth16.VerifyingKey, h HashToField, proofName string, proof
 	}
 	why := "nor under " + otherHashes(h)
 	if len(under) > 0 {
-		why = fmt.Sprintf("it verifies under %s: it was made under that hash-to-field (before the circuit's changed?); check it with --hash-to-field %s", strings.Join(under, " and "), under[0])
+		why = fmt.Sprintf("it verifies under %s: it was made under that hash-to-field (before the circuit's changed?); check it under that one (gnarksrc.Options.HashToField %s)", strings.Join(under, " and "), under[0])
 	}
 	return fmt.Errorf("%s: %w: checked with hash-to-field %s, and a proof made under another hash-to-field does not verify with it; %s (%w)", proofName, err, h, why, ErrHashToField)
 }
