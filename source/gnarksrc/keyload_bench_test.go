@@ -36,7 +36,7 @@ import (
 // of either curve: the curve is circuit.json's); the compressed copy is
 // written beside it, in ZKPIPE_BENCH_KEYS.compressed, once. Run with
 // -benchtime=1x: each figure is one load of the whole key, as a user's
-// start-up pays it.
+// start-up pays it. ZKPIPE_BENCH_ENCODINGS=raw: the raw key alone.
 //
 //	ZKPIPE_BENCH_KEYS=/tmp/c22 go test -run - -bench KeyLoad -benchtime=1x ./source/gnarksrc
 func BenchmarkKeyLoad(b *testing.B) {
@@ -45,11 +45,18 @@ func BenchmarkKeyLoad(b *testing.B) {
 		b.Skip("ZKPIPE_BENCH_KEYS names no circuit directory")
 	}
 	id := benchCurve(b, dir)
-	comp := filepath.Clean(dir) + ".compressed"
-	if _, err := os.Stat(filepath.Join(comp, gnarksrc.PKFile)); err != nil {
-		writeCompressed(b, id, dir, comp)
+	encodings := []struct{ name, dir string }{{"raw", dir}}
+	// ZKPIPE_BENCH_ENCODINGS=raw leaves the compressed copy out (its
+	// writing reads and compresses the whole key, and at 2^27 the copy is
+	// some 22 GiB more on the disk)
+	if os.Getenv("ZKPIPE_BENCH_ENCODINGS") != "raw" {
+		comp := filepath.Clean(dir) + ".compressed"
+		if _, err := os.Stat(filepath.Join(comp, gnarksrc.PKFile)); err != nil {
+			writeCompressed(b, id, dir, comp)
+		}
+		encodings = append(encodings, struct{ name, dir string }{"compressed", comp})
 	}
-	for _, enc := range []struct{ name, dir string }{{"raw", dir}, {"compressed", comp}} {
+	for _, enc := range encodings {
 		pkPath := filepath.Join(enc.dir, gnarksrc.PKFile)
 		st, err := os.Stat(pkPath)
 		if err != nil {
