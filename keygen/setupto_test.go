@@ -22,6 +22,7 @@ import (
 	"github.com/zkpipe/zkpipe/circuits"
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/keygen"
+	"go.uber.org/goleak"
 )
 
 // From one toxic waste, SetupTo streams the bytes WriteRawProvingKey
@@ -272,7 +273,7 @@ func TestSetupToFailsWithItsWriter(t *testing.T) {
 	defer restore()
 	boom := errors.New("disk full")
 	for _, at := range []int{0, 100, full.Len() / 3, full.Len() - 2000, full.Len() - 1} {
-		before := runtime.NumGoroutine()
+		ignore := goleak.IgnoreCurrent()
 		_, n, err := keygen.SetupTo(&failingWriter{left: at, err: boom}, c.CCS)
 		if !errors.Is(err, boom) {
 			t.Fatalf("failing at byte %d of %d: %v, want %v", at, full.Len(), err, boom)
@@ -280,8 +281,8 @@ func TestSetupToFailsWithItsWriter(t *testing.T) {
 		if n > int64(at) {
 			t.Fatalf("failing at byte %d: said %d bytes written", at, n)
 		}
-		if after := runtime.NumGoroutine(); after > before {
-			t.Fatalf("failing at byte %d: %d goroutines before, %d after", at, before, after)
+		if err := goleak.Find(ignore); err != nil {
+			t.Fatalf("failing at byte %d: %v", at, err)
 		}
 	}
 	if _, _, err := keygen.SetupTo(io.Discard, nil); err == nil {

@@ -42,7 +42,12 @@ const (
 
 // collectTerms decodes sys's R1C instructions over all cores, numbering
 // rows as gnark's R1CIterator does (an R1C instruction a row, the others
-// skipped), and buckets their nonzero terms by wire.
+// skipped), and buckets their nonzero terms by matrix and wire range. It
+// decodes them twice: first counting each bucket's terms (and each
+// chunk's rows), then filling buckets made at their length, so that the
+// terms take 12 B each and no more (appended, a bucket's growth left up
+// to as much again in garbage beside the circuit: at 2^27, gigabytes at
+// the setup's peak).
 func collectTerms(sys *constraint.System, nbWires int) (*terms, error) {
 	isR1C := make([]bool, len(sys.Blueprints))
 	for i, b := range sys.Blueprints {
@@ -55,64 +60,75 @@ func collectTerms(sys *constraint.System, nbWires int) (*terms, error) {
 	chunk := (len(insts) + nbChunks - 1) / max(nbChunks, 1)
 	nbChunks = (len(insts) + max(chunk, 1) - 1) / max(chunk, 1)
 
-	// the first row of each chunk: the R1C instructions before it
-	firstRow := make([]int, nbChunks+1)
-	parallelFor(nbChunks, 1, func(start, end int) {
-		for k := start; k < end; k++ {
-			n := 0
-			for _, inst := range insts[k*chunk : min((k+1)*chunk, len(insts))] {
-				if isR1C[inst.BlueprintID] {
-					n++
-				}
-			}
-			firstRow[k+1] = n
-		}
-	})
-	for k := range nbChunks {
-		firstRow[k+1] += firstRow[k]
-	}
-
 	nbRanges := 4 * workers
 	span := max(1, (nbWires+nbRanges-1)/nbRanges)
 	nbRanges = (nbWires + span - 1) / span
-	t := &terms{span: span, nbRanges: nbRanges, rows: firstRow[nbChunks]}
+
+	// visit calls f for each nonzero term of chunk k's R1Cs, its rows
+	// numbered from row, and returns the rows it saw
+	visit := func(k int, row uint32, f func(m, r int, t term)) (uint32, error) {
+		var c constraint.R1C
+		for _, inst := range insts[k*chunk : min((k+1)*chunk, len(insts))] {
+			if int(inst.BlueprintID) >= len(isR1C) || !isR1C[inst.BlueprintID] {
+				continue
+			}
+			sys.Blueprints[inst.BlueprintID].(constraint.BlueprintR1C).DecompressR1C(&c, inst.Unpack(sys))
+			for m, le := range [3]constraint.LinearExpression{c.L, c.R, c.O} {
+				for _, tm := range le {
+					if tm.CID == constraint.CoeffIdZero {
+						continue
+					}
+					if tm.CID > coeffMask {
+						return row, fmt.Errorf("constraint %d: coefficient ID %d, more than the %d a term can name", row, tm.CID, coeffMask)
+					}
+					w := int(tm.VID)
+					if w >= nbWires {
+						return row, fmt.Errorf("constraint %d names wire %d of %d", row, w, nbWires)
+					}
+					f(m, w/span, term{wire: tm.VID, row: row, coeff: uint32(m)<<matrixShift | tm.CID})
+				}
+			}
+			row++
+		}
+		return row, nil
+	}
+
+	// each chunk's rows and its buckets' lengths
+	rows := make([]int, nbChunks+1) // then: the first row of each chunk
+	counts := make([][3][]int, nbChunks)
+	errs := make([]error, nbChunks)
+	parallelFor(nbChunks, 1, func(start, end int) {
+		for k := start; k < end; k++ {
+			for m := range counts[k] {
+				counts[k][m] = make([]int, nbRanges)
+			}
+			n, err := visit(k, 0, func(m, r int, _ term) { counts[k][m][r]++ })
+			rows[k+1], errs[k] = int(n), err
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for k := range nbChunks {
+		rows[k+1] += rows[k]
+	}
+
+	t := &terms{span: span, nbRanges: nbRanges, rows: rows[nbChunks]}
 	for m := range t.byChunk {
 		t.byChunk[m] = make([][][]term, nbChunks)
 	}
-	errs := make([]error, nbChunks)
 	parallelFor(nbChunks, 1, func(start, end int) {
 		for k := start; k < end; k++ {
 			var buckets [3][][]term
 			for m := range buckets {
 				buckets[m] = make([][]term, nbRanges)
-			}
-			row := uint32(firstRow[k])
-			var c constraint.R1C
-			for _, inst := range insts[k*chunk : min((k+1)*chunk, len(insts))] {
-				if !isR1C[inst.BlueprintID] {
-					continue
+				for r, n := range counts[k][m] {
+					buckets[m][r] = make([]term, 0, n)
 				}
-				sys.Blueprints[inst.BlueprintID].(constraint.BlueprintR1C).DecompressR1C(&c, inst.Unpack(sys))
-				for m, le := range [3]constraint.LinearExpression{c.L, c.R, c.O} {
-					for _, tm := range le {
-						if tm.CID == constraint.CoeffIdZero {
-							continue
-						}
-						if tm.CID > coeffMask {
-							errs[k] = fmt.Errorf("constraint %d: coefficient ID %d, more than the %d a term can name", row, tm.CID, coeffMask)
-							return
-						}
-						w := int(tm.VID)
-						if w >= nbWires {
-							errs[k] = fmt.Errorf("constraint %d names wire %d of %d", row, w, nbWires)
-							return
-						}
-						r := w / span
-						buckets[m][r] = append(buckets[m][r], term{wire: tm.VID, row: row, coeff: uint32(m)<<matrixShift | tm.CID})
-					}
-				}
-				row++
 			}
+			_, errs[k] = visit(k, uint32(rows[k]), func(m, r int, tm term) { buckets[m][r] = append(buckets[m][r], tm) })
 			for m := range buckets {
 				t.byChunk[m][k] = buckets[m]
 			}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash"
+	"io"
 	"math/big"
 	"slices"
 
@@ -36,6 +37,13 @@ func gnarkFuncsBN254() gnarkCurveFuncs {
 		nbCommitments: nbCommitmentsBN254,
 		readPK:        readPKBN254,
 		compressed:    compressedBN254,
+		r1csParts: func(ccsI constraint.ConstraintSystem) (*constraint.System, int, func(io.Writer) error, bool) {
+			r, ok := ccsI.(*cs.R1CS)
+			if !ok {
+				return nil, 0, nil, false
+			}
+			return &r.System, len(r.Coefficients), func(w io.Writer) error { return encodeCoefficients(w, r.Coefficients) }, true
+		},
 		newR1CS: func() r1csTarget {
 			r := &cs.R1CS{}
 			return r1csTarget{ccs: r, sys: &r.System, setCoeffs: func(raw []byte, n int) {

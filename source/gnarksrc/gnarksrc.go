@@ -163,6 +163,9 @@ type gnarkCurveFuncs struct {
 	// newR1CS is an empty R1CS of the curve, as groth16.NewCS makes it,
 	// for readR1CS (r1csload.go).
 	newR1CS func() r1csTarget
+	// r1csParts is ccs's system, its coefficients' count and their
+	// writer, for writeR1CS (r1cswrite.go); false for another curve's.
+	r1csParts func(ccs constraint.ConstraintSystem) (sys *constraint.System, n int, writeCoeffs func(io.Writer) error, ok bool)
 }
 
 func (s *Source) Kind() string { return "gnark" }

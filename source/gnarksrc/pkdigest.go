@@ -100,7 +100,12 @@ func writePKDigest(dir string) error {
 	if err != nil {
 		return fmt.Errorf("digest of %s: %w", PKFile, err)
 	}
-	_, err = blob.Dir(dir).WriteStream(PKDigestFile, func(w io.Writer) error {
+	return writeDigestFile(dir, d)
+}
+
+// writeDigestFile writes d, circuit.pk's digest, into dir.
+func writeDigestFile(dir, d string) error {
+	_, err := blob.Dir(dir).WriteStream(PKDigestFile, func(w io.Writer) error {
 		_, err := io.WriteString(w, d+"\n")
 		return err
 	})
@@ -116,4 +121,84 @@ func pkTrusted(dir string, o Options) bool {
 	}
 	got, err := pkDigest(filepath.Join(dir, PKFile))
 	return err == nil && got == strings.TrimSpace(string(want))
+}
+
+// digestWriter passes what is written to it on to w and digests it as
+// pkDigest digests a file of those bytes, a 4 MiB piece at a time hashed
+// over all cores as the bytes come: zkpipe setup digests the proving key
+// it streams instead of reading its file again (some 47 GB at 2^27, from
+// the disk when the page cache has let it go). At most GOMAXPROCS+1
+// pieces are in memory; Write waits for a free one.
+type digestWriter struct {
+	w     io.Writer
+	size  int64
+	piece []byte      // the piece being filled
+	sums  []*[32]byte // each piece's SHA-256, in order
+	jobs  chan digestJob
+	free  chan []byte
+	wg    sync.WaitGroup
+}
+
+type digestJob struct {
+	b   []byte
+	sum *[32]byte
+}
+
+func newDigestWriter(w io.Writer) *digestWriter {
+	workers := runtime.GOMAXPROCS(0)
+	d := &digestWriter{w: w, jobs: make(chan digestJob), free: make(chan []byte, workers+1)}
+	for range workers + 1 {
+		d.free <- make([]byte, 0, pkDigestChunk)
+	}
+	for range workers {
+		d.wg.Go(func() {
+			for j := range d.jobs {
+				*j.sum = sha256.Sum256(j.b)
+				d.free <- j.b[:0]
+			}
+		})
+	}
+	d.piece = <-d.free
+	return d
+}
+
+func (d *digestWriter) Write(p []byte) (int, error) {
+	n, err := d.w.Write(p)
+	p = p[:n]
+	d.size += int64(n)
+	for len(p) > 0 {
+		k := min(len(p), pkDigestChunk-len(d.piece))
+		d.piece = append(d.piece, p[:k]...)
+		p = p[k:]
+		if len(d.piece) == pkDigestChunk {
+			d.send()
+			d.piece = <-d.free
+		}
+	}
+	return n, err
+}
+
+// send hands the piece being filled to a worker.
+func (d *digestWriter) send() {
+	sum := new([32]byte)
+	d.sums = append(d.sums, sum)
+	d.jobs <- digestJob{d.piece, sum}
+}
+
+// digest ends the writer (its workers too) and returns pkDigest's digest
+// of the bytes written. The writer takes no more.
+func (d *digestWriter) digest() string {
+	if len(d.piece) > 0 {
+		d.send()
+	}
+	close(d.jobs)
+	d.wg.Wait()
+	h := sha256.New()
+	var sz [8]byte
+	binary.BigEndian.PutUint64(sz[:], uint64(d.size))
+	h.Write(sz[:])
+	for _, s := range d.sums {
+		h.Write(s[:])
+	}
+	return pkDigestVersion + " " + hex.EncodeToString(h.Sum(nil))
 }

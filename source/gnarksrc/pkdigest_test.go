@@ -2,8 +2,10 @@ package gnarksrc
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -92,5 +94,44 @@ func TestPKDigestSkipsTheChecksOfSetupsOwnKey(t *testing.T) {
 				t.Fatalf("a key changed after setup, %s: %v (want refused: %v)", c.name, err, c.refused)
 			}
 		})
+	}
+}
+
+// digestWriter's digest of the bytes written through it, in writes of
+// any sizes, is pkDigest's of a file of those bytes: empty, under one
+// piece, a piece exactly, pieces and a part, on 1 and all cores; and what
+// it passes on is those bytes.
+func TestDigestWriterIsPKDigest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(49, 3))
+	for _, size := range []int{0, 1, 1000, pkDigestChunk, 3*pkDigestChunk + 12345} {
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		path := filepath.Join(t.TempDir(), "pk")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, err := pkDigest(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, procs := range []int{1, runtime.NumCPU()} {
+			old := runtime.GOMAXPROCS(procs)
+			var passed bytes.Buffer
+			d := newDigestWriter(&passed)
+			for p := data; len(p) > 0; {
+				k := min(len(p), 1+rng.IntN(3*pkDigestChunk/2))
+				if n, err := d.Write(p[:k]); n != k || err != nil {
+					t.Fatal(n, err)
+				}
+				p = p[k:]
+			}
+			got := d.digest()
+			runtime.GOMAXPROCS(old)
+			if got != want || !bytes.Equal(passed.Bytes(), data) {
+				t.Fatalf("%d bytes, %d cores: digest %s, pkDigest %s; bytes passed on equal: %v", size, procs, got, want, bytes.Equal(passed.Bytes(), data))
+			}
+		}
 	}
 }

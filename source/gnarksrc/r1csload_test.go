@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -309,4 +310,75 @@ func BenchmarkR1CSLoad(b *testing.B) {
 			}
 		}
 	}
+}
+
+// WriteR1CS writes the bytes gnark's WriteTo writes, for every kind of
+// system on both curves, on 1, 3 and all cores, its calldata in batches
+// of 7 values or one, and a system read back by readR1CS writes them
+// again.
+func TestWriteR1CSIsGnarks(t *testing.T) {
+	defer func(b int) { calldataBatch = b }(calldataBatch)
+	for _, id := range curve.All {
+		for name, want := range r1csCases(t, id) {
+			ccs := groth16.NewCS(id.ECC())
+			if _, err := ccs.ReadFrom(bytes.NewReader(want)); err != nil {
+				t.Fatal(err)
+			}
+			var read atomic.Int64
+			back, err := readR1CS(bytes.NewReader(want), int64(len(want)), id, &read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sys := range []constraint.ConstraintSystem{ccs, back} {
+				for k, procs := range []int{1, 3, runtime.NumCPU()} {
+					calldataBatch = []int{7, 4 << 20, 7}[k]
+					old := runtime.GOMAXPROCS(procs)
+					var got bytes.Buffer
+					n, err := WriteR1CS(&got, sys)
+					runtime.GOMAXPROCS(old)
+					if err != nil {
+						t.Fatalf("%s/%s: %v", id, name, err)
+					}
+					if n != int64(got.Len()) || !bytes.Equal(got.Bytes(), want) {
+						t.Fatalf("%s/%s, %d cores: wrote %d bytes (said %d), gnark's WriteTo %d; equal: %v", id, name, procs, got.Len(), n, len(want), bytes.Equal(got.Bytes(), want))
+					}
+				}
+			}
+		}
+	}
+	if _, err := WriteR1CS(io.Discard, nil); err == nil {
+		t.Fatal("wrote no system")
+	}
+	// a write that fails ends it with that error, in any section
+	data := r1csCases(t, curve.BN254)["commit-1000"]
+	ccs := groth16.NewCS(curve.BN254.ECC())
+	if _, err := ccs.ReadFrom(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := parseR1CSHeader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calldataBatch = 7
+	for _, at := range []int64{0, 40, s.levels[0] + 3, s.instructions[0] + 3, s.calldata[0] + 100, s.body[0] + 1, s.coeffs[0] + 9, int64(len(data)) - 1} {
+		w := &failAfter{left: at}
+		if n, err := WriteR1CS(w, ccs); err != errDiskFull || n > at {
+			t.Fatalf("failing at byte %d: wrote %d, %v", at, n, err)
+		}
+	}
+}
+
+var errDiskFull = fmt.Errorf("disk full")
+
+// failAfter takes left bytes, then fails with errDiskFull.
+type failAfter struct{ left int64 }
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	if int64(len(p)) > w.left {
+		n := w.left
+		w.left = 0
+		return int(n), errDiskFull
+	}
+	w.left -= int64(len(p))
+	return len(p), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/consensys/gnark/backend/groth16"
@@ -67,24 +68,34 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 		return SetupInfo{}, err
 	}
 	out := blob.Dir(dir)
-	// circuit.r1cs first, while the heap holds the circuit and little
-	// else: gnark's encoder builds the whole file in memory, a transient
-	// that beside the keys' buffers would add to the setup's peak.
-	// keygen collects its garbage as it starts.
+	// the compile's garbage handed back before the file's buffers come:
+	// with GOGC's slack and the scavenger's pace it stayed in the
+	// process's RSS through the r1cs's write (mulchain at 2^22: 1.13 GB
+	// there, 0.8 at keygen's peak after)
+	debug.FreeOSMemory()
+	// circuit.r1cs first: gnark's bytes, written as they are encoded
+	// (WriteR1CS: gnark's own encoder builds the whole file in memory,
+	// twice its size beside the circuit, on one core)
 	start := time.Now()
-	if _, err := out.WriteStream(R1CSFile, func(w io.Writer) error { _, err := ccs.WriteTo(w); return err }); err != nil {
+	if _, err := out.WriteStream(R1CSFile, func(w io.Writer) error { _, err := WriteR1CS(w, ccs); return err }); err != nil {
 		return SetupInfo{}, fmt.Errorf("encode %s: %w", R1CSFile, err)
 	}
 	log("write "+R1CSFile, time.Since(start))
 	info := setupInfo(ccs)
 	meta, _ := json.Marshal(Meta{Builtin: name, Constraints: n, R1CSConstraints: ccs.GetNbConstraints(), Curve: id.String()})
 	var vk groth16.VerifyingKey
+	var digest string
 	if _, err := out.WriteStream(PKFile, func(w io.Writer) (err error) {
+		// the key's digest, which lets a load of this very file skip the
+		// subgroup checks of points that are in their subgroups by
+		// construction, taken as its bytes go by (digestWriter)
+		dw := newDigestWriter(w)
+		defer func() { digest = dw.digest() }()
 		// keygen gets the only reference: the circuit's instructions and
 		// calldata (100–130 B a constraint) go once it has their terms
 		c := ccs
 		ccs = nil
-		vk, _, err = keygen.SetupTo(w, c, append([]keygen.Option{keygen.WithPhaseLog(log)}, opts...)...)
+		vk, _, err = keygen.SetupTo(dw, c, append([]keygen.Option{keygen.WithPhaseLog(log)}, opts...)...)
 		start = time.Now()
 		return err
 	}); err != nil {
@@ -93,10 +104,8 @@ func SetupLogged(id curve.ID, name string, n int, dir string, log func(phase str
 	// what is left of the proving key's file once keygen is done: its
 	// last buffer and the sync
 	log("write "+PKFile, time.Since(start))
-	// its digest, which lets a load of this very file skip the subgroup
-	// checks of points that are in their subgroups by construction
 	start = time.Now()
-	if err := writePKDigest(dir); err != nil {
+	if err := writeDigestFile(dir, digest); err != nil {
 		return SetupInfo{}, err
 	}
 	log("write "+PKDigestFile, time.Since(start))
