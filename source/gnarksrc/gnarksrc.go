@@ -231,7 +231,7 @@ func LoadDirWith(dir string, o Options) (*stages.Circuit, error) {
 	// a key setup wrote and nobody changed since (its digest, PKDigestFile)
 	// has its points in their subgroups: no check point by point
 	trusted := pkTrusted(dir, o)
-	if trusted && o.Progress != nil {
+	if trusted && o.Progress != nil && o.ProgressEvery > 0 { // Options.Progress: 0 is never
 		fmt.Fprintf(o.Progress, "zkpipe: %s has the digest setup wrote (%s): its points' subgroup checks skipped\n", pkPath, PKDigestFile)
 	}
 	if err := readFile(pkPath, "proving key of this r1cs", pkLimit(ccs, fp), o, checkPKLayout(id, shape), readProvingKey(id, pk, def, trusted)); err != nil {
