@@ -136,8 +136,12 @@ func verifyFiles(ctx context.Context, vk groth16.VerifyingKey, h HashToField, pr
 }
 
 // decodeProof decodes a stored gnark binary proof for vk, checking its
-// layout first (the points' sizes tell the curves apart: a proof of the
-// other curve says so rather than "truncated").
+// layout first. A proof of the other curve says so rather than
+// "truncated" or "invalid compressed coordinate": the points' sizes
+// usually tell the curves apart, but each point's first byte says whether
+// it is compressed, so a proof of one curve can happen to have a layout of
+// the other's and fail only as it decodes; it is named by the curve it
+// both fits and decodes as.
 func decodeProof(vk groth16.VerifyingKey, name string, data []byte) (groth16.Proof, error) {
 	id, err := proofCurve(vk)
 	if err != nil {
@@ -147,19 +151,26 @@ func decodeProof(vk groth16.VerifyingKey, name string, data []byte) (groth16.Pro
 	if err != nil {
 		return nil, err
 	}
-	if err := checkProofLayout(data, id, vk.NbPublicWitness()-nbPublic); err != nil {
-		for _, other := range curve.All {
-			if other != id && checkProofLayout(data, other, -1) == nil {
-				return nil, fmt.Errorf("%s: a %s proof for a %s circuit", name, strings.ToUpper(other.String()), strings.ToUpper(id.String()))
-			}
+	err = checkProofLayout(data, id, vk.NbPublicWitness()-nbPublic)
+	if err == nil {
+		proof := groth16.NewProof(id.ECC())
+		_, rerr := proof.ReadFrom(bytes.NewReader(data))
+		if rerr == nil {
+			return proof, nil
 		}
-		return nil, fmt.Errorf("%s: %w", name, err)
+		err = fmt.Errorf("read %s: %w", name, rerr)
+	} else {
+		err = fmt.Errorf("%s: %w", name, err)
 	}
-	proof := groth16.NewProof(id.ECC())
-	if _, err := proof.ReadFrom(bytes.NewReader(data)); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+	for _, other := range curve.All {
+		if other == id || checkProofLayout(data, other, -1) != nil {
+			continue
+		}
+		if _, rerr := groth16.NewProof(other.ECC()).ReadFrom(bytes.NewReader(data)); rerr == nil {
+			return nil, fmt.Errorf("%s: a %s proof for a %s circuit", name, strings.ToUpper(other.String()), strings.ToUpper(id.String()))
+		}
 	}
-	return proof, nil
+	return nil, err
 }
 
 // readLimited reads the file at path, refusing one longer than limit bytes
