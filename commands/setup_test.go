@@ -19,8 +19,9 @@ import (
 
 // TestSetupRefusesWhatCannotFit runs `zkpipe setup` at sizes over zkpipe's
 // 2^27 limit and at sizes whose setup needs more memory than this machine
-// has: each is refused at once, with exit 2, the figure in the message, no
-// circuit directory, and a child that never grew (peak RSS from rusage).
+// has: each is refused at once, with exit 2, the built-in and its size and
+// the figure in the message, no circuit directory, and a child that never
+// grew (peak RSS from rusage).
 // Before the check, 2·10⁹ grew past 3 GB in a minute.
 func TestSetupRefusesWhatCannotFit(t *testing.T) {
 	bin := binary(t)
@@ -74,7 +75,7 @@ func TestSetupRefusesWhatCannotFit(t *testing.T) {
 				t.Fatalf("setup -n %d: %v, want exit 2\n%s", c.n, err, stderr.String())
 			}
 			msg := stderr.String()
-			if !strings.Contains(msg, c.want) || !strings.Contains(msg, fmt.Sprintf("--constraints %d:", c.n)) {
+			if !strings.Contains(msg, c.want) || !strings.Contains(msg, fmt.Sprintf("%s at %d constraints:", c.circuit, c.n)) {
 				t.Fatalf("setup -n %d: %q, want it to name %q", c.n, msg, c.want)
 			}
 			if strings.Contains(msg, "this machine allows") && !strings.Contains(msg, "needs about") {
