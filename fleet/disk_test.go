@@ -73,7 +73,7 @@ func sickDiskWorker(t *testing.T, q *fleet.Queue, cache, want string) {
 func sickDiskWorkerAfter(t *testing.T, q *fleet.Queue, cache, want string, results uint64) {
 	t.Helper()
 	w := fleet.NewWorker(q, newFake(t, 2), fleet.WorkerOptions{Cache: cache, Poll: 50 * time.Millisecond, Log: testLog{t}})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), waitEnd(t))
 	defer cancel()
 	err := w.Run(ctx, ctx)
 	if err == nil || !strings.Contains(err.Error(), "stopped taking jobs: this worker's disk") || !strings.Contains(err.Error(), want) {

@@ -459,7 +459,7 @@ func TestSubmitWorkCollect(t *testing.T) {
 	}
 	settled(t, q)
 	// The witnesses leave the store with their jobs (just after the ack).
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	for deadline := waitEnd(t); ; {
 		objs, err := q.Witness.List(context.Background())
 		if errors.Is(err, jetstream.ErrNoObjectsFound) {
 			break
@@ -542,7 +542,7 @@ func TestBadJobsTerminated(t *testing.T) {
 	if !again[0].Queued || again[1].Queued { // the second: a duplicate, or done already
 		t.Errorf("resubmits of a failed job: %+v", again)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := waitEnd(t); ; {
 		m, err := q.Results.GetLastMsgForSubject(context.Background(), "zkpipe.results.b2")
 		if err != nil {
 			t.Fatal(err)
@@ -591,7 +591,7 @@ func TestPullsNoMoreThanCapacity(t *testing.T) {
 		}
 		return info.NumAckPending
 	}
-	for deadline := time.Now().Add(5 * time.Second); pending() < 3 && time.Now().Before(deadline); {
+	for deadline := waitEnd(t); pending() < 3 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(300 * time.Millisecond) // time to pull more, if it would
@@ -718,7 +718,7 @@ func TestHostFaultsGoBackToTheQueue(t *testing.T) {
 	broken := newFake(t, 1)
 	broken.hostFault = true
 	w := fleet.NewWorker(q, broken, fleet.WorkerOptions{Cache: t.TempDir(), Poll: 100 * time.Millisecond, Log: testLog{t}})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), waitEnd(t))
 	defer cancel()
 	err := w.Run(ctx, ctx)
 	if err == nil || !strings.Contains(err.Error(), "stopped taking jobs") {

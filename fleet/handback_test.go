@@ -24,7 +24,7 @@ func runSick(t *testing.T, q *fleet.Queue) {
 	sick := newFake(t, 1)
 	sick.hostFault = true
 	w := fleet.NewWorker(q, sick, fleet.WorkerOptions{Cache: t.TempDir(), Poll: 50 * time.Millisecond, Log: testLog{t}})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), waitEnd(t))
 	defer cancel()
 	if err := w.Run(ctx, ctx); err == nil || !strings.Contains(err.Error(), "stopped taking jobs") {
 		t.Fatalf("sick worker: Run = %v, want it to stop taking jobs", err)
@@ -45,7 +45,7 @@ func startWorker(t *testing.T, q *fleet.Queue, o fleet.WorkerOptions) {
 // empty: what a job brings along leaves the store with it.
 func noneLeft(t *testing.T, q *fleet.Queue) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := waitEnd(t); ; time.Sleep(50 * time.Millisecond) {
 		objs, oerr := q.Witness.List(context.Background())
 		keys, kerr := q.HandBacks.Keys(context.Background())
 		if errors.Is(oerr, jetstream.ErrNoObjectsFound) && errors.Is(kerr, jetstream.ErrNoKeysFound) {
@@ -212,7 +212,7 @@ func TestAJobCannotRemoveAnothersWitness(t *testing.T) {
 	f := newFake(t, 2)
 	f.gate = make(chan struct{}) // hold the victim until the thief is answered
 	runWorker(t, q, f)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := waitEnd(t); ; time.Sleep(50 * time.Millisecond) {
 		if _, err := q.Results.GetLastMsgForSubject(context.Background(), "zkpipe.results.thief"); err == nil {
 			break
 		}

@@ -30,7 +30,7 @@ func TestSubmitRefusesWitnessesThatAreNotFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"/dev/zero", fifo, t.TempDir()} {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithDeadline(context.Background(), waitEnd(t))
 		var got []fleet.Submitted
 		refused, err := fleet.Submit(ctx, q, strings.NewReader(fmt.Sprintf(`{"id":"z","circuit":"chain","witness":%q}`, p)),
 			fleet.SubmitOptions{}, func(s fleet.Submitted) { got = append(got, s) })
@@ -145,8 +145,8 @@ func TestPushRefusesFilesThatAreNotFiles(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "not a regular file") {
 				t.Errorf("push %s: %v", p, err)
 			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("push %s: still uploading after 10 s", p)
+		case <-time.After(time.Until(waitEnd(t))):
+			t.Fatalf("push %s: still uploading at the test's deadline", p)
 		}
 	}
 	if objs, err := q.Circuits.List(context.Background()); !errors.Is(err, jetstream.ErrNoObjectsFound) {

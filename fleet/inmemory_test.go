@@ -152,7 +152,7 @@ func TestWitnessHoldsAreGivenBack(t *testing.T) {
 	sick := newFake(t, 1)
 	sick.hostFault = true
 	sw := fleet.NewWorker(q, sick, fleet.WorkerOptions{Cache: t.TempDir(), Poll: 50 * time.Millisecond, Log: testLog{t}})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), waitEnd(t))
 	defer cancel()
 	if err := sw.Run(ctx, ctx); err == nil || !strings.Contains(err.Error(), "stopped taking jobs") {
 		t.Fatalf("sick worker: Run = %v, want it to stop taking jobs", err)

@@ -147,7 +147,7 @@ func TestJobInTheProverAtEachStopDies(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- w.Run(ctx, ctx) }()
 		var answered bool
-		for deadline := time.Now().Add(20 * time.Second); len(f.entered()) == 0; time.Sleep(20 * time.Millisecond) {
+		for deadline := waitEnd(t); len(f.entered()) == 0; time.Sleep(20 * time.Millisecond) {
 			if _, err := q.Results.GetLastMsgForSubject(context.Background(), "zkpipe.results.sticky"); err == nil {
 				answered = true
 				break
@@ -337,9 +337,9 @@ func TestWorkerStoppedOnAPoisonJobEndsIt(t *testing.T) {
 		addr := freePort(t)
 		p := start(t, bin, fmt.Sprint("worker", stops), "worker", "--nats", url, "--cache", cache, "--mem-status", "0",
 			"--max-deliveries", "2", "--metrics-addr", addr)
-		for deadline := time.Now().Add(30 * time.Second); running(addr, "synthesize") != 1 && !answered(); time.Sleep(20 * time.Millisecond) {
+		for deadline := waitEnd(t); running(addr, "synthesize") != 1 && !answered(); time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatal("the poison job did not reach synthesize within 30s")
+				t.Fatal("the poison job did not reach synthesize by the test's deadline")
 			}
 		}
 		if answered() {
@@ -352,8 +352,8 @@ func TestWorkerStoppedOnAPoisonJobEndsIt(t *testing.T) {
 		p.cmd.Process.Signal(syscall.SIGINT)
 		select {
 		case <-p.done:
-		case <-time.After(20 * time.Second):
-			t.Fatal("worker still running 20s after two signals")
+		case <-time.After(time.Until(waitEnd(t))):
+			t.Fatal("worker still running at the test's deadline, after two signals")
 		}
 	}
 	if stops != 4 { // the last worker answered it at once

@@ -81,8 +81,8 @@ func start(t testing.TB, bin, name string, args ...string) *proc {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-p.done:
-		case <-time.After(10 * time.Second):
-			t.Errorf("%s: still running 10s after SIGTERM", name)
+		case <-time.After(time.Until(waitEnd(t))):
+			t.Errorf("%s: still running at the test's deadline, after SIGTERM", name)
 			cmd.Process.Kill()
 			<-p.done
 		}
@@ -97,7 +97,8 @@ func start(t testing.TB, bin, name string, args ...string) *proc {
 
 func waitHealthy(t testing.TB, addr string) {
 	t.Helper()
-	for i := 0; ; i++ {
+	end := waitEnd(t)
+	for {
 		r, err := http.Get("http://" + addr + "/healthz")
 		if err == nil {
 			r.Body.Close()
@@ -105,8 +106,8 @@ func waitHealthy(t testing.TB, addr string) {
 				return
 			}
 		}
-		if i > 600 {
-			t.Fatalf("%s/healthz: not healthy after 60s (%v)", addr, err)
+		if time.Now().After(end) {
+			t.Fatalf("%s/healthz: not healthy by the test's deadline (%v)", addr, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -280,10 +281,10 @@ func TestFleetOfProcesses(t *testing.T) {
 	workers[0] = start(t, bin, "worker0'", workerArgs(0, metricsAddr[0])...)
 	mu.Unlock()
 
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := waitEnd(t)
 	for count() < total {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d results after 90s", count(), total)
+			t.Fatalf("%d of %d results by the test's deadline", count(), total)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -481,14 +482,14 @@ func TestServeAlone(t *testing.T) {
 	out, resultsFile := filepath.Join(tmp, "out"), filepath.Join(tmp, "results.jsonl")
 	// --follow until five lines are in, then stop it as a user would.
 	res := start(t, bin, "results", "results", "--nats", url, "--out", out, "--results", resultsFile, "--follow")
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := waitEnd(t)
 	for {
 		lines, _ := stream.ReadResultsFile(resultsFile)
 		if len(lines) == 5 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d results after 60s", len(lines))
+			t.Fatalf("%d results by the test's deadline", len(lines))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -101,8 +101,8 @@ func TestPushKilledMidwayIsWaitedFor(t *testing.T) {
 	case <-stopped:
 	case <-p.done:
 		t.Fatalf("the push ended before it was stopped (%d chunks seen)", chunks.Load())
-	case <-time.After(60 * time.Second):
-		t.Fatal("the push stored no 3 chunks in 60s")
+	case <-time.After(time.Until(waitEnd(t))):
+		t.Fatal("the push stored no 3 chunks by the test's deadline")
 	}
 	sub.Unsubscribe()
 	p.cmd.Process.Signal(syscall.SIGKILL)
@@ -127,9 +127,9 @@ func TestPushKilledMidwayIsWaitedFor(t *testing.T) {
 	// two hand-backs: a worker with --max-host-faults 1 would have failed
 	// it at its second delivery, were they faults
 	var hb struct{ Back, Faults, Solo int }
-	for deadline := time.Now().Add(30 * time.Second); hb.Back < 2; time.Sleep(50 * time.Millisecond) {
+	for deadline := waitEnd(t); hb.Back < 2; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("after 30s: %+v", hb)
+			t.Fatalf("by the test's deadline: %+v", hb)
 		}
 		if e, err := q.HandBacks.Get(ctx, "1"); err == nil {
 			json.Unmarshal(e.Value(), &hb)
@@ -153,7 +153,7 @@ func TestPushKilledMidwayIsWaitedFor(t *testing.T) {
 	}
 
 	run(t, bin, "", "circuit", "push", "--nats", url, dir)
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := waitEnd(t); ; time.Sleep(50 * time.Millisecond) {
 		m, err := q.Results.GetLastMsgForSubject(ctx, "zkpipe.results.early")
 		if err == nil {
 			var r stream.Result
@@ -163,7 +163,7 @@ func TestPushKilledMidwayIsWaitedFor(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("not answered 90s after the push")
+			t.Fatal("not answered by the test's deadline after the push")
 		}
 	}
 }

@@ -45,8 +45,8 @@ func startWith(t *testing.T, bin, name, dir string, unset, env []string, args ..
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-p.done:
-		case <-time.After(10 * time.Second):
-			t.Errorf("%s: still running 10s after SIGTERM", name)
+		case <-time.After(time.Until(waitEnd(t))):
+			t.Errorf("%s: still running at the test's deadline, after SIGTERM", name)
 			cmd.Process.Kill()
 			<-p.done
 		}
@@ -75,7 +75,7 @@ func TestTwoWorkersShareTheDefaultCache(t *testing.T) {
 		ws[i] = startWith(t, bin, fmt.Sprint("worker", i), t.TempDir(), unset, []string{"HOME=" + home}, "worker", "--nats", url)
 	}
 	for i, w := range ws {
-		for deadline := time.Now().Add(60 * time.Second); ; {
+		for deadline := waitEnd(t); ; {
 			b, _ := os.ReadFile(w.log)
 			if strings.Contains(string(b), "zkpipe: worker on ") {
 				break
@@ -86,7 +86,7 @@ func TestTwoWorkersShareTheDefaultCache(t *testing.T) {
 			default:
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("worker %d not up after 60s:\n%s", i, b)
+				t.Fatalf("worker %d not up by the test's deadline:\n%s", i, b)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -159,9 +159,9 @@ func TestCircuitFetchedUnderItsLock(t *testing.T) {
 		}
 	}()
 	submit(t, q, "", genJob("l1"))
-	for deadline := time.Now().Add(30 * time.Second); w.InHand() == 0; {
+	for deadline := waitEnd(t); w.InHand() == 0; {
 		if time.Now().After(deadline) {
-			t.Fatal("the worker took no job in 30s")
+			t.Fatal("the worker took no job by the test's deadline")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

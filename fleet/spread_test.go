@@ -111,9 +111,9 @@ func TestALateWorkerGetsWhatTheFirstCannotStart(t *testing.T) {
 		lines = append(lines, genJob(fmt.Sprintf("s%02d", i)))
 	}
 	submit(t, q, "", lines...)
-	for deadline := time.Now().Add(30 * time.Second); backlog(t, q) > 18; {
+	for deadline := waitEnd(t); backlog(t, q) > 18; {
 		if time.Now().After(deadline) {
-			t.Fatalf("the first worker took no job in 30s: backlog %d", backlog(t, q))
+			t.Fatalf("the first worker took no job by the test's deadline: backlog %d", backlog(t, q))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -123,9 +123,9 @@ func TestALateWorkerGetsWhatTheFirstCannotStart(t *testing.T) {
 	late := newFake(t, 16)
 	runWorker(t, q, late)
 	// the late worker's results, then the first's two once it starts them
-	for deadline := time.Now().Add(60 * time.Second); len(late.entered()) < 18; {
+	for deadline := waitEnd(t); len(late.entered()) < 18; {
 		if time.Now().After(deadline) {
-			t.Fatalf("the late worker proved %d jobs in 60s, want the 18 the first did not take", len(late.entered()))
+			t.Fatalf("the late worker proved %d jobs by the test's deadline, want the 18 the first did not take", len(late.entered()))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -170,9 +170,9 @@ func TestMaxInHandCapsTheJobsHeld(t *testing.T) {
 		lines = append(lines, genJob(fmt.Sprintf("m%d", i)))
 	}
 	submit(t, q, "", lines...)
-	for deadline := time.Now().Add(30 * time.Second); backlog(t, q) > 7; {
+	for deadline := waitEnd(t); backlog(t, q) > 7; {
 		if time.Now().After(deadline) {
-			t.Fatalf("backlog %d after 30s, want 7 (3 in hand)", backlog(t, q))
+			t.Fatalf("backlog %d by the test's deadline, want 7 (3 in hand)", backlog(t, q))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -235,14 +235,14 @@ func TestTwoWorkersShareTheQueue(t *testing.T) {
 	submit(t, q, "", lines...)
 	// the backlog as /metrics says it, until it is 0
 	var seen []int
-	for deadline := time.Now().Add(3 * time.Minute); ; {
+	for deadline := waitEnd(t); ; {
 		n := scrapeBacklog(t, srv.Addr())
 		seen = append(seen, n)
 		if n == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("backlog still %d after 3 minutes (seen %v)", n, seen)
+			t.Fatalf("backlog still %d by the test's deadline (seen %v)", n, seen)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -135,7 +135,7 @@ func TestResultsJobsBindsTheSubmittedPublicInputs(t *testing.T) {
 			t.Errorf("submitted again: %+v", s)
 		}
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := waitEnd(t)
 	for {
 		r := collectAll(t, q, fleet.ResultsOptions{Statements: readStatements(t, jobs)})["victim"]
 		if r.Error == "" && r.Statement == fleet.Bound {
