@@ -161,7 +161,7 @@ func New(o Options) *Metrics {
 		}),
 		busy: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "zkpipe_device_busy_seconds_total",
-			Help: "Wall time during which at least one device stage was running a job, by device; its rate is the device's busy share.",
+			Help: "Wall time during which at least one device stage was running a job, by device (the GPU, cuda:N, or the backend: cpu); its rate is the device's busy share.",
 		}, []string{"device"}),
 		circuits: map[string]bool{},
 		devices:  map[string]*busyUnion{},
@@ -204,28 +204,48 @@ func New(o Options) *Metrics {
 // Registry is where the collectors are registered; add more to it.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// Result records one result line; call it as each line is emitted.
+// Result records one result line; call it as each line is emitted. A
+// request's line has no stages of its own: its partitions' are recorded,
+// each on the GPU its line names.
 func (m *Metrics) Result(r stream.Result) {
 	circuit := m.circuitLabel(r.Circuit)
 	m.proofs.WithLabelValues(circuit, Outcome(r)).Inc()
-	if len(r.Stages) == 0 {
+	type ran struct {
+		device string
+		stages []stream.StageTime
+	}
+	runs := []ran{{r.Device, r.Stages}}
+	if len(r.Partitions) > 0 {
+		runs = runs[:0]
+		for _, p := range r.Partitions {
+			runs = append(runs, ran{p.Device, p.Stages})
+		}
+	}
+	last, seen := 0.0, false
+	for _, x := range runs {
+		for _, s := range x.stages {
+			last, seen = max(last, s.EndedAtMS), true
+		}
+	}
+	if !seen {
 		return
 	}
 	m.jobSeconds.WithLabelValues(circuit).Observe(r.TotalMS / 1000)
-	// The line's times are since its stream started; the last stage ended
+	// The line's times are since its stream started; its last stage ended
 	// just now, which places them on the wall clock.
 	now := time.Now()
-	last := r.Stages[len(r.Stages)-1].EndedAtMS
 	at := func(ms float64) time.Time { return now.Add(-time.Duration((last - ms) * float64(time.Millisecond))) }
-	device := m.deviceName()
-	for _, s := range r.Stages {
-		if !m.known[s.Stage] {
-			continue // a stage name from a result line, not one of ours
-		}
-		m.run.WithLabelValues(s.Stage).Observe(s.RunMS / 1000)
-		m.queue.WithLabelValues(s.Stage).Observe(s.QueueMS / 1000)
-		if m.device[s.Stage] {
-			m.addBusy(device, at(s.StartedAtMS), at(s.EndedAtMS))
+	for _, x := range runs {
+		device := m.deviceName(x.device)
+		for _, s := range x.stages {
+			if !m.known[s.Stage] {
+				continue // a stage name from a result line, not one of ours
+			}
+			m.run.WithLabelValues(s.Stage).Observe(s.RunMS / 1000)
+			m.queue.WithLabelValues(s.Stage).Observe(s.QueueMS / 1000)
+			if m.device[s.Stage] {
+				m.addBusy(device, at(s.StartedAtMS), at(s.EndedAtMS))
+			}
 		}
 	}
 }
@@ -236,7 +256,13 @@ func (m *Metrics) Job(outcome string) { m.fleetJobs.WithLabelValues(outcome).Inc
 // Waited records a job's wait in the queue (fleet.Observer).
 func (m *Metrics) Waited(d time.Duration) { m.fleetWait.Observe(d.Seconds()) }
 
-func (m *Metrics) deviceName() string {
+// deviceName labels a job's device time: the GPU its line names
+// ("cuda:1": a host's GPUs each have their own series), else the backend's
+// name (the CPU's "cpu").
+func (m *Metrics) deviceName(gpu string) string {
+	if gpu != "" {
+		return gpu
+	}
 	if m.o.Engine != nil {
 		if b := m.o.Engine().Backend; b != "" {
 			return b

@@ -308,3 +308,59 @@ func TestPromQLNames(t *testing.T) {
 		}
 	}
 }
+
+// Device time is counted by the GPU a line names (a host's GPUs each a
+// series), and a request's line, which has no stages of its own, counts
+// its partitions' stages: before, a request recorded no stage and no busy
+// time, and every GPU was one "cuda" series.
+func TestBusyTimeByGPUAndPartitions(t *testing.T) {
+	m := metrics.New(metrics.Options{Engine: func() engine.Snapshot { return engine.Snapshot{Backend: "cuda"} }})
+	stages := func(from, to float64) []stream.StageTime {
+		return []stream.StageTime{{Stage: "synthesize", StartedAtMS: from - 50, EndedAtMS: from, RunMS: 50},
+			{Stage: "msm-h", StartedAtMS: from, EndedAtMS: to, RunMS: to - from}}
+	}
+	m.Result(stream.Result{ID: "req", Circuit: "x", TotalMS: 450, Partitions: []stream.PartitionResult{
+		{Index: 0, ID: "req/0", Device: "cuda:0", Stages: stages(100, 300)},
+		{Index: 1, ID: "req/1", Device: "cuda:1", Stages: stages(150, 400)},
+		{Index: 2, ID: "req/2", Device: "cuda:0", Stages: stages(300, 400)},
+	}})
+	m.Result(stream.Result{ID: "cpu-line", Circuit: "x", TotalMS: 100, Stages: stages(400, 500)})
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := map[string]float64{}
+	msmRuns := uint64(0)
+	for _, f := range fams {
+		for _, mt := range f.Metric {
+			switch f.GetName() {
+			case "zkpipe_device_busy_seconds_total":
+				for _, l := range mt.Label {
+					if l.GetName() == "device" {
+						busy[l.GetValue()] = mt.Counter.GetValue()
+					}
+				}
+			case "zkpipe_stage_run_seconds":
+				for _, l := range mt.Label {
+					if l.GetName() == "stage" && l.GetValue() == "msm-h" {
+						msmRuns += mt.Histogram.GetSampleCount()
+					}
+				}
+			}
+		}
+	}
+	// cuda:0: 100–300 and 300–400 (0.3 s); cuda:1: 150–400 (0.25 s); the
+	// line with no GPU: the backend's name, 0.1 s
+	want := map[string]float64{"cuda:0": 0.3, "cuda:1": 0.25, "cuda": 0.1}
+	for d, w := range want {
+		if got := busy[d]; got < w-0.02 || got > w+0.02 {
+			t.Errorf("device %s busy %.3fs, want %.2f (all: %v)", d, got, w, busy)
+		}
+	}
+	if len(busy) != len(want) {
+		t.Errorf("busy series %v, want %v", busy, want)
+	}
+	if msmRuns != 4 {
+		t.Errorf("%d msm-h runs recorded, want 4 (three partitions and a line)", msmRuns)
+	}
+}
