@@ -23,7 +23,8 @@ import (
 // whose encoding the file's layout fits (its points' sizes differ: 32 and
 // 64 bytes compressed for BN254, 48 and 96 for BLS12-381), and gnark's
 // decoder of that curve then checks every point. A file that fits no
-// curve gets BN254's layout error.
+// curve gets BN254's layout error and what each other curve's layout makes
+// of it.
 func ReadVerifyingKey(path string) (groth16.VerifyingKey, error) {
 	var vk groth16.VerifyingKey
 	check := func(r io.ReaderAt, size int64) error {
@@ -39,9 +40,12 @@ func ReadVerifyingKey(path string) (groth16.VerifyingKey, error) {
 }
 
 // vkCurve is the curve whose verifying-key layout the file in r fits
-// (checkVKLayout); BN254 with its error when none does.
+// (checkVKLayout); when none does, BN254 with an error that says what is
+// wrong with it as each curve's key (a damaged BLS12-381 key is not told
+// only what BN254's layout makes of it), wrapping the first curve's.
 func vkCurve(r io.ReaderAt, size int64) (curve.ID, error) {
 	var first error
+	var each []string
 	for _, id := range curve.All {
 		err := checkVKLayout(id, nil)(r, size)
 		if err == nil {
@@ -50,8 +54,12 @@ func vkCurve(r io.ReaderAt, size int64) (curve.ID, error) {
 		if first == nil {
 			first = err
 		}
+		each = append(each, fmt.Sprintf("as a %s key: %v", strings.ToUpper(id.String()), err))
 	}
-	return curve.BN254, first
+	if len(each) < 2 {
+		return curve.BN254, first
+	}
+	return curve.BN254, fmt.Errorf("no curve's verifying key: as a %s key: %w; %s", strings.ToUpper(curve.All[0].String()), first, strings.Join(each[1:], "; "))
 }
 
 // proofCurve is vk's curve, for reading a proof and its public witness.
