@@ -125,28 +125,7 @@ func TestKillerPartitionFailsItsRequestAlone(t *testing.T) {
 	pushPoison(t, q, "hogsig", func(w []byte) ([]byte, error) { return hostilewasm.GrowOnSignal(w, "poison", 16384) })
 	submit(t, q, "", `{"id":"pr","circuit":"hogsig","partitions":[{"input":{"a":"3","b":"11"}},{"input":{"a":"3","b":"11","poison":"1"}},{"input":{"a":"4","b":"11"}}]}`,
 		`{"id":"fine","circuit":"chain","generate":{"seed":1}}`)
-	cache := t.TempDir()
-	answered := func() bool {
-		info, err := q.Results.Info(context.Background())
-		return err == nil && info.State.Msgs >= 2
-	}
-	kills := 0
-	for run := 0; !answered(); run++ {
-		if run > 10 {
-			t.Fatalf("not answered after %d workers, %d of them killed", run, kills)
-		}
-		p := start(t, bin, fmt.Sprint("worker", run), "worker", "--nats", url, "--cache", cache, "--mem-status", "0",
-			"--parse-workers", "1", "--synthesize-workers", "1", "--max-deliveries", "2", "--wasm-memory", "4GiB")
-		if oomKiller(p, 256<<20, answered) {
-			kills++
-			continue
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("worker %d exited: %v", run, p.cmd.ProcessState)
-		default:
-		}
-	}
+	kills := killWorkersUntilAnswered(t, bin, url, q, 2, 10)
 	res := waitResults(t, q, 2, 10*time.Second)
 	t.Logf("%d workers killed", kills)
 	if r := res["fine"]; r.Error != "" {

@@ -192,6 +192,39 @@ func rss(pid int) int64 {
 	return 0
 }
 
+// killWorkersUntilAnswered runs worker processes (one at a time, --max-deliveries
+// 2, the calculator's cap lifted so that the OOM killer, not the cap, stops a
+// hog) and plays the OOM killer on each (oomKiller at 256 MiB), starting the
+// next as a supervisor would, until the results stream holds want lines; it
+// fails the test after more than maxRuns workers, or if one exits by itself.
+// It returns how many it killed.
+func killWorkersUntilAnswered(t *testing.T, bin, url string, q *fleet.Queue, want uint64, maxRuns int) int {
+	t.Helper()
+	cache := t.TempDir()
+	answered := func() bool {
+		info, err := q.Results.Info(context.Background())
+		return err == nil && info.State.Msgs >= want
+	}
+	kills := 0
+	for run := 0; !answered(); run++ {
+		if run > maxRuns {
+			t.Fatalf("not answered after %d workers, %d of them killed", run, kills)
+		}
+		p := start(t, bin, fmt.Sprint("worker", run), "worker", "--nats", url, "--cache", cache, "--mem-status", "0",
+			"--parse-workers", "1", "--synthesize-workers", "1", "--max-deliveries", "2", "--wasm-memory", "4GiB")
+		if oomKiller(p, 256<<20, answered) {
+			kills++
+			continue
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("worker %d exited: %v", run, p.cmd.ProcessState)
+		default:
+		}
+	}
+	return kills
+}
+
 // oomKiller plays the kernel's OOM killer for worker processes: it kills
 // p with SIGKILL once its resident set passes limit, and says whether it
 // did; it returns false when p exits or done says so first.
@@ -226,29 +259,7 @@ func TestKillerJobDiesAloneInnocentLives(t *testing.T) {
 	pushChain(t, q)
 	pushPoison(t, q, "hog", func(w []byte) ([]byte, error) { return hostilewasm.Grow(w, "init", 16384) }) // 1 GiB, if nothing stops it
 	submit(t, q, "", inputJob("killer", "hog", 3), `{"id":"innocent","circuit":"chain","generate":{"seed":1}}`)
-	cache := t.TempDir()
-	answered := func() bool {
-		info, err := q.Results.Info(context.Background())
-		return err == nil && info.State.Msgs >= 2
-	}
-	kills := 0
-	for run := 0; !answered(); run++ {
-		if run > 8 {
-			t.Fatalf("not answered after %d workers, %d of them killed", run, kills)
-		}
-		p := start(t, bin, fmt.Sprint("worker", run), "worker", "--nats", url, "--cache", cache, "--mem-status", "0",
-			"--parse-workers", "1", "--synthesize-workers", "1", "--max-deliveries", "2",
-			"--wasm-memory", "4GiB") // the calculator's cap lifted: the OOM killer, not the cap, stops the killer
-		if oomKiller(p, 256<<20, answered) {
-			kills++
-			continue
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("worker %d exited: %v", run, p.cmd.ProcessState)
-		default:
-		}
-	}
+	kills := killWorkersUntilAnswered(t, bin, url, q, 2, 8)
 	res := waitResults(t, q, 2, 10*time.Second)
 	t.Logf("%d workers killed", kills)
 	if r := res["innocent"]; r.Error != "" {

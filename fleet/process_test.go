@@ -66,7 +66,14 @@ type proc struct {
 
 func start(t testing.TB, bin, name string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	return startCmd(t, name, exec.Command(bin, args...))
+}
+
+// startCmd starts cmd (a zkpipe process named name in the test's logs),
+// its output to a file shown if the test fails; it is stopped (SIGTERM) at
+// the test's end, killed if it is still running at the test's deadline.
+func startCmd(t testing.TB, name string, cmd *exec.Cmd) *proc {
+	t.Helper()
 	log, err := os.CreateTemp(t.TempDir(), name+"-*.log")
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,8 +18,7 @@ import (
 )
 
 // startWith starts zkpipe in dir with the test's environment less the
-// variables unset names and plus env; its output goes to a file, shown if
-// the test fails. It is stopped (SIGTERM) at the test's end.
+// variables unset names and plus env, as startCmd does.
 func startWith(t *testing.T, bin, name, dir string, unset, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
@@ -31,32 +29,7 @@ func startWith(t *testing.T, bin, name, dir string, unset, env []string, args ..
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
-	log, err := os.CreateTemp(t.TempDir(), name+"-*.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, done: make(chan struct{}), log: log.Name()}
-	go func() { cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(time.Until(waitEnd(t))):
-			t.Errorf("%s: still running at the test's deadline, after SIGTERM", name)
-			cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(log.Name())
-			t.Logf("%s:\n%s", name, b)
-		}
-		log.Close()
-	})
-	return p
+	return startCmd(t, name, cmd)
 }
 
 // Two worker processes on one host with default flags (the same --cache,
