@@ -1,7 +1,6 @@
 package gnarksrc
 
 import (
-	"bytes"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -9,8 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark/backend/groth16"
+	"github.com/zkpipe/zkpipe/curve"
 )
 
 // trailingDir is a circuit directory of a small built-in, set up once for
@@ -43,25 +41,11 @@ func copyDir(t *testing.T, from string) string {
 	return to
 }
 
-// compress rewrites dir's proving key in gnark's default (compressed)
-// encoding, pk.WriteTo.
+// compress rewrites dir's BN254 proving key in gnark's default
+// (compressed) encoding, pk.WriteTo.
 func compress(t *testing.T, dir string) {
 	t.Helper()
-	pk := groth16.NewProvingKey(ecc.BN254)
-	b, err := os.ReadFile(filepath.Join(dir, PKFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pk.ReadFrom(bytes.NewReader(b)); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if _, err := pk.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, PKFile), buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	compressOn(t, dir, curve.BN254)
 }
 
 // loadRefused loads dir and wants an error naming file and containing one
