@@ -3,7 +3,6 @@ package fleet_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"testing"
@@ -42,15 +41,7 @@ func TestEachFleetJobAdmittedOnce(t *testing.T) {
 	}
 	defer srv.Close()
 	w := fleet.NewWorker(q, eng, fleet.WorkerOptions{Cache: t.TempDir(), Poll: 50 * time.Millisecond, Log: testLog{t}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx, ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("worker: %v", err)
-		}
-	}()
+	runUntilEnd(t, w)
 	for id, r := range waitResults(t, q, 3, 60*time.Second) {
 		if r.Error != "" {
 			t.Errorf("%s: %s", id, r.Error)

@@ -295,6 +295,13 @@ func (f *fakeProver) Run(ctx context.Context, jobs <-chan stream.Line, emit func
 func runWorker(t testing.TB, q *fleet.Queue, p fleet.Prover) *fleet.Worker {
 	t.Helper()
 	w := fleet.NewWorker(q, p, fleet.WorkerOptions{Cache: t.TempDir(), Poll: 100 * time.Millisecond, Log: testLog{t}})
+	runUntilEnd(t, w)
+	return w
+}
+
+// runUntilEnd runs w until the test ends, failing it if Run ends with an
+// error but the cancel's.
+func runUntilEnd(t testing.TB, w *fleet.Worker) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx, ctx) }()
@@ -304,7 +311,6 @@ func runWorker(t testing.TB, q *fleet.Queue, p fleet.Prover) *fleet.Worker {
 			t.Errorf("worker: %v", err)
 		}
 	})
-	return w
 }
 
 type testLog struct{ t testing.TB }

@@ -1,7 +1,6 @@
 package fleet_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -122,15 +121,7 @@ func TestCircuitFetchedUnderItsLock(t *testing.T) {
 	defer other.Close()
 	p := newFake(t, 2)
 	w := fleet.NewWorker(q, p, fleet.WorkerOptions{Cache: cache, Poll: 50 * time.Millisecond, Log: testLog{t}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx, ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("worker: %v", err)
-		}
-	}()
+	runUntilEnd(t, w)
 	submit(t, q, "", genJob("l1"))
 	for deadline := waitEnd(t); w.InHand() == 0; {
 		if time.Now().After(deadline) {

@@ -156,15 +156,7 @@ func TestMaxInHandCapsTheJobsHeld(t *testing.T) {
 	if w.Capacity() != 3 {
 		t.Fatalf("capacity %d under MaxInHand 3", w.Capacity())
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx, ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("worker: %v", err)
-		}
-	}()
+	runUntilEnd(t, w)
 	var lines []string
 	for i := range 10 {
 		lines = append(lines, genJob(fmt.Sprintf("m%d", i)))
