@@ -10,6 +10,7 @@ import (
 
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/zkpipe/zkpipe/internal/provertest"
+	"github.com/zkpipe/zkpipe/internal/racedetect"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/gnarksrc"
 	"github.com/zkpipe/zkpipe/stages"
@@ -214,7 +215,7 @@ func BenchmarkFaultsPerProof(b *testing.B) {
 // reach about as much again as the live heap before it collects, and the
 // estimate counts pooled buffers at their power-of-two capacity).
 func TestFootprintMatchesMeasuredMemory(t *testing.T) {
-	if raceEnabled {
+	if racedetect.Enabled {
 		t.Skip("memory under the race detector is not the program's")
 	}
 	keys := provertest.Setup(t, "mulchain", 1<<12)

@@ -20,6 +20,7 @@ import (
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/internal/hostilefile"
 	"github.com/zkpipe/zkpipe/internal/keysink"
+	"github.com/zkpipe/zkpipe/internal/racedetect"
 	"github.com/zkpipe/zkpipe/proofdata"
 	"github.com/zkpipe/zkpipe/stages"
 )
@@ -140,7 +141,7 @@ func TestDeferredZkeyStreamsAsTheWholeReadReadsIt(t *testing.T) {
 // into the host copy allocates them whole (the measure can tell the two
 // apart).
 func TestDeferredZkeyStreamHoldsNoWholePart(t *testing.T) {
-	if keysink.RaceDetector {
+	if racedetect.Enabled {
 		t.Skip("what a stream allocates is not the program's under the race detector: the plain run measures it")
 	}
 	defer func(b, w int) { streamChunkBytes, hWindowBytes = b, w }(streamChunkBytes, hWindowBytes)

@@ -16,6 +16,7 @@ import (
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/internal/hostilefile"
 	"github.com/zkpipe/zkpipe/internal/keysink"
+	"github.com/zkpipe/zkpipe/internal/racedetect"
 	"github.com/zkpipe/zkpipe/proofdata"
 )
 
@@ -101,7 +102,7 @@ func TestDeferredBasesStreamAsGnarkReadsThem(t *testing.T) {
 // holds of the key on the host); reading them into the host copy
 // allocates them whole (the measure can tell the two apart).
 func TestDeferredStreamHoldsNoWholePart(t *testing.T) {
-	if keysink.RaceDetector {
+	if racedetect.Enabled {
 		t.Skip("what a stream allocates is not the program's under the race detector: the plain run measures it")
 	}
 	defer func(b int) { loadChunkBytes = b }(loadChunkBytes)

@@ -1,0 +1,6 @@
+//go:build race
+
+package racedetect
+
+// Enabled says the race detector is on.
+const Enabled = true

@@ -1,5 +1,0 @@
-//go:build !race
-
-package mem_test
-
-const raceEnabled = false
