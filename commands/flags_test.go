@@ -326,3 +326,37 @@ func main() {
 		t.Fatalf("a program with README's go.mod lines: %v\n%s", err, out)
 	}
 }
+
+// docs/map.md, the one map of the code, has a row for every package of
+// the module and none for a package that is gone.
+func TestCodeMapNamesEveryPackage(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}", "../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	md, err := os.ReadFile(filepath.Join("..", "docs", "map.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]bool{}
+	for _, line := range strings.Split(string(md), "\n") {
+		if rest, ok := strings.CutPrefix(line, "| `"); ok {
+			if name, _, ok := strings.Cut(rest, "`"); ok {
+				rows[name] = true
+			}
+		}
+	}
+	for _, path := range strings.Fields(string(out)) {
+		name := strings.TrimPrefix(strings.TrimPrefix(path, "github.com/zkpipe/zkpipe"), "/")
+		if name == "" {
+			name = "."
+		}
+		if !rows[name] {
+			t.Errorf("docs/map.md has no row for package %s", name)
+		}
+		delete(rows, name)
+	}
+	for name := range rows {
+		t.Errorf("docs/map.md has a row for %s, which is no package of the module", name)
+	}
+}

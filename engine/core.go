@@ -1,3 +1,5 @@
+package engine
+
 // The engine's proving core (issue 47: once package engine/core): the
 // circuits it has loaded, the buffers it pools between jobs, the stages
 // assembled into one pipeline over a backend with the CPU time of each
@@ -5,7 +7,6 @@
 // core runs on (backends, governor, output directory, tracing), feeds it
 // jobs and drives it; tests (internal/runtest) drive it over backends of
 // their own (NewCore).
-package engine
 
 import (
 	"context"
