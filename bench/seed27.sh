@@ -149,15 +149,17 @@ for l in lines:
     parts = l.get("partitions") or []
     end = max((s["ended_at_ms"] for p in parts for s in p.get("stages", [])), default=0)
     ends.append(end)
-    stage = {}
+    stage, cpu = {}, {}
     for p in parts:
         for s in p.get("stages", []):
             stage.setdefault(s["stage"], []).append(s["run_ms"])
+            cpu.setdefault(s["stage"], []).append(s.get("cpu_ms", 0))
     faults = [p.get("minor_faults", 0) for p in parts]
     print("  %s: %s, %.1f s from its first partition's arrival to its line, ends at %.1f s; peak rss %.1f GiB, device %.1f GiB a partition; faults %s" % (
         l["id"], "ERROR " + l["error"] if l.get("error") else "ok", l.get("total_ms", 0) / 1e3, end / 1e3,
         l.get("rss_peak_bytes", 0) / 2**30, l.get("device_reserved_bytes", 0) / 2**30, faults))
     print("    run s a partition (median): " + ", ".join("%s %.2f" % (k, statistics.median(v) / 1e3) for k, v in stage.items()))
+    print("    cpu s a partition (median, shared with overlapping runs): " + ", ".join("%s %.1f" % (k, statistics.median(v) / 1e3) for k, v in cpu.items()))
 if len(ends) > 1:
     print("  steady: %.1f s a request (last %d requests' ends)" % ((ends[-1] - ends[0]) / 1e3 / (len(ends) - 1), len(ends)))
 PY
