@@ -192,7 +192,12 @@ step_summary() { cat "$LOGS/summary.txt"; }
 step_pack() {
 	[ -n "${OUT:-}" ] || return 0
 	tar czf "$OUT/seed27-logs.tgz" -C "$LOGS" --exclude='*.jsonl' .
-	[ -f "$BIN/libzkpipe_cuda.so" ] && cp "$BIN/libzkpipe_cuda.so" "$OUT/"
+	# xz'd, the library comes back (files from $OUT are at most 16 MiB) and a
+	# later session carries it in $BIN instead of building (unpack)
+	[ -f "$BIN/libzkpipe_cuda.so" ] && python3 -c '
+import lzma, shutil, sys
+with open(sys.argv[1], "rb") as i, lzma.open(sys.argv[2], "wb", preset=6) as o:
+    shutil.copyfileobj(i, o)' "$BIN/libzkpipe_cuda.so" "$OUT/libzkpipe_cuda.so.xz"
 	ls -la "$OUT"
 }
 
