@@ -20,8 +20,10 @@
 #   memory DIR N BUDGET...     request DIR N BUDGET for each BUDGET in turn: cuzk's table
 #   bench CIRCUIT CURVE LOG N  zkpipe bench --builtin (keys in memory, never on disk) with
 #                              N partitions in one request (bits at 2^27: 63 GiB of keys)
-#   solve LOG                  synthesis of one porep partition of 2^LOG on BLS12-381: zkpipe's
-#                              solver and gnark's ccs.Solve in one run, CPU and wall s
+#   solve LOGS                 synthesis of one porep partition of 2^LOG on BLS12-381 for each LOG
+#                              of LOGS (24,27): zkpipe's solver and gnark's ccs.Solve in one run,
+#                              CPU and wall s; up to 2^25 also four at once, every core each
+#                              against a quarter each
 #                              (needs $BIN/solve.test: go test -c ./source/gnarksrc/solve/bls12381)
 #   summary                    the figures so far
 #
@@ -181,8 +183,8 @@ step_bench() {
 }
 
 step_solve() {
-	local lg=$1
-	GOMAXPROCS=$(nproc) measure "solve-$lg" "$BIN/solve.test" -test.run '^$' -test.bench "SolvePorep/2\\^$lg" \
+	local lg=$1 # sizes, comma-separated: 24,27 (up to 2^25 also four solves at once)
+	GOMAXPROCS=$(nproc) measure "solve-$lg" "$BIN/solve.test" -test.run '^$' -test.bench "SolvePorep" \
 		-test.benchtime 2x -test.timeout 1h -porep-logn "$lg"
 	grep -E 'SolvePorep' "$LOGS/solve-$lg.log" | tee -a "$LOGS/summary.txt"
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/zkpipe/zkpipe/curve"
 	"github.com/zkpipe/zkpipe/mem"
 	"github.com/zkpipe/zkpipe/source/gnarksrc/solve/bls12381"
+	"golang.org/x/sync/errgroup"
 )
 
 // TestSolveMatchesGnarkInReusedBuffers solves built-in circuits with gnark's
@@ -153,8 +154,10 @@ var porepLogn = flag.String("porep-logn", "18,19,20", "BenchmarkSolvePorep's siz
 // a deep chain of levels, its additions' bits from gnark's nBits hint,
 // Poseidon in Merkle paths), zkpipe's Solve, the same with its levels in
 // chunks claimed by the caller and helpers (zkpipe-chunked-levels, a
-// test's schedule: the two compared on the cores they differ on) and
-// gnark's ccs.Solve on the same system and witness in one run. zkpipe's solves into the same buffers every time,
+// test's schedule: the two compared on the cores they differ on),
+// gnark's ccs.Solve on the same system and witness in one run, and, up to
+// 2^25, four of zkpipe's at once with every core each and with a quarter
+// each (figures a constraint of the four). zkpipe's solves into the same buffers every time,
 // as the engine's pools give them; gnark's allocates its own, as it does
 // in gnark's prover. cpu-ns/constraint is the
 // process's CPU time (all goroutines, the GC's too) a constraint, the
@@ -198,20 +201,48 @@ func benchmarkSolvePorep(b *testing.B, logn int) {
 		}
 		return solve.Solve(sys, w.Vector().(fr.Vector), bufs)
 	}
-	for _, way := range []struct {
-		name  string
-		solve func() error
-	}{
-		{"zkpipe", zkpipe},
-		{"zkpipe-chunked-levels", func() error { // zkpipe's, its levels in claimed chunks
+	// atOnce is k solves at once, each into its own buffers with tasks
+	// goroutines a level: the engine's synthesize stage with k jobs in it.
+	// gnark's schedule waits at every level's end for all its tasks, so k
+	// solves of one goroutine a core each are descheduled at those barriers;
+	// a share of the cores each is what gnarksrc gives them (solvetasks.go).
+	var many []solve.Buffers
+	atOnce := func(k, tasks int) func() error {
+		return func() error {
+			for len(many) < k {
+				many = append(many, solve.Buffers{W: make([]fr.Element, wires), Solved: make([]bool, wires),
+					A: make([]fr.Element, m), B: make([]fr.Element, m), C: make([]fr.Element, m)})
+			}
+			var g errgroup.Group
+			for i := range k {
+				g.Go(func() error { return solve.Solve(sys, w.Vector().(fr.Vector), many[i], csolver.WithNbTasks(tasks)) })
+			}
+			return g.Wait()
+		}
+	}
+	procs := runtime.GOMAXPROCS(0)
+	type way struct {
+		name   string
+		solves int // a call's solves
+		solve  func() error
+	}
+	ways := []way{
+		{"zkpipe", 1, zkpipe},
+		{"zkpipe-chunked-levels", 1, func() error { // zkpipe's, its levels in claimed chunks
 			defer solve.UseChunkedLevels(solve.UseChunkedLevels(true))
 			return zkpipe()
 		}},
-		{"gnark", func() error {
+		{"gnark", 1, func() error {
 			_, err := sys.Solve(w)
 			return err
 		}},
-	} {
+	}
+	if logn <= atOnceMaxLogn { // four more sets of buffers: 67 GB at 2^27
+		ways = append(ways,
+			way{"zkpipe-4-at-once-all-cores", 4, atOnce(4, procs)},
+			way{"zkpipe-4-at-once-a-quarter", 4, atOnce(4, max(1, (procs+3)/4))})
+	}
+	for _, way := range ways {
 		b.Run(way.name, func(b *testing.B) {
 			if err := way.solve(); err != nil { // warm: the pools' first fill is not the steady state
 				b.Fatal(err)
@@ -225,12 +256,16 @@ func benchmarkSolvePorep(b *testing.B, logn int) {
 				}
 			}
 			wall, cpu, faults := time.Since(t0), mem.ProcessCPU()-cpu0, mem.ReadUsage().MinorFaults-f0
-			done := float64(b.N * m)
+			done := float64(b.N * m * way.solves)
 			b.ReportMetric(float64(cpu.Nanoseconds())/done, "cpu-ns/constraint")
 			b.ReportMetric(float64(wall.Nanoseconds())/done, "wall-ns/constraint")
 			b.ReportMetric(float64(cpu)/float64(wall), "cores")
 			b.ReportMetric(float64(faults)/float64(b.N), "minflt/op")
 		})
 	}
-	bufs = solve.Buffers{}
+	bufs, many = solve.Buffers{}, nil
 }
+
+// atOnceMaxLogn is the largest size BenchmarkSolvePorep solves four at
+// once: 2^25 is four more sets of 0.5 GB vectors a million constraints.
+const atOnceMaxLogn = 25
