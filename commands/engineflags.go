@@ -228,7 +228,7 @@ func computeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "bg2-device", Value: "auto", Usage: "device of the B_G2 stage: auto (the GPU when --device runs on one), cpu or cuda", EnvVars: env("bg2-device"), Category: "compute"},
 		&cli.IntFlag{Name: "msm-tasks", DefaultText: "auto", Usage: "goroutines one CPU MSM or batch-addition may use (0: one per core; at most 1024)", EnvVars: env("msm-tasks"), Category: "compute"},
 		&cli.IntFlag{Name: "fft-tasks", DefaultText: "auto", Usage: "goroutines one CPU NTT may use (0: one per core)", EnvVars: env("fft-tasks"), Category: "compute"},
-		&cli.IntFlag{Name: "solve-tasks", DefaultText: "auto", Usage: "goroutines one witness solve (synthesize, gnark circuits) spreads each level of constraints over (0: a share of the cores: all of them for a solve alone, a quarter each for the fourth of four running at once)", EnvVars: env("solve-tasks"), Category: "compute"},
+		&cli.IntFlag{Name: "solve-tasks", DefaultText: "auto", Usage: "goroutines one witness solve (synthesize, gnark circuits) spreads each level of constraints over (0: one per core; several solves at once each take that many)", EnvVars: env("solve-tasks"), Category: "compute"},
 		&cli.BoolFlag{Name: "share-cores", EnvVars: env("share-cores"), Category: "compute",
 			Usage: "each CPU MSM and NTT starts with the cores divided among those running at once, instead of every one taking all of them (with --msm-tasks and --fft-tasks unset)"},
 		&cli.IntFlag{Name: "cpu-heavy-ops", DefaultText: "0 (no bound)", EnvVars: env("cpu-heavy-ops"), Category: "compute",

@@ -117,11 +117,10 @@ type Options struct {
 	// circuit rather than LoadDirWith, with the same error.
 	ReadKeyWhole bool
 	// SolveTasks is how many goroutines one witness solve spreads a level
-	// of constraints over (gnark's solver.WithNbTasks); every solve takes
-	// that many, however many run at once. 0: each solve takes its share of
-	// the cores among the solves running as it starts (solvetasks.go): at
-	// 2^27 four concurrent porep solves of one goroutine a core each cost
-	// 2.3× their solo CPU seconds on the H100 host (notes/seed27.md).
+	// of constraints over (gnark's solver.WithNbTasks); 0 means one per
+	// core. Several solves at once each take that many: at 2^27 four
+	// concurrent porep solves cost 2.3× their solo CPU seconds on the H100
+	// host (notes/seed27.md), a share of the cores each is the experiment.
 	SolveTasks int
 }
 
@@ -533,9 +532,7 @@ func (s *Source) witnessShape(name string) witnessShape {
 // folded here too, while the committed values are at hand.
 func (s *Source) Synthesize(_ context.Context, j *stages.Job) error {
 	st := j.Source.(*state)
-	opts, done := s.solveOptions()
-	defer done()
-	if err := s.g.synthesize(j, st, s.commits, s.opts.HashToField.hashOn(s.curve), opts); err != nil {
+	if err := s.g.synthesize(j, st, s.commits, s.opts.HashToField.hashOn(s.curve), s.solve); err != nil {
 		return err
 	}
 	st.full = nil
