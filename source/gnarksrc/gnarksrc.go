@@ -118,9 +118,12 @@ type Options struct {
 	ReadKeyWhole bool
 	// SolveTasks is how many goroutines one witness solve spreads a level
 	// of constraints over (gnark's solver.WithNbTasks); 0 means one per
-	// core. Several solves at once each take that many: at 2^27 four
-	// concurrent porep solves cost 2.3× their solo CPU seconds on the H100
-	// host (notes/seed27.md), a share of the cores each is the experiment.
+	// core. Several solves at once each take that many, and that is the
+	// better default: on the H100 host's 16 cores four porep solves at once
+	// (2^24, BenchmarkSolvePorep) took 20 wall-ns a constraint with every
+	// core each against 30 with a quarter each, for the same CPU (228 and
+	// 218 ns): gnark's schedule waits at each level's end, and the other
+	// solves' goroutines fill those waits (notes/seed27.md).
 	SolveTasks int
 }
 
