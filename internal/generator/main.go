@@ -115,6 +115,7 @@ var outputs = []output{
 	{"solve_fast_test.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/r1c_test.go"},
 	{"solve_levels_test.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/levels_test.go"},
 	{"solve_levels_internal_test.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/levels_internal_test.go"},
+	{"solve_parts_internal_test.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/parts_internal_test.go"},
 	{"solve_test.go.tmpl", "source/gnarksrc/solve/{{.Dir}}/solve_test.go"},
 	{"keygen_setup.go.tmpl", "keygen/setup_{{.Dir}}.go"},
 	{"keygen_fixed.go.tmpl", "keygen/fixed_{{.Dir}}.go"},

@@ -54,13 +54,15 @@ func TestFastPathsMatchGnark(t *testing.T) {
 			}
 		}
 		b := solve.Buffers{W: bufs.W[:wires], Solved: bufs.Solved[:wires], A: bufs.A[:m], B: bufs.B[:m], C: bufs.C[:m]}
-		// one task; four; four in claimed chunks (the benchmark's)
-		for k, tasks := range []int{1, 4, 4} {
+		// one task; four; four in claimed chunks; four over the system's
+		// parts (the benchmark's schedules)
+		for k, tasks := range []int{1, 4, 4, 4} {
 			opts := []csolver.Option{csolver.WithNbTasks(tasks), csolver.WithHints(testHint)}
 			sol, errG := sys.Solve(w, opts...)
-			chunked := solve.UseChunkedLevels(k == 2)
+			chunked, parts := solve.UseChunkedLevels(k == 2), solve.UseParts(k == 3)
 			errZ := solve.Solve(sys, w.Vector().(fr.Vector), b, opts...)
 			solve.UseChunkedLevels(chunked)
+			solve.UseParts(parts)
 			if errG != nil {
 				failed++
 				// one task: the same first failing constraint; more: any

@@ -25,7 +25,8 @@ import (
 // ccs.Solve and with Solve into buffers that hold garbage (as pooled ones
 // do after another proof), and wants the same W, a, b, c; an unsatisfied
 // witness is an error. bits at 2^18 has a, b, c big enough to be cleared
-// by several goroutines (solve.Clear) and its wide level split over 4 tasks.
+// by several goroutines (solve.Clear) and its wide level split over 4 tasks;
+// a third witness is solved over the system's parts (runParts).
 func TestSolveMatchesGnarkInReusedBuffers(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -55,7 +56,9 @@ func TestSolveMatchesGnarkInReusedBuffers(t *testing.T) {
 			for i := range bufs.Solved {
 				bufs.Solved[i] = true // an earlier solve's flags: every wire "solved"
 			}
-			for seed := range int64(2) {
+			for seed := range int64(3) {
+				// the third over the system's parts (BenchmarkSolvePorep's zkpipe-parts)
+				defer solve.UseParts(solve.UseParts(seed == 2))
 				w, err := b.WitnessOn(curve.BLS12_381, n, seed)
 				if err != nil {
 					t.Fatal(err)
@@ -154,7 +157,9 @@ var porepLogn = flag.String("porep-logn", "18,19,20", "BenchmarkSolvePorep's siz
 // a deep chain of levels, its additions' bits from gnark's nBits hint,
 // Poseidon in Merkle paths), zkpipe's Solve, the same with its levels in
 // chunks claimed by the caller and helpers (zkpipe-chunked-levels, a
-// test's schedule: the two compared on the cores they differ on),
+// test's schedule: the two compared on the cores they differ on), the
+// same with each of the system's parts on one goroutine (zkpipe-parts,
+// another test's: no barriers past the globals, parts_internal_test.go),
 // gnark's ccs.Solve on the same system and witness in one run, and, up to
 // 2^25, four of zkpipe's at once with every core each and with a quarter
 // each (figures a constraint of the four). zkpipe's solves into the same buffers every time,
@@ -232,6 +237,10 @@ func benchmarkSolvePorep(b *testing.B, logn int) {
 			defer solve.UseChunkedLevels(solve.UseChunkedLevels(true))
 			return zkpipe()
 		}},
+		{"zkpipe-parts", 1, func() error { // zkpipe's, each part of the system on one goroutine
+			defer solve.UseParts(solve.UseParts(true))
+			return zkpipe()
+		}},
 		{"gnark", 1, func() error {
 			_, err := sys.Solve(w)
 			return err
@@ -264,6 +273,7 @@ func benchmarkSolvePorep(b *testing.B, logn int) {
 		})
 	}
 	bufs, many = solve.Buffers{}, nil
+	solve.ForgetParts()
 }
 
 // atOnceMaxLogn is the largest size BenchmarkSolvePorep solves four at
