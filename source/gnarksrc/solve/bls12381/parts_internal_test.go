@@ -31,6 +31,7 @@ import (
 
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"golang.org/x/sync/errgroup"
 )
 
 // parts is a system's instructions below its cut, in level order, and
@@ -99,7 +100,7 @@ func findParts(sys *cs.R1CS, tasks int) *parts {
 			}
 		}
 	}
-	parent := make([]int32, n)
+	parent, size := make([]int32, n), make([]int32, n) // size: a root's instructions
 	find := func(x int32) int32 {
 		for parent[x] != x {
 			parent[x] = parent[parent[x]]
@@ -118,14 +119,14 @@ func findParts(sys *cs.R1CS, tasks int) *parts {
 				}
 			}
 		}
-		size := make(map[int32]int)
+		clear(size)
 		for i := range n {
 			if int(level[i]) < cut {
 				below++
 			} else {
 				r := find(int32(i))
 				size[r]++
-				largest = max(largest, size[r])
+				largest = max(largest, int(size[r]))
 			}
 		}
 		return below, largest
@@ -139,7 +140,8 @@ func findParts(sys *cs.R1CS, tasks int) *parts {
 	}
 	unite(best)
 	ps := &parts{}
-	idx := make(map[int32]int)
+	idx := size // a root's part, +1 (0: none yet)
+	clear(idx)
 	for _, lv := range sys.Levels {
 		for _, i := range lv {
 			if int(level[i]) < best {
@@ -147,13 +149,11 @@ func findParts(sys *cs.R1CS, tasks int) *parts {
 				continue
 			}
 			r := find(int32(i))
-			k, ok := idx[r]
-			if !ok {
-				k = len(ps.parts)
-				idx[r] = k
+			if idx[r] == 0 {
 				ps.parts = append(ps.parts, nil)
+				idx[r] = int32(len(ps.parts))
 			}
-			ps.parts[k] = append(ps.parts[k], i)
+			ps.parts[idx[r]-1] = append(ps.parts[idx[r]-1], i)
 		}
 	}
 	// the largest first: the last to start is a small one
@@ -163,14 +163,7 @@ func findParts(sys *cs.R1CS, tasks int) *parts {
 
 // UseParts makes Solve schedule with runParts while on; it returns the
 // setting before.
-func UseParts(on bool) (before bool) {
-	var next *func(*solver) error
-	if on {
-		f := (*solver).runParts
-		next = &f
-	}
-	return scheduleForTest.Swap(next) != nil
-}
+func UseParts(on bool) (before bool) { return useSchedule(on, (*solver).runParts) }
 
 // runParts solves the instructions below the cut on the caller's
 // goroutine, then the parts over nbTasks goroutines, each part by one.
@@ -198,41 +191,27 @@ func (s *solver) runParts() (err error) {
 		next <- p
 	}
 	close(next)
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if first == nil {
-			first = err
-		}
-		mu.Unlock()
-	}
+	var g errgroup.Group // its first error; a failed task's parts go to the others
 	for range min(max(1, s.nbTasks), len(ps.parts)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() (err error) {
 			defer func() {
 				if p := recover(); p != nil {
-					fail(fmt.Errorf("solver panic: %v\n%s", p, debug.Stack()))
+					err = fmt.Errorf("solver panic: %v\n%s", p, debug.Stack())
 				}
 			}()
 			var sc scratch
 			for p := range next {
 				for _, i := range p {
 					if err := s.processInstruction(s.Instructions[i], &sc); err != nil {
-						fail(err)
-						return
+						return err
 					}
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	if first != nil {
-		return first
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	if bytes.IndexByte(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s.solved))), len(s.solved)), 0) >= 0 {
 		return errors.New("solver didn't assign a value to all wires")

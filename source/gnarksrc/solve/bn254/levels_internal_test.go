@@ -120,10 +120,13 @@ func (r *levelRun) help(sc *scratch) {
 
 // UseChunkedLevels makes Solve schedule its levels with runChunked
 // while on; it returns the setting before.
-func UseChunkedLevels(on bool) (before bool) {
+func UseChunkedLevels(on bool) (before bool) { return useSchedule(on, (*solver).runChunked) }
+
+// useSchedule makes Solve schedule with f while on (run's own when
+// off); it returns whether a test's schedule was on before.
+func useSchedule(on bool, f func(*solver) error) (before bool) {
 	var next *func(*solver) error
 	if on {
-		f := (*solver).runChunked
 		next = &f
 	}
 	return scheduleForTest.Swap(next) != nil
